@@ -1,0 +1,89 @@
+# Capstan's build. `make help` lists the targets.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := build
+
+# The Kubernetes release the local clusters run; tools/kube/go.mod pins the same one.
+KUBE_VERSION ?= v1.36.3
+KUBE_BIN     := $(CURDIR)/bin/kube/$(KUBE_VERSION)
+KUBE_TOOLS   := kube-apiserver kube-controller-manager kube-scheduler kubectl kwok etcd
+KUBECTL      := $(KUBE_BIN)/kubectl
+LOCAL        := $(CURDIR)/.local
+
+CONTROLLER_GEN := go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.21.0
+STATICCHECK    := go run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+GIT_COMMIT  := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+GIT_TREE    := $(shell test -z "$$(git status --porcelain 2>/dev/null)" && echo clean || echo dirty)
+VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null | grep '^v' || echo v0.1.0-dev)
+BUILD_DATE  := $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+VERSION_PKG := github.com/capstan-cd/capstan/internal/version
+LDFLAGS     := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).gitCommit=$(GIT_COMMIT) \
+               -X $(VERSION_PKG).gitTreeState=$(GIT_TREE) -X $(VERSION_PKG).buildDate=$(BUILD_DATE)
+
+export CAPSTAN_KUBE_BIN := $(KUBE_BIN)
+
+.PHONY: help
+help: ## List the targets.
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
+
+.PHONY: build
+build: ## Build bin/capstan.
+	go build -ldflags '$(LDFLAGS)' -o bin/capstan ./cmd/capstan
+
+.PHONY: kube
+kube: $(KUBE_BIN)/.built ## Build the pinned Kubernetes binaries into bin/kube/<version> (once).
+
+$(KUBE_BIN)/.built: tools/kube/go.mod tools/kube/go.sum $(wildcard tools/kube/cmd/*/main.go)
+	@echo "Building Kubernetes $(KUBE_VERSION) binaries into $(KUBE_BIN) (about 10 minutes the first time)..."
+	@mkdir -p $(KUBE_BIN)
+	cd tools/kube && go build -trimpath -ldflags='-s -w' -o $(KUBE_BIN)/ tool ./cmd/etcd
+	cd tools/kube && go run ./cmd/kwok-stages $(KUBE_BIN)/kwok-stages.yaml
+	@touch $@
+
+.PHONY: generate
+generate: ## Regenerate deepcopy code and CRD manifests from api/.
+	$(CONTROLLER_GEN) object paths=./api/...
+	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./api/... output:crd:artifacts:config=manifests/crds
+
+.PHONY: check-generated
+check-generated: generate ## Fail when generated files differ from the committed ones.
+	@if [ -n "$$(git status --porcelain -- api manifests/crds)" ]; then \
+		git status --porcelain -- api manifests/crds; git --no-pager diff --stat -- api manifests/crds; \
+		echo "generated files are stale: run 'make generate' and commit the result"; exit 1; fi
+
+.PHONY: lint
+lint: ## gofmt, go vet and staticcheck.
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^tools/')); if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	go vet ./...
+	$(STATICCHECK) ./...
+
+.PHONY: test
+test: deps kube lint check-generated ## Everything CI checks: lint, generated files, all tests with -race.
+	go test -race -count=1 ./...
+
+.PHONY: deps
+deps: ## Install the Debian packages the build and tests need (when missing).
+	@hack/install-deps.sh
+
+.PHONY: bench
+bench: ## Run the benchmarks.
+	go test -run '^$$' -bench . -benchmem ./...
+
+.PHONY: cluster
+cluster: kube ## Start a local cluster in the background; kubeconfig at .local/kubeconfig.
+	@go build -o bin/localcluster ./hack/localcluster
+	@bin/localcluster up --dir $(LOCAL)
+	@echo "kubectl: $(KUBECTL) --kubeconfig $(LOCAL)/kubeconfig get nodes"
+
+.PHONY: cluster-down
+cluster-down: ## Stop the local cluster started by `make cluster`.
+	@if [ -x bin/localcluster ]; then bin/localcluster down --dir $(LOCAL); else echo "no local cluster tool built; nothing to stop"; fi
+
+.PHONY: run
+run: build cluster ## Build, start a local cluster, install Capstan's CRDs and a demo Application.
+	@hack/run.sh "$(KUBECTL)" "$(LOCAL)/kubeconfig"
+
+.PHONY: clean
+clean: cluster-down ## Remove build outputs (keeps the Kubernetes binaries).
+	rm -f bin/capstan bin/localcluster

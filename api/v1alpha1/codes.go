@@ -1,0 +1,127 @@
+package v1alpha1
+
+// SyncStatusCode says whether live resources match the desired state.
+type SyncStatusCode string
+
+// Sync status codes.
+const (
+	SyncStatusCodeUnknown   SyncStatusCode = "Unknown"
+	SyncStatusCodeSynced    SyncStatusCode = "Synced"
+	SyncStatusCodeOutOfSync SyncStatusCode = "OutOfSync"
+)
+
+// HealthStatusCode is the health of a resource or an Application.
+type HealthStatusCode string
+
+// Health status codes, from best to worst as Argo CD orders them.
+const (
+	HealthStatusUnknown     HealthStatusCode = "Unknown"
+	HealthStatusProgressing HealthStatusCode = "Progressing"
+	HealthStatusHealthy     HealthStatusCode = "Healthy"
+	HealthStatusSuspended   HealthStatusCode = "Suspended"
+	HealthStatusDegraded    HealthStatusCode = "Degraded"
+	HealthStatusMissing     HealthStatusCode = "Missing"
+)
+
+// OperationPhase is the phase of an operation or a hook.
+type OperationPhase string
+
+// Operation phases.
+const (
+	OperationRunning     OperationPhase = "Running"
+	OperationTerminating OperationPhase = "Terminating"
+	OperationFailed      OperationPhase = "Failed"
+	OperationError       OperationPhase = "Error"
+	OperationSucceeded   OperationPhase = "Succeeded"
+)
+
+// Completed reports whether the phase is final.
+func (p OperationPhase) Completed() bool {
+	switch p {
+	case OperationFailed, OperationError, OperationSucceeded:
+		return true
+	}
+	return false
+}
+
+// Successful reports whether the phase is Succeeded.
+func (p OperationPhase) Successful() bool { return p == OperationSucceeded }
+
+// ResultCode is what a sync did to one resource.
+type ResultCode string
+
+// Result codes.
+const (
+	ResultCodeSynced       ResultCode = "Synced"
+	ResultCodeSyncFailed   ResultCode = "SyncFailed"
+	ResultCodePruned       ResultCode = "Pruned"
+	ResultCodePruneSkipped ResultCode = "PruneSkipped"
+)
+
+// SyncPhase is a phase of a sync.
+type SyncPhase string
+
+// Sync phases, in the order they run (SyncFail only after a failure).
+const (
+	SyncPhasePreSync  SyncPhase = "PreSync"
+	SyncPhaseSync     SyncPhase = "Sync"
+	SyncPhasePostSync SyncPhase = "PostSync"
+	SyncPhaseSyncFail SyncPhase = "SyncFail"
+)
+
+// HookType is the value of the argocd.argoproj.io/hook annotation.
+type HookType string
+
+// Hook types.
+const (
+	HookTypePreSync  HookType = "PreSync"
+	HookTypeSync     HookType = "Sync"
+	HookTypePostSync HookType = "PostSync"
+	HookTypeSkip     HookType = "Skip"
+	HookTypeSyncFail HookType = "SyncFail"
+)
+
+// ApplicationConditionType is the type of an ApplicationCondition.
+type ApplicationConditionType string
+
+// Condition types, as Argo CD names them.
+const (
+	ApplicationConditionDeletionError           ApplicationConditionType = "DeletionError"
+	ApplicationConditionInvalidSpecError        ApplicationConditionType = "InvalidSpecError"
+	ApplicationConditionComparisonError         ApplicationConditionType = "ComparisonError"
+	ApplicationConditionSyncError               ApplicationConditionType = "SyncError"
+	ApplicationConditionUnknownError            ApplicationConditionType = "UnknownError"
+	ApplicationConditionSharedResourceWarning   ApplicationConditionType = "SharedResourceWarning"
+	ApplicationConditionRepeatedResourceWarning ApplicationConditionType = "RepeatedResourceWarning"
+	ApplicationConditionExcludedResourceWarning ApplicationConditionType = "ExcludedResourceWarning"
+	ApplicationConditionOrphanedResourceWarning ApplicationConditionType = "OrphanedResourceWarning"
+)
+
+// Well-known annotations and labels shared with Argo CD.
+const (
+	// AnnotationSyncWave orders resources within a sync phase.
+	AnnotationSyncWave = "argocd.argoproj.io/sync-wave"
+	// AnnotationHook marks a resource as a hook of the named phases.
+	AnnotationHook = "argocd.argoproj.io/hook"
+	// AnnotationHookDeletePolicy says when a hook is deleted.
+	AnnotationHookDeletePolicy = "argocd.argoproj.io/hook-delete-policy"
+	// AnnotationSyncOptions holds per-resource sync options.
+	AnnotationSyncOptions = "argocd.argoproj.io/sync-options"
+	// AnnotationCompareOptions holds per-resource compare options.
+	AnnotationCompareOptions = "argocd.argoproj.io/compare-options"
+	// AnnotationTrackingID links a live resource to its Application.
+	AnnotationTrackingID = "argocd.argoproj.io/tracking-id"
+	// AnnotationRefresh asks the controller to refresh an Application ("normal" or "hard").
+	AnnotationRefresh = "argocd.argoproj.io/refresh"
+	// LabelSecretType marks repository, credential-template and cluster Secrets.
+	LabelSecretType = "argocd.argoproj.io/secret-type"
+	// LabelAppInstance is the label-based tracking method's label.
+	LabelAppInstance = "app.kubernetes.io/instance"
+)
+
+// Values of the argocd.argoproj.io/secret-type label.
+const (
+	SecretTypeRepository      = "repository"
+	SecretTypeRepoCredentials = "repo-creds"
+	SecretTypeCluster         = "cluster"
+)
