@@ -1,0 +1,136 @@
+package localcluster
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// kwokNodeAnnotation marks the nodes kwok manages.
+const kwokNodeAnnotation = "kwok.x-k8s.io/node"
+
+// startWorkloadComponents starts the controllers, the scheduler and kwok,
+// registers the fake node and waits until it is Ready and untainted.
+func (c *Cluster) startWorkloadComponents(ctx context.Context, server string, bins map[string]string) error {
+	kubeconfigs := map[string]string{}
+	for _, who := range []string{"kube-controller-manager", "kube-scheduler", "kwok"} {
+		path, err := c.writeKubeconfig(server, who)
+		if err != nil {
+			return err
+		}
+		kubeconfigs[who] = path
+	}
+	ports, err := freePorts(1)
+	if err != nil {
+		return err
+	}
+
+	starts := []struct {
+		name string
+		args []string
+	}{
+		{"kube-controller-manager", []string{
+			"--kubeconfig=" + kubeconfigs["kube-controller-manager"],
+			"--leader-elect=false",
+			"--secure-port=0",
+			// nodelifecycle must stay: it lifts the not-ready taint from the
+			// kwok node. nodeipam needs a pod CIDR and does nothing useful here.
+			"--controllers=*,-nodeipam",
+			"--service-account-private-key-file=" + c.pki.saKeyFile,
+			"--root-ca-file=" + c.pki.caFile,
+			"--service-cluster-ip-range=" + serviceCIDR,
+			"--v=1",
+		}},
+		{"kube-scheduler", []string{
+			"--kubeconfig=" + kubeconfigs["kube-scheduler"],
+			"--leader-elect=false",
+			"--secure-port=0",
+			"--v=1",
+		}},
+		{"kwok", []string{
+			"--kubeconfig=" + kubeconfigs["kwok"],
+			"--config=" + bins["kwok-stages.yaml"],
+			"--manage-all-nodes=false",
+			"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
+			"--server-address=127.0.0.1:" + strconv.Itoa(ports[0]),
+			"--node-ip=10.244.0.1",
+			"--cidr=10.244.0.0/16",
+		}},
+	}
+	for _, s := range starts {
+		if err := c.start(s.name, bins[s.name], s.args); err != nil {
+			return err
+		}
+	}
+
+	cs, err := kubernetes.NewForConfig(c.Config)
+	if err != nil {
+		return err
+	}
+	if _, err := cs.CoreV1().Nodes().Create(ctx, fakeNode(c.opts.NodeName), metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating node %s: %w", c.opts.NodeName, err)
+	}
+	return c.waitNodeSchedulable(ctx, cs)
+}
+
+// fakeNode is a node kwok plays the kubelet for: it accepts any pod and has
+// room for many.
+func fakeNode(name string) *corev1.Node {
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse("32"),
+		corev1.ResourceMemory: resource.MustParse("256Gi"),
+		corev1.ResourcePods:   resource.MustParse("250"),
+	}
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        name,
+			Annotations: map[string]string{kwokNodeAnnotation: "fake"},
+			Labels: map[string]string{
+				"kubernetes.io/hostname": name,
+				"kubernetes.io/os":       "linux",
+				"kubernetes.io/arch":     "amd64",
+				"type":                   "kwok",
+			},
+		},
+		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
+	}
+}
+
+// waitNodeSchedulable waits until the node is Ready and carries no
+// NoSchedule taint, so the scheduler will place pods on it.
+func (c *Cluster) waitNodeSchedulable(ctx context.Context, cs kubernetes.Interface) error {
+	for {
+		if err := c.anyExited(); err != nil {
+			return err
+		}
+		node, err := cs.CoreV1().Nodes().Get(ctx, c.opts.NodeName, metav1.GetOptions{})
+		if err == nil && nodeSchedulable(node) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("node %s not Ready and schedulable: %w (logs in %s)", c.opts.NodeName, ctx.Err(), c.LogDir())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func nodeSchedulable(node *corev1.Node) bool {
+	for _, t := range node.Spec.Taints {
+		if t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute {
+			return false
+		}
+	}
+	for _, cond := range node.Status.Conditions {
+		if cond.Type == corev1.NodeReady {
+			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
