@@ -74,7 +74,8 @@ bench: ## Run the benchmarks.
 cluster: kube ## Start a local cluster in the background; kubeconfig at .local/kubeconfig.
 	@go build -o bin/localcluster ./hack/localcluster
 	@bin/localcluster up --dir $(LOCAL)
-	@echo "kubectl: $(KUBECTL) --kubeconfig $(LOCAL)/kubeconfig get nodes"
+	@ln -sf kube/$(KUBE_VERSION)/kubectl bin/kubectl
+	@echo "try: bin/kubectl --kubeconfig .local/kubeconfig get nodes"
 
 .PHONY: cluster-down
 cluster-down: ## Stop the local cluster started by `make cluster`.

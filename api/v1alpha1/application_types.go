@@ -489,7 +489,3 @@ type ApplicationSummary struct {
 	// +optional
 	Images []string `json:"images,omitempty"`
 }
-
-func init() {
-	SchemeBuilder.Register(&Application{}, &ApplicationList{})
-}

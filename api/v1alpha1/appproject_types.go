@@ -198,7 +198,3 @@ type AppProjectStatus struct {
 	// +optional
 	JWTTokensByRole map[string]JWTTokens `json:"jwtTokensByRole,omitempty"`
 }
-
-func init() {
-	SchemeBuilder.Register(&AppProject{}, &AppProjectList{})
-}

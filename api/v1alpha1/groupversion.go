@@ -17,8 +17,9 @@
 package v1alpha1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 const (
@@ -38,7 +39,7 @@ var (
 	GroupVersion = schema.GroupVersion{Group: Group, Version: Version}
 
 	// SchemeBuilder registers the types of this package with a scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
 	// AddToScheme adds Application and AppProject to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
@@ -49,3 +50,12 @@ var (
 	ApplicationGVK = GroupVersion.WithKind(ApplicationKind)
 	AppProjectGVK  = GroupVersion.WithKind(AppProjectKind)
 )
+
+func addKnownTypes(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion,
+		&Application{}, &ApplicationList{},
+		&AppProject{}, &AppProjectList{},
+	)
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+}

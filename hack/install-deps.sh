@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Capstan's build and tests need, when missing.
+# Go itself is expected on PATH (the module's go directive names the version).
+set -euo pipefail
+
+# command -> Debian package
+declare -A want=(
+	[git]=git
+	[make]=make
+	[gcc]=gcc   # go test -race needs cgo
+)
+
+missing=()
+for cmd in "${!want[@]}"; do
+	command -v "$cmd" >/dev/null 2>&1 || missing+=("${want[$cmd]}")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	exit 0
+fi
+echo "installing Debian packages: ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
