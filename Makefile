@@ -54,7 +54,7 @@ check-generated: generate ## Fail when generated files differ from the committed
 
 .PHONY: lint
 lint: ## gofmt, go vet and staticcheck.
-	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^tools/')); if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	go vet ./...
 	$(STATICCHECK) ./...
 
