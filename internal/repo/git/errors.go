@@ -1,0 +1,56 @@
+package git
+
+import (
+	"errors"
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// ErrAuthentication means the server refused the credentials (or asked for
+// some and none were given).
+var ErrAuthentication = errors.New("authentication failed")
+
+// ErrRevisionNotFound means no branch, tag or commit matches a revision.
+var ErrRevisionNotFound = errors.New("revision not found")
+
+// RedactURL removes any password or token from a repository URL.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	if _, hasPassword := u.User.Password(); hasPassword {
+		u.User = url.UserPassword(u.User.Username(), "redacted")
+	}
+	return u.String()
+}
+
+var userinfo = regexp.MustCompile(`(https?://[^:/@\s]+):[^@\s]+@`)
+
+// redact removes credentials embedded in URLs anywhere in s.
+func redact(s string) string {
+	return userinfo.ReplaceAllString(s, "$1:redacted@")
+}
+
+// authFailureMarkers are what git prints when credentials are missing or wrong.
+var authFailureMarkers = []string{
+	"Authentication failed",
+	"could not read Username",
+	"could not read Password",
+	"terminal prompts disabled",
+	"HTTP Basic: Access denied",
+	"The requested URL returned error: 401",
+	"The requested URL returned error: 403",
+	"Permission denied (publickey",
+	"Host key verification failed",
+}
+
+func isAuthFailure(stderr string) bool {
+	for _, m := range authFailureMarkers {
+		if strings.Contains(stderr, m) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,284 @@
+package git
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+)
+
+// Repo is one remote repository and its local bare clone.
+type Repo struct {
+	url  string
+	dir  string
+	opts Options
+
+	credsMu sync.RWMutex
+	creds   Creds
+
+	// mu serialises fetches and checkouts of this repository.
+	mu sync.Mutex
+
+	refsFlight singleflight.Group
+	refsMu     sync.Mutex
+	refs       Refs
+	refsAt     time.Time
+
+	fetches  atomic.Int64
+	lsRemote atomic.Int64
+}
+
+// Stats counts network operations, for tests and metrics.
+type Stats struct {
+	Fetches   int64
+	LsRemotes int64
+}
+
+// Stats returns how many fetches and ls-remotes this Repo has run.
+func (r *Repo) Stats() Stats {
+	return Stats{Fetches: r.fetches.Load(), LsRemotes: r.lsRemote.Load()}
+}
+
+// URL is the repository URL as given, which may hold credentials; use
+// RedactURL before showing it.
+func (r *Repo) URL() string { return r.url }
+
+func (r *Repo) setCreds(c Creds) {
+	r.credsMu.Lock()
+	r.creds = c
+	r.credsMu.Unlock()
+}
+
+// git runs a git command against the bare clone (or without one when
+// bare is false) with the repository's credentials, and returns stdout.
+func (r *Repo) git(ctx context.Context, bare bool, args ...string) ([]byte, error) {
+	tmp, err := os.MkdirTemp("", "capstan-git-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	r.credsMu.RLock()
+	credEnv, err := r.creds.env(tmp)
+	r.credsMu.RUnlock()
+	if err != nil {
+		return nil, err
+	}
+	if bare {
+		args = append([]string{"--git-dir", r.bareDir()}, args...)
+	}
+	cmd := exec.CommandContext(ctx, r.opts.GitBinary, args...)
+	cmd.Env = append(os.Environ(),
+		"GIT_TERMINAL_PROMPT=0",
+		"GIT_ASKPASS=",
+		"SSH_ASKPASS=",
+		"LC_ALL=C",
+	)
+	cmd.Env = append(cmd.Env, credEnv...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := redact(strings.TrimSpace(stderr.String()))
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("git %s on %s: %w", args[len(args)-1], RedactURL(r.url), ctx.Err())
+		}
+		if isAuthFailure(msg) {
+			return nil, fmt.Errorf("%w for repository %s: %s", ErrAuthentication, RedactURL(r.url), lastLine(msg))
+		}
+		return nil, fmt.Errorf("git %s on %s: %v: %s", gitVerb(args), RedactURL(r.url), err, msg)
+	}
+	return stdout.Bytes(), nil
+}
+
+func gitVerb(args []string) string {
+	for i, a := range args {
+		if a == "--git-dir" {
+			continue
+		}
+		if i > 0 && args[i-1] == "--git-dir" {
+			continue
+		}
+		return a
+	}
+	return "command"
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+func (r *Repo) bareDir() string { return filepath.Join(r.dir, "repo.git") }
+
+// LsRemote returns the remote's refs. Concurrent callers share one
+// ls-remote, and its result is reused for Options.RefsTTL unless force is set.
+func (r *Repo) LsRemote(ctx context.Context, force bool) (Refs, error) {
+	if !force {
+		r.refsMu.Lock()
+		refs, at := r.refs, r.refsAt
+		r.refsMu.Unlock()
+		if refs != nil && time.Since(at) < r.opts.RefsTTL {
+			return refs, nil
+		}
+	}
+	v, err, _ := r.refsFlight.Do("ls-remote", func() (any, error) {
+		r.lsRemote.Add(1)
+		out, err := r.git(ctx, false, "ls-remote", "--symref", r.url)
+		if err != nil {
+			return nil, err
+		}
+		refs := parseLsRemote(out)
+		r.refsMu.Lock()
+		r.refs, r.refsAt = refs, time.Now()
+		r.refsMu.Unlock()
+		return refs, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(Refs), nil
+}
+
+var (
+	fullSHA  = regexp.MustCompile(`^[0-9a-f]{40}$`)
+	shortSHA = regexp.MustCompile(`^[0-9a-f]{4,39}$`)
+)
+
+// Resolve turns a revision (branch, tag, HEAD, empty, or a full or short
+// commit SHA) into a full commit SHA. Branches, tags and HEAD cost one shared
+// ls-remote; a full SHA costs nothing; a short SHA needs a fetch.
+func (r *Repo) Resolve(ctx context.Context, revision string) (string, error) {
+	return r.resolve(ctx, revision, false)
+}
+
+// ResolveFresh is Resolve without reusing a recent ls-remote (hard refresh).
+func (r *Repo) ResolveFresh(ctx context.Context, revision string) (string, error) {
+	return r.resolve(ctx, revision, true)
+}
+
+func (r *Repo) resolve(ctx context.Context, revision string, force bool) (string, error) {
+	if fullSHA.MatchString(revision) {
+		return revision, nil
+	}
+	refs, err := r.LsRemote(ctx, force)
+	if err != nil {
+		return "", err
+	}
+	if sha, ok := refs.Resolve(revision); ok {
+		return sha, nil
+	}
+	if shortSHA.MatchString(revision) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if err := r.fetchLocked(ctx); err != nil {
+			return "", err
+		}
+		out, err := r.git(ctx, true, "rev-parse", "--verify", "--quiet", revision+"^{commit}")
+		if err == nil {
+			return strings.TrimSpace(string(out)), nil
+		}
+	}
+	return "", fmt.Errorf("%w: %q in repository %s", ErrRevisionNotFound, revision, RedactURL(r.url))
+}
+
+// ensureClone creates the bare clone directory when missing.
+func (r *Repo) ensureClone(ctx context.Context) error {
+	if _, err := os.Stat(filepath.Join(r.bareDir(), "HEAD")); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		return err
+	}
+	_, err := r.git(ctx, false, "init", "--quiet", "--bare", r.bareDir())
+	return err
+}
+
+// fetchLocked fetches every branch and tag. The caller holds r.mu.
+func (r *Repo) fetchLocked(ctx context.Context) error {
+	if err := r.ensureClone(ctx); err != nil {
+		return err
+	}
+	r.fetches.Add(1)
+	_, err := r.git(ctx, true, "fetch", "--quiet", "--force", "--prune", "--no-recurse-submodules", r.url,
+		"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
+	return err
+}
+
+func (r *Repo) hasCommit(ctx context.Context, sha string) bool {
+	if _, err := os.Stat(r.bareDir()); err != nil {
+		return false
+	}
+	_, err := r.git(ctx, true, "cat-file", "-e", sha+"^{commit}")
+	return err == nil
+}
+
+// Checkout returns a directory holding the files of commit sha. It fetches
+// only when the commit is not already in the local clone, and extracts each
+// commit once; the directory must be treated as read-only.
+func (r *Repo) Checkout(ctx context.Context, sha string) (string, error) {
+	if !fullSHA.MatchString(sha) {
+		return "", fmt.Errorf("checkout of %s needs a full commit SHA, got %q", RedactURL(r.url), sha)
+	}
+	dst := filepath.Join(r.dir, "checkouts", sha)
+	if _, err := os.Stat(dst); err == nil {
+		return dst, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, err := os.Stat(dst); err == nil {
+		return dst, nil
+	}
+	if !r.hasCommit(ctx, sha) {
+		if err := r.fetchLocked(ctx); err != nil {
+			return "", err
+		}
+		if !r.hasCommit(ctx, sha) {
+			// Not on any branch or tag: ask for the commit itself.
+			r.fetches.Add(1)
+			if _, err := r.git(ctx, true, "fetch", "--quiet", r.url, sha); err != nil || !r.hasCommit(ctx, sha) {
+				return "", fmt.Errorf("%w: commit %s in repository %s", ErrRevisionNotFound, sha, RedactURL(r.url))
+			}
+		}
+	}
+	if err := r.extract(ctx, sha, dst); err != nil {
+		return "", fmt.Errorf("extracting %s of %s: %w", sha, RedactURL(r.url), err)
+	}
+	return dst, nil
+}
+
+// extract writes the tree of sha into dst through a temporary directory, so
+// dst appears complete or not at all.
+func (r *Repo) extract(ctx context.Context, sha, dst string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dst), ".tmp-")
+	if err != nil {
+		return err
+	}
+	archive, err := r.git(ctx, true, "archive", "--format=tar", sha)
+	if err != nil {
+		_ = os.RemoveAll(tmp)
+		return err
+	}
+	if err := untar(bytes.NewReader(archive), tmp); err != nil {
+		_ = os.RemoveAll(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		_ = os.RemoveAll(tmp)
+		if _, statErr := os.Stat(dst); statErr == nil {
+			return nil
+		}
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,205 @@
+package git
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+)
+
+func newStore(t *testing.T) *Store {
+	return NewStore(Options{Root: t.TempDir(), RefsTTL: time.Minute})
+}
+
+func TestResolveAndCheckoutOverSmartHTTP(t *testing.T) {
+	srv := gitserver.New(t)
+	remote := srv.NewRepo(t, "app")
+	first := remote.Commit(t, "first", map[string]string{"app/deploy.yaml": "kind: ConfigMap\n"})
+	remote.Tag(t, "v1.0.0")
+	second := remote.Commit(t, "second", map[string]string{"app/deploy.yaml": "kind: Secret\n"})
+	remote.Branch(t, "feature")
+	third := remote.Commit(t, "third", map[string]string{"app/extra.yaml": "kind: Service\n"})
+
+	ctx := context.Background()
+	repo := newStore(t).Repo(remote.URL, Creds{Username: srv.Username, Password: srv.Password})
+	for rev, want := range map[string]string{
+		"":                   second,
+		"HEAD":               second,
+		"main":               second,
+		"feature":            third,
+		"refs/heads/feature": third,
+		"v1.0.0":             first, // annotated tag, peeled to its commit
+		first:                first,
+	} {
+		got, err := repo.Resolve(ctx, rev)
+		if err != nil {
+			t.Fatalf("Resolve(%q): %v", rev, err)
+		}
+		if got != want {
+			t.Errorf("Resolve(%q) = %s, want %s", rev, got, want)
+		}
+	}
+	if st := repo.Stats(); st.LsRemotes != 1 || st.Fetches != 0 {
+		t.Errorf("resolving named revisions cost %+v, want one ls-remote and no fetch", st)
+	}
+
+	short, err := repo.Resolve(ctx, first[:8])
+	if err != nil || short != first {
+		t.Fatalf("Resolve(short sha) = %s, %v; want %s", short, err, first)
+	}
+
+	dirFirst, err := repo.Checkout(ctx, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirThird, err := repo.Checkout(ctx, third)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertFile(t, filepath.Join(dirFirst, "app/deploy.yaml"), "kind: ConfigMap\n")
+	assertFile(t, filepath.Join(dirThird, "app/deploy.yaml"), "kind: Secret\n")
+	assertFile(t, filepath.Join(dirThird, "app/extra.yaml"), "kind: Service\n")
+	if _, err := os.Stat(filepath.Join(dirFirst, "app/extra.yaml")); !os.IsNotExist(err) {
+		t.Error("checkout of the first commit holds a file of a later one")
+	}
+
+	if _, err := repo.Resolve(ctx, "no-such-branch"); !errors.Is(err, ErrRevisionNotFound) {
+		t.Errorf("unknown branch: got %v, want ErrRevisionNotFound", err)
+	}
+}
+
+func TestWrongPasswordIsAClearAuthenticationError(t *testing.T) {
+	srv := gitserver.New(t)
+	remote := srv.NewRepo(t, "private")
+	remote.Commit(t, "c", map[string]string{"a.yaml": "a: 1\n"})
+	store := newStore(t)
+
+	for name, creds := range map[string]Creds{
+		"wrong password": {Username: srv.Username, Password: "not-the-password"},
+		"no credentials": {},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := store.Repo(remote.URL, creds).ResolveFresh(context.Background(), "main")
+			if !errors.Is(err, ErrAuthentication) {
+				t.Fatalf("got %v, want ErrAuthentication", err)
+			}
+			if !strings.Contains(err.Error(), remote.URL) {
+				t.Errorf("error does not name the repository: %v", err)
+			}
+			if creds.Password != "" && strings.Contains(err.Error(), creds.Password) {
+				t.Errorf("error shows the password: %v", err)
+			}
+		})
+	}
+}
+
+func TestCredentialsInURLAreRedacted(t *testing.T) {
+	srv := gitserver.New(t)
+	remote := srv.NewRepo(t, "r")
+	remote.Commit(t, "c", map[string]string{"a.yaml": "a: 1\n"})
+	withCreds := srv.AuthURL(remote)
+	repo := newStore(t).Repo(withCreds, Creds{})
+	if _, err := repo.Resolve(context.Background(), "main"); err != nil {
+		t.Fatalf("credentials in the URL did not work: %v", err)
+	}
+	_, err := repo.Resolve(context.Background(), "missing")
+	if err == nil || strings.Contains(err.Error(), srv.Password) {
+		t.Errorf("error leaks the password or is nil: %v", err)
+	}
+}
+
+func TestFileURL(t *testing.T) {
+	remote := gitserver.NewLocalRepo(t)
+	sha := remote.Commit(t, "c", map[string]string{"dir/x.yaml": "x: 1\n"})
+	repo := newStore(t).Repo(remote.URL, Creds{})
+	got, err := repo.Resolve(context.Background(), "HEAD")
+	if err != nil || got != sha {
+		t.Fatalf("Resolve = %s, %v; want %s", got, err, sha)
+	}
+	dir, err := repo.Checkout(context.Background(), sha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertFile(t, filepath.Join(dir, "dir/x.yaml"), "x: 1\n")
+}
+
+// TestManyApplicationsOneCommitOneFetch resolves and checks out the same
+// revision for 1,000 concurrent callers: one ls-remote, one fetch.
+func TestManyApplicationsOneCommitOneFetch(t *testing.T) {
+	srv := gitserver.New(t)
+	remote := srv.NewRepo(t, "monorepo")
+	want := remote.Commit(t, "c", map[string]string{"apps/a/cm.yaml": "kind: ConfigMap\n"})
+	store := newStore(t)
+	creds := Creds{Username: srv.Username, Password: srv.Password}
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 1000)
+	for range 1000 {
+		wg.Go(func() {
+			repo := store.Repo(remote.URL, creds)
+			sha, err := repo.Resolve(context.Background(), "main")
+			if err == nil && sha != want {
+				err = errors.New("resolved " + sha)
+			}
+			if err == nil {
+				_, err = repo.Checkout(context.Background(), sha)
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := store.Repo(remote.URL, creds).Stats()
+	if st.Fetches != 1 || st.LsRemotes != 1 {
+		t.Errorf("1,000 callers cost %+v, want one ls-remote and one fetch", st)
+	}
+	if got := srv.Fetches(); got != 1 {
+		t.Errorf("server saw %d fetches, want 1", got)
+	}
+}
+
+func TestNormalizeURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://GitHub.com/Org/Repo.git":     "https://github.com/org/repo",
+		"https://github.com/org/repo/":        "https://github.com/org/repo",
+		"https://user:pw@github.com/org/repo": "https://github.com/org/repo",
+		"ssh://git@github.com/org/repo.git":   "ssh://git@github.com/org/repo",
+		"git@github.com:org/repo.git":         "git@github.com:org/repo",
+		"file:///tmp/x/local.git":             "file:///tmp/x/local",
+	} {
+		if got := NormalizeURL(in); got != want {
+			t.Errorf("NormalizeURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	if got := RedactURL("https://u:secret@host/r.git"); strings.Contains(got, "secret") {
+		t.Errorf("RedactURL kept the password: %s", got)
+	}
+	if got := redact("fatal: unable to access 'https://u:tok123@host/r.git/'"); strings.Contains(got, "tok123") {
+		t.Errorf("redact kept the token: %s", got)
+	}
+}
+
+func assertFile(t *testing.T, path, want string) {
+	t.Helper()
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want {
+		t.Errorf("%s = %q, want %q", path, got, want)
+	}
+}

@@ -1,0 +1,76 @@
+package git
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Options configure a Store.
+type Options struct {
+	// Root holds the bare clones and checkouts. Required.
+	Root string
+	// RefsTTL is how long an ls-remote result is reused. Default 3s: long
+	// enough that a thousand Applications on one repository share one
+	// ls-remote per refresh, short enough that a push is seen on the next one.
+	RefsTTL time.Duration
+	// GitBinary is the git executable. Default "git" from PATH.
+	GitBinary string
+}
+
+// Store holds one Repo per normalized repository URL.
+type Store struct {
+	opts  Options
+	mu    sync.Mutex
+	repos map[string]*Repo
+}
+
+// NewStore returns a Store rooted at opts.Root.
+func NewStore(opts Options) *Store {
+	if opts.RefsTTL == 0 {
+		opts.RefsTTL = 3 * time.Second
+	}
+	if opts.GitBinary == "" {
+		opts.GitBinary = "git"
+	}
+	return &Store{opts: opts, repos: map[string]*Repo{}}
+}
+
+// Repo returns the repository at url, creating its handle on first use. The
+// credentials of the latest call are the ones used for network operations.
+func (s *Store) Repo(url string, creds Creds) *Repo {
+	key := NormalizeURL(url)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.repos[key]
+	if !ok {
+		sum := sha256.Sum256([]byte(key))
+		r = &Repo{
+			url:  url,
+			dir:  filepath.Join(s.opts.Root, hex.EncodeToString(sum[:12])),
+			opts: s.opts,
+		}
+		s.repos[key] = r
+	}
+	r.setCreds(creds)
+	return r
+}
+
+// NormalizeURL makes equivalent repository URLs compare equal, as Argo CD
+// does: lower case, no trailing slash or ".git", and no credentials (an SSH
+// URL keeps its user, which names the account rather than a secret).
+func NormalizeURL(raw string) string {
+	s := strings.ToLower(strings.TrimSpace(raw))
+	if u, err := url.Parse(s); err == nil && u.Scheme != "" && u.Host != "" {
+		if u.Scheme != "ssh" {
+			u.User = nil
+		}
+		s = u.String()
+	}
+	s = strings.TrimSuffix(s, "/")
+	return strings.TrimSuffix(s, ".git")
+}
