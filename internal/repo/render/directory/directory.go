@@ -1,0 +1,131 @@
+// Package directory renders a plain directory source: YAML and JSON
+// manifests and Jsonnet programs, with Argo CD's recurse, include and
+// exclude options.
+package directory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/gobwas/glob"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/repo/manifest"
+	"github.com/capstan-cd/capstan/internal/repo/pathsafe"
+)
+
+// Render reads the manifests under path (relative to the checkout root) and
+// returns their objects, files in lexical order. opts may be nil. env holds
+// the build environment (ARGOCD_APP_NAME, …) that ${VAR} references in
+// Jsonnet variables expand to.
+func Render(ctx context.Context, root, path string, opts *v1alpha1.ApplicationSourceDirectory, env map[string]string) ([]*unstructured.Unstructured, error) {
+	if opts == nil {
+		opts = &v1alpha1.ApplicationSourceDirectory{}
+	}
+	appDir, err := pathsafe.Join(root, path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pathsafe.CheckTree(root, appDir); err != nil {
+		return nil, err
+	}
+	include, err := compileGlob("include", opts.Include)
+	if err != nil {
+		return nil, err
+	}
+	exclude, err := compileGlob("exclude", opts.Exclude)
+	if err != nil {
+		return nil, err
+	}
+	vm, err := newJsonnetVM(root, opts.Jsonnet, env)
+	if err != nil {
+		return nil, err
+	}
+
+	var objs []*unstructured.Unstructured
+	err = filepath.WalkDir(appDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		rel, _ := filepath.Rel(appDir, p)
+		if d.IsDir() {
+			if p != appDir && (!opts.Recurse || strings.HasPrefix(d.Name(), ".")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !isManifestFile(d.Name()) {
+			return nil
+		}
+		if exclude != nil && exclude.Match(rel) {
+			return nil
+		}
+		if include != nil && !include.Match(rel) {
+			return nil
+		}
+		found, err := renderFile(vm, p, rel)
+		if err != nil {
+			return err
+		}
+		objs = append(objs, found...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return objs, nil
+}
+
+// isManifestFile says whether a file name is one the directory renderer
+// reads. Dot files, such as the .argocd-source*.yaml parameter overrides,
+// are never manifests.
+func isManifestFile(name string) bool {
+	if strings.HasPrefix(name, ".") {
+		return false
+	}
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".yaml", ".yml", ".json", ".jsonnet":
+		return true
+	}
+	return false
+}
+
+func compileGlob(what, pattern string) (glob.Glob, error) {
+	if pattern == "" {
+		return nil, nil
+	}
+	g, err := glob.Compile(pattern)
+	if err != nil {
+		return nil, fmt.Errorf("directory.%s %q: %w", what, pattern, err)
+	}
+	return g, nil
+}
+
+func renderFile(vm *jsonnetVM, path, rel string) ([]*unstructured.Unstructured, error) {
+	if strings.HasSuffix(strings.ToLower(path), ".jsonnet") {
+		return vm.evaluate(path, rel)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := manifest.Parse(rel, data)
+	if err == nil {
+		return objs, nil
+	}
+	// A YAML file that is not a manifest (values, configuration) is skipped
+	// unless the file clearly meant to hold objects, as Argo CD does.
+	if len(objs) == 0 && (errors.Is(err, manifest.ErrNotManifest) || !manifest.LooksLikeManifest(data)) {
+		return nil, nil
+	}
+	return nil, err
+}

@@ -1,0 +1,117 @@
+package directory
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/repo/pathsafe"
+)
+
+const root = "testdata/repo"
+
+func names(objs []*unstructured.Unstructured) []string {
+	out := make([]string, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, o.GetKind()+"/"+o.GetName())
+	}
+	return out
+}
+
+func TestRenderDirectoryOptions(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts *v1alpha1.ApplicationSourceDirectory
+		want []string
+	}{
+		{"top level only", nil,
+			[]string{"ConfigMap/first", "ConfigMap/second", "Service/web"}},
+		{"recurse", &v1alpha1.ApplicationSourceDirectory{Recurse: true},
+			[]string{"ConfigMap/first", "ConfigMap/second", "Deployment/deep", "Service/web", "ConfigMap/test-only"}},
+		{"recurse with exclude", &v1alpha1.ApplicationSourceDirectory{Recurse: true, Exclude: "test/*"},
+			[]string{"ConfigMap/first", "ConfigMap/second", "Deployment/deep", "Service/web"}},
+		{"recurse with brace include", &v1alpha1.ApplicationSourceDirectory{Recurse: true, Include: "{cm.yaml,sub/*}"},
+			[]string{"ConfigMap/first", "ConfigMap/second", "Deployment/deep"}},
+		{"include json only", &v1alpha1.ApplicationSourceDirectory{Recurse: true, Include: "*.json"},
+			[]string{"Service/web"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs, err := Render(context.Background(), root, "apps/plain", tc.opts, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := names(objs); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("objects = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRenderJsonnet(t *testing.T) {
+	opts := &v1alpha1.ApplicationSourceDirectory{Jsonnet: v1alpha1.ApplicationSourceJsonnet{
+		TLAs:    []v1alpha1.JsonnetVar{{Name: "replicas", Value: "3", Code: true}, {Name: "prefix", Value: "${ARGOCD_APP_NAME}"}},
+		ExtVars: []v1alpha1.JsonnetVar{{Name: "env", Value: "prod"}, {Name: "app", Value: "$ARGOCD_APP_NAME"}},
+		Libs:    []string{"vendor"},
+	}}
+	objs, err := Render(context.Background(), root, "apps/jsonnet", opts, map[string]string{"ARGOCD_APP_NAME": "guestbook"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := names(objs), []string{"ConfigMap/guestbook-config", "Deployment/guestbook"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("objects = %v, want %v", got, want)
+	}
+	data, _, _ := unstructured.NestedStringMap(objs[0].Object, "data")
+	if !reflect.DeepEqual(data, map[string]string{"env": "prod", "app": "guestbook"}) {
+		t.Errorf("configmap data = %v", data)
+	}
+	if r, _, _ := unstructured.NestedInt64(objs[1].Object, "spec", "replicas"); r != 3 {
+		t.Errorf("replicas = %d, want 3 (tla code)", r)
+	}
+}
+
+func TestRenderErrors(t *testing.T) {
+	_, err := Render(context.Background(), root, "apps/broken", nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "bad.yaml") || !strings.Contains(err.Error(), "line 10") {
+		t.Errorf("malformed manifest: got %v, want an error naming bad.yaml line 10", err)
+	}
+	for _, path := range []string{"../", "apps/../../", "/etc"} {
+		if _, err := Render(context.Background(), root, path, nil, nil); !errors.Is(err, pathsafe.ErrOutOfBounds) {
+			t.Errorf("path %q: got %v, want ErrOutOfBounds", path, err)
+		}
+	}
+	_, err = Render(context.Background(), root, "apps/escape", nil, nil)
+	if !errors.Is(err, pathsafe.ErrOutOfBounds) && (err == nil || !strings.Contains(err.Error(), "outside")) {
+		t.Errorf("jsonnet import outside the repository: got %v", err)
+	}
+	_, err = Render(context.Background(), root, "apps/jsonnet", &v1alpha1.ApplicationSourceDirectory{
+		Jsonnet: v1alpha1.ApplicationSourceJsonnet{Libs: []string{"../../etc"}},
+	}, nil)
+	if !errors.Is(err, pathsafe.ErrOutOfBounds) {
+		t.Errorf("jsonnet lib outside the repository: got %v", err)
+	}
+}
+
+func TestRenderRefusesEscapingSymlinks(t *testing.T) {
+	base := t.TempDir()
+	repo := filepath.Join(base, "repo")
+	if err := os.MkdirAll(filepath.Join(repo, "app"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(base, "secret.yaml")
+	if err := os.WriteFile(secret, []byte("apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(repo, "app", "link.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Render(context.Background(), repo, "app", nil, nil); !errors.Is(err, pathsafe.ErrOutOfBounds) {
+		t.Errorf("got %v, want ErrOutOfBounds", err)
+	}
+}
