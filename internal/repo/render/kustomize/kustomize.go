@@ -1,0 +1,225 @@
+// Package kustomize renders a Kustomize source in-process with the
+// Kustomize API, applying the Application's kustomize overrides to the
+// kustomization the way Argo CD's `kustomize edit` calls do, without
+// touching the checkout on disk.
+package kustomize
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"sigs.k8s.io/kustomize/api/konfig"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/repo/pathsafe"
+)
+
+// KustomizationFile returns the kustomization file in dir, if there is one.
+func KustomizationFile(dir string) (string, bool) {
+	for _, name := range konfig.RecognizedKustomizationFileNames() {
+		p := filepath.Join(dir, name)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// Render builds the kustomization at path (relative to the checkout root)
+// with the overrides in opts (which may be nil). env is the build
+// environment used by commonAnnotationsEnvsubst.
+func Render(ctx context.Context, root, path string, opts *v1alpha1.ApplicationSourceKustomize, env map[string]string) ([]*unstructured.Unstructured, error) {
+	realRoot, err := pathsafe.Root(root)
+	if err != nil {
+		return nil, err
+	}
+	appDir, err := pathsafe.Join(realRoot, path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pathsafe.CheckTree(realRoot, appDir); err != nil {
+		return nil, err
+	}
+	kfile, ok := KustomizationFile(appDir)
+	if !ok {
+		return nil, fmt.Errorf("no kustomization file in %q", path)
+	}
+
+	fs := &boundedFS{FileSystem: filesys.MakeFsOnDisk(), root: realRoot}
+	if opts != nil {
+		data, err := os.ReadFile(kfile)
+		if err != nil {
+			return nil, err
+		}
+		edited, err := edit(data, realRoot, appDir, opts, env)
+		if err != nil {
+			return nil, fmt.Errorf("applying kustomize overrides to %s: %w", filepath.Join(path, filepath.Base(kfile)), err)
+		}
+		fs.overrides = map[string][]byte{kfile: edited}
+	}
+
+	// Kustomize takes no context: a build that outlives ctx is abandoned.
+	type result struct {
+		objs []*unstructured.Unstructured
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		objs, err := build(fs, appDir)
+		done <- result{objs, err}
+	}()
+	var res result
+	select {
+	case <-ctx.Done():
+		return nil, fmt.Errorf("kustomize build %q: %w", path, ctx.Err())
+	case res = <-done:
+	}
+	objs, err := res.objs, res.err
+	if refused := fs.refusal(); refused != nil && err != nil {
+		return nil, fmt.Errorf("kustomize build %q: %w", path, refused)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kustomize build %q: %w", path, err)
+	}
+	return objs, nil
+}
+
+func build(fs filesys.FileSystem, dir string) ([]*unstructured.Unstructured, error) {
+	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	resMap, err := k.Run(fs, dir)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*unstructured.Unstructured, 0, resMap.Size())
+	for _, r := range resMap.Resources() {
+		// Through JSON, so numbers are int64 or float64 as in objects read
+		// from the API server.
+		data, err := r.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		var m map[string]any
+		if err := utiljson.Unmarshal(data, &m); err != nil {
+			return nil, err
+		}
+		out = append(out, &unstructured.Unstructured{Object: m})
+	}
+	return out, nil
+}
+
+// edit applies the overrides to a kustomization's text, as the matching
+// `kustomize edit` commands would.
+func edit(data []byte, root, appDir string, o *v1alpha1.ApplicationSourceKustomize, env map[string]string) ([]byte, error) {
+	var k types.Kustomization
+	if err := k.Unmarshal(data); err != nil {
+		return nil, err
+	}
+	k.FixKustomization()
+
+	if o.NamePrefix != "" {
+		k.NamePrefix = o.NamePrefix
+	}
+	if o.NameSuffix != "" {
+		k.NameSuffix = o.NameSuffix
+	}
+	if o.Namespace != "" {
+		k.Namespace = o.Namespace
+	}
+	for _, img := range o.Images {
+		setImage(&k, parseImage(string(img)))
+	}
+	for _, r := range o.Replicas {
+		count, err := replicaCount(r)
+		if err != nil {
+			return nil, err
+		}
+		setReplicas(&k, types.Replica{Name: r.Name, Count: count})
+	}
+	if len(o.CommonLabels) > 0 {
+		if err := addLabels(&k, o); err != nil {
+			return nil, err
+		}
+	}
+	if len(o.CommonAnnotations) > 0 {
+		annotations := o.CommonAnnotations
+		if o.CommonAnnotationsEnvsubst {
+			annotations = make(map[string]string, len(o.CommonAnnotations))
+			for key, v := range o.CommonAnnotations {
+				annotations[key] = os.Expand(v, func(name string) string { return env[name] })
+			}
+		}
+		if k.CommonAnnotations == nil {
+			k.CommonAnnotations = map[string]string{}
+		}
+		if err := addPairs(k.CommonAnnotations, annotations, o.ForceCommonAnnotations, "annotation"); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range o.Patches {
+		patch := types.Patch{Path: p.Path, Patch: p.Patch}
+		if len(p.Options) > 0 {
+			patch.Options = &types.PatchArgs{AllowNameChange: p.Options["allowNameChange"], AllowKindChange: p.Options["allowKindChange"]}
+		}
+		if p.Target != nil {
+			patch.Target = &types.Selector{
+				ResId:              resIDFor(p.Target.KustomizeResID),
+				AnnotationSelector: p.Target.AnnotationSelector,
+				LabelSelector:      p.Target.LabelSelector,
+			}
+		}
+		k.Patches = append(k.Patches, patch)
+	}
+	for _, c := range o.Components {
+		if o.IgnoreMissingComponents {
+			rel, err := filepath.Rel(root, filepath.Join(appDir, c))
+			if err != nil {
+				return nil, err
+			}
+			dir, err := pathsafe.Join(root, rel)
+			if err != nil {
+				return nil, fmt.Errorf("component %q: %w", c, err)
+			}
+			if _, err := os.Stat(dir); err != nil {
+				continue
+			}
+		}
+		k.Components = append(k.Components, c)
+	}
+	return yaml.Marshal(&k)
+}
+
+// addLabels adds commonLabels as `kustomize edit add label` does: to every
+// resource and selector, or only to resources (and optionally pod
+// templates) with labelWithoutSelector.
+func addLabels(k *types.Kustomization, o *v1alpha1.ApplicationSourceKustomize) error {
+	if !o.LabelWithoutSelector {
+		if k.CommonLabels == nil {
+			k.CommonLabels = map[string]string{}
+		}
+		return addPairs(k.CommonLabels, o.CommonLabels, o.ForceCommonLabels, "label")
+	}
+	pairs := map[string]string{}
+	for key, v := range o.CommonLabels {
+		pairs[key] = v
+	}
+	k.Labels = append(k.Labels, types.Label{Pairs: pairs, IncludeSelectors: false, IncludeTemplates: o.LabelIncludeTemplates})
+	return nil
+}
+
+func addPairs(dst, src map[string]string, force bool, what string) error {
+	for key, v := range src {
+		if _, exists := dst[key]; exists && !force {
+			return fmt.Errorf("%s %q already in the kustomization (set force%s to overwrite)", what, key, map[string]string{"label": "CommonLabels", "annotation": "CommonAnnotations"}[what])
+		}
+		dst[key] = v
+	}
+	return nil
+}
