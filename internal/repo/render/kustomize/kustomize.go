@@ -159,8 +159,11 @@ func edit(data []byte, root, appDir string, o *v1alpha1.ApplicationSourceKustomi
 		if k.CommonAnnotations == nil {
 			k.CommonAnnotations = map[string]string{}
 		}
-		if err := addPairs(k.CommonAnnotations, annotations, o.ForceCommonAnnotations, "annotation"); err != nil {
-			return nil, err
+		for key, v := range annotations {
+			if _, exists := k.CommonAnnotations[key]; exists && !o.ForceCommonAnnotations {
+				return nil, fmt.Errorf("annotation %q already in the kustomization (set forceCommonAnnotations to overwrite)", key)
+			}
+			k.CommonAnnotations[key] = v
 		}
 	}
 	for _, p := range o.Patches {
@@ -200,26 +203,44 @@ func edit(data []byte, root, appDir string, o *v1alpha1.ApplicationSourceKustomi
 // resource and selector, or only to resources (and optionally pod
 // templates) with labelWithoutSelector.
 func addLabels(k *types.Kustomization, o *v1alpha1.ApplicationSourceKustomize) error {
-	if !o.LabelWithoutSelector {
-		if k.CommonLabels == nil {
-			k.CommonLabels = map[string]string{}
+	if !o.ForceCommonLabels {
+		for key := range o.CommonLabels {
+			if hasLabel(k, key) {
+				return fmt.Errorf("label %q already in the kustomization (set forceCommonLabels to overwrite)", key)
+			}
 		}
-		return addPairs(k.CommonLabels, o.CommonLabels, o.ForceCommonLabels, "label")
 	}
 	pairs := map[string]string{}
 	for key, v := range o.CommonLabels {
+		//lint:ignore SA1019 a forced label replaces the commonLabels entry in place, as `kustomize edit add label --force` does
+		if _, ok := k.CommonLabels[key]; ok {
+			k.CommonLabels[key] = v //lint:ignore SA1019 see above
+			continue
+		}
 		pairs[key] = v
 	}
-	k.Labels = append(k.Labels, types.Label{Pairs: pairs, IncludeSelectors: false, IncludeTemplates: o.LabelIncludeTemplates})
+	if len(pairs) == 0 {
+		return nil
+	}
+	label := types.Label{Pairs: pairs, IncludeSelectors: true}
+	if o.LabelWithoutSelector {
+		label = types.Label{Pairs: pairs, IncludeTemplates: o.LabelIncludeTemplates}
+	}
+	k.Labels = append(k.Labels, label)
 	return nil
 }
 
-func addPairs(dst, src map[string]string, force bool, what string) error {
-	for key, v := range src {
-		if _, exists := dst[key]; exists && !force {
-			return fmt.Errorf("%s %q already in the kustomization (set force%s to overwrite)", what, key, map[string]string{"label": "CommonLabels", "annotation": "CommonAnnotations"}[what])
-		}
-		dst[key] = v
+// hasLabel reports whether the kustomization already sets a label key,
+// through labels or the older commonLabels that most kustomizations still use.
+func hasLabel(k *types.Kustomization, key string) bool {
+	//lint:ignore SA1019 existing kustomizations use commonLabels; a conflict with them must be caught
+	if _, ok := k.CommonLabels[key]; ok {
+		return true
 	}
-	return nil
+	for _, l := range k.Labels {
+		if _, ok := l.Pairs[key]; ok {
+			return true
+		}
+	}
+	return false
 }
