@@ -1,0 +1,256 @@
+package repo
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/repo/cache"
+	"github.com/capstan-cd/capstan/internal/repo/git"
+	"github.com/capstan-cd/capstan/internal/repo/manifest"
+)
+
+// Options configure a Service. Every field but Root has a default.
+type Options struct {
+	// Root holds the repository clones and checkouts. Required.
+	Root string
+	// Credentials finds repository credentials. Default: none.
+	Credentials Credentials
+	// Cache stores rendered results. Default: an in-memory LRU of 10,000 entries.
+	Cache cache.Cache
+	// CacheTTL is how long a rendered result is kept. Default 24h: results are
+	// keyed by commit, so they never go stale, only unused.
+	CacheTTL time.Duration
+	// FailureTTL is how long a failed render is remembered, so a broken
+	// Application is not re-rendered in a tight loop. Default 20s.
+	FailureTTL time.Duration
+	// RenderTimeout bounds one Render call. Default 90s, as Argo CD's
+	// repo server execution timeout.
+	RenderTimeout time.Duration
+	// RefsTTL is passed to the Git store. Default 3s.
+	RefsTTL time.Duration
+}
+
+// Service renders sources in-process.
+type Service struct {
+	opts Options
+	git  *git.Store
+}
+
+var _ Renderer = (*Service)(nil)
+
+// NewService returns a Service with opts' defaults filled in.
+func NewService(opts Options) *Service {
+	if opts.Credentials == nil {
+		opts.Credentials = NoCredentials{}
+	}
+	if opts.Cache == nil {
+		opts.Cache = cache.NewMemory(10000)
+	}
+	if opts.CacheTTL == 0 {
+		opts.CacheTTL = 24 * time.Hour
+	}
+	if opts.FailureTTL == 0 {
+		opts.FailureTTL = 20 * time.Second
+	}
+	if opts.RenderTimeout == 0 {
+		opts.RenderTimeout = 90 * time.Second
+	}
+	return &Service{opts: opts, git: git.NewStore(git.Options{Root: opts.Root, RefsTTL: opts.RefsTTL})}
+}
+
+// GitStore exposes the shared clones, for stats and webhooks.
+func (s *Service) GitStore() *git.Store { return s.git }
+
+// Render resolves each source's revision, then returns the cached result for
+// that exact input or renders it.
+func (s *Service) Render(ctx context.Context, req *Request) (*Response, error) {
+	if len(req.Sources) == 0 {
+		return nil, errors.New("no sources to render")
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.RenderTimeout)
+	defer cancel()
+
+	resolved, err := s.resolveAll(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	key := cacheKey(req, resolved)
+	if !req.NoCache {
+		if resp, err, ok := s.cached(ctx, key); ok {
+			return resp, err
+		}
+	}
+	resp, err := s.render(ctx, req, resolved)
+	s.store(ctx, key, resp, err)
+	return resp, err
+}
+
+// resolved is one source with its revision resolved and repository handle.
+type resolved struct {
+	source   v1alpha1.ApplicationSource
+	revision string
+	repo     *git.Repo // nil for Helm chart repositories
+}
+
+func (s *Service) resolveAll(ctx context.Context, req *Request) ([]resolved, error) {
+	out := make([]resolved, len(req.Sources))
+	for i, src := range req.Sources {
+		rev := src.TargetRevision
+		if i < len(req.Revisions) && req.Revisions[i] != "" {
+			rev = req.Revisions[i]
+		}
+		out[i].source = src
+		if src.Chart != "" {
+			return nil, fmt.Errorf("source %d (%s, chart %s): Helm chart repositories are not supported yet", i+1, git.RedactURL(src.RepoURL), src.Chart)
+		}
+		creds, err := s.opts.Credentials.ForRepo(ctx, src.RepoURL)
+		if err != nil {
+			return nil, fmt.Errorf("credentials for %s: %w", git.RedactURL(src.RepoURL), err)
+		}
+		out[i].repo = s.git.Repo(src.RepoURL, creds)
+		resolve := out[i].repo.Resolve
+		if req.NoCache {
+			resolve = out[i].repo.ResolveFresh
+		}
+		if out[i].revision, err = resolve(ctx, rev); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (s *Service) render(ctx context.Context, req *Request, sources []resolved) (*Response, error) {
+	roots := make([]string, len(sources))
+	refs := map[string]string{}
+	for i, src := range sources {
+		dir, err := src.repo.Checkout(ctx, src.revision)
+		if err != nil {
+			return nil, err
+		}
+		roots[i] = dir
+		if src.source.Ref != "" {
+			refs[src.source.Ref] = dir
+		}
+	}
+	resp := &Response{Sources: make([]SourceResult, len(sources))}
+	for i, src := range sources {
+		resp.Sources[i].Revision = src.revision
+		if src.source.Ref != "" && src.source.Path == "" && src.source.Chart == "" {
+			continue // only referenced by other sources' $ref/ value files
+		}
+		objs, typ, err := renderSource(ctx, &sourceInput{
+			root:     roots[i],
+			source:   src.source,
+			revision: src.revision,
+			refs:     refs,
+			req:      req,
+		})
+		if err != nil {
+			if len(sources) > 1 {
+				return nil, fmt.Errorf("source %d (%s): %w", i+1, git.RedactURL(src.source.RepoURL), err)
+			}
+			return nil, err
+		}
+		resp.Sources[i].Type = typ
+		resp.Objects = append(resp.Objects, objs...)
+	}
+	resp.Images = imagesOf(resp.Objects)
+	return resp, nil
+}
+
+// cacheKey identifies a render: every input that can change the output.
+func cacheKey(req *Request, sources []resolved) string {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	_ = enc.Encode([]any{req.AppName, req.Namespace, req.KubeVersion, req.APIVersions})
+	for _, s := range sources {
+		_ = enc.Encode([]any{git.NormalizeURL(s.source.RepoURL), s.revision, s.source})
+	}
+	return "manifests|" + hex.EncodeToString(h.Sum(nil))
+}
+
+// cacheEntry is a stored render: a response or the error it failed with.
+type cacheEntry struct {
+	Response *Response `json:"response,omitempty"`
+	Error    string    `json:"error,omitempty"`
+}
+
+// ErrCachedFailure wraps an error remembered from a recent failed render.
+var ErrCachedFailure = errors.New("rendering failed recently (cached; a hard refresh retries now)")
+
+func (s *Service) cached(ctx context.Context, key string) (*Response, error, bool) {
+	data, ok, err := s.opts.Cache.Get(ctx, key)
+	if err != nil || !ok {
+		return nil, nil, false
+	}
+	var e cacheEntry
+	if err := json.Unmarshal(data, &e); err != nil {
+		return nil, nil, false
+	}
+	if e.Error != "" {
+		return nil, fmt.Errorf("%w: %s", ErrCachedFailure, e.Error), true
+	}
+	return e.Response, nil, true
+}
+
+func (s *Service) store(ctx context.Context, key string, resp *Response, renderErr error) {
+	e, ttl := cacheEntry{Response: resp}, s.opts.CacheTTL
+	if renderErr != nil {
+		if errors.Is(renderErr, context.Canceled) {
+			return // the caller gave up; nothing was learnt about the source
+		}
+		e, ttl = cacheEntry{Error: renderErr.Error()}, s.opts.FailureTTL
+	}
+	data, err := json.Marshal(e)
+	if err != nil {
+		return
+	}
+	_ = s.opts.Cache.Set(ctx, key, data, ttl)
+}
+
+// UnmarshalJSON decodes objects with integers kept as int64.
+func (r *Response) UnmarshalJSON(data []byte) error {
+	var raw struct {
+		Objects []json.RawMessage `json:"objects"`
+		Sources []SourceResult    `json:"sources"`
+		Images  []string          `json:"images"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	r.Sources, r.Images = raw.Sources, raw.Images
+	r.Objects = make([]*unstructured.Unstructured, 0, len(raw.Objects))
+	for _, o := range raw.Objects {
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(o); err != nil {
+			return err
+		}
+		r.Objects = append(r.Objects, u)
+	}
+	return nil
+}
+
+func imagesOf(objs []*unstructured.Unstructured) []string {
+	images := manifest.Images(objs)
+	if images == nil {
+		images = []string{}
+	}
+	return images
+}
+
+// shortSHA is the first seven characters of a commit SHA.
+func shortSHA(rev string) string {
+	if len(rev) > 7 && !strings.Contains(rev, ".") {
+		return rev[:7]
+	}
+	return rev
+}

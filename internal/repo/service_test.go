@@ -1,0 +1,208 @@
+package repo
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/repo/cache"
+	"github.com/capstan-cd/capstan/internal/repo/git"
+	"github.com/capstan-cd/capstan/internal/repo/pathsafe"
+	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+)
+
+type staticCreds git.Creds
+
+func (c staticCreds) ForRepo(context.Context, string) (git.Creds, error) { return git.Creds(c), nil }
+
+const deployment = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: nginx:1.25}]
+`
+
+func names(objs []*unstructured.Unstructured) []string {
+	var out []string
+	for _, o := range objs {
+		out = append(out, o.GetKind()+"/"+o.GetName())
+	}
+	return out
+}
+
+func newService(t *testing.T, srv *gitserver.Server, c cache.Cache) *Service {
+	return NewService(Options{
+		Root:        t.TempDir(),
+		Credentials: staticCreds{Username: srv.Username, Password: srv.Password},
+		Cache:       c,
+		RefsTTL:     time.Nanosecond, // every render sees the latest push
+	})
+}
+
+func TestRenderDirectoryFromGitAndCache(t *testing.T) {
+	srv := gitserver.New(t)
+	remote := srv.NewRepo(t, "apps")
+	sha := remote.Commit(t, "c1", map[string]string{
+		"guestbook/deploy.yaml": deployment,
+		"guestbook/svc.yaml":    "apiVersion: v1\nkind: Service\nmetadata: {name: web}\n",
+	})
+	mem := cache.NewMemory(100)
+	svc := newService(t, srv, mem)
+	req := &Request{AppName: "guestbook", Namespace: "default", Sources: []v1alpha1.ApplicationSource{
+		{RepoURL: remote.URL, Path: "guestbook", TargetRevision: "main"},
+	}}
+	resp, err := svc.Render(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := names(resp.Objects), []string{"Deployment/web", "Service/web"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("objects = %v, want %v", got, want)
+	}
+	if resp.Sources[0] != (SourceResult{Revision: sha, Type: v1alpha1.SourceTypeDirectory}) {
+		t.Errorf("source result = %+v", resp.Sources[0])
+	}
+	if !reflect.DeepEqual(resp.Images, []string{"nginx:1.25"}) {
+		t.Errorf("images = %v", resp.Images)
+	}
+
+	again, err := svc.Render(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hits, _ := mem.Stats(); hits != 1 {
+		t.Errorf("second render of the same commit: %d cache hits, want 1", hits)
+	}
+	if !reflect.DeepEqual(again, resp) {
+		t.Error("cached response differs from the rendered one")
+	}
+
+	// A new commit changes the key: rendered again, with the new object.
+	sha2 := remote.Commit(t, "c2", map[string]string{"guestbook/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\n"})
+	resp, err = svc.Render(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Sources[0].Revision != sha2 || len(resp.Objects) != 3 {
+		t.Errorf("after a push: revision %s objects %v", resp.Sources[0].Revision, names(resp.Objects))
+	}
+
+	// Rendering an older revision explicitly (a rollback) still works.
+	old, err := svc.Render(context.Background(), &Request{AppName: "guestbook", Sources: req.Sources, Revisions: []string{sha}})
+	if err != nil || len(old.Objects) != 2 {
+		t.Errorf("render at %s: %v, %v", sha, err, old)
+	}
+}
+
+func TestFailuresAreCachedBriefly(t *testing.T) {
+	srv := gitserver.New(t)
+	remote := srv.NewRepo(t, "broken")
+	remote.Commit(t, "c", map[string]string{"app/bad.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n   bad: indent\n"})
+	svc := newService(t, srv, nil)
+	req := &Request{AppName: "b", Sources: []v1alpha1.ApplicationSource{{RepoURL: remote.URL, Path: "app"}}}
+
+	_, err := svc.Render(context.Background(), req)
+	if err == nil || !strings.Contains(err.Error(), "bad.yaml") {
+		t.Fatalf("first render: %v", err)
+	}
+	if errors.Is(err, ErrCachedFailure) {
+		t.Error("first failure reported as cached")
+	}
+	if _, err := svc.Render(context.Background(), req); !errors.Is(err, ErrCachedFailure) || !strings.Contains(err.Error(), "bad.yaml") {
+		t.Errorf("second render: got %v, want the cached failure", err)
+	}
+	req.NoCache = true
+	if _, err := svc.Render(context.Background(), req); errors.Is(err, ErrCachedFailure) || err == nil {
+		t.Errorf("hard refresh: got %v, want a fresh failure", err)
+	}
+}
+
+func TestOverrideFilesAndKustomize(t *testing.T) {
+	srv := gitserver.New(t)
+	remote := srv.NewRepo(t, "kust")
+	remote.Commit(t, "c", map[string]string{
+		"app/kustomization.yaml":  "resources: [deploy.yaml]\n",
+		"app/deploy.yaml":         deployment,
+		"app/.argocd-source.yaml": "kustomize:\n  namePrefix: all-\n  images: [nginx:1.26]\n",
+		// What the image updater writes for Application "shop": it wins.
+		"app/.argocd-source-shop.yaml": "kustomize:\n  images: [nginx:1.27]\n",
+	})
+	svc := newService(t, srv, nil)
+	for app, want := range map[string]string{"shop": "nginx:1.27", "other": "nginx:1.26"} {
+		resp, err := svc.Render(context.Background(), &Request{AppName: app, Sources: []v1alpha1.ApplicationSource{{RepoURL: remote.URL, Path: "app"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Sources[0].Type != v1alpha1.SourceTypeKustomize {
+			t.Errorf("type = %s", resp.Sources[0].Type)
+		}
+		if got := resp.Objects[0].GetName(); got != "all-web" {
+			t.Errorf("%s: name %s, want all-web from .argocd-source.yaml", app, got)
+		}
+		if !reflect.DeepEqual(resp.Images, []string{want}) {
+			t.Errorf("%s: images %v, want %s", app, resp.Images, want)
+		}
+	}
+}
+
+func TestMultiSourceAndRefOnlySources(t *testing.T) {
+	srv := gitserver.New(t)
+	a := srv.NewRepo(t, "a")
+	shaA := a.Commit(t, "a", map[string]string{"x/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: from-a}\n"})
+	b := srv.NewRepo(t, "b")
+	shaB := b.Commit(t, "b", map[string]string{"y/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: from-b}\n"})
+	svc := newService(t, srv, nil)
+	resp, err := svc.Render(context.Background(), &Request{AppName: "m", Sources: []v1alpha1.ApplicationSource{
+		{RepoURL: a.URL, Path: "x"},
+		{RepoURL: b.URL, Ref: "values"},
+		{RepoURL: b.URL, Path: "y"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := names(resp.Objects), []string{"ConfigMap/from-a", "ConfigMap/from-b"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("objects = %v, want %v", got, want)
+	}
+	want := []SourceResult{{shaA, v1alpha1.SourceTypeDirectory}, {shaB, ""}, {shaB, v1alpha1.SourceTypeDirectory}}
+	if !reflect.DeepEqual(resp.Sources, want) {
+		t.Errorf("sources = %+v, want %+v", resp.Sources, want)
+	}
+}
+
+func TestBadSources(t *testing.T) {
+	srv := gitserver.New(t)
+	remote := srv.NewRepo(t, "r")
+	remote.Commit(t, "c", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"})
+	svc := newService(t, srv, nil)
+	render := func(src v1alpha1.ApplicationSource) error {
+		_, err := svc.Render(context.Background(), &Request{AppName: "x", Sources: []v1alpha1.ApplicationSource{src}})
+		return err
+	}
+	if err := render(v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "../../etc"}); !errors.Is(err, pathsafe.ErrOutOfBounds) {
+		t.Errorf("traversal: %v", err)
+	}
+	if err := render(v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "missing"}); err == nil || !strings.Contains(err.Error(), `path "missing" does not exist`) {
+		t.Errorf("missing path: %v", err)
+	}
+	if err := render(v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "app", TargetRevision: "nope"}); !errors.Is(err, git.ErrRevisionNotFound) {
+		t.Errorf("missing revision: %v", err)
+	}
+	if err := render(v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "app",
+		Kustomize: &v1alpha1.ApplicationSourceKustomize{NamePrefix: "a"}, Directory: &v1alpha1.ApplicationSourceDirectory{Recurse: true}}); err == nil || !strings.Contains(err.Error(), "multiple") {
+		t.Errorf("two explicit types: %v", err)
+	}
+	wrong := NewService(Options{Root: t.TempDir(), Credentials: staticCreds{Username: srv.Username, Password: "wrong"}})
+	if _, err := wrong.Render(context.Background(), &Request{Sources: []v1alpha1.ApplicationSource{{RepoURL: remote.URL, Path: "app"}}}); !errors.Is(err, git.ErrAuthentication) {
+		t.Errorf("wrong password: %v", err)
+	}
+}

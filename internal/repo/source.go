@@ -1,0 +1,177 @@
+package repo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/json"
+	"sigs.k8s.io/yaml"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/repo/git"
+	"github.com/capstan-cd/capstan/internal/repo/pathsafe"
+	"github.com/capstan-cd/capstan/internal/repo/render/directory"
+	"github.com/capstan-cd/capstan/internal/repo/render/kustomize"
+)
+
+// sourceInput is one source ready to render from its checkout.
+type sourceInput struct {
+	root     string
+	source   v1alpha1.ApplicationSource
+	revision string
+	// refs maps each ref name of a multi-source Application to its checkout.
+	refs map[string]string
+	req  *Request
+}
+
+// renderSource merges the override files into the source, decides its type
+// and renders it.
+func renderSource(ctx context.Context, in *sourceInput) ([]*unstructured.Unstructured, v1alpha1.ApplicationSourceType, error) {
+	appDir, err := pathsafe.Join(in.root, in.source.Path)
+	if err != nil {
+		return nil, "", err
+	}
+	if st, err := os.Stat(appDir); err != nil || !st.IsDir() {
+		return nil, "", fmt.Errorf("path %q does not exist in %s at %s", in.source.Path, redactedURL(in.source.RepoURL), shortSHA(in.revision))
+	}
+	src := in.source
+	if err := mergeOverrideFiles(&src, appDir, in.req.AppName); err != nil {
+		return nil, "", err
+	}
+	typ, err := sourceType(&src, appDir)
+	if err != nil {
+		return nil, "", err
+	}
+	env := buildEnv(in.req, &src, in.revision)
+	var objs []*unstructured.Unstructured
+	switch typ {
+	case v1alpha1.SourceTypeKustomize:
+		objs, err = kustomize.Render(ctx, in.root, src.Path, src.Kustomize, env)
+	case v1alpha1.SourceTypeDirectory:
+		objs, err = directory.Render(ctx, in.root, src.Path, src.Directory, env)
+	default:
+		err = fmt.Errorf("%s sources are not supported yet", typ)
+	}
+	if err != nil {
+		return nil, typ, err
+	}
+	return objs, typ, nil
+}
+
+// overrideFiles are merged into a source in this order, as Argo CD does; the
+// image updater's Git write-back writes the second one.
+func overrideFiles(appName string) []string {
+	return []string{".argocd-source.yaml", ".argocd-source-" + appName + ".yaml"}
+}
+
+// mergeOverrideFiles applies each override file present in appDir to src as
+// a JSON merge patch (RFC 7386): maps merge, lists are replaced.
+func mergeOverrideFiles(src *v1alpha1.ApplicationSource, appDir, appName string) error {
+	for _, name := range overrideFiles(appName) {
+		data, err := os.ReadFile(filepath.Join(appDir, name))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		patch, err := yaml.YAMLToJSON(data)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		current, err := json.Marshal(src)
+		if err != nil {
+			return err
+		}
+		merged, err := jsonpatch.MergePatch(current, patch)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		var out v1alpha1.ApplicationSource
+		if err := json.Unmarshal(merged, &out); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		// The override may change how the source renders, never where it is.
+		out.RepoURL, out.Path, out.TargetRevision, out.Chart, out.Ref = src.RepoURL, src.Path, src.TargetRevision, src.Chart, src.Ref
+		*src = out
+	}
+	return nil
+}
+
+// sourceType is the source's explicit type (the one of helm, kustomize,
+// directory and plugin it sets) or, without one, what the path holds.
+func sourceType(src *v1alpha1.ApplicationSource, appDir string) (v1alpha1.ApplicationSourceType, error) {
+	var explicit []v1alpha1.ApplicationSourceType
+	if src.Helm != nil && !isZero(src.Helm) {
+		explicit = append(explicit, v1alpha1.SourceTypeHelm)
+	}
+	if src.Kustomize != nil && !isZero(src.Kustomize) {
+		explicit = append(explicit, v1alpha1.SourceTypeKustomize)
+	}
+	if src.Directory != nil && !isZero(src.Directory) {
+		explicit = append(explicit, v1alpha1.SourceTypeDirectory)
+	}
+	if src.Plugin != nil {
+		explicit = append(explicit, v1alpha1.SourceTypePlugin)
+	}
+	if len(explicit) > 1 {
+		return "", fmt.Errorf("multiple application source types set: %v", explicit)
+	}
+	if len(explicit) == 1 {
+		return explicit[0], nil
+	}
+	if src.Chart != "" {
+		return v1alpha1.SourceTypeHelm, nil
+	}
+	if _, err := os.Stat(filepath.Join(appDir, "Chart.yaml")); err == nil {
+		return v1alpha1.SourceTypeHelm, nil
+	}
+	if _, ok := kustomize.KustomizationFile(appDir); ok {
+		return v1alpha1.SourceTypeKustomize, nil
+	}
+	return v1alpha1.SourceTypeDirectory, nil
+}
+
+func isZero(v any) bool {
+	data, _ := json.Marshal(v)
+	return string(data) == "{}"
+}
+
+// buildEnv is the build environment Argo CD gives tools and substitutes in
+// parameters.
+func buildEnv(req *Request, src *v1alpha1.ApplicationSource, revision string) map[string]string {
+	return map[string]string{
+		"ARGOCD_APP_NAME":                   req.AppName,
+		"ARGOCD_APP_NAMESPACE":              req.Namespace,
+		"ARGOCD_APP_REVISION":               revision,
+		"ARGOCD_APP_REVISION_SHORT":         shortSHA(revision),
+		"ARGOCD_APP_SOURCE_PATH":            src.Path,
+		"ARGOCD_APP_SOURCE_REPO_URL":        src.RepoURL,
+		"ARGOCD_APP_SOURCE_TARGET_REVISION": src.TargetRevision,
+		"KUBE_VERSION":                      req.KubeVersion,
+		"KUBE_API_VERSIONS":                 strings.Join(req.APIVersions, ","),
+	}
+}
+
+func redactedURL(u string) string {
+	if u == "" {
+		return "the local directory"
+	}
+	return git.RedactURL(u)
+}
+
+// RenderLocal renders a source from a local directory, without Git: what
+// `capstan render --local` does. src.Path is relative to dir.
+func RenderLocal(ctx context.Context, dir string, src v1alpha1.ApplicationSource, req *Request) (*Response, error) {
+	objs, typ, err := renderSource(ctx, &sourceInput{root: dir, source: src, refs: map[string]string{}, req: req})
+	if err != nil {
+		return nil, err
+	}
+	return &Response{Objects: objs, Sources: []SourceResult{{Type: typ}}, Images: imagesOf(objs)}, nil
+}
