@@ -3,17 +3,36 @@
 package commands
 
 import (
+	"fmt"
+	"io"
+	"strings"
+
 	"github.com/spf13/cobra"
 )
 
 // NewRoot returns the capstan command with every subcommand attached.
 func NewRoot() *cobra.Command {
 	root := &cobra.Command{
-		Use:           "capstan",
-		Short:         "GitOps continuous delivery for Kubernetes, compatible with Argo CD",
-		SilenceUsage:  true,
-		SilenceErrors: false,
+		Use:          "capstan",
+		Short:        "GitOps continuous delivery for Kubernetes, compatible with Argo CD",
+		SilenceUsage: true,
+		// main prints errors as one line; see Execute.
+		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCommand())
+	root.AddCommand(newVersionCommand(), newRenderCommand())
 	return root
+}
+
+// Execute runs the command line and returns the process exit code: 0, or 1
+// after printing the error on one line of stderr.
+func Execute(args []string, stdout, stderr io.Writer) int {
+	root := NewRoot()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(stderr, "error:", strings.Join(strings.Fields(err.Error()), " "))
+		return 1
+	}
+	return 0
 }
