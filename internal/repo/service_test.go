@@ -206,3 +206,37 @@ func TestBadSources(t *testing.T) {
 		t.Errorf("wrong password: %v", err)
 	}
 }
+
+func TestHelmChartInGitWithValuesFromAnotherSource(t *testing.T) {
+	srv := gitserver.New(t)
+	charts := srv.NewRepo(t, "charts")
+	charts.Commit(t, "chart", map[string]string{
+		"web/Chart.yaml":            "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+		"web/values.yaml":           "replicas: 1\nimage: nginx:1.25\n",
+		"web/templates/deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n  namespace: {{ .Release.Namespace }}\nspec:\n  replicas: {{ .Values.replicas }}\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: web, image: {{ .Values.image | quote }}}]\n",
+	})
+	values := srv.NewRepo(t, "values")
+	values.Commit(t, "values", map[string]string{"prod/web.yaml": "replicas: 4\n"})
+	svc := newService(t, srv, nil)
+	resp, err := svc.Render(context.Background(), &Request{AppName: "web-prod", Namespace: "prod", Sources: []v1alpha1.ApplicationSource{
+		{RepoURL: charts.URL, Path: "web", Helm: &v1alpha1.ApplicationSourceHelm{
+			ValueFiles: []string{"$values/prod/web.yaml"},
+			Parameters: []v1alpha1.HelmParameter{{Name: "image", Value: "nginx:1.27"}},
+		}},
+		{RepoURL: values.URL, Ref: "values"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Objects) != 1 {
+		t.Fatalf("objects = %v", names(resp.Objects))
+	}
+	d := resp.Objects[0]
+	replicas, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas")
+	if d.GetName() != "web-prod" || d.GetNamespace() != "prod" || replicas != 4 {
+		t.Errorf("deployment %s/%s replicas %d; want prod/web-prod with 4 from $values", d.GetNamespace(), d.GetName(), replicas)
+	}
+	if resp.Sources[0].Type != v1alpha1.SourceTypeHelm || !reflect.DeepEqual(resp.Images, []string{"nginx:1.27"}) {
+		t.Errorf("type %s images %v", resp.Sources[0].Type, resp.Images)
+	}
+}

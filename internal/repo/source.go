@@ -17,6 +17,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/repo/git"
 	"github.com/capstan-cd/capstan/internal/repo/pathsafe"
 	"github.com/capstan-cd/capstan/internal/repo/render/directory"
+	"github.com/capstan-cd/capstan/internal/repo/render/helm"
 	"github.com/capstan-cd/capstan/internal/repo/render/kustomize"
 )
 
@@ -55,6 +56,13 @@ func renderSource(ctx context.Context, in *sourceInput) ([]*unstructured.Unstruc
 		objs, err = kustomize.Render(ctx, in.root, src.Path, src.Kustomize, env)
 	case v1alpha1.SourceTypeDirectory:
 		objs, err = directory.Render(ctx, in.root, src.Path, src.Directory, env)
+	case v1alpha1.SourceTypeHelm:
+		objs, err = helm.Render(ctx, helm.Input{
+			Root: in.root, Path: src.Path, Refs: in.refs, Helm: src.Helm,
+			AppName: in.req.AppName, Namespace: in.req.Namespace,
+			KubeVersion: in.req.KubeVersion, APIVersions: in.req.APIVersions,
+			Env: env,
+		})
 	default:
 		err = fmt.Errorf("%s sources are not supported yet", typ)
 	}
