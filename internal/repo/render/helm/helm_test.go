@@ -235,3 +235,29 @@ func TestErrorsAndBounds(t *testing.T) {
 		t.Errorf("$values value file not applied: kinds %v", kinds)
 	}
 }
+
+// BenchmarkRenderInProcess and BenchmarkHelmTemplateProcess render the same
+// chart with the same values, in-process and with the helm executable.
+func BenchmarkRenderInProcess(b *testing.B) {
+	in := Input{Root: charts, Path: "conditionals", AppName: "demo", Namespace: "prod", Helm: &v1alpha1.ApplicationSourceHelm{ValueFiles: []string{"values-prod.yaml"}}}
+	for b.Loop() {
+		if _, err := Render(context.Background(), in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkHelmTemplateProcess(b *testing.B) {
+	home := b.TempDir()
+	for b.Loop() {
+		cmd := exec.Command(helmBin, "template", "demo", filepath.Join(charts, "conditionals"), "--namespace", "prod", "--include-crds", "-f", filepath.Join(charts, "conditionals", "values-prod.yaml"))
+		cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+home, "HELM_CONFIG_HOME="+home, "HELM_DATA_HOME="+home)
+		out, err := cmd.Output()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := manifest.Parse("helm template", out); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
