@@ -1,0 +1,188 @@
+package settings
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/repo/git"
+)
+
+// ConfigMaps holding repository TLS certificates and SSH known hosts.
+const (
+	TLSCertsConfigMap       = "argocd-tls-certs-cm"
+	SSHKnownHostsConfigMap  = "argocd-ssh-known-hosts-cm"
+	sshKnownHostsKey        = "ssh_known_hosts"
+	repositorySecretURLKey  = "url"
+)
+
+// Repository is one repository Secret (or credential template) as Argo CD
+// stores it.
+type Repository struct {
+	// SecretName is the Secret this came from.
+	SecretName string
+	// Template is true for a repo-creds credential template.
+	Template bool
+
+	URL           string
+	Type          string // git (default) or helm
+	Name          string
+	Username      string
+	Password      string
+	SSHPrivateKey string
+	Insecure      bool
+	EnableOCI     bool
+	Project       string
+}
+
+// HasCredentials reports whether the Secret carries any credential.
+func (r *Repository) HasCredentials() bool {
+	return r.Username != "" || r.Password != "" || r.SSHPrivateKey != ""
+}
+
+func repositoryFromSecret(s *corev1.Secret) (*Repository, error) {
+	str := func(k string) string { return strings.TrimSpace(string(s.Data[k])) }
+	r := &Repository{
+		SecretName:    s.Name,
+		Template:      s.Labels[v1alpha1.LabelSecretType] == v1alpha1.SecretTypeRepoCredentials,
+		URL:           str(repositorySecretURLKey),
+		Type:          str("type"),
+		Name:          str("name"),
+		Username:      str("username"),
+		Password:      string(s.Data["password"]),
+		SSHPrivateKey: string(s.Data["sshPrivateKey"]),
+		Project:       str("project"),
+	}
+	for key, dst := range map[string]*bool{"insecure": &r.Insecure, "enableOCI": &r.EnableOCI} {
+		if v := str(key); v != "" {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return nil, fmt.Errorf("repository %s: %s is %q, want true or false", secretRef(s), key, v)
+			}
+			*dst = b
+		}
+	}
+	if r.URL == "" {
+		return nil, fmt.Errorf("repository %s: no url", secretRef(s))
+	}
+	if r.Type == "" {
+		r.Type = "git"
+	}
+	return r, nil
+}
+
+// secretRef names a Secret as Kind/namespace/name.
+func secretRef(s *corev1.Secret) string { return "Secret/" + s.Namespace + "/" + s.Name }
+
+// RepoCredentials finds credentials for repository URLs in the Secrets of
+// one namespace, the way Argo CD does: a repository Secret for exactly that
+// URL, else (or when that Secret has no credentials) the credential template
+// with the longest URL prefix.
+type RepoCredentials struct {
+	// Reader reads Secrets and ConfigMaps, usually from an informer cache.
+	Reader client.Reader
+	// Namespace is the control namespace, by default argocd.
+	Namespace string
+}
+
+// ForRepo returns the credentials and TLS options for url.
+func (r *RepoCredentials) ForRepo(ctx context.Context, repoURL string) (git.Creds, error) {
+	repo, err := r.Lookup(ctx, repoURL)
+	if err != nil {
+		return git.Creds{}, err
+	}
+	creds := git.Creds{}
+	if repo != nil {
+		creds = git.Creds{Username: repo.Username, Password: repo.Password, SSHPrivateKey: repo.SSHPrivateKey, Insecure: repo.Insecure}
+	}
+	if err := r.addTrust(ctx, repoURL, &creds); err != nil {
+		return git.Creds{}, err
+	}
+	return creds, nil
+}
+
+// Lookup returns the Repository whose credentials apply to url: the
+// repository Secret, or the best credential template, or nil.
+func (r *RepoCredentials) Lookup(ctx context.Context, repoURL string) (*Repository, error) {
+	var list corev1.SecretList
+	if err := r.Reader.List(ctx, &list, client.InNamespace(r.Namespace),
+		client.HasLabels{v1alpha1.LabelSecretType}); err != nil {
+		return nil, fmt.Errorf("listing repository Secrets in %s: %w", r.Namespace, err)
+	}
+	want := git.NormalizeURL(repoURL)
+	var exact, template *Repository
+	for i := range list.Items {
+		s := &list.Items[i]
+		t := s.Labels[v1alpha1.LabelSecretType]
+		if t != v1alpha1.SecretTypeRepository && t != v1alpha1.SecretTypeRepoCredentials {
+			continue
+		}
+		repo, err := repositoryFromSecret(s)
+		if err != nil {
+			return nil, err
+		}
+		got := git.NormalizeURL(repo.URL)
+		switch {
+		case !repo.Template && got == want:
+			exact = repo
+		case repo.Template && strings.HasPrefix(want, got) && (template == nil || len(got) > len(git.NormalizeURL(template.URL))):
+			template = repo
+		}
+	}
+	if exact != nil && (exact.HasCredentials() || template == nil) {
+		return exact, nil
+	}
+	if template != nil && exact != nil {
+		// The repository Secret's own options win; credentials come from the template.
+		merged := *exact
+		merged.Username, merged.Password, merged.SSHPrivateKey = template.Username, template.Password, template.SSHPrivateKey
+		return &merged, nil
+	}
+	return template, nil
+}
+
+// addTrust adds the TLS certificates of the URL's host from
+// argocd-tls-certs-cm and the SSH known hosts from argocd-ssh-known-hosts-cm.
+func (r *RepoCredentials) addTrust(ctx context.Context, repoURL string, creds *git.Creds) error {
+	host := strings.ToLower(hostOf(repoURL))
+	var certs corev1.ConfigMap
+	err := r.Reader.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: TLSCertsConfigMap}, &certs)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("reading ConfigMap/%s/%s: %w", r.Namespace, TLSCertsConfigMap, err)
+	}
+	if pem, ok := certs.Data[host]; ok && host != "" {
+		creds.CAData = []byte(pem)
+	}
+	if creds.SSHPrivateKey == "" {
+		return nil
+	}
+	var known corev1.ConfigMap
+	err = r.Reader.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: SSHKnownHostsConfigMap}, &known)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("reading ConfigMap/%s/%s: %w", r.Namespace, SSHKnownHostsConfigMap, err)
+	}
+	creds.KnownHosts = known.Data[sshKnownHostsKey]
+	return nil
+}
+
+// hostOf returns the host name of an HTTPS, SSH or scp-style Git URL.
+func hostOf(repoURL string) string {
+	if u, err := url.Parse(repoURL); err == nil && u.Host != "" {
+		return u.Hostname()
+	}
+	// git@host:path
+	if at := strings.Index(repoURL, "@"); at >= 0 {
+		rest := repoURL[at+1:]
+		if colon := strings.Index(rest, ":"); colon >= 0 {
+			return rest[:colon]
+		}
+	}
+	return ""
+}

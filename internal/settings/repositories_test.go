@@ -1,0 +1,112 @@
+package settings
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+)
+
+var cluster *localcluster.Cluster
+
+func TestMain(m *testing.M) {
+	os.Exit(localcluster.RunTests(m, localcluster.Options{}, &cluster))
+}
+
+func setup(t *testing.T) (client.Client, string) {
+	t.Helper()
+	c, err := kube.NewClient(cluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "settings-"}}
+	if err := c.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
+	return c, ns.Name
+}
+
+func secret(ns, name, kind string, data map[string]string) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{v1alpha1.LabelSecretType: kind}},
+		StringData: data,
+	}
+}
+
+func TestRepoCredentialsMatching(t *testing.T) {
+	c, ns := setup(t)
+	ctx := context.Background()
+	for _, s := range []*corev1.Secret{
+		secret(ns, "exact", v1alpha1.SecretTypeRepository, map[string]string{"url": "https://git.example.com/team/app.git", "username": "exact-user", "password": "exact-pass"}),
+		secret(ns, "no-creds", v1alpha1.SecretTypeRepository, map[string]string{"url": "https://git.example.com/team/public", "insecure": "true"}),
+		secret(ns, "org", v1alpha1.SecretTypeRepoCredentials, map[string]string{"url": "https://git.example.com/", "username": "org-user", "password": "org-pass"}),
+		secret(ns, "team", v1alpha1.SecretTypeRepoCredentials, map[string]string{"url": "https://git.example.com/team", "username": "team-user", "password": "team-pass"}),
+		secret(ns, "ssh", v1alpha1.SecretTypeRepository, map[string]string{"url": "git@ssh.example.com:org/repo.git", "sshPrivateKey": "-----BEGIN KEY-----\n"}),
+		secret(ns, "cluster", v1alpha1.SecretTypeCluster, map[string]string{"server": "https://k8s.example.com", "name": "c"}),
+	} {
+		if err := c.Create(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, cm := range []*corev1.ConfigMap{
+		{ObjectMeta: metav1.ObjectMeta{Name: TLSCertsConfigMap, Namespace: ns}, Data: map[string]string{"git.example.com": "-----BEGIN CERTIFICATE-----\n"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: SSHKnownHostsConfigMap, Namespace: ns}, Data: map[string]string{"ssh_known_hosts": "ssh.example.com ssh-ed25519 AAAA\n"}},
+	} {
+		if err := c.Create(ctx, cm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc := &RepoCredentials{Reader: c, Namespace: ns}
+	for _, tc := range []struct {
+		url      string
+		user     string
+		insecure bool
+	}{
+		{"https://git.example.com/team/app.git", "exact-user", false},
+		{"https://GIT.example.com/team/app", "exact-user", false}, // normalised
+		{"https://git.example.com/team/other.git", "team-user", false}, // longest template prefix
+		{"https://git.example.com/elsewhere/x.git", "org-user", false},
+		{"https://git.example.com/team/public.git", "team-user", true}, // repository options, template credentials
+		{"https://other.example.com/x.git", "", false},
+	} {
+		creds, err := rc.ForRepo(ctx, tc.url)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.url, err)
+		}
+		if creds.Username != tc.user || creds.Insecure != tc.insecure {
+			t.Errorf("%s: user %q insecure %v, want %q %v", tc.url, creds.Username, creds.Insecure, tc.user, tc.insecure)
+		}
+		wantCA := strings.Contains(tc.url, "git.example.com") || strings.Contains(tc.url, "GIT.example.com")
+		if (len(creds.CAData) > 0) != wantCA {
+			t.Errorf("%s: CA data %q", tc.url, creds.CAData)
+		}
+	}
+	creds, err := rc.ForRepo(ctx, "git@ssh.example.com:org/repo.git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if creds.SSHPrivateKey == "" || !strings.Contains(creds.KnownHosts, "ssh.example.com") {
+		t.Errorf("ssh creds = %+v", creds)
+	}
+}
+
+func TestBadRepositorySecretNamesTheSecret(t *testing.T) {
+	c, ns := setup(t)
+	ctx := context.Background()
+	if err := c.Create(ctx, secret(ns, "broken", v1alpha1.SecretTypeRepository, map[string]string{"url": "https://x/y", "insecure": "maybe"})); err != nil {
+		t.Fatal(err)
+	}
+	_, err := (&RepoCredentials{Reader: c, Namespace: ns}).ForRepo(ctx, "https://x/y")
+	if err == nil || !strings.Contains(err.Error(), "Secret/"+ns+"/broken") || !strings.Contains(err.Error(), "insecure") {
+		t.Errorf("got %v, want an error naming the Secret and the key", err)
+	}
+}
