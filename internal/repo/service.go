@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/repo/cache"
+	"github.com/capstan-cd/capstan/internal/repo/chartrepo"
 	"github.com/capstan-cd/capstan/internal/repo/git"
 	"github.com/capstan-cd/capstan/internal/repo/manifest"
 )
@@ -35,14 +37,17 @@ type Options struct {
 	// RenderTimeout bounds one Render call. Default 90s, as Argo CD's
 	// repo server execution timeout.
 	RenderTimeout time.Duration
-	// RefsTTL is passed to the Git store. Default 3s.
+	// RefsTTL is how long Git refs and chart repository indexes are reused. Default 3s.
 	RefsTTL time.Duration
+	// OCIPlainHTTP talks to OCI chart registries over plain HTTP. Default false.
+	OCIPlainHTTP bool
 }
 
 // Service renders sources in-process.
 type Service struct {
-	opts Options
-	git  *git.Store
+	opts   Options
+	git    *git.Store
+	charts *chartrepo.Client
 }
 
 var _ Renderer = (*Service)(nil)
@@ -64,7 +69,11 @@ func NewService(opts Options) *Service {
 	if opts.RenderTimeout == 0 {
 		opts.RenderTimeout = 90 * time.Second
 	}
-	return &Service{opts: opts, git: git.NewStore(git.Options{Root: opts.Root, RefsTTL: opts.RefsTTL})}
+	return &Service{
+		opts:   opts,
+		git:    git.NewStore(git.Options{Root: filepath.Join(opts.Root, "git"), RefsTTL: opts.RefsTTL}),
+		charts: chartrepo.NewClient(chartrepo.Options{Root: filepath.Join(opts.Root, "charts"), IndexTTL: opts.RefsTTL, PlainHTTP: opts.OCIPlainHTTP}),
+	}
 }
 
 // GitStore exposes the shared clones, for stats and webhooks.
@@ -99,6 +108,7 @@ type resolved struct {
 	source   v1alpha1.ApplicationSource
 	revision string
 	repo     *git.Repo // nil for Helm chart repositories
+	creds    git.Creds
 }
 
 func (s *Service) resolveAll(ctx context.Context, req *Request) ([]resolved, error) {
@@ -109,12 +119,16 @@ func (s *Service) resolveAll(ctx context.Context, req *Request) ([]resolved, err
 			rev = req.Revisions[i]
 		}
 		out[i].source = src
-		if src.Chart != "" {
-			return nil, fmt.Errorf("source %d (%s, chart %s): Helm chart repositories are not supported yet", i+1, git.RedactURL(src.RepoURL), src.Chart)
-		}
 		creds, err := s.opts.Credentials.ForRepo(ctx, src.RepoURL)
 		if err != nil {
 			return nil, fmt.Errorf("credentials for %s: %w", git.RedactURL(src.RepoURL), err)
+		}
+		out[i].creds = creds
+		if src.Chart != "" {
+			if out[i].revision, err = s.charts.Resolve(ctx, src.RepoURL, src.Chart, rev, creds, req.NoCache); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		out[i].repo = s.git.Repo(src.RepoURL, creds)
 		resolve := out[i].repo.Resolve
@@ -132,6 +146,16 @@ func (s *Service) render(ctx context.Context, req *Request, sources []resolved) 
 	roots := make([]string, len(sources))
 	refs := map[string]string{}
 	for i, src := range sources {
+		if src.source.Chart != "" {
+			chartDir, err := s.charts.Fetch(ctx, src.source.RepoURL, src.source.Chart, src.revision, src.creds)
+			if err != nil {
+				return nil, err
+			}
+			// The unpacked chart is rendered like a chart directory in Git.
+			roots[i] = filepath.Dir(chartDir)
+			sources[i].source.Path = filepath.Base(chartDir)
+			continue
+		}
 		dir, err := src.repo.Checkout(ctx, src.revision)
 		if err != nil {
 			return nil, err

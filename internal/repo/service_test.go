@@ -14,6 +14,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/repo/cache"
 	"github.com/capstan-cd/capstan/internal/repo/git"
 	"github.com/capstan-cd/capstan/internal/repo/pathsafe"
+	"github.com/capstan-cd/capstan/internal/testing/chartserver"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 )
 
@@ -238,5 +239,37 @@ func TestHelmChartInGitWithValuesFromAnotherSource(t *testing.T) {
 	}
 	if resp.Sources[0].Type != v1alpha1.SourceTypeHelm || !reflect.DeepEqual(resp.Images, []string{"nginx:1.27"}) {
 		t.Errorf("type %s images %v", resp.Sources[0].Type, resp.Images)
+	}
+}
+
+func TestHelmChartRepositories(t *testing.T) {
+	chart := chartserver.Chart{Name: "web", Version: "1.2.0", Files: map[string]string{
+		"values.yaml":       "replicas: 1\n",
+		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  replicas: {{ .Values.replicas | quote }}\n",
+		"values-prod.yaml":  "replicas: 3\n",
+	}}
+	httpRepo := chartserver.NewHTTPRepo(t, chart)
+	oci := chartserver.NewOCIRegistry(t, chart)
+	svc := NewService(Options{Root: t.TempDir(), OCIPlainHTTP: true,
+		Credentials: staticCreds{Username: httpRepo.Username, Password: httpRepo.Password}})
+	for name, repoURL := range map[string]string{"http": httpRepo.URL, "oci": oci.URL} {
+		t.Run(name, func(t *testing.T) {
+			resp, err := svc.Render(context.Background(), &Request{AppName: "web-" + name, Namespace: "prod", Sources: []v1alpha1.ApplicationSource{{
+				RepoURL: repoURL, Chart: "web", TargetRevision: "1.*",
+				Helm: &v1alpha1.ApplicationSourceHelm{ValueFiles: []string{"values-prod.yaml"}},
+			}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Sources[0] != (SourceResult{Revision: "1.2.0", Type: v1alpha1.SourceTypeHelm}) {
+				t.Errorf("source = %+v", resp.Sources[0])
+			}
+			if len(resp.Objects) != 1 || resp.Objects[0].GetName() != "web-"+name {
+				t.Fatalf("objects = %v", names(resp.Objects))
+			}
+			if v, _, _ := unstructured.NestedString(resp.Objects[0].Object, "data", "replicas"); v != "3" {
+				t.Errorf("replicas = %q, want 3 from the chart's values-prod.yaml", v)
+			}
+		})
 	}
 }

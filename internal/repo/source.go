@@ -42,8 +42,10 @@ func renderSource(ctx context.Context, in *sourceInput) ([]*unstructured.Unstruc
 		return nil, "", fmt.Errorf("path %q does not exist in %s at %s", in.source.Path, redactedURL(in.source.RepoURL), shortSHA(in.revision))
 	}
 	src := in.source
-	if err := mergeOverrideFiles(&src, appDir, in.req.AppName); err != nil {
-		return nil, "", err
+	if src.Chart == "" { // override files live in Git sources only
+		if err := mergeOverrideFiles(&src, appDir, in.req.AppName); err != nil {
+			return nil, "", err
+		}
 	}
 	typ, err := sourceType(&src, appDir)
 	if err != nil {

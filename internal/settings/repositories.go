@@ -17,10 +17,10 @@ import (
 
 // ConfigMaps holding repository TLS certificates and SSH known hosts.
 const (
-	TLSCertsConfigMap       = "argocd-tls-certs-cm"
-	SSHKnownHostsConfigMap  = "argocd-ssh-known-hosts-cm"
-	sshKnownHostsKey        = "ssh_known_hosts"
-	repositorySecretURLKey  = "url"
+	TLSCertsConfigMap      = "argocd-tls-certs-cm"
+	SSHKnownHostsConfigMap = "argocd-ssh-known-hosts-cm"
+	sshKnownHostsKey       = "ssh_known_hosts"
+	repositorySecretURLKey = "url"
 )
 
 // Repository is one repository Secret (or credential template) as Argo CD

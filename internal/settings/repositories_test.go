@@ -72,7 +72,7 @@ func TestRepoCredentialsMatching(t *testing.T) {
 		insecure bool
 	}{
 		{"https://git.example.com/team/app.git", "exact-user", false},
-		{"https://GIT.example.com/team/app", "exact-user", false}, // normalised
+		{"https://GIT.example.com/team/app", "exact-user", false},      // normalised
 		{"https://git.example.com/team/other.git", "team-user", false}, // longest template prefix
 		{"https://git.example.com/elsewhere/x.git", "org-user", false},
 		{"https://git.example.com/team/public.git", "team-user", true}, // repository options, template credentials
