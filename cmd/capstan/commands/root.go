@@ -19,7 +19,7 @@ func NewRoot() *cobra.Command {
 		// main prints errors as one line; see Execute.
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCommand(), newRenderCommand())
+	root.AddCommand(newVersionCommand(), newRenderCommand(), newRepoServerCommand())
 	return root
 }
 

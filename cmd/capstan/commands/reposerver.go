@@ -1,0 +1,101 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/repo/reposerver"
+	"github.com/capstan-cd/capstan/internal/settings"
+)
+
+func newRepoServerCommand() *cobra.Command {
+	var listen, root, namespace string
+	cmd := &cobra.Command{
+		Use:   "repo-server",
+		Short: "Serve manifest rendering over gRPC for controllers and API servers",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			creds, err := secretCredentials(ctx, namespace)
+			if err != nil {
+				return err
+			}
+			svc := repo.NewService(repo.Options{Root: root, Credentials: creds})
+			return serveRepo(ctx, log, listen, svc)
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", ":8081", "address to serve gRPC on")
+	cmd.Flags().StringVar(&root, "root", filepath.Join(os.TempDir(), "capstan-repo-server"), "directory for repository clones and charts")
+	cmd.Flags().StringVar(&namespace, "namespace", "argocd", "namespace of the repository Secrets")
+	return cmd
+}
+
+// secretCredentials reads repository Secrets and the TLS and SSH ConfigMaps
+// of namespace through an informer cache.
+func secretCredentials(ctx context.Context, namespace string) (repo.Credentials, error) {
+	cfg, err := ctrlconfig.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes configuration for repository Secrets: %w", err)
+	}
+	scheme, err := kube.NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	hasType, err := labels.NewRequirement(v1alpha1.LabelSecretType, selection.Exists, nil)
+	if err != nil {
+		return nil, err
+	}
+	c, err := ctrlcache.New(cfg, ctrlcache.Options{
+		Scheme:            scheme,
+		DefaultNamespaces: map[string]ctrlcache.Config{namespace: {}},
+		ByObject: map[client.Object]ctrlcache.ByObject{
+			&corev1.Secret{}: {Label: labels.NewSelector().Add(*hasType)},
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	go func() { _ = c.Start(ctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		return nil, fmt.Errorf("reading Secrets and ConfigMaps in %s from %s", namespace, cfg.Host)
+	}
+	return &settings.RepoCredentials{Reader: c, Namespace: namespace}, nil
+}
+
+func serveRepo(ctx context.Context, log *slog.Logger, listen string, r repo.Renderer) error {
+	lis, err := net.Listen("tcp", listen)
+	if err != nil {
+		return err
+	}
+	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(reposerver.LogRequests(log)))
+	reposerver.Register(srv, r)
+	healthpb.RegisterHealthServer(srv, health.NewServer())
+	go func() {
+		<-ctx.Done()
+		srv.GracefulStop()
+	}()
+	log.Info("Repo server listening", "address", lis.Addr().String())
+	return srv.Serve(lis)
+}

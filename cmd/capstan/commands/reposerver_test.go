@@ -1,0 +1,90 @@
+package commands
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/repo/reposerver"
+	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+)
+
+var cluster *localcluster.Cluster
+
+func TestMain(m *testing.M) {
+	os.Exit(localcluster.RunTests(m, localcluster.Options{}, &cluster))
+}
+
+// TestRepoServerUsesRepositorySecrets runs `capstan repo-server` against a
+// real API server holding a repository Secret, and renders a private
+// repository through it over gRPC.
+func TestRepoServerUsesRepositorySecrets(t *testing.T) {
+	srv := gitserver.New(t)
+	remote := srv.NewRepo(t, "private")
+	remote.Commit(t, "c", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: private}\n"})
+
+	cs := kubernetes.NewForConfigOrDie(cluster.Config)
+	ctx := context.Background()
+	ns, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "argocd-"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = cs.CoreV1().Secrets(ns.Name).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "private-repo", Labels: map[string]string{v1alpha1.LabelSecretType: v1alpha1.SecretTypeRepository}},
+		StringData: map[string]string{"url": remote.URL, "username": srv.Username, "password": srv.Password},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	_ = lis.Close()
+	t.Setenv("KUBECONFIG", cluster.KubeconfigPath)
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		root := NewRoot()
+		root.SetArgs([]string{"repo-server", "--listen", addr, "--root", t.TempDir(), "--namespace", ns.Name})
+		root.SetErr(&bytes.Buffer{})
+		done <- root.ExecuteContext(runCtx)
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("repo-server exited with %v", err)
+		}
+	}()
+
+	client, err := reposerver.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	req := &repo.Request{AppName: "p", Sources: []v1alpha1.ApplicationSource{{RepoURL: remote.URL, Path: "app"}}}
+	var resp *repo.Response
+	for start := time.Now(); time.Since(start) < 30*time.Second; time.Sleep(100 * time.Millisecond) {
+		if resp, err = client.Render(ctx, req); err == nil || !reposerver.IsCode(err, "Unavailable") {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("render through the repo server: %v", err)
+	}
+	if len(resp.Objects) != 1 || resp.Objects[0].GetName() != "private" {
+		t.Errorf("objects = %v", resp.Objects)
+	}
+}

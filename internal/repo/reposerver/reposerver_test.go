@@ -1,0 +1,103 @@
+package reposerver
+
+import (
+	"context"
+	"net"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+)
+
+func serve(t *testing.T, r repo.Renderer) *Client {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	Register(srv, r)
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	c, err := Dial(lis.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func TestRenderOverGRPCMatchesInProcess(t *testing.T) {
+	remote := gitserver.NewLocalRepo(t)
+	sha := remote.Commit(t, "c", map[string]string{
+		"app/deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  template:\n    spec:\n      containers: [{name: web, image: nginx:1.27}]\n",
+	})
+	svc := repo.NewService(repo.Options{Root: t.TempDir()})
+	client := serve(t, svc)
+	req := &repo.Request{AppName: "a", Namespace: "n", Sources: []v1alpha1.ApplicationSource{{RepoURL: remote.URL, Path: "app"}}}
+
+	remoteResp, err := client.Render(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, err := svc.Render(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(remoteResp, local) {
+		t.Errorf("remote response differs:\n got %+v\nwant %+v", remoteResp, local)
+	}
+	if remoteResp.Sources[0].Revision != sha {
+		t.Errorf("revision = %s, want %s", remoteResp.Sources[0].Revision, sha)
+	}
+	replicas, ok := remoteResp.Objects[0].Object["spec"].(map[string]any)["replicas"].(int64)
+	if !ok || replicas != 2 {
+		t.Errorf("replicas decoded as %T %v, want int64 2", remoteResp.Objects[0].Object["spec"].(map[string]any)["replicas"], replicas)
+	}
+}
+
+func TestErrorsKeepTheirKind(t *testing.T) {
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "c", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"})
+	client := serve(t, repo.NewService(repo.Options{Root: t.TempDir()}))
+	for _, tc := range []struct {
+		src  v1alpha1.ApplicationSource
+		code string
+	}{
+		{v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "app", TargetRevision: "nope"}, "NotFound"},
+		{v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "../x"}, "InvalidArgument"},
+	} {
+		_, err := client.Render(context.Background(), &repo.Request{Sources: []v1alpha1.ApplicationSource{tc.src}})
+		if !IsCode(err, tc.code) {
+			t.Errorf("%+v: got %v, want code %s", tc.src, err, tc.code)
+		}
+	}
+}
+
+// slowRenderer blocks until its context ends, to check deadlines cross the wire.
+type slowRenderer struct{}
+
+func (slowRenderer) Render(ctx context.Context, _ *repo.Request) (*repo.Response, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func TestDeadlinePropagates(t *testing.T) {
+	client := serve(t, slowRenderer{})
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := client.Render(ctx, &repo.Request{})
+	if err == nil || !strings.Contains(err.Error(), "deadline") {
+		t.Errorf("got %v, want a deadline error", err)
+	}
+	if time.Since(start) > 10*time.Second {
+		t.Error("the server did not stop at the caller's deadline")
+	}
+}
