@@ -8,6 +8,7 @@ declare -A want=(
 	[git]=git
 	[make]=make
 	[gcc]=gcc   # go test -race needs cgo
+	[redis-server]=redis-server # the Redis manifest cache's tests
 )
 
 missing=()

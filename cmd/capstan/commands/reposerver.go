@@ -24,12 +24,13 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/repo/cache"
 	"github.com/capstan-cd/capstan/internal/repo/reposerver"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
 
 func newRepoServerCommand() *cobra.Command {
-	var listen, root, namespace string
+	var listen, root, namespace, redisAddr string
 	cmd := &cobra.Command{
 		Use:   "repo-server",
 		Short: "Serve manifest rendering over gRPC for controllers and API servers",
@@ -42,13 +43,23 @@ func newRepoServerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			svc := repo.NewService(repo.Options{Root: root, Credentials: creds})
+			opts := repo.Options{Root: root, Credentials: creds}
+			if redisAddr != "" {
+				rc, err := cache.NewRedis(ctx, redisAddr)
+				if err != nil {
+					return err
+				}
+				defer rc.Close()
+				opts.Cache = rc
+			}
+			svc := repo.NewService(opts)
 			return serveRepo(ctx, log, listen, svc)
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", ":8081", "address to serve gRPC on")
 	cmd.Flags().StringVar(&root, "root", filepath.Join(os.TempDir(), "capstan-repo-server"), "directory for repository clones and charts")
 	cmd.Flags().StringVar(&namespace, "namespace", "argocd", "namespace of the repository Secrets")
+	cmd.Flags().StringVar(&redisAddr, "redis", "", "Redis host:port for a manifest cache shared by replicas (default: in memory)")
 	return cmd
 }
 

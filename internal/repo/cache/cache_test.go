@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/capstan-cd/capstan/internal/testing/redisserver"
 )
 
 func TestMemoryExpiryAndBound(t *testing.T) {
@@ -27,5 +29,33 @@ func TestMemoryExpiryAndBound(t *testing.T) {
 	}
 	if hits, misses := m.Stats(); hits != 1 || misses != 1 {
 		t.Errorf("hits, misses = %d, %d", hits, misses)
+	}
+}
+
+func TestRedis(t *testing.T) {
+	ctx := context.Background()
+	r, err := NewRedis(ctx, redisserver.Start(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, ok, err := r.Get(ctx, "missing"); ok || err != nil {
+		t.Errorf("missing key: %v, %v", ok, err)
+	}
+	if err := r.Set(ctx, "k", []byte("v"), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Set(ctx, "short", []byte("x"), 50*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok, err := r.Get(ctx, "k"); !ok || err != nil || string(v) != "v" {
+		t.Errorf("k = %q, %v, %v", v, ok, err)
+	}
+	time.Sleep(150 * time.Millisecond)
+	if _, ok, _ := r.Get(ctx, "short"); ok {
+		t.Error("expired key returned")
+	}
+	if _, err := NewRedis(ctx, "127.0.0.1:1"); err == nil {
+		t.Error("connecting to a closed port succeeded")
 	}
 }

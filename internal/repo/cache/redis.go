@@ -1,0 +1,48 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Redis is a cache shared by several repo servers. Keys are prefixed so one
+// Redis can serve other uses too.
+type Redis struct {
+	client *redis.Client
+	prefix string
+}
+
+// NewRedis connects to the Redis server at addr (host:port) and checks it
+// answers.
+func NewRedis(ctx context.Context, addr string) (*Redis, error) {
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	if err := c.Ping(ctx).Err(); err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("redis %s: %w", addr, err)
+	}
+	return &Redis{client: c, prefix: "capstan|"}, nil
+}
+
+// Get implements Cache.
+func (r *Redis) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	v, err := r.client.Get(ctx, r.prefix+key).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return v, true, nil
+}
+
+// Set implements Cache.
+func (r *Redis) Set(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	return r.client.Set(ctx, r.prefix+key, value, ttl).Err()
+}
+
+// Close closes the connection pool.
+func (r *Redis) Close() error { return r.client.Close() }
