@@ -14,9 +14,11 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/repo/cache"
 	"github.com/capstan-cd/capstan/internal/repo/reposerver"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+	"github.com/capstan-cd/capstan/internal/testing/redisserver"
 )
 
 var cluster *localcluster.Cluster
@@ -47,6 +49,7 @@ func TestRepoServerUsesRepositorySecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	redisAddr := redisserver.Start(t)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +61,7 @@ func TestRepoServerUsesRepositorySecrets(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		root := NewRoot()
-		root.SetArgs([]string{"repo-server", "--listen", addr, "--root", t.TempDir(), "--namespace", ns.Name})
+		root.SetArgs([]string{"repo-server", "--listen", addr, "--root", t.TempDir(), "--namespace", ns.Name, "--redis", redisAddr})
 		root.SetErr(&bytes.Buffer{})
 		done <- root.ExecuteContext(runCtx)
 	}()
@@ -86,5 +89,13 @@ func TestRepoServerUsesRepositorySecrets(t *testing.T) {
 	}
 	if len(resp.Objects) != 1 || resp.Objects[0].GetName() != "private" {
 		t.Errorf("objects = %v", resp.Objects)
+	}
+	rc, err := cache.NewRedis(ctx, redisAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	if n, err := rc.Keys(ctx); err != nil || n == 0 {
+		t.Errorf("the render was not cached in Redis: %d keys, %v", n, err)
 	}
 }

@@ -46,3 +46,9 @@ func (r *Redis) Set(ctx context.Context, key string, value []byte, ttl time.Dura
 
 // Close closes the connection pool.
 func (r *Redis) Close() error { return r.client.Close() }
+
+// Keys counts the keys this cache holds, for tests and diagnostics.
+func (r *Redis) Keys(ctx context.Context) (int, error) {
+	keys, err := r.client.Keys(ctx, r.prefix+"*").Result()
+	return len(keys), err
+}
