@@ -177,6 +177,7 @@ func (s *Service) render(ctx context.Context, req *Request, sources []resolved) 
 			revision: src.revision,
 			refs:     refs,
 			req:      req,
+			deps:     dependencyFetcher{s},
 		})
 		if err != nil {
 			if len(sources) > 1 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -273,3 +274,51 @@ func TestHelmChartRepositories(t *testing.T) {
 		})
 	}
 }
+
+func TestHelmDependenciesFetchedFromTheirRepositories(t *testing.T) {
+	lib := chartserver.Chart{Name: "lib", Version: "0.3.1", Files: map[string]string{
+		"values.yaml":       "greeting: hello\n",
+		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-lib\ndata:\n  greeting: {{ .Values.greeting }}\n",
+	}}
+	httpRepo := chartserver.NewHTTPRepo(t, lib)
+	oci := chartserver.NewOCIRegistry(t, chartserver.Chart{Name: "cache", Version: "1.0.0", Files: map[string]string{
+		"templates/svc.yaml": "apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Release.Name }}-cache\n",
+	}})
+	srv := gitserver.New(t)
+	remote := srv.NewRepo(t, "umbrella")
+	remote.Commit(t, "umbrella", map[string]string{
+		"app/Chart.yaml": "apiVersion: v2\nname: app\nversion: 1.0.0\ndependencies:\n" +
+			"- name: lib\n  version: ~0.3.0\n  repository: " + httpRepo.URL + "\n" +
+			"- name: cache\n  version: 1.0.0\n  repository: " + oci.URL + "\n" +
+			"- name: local\n  version: 0.1.0\n  repository: file://../local\n",
+		"app/values.yaml":            "lib:\n  greeting: from-umbrella\n",
+		"local/Chart.yaml":           "apiVersion: v2\nname: local\nversion: 0.1.0\n",
+		"local/templates/local.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-local\n",
+	})
+	creds := credsByURL{
+		remote.URL:   git.Creds{Username: srv.Username, Password: srv.Password},
+		httpRepo.URL: git.Creds{Username: httpRepo.Username, Password: httpRepo.Password},
+	}
+	svc := NewService(Options{Root: t.TempDir(), OCIPlainHTTP: true, Credentials: creds})
+	resp, err := svc.Render(context.Background(), &Request{AppName: "umb", Sources: []v1alpha1.ApplicationSource{{RepoURL: remote.URL, Path: "app"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := names(resp.Objects)
+	sort.Strings(got)
+	if want := []string{"ConfigMap/umb-lib", "ConfigMap/umb-local", "Service/umb-cache"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("objects = %v, want %v", got, want)
+	}
+	for _, o := range resp.Objects {
+		if o.GetName() == "umb-lib" {
+			if g, _, _ := unstructured.NestedString(o.Object, "data", "greeting"); g != "from-umbrella" {
+				t.Errorf("subchart value = %q, want the parent's override", g)
+			}
+		}
+	}
+}
+
+// credsByURL gives each repository its own credentials.
+type credsByURL map[string]git.Creds
+
+func (c credsByURL) ForRepo(_ context.Context, url string) (git.Creds, error) { return c[url], nil }

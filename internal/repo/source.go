@@ -29,6 +29,8 @@ type sourceInput struct {
 	// refs maps each ref name of a multi-source Application to its checkout.
 	refs map[string]string
 	req  *Request
+	// deps fetches Helm chart dependencies that are not vendored.
+	deps helm.DependencyFetcher
 }
 
 // renderSource merges the override files into the source, decides its type
@@ -63,7 +65,7 @@ func renderSource(ctx context.Context, in *sourceInput) ([]*unstructured.Unstruc
 			Root: in.root, Path: src.Path, Refs: in.refs, Helm: src.Helm,
 			AppName: in.req.AppName, Namespace: in.req.Namespace,
 			KubeVersion: in.req.KubeVersion, APIVersions: in.req.APIVersions,
-			Env: env,
+			Env: env, Dependencies: in.deps,
 		})
 	default:
 		err = fmt.Errorf("%s sources are not supported yet", typ)
@@ -178,10 +180,29 @@ func redactedURL(u string) string {
 
 // RenderLocal renders a source from a local directory, without Git: what
 // `capstan render --local` does. src.Path is relative to dir.
-func RenderLocal(ctx context.Context, dir string, src v1alpha1.ApplicationSource, req *Request) (*Response, error) {
-	objs, typ, err := renderSource(ctx, &sourceInput{root: dir, source: src, refs: map[string]string{}, req: req})
+func (s *Service) RenderLocal(ctx context.Context, dir string, src v1alpha1.ApplicationSource, req *Request) (*Response, error) {
+	objs, typ, err := renderSource(ctx, &sourceInput{root: dir, source: src, refs: map[string]string{}, req: req, deps: dependencyFetcher{s}})
 	if err != nil {
 		return nil, err
 	}
 	return &Response{Objects: objs, Sources: []SourceResult{{Type: typ}}, Images: imagesOf(objs)}, nil
+}
+
+// dependencyFetcher fetches Helm chart dependencies with the credentials of
+// their repositories.
+type dependencyFetcher struct{ s *Service }
+
+func (d dependencyFetcher) FetchDependency(ctx context.Context, repoURL, name, version string) (string, error) {
+	if strings.HasPrefix(repoURL, "@") || strings.HasPrefix(repoURL, "alias:") {
+		return "", fmt.Errorf("repository %q: repository aliases are not supported; use the repository URL", repoURL)
+	}
+	creds, err := d.s.opts.Credentials.ForRepo(ctx, repoURL)
+	if err != nil {
+		return "", err
+	}
+	resolved, err := d.s.charts.Resolve(ctx, repoURL, name, version, creds, false)
+	if err != nil {
+		return "", err
+	}
+	return d.s.charts.Fetch(ctx, repoURL, name, resolved, creds)
 }

@@ -91,17 +91,18 @@ func runRender(ctx context.Context, w io.Writer, f *renderFlags) error {
 	if err != nil {
 		return err
 	}
+	cacheDir, err := os.UserCacheDir()
+	if err != nil {
+		return err
+	}
+	svc := repo.NewService(repo.Options{Root: filepath.Join(cacheDir, "capstan", "repositories")})
 	req := &repo.Request{AppName: f.appName, Namespace: f.namespace}
 	var resp *repo.Response
 	if f.local != "" {
-		resp, err = repo.RenderLocal(ctx, f.local, src, req)
+		resp, err = svc.RenderLocal(ctx, f.local, src, req)
 	} else {
-		var dir string
-		if dir, err = os.UserCacheDir(); err == nil {
-			dir = filepath.Join(dir, "capstan", "repositories")
-			req.Sources = []v1alpha1.ApplicationSource{src}
-			resp, err = repo.NewService(repo.Options{Root: dir}).Render(ctx, req)
-		}
+		req.Sources = []v1alpha1.ApplicationSource{src}
+		resp, err = svc.Render(ctx, req)
 	}
 	if err != nil {
 		return err

@@ -51,6 +51,15 @@ type Input struct {
 	// Env is the build environment substituted into parameters and value
 	// file paths.
 	Env map[string]string
+	// Dependencies fetches dependencies declared in Chart.yaml but not
+	// vendored under charts/. Nil means they must be vendored.
+	Dependencies DependencyFetcher
+}
+
+// DependencyFetcher fetches a chart dependency from its repository and
+// returns the directory it was unpacked to.
+type DependencyFetcher interface {
+	FetchDependency(ctx context.Context, repoURL, name, version string) (string, error)
 }
 
 // Render loads the chart and templates it.
@@ -74,7 +83,7 @@ func Render(ctx context.Context, in Input) ([]*unstructured.Unstructured, error)
 	if err != nil {
 		return nil, fmt.Errorf("loading chart %q: %w", in.Path, err)
 	}
-	if err := checkDependencies(chrt); err != nil {
+	if err := addDependencies(ctx, chrt, root, chartDir, in.Dependencies); err != nil {
 		return nil, fmt.Errorf("chart %q: %w", in.Path, err)
 	}
 
@@ -153,16 +162,53 @@ func isTestHook(h *release.Hook) bool {
 	return false
 }
 
-// checkDependencies fails when a dependency declared in Chart.yaml is not
-// vendored under charts/.
-func checkDependencies(c *chart.Chart) error {
-	if c.Metadata == nil || len(c.Metadata.Dependencies) == 0 {
+// addDependencies loads each dependency declared in Chart.yaml that is not
+// vendored under charts/: file:// ones from the checkout, others through
+// fetch. Dependencies of dependencies are handled the same way.
+func addDependencies(ctx context.Context, c *chart.Chart, root, chartDir string, fetch DependencyFetcher) error {
+	if c.Metadata == nil {
 		return nil
 	}
-	if err := action.CheckDependencies(c, c.Metadata.Dependencies); err != nil {
-		return fmt.Errorf("%w (vendor them in charts/, e.g. with helm dependency build)", err)
+	for _, dep := range c.Metadata.Dependencies {
+		if hasDependency(c, dep.Name) {
+			continue
+		}
+		var dir string
+		var err error
+		switch {
+		case strings.HasPrefix(dep.Repository, "file://"):
+			rel, relErr := filepath.Rel(root, filepath.Join(chartDir, strings.TrimPrefix(dep.Repository, "file://")))
+			if relErr != nil {
+				return relErr
+			}
+			dir, err = pathsafe.Join(root, rel)
+		case fetch == nil || dep.Repository == "":
+			err = errors.New("not in charts/ and no repository to fetch it from")
+		default:
+			dir, err = fetch.FetchDependency(ctx, dep.Repository, dep.Name, dep.Version)
+		}
+		if err != nil {
+			return fmt.Errorf("dependency %s %s: %w", dep.Name, dep.Version, err)
+		}
+		sub, err := loader.Load(dir)
+		if err != nil {
+			return fmt.Errorf("dependency %s: %w", dep.Name, err)
+		}
+		if err := addDependencies(ctx, sub, root, dir, fetch); err != nil {
+			return fmt.Errorf("dependency %s: %w", dep.Name, err)
+		}
+		c.AddDependency(sub)
 	}
-	return nil
+	return action.CheckDependencies(c, c.Metadata.Dependencies)
+}
+
+func hasDependency(c *chart.Chart, name string) bool {
+	for _, d := range c.Dependencies() {
+		if d.Name() == name {
+			return true
+		}
+	}
+	return false
 }
 
 // valueOptions turns the source's helm options into Helm's values options,
