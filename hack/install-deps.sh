@@ -9,6 +9,8 @@ declare -A want=(
 	[make]=make
 	[gcc]=gcc   # go test -race needs cgo
 	[redis-server]=redis-server # the Redis manifest cache's tests
+	[ssh]=openssh-client        # Git over SSH
+	[sshd]=openssh-server       # the Git-over-SSH tests' server
 )
 
 missing=()

@@ -203,3 +203,35 @@ func assertFile(t *testing.T, path, want string) {
 		t.Errorf("%s = %q, want %q", path, got, want)
 	}
 }
+
+func TestSSH(t *testing.T) {
+	srv := gitserver.NewSSH(t)
+	remote := srv.NewRepo(t, "app")
+	sha := remote.Commit(t, "c", map[string]string{"app/cm.yaml": "kind: ConfigMap\n"})
+	ctx := context.Background()
+
+	repo := newStore(t).Repo(remote.URL, Creds{SSHPrivateKey: srv.ClientKey, KnownHosts: srv.KnownHosts})
+	got, err := repo.Resolve(ctx, "main")
+	if err != nil || got != sha {
+		t.Fatalf("Resolve over SSH = %s, %v; want %s", got, err, sha)
+	}
+	dir, err := repo.Checkout(ctx, sha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertFile(t, filepath.Join(dir, "app/cm.yaml"), "kind: ConfigMap\n")
+
+	otherKey := gitserver.NewSSH(t).ClientKey
+	for name, creds := range map[string]Creds{
+		"key the server does not accept": {SSHPrivateKey: otherKey, KnownHosts: srv.KnownHosts},
+		"unknown host key":               {SSHPrivateKey: srv.ClientKey},
+	} {
+		_, err := newStore(t).Repo(remote.URL, creds).Resolve(ctx, "main")
+		if !errors.Is(err, ErrAuthentication) {
+			t.Errorf("%s: got %v, want ErrAuthentication", name, err)
+		}
+	}
+	if _, err := newStore(t).Repo(remote.URL, Creds{SSHPrivateKey: srv.ClientKey, Insecure: true}).Resolve(ctx, "main"); err != nil {
+		t.Errorf("insecure skips host key checking: %v", err)
+	}
+}
