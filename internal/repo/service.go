@@ -41,6 +41,12 @@ type Options struct {
 	RefsTTL time.Duration
 	// OCIPlainHTTP talks to OCI chart registries over plain HTTP. Default false.
 	OCIPlainHTTP bool
+	// MaxManifestBytes bounds the rendered objects of one request, as JSON.
+	// Default 64 MiB: far above real Applications, low enough to protect
+	// the controller and the cache from a runaway template.
+	MaxManifestBytes int
+	// MaxCheckoutBytes bounds one Git checkout. Default 2 GiB.
+	MaxCheckoutBytes int64
 }
 
 // Service renders sources in-process.
@@ -69,9 +75,12 @@ func NewService(opts Options) *Service {
 	if opts.RenderTimeout == 0 {
 		opts.RenderTimeout = 90 * time.Second
 	}
+	if opts.MaxManifestBytes == 0 {
+		opts.MaxManifestBytes = 64 << 20
+	}
 	return &Service{
 		opts:   opts,
-		git:    git.NewStore(git.Options{Root: filepath.Join(opts.Root, "git"), RefsTTL: opts.RefsTTL}),
+		git:    git.NewStore(git.Options{Root: filepath.Join(opts.Root, "git"), RefsTTL: opts.RefsTTL, MaxCheckoutBytes: opts.MaxCheckoutBytes}),
 		charts: chartrepo.NewClient(chartrepo.Options{Root: filepath.Join(opts.Root, "charts"), IndexTTL: opts.RefsTTL, PlainHTTP: opts.OCIPlainHTTP}),
 	}
 }
@@ -99,7 +108,18 @@ func (s *Service) Render(ctx context.Context, req *Request) (*Response, error) {
 		}
 	}
 	resp, err := s.render(ctx, req, resolved)
-	s.store(ctx, key, resp, err)
+	var data []byte
+	if err == nil {
+		if data, err = json.Marshal(cacheEntry{Response: resp}); err == nil && len(data) > s.opts.MaxManifestBytes {
+			err = fmt.Errorf("rendered manifests of %q are %d bytes, over the limit of %d", req.AppName, len(data), s.opts.MaxManifestBytes)
+		}
+	}
+	if err != nil {
+		resp = nil
+		s.storeFailure(ctx, key, err)
+	} else {
+		_ = s.opts.Cache.Set(ctx, key, data, s.opts.CacheTTL)
+	}
 	return resp, err
 }
 
@@ -227,19 +247,15 @@ func (s *Service) cached(ctx context.Context, key string) (*Response, error, boo
 	return e.Response, nil, true
 }
 
-func (s *Service) store(ctx context.Context, key string, resp *Response, renderErr error) {
-	e, ttl := cacheEntry{Response: resp}, s.opts.CacheTTL
-	if renderErr != nil {
-		if errors.Is(renderErr, context.Canceled) {
-			return // the caller gave up; nothing was learnt about the source
-		}
-		e, ttl = cacheEntry{Error: renderErr.Error()}, s.opts.FailureTTL
+func (s *Service) storeFailure(ctx context.Context, key string, renderErr error) {
+	if errors.Is(renderErr, context.Canceled) {
+		return // the caller gave up; nothing was learnt about the source
 	}
-	data, err := json.Marshal(e)
+	data, err := json.Marshal(cacheEntry{Error: renderErr.Error()})
 	if err != nil {
 		return
 	}
-	_ = s.opts.Cache.Set(ctx, key, data, ttl)
+	_ = s.opts.Cache.Set(ctx, key, data, s.opts.FailureTTL)
 }
 
 // UnmarshalJSON decodes objects with integers kept as int64.

@@ -322,3 +322,13 @@ func TestHelmDependenciesFetchedFromTheirRepositories(t *testing.T) {
 type credsByURL map[string]git.Creds
 
 func (c credsByURL) ForRepo(_ context.Context, url string) (git.Creds, error) { return c[url], nil }
+
+func TestManifestSizeLimit(t *testing.T) {
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "c", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata:\n  blob: " + strings.Repeat("z", 5000) + "\n"})
+	svc := NewService(Options{Root: t.TempDir(), MaxManifestBytes: 4000})
+	_, err := svc.Render(context.Background(), &Request{AppName: "big", Sources: []v1alpha1.ApplicationSource{{RepoURL: remote.URL, Path: "app"}}})
+	if err == nil || !strings.Contains(err.Error(), "over the limit of 4000") {
+		t.Errorf("got %v, want the manifest size limit error", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,20 +62,33 @@ func (r *Repo) setCreds(c Creds) {
 // git runs a git command against the bare clone (or without one when
 // bare is false) with the repository's credentials, and returns stdout.
 func (r *Repo) git(ctx context.Context, bare bool, args ...string) ([]byte, error) {
+	var stdout bytes.Buffer
+	err := r.gitStream(ctx, bare, func(out io.Reader) error {
+		_, err := io.Copy(&stdout, out)
+		return err
+	}, args...)
+	return stdout.Bytes(), err
+}
+
+// gitStream runs a git command and hands its stdout to consume as it is
+// produced, so large outputs (archives) are never held in memory whole.
+func (r *Repo) gitStream(ctx context.Context, bare bool, consume func(io.Reader) error, args ...string) error {
 	tmp, err := os.MkdirTemp("", "capstan-git-")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer os.RemoveAll(tmp)
 	r.credsMu.RLock()
 	credEnv, err := r.creds.env(tmp)
 	r.credsMu.RUnlock()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if bare {
 		args = append([]string{"--git-dir", r.bareDir()}, args...)
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	cmd := exec.CommandContext(ctx, r.opts.GitBinary, args...)
 	cmd.Env = append(os.Environ(),
 		"GIT_TERMINAL_PROMPT=0",
@@ -83,19 +97,32 @@ func (r *Repo) git(ctx context.Context, bare bool, args ...string) ([]byte, erro
 		"LC_ALL=C",
 	)
 	cmd.Env = append(cmd.Env, credEnv...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	consumeErr := consume(stdout)
+	if consumeErr != nil {
+		cancel() // stop git; its own error is then of no interest
+		_ = cmd.Wait()
+		return consumeErr
+	}
+	if err := cmd.Wait(); err != nil {
 		msg := redact(strings.TrimSpace(stderr.String()))
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("git %s on %s: %w", args[len(args)-1], RedactURL(r.url), ctx.Err())
+			return fmt.Errorf("git %s on %s: %w", gitVerb(args), RedactURL(r.url), ctx.Err())
 		}
 		if isAuthFailure(msg) {
-			return nil, fmt.Errorf("%w for repository %s: %s", ErrAuthentication, RedactURL(r.url), lastLine(msg))
+			return fmt.Errorf("%w for repository %s: %s", ErrAuthentication, RedactURL(r.url), lastLine(msg))
 		}
-		return nil, fmt.Errorf("git %s on %s: %v: %s", gitVerb(args), RedactURL(r.url), err, msg)
+		return fmt.Errorf("git %s on %s: %v: %s", gitVerb(args), RedactURL(r.url), err, msg)
 	}
-	return stdout.Bytes(), nil
+	return nil
 }
 
 func gitVerb(args []string) string {
@@ -264,12 +291,10 @@ func (r *Repo) extract(ctx context.Context, sha, dst string) error {
 	if err != nil {
 		return err
 	}
-	archive, err := r.git(ctx, true, "archive", "--format=tar", sha)
+	err = r.gitStream(ctx, true, func(archive io.Reader) error {
+		return untar(archive, tmp, r.opts.MaxCheckoutBytes)
+	}, "archive", "--format=tar", sha)
 	if err != nil {
-		_ = os.RemoveAll(tmp)
-		return err
-	}
-	if err := untar(bytes.NewReader(archive), tmp); err != nil {
 		_ = os.RemoveAll(tmp)
 		return err
 	}

@@ -235,3 +235,16 @@ func TestSSH(t *testing.T) {
 		t.Errorf("insecure skips host key checking: %v", err)
 	}
 }
+
+func TestCheckoutSizeLimit(t *testing.T) {
+	remote := gitserver.NewLocalRepo(t)
+	sha := remote.Commit(t, "big", map[string]string{"a.yaml": strings.Repeat("x", 4096), "b.yaml": strings.Repeat("y", 4096)})
+	store := NewStore(Options{Root: t.TempDir(), MaxCheckoutBytes: 6000})
+	_, err := store.Repo(remote.URL, Creds{}).Checkout(context.Background(), sha)
+	if err == nil || !strings.Contains(err.Error(), "limit of 6000 bytes") {
+		t.Errorf("got %v, want the size limit error", err)
+	}
+	if _, err := NewStore(Options{Root: t.TempDir()}).Repo(remote.URL, Creds{}).Checkout(context.Background(), sha); err != nil {
+		t.Errorf("within the default limit: %v", err)
+	}
+}

@@ -20,6 +20,9 @@ type Options struct {
 	RefsTTL time.Duration
 	// GitBinary is the git executable. Default "git" from PATH.
 	GitBinary string
+	// MaxCheckoutBytes bounds the file content of one checkout. Default
+	// 2 GiB; a larger commit fails to check out rather than fill the disk.
+	MaxCheckoutBytes int64
 }
 
 // Store holds one Repo per normalized repository URL.
@@ -36,6 +39,9 @@ func NewStore(opts Options) *Store {
 	}
 	if opts.GitBinary == "" {
 		opts.GitBinary = "git"
+	}
+	if opts.MaxCheckoutBytes == 0 {
+		opts.MaxCheckoutBytes = 2 << 30
 	}
 	return &Store{opts: opts, repos: map[string]*Repo{}}
 }

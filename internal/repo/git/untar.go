@@ -12,9 +12,10 @@ import (
 
 // untar writes a `git archive` tar stream into dir. Entries that would land
 // outside dir are refused; symbolic links are kept as they are, and checked
-// by whoever reads through them.
-func untar(r io.Reader, dir string) error {
+// by whoever reads through them. Files may hold at most limit bytes in all.
+func untar(r io.Reader, dir string, limit int64) error {
 	tr := tar.NewReader(r)
+	var total int64
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -34,6 +35,9 @@ func untar(r io.Reader, dir string) error {
 				return err
 			}
 		case tar.TypeReg:
+			if total += h.Size; total > limit {
+				return fmt.Errorf("checkout is larger than the limit of %d bytes", limit)
+			}
 			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 				return err
 			}
