@@ -332,3 +332,14 @@ func TestManifestSizeLimit(t *testing.T) {
 		t.Errorf("got %v, want the manifest size limit error", err)
 	}
 }
+
+func TestSymlinkEscapingTheCheckoutIsRefused(t *testing.T) {
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "c", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"})
+	remote.Symlink(t, "app/passwd.yaml", "/etc/passwd")
+	svc := NewService(Options{Root: t.TempDir()})
+	_, err := svc.Render(context.Background(), &Request{AppName: "x", Sources: []v1alpha1.ApplicationSource{{RepoURL: remote.URL, Path: "app"}}})
+	if !errors.Is(err, pathsafe.ErrOutOfBounds) || !strings.Contains(err.Error(), "passwd.yaml") {
+		t.Errorf("got %v, want ErrOutOfBounds naming the link", err)
+	}
+}

@@ -81,3 +81,26 @@ func TestRenderErrorIsOneLineAndExitsOne(t *testing.T) {
 		}
 	}
 }
+
+func TestRenderLocalHelmChart(t *testing.T) {
+	charts := filepath.Join("..", "..", "..", "internal", "repo", "render", "helm", "testdata", "charts")
+	out, errOut, code := runCLI(t, "render", "--local", charts, "--path", "conditionals",
+		"--values", "values-prod.yaml", "--helm-set", "service.type=NodePort", "--helm-set", "service.nodePort=30080",
+		"--release-name", "shop", "--dest-namespace", "prod", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var objs []map[string]any
+	if err := json.Unmarshal([]byte(out), &objs); err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]string{}
+	for _, o := range objs {
+		kinds[o["kind"].(string)] = o["metadata"].(map[string]any)["name"].(string)
+	}
+	for _, kind := range []string{"Deployment", "Service", "Ingress", "HorizontalPodAutoscaler"} {
+		if kinds[kind] != "shop-conditionals" {
+			t.Errorf("%s = %q, want shop-conditionals (objects %v)", kind, kinds[kind], kinds)
+		}
+	}
+}

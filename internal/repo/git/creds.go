@@ -44,6 +44,14 @@ func (c Creds) env(dir string) ([]string, error) {
 		config = append(config, [2]string{"http.sslCAInfo", path})
 	}
 	env := []string{"GIT_CONFIG_COUNT=" + strconv.Itoa(len(config))}
+	// The environment's GIT_SSL_* variables win over configuration, so the
+	// repository's TLS options are set there too.
+	if c.Insecure {
+		env = append(env, "GIT_SSL_NO_VERIFY=true")
+	}
+	if len(c.CAData) > 0 {
+		env = append(env, "GIT_SSL_CAINFO="+filepath.Join(dir, "ca.pem"))
+	}
 	for i, kv := range config {
 		env = append(env, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i, kv[0]), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i, kv[1]))
 	}

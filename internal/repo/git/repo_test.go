@@ -248,3 +248,25 @@ func TestCheckoutSizeLimit(t *testing.T) {
 		t.Errorf("within the default limit: %v", err)
 	}
 }
+
+func TestHTTPSCertificates(t *testing.T) {
+	srv := gitserver.NewTLS(t)
+	remote := srv.NewRepo(t, "tls")
+	sha := remote.Commit(t, "c", map[string]string{"a.yaml": "a: 1\n"})
+	auth := Creds{Username: srv.Username, Password: srv.Password}
+
+	_, err := newStore(t).Repo(remote.URL, auth).Resolve(context.Background(), "main")
+	if err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("untrusted certificate: got %v, want a certificate error", err)
+	}
+	withCA := auth
+	withCA.CAData = srv.CAData()
+	if got, err := newStore(t).Repo(remote.URL, withCA).Resolve(context.Background(), "main"); err != nil || got != sha {
+		t.Errorf("with the server's CA: %s, %v", got, err)
+	}
+	insecure := auth
+	insecure.Insecure = true
+	if got, err := newStore(t).Repo(remote.URL, insecure).Resolve(context.Background(), "main"); err != nil || got != sha {
+		t.Errorf("insecure: %s, %v", got, err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/subtle"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
@@ -32,8 +33,19 @@ type Server struct {
 	srv     *httptest.Server
 }
 
-// New starts a server that stops when the test ends.
-func New(t testing.TB) *Server {
+// New starts a plain-HTTP server that stops when the test ends.
+func New(t testing.TB) *Server { return start(t, false) }
+
+// NewTLS starts an HTTPS server with a self-signed certificate; CAData
+// returns the certificate clients must trust.
+func NewTLS(t testing.TB) *Server { return start(t, true) }
+
+// CAData is the PEM certificate of an HTTPS server.
+func (s *Server) CAData() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.srv.Certificate().Raw})
+}
+
+func start(t testing.TB, useTLS bool) *Server {
 	t.Helper()
 	execPath, err := exec.Command("git", "--exec-path").Output()
 	if err != nil {
@@ -44,7 +56,7 @@ func New(t testing.TB) *Server {
 		Path: filepath.Join(strings.TrimSpace(string(execPath)), "git-http-backend"),
 		Env:  []string{"GIT_PROJECT_ROOT=" + s.root, "GIT_HTTP_EXPORT_ALL=1"},
 	}
-	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		user, pass, ok := r.BasicAuth()
 		if !ok || subtle.ConstantTimeCompare([]byte(user), []byte(s.Username)) != 1 ||
 			subtle.ConstantTimeCompare([]byte(pass), []byte(s.Password)) != 1 {
@@ -66,6 +78,11 @@ func New(t testing.TB) *Server {
 		}
 		backend.ServeHTTP(w, r)
 	}))
+	if useTLS {
+		s.srv.StartTLS()
+	} else {
+		s.srv.Start()
+	}
 	t.Cleanup(s.srv.Close)
 	s.URL = s.srv.URL
 	return s
@@ -193,5 +210,6 @@ func run(t testing.TB, dir string, name string, args ...string) string {
 // AuthURL returns the repository URL with the server's credentials in it,
 // for tests that need a client without a credential store.
 func (s *Server) AuthURL(r *Repo) string {
-	return strings.Replace(r.URL, "http://", fmt.Sprintf("http://%s:%s@", s.Username, s.Password), 1)
+	scheme, rest, _ := strings.Cut(r.URL, "://")
+	return fmt.Sprintf("%s://%s:%s@%s", scheme, s.Username, s.Password, rest)
 }
