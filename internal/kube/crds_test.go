@@ -23,7 +23,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -49,21 +48,6 @@ func installed(t *testing.T) {
 	if installOnce.err != nil {
 		t.Fatalf("installing CRDs: %v", installOnce.err)
 	}
-}
-
-// newNamespace creates a namespace that lives as long as the test.
-func newNamespace(t *testing.T) string {
-	t.Helper()
-	cs := kubernetes.NewForConfigOrDie(cluster.Config)
-	ns, err := cs.CoreV1().Namespaces().Create(context.Background(),
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "test-"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cs.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
-	})
-	return ns.Name
 }
 
 // readFixture returns every object in testdata/name.
@@ -168,7 +152,7 @@ func TestInstallCRDsIsIdempotentAndServesArgoCDNames(t *testing.T) {
 // spec field may be lost, by the schema or by the Go types.
 func TestSeedApplicationsRoundTrip(t *testing.T) {
 	installed(t)
-	ns := newNamespace(t)
+	ns := cluster.NewNamespace(t)
 	c, err := NewClient(cluster.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +202,7 @@ func TestSeedApplicationsRoundTrip(t *testing.T) {
 // AppProject that deploys to it.
 func TestSeed003ClusterSecretAndProject(t *testing.T) {
 	installed(t)
-	ns := newNamespace(t)
+	ns := cluster.NewNamespace(t)
 	c, err := NewClient(cluster.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -273,7 +257,7 @@ func TestSeed003ClusterSecretAndProject(t *testing.T) {
 // that the error names the field.
 func TestMalformedApplicationsAreRejected(t *testing.T) {
 	installed(t)
-	ns := newNamespace(t)
+	ns := cluster.NewNamespace(t)
 	base := readFixture(t, "seed004-applications.yaml")[1]
 	dyn := dynamic.NewForConfigOrDie(cluster.Config)
 	apps := v1alpha1.GroupVersion.WithResource("applications")
@@ -335,7 +319,7 @@ func TestMalformedApplicationsAreRejected(t *testing.T) {
 // status subresource, so users applying a spec never overwrite it.
 func TestStatusIsASubresource(t *testing.T) {
 	installed(t)
-	ns := newNamespace(t)
+	ns := cluster.NewNamespace(t)
 	c, err := NewClient(cluster.Config)
 	if err != nil {
 		t.Fatal(err)

@@ -27,12 +27,7 @@ func setup(t *testing.T) (client.Client, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "settings-"}}
-	if err := c.Create(context.Background(), ns); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
-	return c, ns.Name
+	return c, cluster.NewNamespace(t)
 }
 
 func secret(ns, name, kind string, data map[string]string) *corev1.Secret {

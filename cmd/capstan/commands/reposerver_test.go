@@ -37,11 +37,8 @@ func TestRepoServerUsesRepositorySecrets(t *testing.T) {
 
 	cs := kubernetes.NewForConfigOrDie(cluster.Config)
 	ctx := context.Background()
-	ns, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "argocd-"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = cs.CoreV1().Secrets(ns.Name).Create(ctx, &corev1.Secret{
+	ns := cluster.NewNamespace(t)
+	_, err := cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "private-repo", Labels: map[string]string{v1alpha1.LabelSecretType: v1alpha1.SecretTypeRepository}},
 		StringData: map[string]string{"url": remote.URL, "username": srv.Username, "password": srv.Password},
 	}, metav1.CreateOptions{})
@@ -61,7 +58,7 @@ func TestRepoServerUsesRepositorySecrets(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		root := NewRoot()
-		root.SetArgs([]string{"repo-server", "--listen", addr, "--root", t.TempDir(), "--namespace", ns.Name, "--redis", redisAddr})
+		root.SetArgs([]string{"repo-server", "--listen", addr, "--root", t.TempDir(), "--namespace", ns, "--redis", redisAddr})
 		root.SetErr(&bytes.Buffer{})
 		done <- root.ExecuteContext(runCtx)
 	}()

@@ -25,19 +25,6 @@ func TestMain(m *testing.M) {
 	os.Exit(RunTests(m, Options{Workloads: true}, &cluster))
 }
 
-func newNamespace(t *testing.T, cs kubernetes.Interface) string {
-	t.Helper()
-	ns, err := cs.CoreV1().Namespaces().Create(context.Background(),
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "test-"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cs.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
-	})
-	return ns.Name
-}
-
 func TestDeploymentBecomesAvailable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -45,7 +32,7 @@ func TestDeploymentBecomesAvailable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := newNamespace(t, cs)
+	ns := cluster.NewNamespace(t)
 	labels := map[string]string{"app": "web"}
 	deploy := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},

@@ -22,22 +22,8 @@ type jsonnetVM struct {
 
 func newJsonnetVM(root string, opts v1alpha1.ApplicationSourceJsonnet, env map[string]string) (*jsonnetVM, error) {
 	vm := jsonnet.MakeVM()
-	for _, v := range opts.ExtVars {
-		value := os.Expand(v.Value, func(k string) string { return env[k] })
-		if v.Code {
-			vm.ExtCode(v.Name, value)
-		} else {
-			vm.ExtVar(v.Name, value)
-		}
-	}
-	for _, v := range opts.TLAs {
-		value := os.Expand(v.Value, func(k string) string { return env[k] })
-		if v.Code {
-			vm.TLACode(v.Name, value)
-		} else {
-			vm.TLAVar(v.Name, value)
-		}
-	}
+	setVars(opts.ExtVars, env, vm.ExtVar, vm.ExtCode)
+	setVars(opts.TLAs, env, vm.TLAVar, vm.TLACode)
 	realRoot, err := pathsafe.Root(root)
 	if err != nil {
 		return nil, err
@@ -52,6 +38,19 @@ func newJsonnetVM(root string, opts v1alpha1.ApplicationSourceJsonnet, env map[s
 	}
 	vm.Importer(&boundedImporter{root: realRoot, inner: &jsonnet.FileImporter{JPaths: jpaths}})
 	return &jsonnetVM{vm: vm}, nil
+}
+
+// setVars passes variables to the VM, as strings or as code, with ${VAR}
+// expanded from the build environment.
+func setVars(vars []v1alpha1.JsonnetVar, env map[string]string, asString, asCode func(name, value string)) {
+	for _, v := range vars {
+		value := os.Expand(v.Value, func(k string) string { return env[k] })
+		if v.Code {
+			asCode(v.Name, value)
+		} else {
+			asString(v.Name, value)
+		}
+	}
 }
 
 func (j *jsonnetVM) evaluate(path, rel string) ([]*unstructured.Unstructured, error) {

@@ -48,23 +48,24 @@ func splitTag(ref string) (string, string) {
 
 // setImage replaces the entry for the same image name or appends one.
 func setImage(k *types.Kustomization, img types.Image) {
-	for i := range k.Images {
-		if k.Images[i].Name == img.Name {
-			k.Images[i] = img
-			return
-		}
-	}
-	k.Images = append(k.Images, img)
+	k.Images = upsert(k.Images, img, func(i types.Image) bool { return i.Name == img.Name })
 }
 
+// setReplicas replaces the entry for the same workload or appends one.
 func setReplicas(k *types.Kustomization, r types.Replica) {
-	for i := range k.Replicas {
-		if k.Replicas[i].Name == r.Name {
-			k.Replicas[i] = r
-			return
+	k.Replicas = upsert(k.Replicas, r, func(x types.Replica) bool { return x.Name == r.Name })
+}
+
+// upsert replaces the first element that same matches with item, or
+// appends item: what `kustomize edit set` does with named entries.
+func upsert[T any](list []T, item T, same func(T) bool) []T {
+	for i := range list {
+		if same(list[i]) {
+			list[i] = item
+			return list
 		}
 	}
-	k.Replicas = append(k.Replicas, r)
+	return append(list, item)
 }
 
 func replicaCount(r v1alpha1.KustomizeReplica) (int64, error) {
