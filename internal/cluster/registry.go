@@ -1,0 +1,117 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+)
+
+// The in-cluster destination's server URL and name, as in Argo CD.
+const (
+	InClusterServer = "https://kubernetes.default.svc"
+	InClusterName   = "in-cluster"
+)
+
+// Cluster is one destination cluster.
+type Cluster struct {
+	// Name is the cluster's name (destination.name); the server URL when unnamed.
+	Name string
+	// Server is the API server URL (destination.server).
+	Server string
+	// Namespaces, when set, are the only namespaces Capstan manages there.
+	Namespaces []string
+	// ClusterResources allows cluster-scoped resources when Namespaces is set.
+	ClusterResources bool
+	// Shard pins the cluster to one controller replica; nil means by hash.
+	Shard *int64
+	// Project scopes the cluster to one AppProject; empty means any.
+	Project string
+	// SecretName is the Secret the cluster came from; empty for in-cluster.
+	SecretName string
+	// Config reaches the cluster's API server.
+	Config *rest.Config
+}
+
+// Registry lists destination clusters from the cluster Secrets of one namespace.
+type Registry struct {
+	// Reader reads Secrets, usually from an informer cache.
+	Reader client.Reader
+	// Namespace is the control namespace, by default argocd.
+	Namespace string
+	// InCluster reaches the cluster Capstan runs in, or the one its
+	// kubeconfig names when it runs outside. Nil disables in-cluster.
+	InCluster *rest.Config
+}
+
+// List returns in-cluster (unless a Secret redefines it) and every cluster
+// Secret. A malformed Secret fails the whole list, naming the Secret.
+func (r *Registry) List(ctx context.Context) ([]*Cluster, error) {
+	var secrets corev1.SecretList
+	if err := r.Reader.List(ctx, &secrets, client.InNamespace(r.Namespace),
+		client.MatchingLabels{v1alpha1.LabelSecretType: v1alpha1.SecretTypeCluster}); err != nil {
+		return nil, fmt.Errorf("listing cluster Secrets in %s: %w", r.Namespace, err)
+	}
+	var out []*Cluster
+	inClusterDefined := false
+	for i := range secrets.Items {
+		c, err := fromSecret(&secrets.Items[i])
+		if err != nil {
+			return nil, err
+		}
+		if c.Server == InClusterServer {
+			inClusterDefined = true
+			if c.Name == InClusterServer {
+				c.Name = InClusterName
+			}
+			if r.InCluster != nil && c.Config.BearerToken == "" && len(c.Config.CertData) == 0 {
+				// A Secret that only names or scopes in-cluster keeps its credentials.
+				cfg := rest.CopyConfig(r.InCluster)
+				c.Config = cfg
+			}
+		}
+		out = append(out, c)
+	}
+	if !inClusterDefined && r.InCluster != nil {
+		out = append([]*Cluster{{Name: InClusterName, Server: InClusterServer, Config: rest.CopyConfig(r.InCluster)}}, out...)
+	}
+	return out, nil
+}
+
+// Get returns the cluster an Application's destination names, by server
+// URL or by name (exactly one of them must be set, as Argo CD requires).
+func (r *Registry) Get(ctx context.Context, dest v1alpha1.ApplicationDestination) (*Cluster, error) {
+	if dest.Server != "" && dest.Name != "" {
+		return nil, fmt.Errorf("destination sets both server %q and name %q; set one", dest.Server, dest.Name)
+	}
+	if dest.Server == "" && dest.Name == "" {
+		return nil, fmt.Errorf("destination sets neither server nor name")
+	}
+	all, err := r.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var found []*Cluster
+	for _, c := range all {
+		if (dest.Server != "" && c.Server == strings.TrimSuffix(dest.Server, "/")) || (dest.Name != "" && c.Name == dest.Name) {
+			found = append(found, c)
+		}
+	}
+	switch {
+	case len(found) == 1:
+		return found[0], nil
+	case len(found) > 1 && dest.Name != "":
+		return nil, fmt.Errorf("there are %d clusters with the name %q", len(found), dest.Name)
+	case len(found) > 1:
+		return found[0], nil
+	case dest.Name != "":
+		return nil, fmt.Errorf("cluster named %q not found", dest.Name)
+	default:
+		return nil, fmt.Errorf("cluster %q not found", dest.Server)
+	}
+}

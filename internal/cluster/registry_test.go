@@ -1,0 +1,132 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+)
+
+// control holds the cluster Secrets; each test that needs a destination
+// starts its own second cluster.
+var control *localcluster.Cluster
+
+func TestMain(m *testing.M) {
+	os.Exit(localcluster.RunTests(m, localcluster.Options{}, &control))
+}
+
+func clusterSecret(t *testing.T, ns, name string, data map[string]string) {
+	t.Helper()
+	cs := kubernetes.NewForConfigOrDie(control.Config)
+	_, err := cs.CoreV1().Secrets(ns).Create(context.Background(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1alpha1.LabelSecretType: v1alpha1.SecretTypeCluster},
+			Annotations: map[string]string{"managed-by": "argocd.argoproj.io"}},
+		StringData: data,
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func registry(t *testing.T, ns string) *Registry {
+	c, err := kube.NewClient(control.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Registry{Reader: c, Namespace: ns, InCluster: control.Config}
+}
+
+// TestSeed003ClusterSecretReachesTheCluster registers a second real cluster
+// the way `argocd cluster add` does (seed 003: name, server and a config with
+// a bearer token) and reaches it by name and by server.
+func TestSeed003ClusterSecretReachesTheCluster(t *testing.T) {
+	prod, err := localcluster.Start(context.Background(), localcluster.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Stop()
+	ns := control.NewNamespace(t)
+
+	withCA, _ := json.Marshal(Config{BearerToken: prod.Config.BearerToken, TLSClientConfig: TLSClientConfig{CAData: prod.Config.CAData}})
+	clusterSecret(t, ns, "cluster-prod-358811194", map[string]string{
+		"name": "default/api-cluster-production:6443/admin", "server": prod.Config.Host, "config": string(withCA),
+	})
+	// Seed 003's exact config shape: a token and insecure TLS.
+	insecure := `{"bearerToken":"` + prod.Config.BearerToken + `","tlsClientConfig":{"insecure":true}}`
+	clusterSecret(t, ns, "cluster-insecure", map[string]string{"name": "prod-insecure", "server": prod.Config.Host + "/", "config": insecure, "namespaces": "a, b", "shard": "1"})
+
+	reg := registry(t, ns)
+	for _, dest := range []v1alpha1.ApplicationDestination{
+		{Name: "default/api-cluster-production:6443/admin"},
+		{Name: "prod-insecure"},
+		{Name: InClusterName},
+		{Server: InClusterServer},
+	} {
+		c, err := reg.Get(context.Background(), dest)
+		if err != nil {
+			t.Fatalf("%+v: %v", dest, err)
+		}
+		if _, err := kubernetes.NewForConfigOrDie(c.Config).CoreV1().Namespaces().Get(context.Background(), "default", metav1.GetOptions{}); err != nil {
+			t.Errorf("%+v: reaching %s: %v", dest, c.Server, err)
+		}
+	}
+	c, err := reg.Get(context.Background(), v1alpha1.ApplicationDestination{Name: "prod-insecure"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(c.Namespaces, ",") != "a,b" || c.Shard == nil || *c.Shard != 1 {
+		t.Errorf("namespaces %v shard %v", c.Namespaces, c.Shard)
+	}
+	// By server, two Secrets point at the same URL; either reaches it.
+	if _, err := reg.Get(context.Background(), v1alpha1.ApplicationDestination{Server: prod.Config.Host}); err != nil {
+		t.Errorf("by server: %v", err)
+	}
+}
+
+func TestBadDestinationsAndSecrets(t *testing.T) {
+	ns := control.NewNamespace(t)
+	reg := registry(t, ns)
+	for _, tc := range []struct {
+		dest v1alpha1.ApplicationDestination
+		want string
+	}{
+		{v1alpha1.ApplicationDestination{Name: "nope"}, `cluster named "nope" not found`},
+		{v1alpha1.ApplicationDestination{Server: "https://nope:6443"}, `cluster "https://nope:6443" not found`},
+		{v1alpha1.ApplicationDestination{Name: "a", Server: "https://b"}, "set one"},
+		{v1alpha1.ApplicationDestination{}, "neither"},
+	} {
+		if _, err := reg.Get(context.Background(), tc.dest); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: got %v, want %q", tc.dest, err, tc.want)
+		}
+	}
+	clusterSecret(t, ns, "broken", map[string]string{"server": "https://x", "config": "{not json"})
+	if _, err := reg.List(context.Background()); err == nil || !strings.Contains(err.Error(), "Secret/"+ns+"/broken") {
+		t.Errorf("malformed config: got %v, want an error naming the Secret", err)
+	}
+}
+
+func TestInClusterSecretRenamesInCluster(t *testing.T) {
+	ns := control.NewNamespace(t)
+	clusterSecret(t, ns, "in-cluster", map[string]string{"name": "home", "server": InClusterServer})
+	reg := registry(t, ns)
+	c, err := reg.Get(context.Background(), v1alpha1.ApplicationDestination{Name: "home"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Config.Host != control.Config.Host {
+		t.Errorf("renamed in-cluster reaches %s, want the controller's own cluster", c.Config.Host)
+	}
+	all, _ := reg.List(context.Background())
+	if len(all) != 1 {
+		t.Errorf("in-cluster listed %d times", len(all))
+	}
+}

@@ -1,0 +1,116 @@
+package cluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// Config is the JSON in a cluster Secret's "config" key, as Argo CD writes it.
+type Config struct {
+	Username           string              `json:"username,omitempty"`
+	Password           string              `json:"password,omitempty"`
+	BearerToken        string              `json:"bearerToken,omitempty"`
+	TLSClientConfig    TLSClientConfig     `json:"tlsClientConfig"`
+	ExecProviderConfig *ExecProviderConfig `json:"execProviderConfig,omitempty"`
+	DisableCompression bool                `json:"disableCompression,omitempty"`
+	ProxyURL           string              `json:"proxyUrl,omitempty"`
+}
+
+// TLSClientConfig holds TLS options; the byte fields are base64 in JSON.
+type TLSClientConfig struct {
+	Insecure   bool   `json:"insecure"`
+	ServerName string `json:"serverName,omitempty"`
+	CertData   []byte `json:"certData,omitempty"`
+	KeyData    []byte `json:"keyData,omitempty"`
+	CAData     []byte `json:"caData,omitempty"`
+}
+
+// ExecProviderConfig runs a command for credentials, like a kubeconfig's exec.
+type ExecProviderConfig struct {
+	Command     string            `json:"command,omitempty"`
+	Args        []string          `json:"args,omitempty"`
+	Env         map[string]string `json:"env,omitempty"`
+	APIVersion  string            `json:"apiVersion,omitempty"`
+	InstallHint string            `json:"installHint,omitempty"`
+}
+
+// fromSecret reads a cluster Secret. Errors name the Secret and the key.
+func fromSecret(s *corev1.Secret) (*Cluster, error) {
+	ref := "Secret/" + s.Namespace + "/" + s.Name
+	str := func(k string) string { return strings.TrimSpace(string(s.Data[k])) }
+	c := &Cluster{Name: str("name"), Server: strings.TrimSuffix(str("server"), "/"), Project: str("project"), SecretName: s.Name}
+	if c.Server == "" {
+		return nil, fmt.Errorf("cluster %s: no server", ref)
+	}
+	if c.Name == "" {
+		c.Name = c.Server
+	}
+	if ns := str("namespaces"); ns != "" {
+		for _, n := range strings.Split(ns, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				c.Namespaces = append(c.Namespaces, n)
+			}
+		}
+	}
+	if v := str("clusterResources"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("cluster %s: clusterResources is %q, want true or false", ref, v)
+		}
+		c.ClusterResources = b
+	}
+	if v := str("shard"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("cluster %s: shard is %q, want a number", ref, v)
+		}
+		c.Shard = &n
+	}
+	var cfg Config
+	if raw := s.Data["config"]; len(raw) > 0 {
+		if err := json.Unmarshal(raw, &cfg); err != nil {
+			return nil, fmt.Errorf("cluster %s: config is not valid JSON: %w", ref, err)
+		}
+	}
+	c.Config = restConfig(c.Server, &cfg)
+	return c, nil
+}
+
+// restConfig turns a cluster's server and Config into a client config.
+func restConfig(server string, cfg *Config) *rest.Config {
+	rc := &rest.Config{
+		Host:        server,
+		Username:    cfg.Username,
+		Password:    cfg.Password,
+		BearerToken: cfg.BearerToken,
+		TLSClientConfig: rest.TLSClientConfig{
+			Insecure:   cfg.TLSClientConfig.Insecure,
+			ServerName: cfg.TLSClientConfig.ServerName,
+			CertData:   cfg.TLSClientConfig.CertData,
+			KeyData:    cfg.TLSClientConfig.KeyData,
+			CAData:     cfg.TLSClientConfig.CAData,
+		},
+		DisableCompression: cfg.DisableCompression,
+	}
+	if cfg.ExecProviderConfig != nil {
+		e := cfg.ExecProviderConfig
+		exec := &clientcmdapi.ExecConfig{
+			Command:         e.Command,
+			Args:            e.Args,
+			APIVersion:      e.APIVersion,
+			InstallHint:     e.InstallHint,
+			InteractiveMode: clientcmdapi.NeverExecInteractiveMode,
+		}
+		for k, v := range e.Env {
+			exec.Env = append(exec.Env, clientcmdapi.ExecEnvVar{Name: k, Value: v})
+		}
+		rc.ExecProvider = exec
+	}
+	return rc
+}
