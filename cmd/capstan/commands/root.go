@@ -19,7 +19,7 @@ func NewRoot() *cobra.Command {
 		// main prints errors as one line; see Execute.
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCommand(), newRenderCommand(), newRepoServerCommand())
+	root.AddCommand(newVersionCommand(), newRenderCommand(), newRepoServerCommand(), newAdminCommand())
 	return root
 }
 

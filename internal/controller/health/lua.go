@@ -1,0 +1,184 @@
+package health
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gobwas/glob"
+	lua "github.com/yuin/gopher-lua"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+)
+
+// Keys of custom health checks in argocd-cm.
+const (
+	healthKeyPrefix = "resource.customizations.health."
+	legacyKey       = "resource.customizations"
+)
+
+// luaTimeout bounds one script run; a loop that never ends is an error.
+var luaTimeout = 5 * time.Second
+
+// customCheck is a Lua health script for kinds matching group/kind globs.
+type customCheck struct {
+	key    string
+	group  glob.Glob
+	kind   glob.Glob
+	script string
+}
+
+// parseCustomChecks reads `resource.customizations.health.<group>_<kind>`
+// keys (core kinds: just `<kind>`; `*` globs allowed) and the older
+// `resource.customizations` map of "group/Kind" to {health.lua}.
+func parseCustomChecks(cm map[string]string) ([]customCheck, error) {
+	var checks []customCheck
+	add := func(source, groupKind, script string) error {
+		group, kind := "", groupKind
+		if g, k, ok := strings.Cut(groupKind, "_"); ok {
+			group, kind = g, k
+		} else if g, k, ok := strings.Cut(groupKind, "/"); ok {
+			group, kind = g, k
+		}
+		gg, err := glob.Compile(group)
+		if err != nil {
+			return fmt.Errorf("argocd-cm %s: group %q: %w", source, group, err)
+		}
+		kg, err := glob.Compile(kind)
+		if err != nil {
+			return fmt.Errorf("argocd-cm %s: kind %q: %w", source, kind, err)
+		}
+		if _, err := compileLua(script); err != nil {
+			return fmt.Errorf("argocd-cm %s: %w", source, err)
+		}
+		checks = append(checks, customCheck{key: source, group: gg, kind: kg, script: script})
+		return nil
+	}
+	keys := make([]string, 0, len(cm))
+	for k := range cm {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // deterministic precedence: the first match wins
+	for _, k := range keys {
+		if gk, ok := strings.CutPrefix(k, healthKeyPrefix); ok {
+			if err := add(k, gk, cm[k]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if legacy := cm[legacyKey]; legacy != "" {
+		var m map[string]struct {
+			HealthLua string `json:"health.lua"`
+		}
+		if err := yaml.Unmarshal([]byte(legacy), &m); err != nil {
+			return nil, fmt.Errorf("argocd-cm %s: %w", legacyKey, err)
+		}
+		for gk, v := range m {
+			if v.HealthLua != "" {
+				if err := add(legacyKey+"["+gk+"]", gk, v.HealthLua); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return checks, nil
+}
+
+func (c *Checker) customFor(gk schema.GroupKind) (customCheck, bool) {
+	for _, check := range c.custom {
+		if check.group.Match(gk.Group) && check.kind.Match(gk.Kind) {
+			return check, true
+		}
+	}
+	return customCheck{}, false
+}
+
+func compileLua(script string) (*lua.LFunction, error) {
+	L := lua.NewState()
+	defer L.Close()
+	fn, err := L.LoadString(script)
+	if err != nil {
+		return nil, fmt.Errorf("health.lua does not compile: %w", err)
+	}
+	return fn, nil
+}
+
+// newSandbox is a Lua state with only the base, table, string and math
+// libraries, and no way to reach files or run programs.
+func newSandbox(ctx context.Context) *lua.LState {
+	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	for _, lib := range []struct {
+		name string
+		open lua.LGFunction
+	}{{lua.BaseLibName, lua.OpenBase}, {lua.TabLibName, lua.OpenTable}, {lua.StringLibName, lua.OpenString}, {lua.MathLibName, lua.OpenMath}} {
+		L.Push(L.NewFunction(lib.open))
+		L.Push(lua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	for _, unsafe := range []string{"dofile", "loadfile", "load", "loadstring", "require", "module"} {
+		L.SetGlobal(unsafe, lua.LNil)
+	}
+	L.SetContext(ctx)
+	return L
+}
+
+// run executes the script with the object as the global obj, as Argo CD's
+// contract says, and reads the returned {status, message} table.
+func (c customCheck) run(obj *unstructured.Unstructured) (Status, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), luaTimeout)
+	defer cancel()
+	L := newSandbox(ctx)
+	defer L.Close()
+	L.SetGlobal("obj", toLua(L, obj.Object))
+	if err := L.DoString(c.script); err != nil {
+		return Status{}, fmt.Errorf("%s: %w", c.key, err)
+	}
+	ret, ok := L.Get(-1).(*lua.LTable)
+	if !ok {
+		return Status{}, fmt.Errorf("%s: the script must return a table with status and message", c.key)
+	}
+	st := Status{
+		Status:  v1alpha1.HealthStatusCode(lua.LVAsString(ret.RawGetString("status"))),
+		Message: lua.LVAsString(ret.RawGetString("message")),
+	}
+	if _, known := order[st.Status]; !known {
+		return Status{}, fmt.Errorf("%s: returned status %q, want one of Healthy, Progressing, Degraded, Suspended, Missing, Unknown", c.key, st.Status)
+	}
+	return st, nil
+}
+
+// toLua converts a JSON-like value to Lua: maps to tables, lists to
+// 1-indexed tables.
+func toLua(L *lua.LState, v any) lua.LValue {
+	switch t := v.(type) {
+	case map[string]any:
+		tbl := L.NewTable()
+		for k, val := range t {
+			tbl.RawSetString(k, toLua(L, val))
+		}
+		return tbl
+	case []any:
+		tbl := L.NewTable()
+		for _, val := range t {
+			tbl.Append(toLua(L, val))
+		}
+		return tbl
+	case string:
+		return lua.LString(t)
+	case bool:
+		return lua.LBool(t)
+	case int64:
+		return lua.LNumber(t)
+	case int:
+		return lua.LNumber(t)
+	case float64:
+		return lua.LNumber(t)
+	default:
+		return lua.LNil
+	}
+}
