@@ -1,0 +1,62 @@
+package tracking
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+)
+
+func deploy(ns, name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("apps/v1")
+	u.SetKind("Deployment")
+	u.SetNamespace(ns)
+	u.SetName(name)
+	return u
+}
+
+func TestAnnotationTracking(t *testing.T) {
+	d := deploy("web", "frontend")
+	Set(Annotation, "guestbook", d)
+	if got := d.GetAnnotations()[v1alpha1.AnnotationTrackingID]; got != "guestbook:apps/Deployment:web/frontend" {
+		t.Errorf("tracking id = %q", got)
+	}
+	if App(Annotation, d) != "guestbook" {
+		t.Error("App did not read the annotation back")
+	}
+	// Copied to another object, the annotation does not make it managed.
+	copied := deploy("web", "other")
+	copied.SetAnnotations(d.GetAnnotations())
+	if app := App(Annotation, copied); app != "" {
+		t.Errorf("copied annotation claims %q", app)
+	}
+	cm := &unstructured.Unstructured{}
+	cm.SetAPIVersion("v1")
+	cm.SetKind("ConfigMap")
+	cm.SetName("cluster-wide")
+	Set(Annotation, "argocd_apps", cm)
+	if got := cm.GetAnnotations()[v1alpha1.AnnotationTrackingID]; got != "argocd_apps:/ConfigMap:/cluster-wide" {
+		t.Errorf("core, cluster-scoped tracking id = %q", got)
+	}
+}
+
+func TestLabelTrackingAndMethods(t *testing.T) {
+	d := deploy("web", "frontend")
+	Set(AnnotationAndLabel, "shop", d)
+	if d.GetLabels()[v1alpha1.LabelAppInstance] != "shop" || App(Label, d) != "shop" || App(Annotation, d) != "shop" {
+		t.Errorf("annotation+label: labels %v annotations %v", d.GetLabels(), d.GetAnnotations())
+	}
+	for in, want := range map[string]Method{"": Annotation, "label": Label, " annotation+label ": AnnotationAndLabel} {
+		if got, err := ParseMethod(in); err != nil || got != want {
+			t.Errorf("ParseMethod(%q) = %s, %v", in, got, err)
+		}
+	}
+	if _, err := ParseMethod("magic"); err == nil {
+		t.Error("unknown method accepted")
+	}
+	if AppKey("argocd", "a", "argocd") != "a" || AppKey("team", "a", "argocd") != "team_a" {
+		t.Error("AppKey")
+	}
+}
