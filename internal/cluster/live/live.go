@@ -1,0 +1,256 @@
+// Package live keeps a watch-based cache of one destination cluster's
+// objects. Watches start on demand, one per resource kind; objects are
+// stored without managedFields and the last-applied annotation, and indexed
+// by the Application that tracks them, so a change to a tracked object
+// reaches its Application at once.
+//
+//	c, err := live.New(cfg, live.Options{Tracking: tracking.Annotation, OnChange: queue.Add})
+//	err = c.Watch(ctx, deploymentGVK)     // starts and syncs one watch
+//	objs := c.ManagedBy("guestbook")       // every watched object the app tracks
+package live
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/capstan-cd/capstan/internal/tracking"
+)
+
+const byApp = "app"
+
+// Options configure a Cache.
+type Options struct {
+	// Tracking is how objects name their Application. Default annotation.
+	Tracking tracking.Method
+	// OnChange is called with the Application key of every tracked object
+	// that is added, changed or deleted. It must not block.
+	OnChange func(app string)
+	// Namespaces limits the watches to these namespaces (a cluster Secret's
+	// namespaces); empty watches all.
+	Namespaces []string
+}
+
+// Cache is the live state of one cluster.
+type Cache struct {
+	opts    Options
+	client  dynamic.Interface
+	mapper  meta.ResettableRESTMapper
+	factory []dynamicinformer.DynamicSharedInformerFactory // one per namespace, or one for all
+
+	mu       sync.Mutex
+	watching map[schema.GroupVersionResource][]cache.SharedIndexInformer
+	stop     chan struct{}
+}
+
+// New returns a Cache for the cluster cfg reaches. Nothing is watched yet.
+func New(cfg *rest.Config, opts Options) (*Cache, error) {
+	if opts.Tracking == "" {
+		opts.Tracking = tracking.Annotation
+	}
+	client, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cache{
+		opts:     opts,
+		client:   client,
+		mapper:   restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
+		watching: map[schema.GroupVersionResource][]cache.SharedIndexInformer{},
+		stop:     make(chan struct{}),
+	}
+	namespaces := opts.Namespaces
+	if len(namespaces) == 0 {
+		namespaces = []string{metav1.NamespaceAll}
+	}
+	for _, ns := range namespaces {
+		c.factory = append(c.factory, dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, ns, nil))
+	}
+	return c, nil
+}
+
+// Stop ends every watch.
+func (c *Cache) Stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	select {
+	case <-c.stop:
+	default:
+		close(c.stop)
+	}
+}
+
+// Mapping returns the resource and scope of a kind, refreshing discovery
+// once when the kind is unknown (a CRD installed a moment ago).
+func (c *Cache) Mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+	m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		c.mapper.Reset()
+		m, err = c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kind %s: %w", gvk, err)
+	}
+	return m, nil
+}
+
+// Watch starts watching the kind, if not already, and waits until its
+// objects are listed.
+func (c *Cache) Watch(ctx context.Context, gvk schema.GroupVersionKind) error {
+	m, err := c.Mapping(gvk)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	informers, ok := c.watching[m.Resource]
+	if !ok {
+		for _, f := range c.factory {
+			inf := f.ForResource(m.Resource).Informer()
+			if err := c.configure(inf); err != nil {
+				c.mu.Unlock()
+				return err
+			}
+			informers = append(informers, inf)
+			go inf.Run(c.stop)
+		}
+		c.watching[m.Resource] = informers
+	}
+	c.mu.Unlock()
+	for _, inf := range informers {
+		if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+			return fmt.Errorf("listing %s: %w", m.Resource, ctx.Err())
+		}
+	}
+	return nil
+}
+
+// configure strips stored objects, indexes them by Application and reports
+// changes to tracked ones.
+func (c *Cache) configure(inf cache.SharedIndexInformer) error {
+	if err := inf.SetTransform(strip); err != nil {
+		return err
+	}
+	if err := inf.AddIndexers(cache.Indexers{byApp: func(o any) ([]string, error) {
+		if u, ok := o.(*unstructured.Unstructured); ok {
+			if app := tracking.App(c.opts.Tracking, u); app != "" {
+				return []string{app}, nil
+			}
+		}
+		return nil, nil
+	}}); err != nil {
+		return err
+	}
+	notify := func(objs ...any) {
+		if c.opts.OnChange == nil {
+			return
+		}
+		seen := map[string]bool{}
+		for _, o := range objs {
+			if d, ok := o.(cache.DeletedFinalStateUnknown); ok {
+				o = d.Obj
+			}
+			if u, ok := o.(*unstructured.Unstructured); ok {
+				if app := tracking.App(c.opts.Tracking, u); app != "" && !seen[app] {
+					seen[app] = true
+					c.opts.OnChange(app)
+				}
+			}
+		}
+	}
+	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { notify(o) },
+		UpdateFunc: func(old, o any) { notify(old, o) },
+		DeleteFunc: func(o any) { notify(o) },
+	})
+	return err
+}
+
+// strip drops what the cache never needs: managed fields and the
+// client-side apply annotation, often the largest parts of an object.
+func strip(o any) (any, error) {
+	u, ok := o.(*unstructured.Unstructured)
+	if !ok {
+		return o, nil
+	}
+	u.SetManagedFields(nil)
+	if a := u.GetAnnotations(); a != nil {
+		if _, has := a[lastApplied]; has {
+			delete(a, lastApplied)
+			u.SetAnnotations(a)
+		}
+	}
+	return u, nil
+}
+
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// ManagedBy returns every watched object that the Application tracks.
+func (c *Cache) ManagedBy(app string) []*unstructured.Unstructured {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*unstructured.Unstructured
+	for _, informers := range c.watching {
+		for _, inf := range informers {
+			objs, _ := inf.GetIndexer().ByIndex(byApp, app)
+			for _, o := range objs {
+				out = append(out, o.(*unstructured.Unstructured))
+			}
+		}
+	}
+	return out
+}
+
+// Get returns a watched object. The kind must be watched.
+func (c *Cache) Get(gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, bool, error) {
+	m, err := c.Mapping(gvk)
+	if err != nil {
+		return nil, false, err
+	}
+	c.mu.Lock()
+	informers, ok := c.watching[m.Resource]
+	c.mu.Unlock()
+	if !ok {
+		return nil, false, fmt.Errorf("kind %s is not watched", gvk)
+	}
+	key := name
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		key = namespace + "/" + name
+	}
+	for _, inf := range informers {
+		o, found, err := inf.GetIndexer().GetByKey(key)
+		if err != nil {
+			return nil, false, err
+		}
+		if found {
+			return o.(*unstructured.Unstructured), true, nil
+		}
+	}
+	return nil, false, nil
+}
+
+// Kinds returns the kinds watched, for metrics.
+func (c *Cache) Kinds() []schema.GroupVersionResource {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]schema.GroupVersionResource, 0, len(c.watching))
+	for r := range c.watching {
+		out = append(out, r)
+	}
+	return out
+}
