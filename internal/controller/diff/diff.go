@@ -1,0 +1,152 @@
+// Package diff decides whether a live object matches its desired state.
+//
+// Comparing a manifest with a live object field by field reports drift for
+// every field the API server defaulted or a webhook set. Instead the desired
+// object is applied server-side in dry-run mode, with the controller's field
+// manager and forced ownership exactly as a sync would apply it; the result
+// is what the object would look like after a sync, and it is compared with
+// the live object. Results are cached by the desired object's content and
+// the live object's resourceVersion, so an unchanged pair costs no request.
+package diff
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+)
+
+// Mapper maps a kind to its resource and scope; live.Cache is one.
+type Mapper interface {
+	Mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error)
+}
+
+// Options configure a Differ.
+type Options struct {
+	// FieldManager is the sync's field manager. Default "capstan".
+	FieldManager string
+	// CacheSize bounds the cached dry-run results. Default 10,000.
+	CacheSize int
+}
+
+// Differ compares desired and live objects of one cluster.
+type Differ struct {
+	client dynamic.Interface
+	mapper Mapper
+	opts   Options
+	cache  *lru.Cache[string, *unstructured.Unstructured]
+}
+
+// New returns a Differ for the cluster client reaches.
+func New(client dynamic.Interface, mapper Mapper, opts Options) *Differ {
+	if opts.FieldManager == "" {
+		opts.FieldManager = "capstan"
+	}
+	if opts.CacheSize == 0 {
+		opts.CacheSize = 10000
+	}
+	c, _ := lru.New[string, *unstructured.Unstructured](opts.CacheSize)
+	return &Differ{client: client, mapper: mapper, opts: opts, cache: c}
+}
+
+// Result is the outcome of one comparison.
+type Result struct {
+	// Modified is true when a sync would change the live object (or create it).
+	Modified bool
+	// Predicted is the object as it would be after a sync, normalized.
+	Predicted *unstructured.Unstructured
+	// Live is the live object, normalized; nil when it does not exist.
+	Live *unstructured.Unstructured
+}
+
+// Diff compares desired with live (nil when the object does not exist),
+// leaving out the fields the ignore rules name.
+func (d *Differ) Diff(ctx context.Context, desired, live *unstructured.Unstructured, ignore []v1alpha1.ResourceIgnoreDifferences) (*Result, error) {
+	if live == nil {
+		return &Result{Modified: true, Predicted: normalize(desired)}, nil
+	}
+	predicted, err := d.predict(ctx, desired, live)
+	if err != nil {
+		return nil, err
+	}
+	p, l := normalize(predicted), normalize(live)
+	rules := matching(ignore, desired)
+	if err := removeIgnored(p, rules); err != nil {
+		return nil, err
+	}
+	if err := removeIgnored(l, rules); err != nil {
+		return nil, err
+	}
+	return &Result{Modified: !reflect.DeepEqual(p.Object, l.Object), Predicted: p, Live: l}, nil
+}
+
+// predict returns the server-side dry-run apply of desired over live.
+func (d *Differ) predict(ctx context.Context, desired, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	data, err := json.Marshal(desired)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	key := hex.EncodeToString(sum[:]) + "|" + string(live.GetUID()) + "|" + live.GetResourceVersion()
+	if cached, ok := d.cache.Get(key); ok {
+		return cached, nil
+	}
+	m, err := d.mapper.Mapping(desired.GroupVersionKind())
+	if err != nil {
+		return nil, err
+	}
+	var ri dynamic.ResourceInterface = d.client.Resource(m.Resource)
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		ri = d.client.Resource(m.Resource).Namespace(desired.GetNamespace())
+	}
+	force := true
+	out, err := ri.Patch(ctx, desired.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{
+		FieldManager: d.opts.FieldManager,
+		Force:        &force,
+		DryRun:       []string{metav1.DryRunAll},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dry-run apply of %s: %w", ref(desired), err)
+	}
+	d.cache.Add(key, out)
+	return out, nil
+}
+
+// normalize drops what differs between any two reads of the same object
+// and is never part of the desired state: server-maintained metadata and
+// status.
+func normalize(obj *unstructured.Unstructured) *unstructured.Unstructured {
+	u := obj.DeepCopy()
+	for _, f := range []string{"managedFields", "resourceVersion", "uid", "generation", "creationTimestamp", "selfLink", "deletionGracePeriodSeconds"} {
+		unstructured.RemoveNestedField(u.Object, "metadata", f)
+	}
+	if a := u.GetAnnotations(); a != nil {
+		delete(a, "kubectl.kubernetes.io/last-applied-configuration")
+		delete(a, "deployment.kubernetes.io/revision")
+		if len(a) == 0 {
+			a = nil
+		}
+		u.SetAnnotations(a)
+	}
+	unstructured.RemoveNestedField(u.Object, "status")
+	return u
+}
+
+func ref(obj *unstructured.Unstructured) string {
+	if obj.GetNamespace() == "" {
+		return obj.GetKind() + "/" + obj.GetName()
+	}
+	return obj.GetKind() + "/" + obj.GetNamespace() + "/" + obj.GetName()
+}
