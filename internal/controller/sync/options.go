@@ -1,0 +1,81 @@
+package sync
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Options are sync options, from the Application's syncPolicy.syncOptions,
+// the operation, or an object's argocd.argoproj.io/sync-options.
+type Options struct {
+	CreateNamespace      bool
+	Prune                *bool // nil: as the sync says
+	PruneLast            bool
+	Replace              bool
+	ServerSideApply      bool
+	ApplyOutOfSyncOnly   bool
+	Validate             *bool // nil: validate
+	Delete               *bool // nil: delete when pruned
+	FailOnSharedResource bool
+	RespectIgnoreDiff    bool
+	PrunePropagation     string
+}
+
+// optionSetters are the known options, by key; each takes the value after "=".
+var optionSetters = map[string]func(o *Options, v bool){
+	"CreateNamespace":          func(o *Options, v bool) { o.CreateNamespace = v },
+	"Prune":                    func(o *Options, v bool) { o.Prune = &v },
+	"PruneLast":                func(o *Options, v bool) { o.PruneLast = v },
+	"Replace":                  func(o *Options, v bool) { o.Replace = v },
+	"ServerSideApply":          func(o *Options, v bool) { o.ServerSideApply = v },
+	"ApplyOutOfSyncOnly":       func(o *Options, v bool) { o.ApplyOutOfSyncOnly = v },
+	"Validate":                 func(o *Options, v bool) { o.Validate = &v },
+	"Delete":                   func(o *Options, v bool) { o.Delete = &v },
+	"FailOnSharedResource":     func(o *Options, v bool) { o.FailOnSharedResource = v },
+	"RespectIgnoreDifferences": func(o *Options, v bool) { o.RespectIgnoreDiff = v },
+}
+
+// ParseOptions reads a comma-separated options annotation.
+func ParseOptions(s string) (Options, error) {
+	var items []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			items = append(items, item)
+		}
+	}
+	return ParseOptionList(items)
+}
+
+// ParseOptionList reads options such as "CreateNamespace=true". Unknown
+// keys are an error; Delete and Prune also take "confirm", which counts as
+// true here (confirmation is the caller's business).
+func ParseOptionList(items []string) (Options, error) {
+	var o Options
+	for _, item := range items {
+		key, value, ok := strings.Cut(item, "=")
+		if !ok {
+			return o, fmt.Errorf("sync option %q: want Key=value", item)
+		}
+		if key == "PrunePropagationPolicy" {
+			switch value {
+			case "foreground", "background", "orphan":
+				o.PrunePropagation = value
+				continue
+			}
+			return o, fmt.Errorf("sync option %q: want foreground, background or orphan", item)
+		}
+		set, known := optionSetters[key]
+		if !known {
+			return o, fmt.Errorf("unknown sync option %q", key)
+		}
+		switch value {
+		case "true", "confirm":
+			set(&o, true)
+		case "false":
+			set(&o, false)
+		default:
+			return o, fmt.Errorf("sync option %q: want true or false", item)
+		}
+	}
+	return o, nil
+}
