@@ -1,0 +1,382 @@
+package sync
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/controller/health"
+	"github.com/capstan-cd/capstan/internal/tracking"
+)
+
+// Mapper maps a kind to its resource and scope; live.Cache is one.
+type Mapper interface {
+	Mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error)
+}
+
+// Applier runs sync plans against one cluster. Every field but Progress
+// is required unless it documents a default.
+type Applier struct {
+	Client dynamic.Interface
+	Mapper Mapper
+	Health *health.Checker
+	// FieldManager owns what a sync applies. Default "capstan".
+	FieldManager string
+	// Tracking marks applied objects as the Application's. Default annotation.
+	Tracking tracking.Method
+	// PollInterval is how often health is checked while a wave settles. Default 500ms.
+	PollInterval time.Duration
+	// Progress, if set, hears about each step (for events and logs).
+	Progress func(Event)
+}
+
+// Event is one step of a sync.
+type Event struct {
+	Task   *Task
+	Action string // "apply", "healthy", "prune", "delete-hook"
+}
+
+// Request is one sync of one Application.
+type Request struct {
+	// App is the Application key written into tracking ids.
+	App string
+	// Namespace is the destination namespace for namespaced objects without one.
+	Namespace string
+	Plan      *Plan
+	// Prune are live objects of the Application that are no longer desired.
+	Prune []*unstructured.Unstructured
+	// AllowPrune is the operation's prune flag.
+	AllowPrune bool
+	// DryRun applies nothing and reports what would be done.
+	DryRun bool
+	// Options are the Application's and operation's sync options.
+	Options Options
+}
+
+// Result is the outcome of a sync.
+type Result struct {
+	Phase     v1alpha1.OperationPhase
+	Message   string
+	Resources []*v1alpha1.ResourceResult
+}
+
+// Run applies the plan phase by phase and wave by wave, waiting after each
+// wave until its objects are healthy (hooks: until they complete). On a
+// failure it stops, runs the SyncFail hooks and reports Failed.
+func (a *Applier) Run(ctx context.Context, req *Request) *Result {
+	a.defaults()
+	res := &Result{Phase: v1alpha1.OperationSucceeded, Message: "successfully synced (all tasks run)"}
+	err := a.run(ctx, req, res)
+	if err == nil {
+		return res
+	}
+	res.Phase, res.Message = v1alpha1.OperationFailed, err.Error()
+	if ctx.Err() != nil {
+		res.Phase = v1alpha1.OperationError
+		return res
+	}
+	for _, wave := range req.Plan.Waves(v1alpha1.SyncPhaseSyncFail) {
+		if failErr := a.runWave(ctx, req, wave, res); failErr != nil {
+			res.Message += "; SyncFail hook: " + failErr.Error()
+			break
+		}
+	}
+	return res
+}
+
+func (a *Applier) defaults() {
+	if a.FieldManager == "" {
+		a.FieldManager = "capstan"
+	}
+	if a.Tracking == "" {
+		a.Tracking = tracking.Annotation
+	}
+	if a.PollInterval == 0 {
+		a.PollInterval = 500 * time.Millisecond
+	}
+}
+
+func (a *Applier) run(ctx context.Context, req *Request, res *Result) error {
+	if req.Options.CreateNamespace && req.Namespace != "" && !req.DryRun {
+		if err := a.ensureNamespace(ctx, req.Namespace); err != nil {
+			return err
+		}
+	}
+	for _, phase := range PhaseOrder() {
+		for _, wave := range req.Plan.Waves(phase) {
+			if err := a.runWave(ctx, req, wave, res); err != nil {
+				return err
+			}
+		}
+		if phase == v1alpha1.SyncPhaseSync {
+			if err := a.prune(ctx, req, res); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// runWave applies every task of a wave, then waits for all of them.
+func (a *Applier) runWave(ctx context.Context, req *Request, wave []*Task, res *Result) error {
+	applied := make([]*v1alpha1.ResourceResult, len(wave))
+	for i, t := range wave {
+		rr, err := a.apply(ctx, req, t)
+		res.Resources = append(res.Resources, rr)
+		applied[i] = rr
+		if err != nil {
+			return err
+		}
+	}
+	if req.DryRun {
+		return nil
+	}
+	for i, t := range wave {
+		if err := a.wait(ctx, req, t, applied[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *Applier) resource(obj *unstructured.Unstructured, defaultNS string) (dynamic.ResourceInterface, error) {
+	m, err := a.Mapper.Mapping(obj.GroupVersionKind())
+	if err != nil {
+		return nil, err
+	}
+	if m.Scope.Name() != meta.RESTScopeNameNamespace {
+		obj.SetNamespace("")
+		return a.Client.Resource(m.Resource), nil
+	}
+	if obj.GetNamespace() == "" {
+		obj.SetNamespace(defaultNS)
+	}
+	return a.Client.Resource(m.Resource).Namespace(obj.GetNamespace()), nil
+}
+
+func (a *Applier) apply(ctx context.Context, req *Request, t *Task) (*v1alpha1.ResourceResult, error) {
+	obj := t.Obj.DeepCopy()
+	ri, err := a.resource(obj, req.Namespace)
+	rr := resultFor(t, obj)
+	if err != nil {
+		return fail(rr, err)
+	}
+	tracking.Set(a.Tracking, req.App, obj)
+	a.emit(t, "apply")
+	if t.Hook && !req.DryRun && hasPolicy(t, BeforeHookCreation) {
+		if err := deleteAndWait(ctx, ri, obj.GetName(), a.PollInterval); err != nil {
+			return fail(rr, err)
+		}
+	}
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return fail(rr, err)
+	}
+	opts := metav1.PatchOptions{FieldManager: a.FieldManager, Force: ptrTrue()}
+	if req.DryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	if _, err := ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, opts); err != nil {
+		return fail(rr, fmt.Errorf("applying %s: %w", ref(obj), err))
+	}
+	t.Obj = obj // later steps see the namespace and tracking id as applied
+	rr.Status = v1alpha1.ResultCodeSynced
+	rr.Message = map[bool]string{true: "applied (dry run)", false: "applied"}[req.DryRun]
+	if t.Hook {
+		rr.HookPhase = v1alpha1.OperationRunning
+	}
+	return rr, nil
+}
+
+// wait polls the applied object until it is healthy, a hook completes, or
+// it degrades.
+func (a *Applier) wait(ctx context.Context, req *Request, t *Task, rr *v1alpha1.ResourceResult) error {
+	ri, err := a.resource(t.Obj, req.Namespace)
+	if err != nil {
+		return err
+	}
+	for {
+		live, err := ri.Get(ctx, t.Obj.GetName(), metav1.GetOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("reading %s: %w", ref(t.Obj), err)
+		}
+		var st health.Status
+		if err == nil {
+			if st, err = a.Health.Check(live); err != nil {
+				return err
+			}
+		} else {
+			st = health.Status{Status: v1alpha1.HealthStatusMissing}
+		}
+		switch st.Status {
+		case v1alpha1.HealthStatusHealthy, v1alpha1.HealthStatusSuspended:
+			a.emit(t, "healthy")
+			if t.Hook {
+				rr.HookPhase, rr.Message = v1alpha1.OperationSucceeded, firstNonEmpty(st.Message, "hook completed")
+				return a.deleteHook(ctx, ri, t, HookSucceeded)
+			}
+			return nil
+		case v1alpha1.HealthStatusDegraded:
+			msg := fmt.Sprintf("%s is Degraded: %s", ref(t.Obj), st.Message)
+			if t.Hook {
+				rr.HookPhase, rr.Message = v1alpha1.OperationFailed, st.Message
+				rr.Status = v1alpha1.ResultCodeSyncFailed
+				if err := a.deleteHook(ctx, ri, t, HookFailed); err != nil {
+					msg += "; " + err.Error()
+				}
+			}
+			return errors.New(msg)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s to become healthy (last: %s %s): %w", ref(t.Obj), st.Status, st.Message, ctx.Err())
+		case <-time.After(a.PollInterval):
+		}
+	}
+}
+
+func (a *Applier) deleteHook(ctx context.Context, ri dynamic.ResourceInterface, t *Task, when DeletePolicy) error {
+	if !hasPolicy(t, when) {
+		return nil
+	}
+	a.emit(t, "delete-hook")
+	err := ri.Delete(ctx, t.Obj.GetName(), metav1.DeleteOptions{PropagationPolicy: ptrTo(metav1.DeletePropagationBackground)})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting hook %s: %w", ref(t.Obj), err)
+	}
+	return nil
+}
+
+// prune deletes live objects that are no longer desired, unless the sync or
+// the object says not to.
+func (a *Applier) prune(ctx context.Context, req *Request, res *Result) error {
+	for _, obj := range req.Prune {
+		t := &Task{Obj: obj, Phase: v1alpha1.SyncPhaseSync}
+		rr := resultFor(t, obj)
+		res.Resources = append(res.Resources, rr)
+		own, err := ParseOptions(obj.GetAnnotations()[v1alpha1.AnnotationSyncOptions])
+		if err != nil {
+			return fmt.Errorf("%s: %w", ref(obj), err)
+		}
+		switch {
+		case !req.AllowPrune:
+			rr.Status, rr.Message = v1alpha1.ResultCodePruneSkipped, "ignored (requires pruning)"
+			continue
+		case own.Prune != nil && !*own.Prune:
+			rr.Status, rr.Message = v1alpha1.ResultCodePruneSkipped, "ignored (Prune=false)"
+			continue
+		case own.Delete != nil && !*own.Delete:
+			rr.Status, rr.Message = v1alpha1.ResultCodePruneSkipped, "ignored (Delete=false)"
+			continue
+		}
+		a.emit(t, "prune")
+		if req.DryRun {
+			rr.Status, rr.Message = v1alpha1.ResultCodePruned, "pruned (dry run)"
+			continue
+		}
+		ri, err := a.resource(obj.DeepCopy(), req.Namespace)
+		if err != nil {
+			return err
+		}
+		propagation := metav1.DeletePropagationForeground
+		if p := firstNonEmpty(own.PrunePropagation, req.Options.PrunePropagation); p != "" {
+			propagation = map[string]metav1.DeletionPropagation{"foreground": metav1.DeletePropagationForeground, "background": metav1.DeletePropagationBackground, "orphan": metav1.DeletePropagationOrphan}[p]
+		}
+		err = ri.Delete(ctx, obj.GetName(), metav1.DeleteOptions{PropagationPolicy: &propagation})
+		if err != nil && !apierrors.IsNotFound(err) {
+			err = fmt.Errorf("pruning %s: %w", ref(obj), err)
+			rr.Status, rr.Message = v1alpha1.ResultCodeSyncFailed, err.Error()
+			return err
+		}
+		rr.Status, rr.Message = v1alpha1.ResultCodePruned, "pruned"
+	}
+	return nil
+}
+
+func (a *Applier) ensureNamespace(ctx context.Context, name string) error {
+	ns := &unstructured.Unstructured{}
+	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	ns.SetName(name)
+	data, _ := json.Marshal(ns)
+	_, err := a.Client.Resource(corev1.SchemeGroupVersion.WithResource("namespaces")).Patch(ctx, name, types.ApplyPatchType, data,
+		metav1.PatchOptions{FieldManager: a.FieldManager})
+	if err != nil {
+		return fmt.Errorf("creating namespace %s: %w", name, err)
+	}
+	return nil
+}
+
+func (a *Applier) emit(t *Task, action string) {
+	if a.Progress != nil {
+		a.Progress(Event{Task: t, Action: action})
+	}
+}
+
+// deleteAndWait deletes an object (a hook about to be recreated) and waits
+// until it is gone.
+func deleteAndWait(ctx context.Context, ri dynamic.ResourceInterface, name string, poll time.Duration) error {
+	err := ri.Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: ptrTo(metav1.DeletePropagationForeground)})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for {
+		if _, err := ri.Get(ctx, name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(poll):
+		}
+	}
+}
+
+func resultFor(t *Task, obj *unstructured.Unstructured) *v1alpha1.ResourceResult {
+	gvk := obj.GroupVersionKind()
+	rr := &v1alpha1.ResourceResult{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), SyncPhase: t.Phase}
+	if t.Hook {
+		rr.HookType = t.HookType
+	}
+	return rr
+}
+
+func fail(rr *v1alpha1.ResourceResult, err error) (*v1alpha1.ResourceResult, error) {
+	rr.Status, rr.Message = v1alpha1.ResultCodeSyncFailed, err.Error()
+	return rr, err
+}
+
+func hasPolicy(t *Task, p DeletePolicy) bool {
+	for _, x := range t.DeletePolicies {
+		if x == p {
+			return true
+		}
+	}
+	return false
+}
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func ptrTrue() *bool      { return ptrTo(true) }
+func ptrTo[T any](v T) *T { return &v }
