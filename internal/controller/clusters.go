@@ -1,0 +1,77 @@
+package controller
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/cluster"
+	"github.com/capstan-cd/capstan/internal/cluster/live"
+	"github.com/capstan-cd/capstan/internal/controller/diff"
+	"github.com/capstan-cd/capstan/internal/tracking"
+)
+
+// destination is what the controller keeps per destination cluster.
+type destination struct {
+	cluster *cluster.Cluster
+	cache   *live.Cache
+	client  dynamic.Interface
+	differ  *diff.Differ
+}
+
+// destinations creates one live cache per destination cluster on first use.
+type destinations struct {
+	tracking         tracking.Method
+	controlNamespace string
+	events           chan<- event.GenericEvent
+
+	mu    sync.Mutex
+	byKey map[string]*destination
+}
+
+func (d *destinations) get(c *cluster.Cluster) (*destination, error) {
+	key := c.Server + "|" + c.Name
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if dst, ok := d.byKey[key]; ok {
+		return dst, nil
+	}
+	cache, err := live.New(c.Config, live.Options{Tracking: d.tracking, Namespaces: c.Namespaces, OnChange: d.notify})
+	if err != nil {
+		return nil, err
+	}
+	client, err := dynamic.NewForConfig(c.Config)
+	if err != nil {
+		return nil, err
+	}
+	dst := &destination{cluster: c, cache: cache, client: client, differ: diff.New(client, cache, diff.Options{FieldManager: fieldManager})}
+	d.byKey[key] = dst
+	return dst, nil
+}
+
+// notify turns a change to a tracked object into a reconcile of its
+// Application, without blocking the watch.
+func (d *destinations) notify(appKey string) {
+	ns, name := d.controlNamespace, appKey
+	if i := strings.Index(appKey, "_"); i >= 0 {
+		ns, name = appKey[:i], appKey[i+1:]
+	}
+	app := &v1alpha1.Application{}
+	app.Namespace, app.Name = ns, name
+	select {
+	case d.events <- event.GenericEvent{Object: app}:
+	default: // the queue is full of work already; the periodic refresh catches up
+	}
+}
+
+func (d *destinations) stop(context.Context) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, dst := range d.byKey {
+		dst.cache.Stop()
+	}
+}

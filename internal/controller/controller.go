@@ -1,0 +1,119 @@
+package controller
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/cluster"
+	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/tracking"
+)
+
+// fieldManager owns everything a sync applies.
+const fieldManager = "capstan"
+
+// Options configure the controller. Fields without a default are required.
+type Options struct {
+	// Config reaches the control cluster, where Applications live; it is
+	// also the in-cluster destination.
+	Config *rest.Config
+	// Namespace is the control namespace. Default "argocd".
+	Namespace string
+	// Renderer renders sources: repo.Service in-process or a repo server client.
+	Renderer repo.Renderer
+	// Workers reconcile Applications in parallel. Default 20.
+	Workers int
+	// Resync is the periodic refresh (argocd-cm timeout.reconciliation).
+	// Default 120s.
+	Resync time.Duration
+	// Log receives one line per reconcile. Default: slog's default logger.
+	Log *slog.Logger
+}
+
+// Run reconciles Applications until ctx ends.
+func Run(ctx context.Context, opts Options) error {
+	if opts.Namespace == "" {
+		opts.Namespace = "argocd"
+	}
+	if opts.Workers == 0 {
+		opts.Workers = 20
+	}
+	if opts.Resync == 0 {
+		opts.Resync = 120 * time.Second
+	}
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	scheme, err := kube.NewScheme()
+	if err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(opts.Config, ctrl.Options{
+		Scheme:                 scheme,
+		Cache:                  ctrlcache.Options{DefaultNamespaces: map[string]ctrlcache.Config{opts.Namespace: {}}},
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+	})
+	if err != nil {
+		return err
+	}
+	events := make(chan event.GenericEvent, 10000)
+	r := &reconciler{
+		client:   mgr.GetClient(),
+		opts:     opts,
+		clusters: &cluster.Registry{Reader: mgr.GetClient(), Namespace: opts.Namespace, InCluster: opts.Config},
+		dests:    &destinations{tracking: tracking.Annotation, controlNamespace: opts.Namespace, events: events, byKey: map[string]*destination{}},
+	}
+	defer r.dests.stop(ctx)
+	err = ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.Application{}).
+		Named("application").
+		// Several controllers may share a process (tests, one per shard).
+		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: opts.Workers, SkipNameValidation: ptrTo(true)}).
+		WatchesRawSource(source.Channel(events, &handler.EnqueueRequestForObject{})).
+		Complete(r)
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(ensureDefaultProject(mgr.GetClient(), opts.Namespace)); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
+
+// ensureDefaultProject creates the default AppProject when it is missing.
+func ensureDefaultProject(c client.Client, namespace string) runnableFunc {
+	return func(ctx context.Context) error {
+		p := &v1alpha1.AppProject{}
+		p.Namespace, p.Name = namespace, v1alpha1.DefaultAppProjectName
+		p.Spec = v1alpha1.AppProjectSpec{
+			SourceRepos:              []string{"*"},
+			Destinations:             []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}},
+			ClusterResourceWhitelist: []v1alpha1.ClusterResourceRestrictionItem{{Group: "*", Kind: "*"}},
+		}
+		if err := c.Create(ctx, p); err != nil && !isAlreadyExists(err) {
+			return err
+		}
+		<-ctx.Done()
+		return nil
+	}
+}
+
+type runnableFunc func(context.Context) error
+
+func (f runnableFunc) Start(ctx context.Context) error { return f(ctx) }
+
+func ptrTo[T any](v T) *T { return &v }

@@ -1,0 +1,289 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+)
+
+var testCluster *localcluster.Cluster
+
+func TestMain(m *testing.M) {
+	os.Exit(localcluster.RunTests(m, localcluster.Options{Workloads: true}, &testCluster))
+}
+
+const guestbookDeployment = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: guestbook-ui
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: guestbook-ui}}
+  template:
+    metadata: {labels: {app: guestbook-ui}}
+    spec:
+      containers: [{name: guestbook-ui, image: registry.local/guestbook-ui:0.1.0}]
+`
+
+const guestbookService = `apiVersion: v1
+kind: Service
+metadata:
+  name: guestbook-ui
+spec:
+  ports: [{port: 80}]
+  selector: {app: guestbook-ui}
+`
+
+// env is a running controller with a control namespace of its own.
+type env struct {
+	t       *testing.T
+	ns      string
+	client  client.Client
+	kube    kubernetes.Interface
+	timeout time.Duration
+}
+
+func start(t *testing.T) *env {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := kube.InstallCRDs(ctx, testCluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	c, err := kube.NewClient(testCluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, ns: testCluster.NewNamespace(t), client: c, kube: kubernetes.NewForConfigOrDie(testCluster.Config), timeout: 90 * time.Second}
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Options{
+			Config: testCluster.Config, Namespace: e.ns, Resync: 2 * time.Second,
+			Renderer: repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Second}),
+			Log:      slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("controller: %v", err)
+		}
+	})
+	return e
+}
+
+// eventually polls cond until it returns "" (done) or the timeout passes.
+func (e *env) eventually(what string, cond func() string) {
+	e.t.Helper()
+	deadline := time.Now().Add(e.timeout)
+	last := ""
+	for time.Now().Before(deadline) {
+		if last = cond(); last == "" {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	e.t.Fatalf("%s: still %s after %s", what, last, e.timeout)
+}
+
+func (e *env) app(name string) *v1alpha1.Application {
+	a := &v1alpha1.Application{}
+	if err := e.client.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: name}, a); err != nil {
+		e.t.Fatal(err)
+	}
+	return a
+}
+
+func (e *env) waitSyncedHealthy(name string) {
+	e.t.Helper()
+	e.eventually("Synced and Healthy", func() string {
+		a := e.app(name)
+		if a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced && a.Status.Health.Status == v1alpha1.HealthStatusHealthy {
+			return ""
+		}
+		return fmt.Sprintf("%s/%s conditions %v operation %+v", a.Status.Sync.Status, a.Status.Health.Status, a.Status.Conditions, a.Status.OperationState)
+	})
+}
+
+func TestDirectoryAppLifecycle(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	remote := gitserver.NewLocalRepo(t)
+	first := remote.Commit(t, "guestbook", map[string]string{
+		"guestbook/deployment.yaml": guestbookDeployment,
+		"guestbook/service.yaml":    guestbookService,
+	})
+	dest := e.ns + "-guestbook"
+	t.Cleanup(func() { _ = e.kube.CoreV1().Namespaces().Delete(ctx, dest, metav1.DeleteOptions{}) })
+	app := &v1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: "guestbook", Namespace: e.ns, Finalizers: []string{resourcesFinalizer}},
+		Spec: v1alpha1.ApplicationSpec{
+			Project:     "default",
+			Source:      &v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "guestbook", TargetRevision: "main"},
+			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest},
+			SyncPolicy: &v1alpha1.SyncPolicy{
+				Automated:   &v1alpha1.SyncPolicyAutomated{Prune: true, SelfHeal: true},
+				SyncOptions: v1alpha1.SyncOptions{"CreateNamespace=true"},
+			},
+		},
+	}
+	if err := e.client.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("becomes Synced and Healthy", func(t *testing.T) {
+		e.waitSyncedHealthy("guestbook")
+		a := e.app("guestbook")
+		if a.Status.Sync.Revision != first || a.Status.SourceType != v1alpha1.SourceTypeDirectory {
+			t.Errorf("revision %s type %s", a.Status.Sync.Revision, a.Status.SourceType)
+		}
+		if len(a.Status.History) != 1 || a.Status.History[0].Revision != first {
+			t.Errorf("history = %+v", a.Status.History)
+		}
+		if len(a.Status.Summary.Images) != 1 || a.Status.Summary.Images[0] != "registry.local/guestbook-ui:0.1.0" {
+			t.Errorf("summary images = %v", a.Status.Summary.Images)
+		}
+	})
+
+	t.Run("a new commit is synced", func(t *testing.T) {
+		remote.Commit(t, "config", map[string]string{"guestbook/config.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: guestbook-config}\ndata: {theme: dark}\n"})
+		e.eventually("ConfigMap from the new commit", func() string {
+			if _, err := e.kube.CoreV1().ConfigMaps(dest).Get(ctx, "guestbook-config", metav1.GetOptions{}); err != nil {
+				return err.Error()
+			}
+			return ""
+		})
+	})
+
+	t.Run("self-heal reverts a manual change", func(t *testing.T) {
+		scale := &appsv1.Deployment{}
+		if err := e.client.Get(ctx, client.ObjectKey{Namespace: dest, Name: "guestbook-ui"}, scale); err != nil {
+			t.Fatal(err)
+		}
+		scale.Spec.Replicas = ptr.To[int32](5)
+		if err := e.client.Update(ctx, scale, client.FieldOwner("kubectl-edit")); err != nil {
+			t.Fatal(err)
+		}
+		e.eventually("replicas back to 2", func() string {
+			d, err := e.kube.AppsV1().Deployments(dest).Get(ctx, "guestbook-ui", metav1.GetOptions{})
+			if err != nil {
+				return err.Error()
+			}
+			if *d.Spec.Replicas != 2 {
+				return fmt.Sprintf("replicas %d", *d.Spec.Replicas)
+			}
+			return ""
+		})
+	})
+
+	t.Run("a removed file is pruned", func(t *testing.T) {
+		remote.Commit(t, "drop config", map[string]string{"guestbook/config.yaml": ""})
+		e.eventually("ConfigMap pruned", func() string {
+			if _, err := e.kube.CoreV1().ConfigMaps(dest).Get(ctx, "guestbook-config", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return fmt.Sprintf("still there (%v)", err)
+			}
+			return ""
+		})
+		e.waitSyncedHealthy("guestbook")
+	})
+
+	t.Run("unreachable Git is a ComparisonError and prunes nothing", func(t *testing.T) {
+		a := e.app("guestbook")
+		a.Spec.Source.RepoURL = "file:///nonexistent/repo.git"
+		if err := e.client.Update(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		e.eventually("ComparisonError", func() string {
+			for _, c := range e.app("guestbook").Status.Conditions {
+				if c.Type == v1alpha1.ApplicationConditionComparisonError {
+					return ""
+				}
+			}
+			return "no condition"
+		})
+		time.Sleep(3 * time.Second) // several reconciles
+		if _, err := e.kube.AppsV1().Deployments(dest).Get(ctx, "guestbook-ui", metav1.GetOptions{}); err != nil {
+			t.Errorf("deployment gone while Git was unreachable: %v", err)
+		}
+		a = e.app("guestbook")
+		a.Spec.Source.RepoURL = remote.URL
+		if err := e.client.Update(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		e.waitSyncedHealthy("guestbook")
+	})
+
+	t.Run("deleting with the finalizer removes the resources", func(t *testing.T) {
+		if err := e.client.Delete(ctx, e.app("guestbook")); err != nil {
+			t.Fatal(err)
+		}
+		e.eventually("resources and app deleted", func() string {
+			if _, err := e.kube.AppsV1().Deployments(dest).Get(ctx, "guestbook-ui", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return "deployment still there"
+			}
+			if _, err := e.kube.CoreV1().Services(dest).Get(ctx, "guestbook-ui", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return "service still there"
+			}
+			a := &v1alpha1.Application{}
+			if err := e.client.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: "guestbook"}, a); !apierrors.IsNotFound(err) {
+				return "application still there"
+			}
+			return ""
+		})
+	})
+}
+
+func TestForbiddenDestinationAppliesNothing(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	proj := &v1alpha1.AppProject{
+		ObjectMeta: metav1.ObjectMeta{Name: "narrow", Namespace: e.ns},
+		Spec: v1alpha1.AppProjectSpec{SourceRepos: []string{"*"}, Destinations: []v1alpha1.ApplicationDestination{{Server: "https://kubernetes.default.svc", Namespace: "allowed-*"}}},
+	}
+	if err := e.client.Create(ctx, proj); err != nil {
+		t.Fatal(err)
+	}
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "c", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: forbidden}\n"})
+	dest := e.ns + "-forbidden"
+	app := &v1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: "forbidden", Namespace: e.ns},
+		Spec: v1alpha1.ApplicationSpec{
+			Project:     "narrow",
+			Source:      &v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "app"},
+			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest},
+			SyncPolicy:  &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}, SyncOptions: v1alpha1.SyncOptions{"CreateNamespace=true"}},
+		},
+	}
+	if err := e.client.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("InvalidSpecError", func() string {
+		for _, c := range e.app("forbidden").Status.Conditions {
+			if c.Type == v1alpha1.ApplicationConditionInvalidSpecError && strings.Contains(c.Message, "do not match any of the allowed destinations") {
+				return ""
+			}
+		}
+		return fmt.Sprintf("conditions %v", e.app("forbidden").Status.Conditions)
+	})
+	if _, err := e.kube.CoreV1().Namespaces().Get(ctx, dest, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the forbidden destination was touched: %v", err)
+	}
+}

@@ -1,0 +1,53 @@
+package controller
+
+import (
+	"sort"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+)
+
+// resourceKey identifies an object by group, kind, namespace and name.
+func resourceKey(obj *unstructured.Unstructured) string {
+	gvk := obj.GroupVersionKind()
+	return gvk.Group + "/" + gvk.Kind + "/" + obj.GetNamespace() + "/" + obj.GetName()
+}
+
+func statusKey(s v1alpha1.ResourceStatus) string {
+	return s.Group + "/" + s.Kind + "/" + s.Namespace + "/" + s.Name
+}
+
+func resourceStatus(obj *unstructured.Unstructured) v1alpha1.ResourceStatus {
+	gvk := obj.GroupVersionKind()
+	return v1alpha1.ResourceStatus{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+}
+
+func groupVersionKind(s v1alpha1.ResourceStatus) schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: s.Group, Version: s.Version, Kind: s.Kind}
+}
+
+// isHook reports whether an object is a sync hook; hooks are run by syncs,
+// not compared or pruned.
+func isHook(obj *unstructured.Unstructured) bool {
+	a := obj.GetAnnotations()
+	if _, ok := a[v1alpha1.AnnotationHook]; ok {
+		return true
+	}
+	_, ok := a["helm.sh/hook"]
+	return ok
+}
+
+func dedupe(vals []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, v := range vals {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,222 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/controller/health"
+	"github.com/capstan-cd/capstan/internal/controller/sync"
+	"github.com/capstan-cd/capstan/internal/tracking"
+)
+
+// defaultHistoryLimit is how many syncs status.history keeps by default.
+const defaultHistoryLimit = 10
+
+// maybeSync runs the requested operation, or an automated sync when the
+// policy asks for one.
+func (r *reconciler) maybeSync(ctx context.Context, app *v1alpha1.Application, cmp *comparison, checker *health.Checker) error {
+	op := app.Operation
+	if op == nil {
+		op = r.automatedOperation(app, cmp)
+	}
+	if op == nil || op.Sync == nil {
+		return nil
+	}
+	return r.runOperation(ctx, app, op, cmp, checker)
+}
+
+// automatedOperation returns the sync an automated policy calls for: the app
+// is OutOfSync and either its revision has not been synced yet or self-heal
+// is on. A revision whose automated sync failed is not retried by itself.
+func (r *reconciler) automatedOperation(app *v1alpha1.Application, cmp *comparison) *v1alpha1.Operation {
+	pol := app.Spec.SyncPolicy
+	if pol == nil || pol.Automated == nil || (pol.Automated.Enabled != nil && !*pol.Automated.Enabled) {
+		return nil
+	}
+	if cmp.sync != v1alpha1.SyncStatusCodeOutOfSync {
+		return nil
+	}
+	if len(cmp.desired) == 0 && pol.Automated.Prune && !pol.Automated.AllowEmpty {
+		return nil // never prune everything without allowEmpty
+	}
+	rev := app.Status.Sync.Revision
+	if st := app.Status.OperationState; st != nil && st.SyncResult != nil && st.SyncResult.Revision == rev && st.Operation.InitiatedBy.Automated {
+		if st.Phase == v1alpha1.OperationFailed || st.Phase == v1alpha1.OperationError {
+			return nil
+		}
+		if !pol.Automated.SelfHeal {
+			return nil // this revision was synced; drift since is left alone
+		}
+	}
+	return &v1alpha1.Operation{
+		Sync:        &v1alpha1.SyncOperation{Revision: rev, Prune: pol.Automated.Prune},
+		InitiatedBy: v1alpha1.OperationInitiator{Automated: true},
+	}
+}
+
+func (r *reconciler) runOperation(ctx context.Context, app *v1alpha1.Application, op *v1alpha1.Operation, cmp *comparison, checker *health.Checker) error {
+	started := metav1.Now()
+	orig := app.DeepCopy()
+	app.Status.OperationState = &v1alpha1.OperationState{Operation: *op, Phase: v1alpha1.OperationRunning, Message: "syncing", StartedAt: started}
+	if err := r.client.Status().Patch(ctx, app, client.MergeFrom(orig)); err != nil {
+		return fmt.Errorf("recording the operation of Application/%s/%s: %w", app.Namespace, app.Name, err)
+	}
+
+	// A sync to another revision (a rollback) renders that revision.
+	if revs := requestedRevisions(op.Sync); revs != nil && !sameRevisions(revs, app) {
+		var cond *v1alpha1.ApplicationCondition
+		if cmp, cond = r.compare(ctx, app, checker, revs); cond != nil {
+			return r.finishOperation(ctx, app, op, started, &sync.Result{Phase: v1alpha1.OperationError, Message: cond.Message}, nil)
+		}
+	}
+	opts, err := sync.ParseOptionList(append(append([]string{}, syncOptions(app)...), op.Sync.SyncOptions...))
+	if err != nil {
+		return r.finishOperation(ctx, app, op, started, &sync.Result{Phase: v1alpha1.OperationError, Message: err.Error()}, cmp)
+	}
+	desired, prune := selectResources(op.Sync.Resources, append(append([]*unstructured.Unstructured{}, cmp.desired...), cmp.hooks...), cmp.prune)
+	if opts.ApplyOutOfSyncOnly {
+		desired = outOfSyncOnly(desired, cmp)
+	}
+	plan, err := sync.NewPlan(desired)
+	if err != nil {
+		return r.finishOperation(ctx, app, op, started, &sync.Result{Phase: v1alpha1.OperationError, Message: err.Error()}, cmp)
+	}
+	applier := &sync.Applier{Client: cmp.dest.client, Mapper: cmp.dest.cache, Health: checker, FieldManager: fieldManager, Tracking: tracking.Annotation}
+	res := applier.Run(ctx, &sync.Request{
+		App: r.appKey(app), Namespace: app.Spec.Destination.Namespace, Plan: plan,
+		Prune: prune, AllowPrune: op.Sync.Prune, DryRun: op.Sync.DryRun, Options: opts,
+	})
+	return r.finishOperation(ctx, app, op, started, res, cmp)
+}
+
+// finishOperation records the result, appends to the history after a
+// successful sync, and clears the requested operation.
+func (r *reconciler) finishOperation(ctx context.Context, app *v1alpha1.Application, op *v1alpha1.Operation, started metav1.Time, res *sync.Result, cmp *comparison) error {
+	orig := app.DeepCopy()
+	finished := metav1.Now()
+	state := &v1alpha1.OperationState{Operation: *op, Phase: res.Phase, Message: res.Message, StartedAt: started, FinishedAt: &finished}
+	if cmp != nil {
+		state.SyncResult = &v1alpha1.SyncOperationResult{Resources: res.Resources}
+		if len(app.Spec.Sources) > 0 {
+			state.SyncResult.Sources = app.Spec.Sources
+			for _, s := range cmp.render.Sources {
+				state.SyncResult.Revisions = append(state.SyncResult.Revisions, s.Revision)
+			}
+		} else if app.Spec.Source != nil && len(cmp.render.Sources) == 1 {
+			state.SyncResult.Source = *app.Spec.Source
+			state.SyncResult.Revision = cmp.render.Sources[0].Revision
+		}
+	}
+	app.Status.OperationState = state
+	if res.Phase == v1alpha1.OperationSucceeded && !op.Sync.DryRun && state.SyncResult != nil {
+		appendHistory(app, state, started, op.InitiatedBy)
+	}
+	if err := r.client.Status().Patch(ctx, app, client.MergeFrom(orig)); err != nil {
+		return fmt.Errorf("recording the sync result of Application/%s/%s: %w", app.Namespace, app.Name, err)
+	}
+	if app.Operation != nil {
+		orig := app.DeepCopy()
+		app.Operation = nil
+		if err := r.client.Patch(ctx, app, client.MergeFrom(orig)); err != nil {
+			return fmt.Errorf("clearing the operation of Application/%s/%s: %w", app.Namespace, app.Name, err)
+		}
+	}
+	return nil
+}
+
+func appendHistory(app *v1alpha1.Application, state *v1alpha1.OperationState, started metav1.Time, by v1alpha1.OperationInitiator) {
+	var id int64
+	for _, h := range app.Status.History {
+		id = max(id, h.ID+1)
+	}
+	app.Status.History = append(app.Status.History, v1alpha1.RevisionHistory{
+		ID: id, Revision: state.SyncResult.Revision, Revisions: state.SyncResult.Revisions,
+		Source: state.SyncResult.Source, Sources: state.SyncResult.Sources,
+		DeployedAt: *state.FinishedAt, DeployStartedAt: &started, InitiatedBy: by,
+	})
+	limit := int64(defaultHistoryLimit)
+	if app.Spec.RevisionHistoryLimit != nil {
+		limit = *app.Spec.RevisionHistoryLimit
+	}
+	if n := int64(len(app.Status.History)); n > limit {
+		app.Status.History = app.Status.History[n-limit:]
+	}
+}
+
+func syncOptions(app *v1alpha1.Application) []string {
+	if app.Spec.SyncPolicy == nil {
+		return nil
+	}
+	return app.Spec.SyncPolicy.SyncOptions
+}
+
+func requestedRevisions(s *v1alpha1.SyncOperation) []string {
+	if len(s.Revisions) > 0 {
+		return s.Revisions
+	}
+	if s.Revision != "" {
+		return []string{s.Revision}
+	}
+	return nil
+}
+
+func sameRevisions(revs []string, app *v1alpha1.Application) bool {
+	if len(app.Spec.Sources) > 0 {
+		if len(revs) != len(app.Status.Sync.Revisions) {
+			return false
+		}
+		for i := range revs {
+			if revs[i] != app.Status.Sync.Revisions[i] {
+				return false
+			}
+		}
+		return true
+	}
+	return len(revs) == 1 && revs[0] == app.Status.Sync.Revision
+}
+
+// selectResources keeps the named resources of a selective sync.
+func selectResources(names []v1alpha1.SyncOperationResource, desired, prune []*unstructured.Unstructured) ([]*unstructured.Unstructured, []*unstructured.Unstructured) {
+	if len(names) == 0 {
+		return desired, prune
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n.Group+"/"+n.Kind+"/"+n.Namespace+"/"+n.Name] = true
+		if n.Namespace == "" {
+			want[n.Group+"/"+n.Kind+"/*/"+n.Name] = true
+		}
+	}
+	keep := func(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+		var out []*unstructured.Unstructured
+		for _, o := range objs {
+			gvk := o.GroupVersionKind()
+			if want[resourceKey(o)] || want[gvk.Group+"/"+gvk.Kind+"/*/"+o.GetName()] {
+				out = append(out, o)
+			}
+		}
+		return out
+	}
+	return keep(desired), keep(prune)
+}
+
+func outOfSyncOnly(desired []*unstructured.Unstructured, cmp *comparison) []*unstructured.Unstructured {
+	inSync := map[string]bool{}
+	for _, rs := range cmp.resources {
+		if rs.Status == v1alpha1.SyncStatusCodeSynced {
+			inSync[statusKey(rs)] = true
+		}
+	}
+	var out []*unstructured.Unstructured
+	for _, o := range desired {
+		if !inSync[resourceKey(o)] || isHook(o) {
+			out = append(out, o)
+		}
+	}
+	return out
+}

@@ -1,0 +1,293 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/cluster"
+	"github.com/capstan-cd/capstan/internal/controller/health"
+	"github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/repo/manifest"
+	"github.com/capstan-cd/capstan/internal/tracking"
+)
+
+type reconciler struct {
+	client   client.Client
+	opts     Options
+	clusters *cluster.Registry
+	dests    *destinations
+}
+
+// comparison is the outcome of comparing one Application.
+type comparison struct {
+	dest      *destination
+	desired   []*unstructured.Unstructured
+	hooks     []*unstructured.Unstructured
+	live      map[string]*unstructured.Unstructured // by resourceKey
+	prune     []*unstructured.Unstructured
+	resources []v1alpha1.ResourceStatus
+	sync      v1alpha1.SyncStatusCode
+	health    v1alpha1.HealthStatusCode
+	render    *repo.Response
+	images    []string
+}
+
+func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	start := time.Now()
+	app := &v1alpha1.Application{}
+	if err := r.client.Get(ctx, req.NamespacedName, app); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if app.DeletionTimestamp != nil {
+		return ctrl.Result{}, r.finalize(ctx, app)
+	}
+	orig := app.DeepCopy()
+	checker, err := r.healthChecker(ctx)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	cmp, condition := r.compare(ctx, app, checker, nil)
+	r.writeComparison(app, cmp, condition)
+	if err := r.client.Status().Patch(ctx, app, client.MergeFrom(orig)); err != nil {
+		return ctrl.Result{}, fmt.Errorf("updating status of Application/%s/%s: %w", app.Namespace, app.Name, err)
+	}
+	if _, refresh := app.Annotations[v1alpha1.AnnotationRefresh]; refresh {
+		before := app.DeepCopy()
+		delete(app.Annotations, v1alpha1.AnnotationRefresh)
+		if err := r.client.Patch(ctx, app, client.MergeFrom(before)); err != nil {
+			return ctrl.Result{}, fmt.Errorf("clearing the refresh annotation of Application/%s/%s: %w", app.Namespace, app.Name, err)
+		}
+	}
+	if cmp != nil && condition == nil {
+		if err := r.maybeSync(ctx, app, cmp, checker); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	r.opts.Log.Info("Reconciliation completed", "application", app.Namespace+"/"+app.Name,
+		"dest-namespace", app.Spec.Destination.Namespace, "dest-server", app.Spec.Destination.Server,
+		"dest-name", app.Spec.Destination.Name, "time_ms", time.Since(start).Milliseconds())
+	return ctrl.Result{RequeueAfter: r.opts.Resync}, nil
+}
+
+func (r *reconciler) appKey(app *v1alpha1.Application) string {
+	return tracking.AppKey(app.Namespace, app.Name, r.opts.Namespace)
+}
+
+func (r *reconciler) healthChecker(ctx context.Context) (*health.Checker, error) {
+	data, err := r.argocdCM(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return health.NewChecker(data)
+}
+
+// sources returns the Application's sources, single or multiple.
+func sources(app *v1alpha1.Application) []v1alpha1.ApplicationSource {
+	if len(app.Spec.Sources) > 0 {
+		return app.Spec.Sources
+	}
+	if app.Spec.Source != nil {
+		return []v1alpha1.ApplicationSource{*app.Spec.Source}
+	}
+	return nil
+}
+
+// compare renders the desired state and compares it with the live state. A
+// non-nil condition means the comparison failed and nothing may be synced or
+// pruned.
+func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, checker *health.Checker, revisions []string) (*comparison, *v1alpha1.ApplicationCondition) {
+	fail := func(t v1alpha1.ApplicationConditionType, err error) (*comparison, *v1alpha1.ApplicationCondition) {
+		return nil, &v1alpha1.ApplicationCondition{Type: t, Message: err.Error(), LastTransitionTime: ptrNow()}
+	}
+	if err := r.checkProject(ctx, app); err != nil {
+		return fail(v1alpha1.ApplicationConditionInvalidSpecError, err)
+	}
+	c, err := r.clusters.Get(ctx, app.Spec.Destination)
+	if err != nil {
+		return fail(v1alpha1.ApplicationConditionInvalidSpecError, err)
+	}
+	dest, err := r.dests.get(c)
+	if err != nil {
+		return fail(v1alpha1.ApplicationConditionUnknownError, err)
+	}
+	srcs := sources(app)
+	if len(srcs) == 0 {
+		return fail(v1alpha1.ApplicationConditionInvalidSpecError, errors.New("spec.source or spec.sources is required"))
+	}
+	hard := app.Annotations[v1alpha1.AnnotationRefresh] == "hard"
+	resp, err := r.opts.Renderer.Render(ctx, &repo.Request{
+		AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Sources: srcs, Revisions: revisions, NoCache: hard,
+	})
+	if err != nil {
+		return fail(v1alpha1.ApplicationConditionComparisonError, fmt.Errorf("rendering manifests: %w", err))
+	}
+	cmp := &comparison{dest: dest, render: resp, live: map[string]*unstructured.Unstructured{}}
+	key := r.appKey(app)
+
+	// Watch every kind the app renders or had, so removed objects are found.
+	kinds := map[string]*unstructured.Unstructured{}
+	for _, obj := range resp.Objects {
+		m, err := dest.cache.Mapping(obj.GroupVersionKind())
+		if err != nil {
+			return fail(v1alpha1.ApplicationConditionComparisonError, err)
+		}
+		if m.Scope.Name() == meta.RESTScopeNameNamespace && obj.GetNamespace() == "" {
+			obj.SetNamespace(app.Spec.Destination.Namespace)
+		}
+		if m.Scope.Name() != meta.RESTScopeNameNamespace {
+			obj.SetNamespace("")
+		}
+		tracking.Set(tracking.Annotation, key, obj)
+		if isHook(obj) {
+			cmp.hooks = append(cmp.hooks, obj)
+			continue
+		}
+		cmp.desired = append(cmp.desired, obj)
+		kinds[obj.GroupVersionKind().String()] = obj
+	}
+	for _, rs := range app.Status.Resources {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(groupVersionKind(rs))
+		kinds[u.GroupVersionKind().String()] = u
+	}
+	for _, obj := range kinds {
+		if err := dest.cache.Watch(ctx, obj.GroupVersionKind()); err != nil {
+			if _, mapErr := dest.cache.Mapping(obj.GroupVersionKind()); mapErr != nil {
+				continue // a kind that no longer exists has nothing live
+			}
+			return fail(v1alpha1.ApplicationConditionComparisonError, err)
+		}
+	}
+	for _, obj := range dest.cache.ManagedBy(key) {
+		cmp.live[resourceKey(obj)] = obj
+	}
+
+	cmp.sync, cmp.health = v1alpha1.SyncStatusCodeSynced, v1alpha1.HealthStatusHealthy
+	desiredKeys := map[string]bool{}
+	for _, obj := range cmp.desired {
+		k := resourceKey(obj)
+		desiredKeys[k] = true
+		liveObj := cmp.live[k]
+		if liveObj == nil {
+			if got, found, _ := dest.cache.Get(obj.GroupVersionKind(), obj.GetNamespace(), obj.GetName()); found {
+				liveObj = got // exists but not yet tracked: compare, the sync will adopt it
+			}
+		}
+		d, err := dest.differ.Diff(ctx, obj, liveObj, app.Spec.IgnoreDifferences)
+		if err != nil {
+			return fail(v1alpha1.ApplicationConditionComparisonError, err)
+		}
+		st := resourceStatus(obj)
+		st.Status = v1alpha1.SyncStatusCodeSynced
+		if d.Modified {
+			st.Status = v1alpha1.SyncStatusCodeOutOfSync
+			cmp.sync = v1alpha1.SyncStatusCodeOutOfSync
+		}
+		h, _ := checker.Check(liveObj)
+		st.Health = &v1alpha1.HealthStatus{Status: h.Status, Message: h.Message}
+		cmp.health = health.Worst(cmp.health, h.Status)
+		cmp.resources = append(cmp.resources, st)
+		if liveObj != nil {
+			cmp.images = append(cmp.images, manifest.Images([]*unstructured.Unstructured{liveObj})...)
+		}
+	}
+	for k, obj := range cmp.live {
+		if desiredKeys[k] || isHook(obj) {
+			continue
+		}
+		st := resourceStatus(obj)
+		st.Status, st.RequiresPruning = v1alpha1.SyncStatusCodeOutOfSync, true
+		cmp.sync = v1alpha1.SyncStatusCodeOutOfSync
+		cmp.resources = append(cmp.resources, st)
+		cmp.prune = append(cmp.prune, obj)
+	}
+	sort.Slice(cmp.resources, func(i, j int) bool { return statusKey(cmp.resources[i]) < statusKey(cmp.resources[j]) })
+	sort.Slice(cmp.prune, func(i, j int) bool { return resourceKey(cmp.prune[i]) < resourceKey(cmp.prune[j]) })
+	return cmp, nil
+}
+
+// writeComparison records a comparison (or its failure) in the status.
+func (r *reconciler) writeComparison(app *v1alpha1.Application, cmp *comparison, condition *v1alpha1.ApplicationCondition) {
+	now := metav1.Now()
+	app.Status.ReconciledAt = &now
+	app.Status.ControllerNamespace = r.opts.Namespace
+	app.Status.Conditions = keepConditions(app.Status.Conditions, condition)
+	if condition != nil {
+		app.Status.Sync.Status = v1alpha1.SyncStatusCodeUnknown
+		return
+	}
+	app.Status.Resources = cmp.resources
+	app.Status.Sync.Status = cmp.sync
+	app.Status.Sync.ComparedTo = v1alpha1.ComparedTo{Destination: app.Spec.Destination, IgnoreDifferences: app.Spec.IgnoreDifferences}
+	if len(app.Spec.Sources) > 0 {
+		app.Status.Sync.ComparedTo.Sources = app.Spec.Sources
+		app.Status.Sync.Revisions, app.Status.SourceTypes = nil, nil
+		for _, s := range cmp.render.Sources {
+			app.Status.Sync.Revisions = append(app.Status.Sync.Revisions, s.Revision)
+			app.Status.SourceTypes = append(app.Status.SourceTypes, s.Type)
+		}
+	} else if app.Spec.Source != nil && len(cmp.render.Sources) == 1 {
+		app.Status.Sync.ComparedTo.Source = *app.Spec.Source
+		app.Status.Sync.Revision = cmp.render.Sources[0].Revision
+		app.Status.SourceType = cmp.render.Sources[0].Type
+	}
+	if app.Status.Health.Status != cmp.health {
+		app.Status.Health.LastTransitionTime = &now
+	}
+	app.Status.Health.Status = cmp.health
+	app.Status.Summary.Images = dedupe(cmp.images)
+}
+
+// keepConditions replaces the controller's comparison conditions with the
+// new one, if any.
+func keepConditions(old []v1alpha1.ApplicationCondition, c *v1alpha1.ApplicationCondition) []v1alpha1.ApplicationCondition {
+	var out []v1alpha1.ApplicationCondition
+	for _, o := range old {
+		switch o.Type {
+		case v1alpha1.ApplicationConditionComparisonError, v1alpha1.ApplicationConditionInvalidSpecError, v1alpha1.ApplicationConditionUnknownError:
+			if c != nil && o.Type == c.Type && o.Message == c.Message {
+				c = nil // unchanged: keep its transition time
+				out = append(out, o)
+			}
+			continue
+		}
+		out = append(out, o)
+	}
+	if c != nil {
+		out = append(out, *c)
+	}
+	return out
+}
+
+func (r *reconciler) argocdCM(ctx context.Context) (map[string]string, error) {
+	cm := &unstructured.Unstructured{}
+	cm.SetAPIVersion("v1")
+	cm.SetKind("ConfigMap")
+	err := r.client.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: "argocd-cm"}, cm)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
+	return data, nil
+}
+
+func isAlreadyExists(err error) bool { return apierrors.IsAlreadyExists(err) }
+
+func ptrNow() *metav1.Time {
+	now := metav1.Now()
+	return &now
+}
