@@ -78,11 +78,12 @@ cluster: kube ## Start a local cluster in the background; kubeconfig at .local/k
 	@echo "try: bin/kubectl --kubeconfig .local/kubeconfig get nodes"
 
 .PHONY: cluster-down
-cluster-down: ## Stop the local cluster started by `make cluster`.
+cluster-down: ## Stop Capstan and the local cluster started by `make cluster` or `make run`.
+	@if [ -f $(LOCAL)/capstan.pid ]; then kill $$(cat $(LOCAL)/capstan.pid) 2>/dev/null || true; rm -f $(LOCAL)/capstan.pid; echo "capstan stopped"; fi
 	@if [ -x bin/localcluster ]; then bin/localcluster down --dir $(LOCAL); else echo "no local cluster tool built; nothing to stop"; fi
 
 .PHONY: run
-run: build cluster ## Build, start a local cluster, install Capstan's CRDs and a demo Application.
+run: build cluster ## Build, start a local cluster and Capstan, deploy a demo Application and wait until it is Synced.
 	@hack/run.sh "$(KUBECTL)" "$(LOCAL)/kubeconfig"
 
 .PHONY: clean

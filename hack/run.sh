@@ -64,12 +64,39 @@ spec:
     server: https://kubernetes.default.svc
     namespace: guestbook
   syncPolicy:
+    automated:
+      prune: true
+      selfHeal: true
     syncOptions:
     - CreateNamespace=true
 YAML
 
+echo "==> starting Capstan (capstan run: controller with the repo server in-process)"
+pidfile="$local_dir/capstan.pid"
+if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
+	kill "$(cat "$pidfile")"; sleep 1
+fi
+KUBECONFIG="$kubeconfig" nohup "$root/bin/capstan" run --namespace argocd --root "$local_dir/capstan-repos" --app-resync 10s \
+	>"$local_dir/capstan.log" 2>&1 &
+echo $! >"$pidfile"
+
+echo "==> waiting for the guestbook Application to be Synced and Healthy"
+status=""
+for _ in $(seq 1 120); do
+	status="$(k get applications.argoproj.io -n argocd guestbook -o jsonpath='{.status.sync.status}/{.status.health.status}' 2>/dev/null || true)"
+	[ "$status" = "Synced/Healthy" ] && break
+	sleep 1
+done
+if [ "$status" != "Synced/Healthy" ]; then
+	echo "guestbook is '$status' after 2 minutes; Capstan's log: $local_dir/capstan.log" >&2
+	tail -20 "$local_dir/capstan.log" >&2
+	exit 1
+fi
+
 echo
 k get applications.argoproj.io -n argocd
+echo
+k get deployments,services -n guestbook
 cat <<MSG
 
 Done. What is where:
@@ -77,10 +104,13 @@ Done. What is where:
   kubectl          $kubectl --kubeconfig $kubeconfig get applications -n argocd
   demo repository  file://$repo
   cluster logs     $local_dir/cluster/logs/
-  capstan          $root/bin/capstan version
+  capstan log      $local_dir/capstan.log   (one JSON line per reconcile)
 
-The Application is registered but not yet synced: this stage of Capstan
-installs its data model only; the controller, API server and UI come next.
+Try it: commit a change to the demo repository and watch it sync:
+  git clone $repo /tmp/guestbook && cd /tmp/guestbook
+  sed -i 's/replicas: 2/replicas: 3/' guestbook/guestbook-ui-deployment.yaml
+  git commit -qam "scale" && git push -q
+  $kubectl --kubeconfig $kubeconfig get deployment -n guestbook -w
 
 Stop everything with: make cluster-down
 MSG

@@ -19,7 +19,7 @@ func NewRoot() *cobra.Command {
 		// main prints errors as one line; see Execute.
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCommand(), newRenderCommand(), newRepoServerCommand(), newAdminCommand())
+	root.AddCommand(newVersionCommand(), newRenderCommand(), newRepoServerCommand(), newAdminCommand(), newControllerCommand(), newRunCommand())
 	return root
 }
 
