@@ -255,7 +255,7 @@ func TestForbiddenDestinationAppliesNothing(t *testing.T) {
 	ctx := context.Background()
 	proj := &v1alpha1.AppProject{
 		ObjectMeta: metav1.ObjectMeta{Name: "narrow", Namespace: e.ns},
-		Spec: v1alpha1.AppProjectSpec{SourceRepos: []string{"*"}, Destinations: []v1alpha1.ApplicationDestination{{Server: "https://kubernetes.default.svc", Namespace: "allowed-*"}}},
+		Spec:       v1alpha1.AppProjectSpec{SourceRepos: []string{"*"}, Destinations: []v1alpha1.ApplicationDestination{{Server: "https://kubernetes.default.svc", Namespace: "allowed-*"}}},
 	}
 	if err := e.client.Create(ctx, proj); err != nil {
 		t.Fatal(err)
