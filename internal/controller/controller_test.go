@@ -61,17 +61,24 @@ type env struct {
 	timeout time.Duration
 }
 
+// start runs a controller with a new control namespace.
 func start(t *testing.T) *env {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := kube.InstallCRDs(ctx, testCluster.Config); err != nil {
+	if err := kube.InstallCRDs(context.Background(), testCluster.Config); err != nil {
 		t.Fatal(err)
 	}
+	return startIn(t, testCluster.NewNamespace(t))
+}
+
+// startIn runs a controller whose control namespace is ns.
+func startIn(t *testing.T, ns string) *env {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
 	c, err := kube.NewClient(testCluster.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, ns: testCluster.NewNamespace(t), client: c, kube: kubernetes.NewForConfigOrDie(testCluster.Config), timeout: 90 * time.Second}
+	e := &env{t: t, ns: ns, client: c, kube: kubernetes.NewForConfigOrDie(testCluster.Config), timeout: 90 * time.Second}
 	done := make(chan error, 1)
 	go func() {
 		done <- Run(ctx, Options{
@@ -285,5 +292,52 @@ func TestForbiddenDestinationAppliesNothing(t *testing.T) {
 	})
 	if _, err := e.kube.CoreV1().Namespaces().Get(ctx, dest, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the forbidden destination was touched: %v", err)
+	}
+}
+
+// TestOperationLeftRunningIsCompleted starts a controller on an Application
+// whose recorded operation is Running, as a controller killed mid-sync
+// leaves it, and expects the operation to be run to completion.
+func TestOperationLeftRunningIsCompleted(t *testing.T) {
+	ctx := context.Background()
+	c, err := kube.NewClient(testCluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kube.InstallCRDs(ctx, testCluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	ns := testCluster.NewNamespace(t)
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "c", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: resumed}\n"})
+	app := &v1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: "resumed", Namespace: ns},
+		Spec: v1alpha1.ApplicationSpec{
+			Project:     "default",
+			Source:      &v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "app"},
+			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: ns},
+		},
+	}
+	if err := c.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	app.Status.OperationState = &v1alpha1.OperationState{
+		Operation: v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}, InitiatedBy: v1alpha1.OperationInitiator{Username: "admin"}},
+		Phase:     v1alpha1.OperationRunning, Message: "syncing", StartedAt: metav1.Now(),
+	}
+	if err := c.Status().Update(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+
+	e := startIn(t, ns)
+	e.eventually("operation completed", func() string {
+		st := e.app("resumed").Status.OperationState
+		if st != nil && st.Phase == v1alpha1.OperationSucceeded {
+			return ""
+		}
+		return fmt.Sprintf("%+v", st)
+	})
+	if _, err := e.kube.CoreV1().ConfigMaps(ns).Get(ctx, "resumed", metav1.GetOptions{}); err != nil {
+		t.Errorf("the resumed sync did not apply: %v", err)
 	}
 }

@@ -21,6 +21,12 @@ const defaultHistoryLimit = 10
 // policy asks for one.
 func (r *reconciler) maybeSync(ctx context.Context, app *v1alpha1.Application, cmp *comparison, checker *health.Checker) error {
 	op := app.Operation
+	if st := app.Status.OperationState; op == nil && st != nil && st.Phase == v1alpha1.OperationRunning {
+		// Reconciles of one Application never overlap, so a Running
+		// operation seen here was left by a controller that stopped
+		// mid-sync: run it again to completion.
+		op = st.Operation.DeepCopy()
+	}
 	if op == nil {
 		op = r.automatedOperation(app, cmp)
 	}

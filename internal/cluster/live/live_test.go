@@ -80,8 +80,20 @@ func TestTrackedObjectsAreIndexedAndReported(t *testing.T) {
 	if _, ok := managed[0].GetAnnotations()["kubectl.kubernetes.io/last-applied-configuration"]; ok {
 		t.Error("last-applied annotation kept in the cache")
 	}
-	if got, found, err := c.Get(configMapGVK, ns, "copy"); err != nil || !found || got.GetName() != "copy" {
-		t.Errorf("Get(copy) = %v, %v, %v", got, found, err)
+	// The copy's own watch event may come after the notification above.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got, found, err := c.Get(configMapGVK, ns, "copy")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if found && got.GetName() == "copy" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Get(copy) never found the unmanaged copy")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 
 	cm.Data["a"] = "2"
