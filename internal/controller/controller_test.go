@@ -11,6 +11,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -339,5 +340,83 @@ func TestOperationLeftRunningIsCompleted(t *testing.T) {
 	})
 	if _, err := e.kube.CoreV1().ConfigMaps(ns).Get(ctx, "resumed", metav1.GetOptions{}); err != nil {
 		t.Errorf("the resumed sync did not apply: %v", err)
+	}
+}
+
+// TestHelmKustomizeAndSecondCluster syncs a Helm app and a Kustomize app,
+// one of them to a second cluster registered through a cluster Secret, and
+// reads a custom Lua health check from argocd-cm.
+func TestHelmKustomizeAndSecondCluster(t *testing.T) {
+	ctx := context.Background()
+	second, err := localcluster.Start(ctx, localcluster.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Stop()
+	e := start(t)
+	dest := e.ns + "-apps"
+	t.Cleanup(func() { _ = e.kube.CoreV1().Namespaces().Delete(ctx, dest, metav1.DeleteOptions{}) })
+
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "second", Namespace: e.ns, Labels: map[string]string{v1alpha1.LabelSecretType: v1alpha1.SecretTypeCluster}},
+		StringData: map[string]string{"name": "second", "server": second.Config.Host,
+			"config": `{"bearerToken":"` + second.Config.BearerToken + `","tlsClientConfig":{"insecure":true}}`},
+	}
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "argocd-cm", Namespace: e.ns},
+		Data: map[string]string{"resource.customizations.health.ConfigMap": `
+if obj.data ~= nil and obj.data.ready == "yes" then
+  return {status = "Healthy", message = "ready"}
+end
+return {status = "Progressing", message = "not ready yet"}`},
+	}
+	for _, o := range []client.Object{secret, cm} {
+		if err := e.client.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "apps", map[string]string{
+		"chart/Chart.yaml":        "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+		"chart/values.yaml":       "ready: \"no\"\n",
+		"chart/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-settings\ndata:\n  ready: {{ .Values.ready | quote }}\n",
+		"kust/kustomization.yaml": "resources: [cm.yaml]\nnamePrefix: k-\n",
+		"kust/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {ready: \"yes\"}\n",
+	})
+	newApp := func(name, path string, dst v1alpha1.ApplicationDestination, helm *v1alpha1.ApplicationSourceHelm) {
+		app := &v1alpha1.Application{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns},
+			Spec: v1alpha1.ApplicationSpec{
+				Project:     "default",
+				Source:      &v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: path, Helm: helm},
+				Destination: dst,
+				SyncPolicy:  &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}, SyncOptions: v1alpha1.SyncOptions{"CreateNamespace=true"}},
+			},
+		}
+		if err := e.client.Create(ctx, app); err != nil {
+			t.Fatal(err)
+		}
+	}
+	newApp("helm-app", "chart", v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest},
+		&v1alpha1.ApplicationSourceHelm{Parameters: []v1alpha1.HelmParameter{{Name: "ready", Value: "yes"}}})
+	newApp("kustomize-app", "kust", v1alpha1.ApplicationDestination{Name: "second", Namespace: "remote"}, nil)
+
+	e.waitSyncedHealthy("helm-app")
+	e.waitSyncedHealthy("kustomize-app")
+	if got := e.app("helm-app").Status.SourceType; got != v1alpha1.SourceTypeHelm {
+		t.Errorf("helm-app source type %s", got)
+	}
+	if _, err := e.kube.CoreV1().ConfigMaps(dest).Get(ctx, "helm-app-settings", metav1.GetOptions{}); err != nil {
+		t.Errorf("Helm app not applied: %v", err)
+	}
+	remoteKube := kubernetes.NewForConfigOrDie(second.Config)
+	if _, err := remoteKube.CoreV1().ConfigMaps("remote").Get(ctx, "k-settings", metav1.GetOptions{}); err != nil {
+		t.Errorf("Kustomize app not applied to the second cluster: %v", err)
+	}
+	// The Lua check decides the ConfigMap's health: "ready: yes" is Healthy.
+	for _, r := range e.app("helm-app").Status.Resources {
+		if r.Kind == "ConfigMap" && (r.Health == nil || r.Health.Message != "ready") {
+			t.Errorf("custom health not applied: %+v", r.Health)
+		}
 	}
 }

@@ -8,13 +8,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/cluster"
 	"github.com/capstan-cd/capstan/internal/repo/git"
 )
 
 // checkProject refuses an Application its AppProject does not allow:
-// a source repository outside sourceRepos, or a destination outside
-// destinations.
-func (r *reconciler) checkProject(ctx context.Context, app *v1alpha1.Application) error {
+// a source repository outside sourceRepos, or a destination cluster
+// (matched by server or name, whichever the project lists) and namespace
+// outside destinations.
+func (r *reconciler) checkProject(ctx context.Context, app *v1alpha1.Application, dst *cluster.Cluster) error {
 	proj := &v1alpha1.AppProject{}
 	name := app.Spec.Project
 	if name == "" {
@@ -31,8 +33,8 @@ func (r *reconciler) checkProject(ctx context.Context, app *v1alpha1.Application
 	d := app.Spec.Destination
 	for _, allowed := range proj.Spec.Destinations {
 		serverOK := (allowed.Server == "" && allowed.Name == "") ||
-			(allowed.Server != "" && d.Server != "" && globMatch(allowed.Server, d.Server)) ||
-			(allowed.Name != "" && d.Name != "" && globMatch(allowed.Name, d.Name))
+			(allowed.Server != "" && globMatch(allowed.Server, dst.Server)) ||
+			(allowed.Name != "" && globMatch(allowed.Name, dst.Name))
 		if serverOK && globMatch(orStar(allowed.Namespace), d.Namespace) {
 			return nil
 		}

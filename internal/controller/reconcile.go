@@ -110,11 +110,11 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 	fail := func(t v1alpha1.ApplicationConditionType, err error) (*comparison, *v1alpha1.ApplicationCondition) {
 		return nil, &v1alpha1.ApplicationCondition{Type: t, Message: err.Error(), LastTransitionTime: ptrNow()}
 	}
-	if err := r.checkProject(ctx, app); err != nil {
-		return fail(v1alpha1.ApplicationConditionInvalidSpecError, err)
-	}
 	c, err := r.clusters.Get(ctx, app.Spec.Destination)
 	if err != nil {
+		return fail(v1alpha1.ApplicationConditionInvalidSpecError, err)
+	}
+	if err := r.checkProject(ctx, app, c); err != nil {
 		return fail(v1alpha1.ApplicationConditionInvalidSpecError, err)
 	}
 	dest, err := r.dests.get(c)
