@@ -420,3 +420,67 @@ return {status = "Progressing", message = "not ready yet"}`},
 		}
 	}
 }
+
+func TestRetryThenFailAndRollback(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	remote := gitserver.NewLocalRepo(t)
+	first := remote.Commit(t, "v1", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: versioned}\ndata: {version: one}\n"})
+	dest := e.ns + "-rb"
+	t.Cleanup(func() { _ = e.kube.CoreV1().Namespaces().Delete(ctx, dest, metav1.DeleteOptions{}) })
+	app := &v1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: "rb", Namespace: e.ns},
+		Spec: v1alpha1.ApplicationSpec{
+			Project:     "default",
+			Source:      &v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "app"},
+			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest},
+			SyncPolicy: &v1alpha1.SyncPolicy{
+				Automated:   &v1alpha1.SyncPolicyAutomated{},
+				SyncOptions: v1alpha1.SyncOptions{"CreateNamespace=true"},
+				Retry:       &v1alpha1.RetryStrategy{Limit: 2, Backoff: &v1alpha1.Backoff{Duration: "1s", MaxDuration: "2s"}},
+			},
+		},
+	}
+	if err := e.client.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	e.waitSyncedHealthy("rb")
+
+	// A broken commit fails to apply: two retries, then Failed.
+	remote.Commit(t, "broken", map[string]string{"app/svc.yaml": "apiVersion: v1\nkind: Service\nmetadata: {name: broken}\nspec:\n  ports: [{port: 999999}]\n"})
+	e.eventually("operation Failed after retries", func() string {
+		st := e.app("rb").Status.OperationState
+		if st != nil && st.Phase == v1alpha1.OperationFailed && st.RetryCount == 2 {
+			return ""
+		}
+		return fmt.Sprintf("%+v", st)
+	})
+
+	// Roll back to the first revision: automated sync off, then an
+	// operation with the history entry's revision and source.
+	a := e.app("rb")
+	a.Spec.SyncPolicy.Automated = nil
+	if err := e.client.Update(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	h := e.app("rb").Status.History[0]
+	if h.Revision != first {
+		t.Fatalf("history[0] = %+v", h)
+	}
+	a = e.app("rb")
+	a.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: h.Revision, Source: &h.Source, Prune: true}, InitiatedBy: v1alpha1.OperationInitiator{Username: "admin"}}
+	if err := e.client.Update(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("rolled back", func() string {
+		a := e.app("rb")
+		st := a.Status.OperationState
+		if a.Operation == nil && st != nil && st.Phase == v1alpha1.OperationSucceeded && st.SyncResult.Revision == first {
+			return ""
+		}
+		return fmt.Sprintf("operation %v state %+v", a.Operation, st)
+	})
+	if h := e.app("rb").Status.History; len(h) != 2 || h[1].Revision != first || h[1].InitiatedBy.Username != "admin" {
+		t.Errorf("history after rollback = %+v", h)
+	}
+}

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,22 +19,30 @@ import (
 const defaultHistoryLimit = 10
 
 // maybeSync runs the requested operation, or an automated sync when the
-// policy asks for one.
-func (r *reconciler) maybeSync(ctx context.Context, app *v1alpha1.Application, cmp *comparison, checker *health.Checker) error {
+// policy asks for one. A positive duration asks to be called again then
+// (a retry waiting for its backoff).
+func (r *reconciler) maybeSync(ctx context.Context, app *v1alpha1.Application, cmp *comparison, checker *health.Checker) (time.Duration, error) {
 	op := app.Operation
-	if st := app.Status.OperationState; op == nil && st != nil && st.Phase == v1alpha1.OperationRunning {
+	retryCount := int64(0)
+	if st := app.Status.OperationState; st != nil && st.Phase == v1alpha1.OperationRunning {
 		// Reconciles of one Application never overlap, so a Running
-		// operation seen here was left by a controller that stopped
-		// mid-sync: run it again to completion.
-		op = st.Operation.DeepCopy()
+		// operation seen here is a retry waiting for its backoff, or was
+		// left by a controller that stopped mid-sync: run it again.
+		if wait := r.retries.wait(r.appKey(app)); wait > 0 {
+			return wait, nil
+		}
+		if op == nil {
+			op = st.Operation.DeepCopy()
+		}
+		retryCount = st.RetryCount
 	}
 	if op == nil {
 		op = r.automatedOperation(app, cmp)
 	}
 	if op == nil || op.Sync == nil {
-		return nil
+		return 0, nil
 	}
-	return r.runOperation(ctx, app, op, cmp, checker)
+	return 0, r.runOperation(ctx, app, op, cmp, checker, retryCount)
 }
 
 // automatedOperation returns the sync an automated policy calls for: the app
@@ -65,18 +74,21 @@ func (r *reconciler) automatedOperation(app *v1alpha1.Application, cmp *comparis
 	}
 }
 
-func (r *reconciler) runOperation(ctx context.Context, app *v1alpha1.Application, op *v1alpha1.Operation, cmp *comparison, checker *health.Checker) error {
+func (r *reconciler) runOperation(ctx context.Context, app *v1alpha1.Application, op *v1alpha1.Operation, cmp *comparison, checker *health.Checker, retryCount int64) error {
 	started := metav1.Now()
+	if st := app.Status.OperationState; retryCount > 0 && st != nil {
+		started = st.StartedAt
+	}
 	orig := app.DeepCopy()
-	app.Status.OperationState = &v1alpha1.OperationState{Operation: *op, Phase: v1alpha1.OperationRunning, Message: "syncing", StartedAt: started}
+	app.Status.OperationState = &v1alpha1.OperationState{Operation: *op, Phase: v1alpha1.OperationRunning, Message: "syncing", StartedAt: started, RetryCount: retryCount}
 	if err := r.client.Status().Patch(ctx, app, client.MergeFrom(orig)); err != nil {
 		return fmt.Errorf("recording the operation of Application/%s/%s: %w", app.Namespace, app.Name, err)
 	}
 
-	// A sync to another revision (a rollback) renders that revision.
-	if revs := requestedRevisions(op.Sync); revs != nil && !sameRevisions(revs, app) {
+	// A sync to another revision or source (a rollback) renders that.
+	if at := operationTarget(op.Sync, app); at != nil {
 		var cond *v1alpha1.ApplicationCondition
-		if cmp, cond = r.compare(ctx, app, checker, revs); cond != nil {
+		if cmp, cond = r.compare(ctx, app, checker, at); cond != nil {
 			return r.finishOperation(ctx, app, op, started, &sync.Result{Phase: v1alpha1.OperationError, Message: cond.Message}, nil)
 		}
 	}
@@ -105,7 +117,22 @@ func (r *reconciler) runOperation(ctx context.Context, app *v1alpha1.Application
 func (r *reconciler) finishOperation(ctx context.Context, app *v1alpha1.Application, op *v1alpha1.Operation, started metav1.Time, res *sync.Result, cmp *comparison) error {
 	orig := app.DeepCopy()
 	finished := metav1.Now()
-	state := &v1alpha1.OperationState{Operation: *op, Phase: res.Phase, Message: res.Message, StartedAt: started, FinishedAt: &finished}
+	retryCount := int64(0)
+	if app.Status.OperationState != nil {
+		retryCount = app.Status.OperationState.RetryCount
+	}
+	if res.Phase == v1alpha1.OperationFailed || res.Phase == v1alpha1.OperationError {
+		if backoff, ok := retryAfter(retryStrategy(app, op), retryCount); ok && ctx.Err() == nil {
+			app.Status.OperationState = &v1alpha1.OperationState{Operation: *op, Phase: v1alpha1.OperationRunning, StartedAt: started,
+				Message: fmt.Sprintf("Retrying attempt #%d at %s: %s", retryCount+1, finished.Add(backoff).Format(time.Kitchen), res.Message), RetryCount: retryCount + 1}
+			r.retries.set(r.appKey(app), backoff)
+			if err := r.client.Status().Patch(ctx, app, client.MergeFrom(orig)); err != nil {
+				return fmt.Errorf("recording a retry of Application/%s/%s: %w", app.Namespace, app.Name, err)
+			}
+			return nil
+		}
+	}
+	state := &v1alpha1.OperationState{Operation: *op, Phase: res.Phase, Message: res.Message, StartedAt: started, FinishedAt: &finished, RetryCount: retryCount}
 	if cmp != nil {
 		state.SyncResult = &v1alpha1.SyncOperationResult{Resources: res.Resources}
 		if len(app.Spec.Sources) > 0 {
@@ -161,14 +188,26 @@ func syncOptions(app *v1alpha1.Application) []string {
 	return app.Spec.SyncPolicy.SyncOptions
 }
 
-func requestedRevisions(s *v1alpha1.SyncOperation) []string {
-	if len(s.Revisions) > 0 {
-		return s.Revisions
+// operationTarget is what a sync operation asks to render, when it is not
+// the spec's current sources at their compared revisions.
+func operationTarget(s *v1alpha1.SyncOperation, app *v1alpha1.Application) *target {
+	at := &target{}
+	switch {
+	case len(s.Sources) > 0:
+		at.sources = s.Sources
+	case s.Source != nil:
+		at.sources = []v1alpha1.ApplicationSource{*s.Source}
 	}
-	if s.Revision != "" {
-		return []string{s.Revision}
+	switch {
+	case len(s.Revisions) > 0:
+		at.revisions = s.Revisions
+	case s.Revision != "":
+		at.revisions = []string{s.Revision}
 	}
-	return nil
+	if at.sources == nil && (at.revisions == nil || sameRevisions(at.revisions, app)) {
+		return nil
+	}
+	return at
 }
 
 func sameRevisions(revs []string, app *v1alpha1.Application) bool {

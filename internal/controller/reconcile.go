@@ -27,6 +27,14 @@ type reconciler struct {
 	opts     Options
 	clusters *cluster.Registry
 	dests    *destinations
+	retries  retryClock
+}
+
+// target is what a sync renders when it is not the spec's current state:
+// other revisions (a sync to a revision) and other sources (a rollback).
+type target struct {
+	sources   []v1alpha1.ApplicationSource
+	revisions []string
 }
 
 // comparison is the outcome of comparing one Application.
@@ -69,15 +77,20 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, fmt.Errorf("clearing the refresh annotation of Application/%s/%s: %w", app.Namespace, app.Name, err)
 		}
 	}
+	requeue := r.opts.Resync
 	if cmp != nil && condition == nil {
-		if err := r.maybeSync(ctx, app, cmp, checker); err != nil {
+		wait, err := r.maybeSync(ctx, app, cmp, checker)
+		if err != nil {
 			return ctrl.Result{}, err
+		}
+		if wait > 0 && wait < requeue {
+			requeue = wait
 		}
 	}
 	r.opts.Log.Info("Reconciliation completed", "application", app.Namespace+"/"+app.Name,
 		"dest-namespace", app.Spec.Destination.Namespace, "dest-server", app.Spec.Destination.Server,
 		"dest-name", app.Spec.Destination.Name, "time_ms", time.Since(start).Milliseconds())
-	return ctrl.Result{RequeueAfter: r.opts.Resync}, nil
+	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 
 func (r *reconciler) appKey(app *v1alpha1.Application) string {
@@ -106,7 +119,7 @@ func sources(app *v1alpha1.Application) []v1alpha1.ApplicationSource {
 // compare renders the desired state and compares it with the live state. A
 // non-nil condition means the comparison failed and nothing may be synced or
 // pruned.
-func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, checker *health.Checker, revisions []string) (*comparison, *v1alpha1.ApplicationCondition) {
+func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, checker *health.Checker, at *target) (*comparison, *v1alpha1.ApplicationCondition) {
 	fail := func(t v1alpha1.ApplicationConditionType, err error) (*comparison, *v1alpha1.ApplicationCondition) {
 		return nil, &v1alpha1.ApplicationCondition{Type: t, Message: err.Error(), LastTransitionTime: ptrNow()}
 	}
@@ -122,6 +135,13 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 		return fail(v1alpha1.ApplicationConditionUnknownError, err)
 	}
 	srcs := sources(app)
+	var revisions []string
+	if at != nil {
+		revisions = at.revisions
+		if len(at.sources) > 0 {
+			srcs = at.sources
+		}
+	}
 	if len(srcs) == 0 {
 		return fail(v1alpha1.ApplicationConditionInvalidSpecError, errors.New("spec.source or spec.sources is required"))
 	}
