@@ -1,0 +1,268 @@
+// Command apps measures the controller at scale: N Applications, each one
+// ConfigMap from one monorepo, on a local cluster. It reports the time from
+// creating them until all are Synced, the same after a commit that changes
+// every app (announced by a refresh, as a Git webhook would), the
+// controller's peak memory and the API requests it made.
+//
+//	go run ./bench/apps -n 1000
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/controller"
+	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+)
+
+func main() {
+	n := flag.Int("n", 1000, "number of Applications")
+	workers := flag.Int("workers", 20, "controller workers (--status-processors)")
+	timeout := flag.Duration("timeout", 10*time.Minute, "give up after this long per phase")
+	flag.Parse()
+	if err := run(*n, *workers, *timeout); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
+
+// countingTransport counts requests to the API server.
+type countingTransport struct {
+	next  http.RoundTripper
+	count *atomic.Int64
+}
+
+func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.count.Add(1)
+	return c.next.RoundTrip(r)
+}
+
+func run(n, workers int, timeout time.Duration) error {
+	ctx := context.Background()
+	cl, err := localcluster.Start(ctx, localcluster.Options{})
+	if err != nil {
+		return err
+	}
+	defer cl.Stop()
+	if err := kube.InstallCRDs(ctx, cl.Config); err != nil {
+		return err
+	}
+	c, err := kube.NewClient(cl.Config)
+	if err != nil {
+		return err
+	}
+	for _, ns := range []string{"argocd", "apps"} {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			return err
+		}
+	}
+	dir, err := os.MkdirTemp("", "capstan-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	repoURL, err := monorepo(dir, n, "one")
+	if err != nil {
+		return err
+	}
+
+	var requests atomic.Int64
+	cfg := rest.CopyConfig(cl.Config)
+	cfg.QPS, cfg.Burst = 500, 1000
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, count: &requests} })
+	ctrlCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		_ = controller.Run(ctrlCtx, controller.Options{
+			Config: cfg, Namespace: "argocd", Workers: workers, Resync: 10 * time.Minute,
+			Renderer: repo.NewService(repo.Options{Root: filepath.Join(dir, "repos")}),
+			Log:      slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		})
+	}()
+
+	start := time.Now()
+	if err := createApps(ctx, c, n, repoURL); err != nil {
+		return err
+	}
+	created := time.Since(start)
+	if err := waitSynced(ctx, c, n, "", timeout); err != nil {
+		return err
+	}
+	first, firstRequests := time.Since(start), requests.Load()
+	fmt.Printf("apps=%d workers=%d\n", n, workers)
+	fmt.Printf("create: %d Applications created in %s\n", n, created.Round(time.Millisecond))
+	fmt.Printf("initial sync: all Synced %s after the first was created; %d API requests (%.1f per app)\n",
+		first.Round(time.Millisecond), firstRequests, float64(firstRequests)/float64(n))
+
+	// A commit that changes every app, then a refresh of each (what a Git
+	// webhook triggers), until every app is Synced at the new revision.
+	newRev, err := commitAll(dir, n, "two")
+	if err != nil {
+		return err
+	}
+	start = time.Now()
+	if err := refreshAll(ctx, c, n); err != nil {
+		return err
+	}
+	if err := waitSynced(ctx, c, n, newRev, timeout); err != nil {
+		return err
+	}
+	fmt.Printf("change: all Synced at the new commit %s after the commit; %d API requests (%.1f per app)\n",
+		time.Since(start).Round(time.Millisecond), requests.Load()-firstRequests, float64(requests.Load()-firstRequests)/float64(n))
+	fmt.Printf("memory: peak RSS of this process (controller and repo server in-process) %d MiB\n", peakRSS()/1024)
+	return nil
+}
+
+func git(dir string, args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// monorepo creates a bare repository with one directory per app and returns its URL.
+func monorepo(dir string, n int, value string) (string, error) {
+	bare := filepath.Join(dir, "monorepo.git")
+	if _, err := git(dir, "init", "-q", "--bare", "-b", "main", bare); err != nil {
+		return "", err
+	}
+	if _, err := git(dir, "clone", "-q", bare, filepath.Join(dir, "work")); err != nil {
+		return "", err
+	}
+	if _, err := commitAll(dir, n, value); err != nil {
+		return "", err
+	}
+	return "file://" + bare, nil
+}
+
+func commitAll(dir string, n int, value string) (string, error) {
+	work := filepath.Join(dir, "work")
+	for i := range n {
+		app := filepath.Join(work, "apps", fmt.Sprintf("app-%05d", i))
+		if err := os.MkdirAll(app, 0o755); err != nil {
+			return "", err
+		}
+		cm := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-%05d\ndata:\n  value: %s\n", i, value)
+		if err := os.WriteFile(filepath.Join(app, "cm.yaml"), []byte(cm), 0o644); err != nil {
+			return "", err
+		}
+	}
+	for _, args := range [][]string{{"add", "-A"}, {"-c", "user.name=bench", "-c", "user.email=bench@localhost", "commit", "-q", "-m", value}, {"push", "-q", "origin", "HEAD:main"}} {
+		if _, err := git(work, args...); err != nil {
+			return "", err
+		}
+	}
+	return git(work, "rev-parse", "HEAD")
+}
+
+func parallel(n int, f func(i int) error) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	work := make(chan int)
+	for range 16 {
+		wg.Go(func() {
+			for i := range work {
+				if err := f(i); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+func createApps(ctx context.Context, c client.Client, n int, repoURL string) error {
+	return parallel(n, func(i int) error {
+		return c.Create(ctx, &v1alpha1.Application{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%05d", i), Namespace: "argocd"},
+			Spec: v1alpha1.ApplicationSpec{
+				Project:     "default",
+				Source:      &v1alpha1.ApplicationSource{RepoURL: repoURL, Path: fmt.Sprintf("apps/app-%05d", i), TargetRevision: "main"},
+				Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "apps"},
+				SyncPolicy:  &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Prune: true}},
+			},
+		})
+	})
+}
+
+func refreshAll(ctx context.Context, c client.Client, n int) error {
+	return parallel(n, func(i int) error {
+		app := &v1alpha1.Application{}
+		app.Namespace, app.Name = "argocd", fmt.Sprintf("app-%05d", i)
+		patch := []byte(`{"metadata":{"annotations":{"` + v1alpha1.AnnotationRefresh + `":"normal"}}}`)
+		return c.Patch(ctx, app, client.RawPatch("application/merge-patch+json", patch))
+	})
+}
+
+// waitSynced polls until n Applications are Synced (at revision, if set).
+func waitSynced(ctx context.Context, c client.Client, n int, revision string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		var list v1alpha1.ApplicationList
+		if err := c.List(ctx, &list, client.InNamespace("argocd")); err != nil {
+			return err
+		}
+		done := 0
+		for _, a := range list.Items {
+			if a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced && (revision == "" || a.Status.Sync.Revision == revision) &&
+				a.Status.OperationState != nil && a.Status.OperationState.Phase == v1alpha1.OperationSucceeded &&
+				(revision == "" || a.Status.OperationState.SyncResult.Revision == revision) {
+				done++
+			}
+		}
+		if done == n {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d Applications Synced after %s", done, n, timeout)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// peakRSS is VmHWM from /proc/self/status, in KiB.
+func peakRSS() int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			var kb int64
+			fmt.Sscanf(strings.TrimSpace(v), "%d", &kb)
+			return kb
+		}
+	}
+	return 0
+}
