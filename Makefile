@@ -67,8 +67,10 @@ deps: ## Install the Debian packages the build and tests need (when missing).
 	@hack/install-deps.sh
 
 .PHONY: bench
-bench: ## Run the benchmarks.
+N ?= 1000
+bench: kube ## Run the Go benchmarks, then the N-application controller benchmark (N=1000 by default).
 	go test -run '^$$' -bench . -benchmem ./...
+	go run ./bench/apps -n $(N)
 
 .PHONY: cluster
 cluster: kube ## Start a local cluster in the background; kubeconfig at .local/kubeconfig.

@@ -2,17 +2,20 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
@@ -57,6 +60,7 @@ func Run(ctx context.Context, opts Options) error {
 	if opts.Log == nil {
 		opts.Log = slog.Default()
 	}
+	ctrl.SetLogger(logr.FromSlogHandler(opts.Log.Handler()))
 	scheme, err := kube.NewScheme()
 	if err != nil {
 		return err
@@ -79,7 +83,11 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	defer r.dests.stop(ctx)
 	err = ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.Application{}).
+		// Status updates, the controller's own writes, must not trigger
+		// another reconcile: only spec, operation (both bump generation),
+		// labels and annotations (refresh) do.
+		For(&v1alpha1.Application{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Named("application").
 		// Several controllers may share a process (tests, one per shard).
 		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: opts.Workers, SkipNameValidation: ptrTo(true)}).
@@ -88,32 +96,30 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	if err := mgr.Add(ensureDefaultProject(mgr.GetClient(), opts.Namespace)); err != nil {
+	if err := ensureDefaultProject(ctx, opts.Config, opts.Namespace); err != nil {
 		return err
 	}
 	return mgr.Start(ctx)
 }
 
-// ensureDefaultProject creates the default AppProject when it is missing.
-func ensureDefaultProject(c client.Client, namespace string) runnableFunc {
-	return func(ctx context.Context) error {
-		p := &v1alpha1.AppProject{}
-		p.Namespace, p.Name = namespace, v1alpha1.DefaultAppProjectName
-		p.Spec = v1alpha1.AppProjectSpec{
-			SourceRepos:              []string{"*"},
-			Destinations:             []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}},
-			ClusterResourceWhitelist: []v1alpha1.ClusterResourceRestrictionItem{{Group: "*", Kind: "*"}},
-		}
-		if err := c.Create(ctx, p); err != nil && !isAlreadyExists(err) {
-			return err
-		}
-		<-ctx.Done()
-		return nil
+// ensureDefaultProject creates the default AppProject when it is missing,
+// before the first Application is reconciled.
+func ensureDefaultProject(ctx context.Context, cfg *rest.Config, namespace string) error {
+	c, err := kube.NewClient(cfg)
+	if err != nil {
+		return err
 	}
+	p := &v1alpha1.AppProject{}
+	p.Namespace, p.Name = namespace, v1alpha1.DefaultAppProjectName
+	p.Spec = v1alpha1.AppProjectSpec{
+		SourceRepos:              []string{"*"},
+		Destinations:             []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}},
+		ClusterResourceWhitelist: []v1alpha1.ClusterResourceRestrictionItem{{Group: "*", Kind: "*"}},
+	}
+	if err := c.Create(ctx, p); err != nil && !isAlreadyExists(err) {
+		return fmt.Errorf("creating the default AppProject in %s: %w", namespace, err)
+	}
+	return nil
 }
-
-type runnableFunc func(context.Context) error
-
-func (f runnableFunc) Start(ctx context.Context) error { return f(ctx) }
 
 func ptrTo[T any](v T) *T { return &v }

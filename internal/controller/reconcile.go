@@ -22,6 +22,9 @@ import (
 	"github.com/capstan-cd/capstan/internal/tracking"
 )
 
+// conditionRetry is how soon a failed comparison is retried.
+const conditionRetry = 10 * time.Second
+
 type reconciler struct {
 	client   client.Client
 	opts     Options
@@ -78,6 +81,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	requeue := r.opts.Resync
+	if condition != nil && requeue > conditionRetry {
+		requeue = conditionRetry // a failed comparison is retried soon, not at the next resync
+	}
 	if cmp != nil && condition == nil {
 		wait, err := r.maybeSync(ctx, app, cmp, checker)
 		if err != nil {
@@ -145,9 +151,10 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 	if len(srcs) == 0 {
 		return fail(v1alpha1.ApplicationConditionInvalidSpecError, errors.New("spec.source or spec.sources is required"))
 	}
-	hard := app.Annotations[v1alpha1.AnnotationRefresh] == "hard"
+	refresh, refreshing := app.Annotations[v1alpha1.AnnotationRefresh]
 	resp, err := r.opts.Renderer.Render(ctx, &repo.Request{
-		AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Sources: srcs, Revisions: revisions, NoCache: hard,
+		AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Sources: srcs, Revisions: revisions,
+		NoCache: refresh == "hard", NoRevisionCache: refreshing,
 	})
 	if err != nil {
 		return fail(v1alpha1.ApplicationConditionComparisonError, fmt.Errorf("rendering manifests: %w", err))

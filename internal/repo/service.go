@@ -145,14 +145,14 @@ func (s *Service) resolveAll(ctx context.Context, req *Request) ([]resolved, err
 		}
 		out[i].creds = creds
 		if src.Chart != "" {
-			if out[i].revision, err = s.charts.Resolve(ctx, src.RepoURL, src.Chart, rev, creds, req.NoCache); err != nil {
+			if out[i].revision, err = s.charts.Resolve(ctx, src.RepoURL, src.Chart, rev, creds, req.NoCache || req.NoRevisionCache); err != nil {
 				return nil, err
 			}
 			continue
 		}
 		out[i].repo = s.git.Repo(src.RepoURL, creds)
 		resolve := out[i].repo.Resolve
-		if req.NoCache {
+		if req.NoCache || req.NoRevisionCache {
 			resolve = out[i].repo.ResolveFresh
 		}
 		if out[i].revision, err = resolve(ctx, rev); err != nil {

@@ -32,6 +32,9 @@ type Request struct {
 	APIVersions []string
 	// NoCache renders afresh and re-resolves revisions (a hard refresh).
 	NoCache bool
+	// NoRevisionCache re-resolves branches and tags now instead of reusing
+	// a recent ls-remote (a normal refresh, a webhook).
+	NoRevisionCache bool
 }
 
 // Response is what rendering produced.
