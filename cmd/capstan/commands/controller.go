@@ -15,7 +15,6 @@ import (
 
 	"github.com/capstan-cd/capstan/internal/controller"
 	"github.com/capstan-cd/capstan/internal/repo"
-	"github.com/capstan-cd/capstan/internal/repo/cache"
 	"github.com/capstan-cd/capstan/internal/repo/reposerver"
 )
 
@@ -76,20 +75,11 @@ func newRunCommand() *cobra.Command {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-			creds, err := secretCredentials(ctx, f.namespace)
+			svc, closeCache, err := newRepoService(ctx, f.namespace, root, redisAddr)
 			if err != nil {
 				return err
 			}
-			opts := repo.Options{Root: root, Credentials: creds}
-			if redisAddr != "" {
-				rc, err := cache.NewRedis(ctx, redisAddr)
-				if err != nil {
-					return err
-				}
-				defer rc.Close()
-				opts.Cache = rc
-			}
-			svc := repo.NewService(opts)
+			defer closeCache()
 			g, ctx := errgroup.WithContext(ctx)
 			g.Go(func() error { return runController(ctx, f, svc) })
 			if repoListen != "" {

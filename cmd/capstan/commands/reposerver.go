@@ -39,20 +39,11 @@ func newRepoServerCommand() *cobra.Command {
 			log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			creds, err := secretCredentials(ctx, namespace)
+			svc, closeCache, err := newRepoService(ctx, namespace, root, redisAddr)
 			if err != nil {
 				return err
 			}
-			opts := repo.Options{Root: root, Credentials: creds}
-			if redisAddr != "" {
-				rc, err := cache.NewRedis(ctx, redisAddr)
-				if err != nil {
-					return err
-				}
-				defer rc.Close()
-				opts.Cache = rc
-			}
-			svc := repo.NewService(opts)
+			defer closeCache()
 			return serveRepo(ctx, log, listen, svc)
 		},
 	}
@@ -61,6 +52,26 @@ func newRepoServerCommand() *cobra.Command {
 	cmd.Flags().StringVar(&namespace, "namespace", "argocd", "namespace of the repository Secrets")
 	cmd.Flags().StringVar(&redisAddr, "redis", "", "Redis host:port for a manifest cache shared by replicas (default: in memory)")
 	return cmd
+}
+
+// newRepoService is the repo server with credentials from the Secrets of
+// namespace and, when redisAddr is set, a Redis cache; call the returned
+// function to close the cache.
+func newRepoService(ctx context.Context, namespace, root, redisAddr string) (*repo.Service, func(), error) {
+	creds, err := secretCredentials(ctx, namespace)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := repo.Options{Root: root, Credentials: creds}
+	closeCache := func() {}
+	if redisAddr != "" {
+		rc, err := cache.NewRedis(ctx, redisAddr)
+		if err != nil {
+			return nil, nil, err
+		}
+		opts.Cache, closeCache = rc, func() { _ = rc.Close() }
+	}
+	return repo.NewService(opts), closeCache, nil
 }
 
 // secretCredentials reads repository Secrets and the TLS and SSH ConfigMaps
