@@ -7,10 +7,13 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -74,12 +77,17 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	method, err := trackingMethod(ctx, opts.Config, opts.Namespace)
+	if err != nil {
+		return err
+	}
 	events := make(chan event.GenericEvent, 10000)
 	r := &reconciler{
 		client:   mgr.GetClient(),
 		opts:     opts,
 		clusters: &cluster.Registry{Reader: mgr.GetClient(), Namespace: opts.Namespace, InCluster: opts.Config},
-		dests:    &destinations{tracking: tracking.Annotation, controlNamespace: opts.Namespace, events: events, byKey: map[string]*destination{}},
+		tracking: method,
+		dests:    &destinations{tracking: method, controlNamespace: opts.Namespace, events: events, byKey: map[string]*destination{}},
 	}
 	defer r.dests.stop(ctx)
 	err = ctrl.NewControllerManagedBy(mgr).
@@ -100,6 +108,24 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	return mgr.Start(ctx)
+}
+
+// trackingMethod reads application.resourceTrackingMethod from argocd-cm
+// once at start, as the live caches are indexed by it.
+func trackingMethod(ctx context.Context, cfg *rest.Config, namespace string) (tracking.Method, error) {
+	c, err := kube.NewClient(cfg)
+	if err != nil {
+		return "", err
+	}
+	cm := &corev1.ConfigMap{}
+	err = c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "argocd-cm"}, cm)
+	if apierrors.IsNotFound(err) {
+		return tracking.Annotation, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading ConfigMap/%s/argocd-cm: %w", namespace, err)
+	}
+	return tracking.ParseMethod(cm.Data["application.resourceTrackingMethod"])
 }
 
 // ensureDefaultProject creates the default AppProject when it is missing,

@@ -484,3 +484,58 @@ func TestRetryThenFailAndRollback(t *testing.T) {
 		t.Errorf("history after rollback = %+v", h)
 	}
 }
+
+// TestLabelTracking follows argocd-cm's application.resourceTrackingMethod:
+// with "label", applied objects carry app.kubernetes.io/instance and are
+// found (and pruned) by it.
+func TestLabelTracking(t *testing.T) {
+	ctx := context.Background()
+	if err := kube.InstallCRDs(ctx, testCluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	ns := testCluster.NewNamespace(t)
+	c, err := kube.NewClient(testCluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "argocd-cm", Namespace: ns}, Data: map[string]string{"application.resourceTrackingMethod": "label"}}
+	if err := c.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	e := startIn(t, ns)
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "c", map[string]string{
+		"app/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+		"app/b.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n",
+	})
+	app := &v1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: "labelled", Namespace: ns},
+		Spec: v1alpha1.ApplicationSpec{
+			Project:     "default",
+			Source:      &v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "app"},
+			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: ns},
+			SyncPolicy:  &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Prune: true}},
+		},
+	}
+	if err := e.client.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	e.waitSyncedHealthy("labelled")
+	got, err := e.kube.CoreV1().ConfigMaps(ns).Get(ctx, "a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Labels[v1alpha1.LabelAppInstance] != "labelled" {
+		t.Errorf("labels = %v", got.Labels)
+	}
+	if _, has := got.Annotations[v1alpha1.AnnotationTrackingID]; has {
+		t.Error("label tracking also wrote the tracking-id annotation")
+	}
+	remote.Commit(t, "drop b", map[string]string{"app/b.yaml": ""})
+	e.eventually("b pruned", func() string {
+		if _, err := e.kube.CoreV1().ConfigMaps(ns).Get(ctx, "b", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Sprintf("still there (%v)", err)
+		}
+		return ""
+	})
+}

@@ -12,7 +12,6 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/controller/health"
 	"github.com/capstan-cd/capstan/internal/controller/sync"
-	"github.com/capstan-cd/capstan/internal/tracking"
 )
 
 // defaultHistoryLimit is how many syncs status.history keeps by default.
@@ -104,7 +103,7 @@ func (r *reconciler) runOperation(ctx context.Context, app *v1alpha1.Application
 	if err != nil {
 		return r.finishOperation(ctx, app, op, started, &sync.Result{Phase: v1alpha1.OperationError, Message: err.Error()}, cmp)
 	}
-	applier := &sync.Applier{Client: cmp.dest.client, Mapper: cmp.dest.cache, Health: checker, FieldManager: fieldManager, Tracking: tracking.Annotation}
+	applier := &sync.Applier{Client: cmp.dest.client, Mapper: cmp.dest.cache, Health: checker, FieldManager: fieldManager, Tracking: r.tracking}
 	res := applier.Run(ctx, &sync.Request{
 		App: r.appKey(app), Namespace: app.Spec.Destination.Namespace, Plan: plan,
 		Prune: prune, AllowPrune: op.Sync.Prune, DryRun: op.Sync.DryRun, Options: opts,

@@ -31,6 +31,8 @@ type reconciler struct {
 	clusters *cluster.Registry
 	dests    *destinations
 	retries  retryClock
+	// tracking is argocd-cm's application.resourceTrackingMethod.
+	tracking tracking.Method
 }
 
 // target is what a sync renders when it is not the spec's current state:
@@ -175,7 +177,7 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 		if m.Scope.Name() != meta.RESTScopeNameNamespace {
 			obj.SetNamespace("")
 		}
-		tracking.Set(tracking.Annotation, key, obj)
+		tracking.Set(r.tracking, key, obj)
 		if isHook(obj) {
 			cmp.hooks = append(cmp.hooks, obj)
 			continue
