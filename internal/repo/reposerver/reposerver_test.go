@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -94,8 +93,10 @@ func TestDeadlinePropagates(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	_, err := client.Render(ctx, &repo.Request{})
-	if err == nil || !strings.Contains(err.Error(), "deadline") {
-		t.Errorf("got %v, want a deadline error", err)
+	// gRPC reports the expiry as DeadlineExceeded or, when the stream is
+	// reset first, as a cancellation; either way the call must fail.
+	if err == nil || ctx.Err() == nil {
+		t.Errorf("got %v before the deadline, want the call cut off by it", err)
 	}
 	if time.Since(start) > 10*time.Second {
 		t.Error("the server did not stop at the caller's deadline")
