@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	gosync "sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -33,6 +34,10 @@ type reconciler struct {
 	retries  retryClock
 	// tracking is argocd-cm's application.resourceTrackingMethod.
 	tracking tracking.Method
+
+	checkerMu      gosync.Mutex
+	checker        *health.Checker
+	checkerVersion string
 }
 
 // target is what a sync renders when it is not the spec's current state:
@@ -105,12 +110,24 @@ func (r *reconciler) appKey(app *v1alpha1.Application) string {
 	return tracking.AppKey(app.Namespace, app.Name, r.opts.Namespace)
 }
 
+// healthChecker returns the checker for argocd-cm's current custom health
+// checks, compiled once per version of the ConfigMap.
 func (r *reconciler) healthChecker(ctx context.Context) (*health.Checker, error) {
-	data, err := r.argocdCM(ctx)
+	data, version, err := r.argocdCM(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return health.NewChecker(data)
+	r.checkerMu.Lock()
+	defer r.checkerMu.Unlock()
+	if r.checker != nil && r.checkerVersion == version {
+		return r.checker, nil
+	}
+	checker, err := health.NewChecker(data)
+	if err != nil {
+		return nil, err
+	}
+	r.checker, r.checkerVersion = checker, version
+	return checker, nil
 }
 
 // sources returns the Application's sources, single or multiple.
@@ -299,19 +316,20 @@ func keepConditions(old []v1alpha1.ApplicationCondition, c *v1alpha1.Application
 	return out
 }
 
-func (r *reconciler) argocdCM(ctx context.Context) (map[string]string, error) {
+// argocdCM returns argocd-cm's data and resourceVersion; none when absent.
+func (r *reconciler) argocdCM(ctx context.Context) (map[string]string, string, error) {
 	cm := &unstructured.Unstructured{}
 	cm.SetAPIVersion("v1")
 	cm.SetKind("ConfigMap")
 	err := r.client.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: "argocd-cm"}, cm)
 	if apierrors.IsNotFound(err) {
-		return nil, nil
+		return nil, "", nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
-	return data, nil
+	return data, cm.GetResourceVersion(), nil
 }
 
 func isAlreadyExists(err error) bool { return apierrors.IsAlreadyExists(err) }

@@ -21,17 +21,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/kube"
 )
-
-// Mapper maps a kind to its resource and scope; live.Cache is one.
-type Mapper interface {
-	Mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error)
-}
 
 // Options configure a Differ.
 type Options struct {
@@ -44,13 +39,13 @@ type Options struct {
 // Differ compares desired and live objects of one cluster.
 type Differ struct {
 	client dynamic.Interface
-	mapper Mapper
+	mapper kube.Mapper
 	opts   Options
 	cache  *lru.Cache[string, *unstructured.Unstructured]
 }
 
 // New returns a Differ for the cluster client reaches.
-func New(client dynamic.Interface, mapper Mapper, opts Options) *Differ {
+func New(client dynamic.Interface, mapper kube.Mapper, opts Options) *Differ {
 	if opts.FieldManager == "" {
 		opts.FieldManager = "capstan"
 	}
@@ -118,7 +113,7 @@ func (d *Differ) predict(ctx context.Context, desired, live *unstructured.Unstru
 		DryRun:       []string{metav1.DryRunAll},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("dry-run apply of %s: %w", ref(desired), err)
+		return nil, fmt.Errorf("dry-run apply of %s: %w", kube.Ref(desired), err)
 	}
 	d.cache.Add(key, out)
 	return out, nil
@@ -142,11 +137,4 @@ func normalize(obj *unstructured.Unstructured) *unstructured.Unstructured {
 	}
 	unstructured.RemoveNestedField(u.Object, "status")
 	return u
-}
-
-func ref(obj *unstructured.Unstructured) string {
-	if obj.GetNamespace() == "" {
-		return obj.GetKind() + "/" + obj.GetName()
-	}
-	return obj.GetKind() + "/" + obj.GetNamespace() + "/" + obj.GetName()
 }

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/kube"
 )
 
 // Status is an object's health and why.
@@ -62,7 +63,7 @@ func (c *Checker) Check(obj *unstructured.Unstructured) (Status, error) {
 	if check, ok := c.customFor(gk); ok {
 		st, err := check.run(obj)
 		if err != nil {
-			return Status{Status: v1alpha1.HealthStatusUnknown, Message: err.Error()}, fmt.Errorf("health check of %s: %w", ref(obj), err)
+			return Status{Status: v1alpha1.HealthStatusUnknown, Message: err.Error()}, fmt.Errorf("health check of %s: %w", kube.Ref(obj), err)
 		}
 		return st, nil
 	}
@@ -72,7 +73,7 @@ func (c *Checker) Check(obj *unstructured.Unstructured) (Status, error) {
 	if r, ok := builtin[gk]; ok {
 		st, err := r(obj)
 		if err != nil {
-			return Status{Status: v1alpha1.HealthStatusUnknown, Message: err.Error()}, fmt.Errorf("health of %s: %w", ref(obj), err)
+			return Status{Status: v1alpha1.HealthStatusUnknown, Message: err.Error()}, fmt.Errorf("health of %s: %w", kube.Ref(obj), err)
 		}
 		return st, nil
 	}
@@ -120,11 +121,4 @@ func Worst(codes ...v1alpha1.HealthStatusCode) v1alpha1.HealthStatusCode {
 		}
 	}
 	return worst
-}
-
-func ref(obj *unstructured.Unstructured) string {
-	if obj.GetNamespace() == "" {
-		return obj.GetKind() + "/" + obj.GetName()
-	}
-	return obj.GetKind() + "/" + obj.GetNamespace() + "/" + obj.GetName()
 }

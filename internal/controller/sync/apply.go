@@ -12,25 +12,20 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/controller/health"
+	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/tracking"
 )
-
-// Mapper maps a kind to its resource and scope; live.Cache is one.
-type Mapper interface {
-	Mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error)
-}
 
 // Applier runs sync plans against one cluster. Every field but Progress
 // is required unless it documents a default.
 type Applier struct {
 	Client dynamic.Interface
-	Mapper Mapper
+	Mapper kube.Mapper
 	Health *health.Checker
 	// FieldManager owns what a sync applies. Default "capstan".
 	FieldManager string
@@ -189,7 +184,7 @@ func (a *Applier) apply(ctx context.Context, req *Request, t *Task) (*v1alpha1.R
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
 	if _, err := ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, opts); err != nil {
-		return fail(rr, fmt.Errorf("applying %s: %w", ref(obj), err))
+		return fail(rr, fmt.Errorf("applying %s: %w", kube.Ref(obj), err))
 	}
 	t.Obj = obj // later steps see the namespace and tracking id as applied
 	rr.Status = v1alpha1.ResultCodeSynced
@@ -210,7 +205,7 @@ func (a *Applier) wait(ctx context.Context, req *Request, t *Task, rr *v1alpha1.
 	for {
 		live, err := ri.Get(ctx, t.Obj.GetName(), metav1.GetOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("reading %s: %w", ref(t.Obj), err)
+			return fmt.Errorf("reading %s: %w", kube.Ref(t.Obj), err)
 		}
 		var st health.Status
 		if err == nil {
@@ -229,7 +224,7 @@ func (a *Applier) wait(ctx context.Context, req *Request, t *Task, rr *v1alpha1.
 			}
 			return nil
 		case v1alpha1.HealthStatusDegraded:
-			msg := fmt.Sprintf("%s is Degraded: %s", ref(t.Obj), st.Message)
+			msg := fmt.Sprintf("%s is Degraded: %s", kube.Ref(t.Obj), st.Message)
 			if t.Hook {
 				rr.HookPhase, rr.Message = v1alpha1.OperationFailed, st.Message
 				rr.Status = v1alpha1.ResultCodeSyncFailed
@@ -241,7 +236,7 @@ func (a *Applier) wait(ctx context.Context, req *Request, t *Task, rr *v1alpha1.
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s to become healthy (last: %s %s): %w", ref(t.Obj), st.Status, st.Message, ctx.Err())
+			return fmt.Errorf("waiting for %s to become healthy (last: %s %s): %w", kube.Ref(t.Obj), st.Status, st.Message, ctx.Err())
 		case <-time.After(a.PollInterval):
 		}
 	}
@@ -254,7 +249,7 @@ func (a *Applier) deleteHook(ctx context.Context, ri dynamic.ResourceInterface, 
 	a.emit(t, "delete-hook")
 	err := ri.Delete(ctx, t.Obj.GetName(), metav1.DeleteOptions{PropagationPolicy: ptrTo(metav1.DeletePropagationBackground)})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting hook %s: %w", ref(t.Obj), err)
+		return fmt.Errorf("deleting hook %s: %w", kube.Ref(t.Obj), err)
 	}
 	return nil
 }
@@ -268,7 +263,7 @@ func (a *Applier) prune(ctx context.Context, req *Request, res *Result) error {
 		res.Resources = append(res.Resources, rr)
 		own, err := ParseOptions(obj.GetAnnotations()[v1alpha1.AnnotationSyncOptions])
 		if err != nil {
-			return fmt.Errorf("%s: %w", ref(obj), err)
+			return fmt.Errorf("%s: %w", kube.Ref(obj), err)
 		}
 		switch {
 		case !req.AllowPrune:
@@ -296,7 +291,7 @@ func (a *Applier) prune(ctx context.Context, req *Request, res *Result) error {
 		}
 		err = ri.Delete(ctx, obj.GetName(), metav1.DeleteOptions{PropagationPolicy: &propagation})
 		if err != nil && !apierrors.IsNotFound(err) {
-			err = fmt.Errorf("pruning %s: %w", ref(obj), err)
+			err = fmt.Errorf("pruning %s: %w", kube.Ref(obj), err)
 			rr.Status, rr.Message = v1alpha1.ResultCodeSyncFailed, err.Error()
 			return err
 		}

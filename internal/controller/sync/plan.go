@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/kube"
 )
 
 // Helm's hook annotations, which Argo CD maps onto its own.
@@ -145,15 +146,15 @@ func tasksFor(obj *unstructured.Unstructured) ([]*Task, error) {
 	ann := obj.GetAnnotations()
 	opts, err := ParseOptions(ann[v1alpha1.AnnotationSyncOptions])
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", ref(obj), err)
+		return nil, fmt.Errorf("%s: %w", kube.Ref(obj), err)
 	}
 	hookTypes, err := hookTypesOf(ann)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", ref(obj), err)
+		return nil, fmt.Errorf("%s: %w", kube.Ref(obj), err)
 	}
 	wave, err := waveOf(ann, len(hookTypes) > 0)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", ref(obj), err)
+		return nil, fmt.Errorf("%s: %w", kube.Ref(obj), err)
 	}
 	if hookTypes == nil {
 		return []*Task{{Obj: obj, Phase: v1alpha1.SyncPhaseSync, Wave: wave, Options: opts}}, nil
@@ -233,11 +234,4 @@ func deletePolicies(ann map[string]string) []DeletePolicy {
 		out = []DeletePolicy{BeforeHookCreation}
 	}
 	return out
-}
-
-func ref(obj *unstructured.Unstructured) string {
-	if obj.GetNamespace() == "" {
-		return obj.GetKind() + "/" + obj.GetName()
-	}
-	return obj.GetKind() + "/" + obj.GetNamespace() + "/" + obj.GetName()
 }

@@ -1,0 +1,22 @@
+package kube
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Mapper maps a kind to its resource and scope. A cluster's live cache
+// (internal/cluster/live) is one, refreshing discovery for new kinds.
+type Mapper interface {
+	Mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error)
+}
+
+// Ref names an object in errors as Kind/namespace/name (Kind/name when
+// cluster-scoped).
+func Ref(obj *unstructured.Unstructured) string {
+	if obj.GetNamespace() == "" {
+		return obj.GetKind() + "/" + obj.GetName()
+	}
+	return obj.GetKind() + "/" + obj.GetNamespace() + "/" + obj.GetName()
+}
