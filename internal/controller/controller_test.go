@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -119,6 +120,20 @@ func (e *env) app(name string) *v1alpha1.Application {
 	return a
 }
 
+// update changes an Application as a user would, retrying when the
+// controller wrote it in between.
+func (e *env) update(name string, change func(*v1alpha1.Application)) {
+	e.t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		a := e.app(name)
+		change(a)
+		return e.client.Update(context.Background(), a)
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 func (e *env) waitSyncedHealthy(name string) {
 	e.t.Helper()
 	e.eventually("Synced and Healthy", func() string {
@@ -181,12 +196,15 @@ func TestDirectoryAppLifecycle(t *testing.T) {
 	})
 
 	t.Run("self-heal reverts a manual change", func(t *testing.T) {
-		scale := &appsv1.Deployment{}
-		if err := e.client.Get(ctx, client.ObjectKey{Namespace: dest, Name: "guestbook-ui"}, scale); err != nil {
-			t.Fatal(err)
-		}
-		scale.Spec.Replicas = ptr.To[int32](5)
-		if err := e.client.Update(ctx, scale, client.FieldOwner("kubectl-edit")); err != nil {
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			scale := &appsv1.Deployment{}
+			if err := e.client.Get(ctx, client.ObjectKey{Namespace: dest, Name: "guestbook-ui"}, scale); err != nil {
+				return err
+			}
+			scale.Spec.Replicas = ptr.To[int32](5)
+			return e.client.Update(ctx, scale, client.FieldOwner("kubectl-edit"))
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
 		e.eventually("replicas back to 2", func() string {
@@ -213,11 +231,7 @@ func TestDirectoryAppLifecycle(t *testing.T) {
 	})
 
 	t.Run("unreachable Git is a ComparisonError and prunes nothing", func(t *testing.T) {
-		a := e.app("guestbook")
-		a.Spec.Source.RepoURL = "file:///nonexistent/repo.git"
-		if err := e.client.Update(ctx, a); err != nil {
-			t.Fatal(err)
-		}
+		e.update("guestbook", func(a *v1alpha1.Application) { a.Spec.Source.RepoURL = "file:///nonexistent/repo.git" })
 		e.eventually("ComparisonError", func() string {
 			for _, c := range e.app("guestbook").Status.Conditions {
 				if c.Type == v1alpha1.ApplicationConditionComparisonError {
@@ -230,11 +244,7 @@ func TestDirectoryAppLifecycle(t *testing.T) {
 		if _, err := e.kube.AppsV1().Deployments(dest).Get(ctx, "guestbook-ui", metav1.GetOptions{}); err != nil {
 			t.Errorf("deployment gone while Git was unreachable: %v", err)
 		}
-		a = e.app("guestbook")
-		a.Spec.Source.RepoURL = remote.URL
-		if err := e.client.Update(ctx, a); err != nil {
-			t.Fatal(err)
-		}
+		e.update("guestbook", func(a *v1alpha1.Application) { a.Spec.Source.RepoURL = remote.URL })
 		e.waitSyncedHealthy("guestbook")
 	})
 
@@ -458,20 +468,14 @@ func TestRetryThenFailAndRollback(t *testing.T) {
 
 	// Roll back to the first revision: automated sync off, then an
 	// operation with the history entry's revision and source.
-	a := e.app("rb")
-	a.Spec.SyncPolicy.Automated = nil
-	if err := e.client.Update(ctx, a); err != nil {
-		t.Fatal(err)
-	}
+	e.update("rb", func(a *v1alpha1.Application) { a.Spec.SyncPolicy.Automated = nil })
 	h := e.app("rb").Status.History[0]
 	if h.Revision != first {
 		t.Fatalf("history[0] = %+v", h)
 	}
-	a = e.app("rb")
-	a.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: h.Revision, Source: &h.Source, Prune: true}, InitiatedBy: v1alpha1.OperationInitiator{Username: "admin"}}
-	if err := e.client.Update(ctx, a); err != nil {
-		t.Fatal(err)
-	}
+	e.update("rb", func(a *v1alpha1.Application) {
+		a.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: h.Revision, Source: &h.Source, Prune: true}, InitiatedBy: v1alpha1.OperationInitiator{Username: "admin"}}
+	})
 	e.eventually("rolled back", func() string {
 		a := e.app("rb")
 		st := a.Status.OperationState
