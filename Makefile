@@ -85,7 +85,7 @@ cluster-down: ## Stop Capstan and the local cluster started by `make cluster` or
 	@if [ -x bin/localcluster ]; then bin/localcluster down --dir $(LOCAL); else echo "no local cluster tool built; nothing to stop"; fi
 
 .PHONY: run
-run: build cluster ## Build, start a local cluster and Capstan, deploy a demo Application and wait until it is Synced.
+run: build cluster ## Build, start a local cluster and Capstan, deploy three demo Applications and wait until they are Synced and Healthy.
 	@hack/run.sh "$(KUBECTL)" "$(LOCAL)/kubeconfig"
 
 .PHONY: clean

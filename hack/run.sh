@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # `make run`: on the local cluster started by `make cluster`, install
-# Capstan's CRDs and the argocd namespace, publish the demo manifests in a
-# local Git repository and register a demo Application for them.
+# Capstan's CRDs and the argocd namespace, publish the three demo apps of
+# examples/ (a plain directory, a Kustomize app and a Helm chart) in one local
+# Git repository, register an Application for each, start Capstan and wait
+# until all of them are Synced and Healthy. Safe to run again over an existing
+# cluster: the repository is published anew and the Applications re-applied.
 set -euo pipefail
 
 kubectl="$1"
@@ -9,6 +12,12 @@ kubeconfig="$2"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 local_dir="$root/.local"
 k() { "$kubectl" --kubeconfig "$kubeconfig" "$@"; }
+
+# Each demo app is the directory of the same name under examples/, published
+# at the root of the demo repository, synced into a namespace of that name.
+apps=(guestbook kustomize-guestbook helm-guestbook)
+repo="$local_dir/git/demo.git"
+wait_seconds=120
 
 echo "==> installing CRDs (server-side apply: the Application CRD is too large for client-side apply)"
 k apply --server-side --force-conflicts -f "$root/manifests/crds/"
@@ -20,21 +29,24 @@ done
 echo "==> creating namespace argocd"
 k create namespace argocd --dry-run=client -o yaml | k apply -f -
 
-echo "==> publishing examples/guestbook as Git repository $local_dir/git/guestbook.git"
-repo="$local_dir/git/guestbook.git"
+echo "==> publishing ${apps[*]} from examples/ as Git repository $repo"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 rm -rf "$repo"
+mkdir -p "$(dirname "$repo")"
 git init -q --bare -b main "$repo"
-git clone -q "$repo" "$work/guestbook" 2>/dev/null
-mkdir -p "$work/guestbook/guestbook"
-cp "$root"/examples/guestbook/*.yaml "$work/guestbook/guestbook/"
-git -C "$work/guestbook" add -A
-git -C "$work/guestbook" -c user.name=capstan -c user.email=capstan@localhost commit -q -m "guestbook demo"
-git -C "$work/guestbook" push -q origin main
+git clone -q "$repo" "$work/demo" 2>/dev/null
+for app in "${apps[@]}"; do
+	cp -R "$root/examples/$app" "$work/demo/$app"
+done
+git -C "$work/demo" add -A
+git -C "$work/demo" -c user.name=capstan -c user.email=capstan@localhost commit -q -m "demo apps: ${apps[*]}"
+git -C "$work/demo" push -q origin main
+revision="$(git -C "$work/demo" rev-parse HEAD)"
 
-echo "==> registering the default AppProject and the guestbook Application"
-k apply -f - <<YAML
+echo "==> registering the default AppProject and the Applications ${apps[*]}"
+{
+	cat <<YAML
 apiVersion: argoproj.io/v1alpha1
 kind: AppProject
 metadata:
@@ -48,21 +60,24 @@ spec:
   clusterResourceWhitelist:
   - group: '*'
     kind: '*'
+YAML
+	for app in "${apps[@]}"; do
+		cat <<YAML
 ---
 apiVersion: argoproj.io/v1alpha1
 kind: Application
 metadata:
-  name: guestbook
+  name: $app
   namespace: argocd
 spec:
   project: default
   source:
     repoURL: file://$repo
     targetRevision: main
-    path: guestbook
+    path: $app
   destination:
     server: https://kubernetes.default.svc
-    namespace: guestbook
+    namespace: $app
   syncPolicy:
     automated:
       prune: true
@@ -70,6 +85,8 @@ spec:
     syncOptions:
     - CreateNamespace=true
 YAML
+	done
+} | k apply -f -
 
 echo "==> starting Capstan (capstan run: controller with the repo server in-process)"
 pidfile="$local_dir/capstan.pid"
@@ -80,37 +97,72 @@ KUBECONFIG="$kubeconfig" nohup "$root/bin/capstan" run --namespace argocd --root
 	>"$local_dir/capstan.log" 2>&1 &
 echo $! >"$pidfile"
 
-echo "==> waiting for the guestbook Application to be Synced and Healthy"
-status=""
-for _ in $(seq 1 120); do
-	status="$(k get applications.argoproj.io -n argocd guestbook -o jsonpath='{.status.sync.status}/{.status.health.status}' 2>/dev/null || true)"
-	[ "$status" = "Synced/Healthy" ] && break
+# app_state prints sync/health of an Application, and the revision it is
+# synced to when that is not the commit just pushed (a status left over from
+# an earlier run does not count).
+app_state() {
+	local s
+	s="$(k get applications.argoproj.io -n argocd "$1" -o jsonpath='{.status.sync.status}/{.status.health.status}@{.status.sync.revision}' 2>/dev/null || true)"
+	if [ "${s#*@}" = "$revision" ]; then
+		echo "${s%@*}"
+	else
+		echo "${s%@*} (revision '${s#*@}', want $revision)"
+	fi
+}
+
+echo "==> waiting up to ${wait_seconds}s for ${apps[*]} to be Synced and Healthy at ${revision:0:12}"
+start=$SECONDS
+ready=false
+while [ $((SECONDS - start)) -lt "$wait_seconds" ]; do
+	ready=true
+	for app in "${apps[@]}"; do
+		[ "$(app_state "$app")" = "Synced/Healthy" ] || { ready=false; break; }
+	done
+	$ready && break
 	sleep 1
 done
-if [ "$status" != "Synced/Healthy" ]; then
-	echo "guestbook is '$status' after 2 minutes; Capstan's log: $local_dir/capstan.log" >&2
-	tail -20 "$local_dir/capstan.log" >&2
+if ! $ready; then
+	echo "not every Application is Synced/Healthy after ${wait_seconds}s:" >&2
+	for app in "${apps[@]}"; do
+		printf '  %-22s %s\n' "$app" "$(app_state "$app")" >&2
+		# Rendering and sync errors are reported as conditions, not in the log.
+		k get applications.argoproj.io -n argocd "$app" \
+			-o jsonpath='{range .status.conditions[*]}{"      "}{.type}: {.message}{"\n"}{end}' >&2 2>/dev/null || true
+	done
+	echo "last lines of Capstan's log ($local_dir/capstan.log):" >&2
+	tail -30 "$local_dir/capstan.log" >&2
 	exit 1
 fi
+echo "all ${#apps[@]} Applications Synced and Healthy after $((SECONDS - start))s"
 
 echo
 k get applications.argoproj.io -n argocd
-echo
-k get deployments,services -n guestbook
+for app in "${apps[@]}"; do
+	echo
+	echo "--- namespace $app"
+	k get deployments,services,pods -n "$app"
+done
 cat <<MSG
 
 Done. What is where:
   kubeconfig       $kubeconfig
   kubectl          $kubectl --kubeconfig $kubeconfig get applications -n argocd
   demo repository  file://$repo
+                   guestbook/            plain manifests (Application guestbook)
+                   kustomize-guestbook/  Kustomize app   (Application kustomize-guestbook)
+                   helm-guestbook/       Helm chart      (Application helm-guestbook)
+  sources          examples/ in this work tree (published anew by every make run)
   cluster logs     $local_dir/cluster/logs/
   capstan log      $local_dir/capstan.log   (one JSON line per reconcile)
 
-Try it: commit a change to the demo repository and watch it sync:
-  git clone $repo /tmp/guestbook && cd /tmp/guestbook
+Try it: a commit to any of the three directories syncs its Application, and
+Capstan reverts a change made in the cluster (selfHeal):
+  cd "\$(mktemp -d)" && git clone -q $repo demo && cd demo
   sed -i 's/replicas: 2/replicas: 3/' guestbook/guestbook-ui-deployment.yaml
-  git commit -qam "scale" && git push -q
-  $kubectl --kubeconfig $kubeconfig get deployment -n guestbook -w
+  sed -i 's/newTag: "1.27"/newTag: "1.28"/' kustomize-guestbook/kustomization.yaml
+  sed -i 's/replicaCount: 1/replicaCount: 2/' helm-guestbook/values.yaml
+  git commit -qam "scale and bump" && git push -q
+  $kubectl --kubeconfig $kubeconfig get applications -n argocd -w
 
 Stop everything with: make cluster-down
 MSG
