@@ -75,6 +75,10 @@ func (r *Registry) List(ctx context.Context) ([]*Cluster, error) {
 				c.Config = cfg
 			}
 		}
+		if r.InCluster != nil {
+			// Every cluster gets the controller's client rate limits.
+			c.Config.QPS, c.Config.Burst = r.InCluster.QPS, r.InCluster.Burst
+		}
 		out = append(out, c)
 	}
 	if !inClusterDefined && r.InCluster != nil {

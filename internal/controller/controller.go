@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -45,6 +46,13 @@ type Options struct {
 	// Resync is the periodic refresh (argocd-cm timeout.reconciliation).
 	// Default 120s.
 	Resync time.Duration
+	// RepoPoll is how often each repository revision the Applications
+	// follow is checked for new commits, once per repository and revision.
+	// Default 30s.
+	RepoPoll time.Duration
+	// RepoChanges, if set, names repositories that just changed (from Git
+	// webhooks); they are checked at once.
+	RepoChanges <-chan string
 	// Log receives one line per reconcile. Default: slog's default logger.
 	Log *slog.Logger
 }
@@ -59,6 +67,9 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	if opts.Resync == 0 {
 		opts.Resync = 120 * time.Second
+	}
+	if opts.RepoPoll == 0 {
+		opts.RepoPoll = 30 * time.Second
 	}
 	if opts.Log == nil {
 		opts.Log = slog.Default()
@@ -95,12 +106,25 @@ func Run(ctx context.Context, opts Options) error {
 		// another reconcile: only spec, operation (both bump generation),
 		// labels and annotations (refresh) do.
 		For(&v1alpha1.Application{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+			predicate.GenerationChangedPredicate{}, annotationsChanged(), predicate.LabelChangedPredicate{}))).
 		Named("application").
 		// Several controllers may share a process (tests, one per shard).
 		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: opts.Workers, SkipNameValidation: ptrTo(true)}).
 		WatchesRawSource(source.Channel(events, &handler.EnqueueRequestForObject{})).
 		Complete(r)
+	if err != nil {
+		return err
+	}
+	err = mgr.Add(&revisionPoller{
+		apps: mgr.GetClient(), namespace: opts.Namespace, renderer: opts.Renderer,
+		interval: opts.RepoPoll, changes: opts.RepoChanges, log: opts.Log,
+		enqueue: func(ctx context.Context, app *v1alpha1.Application) {
+			select {
+			case events <- event.GenericEvent{Object: app}:
+			case <-ctx.Done():
+			}
+		},
+	})
 	if err != nil {
 		return err
 	}
@@ -146,6 +170,21 @@ func ensureDefaultProject(ctx context.Context, cfg *rest.Config, namespace strin
 		return fmt.Errorf("creating the default AppProject in %s: %w", namespace, err)
 	}
 	return nil
+}
+
+// annotationsChanged passes annotation changes but the controller's own
+// removal of the refresh annotation, which follows the refresh's reconcile.
+func annotationsChanged() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		before, after := e.ObjectOld.GetAnnotations(), e.ObjectNew.GetAnnotations()
+		if _, ok := after[v1alpha1.AnnotationRefresh]; !ok {
+			if _, ok := before[v1alpha1.AnnotationRefresh]; ok {
+				before = maps.Clone(before)
+				delete(before, v1alpha1.AnnotationRefresh)
+			}
+		}
+		return !maps.Equal(before, after)
+	}}
 }
 
 func ptrTo[T any](v T) *T { return &v }

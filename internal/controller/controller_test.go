@@ -75,6 +75,13 @@ func start(t *testing.T) *env {
 // startIn runs a controller whose control namespace is ns.
 func startIn(t *testing.T, ns string) *env {
 	t.Helper()
+	return startWith(t, ns, nil)
+}
+
+// startWith runs a controller whose control namespace is ns, with options
+// changed by change.
+func startWith(t *testing.T, ns string, change func(*Options)) *env {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	c, err := kube.NewClient(testCluster.Config)
 	if err != nil {
@@ -82,13 +89,15 @@ func startIn(t *testing.T, ns string) *env {
 	}
 	e := &env{t: t, ns: ns, client: c, kube: kubernetes.NewForConfigOrDie(testCluster.Config), timeout: 90 * time.Second}
 	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, Options{
-			Config: testCluster.Config, Namespace: e.ns, Resync: 2 * time.Second,
-			Renderer: repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Second}),
-			Log:      slog.New(slog.NewJSONHandler(io.Discard, nil)),
-		})
-	}()
+	opts := Options{
+		Config: testCluster.Config, Namespace: e.ns, Resync: 2 * time.Second,
+		Renderer: repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Second}),
+		Log:      slog.New(slog.NewJSONHandler(io.Discard, nil)),
+	}
+	if change != nil {
+		change(&opts)
+	}
+	go func() { done <- Run(ctx, opts) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -3,6 +3,8 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strconv"
+	gosync "sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,10 +19,17 @@ import (
 // defaultHistoryLimit is how many syncs status.history keeps by default.
 const defaultHistoryLimit = 10
 
-// maybeSync runs the requested operation, or an automated sync when the
-// policy asks for one. A positive duration asks to be called again then
-// (a retry waiting for its backoff).
-func (r *reconciler) maybeSync(ctx context.Context, app *v1alpha1.Application, cmp *comparison, checker *health.Checker) (time.Duration, error) {
+// runningDelay is how long an operation runs before its Running state is
+// written. Most syncs finish sooner and write only their result; one that
+// is cut short before then is run again after a restart anyway (the
+// Application is still OutOfSync, or its operation field still set).
+const runningDelay = time.Second
+
+// pendingOperation returns the operation to run now: the requested one,
+// one left Running (a retry, or a sync a stopped controller did not
+// finish), or an automated sync. A positive duration asks to be called
+// again then (a retry waiting for its backoff).
+func (r *reconciler) pendingOperation(app *v1alpha1.Application, cmp *comparison) (*v1alpha1.Operation, int64, time.Duration) {
 	op := app.Operation
 	retryCount := int64(0)
 	if st := app.Status.OperationState; st != nil && st.Phase == v1alpha1.OperationRunning {
@@ -28,7 +37,7 @@ func (r *reconciler) maybeSync(ctx context.Context, app *v1alpha1.Application, c
 		// operation seen here is a retry waiting for its backoff, or was
 		// left by a controller that stopped mid-sync: run it again.
 		if wait := r.retries.wait(r.appKey(app)); wait > 0 {
-			return wait, nil
+			return nil, 0, wait
 		}
 		if op == nil {
 			op = st.Operation.DeepCopy()
@@ -39,9 +48,9 @@ func (r *reconciler) maybeSync(ctx context.Context, app *v1alpha1.Application, c
 		op = r.automatedOperation(app, cmp)
 	}
 	if op == nil || op.Sync == nil {
-		return 0, nil
+		return nil, 0, 0
 	}
-	return 0, r.runOperation(ctx, app, op, cmp, checker, retryCount)
+	return op, retryCount, 0
 }
 
 // automatedOperation returns the sync an automated policy calls for: the app
@@ -73,27 +82,47 @@ func (r *reconciler) automatedOperation(app *v1alpha1.Application, cmp *comparis
 	}
 }
 
-func (r *reconciler) runOperation(ctx context.Context, app *v1alpha1.Application, op *v1alpha1.Operation, cmp *comparison, checker *health.Checker, retryCount int64) error {
+// runOperation syncs and records the result, with the comparison that
+// led to it, in one status write (two if it runs past runningDelay).
+func (r *reconciler) runOperation(ctx context.Context, app *v1alpha1.Application, status *statusWriter, op *v1alpha1.Operation, cmp *comparison, checker *health.Checker, retryCount int64) error {
 	started := metav1.Now()
 	if st := app.Status.OperationState; retryCount > 0 && st != nil {
 		started = st.StartedAt
 	}
-	orig := app.DeepCopy()
 	app.Status.OperationState = &v1alpha1.OperationState{Operation: *op, Phase: v1alpha1.OperationRunning, Message: "syncing", StartedAt: started, RetryCount: retryCount}
-	if err := r.client.Status().Patch(ctx, app, client.MergeFrom(orig)); err != nil {
-		return fmt.Errorf("recording the operation of Application/%s/%s: %w", app.Namespace, app.Name, err)
-	}
+	running := app.DeepCopy()
+	var mu gosync.Mutex
+	done := false
+	timer := time.AfterFunc(runningDelay, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if done {
+			return
+		}
+		if err := status.write(ctx, running); err != nil {
+			r.opts.Log.Error("recording the running operation", "application", app.Namespace+"/"+app.Name, "error", err)
+		}
+	})
+	res := r.sync(ctx, app, op, cmp, checker)
+	mu.Lock()
+	done = true // once set, the Running state can no longer overwrite the result
+	mu.Unlock()
+	timer.Stop()
+	return r.finishOperation(ctx, app, status, op, started, res, checker)
+}
 
+// sync runs one sync operation; cmp is the spec's comparison.
+func (r *reconciler) sync(ctx context.Context, app *v1alpha1.Application, op *v1alpha1.Operation, cmp *comparison, checker *health.Checker) *operationResult {
 	// A sync to another revision or source (a rollback) renders that.
 	if at := operationTarget(op.Sync, app); at != nil {
 		var cond *v1alpha1.ApplicationCondition
-		if cmp, cond = r.compare(ctx, app, checker, at); cond != nil {
-			return r.finishOperation(ctx, app, op, started, &sync.Result{Phase: v1alpha1.OperationError, Message: cond.Message}, nil)
+		if cmp, cond = r.compare(ctx, app, checker, at, nil); cond != nil {
+			return &operationResult{Result: &sync.Result{Phase: v1alpha1.OperationError, Message: cond.Message}}
 		}
 	}
 	opts, err := sync.ParseOptionList(append(append([]string{}, syncOptions(app)...), op.Sync.SyncOptions...))
 	if err != nil {
-		return r.finishOperation(ctx, app, op, started, &sync.Result{Phase: v1alpha1.OperationError, Message: err.Error()}, cmp)
+		return &operationResult{Result: &sync.Result{Phase: v1alpha1.OperationError, Message: err.Error()}, cmp: cmp}
 	}
 	desired, prune := selectResources(op.Sync.Resources, append(append([]*unstructured.Unstructured{}, cmp.desired...), cmp.hooks...), cmp.prune)
 	if opts.ApplyOutOfSyncOnly {
@@ -101,55 +130,63 @@ func (r *reconciler) runOperation(ctx context.Context, app *v1alpha1.Application
 	}
 	plan, err := sync.NewPlan(desired)
 	if err != nil {
-		return r.finishOperation(ctx, app, op, started, &sync.Result{Phase: v1alpha1.OperationError, Message: err.Error()}, cmp)
+		return &operationResult{Result: &sync.Result{Phase: v1alpha1.OperationError, Message: err.Error()}, cmp: cmp}
 	}
 	applier := &sync.Applier{Client: cmp.dest.client, Mapper: cmp.dest.cache, Health: checker, FieldManager: fieldManager, Tracking: r.tracking}
 	res := applier.Run(ctx, &sync.Request{
 		App: r.appKey(app), Namespace: app.Spec.Destination.Namespace, Plan: plan,
 		Prune: prune, AllowPrune: op.Sync.Prune, DryRun: op.Sync.DryRun, Options: opts,
 	})
-	return r.finishOperation(ctx, app, op, started, res, cmp)
+	for _, a := range res.Applied {
+		cmp.dest.differ.Record(a.Sent, a.Live)
+	}
+	return &operationResult{Result: res, cmp: cmp}
 }
 
-// finishOperation records the result, appends to the history after a
-// successful sync, and clears the requested operation.
-func (r *reconciler) finishOperation(ctx context.Context, app *v1alpha1.Application, op *v1alpha1.Operation, started metav1.Time, res *sync.Result, cmp *comparison) error {
-	orig := app.DeepCopy()
+// operationResult is a sync's result and the comparison it synced (nil
+// when it could not render).
+type operationResult struct {
+	*sync.Result
+	cmp *comparison
+}
+
+// finishOperation records the result with a fresh comparison of the spec
+// (seeing what the sync applied and pruned), appends to the history after
+// a successful sync, and clears the requested operation.
+func (r *reconciler) finishOperation(ctx context.Context, app *v1alpha1.Application, status *statusWriter, op *v1alpha1.Operation, started metav1.Time, res *operationResult, checker *health.Checker) error {
 	finished := metav1.Now()
-	retryCount := int64(0)
-	if app.Status.OperationState != nil {
-		retryCount = app.Status.OperationState.RetryCount
+	retryCount := app.Status.OperationState.RetryCount
+	if !op.Sync.DryRun && res.cmp != nil {
+		after, condition := r.compare(ctx, app, checker, nil, newSynced(res.Result))
+		r.writeComparison(app, after, condition)
 	}
 	if res.Phase == v1alpha1.OperationFailed || res.Phase == v1alpha1.OperationError {
 		if backoff, ok := retryAfter(retryStrategy(app, op), retryCount); ok && ctx.Err() == nil {
 			app.Status.OperationState = &v1alpha1.OperationState{Operation: *op, Phase: v1alpha1.OperationRunning, StartedAt: started,
 				Message: fmt.Sprintf("Retrying attempt #%d at %s: %s", retryCount+1, finished.Add(backoff).Format(time.Kitchen), res.Message), RetryCount: retryCount + 1}
 			r.retries.set(r.appKey(app), backoff)
-			if err := r.client.Status().Patch(ctx, app, client.MergeFrom(orig)); err != nil {
-				return fmt.Errorf("recording a retry of Application/%s/%s: %w", app.Namespace, app.Name, err)
-			}
-			return nil
+			return status.write(ctx, app)
 		}
 	}
 	state := &v1alpha1.OperationState{Operation: *op, Phase: res.Phase, Message: res.Message, StartedAt: started, FinishedAt: &finished, RetryCount: retryCount}
-	if cmp != nil {
+	if res.cmp != nil {
 		state.SyncResult = &v1alpha1.SyncOperationResult{Resources: res.Resources}
 		if len(app.Spec.Sources) > 0 {
 			state.SyncResult.Sources = app.Spec.Sources
-			for _, s := range cmp.render.Sources {
+			for _, s := range res.cmp.render.Sources {
 				state.SyncResult.Revisions = append(state.SyncResult.Revisions, s.Revision)
 			}
-		} else if app.Spec.Source != nil && len(cmp.render.Sources) == 1 {
+		} else if app.Spec.Source != nil && len(res.cmp.render.Sources) == 1 {
 			state.SyncResult.Source = *app.Spec.Source
-			state.SyncResult.Revision = cmp.render.Sources[0].Revision
+			state.SyncResult.Revision = res.cmp.render.Sources[0].Revision
 		}
 	}
 	app.Status.OperationState = state
 	if res.Phase == v1alpha1.OperationSucceeded && !op.Sync.DryRun && state.SyncResult != nil {
 		appendHistory(app, state, started, op.InitiatedBy)
 	}
-	if err := r.client.Status().Patch(ctx, app, client.MergeFrom(orig)); err != nil {
-		return fmt.Errorf("recording the sync result of Application/%s/%s: %w", app.Namespace, app.Name, err)
+	if err := status.write(ctx, app); err != nil {
+		return err
 	}
 	if app.Operation != nil {
 		orig := app.DeepCopy()
@@ -157,8 +194,58 @@ func (r *reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 		if err := r.client.Patch(ctx, app, client.MergeFrom(orig)); err != nil {
 			return fmt.Errorf("clearing the operation of Application/%s/%s: %w", app.Namespace, app.Name, err)
 		}
+		r.written.note(app)
 	}
 	return nil
+}
+
+// synced is what a sync just applied and pruned, which the watches may
+// not have seen yet.
+type synced struct {
+	live map[string]*unstructured.Unstructured // by resourceKey
+	gone map[string]bool
+}
+
+func newSynced(res *sync.Result) *synced {
+	s := &synced{live: map[string]*unstructured.Unstructured{}, gone: map[string]bool{}}
+	for _, a := range res.Applied {
+		s.live[resourceKey(a.Live)] = a.Live
+	}
+	for _, obj := range res.Pruned {
+		s.gone[resourceKey(obj)] = true
+	}
+	return s
+}
+
+// overlay puts the sync's objects into live (by resourceKey), unless the
+// watch already holds a newer version, and removes the pruned ones.
+func (s *synced) overlay(live map[string]*unstructured.Unstructured) {
+	if s == nil {
+		return
+	}
+	for k := range s.gone {
+		delete(live, k)
+	}
+	for k, obj := range s.live {
+		if cur, ok := live[k]; ok && newerVersion(cur, obj) {
+			continue
+		}
+		live[k] = obj
+	}
+}
+
+func (s *synced) deleted(key string) bool { return s != nil && s.gone[key] }
+
+// newerVersion reports whether a is a later version of the same object
+// than b. Resource versions are opaque, but the API server's are etcd
+// revisions; anything else is never taken as newer.
+func newerVersion(a, b *unstructured.Unstructured) bool {
+	if a.GetUID() != b.GetUID() {
+		return false
+	}
+	x, errA := strconv.ParseUint(a.GetResourceVersion(), 10, 64)
+	y, errB := strconv.ParseUint(b.GetResourceVersion(), 10, 64)
+	return errA == nil && errB == nil && x > y
 }
 
 func appendHistory(app *v1alpha1.Application, state *v1alpha1.OperationState, started metav1.Time, by v1alpha1.OperationInitiator) {

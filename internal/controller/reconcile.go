@@ -8,6 +8,8 @@ import (
 	gosync "sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +28,10 @@ import (
 // conditionRetry is how soon a failed comparison is retried.
 const conditionRetry = 10 * time.Second
 
+// staleRetry is how soon a reconcile that read a copy older than the
+// controller's last write tries again.
+const staleRetry = 100 * time.Millisecond
+
 type reconciler struct {
 	client   client.Client
 	opts     Options
@@ -34,6 +40,7 @@ type reconciler struct {
 	retries  retryClock
 	// tracking is argocd-cm's application.resourceTrackingMethod.
 	tracking tracking.Method
+	written  writtenVersions
 
 	checkerMu      gosync.Mutex
 	checker        *health.Checker
@@ -67,6 +74,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.client.Get(ctx, req.NamespacedName, app); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if r.written.stale(app) {
+		return ctrl.Result{RequeueAfter: staleRetry}, nil
+	}
 	if app.DeletionTimestamp != nil {
 		return ctrl.Result{}, r.finalize(ctx, app)
 	}
@@ -75,35 +85,81 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	cmp, condition := r.compare(ctx, app, checker, nil)
+	cmp, condition := r.compare(ctx, app, checker, nil, nil)
 	r.writeComparison(app, cmp, condition)
-	if err := r.client.Status().Patch(ctx, app, client.MergeFrom(orig)); err != nil {
-		return ctrl.Result{}, fmt.Errorf("updating status of Application/%s/%s: %w", app.Namespace, app.Name, err)
-	}
 	if _, refresh := app.Annotations[v1alpha1.AnnotationRefresh]; refresh {
 		before := app.DeepCopy()
 		delete(app.Annotations, v1alpha1.AnnotationRefresh)
 		if err := r.client.Patch(ctx, app, client.MergeFrom(before)); err != nil {
 			return ctrl.Result{}, fmt.Errorf("clearing the refresh annotation of Application/%s/%s: %w", app.Namespace, app.Name, err)
 		}
+		r.written.note(app)
+		orig.Annotations = app.Annotations
+		orig.ResourceVersion = app.ResourceVersion
+		orig.Status.ReconciledAt = nil // a refresh always records its reconcile
 	}
 	requeue := r.opts.Resync
 	if condition != nil && requeue > conditionRetry {
 		requeue = conditionRetry // a failed comparison is retried soon, not at the next resync
 	}
+	status := &statusWriter{client: r.client, base: orig, written: &r.written}
+	var op *v1alpha1.Operation
+	var retryCount int64
 	if cmp != nil && condition == nil {
-		wait, err := r.maybeSync(ctx, app, cmp, checker)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
+		var wait time.Duration
+		op, retryCount, wait = r.pendingOperation(app, cmp)
 		if wait > 0 && wait < requeue {
 			requeue = wait
 		}
+	}
+	if op != nil {
+		// The operation writes the comparison together with its own state.
+		err = r.runOperation(ctx, app, status, op, cmp, checker, retryCount)
+	} else if r.statusDue(orig, app) {
+		err = status.write(ctx, app)
+	}
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	r.opts.Log.Info("Reconciliation completed", "application", app.Namespace+"/"+app.Name,
 		"dest-namespace", app.Spec.Destination.Namespace, "dest-server", app.Spec.Destination.Server,
 		"dest-name", app.Spec.Destination.Name, "time_ms", time.Since(start).Milliseconds())
 	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+// statusDue reports whether a reconcile's status must be written: when it
+// changed, and at least every half resync period so reconciledAt stays
+// current. A reconcile caused by the controller's own sync (its watch
+// seeing the applied objects) usually changes nothing and writes nothing.
+func (r *reconciler) statusDue(orig, app *v1alpha1.Application) bool {
+	if orig.Status.ReconciledAt == nil || time.Since(orig.Status.ReconciledAt.Time) >= r.opts.Resync/2 {
+		return true
+	}
+	a, b := orig.Status.DeepCopy(), app.Status.DeepCopy()
+	a.ReconciledAt, b.ReconciledAt = nil, nil
+	return !equality.Semantic.DeepEqual(a, b)
+}
+
+// statusWriter persists an Application's status as merge patches against
+// the last status it wrote. It is safe for concurrent use, so an operation
+// can persist its Running state from a timer while it syncs.
+type statusWriter struct {
+	client  client.Client
+	written *writtenVersions
+	mu      gosync.Mutex
+	base    *v1alpha1.Application
+}
+
+func (w *statusWriter) write(ctx context.Context, app *v1alpha1.Application) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	base := w.base
+	if err := w.client.Status().Patch(ctx, app, client.MergeFrom(base)); err != nil {
+		return fmt.Errorf("updating status of Application/%s/%s: %w", app.Namespace, app.Name, err)
+	}
+	w.written.note(app)
+	w.base = app.DeepCopy()
+	return nil
 }
 
 func (r *reconciler) appKey(app *v1alpha1.Application) string {
@@ -144,7 +200,7 @@ func sources(app *v1alpha1.Application) []v1alpha1.ApplicationSource {
 // compare renders the desired state and compares it with the live state. A
 // non-nil condition means the comparison failed and nothing may be synced or
 // pruned.
-func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, checker *health.Checker, at *target) (*comparison, *v1alpha1.ApplicationCondition) {
+func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, checker *health.Checker, at *target, after *synced) (*comparison, *v1alpha1.ApplicationCondition) {
 	fail := func(t v1alpha1.ApplicationConditionType, err error) (*comparison, *v1alpha1.ApplicationCondition) {
 		return nil, &v1alpha1.ApplicationCondition{Type: t, Message: err.Error(), LastTransitionTime: ptrNow()}
 	}
@@ -218,6 +274,7 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 	for _, obj := range dest.cache.ManagedBy(key) {
 		cmp.live[resourceKey(obj)] = obj
 	}
+	after.overlay(cmp.live)
 
 	cmp.sync, cmp.health = v1alpha1.SyncStatusCodeSynced, v1alpha1.HealthStatusHealthy
 	desiredKeys := map[string]bool{}
@@ -225,7 +282,7 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 		k := resourceKey(obj)
 		desiredKeys[k] = true
 		liveObj := cmp.live[k]
-		if liveObj == nil {
+		if liveObj == nil && !after.deleted(k) {
 			if got, found, _ := dest.cache.Get(obj.GroupVersionKind(), obj.GetNamespace(), obj.GetName()); found {
 				liveObj = got // exists but not yet tracked: compare, the sync will adopt it
 			}
@@ -317,19 +374,17 @@ func keepConditions(old []v1alpha1.ApplicationCondition, c *v1alpha1.Application
 }
 
 // argocdCM returns argocd-cm's data and resourceVersion; none when absent.
+// It is read from the manager's cache, not from the API server.
 func (r *reconciler) argocdCM(ctx context.Context) (map[string]string, string, error) {
-	cm := &unstructured.Unstructured{}
-	cm.SetAPIVersion("v1")
-	cm.SetKind("ConfigMap")
+	cm := &corev1.ConfigMap{}
 	err := r.client.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: "argocd-cm"}, cm)
 	if apierrors.IsNotFound(err) {
 		return nil, "", nil
 	}
 	if err != nil {
-		return nil, "", err
+		return nil, "", fmt.Errorf("reading ConfigMap/%s/argocd-cm: %w", r.opts.Namespace, err)
 	}
-	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
-	return data, cm.GetResourceVersion(), nil
+	return cm.Data, cm.ResourceVersion, nil
 }
 
 func isAlreadyExists(err error) bool { return apierrors.IsAlreadyExists(err) }

@@ -123,6 +123,24 @@ func (s *Service) Render(ctx context.Context, req *Request) (*Response, error) {
 	return resp, err
 }
 
+// Resolve resolves one revision afresh.
+func (s *Service) Resolve(ctx context.Context, req *ResolveRequest) (*ResolveResponse, error) {
+	creds, err := s.opts.Credentials.ForRepo(ctx, req.RepoURL)
+	if err != nil {
+		return nil, fmt.Errorf("credentials for %s: %w", git.RedactURL(req.RepoURL), err)
+	}
+	var rev string
+	if req.Chart != "" {
+		rev, err = s.charts.Resolve(ctx, req.RepoURL, req.Chart, req.Revision, creds, true)
+	} else {
+		rev, err = s.git.Repo(req.RepoURL, creds).ResolveFresh(ctx, req.Revision)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &ResolveResponse{Revision: rev}, nil
+}
+
 // resolved is one source with its revision resolved and repository handle.
 type resolved struct {
 	source   v1alpha1.ApplicationSource

@@ -9,9 +9,28 @@ import (
 	"github.com/capstan-cd/capstan/internal/repo/git"
 )
 
-// Renderer turns sources into objects. Service implements it in-process.
+// Renderer turns sources into objects, and tells what a source's target
+// revision points at now. Service implements it in-process.
 type Renderer interface {
 	Render(ctx context.Context, req *Request) (*Response, error)
+	// Resolve asks the repository afresh (no reuse of a recent ls-remote
+	// or chart index) which commit or chart version a revision means.
+	Resolve(ctx context.Context, req *ResolveRequest) (*ResolveResponse, error)
+}
+
+// ResolveRequest names one source's revision: a Git branch, tag or commit,
+// or a Helm chart version or constraint.
+type ResolveRequest struct {
+	RepoURL string `json:"repoURL"`
+	// Chart is set for Helm repository sources.
+	Chart    string `json:"chart,omitempty"`
+	Revision string `json:"revision"`
+}
+
+// ResolveResponse is what a revision resolved to.
+type ResolveResponse struct {
+	// Revision is the commit SHA (Git) or chart version (Helm).
+	Revision string `json:"revision"`
 }
 
 // Request is one Application's sources to render.

@@ -22,12 +22,18 @@ type controllerFlags struct {
 	namespace string
 	workers   int
 	resync    time.Duration
+	repoPoll  time.Duration
+	qps       float32
+	burst     int
 }
 
 func (f *controllerFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.namespace, "namespace", "argocd", "control namespace holding Applications, AppProjects and settings")
 	cmd.Flags().IntVar(&f.workers, "status-processors", 20, "Applications reconciled in parallel")
 	cmd.Flags().DurationVar(&f.resync, "app-resync", 120*time.Second, "periodic refresh of every Application")
+	cmd.Flags().DurationVar(&f.repoPoll, "repo-poll-interval", 30*time.Second, "how often each followed repository revision is checked for new commits (once per repository, not per Application)")
+	cmd.Flags().Float32Var(&f.qps, "kube-api-qps", 500, "requests per second to each Kubernetes API server")
+	cmd.Flags().IntVar(&f.burst, "kube-api-burst", 1000, "request burst to each Kubernetes API server")
 }
 
 func newControllerCommand() *cobra.Command {
@@ -58,8 +64,9 @@ func runController(ctx context.Context, f *controllerFlags, r repo.Renderer) err
 	if err != nil {
 		return err
 	}
+	cfg.QPS, cfg.Burst = f.qps, f.burst
 	return controller.Run(ctx, controller.Options{
-		Config: cfg, Namespace: f.namespace, Renderer: r, Workers: f.workers, Resync: f.resync,
+		Config: cfg, Namespace: f.namespace, Renderer: r, Workers: f.workers, Resync: f.resync, RepoPoll: f.repoPoll,
 		Log: slog.New(slog.NewJSONHandler(os.Stderr, nil)),
 	})
 }

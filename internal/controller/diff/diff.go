@@ -87,14 +87,28 @@ func (d *Differ) Diff(ctx context.Context, desired, live *unstructured.Unstructu
 	return &Result{Modified: !reflect.DeepEqual(p.Object, l.Object), Predicted: p, Live: l}, nil
 }
 
+// Record notes that applying desired (for real, not in a dry run) produced
+// live: a comparison of the same pair needs no dry run.
+func (d *Differ) Record(desired, live *unstructured.Unstructured) {
+	data, err := json.Marshal(desired)
+	if err != nil {
+		return
+	}
+	d.cache.Add(predictionKey(data, live), live)
+}
+
+func predictionKey(desired []byte, live *unstructured.Unstructured) string {
+	sum := sha256.Sum256(desired)
+	return hex.EncodeToString(sum[:]) + "|" + string(live.GetUID()) + "|" + live.GetResourceVersion()
+}
+
 // predict returns the server-side dry-run apply of desired over live.
 func (d *Differ) predict(ctx context.Context, desired, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	data, err := json.Marshal(desired)
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(data)
-	key := hex.EncodeToString(sum[:]) + "|" + string(live.GetUID()) + "|" + live.GetResourceVersion()
+	key := predictionKey(data, live)
 	if cached, ok := d.cache.Get(key); ok {
 		return cached, nil
 	}

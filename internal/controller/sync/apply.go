@@ -65,6 +65,20 @@ type Result struct {
 	Phase     v1alpha1.OperationPhase
 	Message   string
 	Resources []*v1alpha1.ResourceResult
+	// Applied are the objects applied (not in a dry run), each with the
+	// latest state the sync saw of it, so the caller can compare after
+	// the sync without waiting for its watches to catch up.
+	Applied []Applied
+	// Pruned are the objects deleted by the sync.
+	Pruned []*unstructured.Unstructured
+}
+
+// Applied is one object a sync applied.
+type Applied struct {
+	// Sent is the object as sent, with namespace and tracking set.
+	Sent *unstructured.Unstructured
+	// Live is the object as the API server last returned it.
+	Live *unstructured.Unstructured
 }
 
 // Run applies the plan phase by phase and wave by wave, waiting after each
@@ -126,20 +140,33 @@ func (a *Applier) run(ctx context.Context, req *Request, res *Result) error {
 
 // runWave applies every task of a wave, then waits for all of them.
 func (a *Applier) runWave(ctx context.Context, req *Request, wave []*Task, res *Result) error {
-	applied := make([]*v1alpha1.ResourceResult, len(wave))
+	results := make([]*v1alpha1.ResourceResult, len(wave))
+	live := make([]*unstructured.Unstructured, len(wave))
+	defer func() {
+		for i, t := range wave {
+			if live[i] != nil && !t.Hook {
+				res.Applied = append(res.Applied, Applied{Sent: t.Obj, Live: live[i]})
+			}
+		}
+	}()
 	for i, t := range wave {
-		rr, err := a.apply(ctx, req, t)
+		rr, obj, err := a.apply(ctx, req, t)
 		res.Resources = append(res.Resources, rr)
-		applied[i] = rr
+		results[i], live[i] = rr, obj
 		if err != nil {
 			return err
 		}
 	}
 	if req.DryRun {
+		live = make([]*unstructured.Unstructured, len(wave))
 		return nil
 	}
 	for i, t := range wave {
-		if err := a.wait(ctx, req, t, applied[i]); err != nil {
+		obj, err := a.wait(ctx, req, t, results[i], live[i])
+		if obj != nil {
+			live[i] = obj
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -161,30 +188,32 @@ func (a *Applier) resource(obj *unstructured.Unstructured, defaultNS string) (dy
 	return a.Client.Resource(m.Resource).Namespace(obj.GetNamespace()), nil
 }
 
-func (a *Applier) apply(ctx context.Context, req *Request, t *Task) (*v1alpha1.ResourceResult, error) {
+// apply applies one task and returns the object the API server returned.
+func (a *Applier) apply(ctx context.Context, req *Request, t *Task) (*v1alpha1.ResourceResult, *unstructured.Unstructured, error) {
 	obj := t.Obj.DeepCopy()
 	ri, err := a.resource(obj, req.Namespace)
 	rr := resultFor(t, obj)
 	if err != nil {
-		return fail(rr, err)
+		return failed(rr, err)
 	}
 	tracking.Set(a.Tracking, req.App, obj)
 	a.emit(t, "apply")
 	if t.Hook && !req.DryRun && hasPolicy(t, BeforeHookCreation) {
 		if err := deleteAndWait(ctx, ri, obj.GetName(), a.PollInterval); err != nil {
-			return fail(rr, err)
+			return failed(rr, err)
 		}
 	}
 	data, err := json.Marshal(obj)
 	if err != nil {
-		return fail(rr, err)
+		return failed(rr, err)
 	}
 	opts := metav1.PatchOptions{FieldManager: a.FieldManager, Force: ptrTrue()}
 	if req.DryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
-	if _, err := ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, opts); err != nil {
-		return fail(rr, fmt.Errorf("applying %s: %w", kube.Ref(obj), err))
+	live, err := ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, opts)
+	if err != nil {
+		return failed(rr, fmt.Errorf("applying %s: %w", kube.Ref(obj), err))
 	}
 	t.Obj = obj // later steps see the namespace and tracking id as applied
 	rr.Status = v1alpha1.ResultCodeSynced
@@ -192,37 +221,42 @@ func (a *Applier) apply(ctx context.Context, req *Request, t *Task) (*v1alpha1.R
 	if t.Hook {
 		rr.HookPhase = v1alpha1.OperationRunning
 	}
-	return rr, nil
+	return rr, live, nil
 }
 
-// wait polls the applied object until it is healthy, a hook completes, or
-// it degrades.
-func (a *Applier) wait(ctx context.Context, req *Request, t *Task, rr *v1alpha1.ResourceResult) error {
+// wait checks the applied object until it is healthy, a hook completes, or
+// it degrades: first as the apply returned it, then by polling. It returns
+// the last state read.
+func (a *Applier) wait(ctx context.Context, req *Request, t *Task, rr *v1alpha1.ResourceResult, applied *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	ri, err := a.resource(t.Obj, req.Namespace)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	live := applied
 	for {
-		live, err := ri.Get(ctx, t.Obj.GetName(), metav1.GetOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("reading %s: %w", kube.Ref(t.Obj), err)
-		}
-		var st health.Status
-		if err == nil {
-			if st, err = a.Health.Check(live); err != nil {
-				return err
+		if live == nil {
+			got, err := ri.Get(ctx, t.Obj.GetName(), metav1.GetOptions{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				return nil, fmt.Errorf("reading %s: %w", kube.Ref(t.Obj), err)
 			}
-		} else {
-			st = health.Status{Status: v1alpha1.HealthStatusMissing}
+			if err == nil {
+				live = got
+			}
+		}
+		st := health.Status{Status: v1alpha1.HealthStatusMissing}
+		if live != nil {
+			if st, err = a.Health.Check(live); err != nil {
+				return live, err
+			}
 		}
 		switch st.Status {
 		case v1alpha1.HealthStatusHealthy, v1alpha1.HealthStatusSuspended:
 			a.emit(t, "healthy")
 			if t.Hook {
 				rr.HookPhase, rr.Message = v1alpha1.OperationSucceeded, firstNonEmpty(st.Message, "hook completed")
-				return a.deleteHook(ctx, ri, t, HookSucceeded)
+				return live, a.deleteHook(ctx, ri, t, HookSucceeded)
 			}
-			return nil
+			return live, nil
 		case v1alpha1.HealthStatusDegraded:
 			msg := fmt.Sprintf("%s is Degraded: %s", kube.Ref(t.Obj), st.Message)
 			if t.Hook {
@@ -232,13 +266,14 @@ func (a *Applier) wait(ctx context.Context, req *Request, t *Task, rr *v1alpha1.
 					msg += "; " + err.Error()
 				}
 			}
-			return errors.New(msg)
+			return live, errors.New(msg)
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s to become healthy (last: %s %s): %w", kube.Ref(t.Obj), st.Status, st.Message, ctx.Err())
+			return live, fmt.Errorf("waiting for %s to become healthy (last: %s %s): %w", kube.Ref(t.Obj), st.Status, st.Message, ctx.Err())
 		case <-time.After(a.PollInterval):
 		}
+		live = nil
 	}
 }
 
@@ -296,6 +331,7 @@ func (a *Applier) prune(ctx context.Context, req *Request, res *Result) error {
 			return err
 		}
 		rr.Status, rr.Message = v1alpha1.ResultCodePruned, "pruned"
+		res.Pruned = append(res.Pruned, obj)
 	}
 	return nil
 }
@@ -350,9 +386,9 @@ func resultFor(t *Task, obj *unstructured.Unstructured) *v1alpha1.ResourceResult
 	return rr
 }
 
-func fail(rr *v1alpha1.ResourceResult, err error) (*v1alpha1.ResourceResult, error) {
+func failed(rr *v1alpha1.ResourceResult, err error) (*v1alpha1.ResourceResult, *unstructured.Unstructured, error) {
 	rr.Status, rr.Message = v1alpha1.ResultCodeSyncFailed, err.Error()
-	return rr, err
+	return rr, nil, err
 }
 
 func hasPolicy(t *Task, p DeletePolicy) bool {

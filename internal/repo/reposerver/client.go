@@ -37,13 +37,29 @@ func Dial(addr string, opts ...grpc.DialOption) (*Client, error) {
 // Render asks the repo server to render req.
 func (c *Client) Render(ctx context.Context, req *repo.Request) (*repo.Response, error) {
 	resp := &repo.Response{}
-	if err := c.conn.Invoke(ctx, renderMethod, req, resp); err != nil {
-		if st, ok := status.FromError(err); ok {
-			return nil, &RemoteError{Code: st.Code().String(), Message: st.Message()}
-		}
+	if err := c.invoke(ctx, renderMethod, req, resp); err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// Resolve asks the repo server what a revision points at now.
+func (c *Client) Resolve(ctx context.Context, req *repo.ResolveRequest) (*repo.ResolveResponse, error) {
+	resp := &repo.ResolveResponse{}
+	if err := c.invoke(ctx, resolveMethod, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func (c *Client) invoke(ctx context.Context, method string, req, resp any) error {
+	if err := c.conn.Invoke(ctx, method, req, resp); err != nil {
+		if st, ok := status.FromError(err); ok {
+			return &RemoteError{Code: st.Code().String(), Message: st.Message()}
+		}
+		return err
+	}
+	return nil
 }
 
 // Close closes the connection.

@@ -61,6 +61,26 @@ func TestRenderOverGRPCMatchesInProcess(t *testing.T) {
 	}
 }
 
+func TestResolveSeesANewCommitAtOnce(t *testing.T) {
+	remote := gitserver.NewLocalRepo(t)
+	first := remote.Commit(t, "one", map[string]string{"a.yaml": "a: 1\n"})
+	svc := repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Hour})
+	client := serve(t, svc)
+	req := &repo.ResolveRequest{RepoURL: remote.URL, Revision: "HEAD"}
+	got, err := client.Resolve(context.Background(), req)
+	if err != nil || got.Revision != first {
+		t.Fatalf("Resolve = %+v, %v; want %s", got, err, first)
+	}
+	second := remote.Commit(t, "two", map[string]string{"a.yaml": "a: 2\n"})
+	// Render would reuse the ls-remote for an hour (RefsTTL); Resolve asks afresh.
+	if got, err = client.Resolve(context.Background(), req); err != nil || got.Revision != second {
+		t.Fatalf("after a commit, Resolve = %+v, %v; want %s", got, err, second)
+	}
+	if _, err := client.Resolve(context.Background(), &repo.ResolveRequest{RepoURL: remote.URL, Revision: "nope"}); !IsCode(err, "NotFound") {
+		t.Errorf("unknown revision: got %v, want code NotFound", err)
+	}
+}
+
 func TestErrorsKeepTheirKind(t *testing.T) {
 	remote := gitserver.NewLocalRepo(t)
 	remote.Commit(t, "c", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"})
@@ -83,6 +103,11 @@ func TestErrorsKeepTheirKind(t *testing.T) {
 type slowRenderer struct{}
 
 func (slowRenderer) Render(ctx context.Context, _ *repo.Request) (*repo.Response, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func (slowRenderer) Resolve(ctx context.Context, _ *repo.ResolveRequest) (*repo.ResolveResponse, error) {
 	<-ctx.Done()
 	return nil, ctx.Err()
 }

@@ -18,24 +18,35 @@ import (
 )
 
 const (
-	serviceName  = "capstan.repo.v1.RepoService"
-	renderMethod = "/" + serviceName + "/Render"
+	serviceName   = "capstan.repo.v1.RepoService"
+	renderMethod  = "/" + serviceName + "/Render"
+	resolveMethod = "/" + serviceName + "/Resolve"
 )
 
-// serviceDesc describes the one-method service by hand; see codec.go for
-// why there is no generated code.
+// serviceDesc describes the service by hand; see codec.go for why there is
+// no generated code.
 var serviceDesc = grpc.ServiceDesc{
 	ServiceName: serviceName,
 	HandlerType: (*repo.Renderer)(nil),
-	Methods: []grpc.MethodDesc{{
-		MethodName: "Render",
+	Methods: []grpc.MethodDesc{
+		unary("Render", repo.Renderer.Render),
+		unary("Resolve", repo.Renderer.Resolve),
+	},
+	Metadata: "capstan/repo/v1",
+}
+
+// unary adapts one Renderer method to a gRPC method.
+func unary[Req, Resp any](name string, method func(repo.Renderer, context.Context, *Req) (*Resp, error)) grpc.MethodDesc {
+	full := "/" + serviceName + "/" + name
+	return grpc.MethodDesc{
+		MethodName: name,
 		Handler: func(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
-			req := &repo.Request{}
+			req := new(Req)
 			if err := dec(req); err != nil {
 				return nil, status.Errorf(codes.InvalidArgument, "decoding request: %v", err)
 			}
 			call := func(ctx context.Context, r any) (any, error) {
-				resp, err := srv.(repo.Renderer).Render(ctx, r.(*repo.Request))
+				resp, err := method(srv.(repo.Renderer), ctx, r.(*Req))
 				if err != nil {
 					return nil, toStatus(err)
 				}
@@ -44,10 +55,9 @@ var serviceDesc = grpc.ServiceDesc{
 			if interceptor == nil {
 				return call(ctx, req)
 			}
-			return interceptor(ctx, req, &grpc.UnaryServerInfo{Server: srv, FullMethod: renderMethod}, call)
+			return interceptor(ctx, req, &grpc.UnaryServerInfo{Server: srv, FullMethod: full}, call)
 		},
-	}},
-	Metadata: "capstan/repo/v1",
+	}
 }
 
 // Register adds the repo service, backed by r, to a gRPC server.

@@ -1,0 +1,138 @@
+package controller
+
+import (
+	"context"
+	"log/slog"
+	"regexp"
+	gosync "sync"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/repo/git"
+)
+
+// commitSHA is a revision pinned to one commit, which never moves.
+var commitSHA = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
+// revisionPoller detects new commits and chart versions once per
+// repository and revision, not once per Application: every interval, and
+// at once for a repository a webhook names, it resolves each distinct
+// (repository, chart, targetRevision) the Applications follow and
+// re-queues the Applications whose last compared revision differs.
+type revisionPoller struct {
+	apps      client.Reader
+	namespace string
+	renderer  repo.Renderer
+	enqueue   func(context.Context, *v1alpha1.Application)
+	interval  time.Duration
+	// changes names repositories that changed (webhooks); optional.
+	changes <-chan string
+	log     *slog.Logger
+}
+
+// Start polls until ctx ends; it is a manager Runnable, started once the
+// Applications cache has synced.
+func (p *revisionPoller) Start(ctx context.Context) error {
+	tick := time.NewTicker(p.interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+			p.poll(ctx, "")
+		case url := <-p.changes:
+			p.poll(ctx, url)
+		}
+	}
+}
+
+// followed is one source revision and the Applications that follow it.
+type followed struct {
+	req  repo.ResolveRequest
+	apps []follower
+}
+
+type follower struct {
+	app    *v1alpha1.Application
+	source int
+}
+
+// poll resolves every followed revision (of repoURL only, when set).
+func (p *revisionPoller) poll(ctx context.Context, repoURL string) {
+	var list v1alpha1.ApplicationList
+	if err := p.apps.List(ctx, &list, client.InNamespace(p.namespace)); err != nil {
+		p.log.Error("listing Applications to poll their repositories", "error", err)
+		return
+	}
+	groups := map[repo.ResolveRequest]*followed{}
+	for i := range list.Items {
+		app := &list.Items[i]
+		if app.DeletionTimestamp != nil {
+			continue
+		}
+		for j, src := range sources(app) {
+			if repoURL != "" && git.NormalizeURL(src.RepoURL) != git.NormalizeURL(repoURL) {
+				continue
+			}
+			rev := src.TargetRevision
+			if rev == "" {
+				rev = "HEAD"
+			}
+			if commitSHA.MatchString(rev) {
+				continue
+			}
+			req := repo.ResolveRequest{RepoURL: src.RepoURL, Chart: src.Chart, Revision: rev}
+			g := groups[req]
+			if g == nil {
+				g = &followed{req: req}
+				groups[req] = g
+			}
+			g.apps = append(g.apps, follower{app: app, source: j})
+		}
+	}
+	work := make(chan *followed)
+	var wg gosync.WaitGroup
+	for range min(8, len(groups)) {
+		wg.Go(func() {
+			for g := range work {
+				p.check(ctx, g)
+			}
+		})
+	}
+	for _, g := range groups {
+		work <- g
+	}
+	close(work)
+	wg.Wait()
+}
+
+// check resolves one revision and re-queues the Applications behind it.
+// A revision that cannot be resolved is left to each Application's own
+// reconcile, which reports the error on its status.
+func (p *revisionPoller) check(ctx context.Context, g *followed) {
+	resp, err := p.renderer.Resolve(ctx, &g.req)
+	if err != nil {
+		p.log.Debug("resolving a followed revision", "repo", git.RedactURL(g.req.RepoURL), "revision", g.req.Revision, "error", err)
+		return
+	}
+	for _, f := range g.apps {
+		if comparedRevision(f.app, f.source) != resp.Revision {
+			p.enqueue(ctx, f.app)
+		}
+	}
+}
+
+// comparedRevision is the revision of source i the status last compared.
+func comparedRevision(app *v1alpha1.Application, i int) string {
+	if len(app.Spec.Sources) > 0 {
+		if i < len(app.Status.Sync.Revisions) {
+			return app.Status.Sync.Revisions[i]
+		}
+		return ""
+	}
+	return app.Status.Sync.Revision
+}

@@ -1,0 +1,106 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/repo/git"
+	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+)
+
+// configMapApps creates n automated Applications, app-<i>, each one
+// ConfigMap from apps/<i> of repoURL.
+func configMapApps(t *testing.T, e *env, repoURL, dest string, n int) {
+	t.Helper()
+	for i := range n {
+		app := &v1alpha1.Application{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%d", i), Namespace: e.ns},
+			Spec: v1alpha1.ApplicationSpec{
+				Project:     "default",
+				Source:      &v1alpha1.ApplicationSource{RepoURL: repoURL, Path: fmt.Sprintf("apps/%d", i), TargetRevision: "main"},
+				Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest},
+				SyncPolicy:  &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Prune: true}},
+			},
+		}
+		if err := e.client.Create(context.Background(), app); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func configMapFiles(n int, value string) map[string]string {
+	files := map[string]string{}
+	for i := range n {
+		files[fmt.Sprintf("apps/%d/cm.yaml", i)] = fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-%d}\ndata: {value: %s}\n", i, value)
+	}
+	return files
+}
+
+// waitRevision waits until n apps are Synced at revision.
+func (e *env) waitRevision(n int, revision string) {
+	e.t.Helper()
+	e.eventually("all apps Synced at "+revision, func() string {
+		for i := range n {
+			a := e.app(fmt.Sprintf("app-%d", i))
+			if a.Status.Sync.Status != v1alpha1.SyncStatusCodeSynced || a.Status.Sync.Revision != revision {
+				return fmt.Sprintf("app-%d %s at %s", i, a.Status.Sync.Status, a.Status.Sync.Revision)
+			}
+		}
+		return ""
+	})
+}
+
+func TestRepositoryChangeIsDetectedOncePerRepository(t *testing.T) {
+	if err := kube.InstallCRDs(context.Background(), testCluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	remote := gitserver.NewLocalRepo(t)
+	const n = 3
+	first := remote.Commit(t, "one", configMapFiles(n, "one"))
+	// Neither the periodic refresh nor a lapsing ls-remote cache can find
+	// the next commit during the test: only the webhook's signal can.
+	svc := repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Hour})
+	changes := make(chan string, 1)
+	e := startWith(t, testCluster.NewNamespace(t), func(o *Options) {
+		o.Resync, o.RepoPoll, o.Renderer, o.RepoChanges = time.Hour, time.Hour, svc, changes
+	})
+	dest := testCluster.NewNamespace(t)
+	configMapApps(t, e, remote.URL, dest, n)
+	e.waitRevision(n, first)
+
+	second := remote.Commit(t, "two", configMapFiles(n, "two"))
+	before := svc.GitStore().Repo(remote.URL, git.Creds{}).Stats().LsRemotes
+	time.Sleep(2 * time.Second)
+	if a := e.app("app-0"); a.Status.Sync.Revision != first {
+		t.Fatalf("revision moved to %s without a signal", a.Status.Sync.Revision)
+	}
+	changes <- remote.URL + "/" // as a webhook may name it: normalised before matching
+	e.waitRevision(n, second)
+	if got := svc.GitStore().Repo(remote.URL, git.Creds{}).Stats().LsRemotes - before; got != 1 {
+		t.Errorf("%d ls-remotes for %d Applications on one repository, want 1", got, n)
+	}
+}
+
+func TestRepositoryIsPolled(t *testing.T) {
+	if err := kube.InstallCRDs(context.Background(), testCluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	remote := gitserver.NewLocalRepo(t)
+	first := remote.Commit(t, "one", configMapFiles(2, "one"))
+	e := startWith(t, testCluster.NewNamespace(t), func(o *Options) {
+		o.Resync, o.RepoPoll = time.Hour, 500*time.Millisecond
+		o.Renderer = repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Hour})
+	})
+	dest := testCluster.NewNamespace(t)
+	configMapApps(t, e, remote.URL, dest, 2)
+	e.waitRevision(2, first)
+	second := remote.Commit(t, "two", configMapFiles(2, "two"))
+	e.waitRevision(2, second)
+}
