@@ -81,7 +81,11 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	mgr, err := ctrl.NewManager(opts.Config, ctrl.Options{
 		Scheme:                 scheme,
-		Cache:                  ctrlcache.Options{DefaultNamespaces: map[string]ctrlcache.Config{opts.Namespace: {}}},
+		Cache: ctrlcache.Options{
+			DefaultNamespaces: map[string]ctrlcache.Config{opts.Namespace: {}},
+			// managedFields are never read and can outweigh the object.
+			DefaultTransform: ctrlcache.TransformStripManagedFields(),
+		},
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 	})

@@ -64,7 +64,8 @@ type follower struct {
 // poll resolves every followed revision (of repoURL only, when set).
 func (p *revisionPoller) poll(ctx context.Context, repoURL string) {
 	var list v1alpha1.ApplicationList
-	if err := p.apps.List(ctx, &list, client.InNamespace(p.namespace)); err != nil {
+	// Read-only: the cache's objects are used as they are, not copied.
+	if err := p.apps.List(ctx, &list, client.InNamespace(p.namespace), client.UnsafeDisableDeepCopy); err != nil {
 		p.log.Error("listing Applications to poll their repositories", "error", err)
 		return
 	}

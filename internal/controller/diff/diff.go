@@ -94,7 +94,18 @@ func (d *Differ) Record(desired, live *unstructured.Unstructured) {
 	if err != nil {
 		return
 	}
-	d.cache.Add(predictionKey(data, live), live)
+	d.cache.Add(predictionKey(data, live), stripped(live))
+}
+
+// stripped drops managedFields, which comparisons never read, before an
+// object is cached.
+func stripped(obj *unstructured.Unstructured) *unstructured.Unstructured {
+	if obj.GetManagedFields() == nil {
+		return obj
+	}
+	obj = obj.DeepCopy()
+	obj.SetManagedFields(nil)
+	return obj
 }
 
 func predictionKey(desired []byte, live *unstructured.Unstructured) string {
@@ -129,6 +140,7 @@ func (d *Differ) predict(ctx context.Context, desired, live *unstructured.Unstru
 	if err != nil {
 		return nil, fmt.Errorf("dry-run apply of %s: %w", kube.Ref(desired), err)
 	}
+	out = stripped(out)
 	d.cache.Add(key, out)
 	return out, nil
 }
