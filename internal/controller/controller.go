@@ -80,7 +80,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	mgr, err := ctrl.NewManager(opts.Config, ctrl.Options{
-		Scheme:                 scheme,
+		Scheme: scheme,
 		Cache: ctrlcache.Options{
 			DefaultNamespaces: map[string]ctrlcache.Config{opts.Namespace: {}},
 			// managedFields are never read and can outweigh the object.
