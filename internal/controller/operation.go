@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	gosync "sync"
 	"time"
 
@@ -128,6 +129,9 @@ func (r *reconciler) sync(ctx context.Context, app *v1alpha1.Application, op *v1
 	if opts.ApplyOutOfSyncOnly {
 		desired = outOfSyncOnly(desired, cmp)
 	}
+	if msg := refusal(cmp, desired, prune, opts); msg != "" {
+		return &operationResult{Result: &sync.Result{Phase: v1alpha1.OperationFailed, Message: msg}, cmp: cmp}
+	}
 	plan, err := sync.NewPlan(desired)
 	if err != nil {
 		return &operationResult{Result: &sync.Result{Phase: v1alpha1.OperationError, Message: err.Error()}, cmp: cmp}
@@ -141,6 +145,25 @@ func (r *reconciler) sync(ctx context.Context, app *v1alpha1.Application, op *v1
 		cmp.dest.differ.Record(a.Sent, a.Live)
 	}
 	return &operationResult{Result: res, cmp: cmp}
+}
+
+// refusal is why a sync may not start, checked before anything is
+// applied: an object the project does not permit, or (with
+// FailOnSharedResource=true) an object another Application tracks.
+func refusal(cmp *comparison, desired, prune []*unstructured.Unstructured, opts sync.Options) string {
+	var reasons []string
+	for _, obj := range append(append([]*unstructured.Unstructured{}, desired...), prune...) {
+		if why, ok := cmp.denied[resourceKey(obj)]; ok {
+			reasons = append(reasons, why)
+		}
+	}
+	if len(reasons) > 0 {
+		return "one or more synchronization tasks are not valid: " + strings.Join(reasons, "; ")
+	}
+	if opts.FailOnSharedResource && len(cmp.shared) > 0 {
+		return "shared resource found: " + strings.Join(cmp.shared, "; ")
+	}
+	return ""
 }
 
 // operationResult is a sync's result and the comparison it synced (nil

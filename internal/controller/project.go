@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/gobwas/glob"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
@@ -16,18 +18,18 @@ import (
 // a source repository outside sourceRepos, or a destination cluster
 // (matched by server or name, whichever the project lists) and namespace
 // outside destinations.
-func (r *reconciler) checkProject(ctx context.Context, app *v1alpha1.Application, dst *cluster.Cluster) error {
+func (r *reconciler) checkProject(ctx context.Context, app *v1alpha1.Application, dst *cluster.Cluster) (*v1alpha1.AppProject, error) {
 	proj := &v1alpha1.AppProject{}
 	name := app.Spec.Project
 	if name == "" {
 		name = v1alpha1.DefaultAppProjectName
 	}
 	if err := r.client.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: name}, proj); err != nil {
-		return fmt.Errorf("application references project %s which does not exist", name)
+		return nil, fmt.Errorf("application references project %s which does not exist", name)
 	}
 	for _, src := range sources(app) {
 		if !matchesAny(proj.Spec.SourceRepos, git.NormalizeURL(src.RepoURL), true) {
-			return fmt.Errorf("application repo %s is not permitted in project '%s'", git.RedactURL(src.RepoURL), name)
+			return nil, fmt.Errorf("application repo %s is not permitted in project '%s'", git.RedactURL(src.RepoURL), name)
 		}
 	}
 	d := app.Spec.Destination
@@ -36,11 +38,51 @@ func (r *reconciler) checkProject(ctx context.Context, app *v1alpha1.Application
 			(allowed.Server != "" && globMatch(allowed.Server, dst.Server)) ||
 			(allowed.Name != "" && globMatch(allowed.Name, dst.Name))
 		if serverOK && globMatch(orStar(allowed.Namespace), d.Namespace) {
-			return nil
+			return proj, nil
 		}
 	}
-	return fmt.Errorf("application destination server '%s' and namespace '%s' do not match any of the allowed destinations in project '%s'",
+	return nil, fmt.Errorf("application destination server '%s' and namespace '%s' do not match any of the allowed destinations in project '%s'",
 		firstNonEmpty(d.Server, d.Name), d.Namespace, name)
+}
+
+// permitted reports whether a project lets its Applications manage an
+// object, as Argo CD decides: a cluster-scoped kind must be in
+// clusterResourceWhitelist (empty allows none) and not in
+// clusterResourceBlacklist; a namespaced kind must be in
+// namespaceResourceWhitelist when that is set, and not in
+// namespaceResourceBlacklist. Groups, kinds and names are globs.
+func permitted(proj *v1alpha1.AppProject, obj *unstructured.Unstructured, namespaced bool) error {
+	gvk := obj.GroupVersionKind()
+	gkMatch := func(group, kind string) bool {
+		return globMatch(orStar(group), gvk.Group) && globMatch(orStar(kind), gvk.Kind)
+	}
+	anyGK := func(list []metav1.GroupKind) bool {
+		for _, gk := range list {
+			if gkMatch(gk.Group, gk.Kind) {
+				return true
+			}
+		}
+		return false
+	}
+	anyCluster := func(list []v1alpha1.ClusterResourceRestrictionItem) bool {
+		for _, it := range list {
+			if gkMatch(it.Group, it.Kind) && globMatch(orStar(it.Name), obj.GetName()) {
+				return true
+			}
+		}
+		return false
+	}
+	ok := true
+	if namespaced {
+		ok = (len(proj.Spec.NamespaceResourceWhitelist) == 0 || anyGK(proj.Spec.NamespaceResourceWhitelist)) &&
+			!anyGK(proj.Spec.NamespaceResourceBlacklist)
+	} else {
+		ok = anyCluster(proj.Spec.ClusterResourceWhitelist) && !anyCluster(proj.Spec.ClusterResourceBlacklist)
+	}
+	if !ok {
+		return fmt.Errorf("resource %s:%s is not permitted in project %s", gvk.Group, gvk.Kind, proj.Name)
+	}
+	return nil
 }
 
 func matchesAny(patterns []string, value string, normalize bool) bool {

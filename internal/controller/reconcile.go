@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	gosync "sync"
 	"time"
 
@@ -66,6 +67,11 @@ type comparison struct {
 	health    v1alpha1.HealthStatusCode
 	render    *repo.Response
 	images    []string
+	// denied are the objects (desired or to prune) the project does not
+	// permit, by resourceKey, with the reason; a sync touching one fails.
+	denied map[string]string
+	// shared describes desired objects another Application tracks.
+	shared []string
 }
 
 func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -208,7 +214,8 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 	if err != nil {
 		return fail(v1alpha1.ApplicationConditionInvalidSpecError, err)
 	}
-	if err := r.checkProject(ctx, app, c); err != nil {
+	proj, err := r.checkProject(ctx, app, c)
+	if err != nil {
 		return fail(v1alpha1.ApplicationConditionInvalidSpecError, err)
 	}
 	dest, err := r.dests.get(c)
@@ -234,7 +241,7 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 	if err != nil {
 		return fail(v1alpha1.ApplicationConditionComparisonError, fmt.Errorf("rendering manifests: %w", err))
 	}
-	cmp := &comparison{dest: dest, render: resp, live: map[string]*unstructured.Unstructured{}}
+	cmp := &comparison{dest: dest, render: resp, live: map[string]*unstructured.Unstructured{}, denied: map[string]string{}}
 	key := r.appKey(app)
 
 	// Watch every kind the app renders or had, so removed objects are found.
@@ -251,6 +258,9 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 			obj.SetNamespace("")
 		}
 		tracking.Set(r.tracking, key, obj)
+		if err := permitted(proj, obj, m.Scope.Name() == meta.RESTScopeNameNamespace); err != nil {
+			cmp.denied[resourceKey(obj)] = err.Error()
+		}
 		if isHook(obj) {
 			cmp.hooks = append(cmp.hooks, obj)
 			continue
@@ -285,7 +295,17 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 		if liveObj == nil && !after.deleted(k) {
 			if got, found, _ := dest.cache.Get(obj.GroupVersionKind(), obj.GetNamespace(), obj.GetName()); found {
 				liveObj = got // exists but not yet tracked: compare, the sync will adopt it
+				if other := tracking.App(r.tracking, got); other != "" && other != key {
+					cmp.shared = append(cmp.shared, fmt.Sprintf("%s/%s is part of applications %s and %s", obj.GetKind(), obj.GetName(), key, other))
+				}
 			}
+		}
+		if _, denied := cmp.denied[k]; denied {
+			st := resourceStatus(obj)
+			st.Status = v1alpha1.SyncStatusCodeUnknown
+			cmp.sync = v1alpha1.SyncStatusCodeOutOfSync
+			cmp.resources = append(cmp.resources, st)
+			continue
 		}
 		d, err := dest.differ.Diff(ctx, obj, liveObj, app.Spec.IgnoreDifferences)
 		if err != nil {
@@ -309,6 +329,12 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 		if desiredKeys[k] || isHook(obj) {
 			continue
 		}
+		m, err := dest.cache.Mapping(obj.GroupVersionKind())
+		if err == nil {
+			if err := permitted(proj, obj, m.Scope.Name() == meta.RESTScopeNameNamespace); err != nil {
+				cmp.denied[k] = err.Error()
+			}
+		}
 		st := resourceStatus(obj)
 		st.Status, st.RequiresPruning = v1alpha1.SyncStatusCodeOutOfSync, true
 		cmp.sync = v1alpha1.SyncStatusCodeOutOfSync
@@ -325,7 +351,13 @@ func (r *reconciler) writeComparison(app *v1alpha1.Application, cmp *comparison,
 	now := metav1.Now()
 	app.Status.ReconciledAt = &now
 	app.Status.ControllerNamespace = r.opts.Namespace
-	app.Status.Conditions = keepConditions(app.Status.Conditions, condition)
+	var conditions []v1alpha1.ApplicationCondition
+	if condition != nil {
+		conditions = append(conditions, *condition)
+	} else if len(cmp.shared) > 0 {
+		conditions = append(conditions, v1alpha1.ApplicationCondition{Type: v1alpha1.ApplicationConditionSharedResourceWarning, Message: strings.Join(cmp.shared, "; "), LastTransitionTime: &now})
+	}
+	app.Status.Conditions = keepConditions(app.Status.Conditions, conditions)
 	if condition != nil {
 		app.Status.Sync.Status = v1alpha1.SyncStatusCodeUnknown
 		return
@@ -352,23 +384,30 @@ func (r *reconciler) writeComparison(app *v1alpha1.Application, cmp *comparison,
 	app.Status.Summary.Images = dedupe(cmp.images)
 }
 
-// keepConditions replaces the controller's comparison conditions with the
-// new one, if any.
-func keepConditions(old []v1alpha1.ApplicationCondition, c *v1alpha1.ApplicationCondition) []v1alpha1.ApplicationCondition {
+// comparisonConditions are the condition types each comparison sets anew.
+var comparisonConditions = map[v1alpha1.ApplicationConditionType]bool{
+	v1alpha1.ApplicationConditionComparisonError:       true,
+	v1alpha1.ApplicationConditionInvalidSpecError:      true,
+	v1alpha1.ApplicationConditionUnknownError:          true,
+	v1alpha1.ApplicationConditionSharedResourceWarning: true,
+}
+
+// keepConditions replaces the comparison's conditions in old with fresh,
+// keeping the transition time of those that did not change.
+func keepConditions(old, fresh []v1alpha1.ApplicationCondition) []v1alpha1.ApplicationCondition {
 	var out []v1alpha1.ApplicationCondition
 	for _, o := range old {
-		switch o.Type {
-		case v1alpha1.ApplicationConditionComparisonError, v1alpha1.ApplicationConditionInvalidSpecError, v1alpha1.ApplicationConditionUnknownError:
-			if c != nil && o.Type == c.Type && o.Message == c.Message {
-				c = nil // unchanged: keep its transition time
-				out = append(out, o)
-			}
-			continue
+		if !comparisonConditions[o.Type] {
+			out = append(out, o)
 		}
-		out = append(out, o)
 	}
-	if c != nil {
-		out = append(out, *c)
+	for _, c := range fresh {
+		for _, o := range old {
+			if o.Type == c.Type && o.Message == c.Message {
+				c.LastTransitionTime = o.LastTransitionTime
+			}
+		}
+		out = append(out, c)
 	}
 	return out
 }

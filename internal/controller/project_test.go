@@ -1,0 +1,122 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+)
+
+// operationFailed waits for the app's operation to fail with a message
+// containing want.
+func (e *env) operationFailed(name, want string) {
+	e.t.Helper()
+	e.eventually(name+" operation Failed", func() string {
+		st := e.app(name).Status.OperationState
+		if st != nil && st.Phase == v1alpha1.OperationFailed && strings.Contains(st.Message, want) {
+			return ""
+		}
+		return fmt.Sprintf("operation %+v", st)
+	})
+}
+
+func TestProjectResourceRestrictionsApplyNothing(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	proj := &v1alpha1.AppProject{
+		ObjectMeta: metav1.ObjectMeta{Name: "no-cluster-kinds", Namespace: e.ns},
+		Spec: v1alpha1.AppProjectSpec{
+			SourceRepos:  []string{"*"},
+			Destinations: []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}},
+			// No clusterResourceWhitelist: no cluster-scoped kinds at all.
+			NamespaceResourceBlacklist: []metav1.GroupKind{{Group: "", Kind: "Secret"}},
+		},
+	}
+	if err := e.client.Create(ctx, proj); err != nil {
+		t.Fatal(err)
+	}
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "c", map[string]string{
+		"ns/namespace.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + e.ns + "-made-by-app}\n",
+		"ns/cm.yaml":        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ns-cm}\n",
+		"secret/cm.yaml":    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: secret-cm}\n",
+		"secret/s.yaml":     "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData: {a: b}\n",
+		"ok/cm.yaml":        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok-cm}\n",
+	})
+	dest := testCluster.NewNamespace(t)
+	for _, path := range []string{"ns", "secret", "ok"} {
+		app := &v1alpha1.Application{
+			ObjectMeta: metav1.ObjectMeta{Name: path, Namespace: e.ns},
+			Spec: v1alpha1.ApplicationSpec{
+				Project:     "no-cluster-kinds",
+				Source:      &v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: path},
+				Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest},
+				SyncPolicy:  &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}},
+			},
+		}
+		if err := e.client.Create(ctx, app); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.operationFailed("ns", "resource :Namespace is not permitted in project no-cluster-kinds")
+	e.operationFailed("secret", "resource :Secret is not permitted in project no-cluster-kinds")
+	e.waitSyncedHealthy("ok")
+	for _, name := range []string{"ns-cm", "secret-cm"} {
+		if _, err := e.kube.CoreV1().ConfigMaps(dest).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("ConfigMap %s of a refused sync was applied (%v)", name, err)
+		}
+	}
+	if _, err := e.kube.CoreV1().Namespaces().Get(ctx, e.ns+"-made-by-app", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a Namespace the project forbids was created (%v)", err)
+	}
+	for _, rs := range e.app("ns").Status.Resources {
+		if rs.Kind == "Namespace" && rs.Status != v1alpha1.SyncStatusCodeUnknown {
+			t.Errorf("forbidden Namespace has status %s, want Unknown", rs.Status)
+		}
+	}
+}
+
+func TestSharedResource(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	remote := gitserver.NewLocalRepo(t)
+	shared := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shared}\ndata: {from: %s}\n"
+	remote.Commit(t, "c", map[string]string{"a/cm.yaml": fmt.Sprintf(shared, "a"), "b/cm.yaml": fmt.Sprintf(shared, "b")})
+	dest := testCluster.NewNamespace(t)
+	create := func(name string, opts ...string) {
+		app := &v1alpha1.Application{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns},
+			Spec: v1alpha1.ApplicationSpec{
+				Project:     "default",
+				Source:      &v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: name},
+				Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest},
+				SyncPolicy:  &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}, SyncOptions: opts},
+			},
+		}
+		if err := e.client.Create(ctx, app); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create("a")
+	e.waitSyncedHealthy("a")
+	create("b", "FailOnSharedResource=true")
+	e.eventually("SharedResourceWarning on b", func() string {
+		for _, c := range e.app("b").Status.Conditions {
+			if c.Type == v1alpha1.ApplicationConditionSharedResourceWarning && strings.Contains(c.Message, "ConfigMap/shared is part of applications b and a") {
+				return ""
+			}
+		}
+		return fmt.Sprintf("conditions %v", e.app("b").Status.Conditions)
+	})
+	e.operationFailed("b", "shared resource found")
+	cm, err := e.kube.CoreV1().ConfigMaps(dest).Get(ctx, "shared", metav1.GetOptions{})
+	if err != nil || cm.Data["from"] != "a" {
+		t.Errorf("the shared ConfigMap was taken over: %v %v", cm.Data, err)
+	}
+}

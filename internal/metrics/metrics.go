@@ -1,0 +1,209 @@
+// Package metrics exposes the application controller's Prometheus metrics
+// under Argo CD's names and labels, so dashboards and alerts written for
+// Argo CD's argocd-metrics endpoint work unchanged:
+//
+//	argocd_app_info{namespace, name, project, autosync_enabled, repo, dest_server, dest_namespace, sync_status, health_status, operation}  gauge, 1 per Application
+//	argocd_app_condition{namespace, name, project, condition}  gauge, number of conditions of that type
+//	argocd_app_reconcile{namespace, dest_server}  histogram, seconds
+//	argocd_app_sync_total{namespace, name, project, dest_server, phase, dry_run}  counter, completed operations
+//	argocd_app_k8s_request_total{namespace, name, project, server, response_code, verb, resource_kind, resource_namespace, dry_run}  counter
+//	argocd_cluster_api_resource_objects{server}, argocd_cluster_api_resources{server}, argocd_cluster_cache_age_seconds{server}  gauges
+//
+// plus the Go runtime and process collectors. Each Metrics has a registry
+// of its own, so several controllers can share a process.
+//
+//	m := metrics.New(apps, clusters)
+//	cfg.Wrap(m.WrapTransport(cfg.Host))
+//	go m.Serve(ctx, ":8082")
+//
+// Where Capstan and Argo CD 3.x differ: dest_server is the Application's
+// spec.destination.server as written ("" for a destination given by name;
+// Argo CD 3 resolves the name to the cluster's URL, as Argo CD 2 did not);
+// argocd_app_condition reports every condition type present, where Argo CD
+// reports only those listed in --metrics-application-conditions; and the
+// pre-release labels hydrator_status and phase of argocd_app_info are left
+// out.
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+)
+
+// Path is where Serve publishes the metrics, as Argo CD does.
+const Path = "/metrics"
+
+// shutdownTimeout bounds how long Serve waits for scrapes in flight once
+// its context ends.
+const shutdownTimeout = 5 * time.Second
+
+// reconcileBuckets are argocd_app_reconcile's buckets, in seconds; the
+// same as Argo CD's so that histogram_quantile over both agrees.
+var reconcileBuckets = []float64{0.25, 0.5, 1, 2, 4, 8, 16}
+
+// Metrics holds the controller's collectors, registered on its own
+// prometheus.Registry. Its methods are safe for concurrent use.
+type Metrics struct {
+	registry    *prometheus.Registry
+	reconcile   *prometheus.HistogramVec
+	syncs       *prometheus.CounterVec
+	k8sRequests *prometheus.CounterVec
+}
+
+// AppLister lists the Applications argocd_app_info describes. It is called
+// once per scrape; the Applications are only read, never kept or changed,
+// so a cache's own objects can be returned without copying.
+type AppLister interface {
+	ListApplications() []*v1alpha1.Application
+}
+
+// ClusterStats reports each destination cluster's live cache. It is called
+// once per scrape.
+type ClusterStats interface {
+	ClusterObjectCounts() []ClusterCount
+}
+
+// ClusterCount is one cluster's cache figures.
+type ClusterCount struct {
+	// Server is the cluster's API server URL, the server label.
+	Server string
+	// Objects is how many objects the cache holds
+	// (argocd_cluster_api_resource_objects).
+	Objects int
+	// APIs is how many API resources (kinds) the cache watches
+	// (argocd_cluster_api_resources).
+	APIs int
+	// SyncedAt is when the cache was last filled from the cluster; the zero
+	// time means not yet, reported as an age of -1 like Argo CD does
+	// (argocd_cluster_cache_age_seconds).
+	SyncedAt time.Time
+}
+
+// New returns Metrics that describe apps and clusters at every scrape.
+// Either may be nil; its metrics are then left out.
+func New(apps AppLister, clusters ClusterStats) *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		reconcile: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "argocd_app_reconcile",
+			Help:    "Application reconciliation performance in seconds.",
+			Buckets: reconcileBuckets,
+		}, []string{"namespace", "dest_server"}),
+		syncs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "argocd_app_sync_total",
+			Help: "Number of application syncs.",
+		}, []string{"namespace", "name", "project", "dest_server", "phase", "dry_run"}),
+		k8sRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "argocd_app_k8s_request_total",
+			Help: "Number of kubernetes requests executed during application reconciliation.",
+		}, []string{"namespace", "name", "project", "server", "response_code", "verb", "resource_kind", "resource_namespace", "dry_run"}),
+	}
+	m.registry.MustRegister(
+		m.reconcile, m.syncs, m.k8sRequests,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	if apps != nil {
+		m.registry.MustRegister(&appCollector{apps: apps})
+	}
+	if clusters != nil {
+		m.registry.MustRegister(&clusterCollector{stats: clusters, now: time.Now})
+	}
+	return m
+}
+
+// ObserveReconcile records that reconciling app took d.
+func (m *Metrics) ObserveReconcile(app *v1alpha1.Application, d time.Duration) {
+	m.reconcile.WithLabelValues(app.Namespace, app.Spec.Destination.Server).Observe(d.Seconds())
+}
+
+// IncSync counts an operation of app that ended in phase. As in Argo CD,
+// only completed operations count (Succeeded, Failed, Error); Running and
+// Terminating are ignored. dry_run is the operation's sync.dryRun, read
+// from status.operationState (where an automated sync has its only record)
+// or else from app.operation.
+func (m *Metrics) IncSync(app *v1alpha1.Application, phase v1alpha1.OperationPhase) {
+	if !phase.Completed() {
+		return
+	}
+	dryRun := false
+	if st := app.Status.OperationState; st != nil && st.Operation.Sync != nil {
+		dryRun = st.Operation.Sync.DryRun
+	} else if app.Operation != nil && app.Operation.Sync != nil {
+		dryRun = app.Operation.Sync.DryRun
+	}
+	m.syncs.WithLabelValues(app.Namespace, app.Name, project(app), app.Spec.Destination.Server,
+		string(phase), strconv.FormatBool(dryRun)).Inc()
+}
+
+// Handler serves the registry in the Prometheus exposition formats.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{
+		ErrorLog:      slogPrinter{},
+		ErrorHandling: promhttp.ContinueOnError,
+	})
+}
+
+// Serve serves Handler at Path on addr until ctx ends, then shuts down,
+// letting scrapes in flight finish (for up to five seconds). It returns
+// nil after a shutdown and an error when addr cannot be listened on.
+func (m *Metrics) Serve(ctx context.Context, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("serving metrics: %w", err)
+	}
+	return m.serve(ctx, ln)
+}
+
+// serve is Serve on a listener; it closes ln.
+func (m *Metrics) serve(ctx context.Context, ln net.Listener) error {
+	mux := http.NewServeMux()
+	mux.Handle(Path, m.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return fmt.Errorf("serving metrics on %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	if serr := <-done; !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	if err != nil {
+		return fmt.Errorf("stopping metrics server on %s: %w", ln.Addr(), err)
+	}
+	return nil
+}
+
+// project is the Application's project, "default" when unset, as Argo CD
+// reports it.
+func project(app *v1alpha1.Application) string {
+	if app.Spec.Project == "" {
+		return "default"
+	}
+	return app.Spec.Project
+}
+
+// slogPrinter passes promhttp's errors (a collector that failed during a
+// scrape) to slog's default logger.
+type slogPrinter struct{}
+
+func (slogPrinter) Println(v ...any) {
+	slog.Warn("collecting metrics", "error", fmt.Sprint(v...))
+}
