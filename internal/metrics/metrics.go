@@ -119,7 +119,7 @@ func New(apps AppLister, clusters ClusterStats) *Metrics {
 		m.registry.MustRegister(&appCollector{apps: apps})
 	}
 	if clusters != nil {
-		m.registry.MustRegister(&clusterCollector{stats: clusters, now: time.Now})
+		m.registry.MustRegister(&clusterCollector{stats: clusters})
 	}
 	return m
 }

@@ -60,9 +60,11 @@ func New(client dynamic.Interface, mapper kube.Mapper, opts Options) *Differ {
 type Result struct {
 	// Modified is true when a sync would change the live object (or create it).
 	Modified bool
-	// Predicted is the object as it would be after a sync, normalized.
+	// Predicted is the object as it would be after a sync, normalized,
+	// with Secret values masked.
 	Predicted *unstructured.Unstructured
-	// Live is the live object, normalized; nil when it does not exist.
+	// Live is the live object, normalized and masked likewise; nil when it
+	// does not exist.
 	Live *unstructured.Unstructured
 }
 
@@ -70,7 +72,8 @@ type Result struct {
 // leaving out the fields the ignore rules name.
 func (d *Differ) Diff(ctx context.Context, desired, live *unstructured.Unstructured, ignore []v1alpha1.ResourceIgnoreDifferences) (*Result, error) {
 	if live == nil {
-		return &Result{Modified: true, Predicted: normalize(desired)}, nil
+		p, _ := MaskSecret(normalize(desired), nil)
+		return &Result{Modified: true, Predicted: p}, nil
 	}
 	predicted, err := d.predict(ctx, desired, live)
 	if err != nil {
@@ -84,7 +87,21 @@ func (d *Differ) Diff(ctx context.Context, desired, live *unstructured.Unstructu
 	if err := removeIgnored(l, rules); err != nil {
 		return nil, err
 	}
-	return &Result{Modified: !reflect.DeepEqual(p.Object, l.Object), Predicted: p, Live: l}, nil
+	if names := managers(rules); len(names) > 0 {
+		full, err := d.withManagedFields(ctx, live)
+		if err != nil {
+			return nil, err
+		}
+		owned, err := ownedFields(full, names)
+		if err != nil {
+			return nil, err
+		}
+		removeFields(p.Object, owned)
+		removeFields(l.Object, owned)
+	}
+	modified := !reflect.DeepEqual(p.Object, l.Object)
+	p, l = MaskSecret(p, l)
+	return &Result{Modified: modified, Predicted: p, Live: l}, nil
 }
 
 // Record notes that applying desired (for real, not in a dry run) produced

@@ -70,12 +70,18 @@ func (f *fixture) desired(y string) *unstructured.Unstructured {
 	return objs[0]
 }
 
-// apply applies obj for real as manager, returning the live object.
+// apply applies a Deployment for real as manager, returning the live object.
 func (f *fixture) apply(obj *unstructured.Unstructured, manager string) *unstructured.Unstructured {
+	f.t.Helper()
+	return f.applyTo(deployments, obj, manager)
+}
+
+// applyTo applies obj, a resource of gvr, for real as manager.
+func (f *fixture) applyTo(gvr schema.GroupVersionResource, obj *unstructured.Unstructured, manager string) *unstructured.Unstructured {
 	f.t.Helper()
 	data, _ := json.Marshal(obj)
 	force := true
-	out, err := f.client.Resource(deployments).Namespace(f.ns).Patch(context.Background(), obj.GetName(), types.ApplyPatchType, data,
+	out, err := f.client.Resource(gvr).Namespace(f.ns).Patch(context.Background(), obj.GetName(), types.ApplyPatchType, data,
 		metav1.PatchOptions{FieldManager: manager, Force: &force})
 	if err != nil {
 		f.t.Fatal(err)
