@@ -99,6 +99,7 @@ func Run(ctx context.Context, opts Options) error {
 	events := make(chan event.GenericEvent, 10000)
 	r := &reconciler{
 		client:   mgr.GetClient(),
+		events:   mgr.GetEventRecorder("argocd-application-controller"),
 		opts:     opts,
 		clusters: &cluster.Registry{Reader: mgr.GetClient(), Namespace: opts.Namespace, InCluster: opts.Config},
 		tracking: method,

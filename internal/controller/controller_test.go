@@ -189,6 +189,21 @@ func TestDirectoryAppLifecycle(t *testing.T) {
 		if len(a.Status.History) != 1 || a.Status.History[0].Revision != first {
 			t.Errorf("history = %+v", a.Status.History)
 		}
+		e.eventually("an OperationCompleted Event on the Application", func() string {
+			list, err := e.kube.EventsV1().Events(e.ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return err.Error()
+			}
+			var seen []string
+			for _, ev := range list.Items {
+				if ev.Regarding.Kind == "Application" && ev.Regarding.Name == "guestbook" && ev.Reason == "OperationCompleted" &&
+					ev.Note == "Automated sync operation to "+first+" succeeded" {
+					return ""
+				}
+				seen = append(seen, ev.Reason+": "+ev.Note)
+			}
+			return fmt.Sprintf("events %v", seen)
+		})
 		if len(a.Status.Summary.Images) != 1 || a.Status.Summary.Images[0] != "registry.local/guestbook-ui:0.1.0" {
 			t.Errorf("summary images = %v", a.Status.Summary.Images)
 		}

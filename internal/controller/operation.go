@@ -8,6 +8,7 @@ import (
 	gosync "sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -103,6 +104,7 @@ func (r *reconciler) runOperation(ctx context.Context, app *v1alpha1.Application
 		if err := status.write(ctx, running); err != nil {
 			r.opts.Log.Error("recording the running operation", "application", app.Namespace+"/"+app.Name, "error", err)
 		}
+		r.events.Eventf(running, nil, corev1.EventTypeNormal, "OperationStarted", "Sync", "%s", startMessage(op))
 	})
 	res := r.sync(ctx, app, op, cmp, checker)
 	mu.Lock()
@@ -211,6 +213,7 @@ func (r *reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 	if err := status.write(ctx, app); err != nil {
 		return err
 	}
+	r.recordCompletion(app, op, state)
 	if app.Operation != nil {
 		orig := app.DeepCopy()
 		app.Operation = nil
@@ -220,6 +223,34 @@ func (r *reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 		r.written.note(app)
 	}
 	return nil
+}
+
+// startMessage describes an operation as it starts.
+func startMessage(op *v1alpha1.Operation) string {
+	who := "sync"
+	if op.InitiatedBy.Automated {
+		who = "automated sync"
+	}
+	return fmt.Sprintf("Initiated %s to '%s'", who, firstNonEmpty(op.Sync.Revision, "HEAD"))
+}
+
+// recordCompletion records an Event on the Application for a finished
+// operation: one per sync, so Events stay cheap at scale (a sync that runs
+// past runningDelay also records its start).
+func (r *reconciler) recordCompletion(app *v1alpha1.Application, op *v1alpha1.Operation, state *v1alpha1.OperationState) {
+	rev := op.Sync.Revision
+	if state.SyncResult != nil && state.SyncResult.Revision != "" {
+		rev = state.SyncResult.Revision
+	}
+	what := "Sync operation"
+	if op.InitiatedBy.Automated {
+		what = "Automated sync operation"
+	}
+	if state.Phase == v1alpha1.OperationSucceeded {
+		r.events.Eventf(app, nil, corev1.EventTypeNormal, "OperationCompleted", "Sync", "%s to %s succeeded", what, firstNonEmpty(rev, "HEAD"))
+		return
+	}
+	r.events.Eventf(app, nil, corev1.EventTypeWarning, "OperationCompleted", "Sync", "%s to %s %s: %s", what, firstNonEmpty(rev, "HEAD"), strings.ToLower(string(state.Phase)), state.Message)
 }
 
 // synced is what a sync just applied and pruned, which the watches may

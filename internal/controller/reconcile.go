@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
@@ -35,6 +36,7 @@ const staleRetry = 100 * time.Millisecond
 
 type reconciler struct {
 	client   client.Client
+	events   events.EventRecorder
 	opts     Options
 	clusters *cluster.Registry
 	dests    *destinations
