@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,6 +35,8 @@ type Cluster struct {
 	Project string
 	// SecretName is the Secret the cluster came from; empty for in-cluster.
 	SecretName string
+	// ID is the Secret's UID; empty for in-cluster.
+	ID string
 	// Config reaches the cluster's API server.
 	Config *rest.Config
 }
@@ -85,6 +88,25 @@ func (r *Registry) List(ctx context.Context) ([]*Cluster, error) {
 		out = append([]*Cluster{{Name: InClusterName, Server: InClusterServer, Config: rest.CopyConfig(r.InCluster)}}, out...)
 	}
 	return out, nil
+}
+
+// ShardOf returns the controller replica, of replicas, that manages the
+// cluster, as Argo CD assigns them: the Secret's shard when it names one
+// of the replicas, otherwise a hash of the Secret's UID; in-cluster
+// without a Secret belongs to replica 0.
+func (c *Cluster) ShardOf(replicas int) int {
+	if replicas <= 1 {
+		return 0
+	}
+	if c.Shard != nil && *c.Shard < int64(replicas) {
+		return int(*c.Shard)
+	}
+	if c.ID == "" {
+		return 0
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(c.ID))
+	return int(h.Sum32() % uint32(replicas))
 }
 
 // Get returns the cluster an Application's destination names, by server

@@ -44,7 +44,7 @@ type ExecProviderConfig struct {
 func fromSecret(s *corev1.Secret) (*Cluster, error) {
 	ref := "Secret/" + s.Namespace + "/" + s.Name
 	str := func(k string) string { return strings.TrimSpace(string(s.Data[k])) }
-	c := &Cluster{Name: str("name"), Server: strings.TrimSuffix(str("server"), "/"), Project: str("project"), SecretName: s.Name}
+	c := &Cluster{Name: str("name"), Server: strings.TrimSuffix(str("server"), "/"), Project: str("project"), SecretName: s.Name, ID: string(s.UID)}
 	if c.Server == "" {
 		return nil, fmt.Errorf("cluster %s: no server", ref)
 	}

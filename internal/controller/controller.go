@@ -53,6 +53,14 @@ type Options struct {
 	// RepoChanges, if set, names repositories that just changed (from Git
 	// webhooks); they are checked at once.
 	RepoChanges <-chan string
+	// Replicas is how many controllers share the destination clusters,
+	// and Shard (0 to Replicas-1) is this one: it reconciles only the
+	// Applications whose destination cluster is its shard. Default 1 and 0.
+	Replicas int
+	Shard    int
+	// LeaderElection makes this controller wait for a Lease in the control
+	// namespace (one per shard), so standby replicas can take over.
+	LeaderElection bool
 	// Log receives one line per reconcile. Default: slog's default logger.
 	Log *slog.Logger
 }
@@ -74,6 +82,12 @@ func Run(ctx context.Context, opts Options) error {
 	if opts.Log == nil {
 		opts.Log = slog.Default()
 	}
+	if opts.Replicas < 1 {
+		opts.Replicas = 1
+	}
+	if opts.Shard < 0 || opts.Shard >= opts.Replicas {
+		return fmt.Errorf("shard %d is not one of the %d replicas (0 to %d)", opts.Shard, opts.Replicas, opts.Replicas-1)
+	}
 	ctrl.SetLogger(logr.FromSlogHandler(opts.Log.Handler()))
 	scheme, err := kube.NewScheme()
 	if err != nil {
@@ -86,8 +100,12 @@ func Run(ctx context.Context, opts Options) error {
 			// managedFields are never read and can outweigh the object.
 			DefaultTransform: ctrlcache.TransformStripManagedFields(),
 		},
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
+		Metrics:                       metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:        "0",
+		LeaderElection:                opts.LeaderElection,
+		LeaderElectionID:              leaseName(opts),
+		LeaderElectionNamespace:       opts.Namespace,
+		LeaderElectionReleaseOnCancel: true,
 	})
 	if err != nil {
 		return err
@@ -175,6 +193,14 @@ func ensureDefaultProject(ctx context.Context, cfg *rest.Config, namespace strin
 		return fmt.Errorf("creating the default AppProject in %s: %w", namespace, err)
 	}
 	return nil
+}
+
+// leaseName is the leader election Lease of this controller's shard.
+func leaseName(opts Options) string {
+	if opts.Replicas > 1 {
+		return fmt.Sprintf("capstan-application-controller-shard-%d", opts.Shard)
+	}
+	return "capstan-application-controller"
 }
 
 // annotationsChanged passes annotation changes but the controller's own

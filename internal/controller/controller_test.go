@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	gosync "sync"
 	"testing"
 	"time"
 
@@ -61,6 +62,8 @@ type env struct {
 	client  client.Client
 	kube    kubernetes.Interface
 	timeout time.Duration
+	// stop stops the controller (also done at the end of the test).
+	stop func()
 }
 
 // start runs a controller with a new control namespace.
@@ -98,12 +101,16 @@ func startWith(t *testing.T, ns string, change func(*Options)) *env {
 		change(&opts)
 	}
 	go func() { done <- Run(ctx, opts) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("controller: %v", err)
-		}
-	})
+	var once gosync.Once
+	e.stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("controller: %v", err)
+			}
+		})
+	}
+	t.Cleanup(e.stop)
 	return e
 }
 

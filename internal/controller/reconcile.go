@@ -85,6 +85,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if r.written.stale(app) {
 		return ctrl.Result{RequeueAfter: staleRetry}, nil
 	}
+	if !r.ownShard(ctx, app) {
+		return ctrl.Result{}, nil
+	}
 	if app.DeletionTimestamp != nil {
 		return ctrl.Result{}, r.finalize(ctx, app)
 	}
@@ -168,6 +171,20 @@ func (w *statusWriter) write(ctx context.Context, app *v1alpha1.Application) err
 	w.written.note(app)
 	w.base = app.DeepCopy()
 	return nil
+}
+
+// ownShard reports whether this controller's shard manages the app's
+// destination cluster. An unknown destination belongs to shard 0, which
+// reports it on the Application.
+func (r *reconciler) ownShard(ctx context.Context, app *v1alpha1.Application) bool {
+	if r.opts.Replicas <= 1 {
+		return true
+	}
+	c, err := r.clusters.Get(ctx, app.Spec.Destination)
+	if err != nil {
+		return r.opts.Shard == 0
+	}
+	return c.ShardOf(r.opts.Replicas) == r.opts.Shard
 }
 
 func (r *reconciler) appKey(app *v1alpha1.Application) string {

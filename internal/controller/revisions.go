@@ -50,6 +50,9 @@ func (p *revisionPoller) Start(ctx context.Context) error {
 	}
 }
 
+// NeedLeaderElection makes only the elected controller poll.
+func (p *revisionPoller) NeedLeaderElection() bool { return true }
+
 // followed is one source revision and the Applications that follow it.
 type followed struct {
 	req  repo.ResolveRequest

@@ -39,7 +39,7 @@ func (c *appCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *appCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, app := range c.apps.ListApplications() {
 		proj := project(app)
-		ch <- prometheus.MustNewConstMetric(appInfoDesc, prometheus.GaugeValue, 1,
+		ch <- gauge(appInfoDesc, 1,
 			app.Namespace, app.Name, proj,
 			strconv.FormatBool(autoSync(app)),
 			repoLabel(app),
@@ -58,8 +58,7 @@ func (c *appCollector) Collect(ch chan<- prometheus.Metric) {
 			counts[cond.Type]++
 		}
 		for _, t := range order {
-			ch <- prometheus.MustNewConstMetric(appConditionDesc, prometheus.GaugeValue, float64(counts[t]),
-				app.Namespace, app.Name, proj, string(t))
+			ch <- gauge(appConditionDesc, float64(counts[t]), app.Namespace, app.Name, proj, string(t))
 		}
 	}
 }
@@ -120,6 +119,17 @@ func repoLabel(app *v1alpha1.Application) string {
 	return strings.TrimPrefix(u.String(), "ssh://")
 }
 
+// gauge is a gauge sample of desc. Label values that are not valid UTF-8
+// make it an invalid metric, which fails that one sample of the scrape
+// (the handler serves the rest and logs the error) instead of panicking.
+func gauge(desc *prometheus.Desc, v float64, labels ...string) prometheus.Metric {
+	m, err := prometheus.NewConstMetric(desc, prometheus.GaugeValue, v, labels...)
+	if err != nil {
+		return prometheus.NewInvalidMetric(desc, err)
+	}
+	return m
+}
+
 func orDefault[T ~string](v, def T) T {
 	if v == "" {
 		return def
@@ -153,8 +163,8 @@ func (c *clusterCollector) Collect(ch chan<- prometheus.Metric) {
 		if !cl.SyncedAt.IsZero() {
 			age = float64(int64(now.Sub(cl.SyncedAt).Seconds())) // whole seconds, as Argo CD
 		}
-		ch <- prometheus.MustNewConstMetric(clusterObjectsDesc, prometheus.GaugeValue, float64(cl.Objects), cl.Server)
-		ch <- prometheus.MustNewConstMetric(clusterAPIsDesc, prometheus.GaugeValue, float64(cl.APIs), cl.Server)
-		ch <- prometheus.MustNewConstMetric(clusterCacheAgeDesc, prometheus.GaugeValue, age, cl.Server)
+		ch <- gauge(clusterObjectsDesc, float64(cl.Objects), cl.Server)
+		ch <- gauge(clusterAPIsDesc, float64(cl.APIs), cl.Server)
+		ch <- gauge(clusterCacheAgeDesc, age, cl.Server)
 	}
 }

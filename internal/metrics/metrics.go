@@ -33,6 +33,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -205,5 +206,5 @@ func project(app *v1alpha1.Application) string {
 type slogPrinter struct{}
 
 func (slogPrinter) Println(v ...any) {
-	slog.Warn("collecting metrics", "error", fmt.Sprint(v...))
+	slog.Warn("collecting metrics", "error", strings.TrimSuffix(fmt.Sprintln(v...), "\n"))
 }

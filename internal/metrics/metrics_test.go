@@ -376,3 +376,24 @@ func ExampleMetrics_WrapTransport() {
 	fmt.Println(cfg.WrapTransport != nil)
 	// Output: true
 }
+
+// TestInvalidLabelValues: a value that is not UTF-8 loses its own sample,
+// never the scrape or the process.
+func TestInvalidLabelValues(t *testing.T) {
+	bad := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: "bad\xff"}}
+	good := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: "good"}}
+	m := New(appList{bad, good}, nil)
+	rt := m.WrapTransport("https://c1")(failingTransport{})
+	_, _ = rt.RoundTrip(httptest.NewRequest("GET", "https://c1/api/v1/namespaces/%FF/pods/p", nil))
+
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+	families := scrape(t, srv.URL)
+	info := families["argocd_app_info"]
+	if info == nil || len(info.GetMetric()) != 1 {
+		t.Fatalf("argocd_app_info = %v, want the good Application's series only", info)
+	}
+	if families["argocd_app_k8s_request_total"] != nil {
+		t.Error("a request with an invalid path was counted")
+	}
+}

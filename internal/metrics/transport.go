@@ -46,10 +46,11 @@ func WithApplication(ctx context.Context, app *v1alpha1.Application) context.Con
 //     them empty and dry_run "false". dry_run is the dryRun of the sync in
 //     flight: app.operation's, or a Running status.operationState's.
 //
-// Argo CD reads the same labels from the same place; it differs in that it
-// takes a Create's namespace from the request body (here: from the path,
-// the same for every well-formed request) and reports a subresource's
-// object name as resource_kind.
+// Argo CD's wrapper differs in three details: its server label is always
+// the request's scheme and host, it reads a Create's namespace from the
+// request body (here: from the path, the same for every well-formed
+// request), and for a subresource it reports the object's name as
+// resource_kind (here: the resource).
 func (m *Metrics) WrapTransport(server string) func(http.RoundTripper) http.RoundTripper {
 	return func(rt http.RoundTripper) http.RoundTripper {
 		return &countingTransport{next: rt, server: server, m: m}
@@ -80,8 +81,12 @@ func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		dryRun = syncInFlightDryRun(app)
 	}
 	verb, resource, resourceNS := describeRequest(req)
-	t.m.k8sRequests.WithLabelValues(ns, name, proj, server, strconv.Itoa(code),
-		verb, resource, resourceNS, strconv.FormatBool(dryRun)).Inc()
+	// A path can decode to invalid UTF-8, which no label may hold: such a
+	// request goes uncounted rather than panicking.
+	if c, lerr := t.m.k8sRequests.GetMetricWithLabelValues(ns, name, proj, server, strconv.Itoa(code),
+		verb, resource, resourceNS, strconv.FormatBool(dryRun)); lerr == nil {
+		c.Inc()
+	}
 	return resp, err
 }
 

@@ -2,10 +2,13 @@ package commands
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -25,6 +28,9 @@ type controllerFlags struct {
 	repoPoll  time.Duration
 	qps       float32
 	burst     int
+	shard     int
+	replicas  int
+	elect     bool
 }
 
 func (f *controllerFlags) add(cmd *cobra.Command) {
@@ -34,6 +40,39 @@ func (f *controllerFlags) add(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&f.repoPoll, "repo-poll-interval", 30*time.Second, "how often each followed repository revision is checked for new commits (once per repository, not per Application)")
 	cmd.Flags().Float32Var(&f.qps, "kube-api-qps", 500, "requests per second to each Kubernetes API server")
 	cmd.Flags().IntVar(&f.burst, "kube-api-burst", 1000, "request burst to each Kubernetes API server")
+	cmd.Flags().IntVar(&f.replicas, "replicas", envInt("ARGOCD_CONTROLLER_REPLICAS", 1), "controller replicas sharing the destination clusters (env ARGOCD_CONTROLLER_REPLICAS)")
+	cmd.Flags().IntVar(&f.shard, "shard", -1, "this replica's shard; default: env ARGOCD_CONTROLLER_SHARD, else the StatefulSet ordinal ending the host name, else 0")
+	cmd.Flags().BoolVar(&f.elect, "leader-elect", true, "wait for a Lease (one per shard) so standby replicas can take over")
+}
+
+// shardOf is the --shard flag, or Argo CD's fallbacks: the
+// ARGOCD_CONTROLLER_SHARD variable, then the ordinal a StatefulSet puts at
+// the end of the pod's host name (argocd-application-controller-2 → 2).
+func (f *controllerFlags) shardOf() (int, error) {
+	if f.shard >= 0 || f.replicas <= 1 {
+		return max(f.shard, 0), nil
+	}
+	if v := os.Getenv("ARGOCD_CONTROLLER_SHARD"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return 0, fmt.Errorf("ARGOCD_CONTROLLER_SHARD is %q, want a number", v)
+		}
+		return n, nil
+	}
+	host, _ := os.Hostname()
+	if i := strings.LastIndex(host, "-"); i >= 0 {
+		if n, err := strconv.Atoi(host[i+1:]); err == nil {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("with %d replicas, set --shard or ARGOCD_CONTROLLER_SHARD, or run in a StatefulSet (host name %q has no ordinal)", f.replicas, host)
+}
+
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return n
+	}
+	return def
 }
 
 func newControllerCommand() *cobra.Command {
@@ -64,9 +103,14 @@ func runController(ctx context.Context, f *controllerFlags, r repo.Renderer) err
 	if err != nil {
 		return err
 	}
+	shard, err := f.shardOf()
+	if err != nil {
+		return err
+	}
 	cfg.QPS, cfg.Burst = f.qps, f.burst
 	return controller.Run(ctx, controller.Options{
 		Config: cfg, Namespace: f.namespace, Renderer: r, Workers: f.workers, Resync: f.resync, RepoPoll: f.repoPoll,
+		Replicas: f.replicas, Shard: shard, LeaderElection: f.elect,
 		Log: slog.New(slog.NewJSONHandler(os.Stderr, nil)),
 	})
 }

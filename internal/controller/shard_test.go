@@ -1,0 +1,131 @@
+package controller
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+)
+
+// logBuffer collects a controller's log lines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// reconciled reports whether the log has a reconcile of app.
+func (b *logBuffer) reconciled(app string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.Contains(b.buf.String(), `"application":"`+app+`"`)
+}
+
+func logTo(b *logBuffer) *slog.Logger { return slog.New(slog.NewJSONHandler(b, nil)) }
+
+// cmApp creates an automated Application deploying path's ConfigMap to dest.
+func cmApp(t *testing.T, e *env, name, repoURL, path string, dest v1alpha1.ApplicationDestination) {
+	t.Helper()
+	app := &v1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns},
+		Spec: v1alpha1.ApplicationSpec{
+			Project: "default", Destination: dest,
+			Source:     &v1alpha1.ApplicationSource{RepoURL: repoURL, Path: path},
+			SyncPolicy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}},
+		},
+	}
+	if err := e.client.Create(context.Background(), app); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestShardsSplitClusters(t *testing.T) {
+	if err := kube.InstallCRDs(context.Background(), testCluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	ns := testCluster.NewNamespace(t)
+	var logs [2]logBuffer
+	envs := make([]*env, 2)
+	for shard := range 2 {
+		envs[shard] = startWith(t, ns, func(o *Options) {
+			o.Replicas, o.Shard, o.LeaderElection, o.Log = 2, shard, true, logTo(&logs[shard])
+		})
+	}
+	e := envs[0]
+	dest := testCluster.NewNamespace(t)
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "c", map[string]string{
+		"a/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+		"b/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n",
+	})
+	// Two names for the test cluster, pinned to different shards.
+	for shard := range 2 {
+		secret := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("c%d", shard), Namespace: ns, Labels: map[string]string{v1alpha1.LabelSecretType: v1alpha1.SecretTypeCluster}},
+			StringData: map[string]string{"name": fmt.Sprintf("c%d", shard), "server": testCluster.Config.Host, "shard": fmt.Sprint(shard),
+				"config": `{"bearerToken":"` + testCluster.Config.BearerToken + `","tlsClientConfig":{"insecure":true}}`},
+		}
+		if err := e.client.Create(context.Background(), secret); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmApp(t, e, "on-shard-0", remote.URL, "a", v1alpha1.ApplicationDestination{Name: "c0", Namespace: dest})
+	cmApp(t, e, "on-shard-1", remote.URL, "b", v1alpha1.ApplicationDestination{Name: "c1", Namespace: dest})
+	e.waitSyncedHealthy("on-shard-0")
+	e.waitSyncedHealthy("on-shard-1")
+	for shard := range 2 {
+		mine, other := fmt.Sprintf("%s/on-shard-%d", ns, shard), fmt.Sprintf("%s/on-shard-%d", ns, 1-shard)
+		if !logs[shard].reconciled(mine) || logs[shard].reconciled(other) {
+			t.Errorf("shard %d: reconciled its own app %v, the other shard's %v", shard, logs[shard].reconciled(mine), logs[shard].reconciled(other))
+		}
+	}
+}
+
+func TestStandbyTakesOver(t *testing.T) {
+	if err := kube.InstallCRDs(context.Background(), testCluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	ns := testCluster.NewNamespace(t)
+	var logs [2]logBuffer
+	envs := make([]*env, 2)
+	for i := range 2 {
+		envs[i] = startWith(t, ns, func(o *Options) { o.LeaderElection, o.Log = true, logTo(&logs[i]) })
+	}
+	e := envs[0]
+	dest := v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: testCluster.NewNamespace(t)}
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "c", map[string]string{
+		"a/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+		"b/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n",
+	})
+	cmApp(t, e, "first", remote.URL, "a", dest)
+	e.waitSyncedHealthy("first")
+	leader := 0
+	if logs[1].reconciled(ns + "/first") {
+		leader = 1
+	}
+	if logs[1-leader].reconciled(ns + "/first") {
+		t.Fatal("both replicas reconciled: no leader election")
+	}
+	envs[leader].stop()
+	cmApp(t, e, "second", remote.URL, "b", dest)
+	e.waitSyncedHealthy("second")
+	if !logs[1-leader].reconciled(ns + "/second") {
+		t.Error("the standby did not take over")
+	}
+}
