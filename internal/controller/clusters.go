@@ -4,20 +4,24 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/cluster"
 	"github.com/capstan-cd/capstan/internal/cluster/live"
 	"github.com/capstan-cd/capstan/internal/controller/diff"
+	"github.com/capstan-cd/capstan/internal/metrics"
 	"github.com/capstan-cd/capstan/internal/tracking"
 )
 
 // destination is what the controller keeps per destination cluster.
 type destination struct {
 	cluster *cluster.Cluster
+	created time.Time
 	cache   *live.Cache
 	client  dynamic.Interface
 	differ  *diff.Differ
@@ -28,6 +32,7 @@ type destinations struct {
 	tracking         tracking.Method
 	controlNamespace string
 	events           chan<- event.GenericEvent
+	metrics          *metrics.Metrics
 
 	mu    sync.Mutex
 	byKey map[string]*destination
@@ -40,15 +45,17 @@ func (d *destinations) get(c *cluster.Cluster) (*destination, error) {
 	if dst, ok := d.byKey[key]; ok {
 		return dst, nil
 	}
-	cache, err := live.New(c.Config, live.Options{Tracking: d.tracking, Namespaces: c.Namespaces, OnChange: d.notify})
+	cfg := rest.CopyConfig(c.Config)
+	cfg.Wrap(d.metrics.WrapTransport(c.Server)) // argocd_app_k8s_request_total
+	cache, err := live.New(cfg, live.Options{Tracking: d.tracking, Namespaces: c.Namespaces, OnChange: d.notify})
 	if err != nil {
 		return nil, err
 	}
-	client, err := dynamic.NewForConfig(c.Config)
+	client, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	dst := &destination{cluster: c, cache: cache, client: client, differ: diff.New(client, cache, diff.Options{FieldManager: fieldManager})}
+	dst := &destination{cluster: c, created: time.Now(), cache: cache, client: client, differ: diff.New(client, cache, diff.Options{FieldManager: fieldManager})}
 	d.byKey[key] = dst
 	return dst, nil
 }
@@ -66,6 +73,18 @@ func (d *destinations) notify(appKey string) {
 	case d.events <- event.GenericEvent{Object: app}:
 	default: // the queue is full of work already; the periodic refresh catches up
 	}
+}
+
+// ClusterObjectCounts reports each destination's live cache, for metrics.
+func (d *destinations) ClusterObjectCounts() []metrics.ClusterCount {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]metrics.ClusterCount, 0, len(d.byKey))
+	for _, dst := range d.byKey {
+		objects, kinds := dst.cache.Stats()
+		out = append(out, metrics.ClusterCount{Server: dst.cluster.Server, Objects: objects, APIs: kinds, SyncedAt: dst.created})
+	}
+	return out
 }
 
 func (d *destinations) stop(context.Context) {

@@ -25,6 +25,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/cluster"
 	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/metrics"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/tracking"
 )
@@ -61,6 +62,9 @@ type Options struct {
 	// LeaderElection makes this controller wait for a Lease in the control
 	// namespace (one per shard), so standby replicas can take over.
 	LeaderElection bool
+	// MetricsAddr, if set, serves Prometheus metrics at /metrics there
+	// (Argo CD's names; its controller uses :8082).
+	MetricsAddr string
 	// Log receives one line per reconcile. Default: slog's default logger.
 	Log *slog.Logger
 }
@@ -115,13 +119,17 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	events := make(chan event.GenericEvent, 10000)
+	dests := &destinations{tracking: method, controlNamespace: opts.Namespace, events: events, byKey: map[string]*destination{}}
+	m := metrics.New(applicationLister{reader: mgr.GetClient(), namespace: opts.Namespace}, dests)
+	dests.metrics = m
 	r := &reconciler{
+		metrics:  m,
 		client:   mgr.GetClient(),
 		events:   mgr.GetEventRecorder("argocd-application-controller"),
 		opts:     opts,
 		clusters: &cluster.Registry{Reader: mgr.GetClient(), Namespace: opts.Namespace, InCluster: opts.Config},
 		tracking: method,
-		dests:    &destinations{tracking: method, controlNamespace: opts.Namespace, events: events, byKey: map[string]*destination{}},
+		dests:    dests,
 	}
 	defer r.dests.stop(ctx)
 	err = ctrl.NewControllerManagedBy(mgr).
@@ -153,6 +161,13 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	if err := ensureDefaultProject(ctx, opts.Config, opts.Namespace); err != nil {
 		return err
+	}
+	if opts.MetricsAddr != "" {
+		go func() {
+			if err := m.Serve(ctx, opts.MetricsAddr); err != nil {
+				opts.Log.Error("serving metrics", "addr", opts.MetricsAddr, "error", err)
+			}
+		}()
 	}
 	return mgr.Start(ctx)
 }
@@ -193,6 +208,25 @@ func ensureDefaultProject(ctx context.Context, cfg *rest.Config, namespace strin
 		return fmt.Errorf("creating the default AppProject in %s: %w", namespace, err)
 	}
 	return nil
+}
+
+// applicationLister lists the control namespace's Applications from the
+// manager's cache, for argocd_app_info.
+type applicationLister struct {
+	reader    client.Reader
+	namespace string
+}
+
+func (l applicationLister) ListApplications() []*v1alpha1.Application {
+	var list v1alpha1.ApplicationList
+	if err := l.reader.List(context.Background(), &list, client.InNamespace(l.namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	out := make([]*v1alpha1.Application, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out
 }
 
 // leaseName is the leader election Lease of this controller's shard.

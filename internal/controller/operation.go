@@ -214,6 +214,7 @@ func (r *reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 		return err
 	}
 	r.recordCompletion(app, op, state)
+	r.metrics.IncSync(app, state.Phase)
 	if app.Operation != nil {
 		orig := app.DeepCopy()
 		app.Operation = nil

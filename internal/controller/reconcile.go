@@ -22,6 +22,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/cluster"
 	"github.com/capstan-cd/capstan/internal/controller/health"
+	"github.com/capstan-cd/capstan/internal/metrics"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/repo/manifest"
 	"github.com/capstan-cd/capstan/internal/tracking"
@@ -37,6 +38,7 @@ const staleRetry = 100 * time.Millisecond
 type reconciler struct {
 	client   client.Client
 	events   events.EventRecorder
+	metrics  *metrics.Metrics
 	opts     Options
 	clusters *cluster.Registry
 	dests    *destinations
@@ -88,6 +90,8 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !r.ownShard(ctx, app) {
 		return ctrl.Result{}, nil
 	}
+	ctx = metrics.WithApplication(ctx, app) // labels its API requests
+	defer func() { r.metrics.ObserveReconcile(app, time.Since(start)) }()
 	if app.DeletionTimestamp != nil {
 		return ctrl.Result{}, r.finalize(ctx, app)
 	}

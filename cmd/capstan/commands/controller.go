@@ -31,6 +31,7 @@ type controllerFlags struct {
 	shard     int
 	replicas  int
 	elect     bool
+	metrics   int
 }
 
 func (f *controllerFlags) add(cmd *cobra.Command) {
@@ -42,6 +43,7 @@ func (f *controllerFlags) add(cmd *cobra.Command) {
 	cmd.Flags().IntVar(&f.burst, "kube-api-burst", 1000, "request burst to each Kubernetes API server")
 	cmd.Flags().IntVar(&f.replicas, "replicas", envInt("ARGOCD_CONTROLLER_REPLICAS", 1), "controller replicas sharing the destination clusters (env ARGOCD_CONTROLLER_REPLICAS)")
 	cmd.Flags().IntVar(&f.shard, "shard", -1, "this replica's shard; default: env ARGOCD_CONTROLLER_SHARD, else the StatefulSet ordinal ending the host name, else 0")
+	cmd.Flags().IntVar(&f.metrics, "metrics-port", 8082, "serve Prometheus metrics on this port (0: off)")
 	cmd.Flags().BoolVar(&f.elect, "leader-elect", true, "wait for a Lease (one per shard) so standby replicas can take over")
 }
 
@@ -66,6 +68,13 @@ func (f *controllerFlags) shardOf() (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("with %d replicas, set --shard or ARGOCD_CONTROLLER_SHARD, or run in a StatefulSet (host name %q has no ordinal)", f.replicas, host)
+}
+
+func metricsAddr(port int) string {
+	if port <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(":%d", port)
 }
 
 func envInt(name string, def int) int {
@@ -110,7 +119,7 @@ func runController(ctx context.Context, f *controllerFlags, r repo.Renderer) err
 	cfg.QPS, cfg.Burst = f.qps, f.burst
 	return controller.Run(ctx, controller.Options{
 		Config: cfg, Namespace: f.namespace, Renderer: r, Workers: f.workers, Resync: f.resync, RepoPoll: f.repoPoll,
-		Replicas: f.replicas, Shard: shard, LeaderElection: f.elect,
+		Replicas: f.replicas, Shard: shard, LeaderElection: f.elect, MetricsAddr: metricsAddr(f.metrics),
 		Log: slog.New(slog.NewJSONHandler(os.Stderr, nil)),
 	})
 }

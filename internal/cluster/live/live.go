@@ -244,6 +244,18 @@ func (c *Cache) Get(gvk schema.GroupVersionKind, namespace, name string) (*unstr
 	return nil, false, nil
 }
 
+// Stats returns how many objects and kinds the cache holds, for metrics.
+func (c *Cache) Stats() (objects, kinds int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, infs := range c.watching {
+		for _, inf := range infs {
+			objects += len(inf.GetStore().ListKeys())
+		}
+	}
+	return objects, len(c.watching)
+}
+
 // Kinds returns the kinds watched, for metrics.
 func (c *Cache) Kinds() []schema.GroupVersionResource {
 	c.mu.Lock()

@@ -1,0 +1,60 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+)
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func TestMetricsDescribeApplications(t *testing.T) {
+	if err := kube.InstallCRDs(context.Background(), testCluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	e := startWith(t, testCluster.NewNamespace(t), func(o *Options) { o.MetricsAddr = addr })
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "c", map[string]string{"a/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"})
+	cmApp(t, e, "measured", remote.URL, "a", v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: testCluster.NewNamespace(t)})
+	e.waitSyncedHealthy("measured")
+	want := []string{
+		`argocd_app_info{autosync_enabled="true",dest_namespace=`,
+		fmt.Sprintf(`name="measured",namespace="%s",operation="",project="default",repo=`, e.ns),
+		`sync_status="Synced"} 1`,
+		fmt.Sprintf(`argocd_app_sync_total{dest_server="https://kubernetes.default.svc",dry_run="false",name="measured",namespace="%s",phase="Succeeded",project="default"} 1`, e.ns),
+		fmt.Sprintf(`argocd_app_reconcile_count{dest_server="https://kubernetes.default.svc",namespace="%s"}`, e.ns),
+		fmt.Sprintf(`argocd_app_k8s_request_total{dry_run="false",name="measured",namespace="%s",project="default",resource_kind="configmaps"`, e.ns),
+		`argocd_cluster_api_resource_objects{server="https://kubernetes.default.svc"}`,
+	}
+	e.eventually("metrics", func() string {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return err.Error()
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		for _, w := range want {
+			if !strings.Contains(string(body), w) {
+				return "no " + w
+			}
+		}
+		return ""
+	})
+}
