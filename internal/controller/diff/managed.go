@@ -1,7 +1,6 @@
 package diff
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -61,7 +60,7 @@ func ownedFields(obj *unstructured.Unstructured, names []string) (*fieldpath.Set
 			continue
 		}
 		s := &fieldpath.Set{}
-		if err := s.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
+		if err := s.FromJSON(mf.FieldsV1.GetRawReader()); err != nil {
 			return nil, fmt.Errorf("managed fields of %s by %s: %w", kube.Ref(obj), mf.Manager, err)
 		}
 		set = set.Union(s)
