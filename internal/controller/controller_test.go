@@ -497,13 +497,36 @@ func TestRetryThenFailAndRollback(t *testing.T) {
 		return fmt.Sprintf("%+v", st)
 	})
 
-	// Roll back to the first revision: automated sync off, then an
-	// operation with the history entry's revision and source.
-	e.update("rb", func(a *v1alpha1.Application) { a.Spec.SyncPolicy.Automated = nil })
+	// A rollback is refused while automated sync is on.
 	h := e.app("rb").Status.History[0]
 	if h.Revision != first {
 		t.Fatalf("history[0] = %+v", h)
 	}
+	e.update("rb", func(a *v1alpha1.Application) {
+		a.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: h.Revision, Source: &h.Source}, InitiatedBy: v1alpha1.OperationInitiator{Username: "admin"}}
+	})
+	// The refusal is recorded as an Event (the status soon shows the
+	// automated sync again, which retries the broken commit).
+	e.eventually("rollback refused", func() string {
+		list, err := e.kube.EventsV1().Events(e.ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err.Error()
+		}
+		for _, ev := range list.Items {
+			if ev.Regarding.Name == "rb" && ev.Type == corev1.EventTypeWarning &&
+				strings.HasSuffix(ev.Note, "error: rollback cannot be initiated when auto-sync is enabled") {
+				return ""
+			}
+		}
+		return "no Event of the refusal"
+	})
+	if a := e.app("rb"); a.Operation != nil || len(a.Status.History) != 1 {
+		t.Fatalf("after the refusal: operation %v, history %+v", a.Operation, a.Status.History)
+	}
+
+	// Roll back to the first revision: automated sync off, then an
+	// operation with the history entry's revision and source.
+	e.update("rb", func(a *v1alpha1.Application) { a.Spec.SyncPolicy.Automated = nil })
 	e.update("rb", func(a *v1alpha1.Application) {
 		a.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: h.Revision, Source: &h.Source, Prune: true}, InitiatedBy: v1alpha1.OperationInitiator{Username: "admin"}}
 	})

@@ -116,6 +116,9 @@ func (r *reconciler) runOperation(ctx context.Context, app *v1alpha1.Application
 
 // sync runs one sync operation; cmp is the spec's comparison.
 func (r *reconciler) sync(ctx context.Context, app *v1alpha1.Application, op *v1alpha1.Operation, cmp *comparison, checker *health.Checker) *operationResult {
+	if msg := automatedConflict(app, op); msg != "" {
+		return &operationResult{Result: &sync.Result{Phase: v1alpha1.OperationError, Message: msg}, refused: true}
+	}
 	// A sync to another revision or source (a rollback) renders that.
 	if at := operationTarget(op.Sync, app); at != nil {
 		var cond *v1alpha1.ApplicationCondition
@@ -149,6 +152,23 @@ func (r *reconciler) sync(ctx context.Context, app *v1alpha1.Application, op *v1
 	return &operationResult{Result: res, cmp: cmp}
 }
 
+// automatedConflict refuses, as Argo CD does, a user's rollback or sync to
+// another revision while automated sync is on: the automated sync would
+// undo it at once.
+func automatedConflict(app *v1alpha1.Application, op *v1alpha1.Operation) string {
+	pol := app.Spec.SyncPolicy
+	if op.InitiatedBy.Automated || op.Sync.DryRun || pol == nil || pol.Automated == nil || (pol.Automated.Enabled != nil && !*pol.Automated.Enabled) {
+		return ""
+	}
+	if op.Sync.Source != nil || len(op.Sync.Sources) > 0 {
+		return "rollback cannot be initiated when auto-sync is enabled"
+	}
+	if app.Spec.Source != nil && op.Sync.Revision != "" && op.Sync.Revision != app.Spec.Source.TargetRevision && op.Sync.Revision != app.Status.Sync.Revision {
+		return fmt.Sprintf("cannot sync to %s: auto-sync currently set to %s", op.Sync.Revision, firstNonEmpty(app.Spec.Source.TargetRevision, "HEAD"))
+	}
+	return ""
+}
+
 // refusal is why a sync may not start, checked before anything is
 // applied: an object the project does not permit, or (with
 // FailOnSharedResource=true) an object another Application tracks.
@@ -173,6 +193,9 @@ func refusal(cmp *comparison, desired, prune []*unstructured.Unstructured, opts 
 type operationResult struct {
 	*sync.Result
 	cmp *comparison
+	// refused is set when the operation was not allowed at all: retrying
+	// cannot help.
+	refused bool
 }
 
 // finishOperation records the result with a fresh comparison of the spec
@@ -185,7 +208,7 @@ func (r *reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 		after, condition := r.compare(ctx, app, checker, nil, newSynced(res.Result))
 		r.writeComparison(app, after, condition)
 	}
-	if res.Phase == v1alpha1.OperationFailed || res.Phase == v1alpha1.OperationError {
+	if (res.Phase == v1alpha1.OperationFailed || res.Phase == v1alpha1.OperationError) && !res.refused {
 		if backoff, ok := retryAfter(retryStrategy(app, op), retryCount); ok && ctx.Err() == nil {
 			app.Status.OperationState = &v1alpha1.OperationState{Operation: *op, Phase: v1alpha1.OperationRunning, StartedAt: started,
 				Message: fmt.Sprintf("Retrying attempt #%d at %s: %s", retryCount+1, finished.Add(backoff).Format(time.Kitchen), res.Message), RetryCount: retryCount + 1}
