@@ -153,7 +153,10 @@ func (e *env) update(name string, change func(*v1alpha1.Application)) {
 func (e *env) waitSyncedHealthy(name string) {
 	e.t.Helper()
 	e.eventually("Synced and Healthy", func() string {
-		a := e.app(name)
+		a := &v1alpha1.Application{}
+		if err := e.client.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: name}, a); err != nil {
+			return err.Error()
+		}
 		if a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced && a.Status.Health.Status == v1alpha1.HealthStatusHealthy {
 			return ""
 		}
