@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -119,4 +120,68 @@ func TestSharedResource(t *testing.T) {
 	if err != nil || cm.Data["from"] != "a" {
 		t.Errorf("the shared ConfigMap was taken over: %v %v", cm.Data, err)
 	}
+}
+
+func TestOrphanedResourceWarning(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	proj := &v1alpha1.AppProject{
+		ObjectMeta: metav1.ObjectMeta{Name: "watchful", Namespace: e.ns},
+		Spec: v1alpha1.AppProjectSpec{
+			SourceRepos:       []string{"*"},
+			Destinations:      []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}},
+			OrphanedResources: &v1alpha1.OrphanedResourcesMonitorSettings{Ignore: []v1alpha1.OrphanedResourceKey{{Kind: "ConfigMap", Name: "ignored-*"}}},
+		},
+	}
+	if err := e.client.Create(ctx, proj); err != nil {
+		t.Fatal(err)
+	}
+	dest := testCluster.NewNamespace(t)
+	for _, name := range []string{"stray", "ignored-x"} {
+		if _, err := e.kube.CoreV1().ConfigMaps(dest).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.kube.CoreV1().Secrets(dest).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "stray-secret"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "c", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: mine}\n"})
+	app := &v1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: "watched", Namespace: e.ns},
+		Spec: v1alpha1.ApplicationSpec{
+			Project:     "watchful",
+			Source:      &v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "app"},
+			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest},
+			SyncPolicy:  &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}},
+		},
+	}
+	if err := e.client.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	warning := func(want string) {
+		t.Helper()
+		e.eventually("orphan warning "+want, func() string {
+			got := ""
+			for _, c := range e.app("watched").Status.Conditions {
+				if c.Type == v1alpha1.ApplicationConditionOrphanedResourceWarning {
+					got = c.Message
+				}
+			}
+			if got != want {
+				return fmt.Sprintf("%q", got)
+			}
+			return ""
+		})
+	}
+	e.waitSyncedHealthy("watched")
+	warning("Application has 2 orphaned resources") // stray and stray-secret; not mine, ignored-x, default SA or kube-root-ca.crt
+	if err := e.kube.CoreV1().ConfigMaps(dest).Delete(ctx, "stray", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	warning("Application has 1 orphaned resources")
+	if err := e.kube.CoreV1().Secrets(dest).Delete(ctx, "stray-secret", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	warning("")
 }

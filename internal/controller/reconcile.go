@@ -76,6 +76,8 @@ type comparison struct {
 	denied map[string]string
 	// shared describes desired objects another Application tracks.
 	shared []string
+	// orphaned is the OrphanedResourceWarning, when the project asks.
+	orphaned *v1alpha1.ApplicationCondition
 }
 
 func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -364,6 +366,11 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 		cmp.resources = append(cmp.resources, st)
 		cmp.prune = append(cmp.prune, obj)
 	}
+	if n, err := r.orphans(ctx, app, proj, dest); err != nil {
+		r.opts.Log.Warn("looking for orphaned resources", "application", app.Namespace+"/"+app.Name, "error", err)
+	} else {
+		cmp.orphaned = orphanWarning(proj, n)
+	}
 	sort.Slice(cmp.resources, func(i, j int) bool { return statusKey(cmp.resources[i]) < statusKey(cmp.resources[j]) })
 	sort.Slice(cmp.prune, func(i, j int) bool { return resourceKey(cmp.prune[i]) < resourceKey(cmp.prune[j]) })
 	return cmp, nil
@@ -377,8 +384,16 @@ func (r *reconciler) writeComparison(app *v1alpha1.Application, cmp *comparison,
 	var conditions []v1alpha1.ApplicationCondition
 	if condition != nil {
 		conditions = append(conditions, *condition)
-	} else if len(cmp.shared) > 0 {
-		conditions = append(conditions, v1alpha1.ApplicationCondition{Type: v1alpha1.ApplicationConditionSharedResourceWarning, Message: strings.Join(cmp.shared, "; "), LastTransitionTime: &now})
+	} else {
+		if len(cmp.shared) > 0 {
+			conditions = append(conditions, v1alpha1.ApplicationCondition{Type: v1alpha1.ApplicationConditionSharedResourceWarning, Message: strings.Join(cmp.shared, "; ")})
+		}
+		if cmp.orphaned != nil {
+			conditions = append(conditions, *cmp.orphaned)
+		}
+		for i := range conditions {
+			conditions[i].LastTransitionTime = &now
+		}
 	}
 	app.Status.Conditions = keepConditions(app.Status.Conditions, conditions)
 	if condition != nil {
@@ -409,10 +424,11 @@ func (r *reconciler) writeComparison(app *v1alpha1.Application, cmp *comparison,
 
 // comparisonConditions are the condition types each comparison sets anew.
 var comparisonConditions = map[v1alpha1.ApplicationConditionType]bool{
-	v1alpha1.ApplicationConditionComparisonError:       true,
-	v1alpha1.ApplicationConditionInvalidSpecError:      true,
-	v1alpha1.ApplicationConditionUnknownError:          true,
-	v1alpha1.ApplicationConditionSharedResourceWarning: true,
+	v1alpha1.ApplicationConditionComparisonError:         true,
+	v1alpha1.ApplicationConditionInvalidSpecError:        true,
+	v1alpha1.ApplicationConditionUnknownError:            true,
+	v1alpha1.ApplicationConditionSharedResourceWarning:   true,
+	v1alpha1.ApplicationConditionOrphanedResourceWarning: true,
 }
 
 // keepConditions replaces the comparison's conditions in old with fresh,

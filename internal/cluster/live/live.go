@@ -12,6 +12,8 @@ package live
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -47,6 +49,7 @@ type Options struct {
 type Cache struct {
 	opts    Options
 	client  dynamic.Interface
+	disc    discovery.DiscoveryInterface
 	mapper  meta.ResettableRESTMapper
 	factory []dynamicinformer.DynamicSharedInformerFactory // one per namespace, or one for all
 
@@ -71,6 +74,7 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	c := &Cache{
 		opts:     opts,
 		client:   client,
+		disc:     disc,
 		mapper:   restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
 		watching: map[schema.GroupVersionResource][]cache.SharedIndexInformer{},
 		stop:     make(chan struct{}),
@@ -254,6 +258,45 @@ func (c *Cache) Stats() (objects, kinds int) {
 		}
 	}
 	return objects, len(c.watching)
+}
+
+// NamespacedKinds returns every namespaced kind the cluster serves that
+// can be listed and watched, in its preferred version.
+func (c *Cache) NamespacedKinds() ([]schema.GroupVersionKind, error) {
+	lists, err := c.disc.ServerPreferredNamespacedResources()
+	if err != nil && len(lists) == 0 {
+		return nil, fmt.Errorf("discovering namespaced kinds: %w", err)
+	}
+	var out []schema.GroupVersionKind
+	for _, l := range lists {
+		gv, err := schema.ParseGroupVersion(l.GroupVersion)
+		if err != nil {
+			continue
+		}
+		for _, r := range l.APIResources {
+			if strings.Contains(r.Name, "/") || !slices.Contains(r.Verbs, "list") || !slices.Contains(r.Verbs, "watch") {
+				continue
+			}
+			out = append(out, gv.WithKind(r.Kind))
+		}
+	}
+	return out, nil
+}
+
+// InNamespace returns every watched object of a namespace.
+func (c *Cache) InNamespace(namespace string) []*unstructured.Unstructured {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*unstructured.Unstructured
+	for _, informers := range c.watching {
+		for _, inf := range informers {
+			objs, _ := inf.GetIndexer().ByIndex(cache.NamespaceIndex, namespace)
+			for _, o := range objs {
+				out = append(out, o.(*unstructured.Unstructured))
+			}
+		}
+	}
+	return out
 }
 
 // Kinds returns the kinds watched, for metrics.
