@@ -207,11 +207,26 @@ func (a *Applier) apply(ctx context.Context, req *Request, t *Task) (*v1alpha1.R
 	if err != nil {
 		return failed(rr, err)
 	}
-	opts := metav1.PatchOptions{FieldManager: a.FieldManager, Force: ptrTrue()}
+	var dryRun []string
 	if req.DryRun {
-		opts.DryRun = []string{metav1.DryRunAll}
+		dryRun = []string{metav1.DryRunAll}
 	}
-	live, err := ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, opts)
+	// Unknown or duplicate fields fail the sync, as kubectl's validation
+	// does. Validate=false turns the API server's field validation off;
+	// server-side apply still refuses fields a built-in kind's schema lacks,
+	// which only Replace=true then drops.
+	validation := "Strict"
+	if v := firstSet(t.Options.Validate, req.Options.Validate); v != nil && !*v {
+		validation = "Ignore"
+	}
+	var live *unstructured.Unstructured
+	if (req.Options.Replace || t.Options.Replace) && !t.Hook {
+		live, err = a.replace(ctx, ri, obj, dryRun, validation)
+	} else {
+		live, err = ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{
+			FieldManager: a.FieldManager, Force: ptrTrue(), DryRun: dryRun, FieldValidation: validation,
+		})
+	}
 	if err != nil {
 		return failed(rr, fmt.Errorf("applying %s: %w", kube.Ref(obj), err))
 	}
@@ -222,6 +237,28 @@ func (a *Applier) apply(ctx context.Context, req *Request, t *Task) (*v1alpha1.R
 		rr.HookPhase = v1alpha1.OperationRunning
 	}
 	return rr, live, nil
+}
+
+// replace creates obj, or replaces the live object with it whole (PUT), as
+// Replace=true asks: fields other managers set are dropped, and kinds
+// whose fields cannot be changed by apply can be updated.
+func (a *Applier) replace(ctx context.Context, ri dynamic.ResourceInterface, obj *unstructured.Unstructured, dryRun []string, validation string) (*unstructured.Unstructured, error) {
+	for attempt := 0; ; attempt++ {
+		cur, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return ri.Create(ctx, obj, metav1.CreateOptions{FieldManager: a.FieldManager, DryRun: dryRun, FieldValidation: validation})
+		}
+		if err != nil {
+			return nil, err
+		}
+		next := obj.DeepCopy()
+		next.SetResourceVersion(cur.GetResourceVersion())
+		out, err := ri.Update(ctx, next, metav1.UpdateOptions{FieldManager: a.FieldManager, DryRun: dryRun, FieldValidation: validation})
+		if apierrors.IsConflict(err) && attempt < 3 {
+			continue // changed between the read and the write: read again
+		}
+		return out, err
+	}
 }
 
 // wait checks the applied object until it is healthy, a hook completes, or
@@ -398,6 +435,15 @@ func hasPolicy(t *Task, p DeletePolicy) bool {
 		}
 	}
 	return false
+}
+
+func firstSet(vals ...*bool) *bool {
+	for _, v := range vals {
+		if v != nil {
+			return v
+		}
+	}
+	return nil
 }
 
 func firstNonEmpty(vals ...string) string {

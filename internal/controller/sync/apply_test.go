@@ -245,3 +245,49 @@ func TestDryRunChangesNothingAndCreateNamespace(t *testing.T) {
 		t.Errorf("object not created in the new namespace: %v", err)
 	}
 }
+
+func TestReplaceAndValidateOptions(t *testing.T) {
+	ns := cluster.NewNamespace(t)
+	cs := kubernetes.NewForConfigOrDie(cluster.Config)
+	ctx := context.Background()
+	a := newApplier(t, &recorder{})
+	run := func(manifest string, opts Options) *Result {
+		t.Helper()
+		plan, err := NewPlan(parse(t, manifest))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.Run(ctx, &Request{App: "opts", Namespace: ns, Plan: plan, Options: opts})
+	}
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {a: \"1\"}\n"
+	if res := run(cm, Options{}); res.Phase != v1alpha1.OperationSucceeded {
+		t.Fatalf("apply: %s", res.Message)
+	}
+	// Someone else adds a key; an apply keeps it, a replace drops it.
+	live, _ := cs.CoreV1().ConfigMaps(ns).Get(ctx, "cm", metav1.GetOptions{})
+	live.Data["extra"] = "x"
+	if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, live, metav1.UpdateOptions{FieldManager: "someone"}); err != nil {
+		t.Fatal(err)
+	}
+	run(cm, Options{})
+	if got, _ := cs.CoreV1().ConfigMaps(ns).Get(ctx, "cm", metav1.GetOptions{}); got.Data["extra"] != "x" {
+		t.Fatalf("test premise: apply keeps another manager's key, got %v", got.Data)
+	}
+	if res := run(cm, Options{Replace: true}); res.Phase != v1alpha1.OperationSucceeded {
+		t.Fatalf("replace: %s", res.Message)
+	}
+	if got, _ := cs.CoreV1().ConfigMaps(ns).Get(ctx, "cm", metav1.GetOptions{}); len(got.Data) != 1 || got.Data["a"] != "1" {
+		t.Errorf("after Replace=true data = %v, want only a", got.Data)
+	}
+	// An unknown field fails the sync unless Validate=false.
+	typo := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: typo}\ndatta: {a: \"1\"}\n"
+	if res := run(typo, Options{}); res.Phase != v1alpha1.OperationFailed || !strings.Contains(res.Message, "datta") {
+		t.Errorf("unknown field: %s %s, want Failed naming the field", res.Phase, res.Message)
+	}
+	// Server-side apply needs every field in the schema; a whole-object
+	// replace with validation off drops the unknown one.
+	no := false
+	if res := run(typo, Options{Validate: &no, Replace: true}); res.Phase != v1alpha1.OperationSucceeded {
+		t.Errorf("Validate=false with Replace=true: %s %s", res.Phase, res.Message)
+	}
+}
