@@ -111,8 +111,13 @@ func (d *Differ) Record(desired, live *unstructured.Unstructured) {
 	if err != nil {
 		return
 	}
-	d.cache.Add(predictionKey(data, live), stripped(live))
+	d.cache.Add(predictionKey(data, live), unchanged)
 }
+
+// unchanged is the cached prediction for a dry run that left the live
+// object as it was. In the steady state nearly every prediction is one,
+// and a marker costs no copy of the object.
+var unchanged = &unstructured.Unstructured{}
 
 // stripped drops managedFields, which comparisons never read, before an
 // object is cached.
@@ -138,6 +143,9 @@ func (d *Differ) predict(ctx context.Context, desired, live *unstructured.Unstru
 	}
 	key := predictionKey(data, live)
 	if cached, ok := d.cache.Get(key); ok {
+		if cached == unchanged {
+			return live, nil
+		}
 		return cached, nil
 	}
 	m, err := d.mapper.Mapping(desired.GroupVersionKind())
@@ -158,7 +166,11 @@ func (d *Differ) predict(ctx context.Context, desired, live *unstructured.Unstru
 		return nil, fmt.Errorf("dry-run apply of %s: %w", kube.Ref(desired), err)
 	}
 	out = stripped(out)
-	d.cache.Add(key, out)
+	if reflect.DeepEqual(normalize(out).Object, normalize(live).Object) {
+		d.cache.Add(key, unchanged)
+	} else {
+		d.cache.Add(key, out)
+	}
 	return out, nil
 }
 
