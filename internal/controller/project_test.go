@@ -39,9 +39,7 @@ func TestProjectResourceRestrictionsApplyNothing(t *testing.T) {
 			NamespaceResourceBlacklist: []metav1.GroupKind{{Group: "", Kind: "Secret"}},
 		},
 	}
-	if err := e.client.Create(ctx, proj); err != nil {
-		t.Fatal(err)
-	}
+	e.create(proj)
 	remote := gitserver.NewLocalRepo(t)
 	remote.Commit(t, "c", map[string]string{
 		"ns/namespace.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + e.ns + "-made-by-app}\n",
@@ -52,18 +50,7 @@ func TestProjectResourceRestrictionsApplyNothing(t *testing.T) {
 	})
 	dest := testCluster.NewNamespace(t)
 	for _, path := range []string{"ns", "secret", "ok"} {
-		app := &v1alpha1.Application{
-			ObjectMeta: metav1.ObjectMeta{Name: path, Namespace: e.ns},
-			Spec: v1alpha1.ApplicationSpec{
-				Project:     "no-cluster-kinds",
-				Source:      &v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: path},
-				Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest},
-				SyncPolicy:  &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}},
-			},
-		}
-		if err := e.client.Create(ctx, app); err != nil {
-			t.Fatal(err)
-		}
+		e.create(newApp(e, path, "no-cluster-kinds", remote.URL, path, v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest}))
 	}
 	e.operationFailed("ns", "resource :Namespace is not permitted in project no-cluster-kinds")
 	e.operationFailed("secret", "resource :Secret is not permitted in project no-cluster-kinds")
@@ -91,18 +78,9 @@ func TestSharedResource(t *testing.T) {
 	remote.Commit(t, "c", map[string]string{"a/cm.yaml": fmt.Sprintf(shared, "a"), "b/cm.yaml": fmt.Sprintf(shared, "b")})
 	dest := testCluster.NewNamespace(t)
 	create := func(name string, opts ...string) {
-		app := &v1alpha1.Application{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns},
-			Spec: v1alpha1.ApplicationSpec{
-				Project:     "default",
-				Source:      &v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: name},
-				Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest},
-				SyncPolicy:  &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}, SyncOptions: opts},
-			},
-		}
-		if err := e.client.Create(ctx, app); err != nil {
-			t.Fatal(err)
-		}
+		app := newApp(e, name, "default", remote.URL, name, v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest})
+		app.Spec.SyncPolicy.SyncOptions = opts
+		e.create(app)
 	}
 	create("a")
 	e.waitSyncedHealthy("a")
@@ -133,9 +111,7 @@ func TestOrphanedResourceWarning(t *testing.T) {
 			OrphanedResources: &v1alpha1.OrphanedResourcesMonitorSettings{Ignore: []v1alpha1.OrphanedResourceKey{{Kind: "ConfigMap", Name: "ignored-*"}}},
 		},
 	}
-	if err := e.client.Create(ctx, proj); err != nil {
-		t.Fatal(err)
-	}
+	e.create(proj)
 	dest := testCluster.NewNamespace(t)
 	for _, name := range []string{"stray", "ignored-x"} {
 		if _, err := e.kube.CoreV1().ConfigMaps(dest).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
@@ -147,18 +123,7 @@ func TestOrphanedResourceWarning(t *testing.T) {
 	}
 	remote := gitserver.NewLocalRepo(t)
 	remote.Commit(t, "c", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: mine}\n"})
-	app := &v1alpha1.Application{
-		ObjectMeta: metav1.ObjectMeta{Name: "watched", Namespace: e.ns},
-		Spec: v1alpha1.ApplicationSpec{
-			Project:     "watchful",
-			Source:      &v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "app"},
-			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest},
-			SyncPolicy:  &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}},
-		},
-	}
-	if err := e.client.Create(ctx, app); err != nil {
-		t.Fatal(err)
-	}
+	e.create(newApp(e, "watched", "watchful", remote.URL, "app", v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest}))
 	warning := func(want string) {
 		t.Helper()
 		e.eventually("orphan warning "+want, func() string {

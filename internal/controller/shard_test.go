@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
@@ -38,20 +40,34 @@ func (b *logBuffer) reconciled(app string) bool {
 
 func logTo(b *logBuffer) *slog.Logger { return slog.New(slog.NewJSONHandler(b, nil)) }
 
-// cmApp creates an automated Application deploying path's ConfigMap to dest.
-func cmApp(t *testing.T, e *env, name, repoURL, path string, dest v1alpha1.ApplicationDestination) {
-	t.Helper()
-	app := &v1alpha1.Application{
+// newApp returns an automated Application of project that deploys path
+// of repoURL to dest.
+func newApp(e *env, name, project, repoURL, path string, dest v1alpha1.ApplicationDestination) *v1alpha1.Application {
+	return &v1alpha1.Application{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns},
 		Spec: v1alpha1.ApplicationSpec{
-			Project: "default", Destination: dest,
+			Project: project, Destination: dest,
 			Source:     &v1alpha1.ApplicationSource{RepoURL: repoURL, Path: path},
 			SyncPolicy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}},
 		},
 	}
-	if err := e.client.Create(context.Background(), app); err != nil {
-		t.Fatal(err)
+}
+
+// create creates objects as a user would.
+func (e *env) create(objs ...client.Object) {
+	e.t.Helper()
+	for _, o := range objs {
+		if err := e.client.Create(context.Background(), o); err != nil {
+			e.t.Fatal(err)
+		}
 	}
+}
+
+// cmApp creates an automated Application of the default project that
+// deploys path of repoURL to dest.
+func cmApp(t *testing.T, e *env, name, repoURL, path string, dest v1alpha1.ApplicationDestination) {
+	t.Helper()
+	e.create(newApp(e, name, "default", repoURL, path, dest))
 }
 
 func TestShardsSplitClusters(t *testing.T) {

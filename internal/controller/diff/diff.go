@@ -148,13 +148,9 @@ func (d *Differ) predict(ctx context.Context, desired, live *unstructured.Unstru
 		}
 		return cached, nil
 	}
-	m, err := d.mapper.Mapping(desired.GroupVersionKind())
+	ri, err := d.resourceFor(desired)
 	if err != nil {
 		return nil, err
-	}
-	var ri dynamic.ResourceInterface = d.client.Resource(m.Resource)
-	if m.Scope.Name() == meta.RESTScopeNameNamespace {
-		ri = d.client.Resource(m.Resource).Namespace(desired.GetNamespace())
 	}
 	force := true
 	out, err := ri.Patch(ctx, desired.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{
@@ -172,6 +168,18 @@ func (d *Differ) predict(ctx context.Context, desired, live *unstructured.Unstru
 		d.cache.Add(key, out)
 	}
 	return out, nil
+}
+
+// resourceFor returns the client for obj's kind and namespace.
+func (d *Differ) resourceFor(obj *unstructured.Unstructured) (dynamic.ResourceInterface, error) {
+	m, err := d.mapper.Mapping(obj.GroupVersionKind())
+	if err != nil {
+		return nil, err
+	}
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		return d.client.Resource(m.Resource).Namespace(obj.GetNamespace()), nil
+	}
+	return d.client.Resource(m.Resource), nil
 }
 
 // normalize drops what differs between any two reads of the same object

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"slices"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
 
@@ -36,13 +34,9 @@ func (d *Differ) withManagedFields(ctx context.Context, live *unstructured.Unstr
 	if cached, ok := d.cache.Get(key); ok {
 		return cached, nil
 	}
-	m, err := d.mapper.Mapping(live.GroupVersionKind())
+	ri, err := d.resourceFor(live)
 	if err != nil {
 		return nil, err
-	}
-	var ri dynamic.ResourceInterface = d.client.Resource(m.Resource)
-	if m.Scope.Name() == meta.RESTScopeNameNamespace {
-		ri = d.client.Resource(m.Resource).Namespace(live.GetNamespace())
 	}
 	full, err := ri.Get(ctx, live.GetName(), metav1.GetOptions{})
 	if err != nil {
