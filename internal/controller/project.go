@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/gobwas/glob"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,6 +44,29 @@ func (r *reconciler) checkProject(ctx context.Context, app *v1alpha1.Application
 	}
 	return nil, fmt.Errorf("application destination server '%s' and namespace '%s' do not match any of the allowed destinations in project '%s'",
 		firstNonEmpty(d.Server, d.Name), d.Namespace, name)
+}
+
+// allowed reports whether the project permits an object and the
+// destination cluster manages it: a cluster Secret that lists namespaces
+// limits Capstan to them, and to no cluster-scoped objects unless it sets
+// clusterResources.
+func allowed(proj *v1alpha1.AppProject, c *cluster.Cluster, obj *unstructured.Unstructured, namespaced bool) error {
+	if err := permitted(proj, obj, namespaced); err != nil {
+		return err
+	}
+	if len(c.Namespaces) == 0 {
+		return nil
+	}
+	if !namespaced {
+		if !c.ClusterResources {
+			return fmt.Errorf("cluster level %s %q can not be managed when in namespaced mode", obj.GetKind(), obj.GetName())
+		}
+		return nil
+	}
+	if !slices.Contains(c.Namespaces, obj.GetNamespace()) {
+		return fmt.Errorf("namespace %q for %s %q is not managed", obj.GetNamespace(), obj.GetKind(), obj.GetName())
+	}
+	return nil
 }
 
 // permitted reports whether a project lets its Applications manage an

@@ -150,3 +150,28 @@ func TestOrphanedResourceWarning(t *testing.T) {
 	}
 	warning("")
 }
+
+func TestNamespacedClusterSecretLimitsWhatIsManaged(t *testing.T) {
+	e := start(t)
+	dest, other := testCluster.NewNamespace(t), testCluster.NewNamespace(t)
+	e.create(&corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "scoped", Namespace: e.ns, Labels: map[string]string{v1alpha1.LabelSecretType: v1alpha1.SecretTypeCluster}},
+		StringData: map[string]string{"name": "scoped", "server": testCluster.Config.Host, "namespaces": dest,
+			"config": `{"bearerToken":"` + testCluster.Config.BearerToken + `","tlsClientConfig":{"insecure":true}}`},
+	})
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "c", map[string]string{
+		"cm/cm.yaml":        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: in-scope}\n",
+		"ns/ns.yaml":        "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + e.ns + "-cluster-level}\n",
+		"elsewhere/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: out-of-scope, namespace: " + other + "}\n",
+	})
+	for _, path := range []string{"cm", "ns", "elsewhere"} {
+		e.create(newApp(e, path, "default", remote.URL, path, v1alpha1.ApplicationDestination{Name: "scoped", Namespace: dest}))
+	}
+	e.waitSyncedHealthy("cm")
+	e.operationFailed("ns", `cluster level Namespace "`+e.ns+`-cluster-level" can not be managed when in namespaced mode`)
+	e.operationFailed("elsewhere", `namespace "`+other+`" for ConfigMap "out-of-scope" is not managed`)
+	if _, err := e.kube.CoreV1().ConfigMaps(other).Get(context.Background(), "out-of-scope", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a ConfigMap outside the cluster's namespaces was applied (%v)", err)
+	}
+}

@@ -283,7 +283,7 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 			obj.SetNamespace("")
 		}
 		tracking.Set(r.tracking, key, obj)
-		if err := permitted(proj, obj, m.Scope.Name() == meta.RESTScopeNameNamespace); err != nil {
+		if err := allowed(proj, c, obj, m.Scope.Name() == meta.RESTScopeNameNamespace); err != nil {
 			cmp.denied[resourceKey(obj)] = err.Error()
 		}
 		if isHook(obj) {
@@ -299,6 +299,10 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 		kinds[u.GroupVersionKind().String()] = u
 	}
 	for _, obj := range kinds {
+		if m, err := dest.cache.Mapping(obj.GroupVersionKind()); err == nil && m.Scope.Name() != meta.RESTScopeNameNamespace &&
+			len(c.Namespaces) > 0 && !c.ClusterResources {
+			continue // not managed there: never watched, refused by a sync
+		}
 		if err := dest.cache.Watch(ctx, obj.GroupVersionKind()); err != nil {
 			if _, mapErr := dest.cache.Mapping(obj.GroupVersionKind()); mapErr != nil {
 				continue // a kind that no longer exists has nothing live
@@ -356,7 +360,7 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 		}
 		m, err := dest.cache.Mapping(obj.GroupVersionKind())
 		if err == nil {
-			if err := permitted(proj, obj, m.Scope.Name() == meta.RESTScopeNameNamespace); err != nil {
+			if err := allowed(proj, c, obj, m.Scope.Name() == meta.RESTScopeNameNamespace); err != nil {
 				cmp.denied[k] = err.Error()
 			}
 		}

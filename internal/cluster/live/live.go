@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,6 +33,9 @@ import (
 )
 
 const byApp = "app"
+
+// syncTimeout bounds the first listing of a newly watched kind.
+const syncTimeout = 30 * time.Second
 
 // Options configure a Cache.
 type Options struct {
@@ -52,6 +56,8 @@ type Cache struct {
 	disc    discovery.DiscoveryInterface
 	mapper  meta.ResettableRESTMapper
 	factory []dynamicinformer.DynamicSharedInformerFactory // one per namespace, or one for all
+	// clusterScoped watches cluster-scoped kinds.
+	clusterScoped dynamicinformer.DynamicSharedInformerFactory
 
 	mu       sync.Mutex
 	watching map[schema.GroupVersionResource][]cache.SharedIndexInformer
@@ -85,6 +91,10 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	}
 	for _, ns := range namespaces {
 		c.factory = append(c.factory, dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, ns, nil))
+	}
+	c.clusterScoped = c.factory[0]
+	if len(opts.Namespaces) > 0 {
+		c.clusterScoped = dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, metav1.NamespaceAll, nil)
 	}
 	return c, nil
 }
@@ -124,7 +134,13 @@ func (c *Cache) Watch(ctx context.Context, gvk schema.GroupVersionKind) error {
 	c.mu.Lock()
 	informers, ok := c.watching[m.Resource]
 	if !ok {
-		for _, f := range c.factory {
+		factories := c.factory
+		if m.Scope.Name() != meta.RESTScopeNameNamespace {
+			// Cluster-scoped kinds are watched whole, whatever namespaces
+			// the cache is limited to.
+			factories = []dynamicinformer.DynamicSharedInformerFactory{c.clusterScoped}
+		}
+		for _, f := range factories {
 			inf := f.ForResource(m.Resource).Informer()
 			if err := c.configure(inf); err != nil {
 				c.mu.Unlock()
@@ -136,9 +152,12 @@ func (c *Cache) Watch(ctx context.Context, gvk schema.GroupVersionKind) error {
 		c.watching[m.Resource] = informers
 	}
 	c.mu.Unlock()
+	// A kind that cannot be listed (no permission) would never sync.
+	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
+	defer cancel()
 	for _, inf := range informers {
 		if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-			return fmt.Errorf("listing %s: %w", m.Resource, ctx.Err())
+			return fmt.Errorf("listing %s: not done after %s (is it allowed?)", m.Resource.GroupResource(), syncTimeout)
 		}
 	}
 	return nil
