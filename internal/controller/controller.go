@@ -65,6 +65,10 @@ type Options struct {
 	// MetricsAddr, if set, serves Prometheus metrics at /metrics there
 	// (Argo CD's names; its controller uses :8082).
 	MetricsAddr string
+	// ApplicationNamespaces are namespaces (globs), besides Namespace,
+	// whose Applications are reconciled; their projects must list them in
+	// sourceNamespaces. Default none.
+	ApplicationNamespaces []string
 	// Log receives one line per reconcile. Default: slog's default logger.
 	Log *slog.Logger
 }
@@ -97,13 +101,22 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	namespaces := appNamespaces{control: opts.Namespace, globs: opts.ApplicationNamespaces}
+	cacheOpts := ctrlcache.Options{
+		DefaultNamespaces: map[string]ctrlcache.Config{opts.Namespace: {}},
+		// managedFields are never read and can outweigh the object.
+		DefaultTransform: ctrlcache.TransformStripManagedFields(),
+	}
+	if namespaces.any() {
+		// Applications are watched everywhere and filtered by namespace;
+		// settings, projects and clusters stay in the control namespace.
+		cacheOpts.ByObject = map[client.Object]ctrlcache.ByObject{
+			&v1alpha1.Application{}: {Namespaces: map[string]ctrlcache.Config{ctrlcache.AllNamespaces: {}}},
+		}
+	}
 	mgr, err := ctrl.NewManager(opts.Config, ctrl.Options{
-		Scheme: scheme,
-		Cache: ctrlcache.Options{
-			DefaultNamespaces: map[string]ctrlcache.Config{opts.Namespace: {}},
-			// managedFields are never read and can outweigh the object.
-			DefaultTransform: ctrlcache.TransformStripManagedFields(),
-		},
+		Scheme:                        scheme,
+		Cache:                         cacheOpts,
 		Metrics:                       metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress:        "0",
 		LeaderElection:                opts.LeaderElection,
@@ -120,23 +133,24 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	events := make(chan event.GenericEvent, 10000)
 	dests := &destinations{tracking: method, controlNamespace: opts.Namespace, events: events, byKey: map[string]*destination{}}
-	m := metrics.New(applicationLister{reader: mgr.GetClient(), namespace: opts.Namespace}, dests)
+	m := metrics.New(applicationLister{reader: mgr.GetClient(), namespaces: namespaces}, dests)
 	dests.metrics = m
 	r := &reconciler{
-		metrics:  m,
-		client:   mgr.GetClient(),
-		events:   mgr.GetEventRecorder("argocd-application-controller"),
-		opts:     opts,
-		clusters: &cluster.Registry{Reader: mgr.GetClient(), Namespace: opts.Namespace, InCluster: opts.Config},
-		tracking: method,
-		dests:    dests,
+		metrics:    m,
+		client:     mgr.GetClient(),
+		events:     mgr.GetEventRecorder("argocd-application-controller"),
+		opts:       opts,
+		clusters:   &cluster.Registry{Reader: mgr.GetClient(), Namespace: opts.Namespace, InCluster: opts.Config},
+		tracking:   method,
+		dests:      dests,
+		namespaces: namespaces,
 	}
 	defer r.dests.stop(ctx)
 	err = ctrl.NewControllerManagedBy(mgr).
 		// Status updates, the controller's own writes, must not trigger
 		// another reconcile: only spec, operation (both bump generation),
 		// labels and annotations (refresh) do.
-		For(&v1alpha1.Application{}, builder.WithPredicates(predicate.Or(
+		For(&v1alpha1.Application{}, builder.WithPredicates(namespaces.predicate(), predicate.Or(
 			predicate.GenerationChangedPredicate{}, annotationsChanged(), predicate.LabelChangedPredicate{}))).
 		Named("application").
 		// Several controllers may share a process (tests, one per shard).
@@ -147,7 +161,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	err = mgr.Add(&revisionPoller{
-		apps: mgr.GetClient(), namespace: opts.Namespace, renderer: opts.Renderer,
+		apps: mgr.GetClient(), namespaces: namespaces, renderer: opts.Renderer,
 		interval: opts.RepoPoll, changes: opts.RepoChanges, log: opts.Log,
 		enqueue: func(ctx context.Context, app *v1alpha1.Application) {
 			select {
@@ -210,21 +224,20 @@ func ensureDefaultProject(ctx context.Context, cfg *rest.Config, namespace strin
 	return nil
 }
 
-// applicationLister lists the control namespace's Applications from the
-// manager's cache, for argocd_app_info.
+// applicationLister lists the Applications argocd_app_info describes.
 type applicationLister struct {
-	reader    client.Reader
-	namespace string
+	reader     client.Reader
+	namespaces appNamespaces
 }
 
 func (l applicationLister) ListApplications() []*v1alpha1.Application {
-	var list v1alpha1.ApplicationList
-	if err := l.reader.List(context.Background(), &list, client.InNamespace(l.namespace), client.UnsafeDisableDeepCopy); err != nil {
+	apps, err := l.namespaces.list(context.Background(), l.reader)
+	if err != nil {
 		return nil
 	}
-	out := make([]*v1alpha1.Application, len(list.Items))
-	for i := range list.Items {
-		out[i] = &list.Items[i]
+	out := make([]*v1alpha1.Application, len(apps))
+	for i := range apps {
+		out[i] = &apps[i]
 	}
 	return out
 }

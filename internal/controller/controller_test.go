@@ -140,12 +140,7 @@ func (e *env) app(name string) *v1alpha1.Application {
 // controller wrote it in between.
 func (e *env) update(name string, change func(*v1alpha1.Application)) {
 	e.t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		a := e.app(name)
-		change(a)
-		return e.client.Update(context.Background(), a)
-	})
-	if err != nil {
+	if err := retryUpdate(e, e.ns, name, change); err != nil {
 		e.t.Fatal(err)
 	}
 }

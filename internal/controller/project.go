@@ -28,6 +28,9 @@ func (r *reconciler) checkProject(ctx context.Context, app *v1alpha1.Application
 	if err := r.client.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: name}, proj); err != nil {
 		return nil, fmt.Errorf("application references project %s which does not exist", name)
 	}
+	if app.Namespace != r.opts.Namespace && !matchesAny(proj.Spec.SourceNamespaces, app.Namespace, false) {
+		return nil, fmt.Errorf("application '%s' in namespace '%s' is not permitted to use project '%s'", app.Name, app.Namespace, name)
+	}
 	for _, src := range sources(app) {
 		if !matchesAny(proj.Spec.SourceRepos, git.NormalizeURL(src.RepoURL), true) {
 			return nil, fmt.Errorf("application repo %s is not permitted in project '%s'", git.RedactURL(src.RepoURL), name)

@@ -46,6 +46,8 @@ type reconciler struct {
 	// tracking is argocd-cm's application.resourceTrackingMethod.
 	tracking tracking.Method
 	written  writtenVersions
+	// namespaces are the namespaces whose Applications are reconciled.
+	namespaces appNamespaces
 
 	checkerMu      gosync.Mutex
 	checker        *health.Checker
@@ -85,6 +87,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	app := &v1alpha1.Application{}
 	if err := r.client.Get(ctx, req.NamespacedName, app); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !r.namespaces.allowed(app.Namespace) {
+		return ctrl.Result{}, nil
 	}
 	if r.written.stale(app) {
 		return ctrl.Result{RequeueAfter: staleRetry}, nil

@@ -23,11 +23,11 @@ var commitSHA = regexp.MustCompile(`^[0-9a-f]{40}$`)
 // (repository, chart, targetRevision) the Applications follow and
 // re-queues the Applications whose last compared revision differs.
 type revisionPoller struct {
-	apps      client.Reader
-	namespace string
-	renderer  repo.Renderer
-	enqueue   func(context.Context, *v1alpha1.Application)
-	interval  time.Duration
+	apps       client.Reader
+	namespaces appNamespaces
+	renderer   repo.Renderer
+	enqueue    func(context.Context, *v1alpha1.Application)
+	interval   time.Duration
 	// changes names repositories that changed (webhooks); optional.
 	changes <-chan string
 	log     *slog.Logger
@@ -66,15 +66,14 @@ type follower struct {
 
 // poll resolves every followed revision (of repoURL only, when set).
 func (p *revisionPoller) poll(ctx context.Context, repoURL string) {
-	var list v1alpha1.ApplicationList
-	// Read-only: the cache's objects are used as they are, not copied.
-	if err := p.apps.List(ctx, &list, client.InNamespace(p.namespace), client.UnsafeDisableDeepCopy); err != nil {
+	apps, err := p.namespaces.list(ctx, p.apps)
+	if err != nil {
 		p.log.Error("listing Applications to poll their repositories", "error", err)
 		return
 	}
 	groups := map[repo.ResolveRequest]*followed{}
-	for i := range list.Items {
-		app := &list.Items[i]
+	for i := range apps {
+		app := &apps[i]
 		if app.DeletionTimestamp != nil {
 			continue
 		}

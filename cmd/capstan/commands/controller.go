@@ -32,6 +32,7 @@ type controllerFlags struct {
 	replicas  int
 	elect     bool
 	metrics   int
+	appNS     []string
 }
 
 func (f *controllerFlags) add(cmd *cobra.Command) {
@@ -43,6 +44,7 @@ func (f *controllerFlags) add(cmd *cobra.Command) {
 	cmd.Flags().IntVar(&f.burst, "kube-api-burst", 1000, "request burst to each Kubernetes API server")
 	cmd.Flags().IntVar(&f.replicas, "replicas", envInt("ARGOCD_CONTROLLER_REPLICAS", 1), "controller replicas sharing the destination clusters (env ARGOCD_CONTROLLER_REPLICAS)")
 	cmd.Flags().IntVar(&f.shard, "shard", -1, "this replica's shard; default: env ARGOCD_CONTROLLER_SHARD, else the StatefulSet ordinal ending the host name, else 0")
+	cmd.Flags().StringSliceVar(&f.appNS, "application-namespaces", envList("ARGOCD_APPLICATION_NAMESPACES"), "other namespaces (globs) whose Applications are reconciled; their projects must list them in sourceNamespaces")
 	cmd.Flags().IntVar(&f.metrics, "metrics-port", 8082, "serve Prometheus metrics on this port (0: off)")
 	cmd.Flags().BoolVar(&f.elect, "leader-elect", true, "wait for a Lease (one per shard) so standby replicas can take over")
 }
@@ -75,6 +77,16 @@ func metricsAddr(port int) string {
 		return ""
 	}
 	return fmt.Sprintf(":%d", port)
+}
+
+func envList(name string) []string {
+	var out []string
+	for _, v := range strings.Split(os.Getenv(name), ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 func envInt(name string, def int) int {
@@ -120,7 +132,8 @@ func runController(ctx context.Context, f *controllerFlags, r repo.Renderer) err
 	return controller.Run(ctx, controller.Options{
 		Config: cfg, Namespace: f.namespace, Renderer: r, Workers: f.workers, Resync: f.resync, RepoPoll: f.repoPoll,
 		Replicas: f.replicas, Shard: shard, LeaderElection: f.elect, MetricsAddr: metricsAddr(f.metrics),
-		Log: slog.New(slog.NewJSONHandler(os.Stderr, nil)),
+		ApplicationNamespaces: f.appNS,
+		Log:                   slog.New(slog.NewJSONHandler(os.Stderr, nil)),
 	})
 }
 
