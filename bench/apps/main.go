@@ -40,9 +40,10 @@ import (
 func main() {
 	n := flag.Int("n", 1000, "number of Applications")
 	workers := flag.Int("workers", 20, "controller workers (--status-processors)")
+	opWorkers := flag.Int("operation-workers", 10, "concurrent syncs (--operation-processors)")
 	timeout := flag.Duration("timeout", 10*time.Minute, "give up after this long per phase")
 	flag.Parse()
-	if err := run(*n, *workers, *timeout); err != nil {
+	if err := run(*n, *workers, *opWorkers, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
@@ -112,7 +113,7 @@ func printRequests(by map[string]int64, mu *sync.Mutex, n int) {
 // a Git webhook would announce them.
 const repoPoll = time.Second
 
-func run(n, workers int, timeout time.Duration) error {
+func run(n, workers, opWorkers int, timeout time.Duration) error {
 	ctx := context.Background()
 	cl, err := localcluster.Start(ctx, localcluster.Options{})
 	if err != nil {
@@ -158,7 +159,7 @@ func run(n, workers int, timeout time.Duration) error {
 	defer stop()
 	go func() {
 		_ = controller.Run(ctrlCtx, controller.Options{
-			Config: cfg, Namespace: "argocd", Workers: workers, Resync: 10 * time.Minute, RepoPoll: repoPoll,
+			Config: cfg, Namespace: "argocd", Workers: workers, OperationWorkers: opWorkers, Resync: 10 * time.Minute, RepoPoll: repoPoll,
 			Renderer: repo.NewService(repo.Options{Root: filepath.Join(dir, "repos")}),
 			Log:      slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		})
@@ -188,7 +189,7 @@ func run(n, workers int, timeout time.Duration) error {
 		return err
 	}
 	first, firstRequests := time.Since(start), requests.Load()
-	fmt.Printf("apps=%d workers=%d\n", n, workers)
+	fmt.Printf("apps=%d workers=%d operation-workers=%d\n", n, workers, opWorkers)
 	fmt.Printf("create: %d Applications created in %s\n", n, created.Round(time.Millisecond))
 	fmt.Printf("initial sync: all Synced %s after the first was created; %d API requests (%.1f per app)\n",
 		first.Round(time.Millisecond), firstRequests, float64(firstRequests)/float64(n))

@@ -42,8 +42,12 @@ type Options struct {
 	Namespace string
 	// Renderer renders sources: repo.Service in-process or a repo server client.
 	Renderer repo.Renderer
-	// Workers reconcile Applications in parallel. Default 20.
+	// Workers reconcile Applications in parallel (--status-processors).
+	// Default 20.
 	Workers int
+	// OperationWorkers bounds the syncs that run at once, within Workers
+	// (--operation-processors). Default 10.
+	OperationWorkers int
 	// Resync is the periodic refresh (argocd-cm timeout.reconciliation).
 	// Default 120s.
 	Resync time.Duration
@@ -80,6 +84,9 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	if opts.Workers == 0 {
 		opts.Workers = 20
+	}
+	if opts.OperationWorkers == 0 {
+		opts.OperationWorkers = 10
 	}
 	if opts.Resync == 0 {
 		opts.Resync = 120 * time.Second
@@ -144,6 +151,7 @@ func Run(ctx context.Context, opts Options) error {
 		tracking:   method,
 		dests:      dests,
 		namespaces: namespaces,
+		operations: make(chan struct{}, opts.OperationWorkers),
 	}
 	defer r.dests.stop(ctx)
 	err = ctrl.NewControllerManagedBy(mgr).

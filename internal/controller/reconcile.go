@@ -48,6 +48,8 @@ type reconciler struct {
 	written  writtenVersions
 	// namespaces are the namespaces whose Applications are reconciled.
 	namespaces appNamespaces
+	// operations holds a slot per running sync (--operation-processors).
+	operations chan struct{}
 
 	checkerMu      gosync.Mutex
 	checker        *health.Checker
@@ -136,7 +138,13 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if op != nil {
 		// The operation writes the comparison together with its own state.
+		select {
+		case r.operations <- struct{}{}:
+		case <-ctx.Done():
+			return ctrl.Result{}, ctx.Err()
+		}
 		err = r.runOperation(ctx, app, status, op, cmp, checker, retryCount)
+		<-r.operations
 	} else if r.statusDue(orig, app) {
 		err = status.write(ctx, app)
 	}

@@ -24,6 +24,7 @@ import (
 type controllerFlags struct {
 	namespace string
 	workers   int
+	opWorkers int
 	resync    time.Duration
 	repoPoll  time.Duration
 	qps       float32
@@ -38,6 +39,7 @@ type controllerFlags struct {
 func (f *controllerFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.namespace, "namespace", "argocd", "control namespace holding Applications, AppProjects and settings")
 	cmd.Flags().IntVar(&f.workers, "status-processors", 20, "Applications reconciled in parallel")
+	cmd.Flags().IntVar(&f.opWorkers, "operation-processors", 10, "syncs run in parallel (within the status processors)")
 	cmd.Flags().DurationVar(&f.resync, "app-resync", 120*time.Second, "periodic refresh of every Application")
 	cmd.Flags().DurationVar(&f.repoPoll, "repo-poll-interval", 30*time.Second, "how often each followed repository revision is checked for new commits (once per repository, not per Application)")
 	cmd.Flags().Float32Var(&f.qps, "kube-api-qps", 500, "requests per second to each Kubernetes API server")
@@ -130,7 +132,7 @@ func runController(ctx context.Context, f *controllerFlags, r repo.Renderer) err
 	}
 	cfg.QPS, cfg.Burst = f.qps, f.burst
 	return controller.Run(ctx, controller.Options{
-		Config: cfg, Namespace: f.namespace, Renderer: r, Workers: f.workers, Resync: f.resync, RepoPoll: f.repoPoll,
+		Config: cfg, Namespace: f.namespace, Renderer: r, Workers: f.workers, OperationWorkers: f.opWorkers, Resync: f.resync, RepoPoll: f.repoPoll,
 		Replicas: f.replicas, Shard: shard, LeaderElection: f.elect, MetricsAddr: metricsAddr(f.metrics),
 		ApplicationNamespaces: f.appNS,
 		Log:                   slog.New(slog.NewJSONHandler(os.Stderr, nil)),
