@@ -490,7 +490,12 @@ func TestRetryThenFailAndRollback(t *testing.T) {
 	e.eventually("operation Failed after retries", func() string {
 		st := e.app("rb").Status.OperationState
 		if st != nil && st.Phase == v1alpha1.OperationFailed && st.RetryCount == 2 {
-			return ""
+			for _, c := range e.app("rb").Status.Conditions {
+				if c.Type == v1alpha1.ApplicationConditionSyncError && strings.HasPrefix(c.Message, "Failed sync attempt to ") {
+					return ""
+				}
+			}
+			return "no SyncError condition"
 		}
 		return fmt.Sprintf("%+v", st)
 	})

@@ -233,6 +233,7 @@ func (r *reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 	if res.Phase == v1alpha1.OperationSucceeded && !op.Sync.DryRun && state.SyncResult != nil {
 		appendHistory(app, state, started, op.InitiatedBy)
 	}
+	app.Status.Conditions = syncErrorCondition(app.Status.Conditions, op, state)
 	if err := status.write(ctx, app); err != nil {
 		return err
 	}
@@ -247,6 +248,26 @@ func (r *reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 		r.written.note(app)
 	}
 	return nil
+}
+
+// syncErrorCondition sets a SyncError condition after a failed automated
+// sync, as Argo CD does, and drops it after a successful sync.
+func syncErrorCondition(conds []v1alpha1.ApplicationCondition, op *v1alpha1.Operation, state *v1alpha1.OperationState) []v1alpha1.ApplicationCondition {
+	var out []v1alpha1.ApplicationCondition
+	for _, c := range conds {
+		if c.Type != v1alpha1.ApplicationConditionSyncError {
+			out = append(out, c)
+		}
+	}
+	if op.InitiatedBy.Automated && (state.Phase == v1alpha1.OperationFailed || state.Phase == v1alpha1.OperationError) {
+		rev := op.Sync.Revision
+		if state.SyncResult != nil && state.SyncResult.Revision != "" {
+			rev = state.SyncResult.Revision
+		}
+		out = append(out, v1alpha1.ApplicationCondition{Type: v1alpha1.ApplicationConditionSyncError,
+			Message: fmt.Sprintf("Failed sync attempt to %s: %s", rev, state.Message), LastTransitionTime: state.FinishedAt})
+	}
+	return out
 }
 
 // startMessage describes an operation as it starts.

@@ -75,6 +75,7 @@ type comparison struct {
 	health    v1alpha1.HealthStatusCode
 	render    *repo.Response
 	images    []string
+	urls      []string
 	// denied are the objects (desired or to prune) the project does not
 	// permit, by resourceKey, with the reason; a sync touching one fails.
 	denied map[string]string
@@ -365,6 +366,7 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 		cmp.resources = append(cmp.resources, st)
 		if liveObj != nil {
 			cmp.images = append(cmp.images, manifest.Images([]*unstructured.Unstructured{liveObj})...)
+			cmp.urls = append(cmp.urls, externalURLs(liveObj)...)
 		}
 	}
 	for k, obj := range cmp.live {
@@ -437,6 +439,7 @@ func (r *reconciler) writeComparison(app *v1alpha1.Application, cmp *comparison,
 	}
 	app.Status.Health.Status = cmp.health
 	app.Status.Summary.Images = dedupe(cmp.images)
+	app.Status.Summary.ExternalURLs = dedupe(cmp.urls)
 }
 
 // comparisonConditions are the condition types each comparison sets anew.
