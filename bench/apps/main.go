@@ -25,7 +25,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,9 +44,10 @@ func main() {
 	n := flag.Int("n", 1000, "number of Applications")
 	workers := flag.Int("workers", 20, "controller workers (--status-processors)")
 	opWorkers := flag.Int("operation-workers", 10, "concurrent syncs (--operation-processors)")
+	floorOnly := flag.Bool("floor", false, "measure the API server alone: create the apps, then make the writes any controller must (apply, status, event) with no controller running")
 	timeout := flag.Duration("timeout", 10*time.Minute, "give up after this long per phase")
 	flag.Parse()
-	if err := run(*n, *workers, *opWorkers, *timeout); err != nil {
+	if err := run(*n, *workers, *opWorkers, *timeout, *floorOnly); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
@@ -113,7 +117,7 @@ func printRequests(by map[string]int64, mu *sync.Mutex, n int) {
 // a Git webhook would announce them.
 const repoPoll = time.Second
 
-func run(n, workers, opWorkers int, timeout time.Duration) error {
+func run(n, workers, opWorkers int, timeout time.Duration, floorOnly bool) error {
 	ctx := context.Background()
 	cl, err := localcluster.Start(ctx, localcluster.Options{})
 	if err != nil {
@@ -145,6 +149,10 @@ func run(n, workers, opWorkers int, timeout time.Duration) error {
 	repoURL, err := monorepo(dir, n, "one")
 	if err != nil {
 		return err
+	}
+
+	if floorOnly {
+		return floor(ctx, c, own, n, repoURL)
 	}
 
 	var requests atomic.Int64
@@ -281,17 +289,20 @@ func parallel(n int, f func(i int) error) error {
 }
 
 func createApps(ctx context.Context, c client.Client, n int, repoURL string) error {
-	return parallel(n, func(i int) error {
-		return c.Create(ctx, &v1alpha1.Application{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%05d", i), Namespace: "argocd"},
-			Spec: v1alpha1.ApplicationSpec{
-				Project:     "default",
-				Source:      &v1alpha1.ApplicationSource{RepoURL: repoURL, Path: fmt.Sprintf("apps/app-%05d", i), TargetRevision: "main"},
-				Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "apps"},
-				SyncPolicy:  &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Prune: true}},
-			},
-		})
-	})
+	return parallel(n, func(i int) error { return c.Create(ctx, newApp(i, repoURL)) })
+}
+
+// newApp is the i-th Application: automated, one ConfigMap from the monorepo.
+func newApp(i int, repoURL string) *v1alpha1.Application {
+	return &v1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%05d", i), Namespace: "argocd"},
+		Spec: v1alpha1.ApplicationSpec{
+			Project:     "default",
+			Source:      &v1alpha1.ApplicationSource{RepoURL: repoURL, Path: fmt.Sprintf("apps/app-%05d", i), TargetRevision: "main"},
+			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "apps"},
+			SyncPolicy:  &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Prune: true}},
+		},
+	}
 }
 
 // waitSynced polls until n Applications are Synced (at revision, if set).
@@ -320,6 +331,63 @@ func waitSynced(ctx context.Context, c client.Reader, n int, revision string, ti
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
+}
+
+// floor times, with no controller, what the API server needs for the
+// writes any controller must make for n one-ConfigMap apps: creating the
+// Applications, then for each an apply of its ConfigMap, a status write
+// like Capstan's and an Event, 20 at a time.
+func floor(ctx context.Context, c client.Client, cfg *rest.Config, n int, repoURL string) error {
+	start := time.Now()
+	if err := createApps(ctx, c, n, repoURL); err != nil {
+		return err
+	}
+	created := time.Since(start)
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	writes := time.Now()
+	err = parallel(n, func(i int) error {
+		name := fmt.Sprintf("app-%05d", i)
+		cm := fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":%q,"namespace":"apps","annotations":{%q:%q}},"data":{"value":"one"}}`,
+			name, v1alpha1.AnnotationTrackingID, name+":/ConfigMap:apps/"+name)
+		force := true
+		if _, err := kube.CoreV1().ConfigMaps("apps").Patch(ctx, name, types.ApplyPatchType, []byte(cm), metav1.PatchOptions{FieldManager: "capstan", Force: &force}); err != nil {
+			return err
+		}
+		app := newApp(i, repoURL) // as created: a merge patch needs no read
+		orig := app.DeepCopy()
+		now := metav1.Now()
+		res := v1alpha1.ResourceStatus{Version: "v1", Kind: "ConfigMap", Namespace: "apps", Name: name, Status: v1alpha1.SyncStatusCodeSynced}
+		app.Status = v1alpha1.ApplicationStatus{
+			Resources: []v1alpha1.ResourceStatus{res}, ReconciledAt: &now, SourceType: v1alpha1.SourceTypeDirectory,
+			Sync:   v1alpha1.SyncStatus{Status: v1alpha1.SyncStatusCodeSynced, Revision: strings.Repeat("a", 40), ComparedTo: v1alpha1.ComparedTo{Source: *app.Spec.Source, Destination: app.Spec.Destination}},
+			Health: v1alpha1.AppHealthStatus{Status: v1alpha1.HealthStatusHealthy, LastTransitionTime: &now},
+			OperationState: &v1alpha1.OperationState{Operation: v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: strings.Repeat("a", 40)}, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}},
+				Phase: v1alpha1.OperationSucceeded, Message: "successfully synced (all tasks run)", StartedAt: now, FinishedAt: &now,
+				SyncResult: &v1alpha1.SyncOperationResult{Revision: strings.Repeat("a", 40), Source: *app.Spec.Source,
+					Resources: []*v1alpha1.ResourceResult{{Version: "v1", Kind: "ConfigMap", Namespace: "apps", Name: name, Status: v1alpha1.ResultCodeSynced, Message: "applied", SyncPhase: v1alpha1.SyncPhaseSync}}}},
+			History: []v1alpha1.RevisionHistory{{ID: 0, Revision: strings.Repeat("a", 40), Source: *app.Spec.Source, DeployedAt: now, DeployStartedAt: &now, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}}},
+		}
+		if err := c.Status().Patch(ctx, app, client.MergeFrom(orig)); err != nil {
+			return err
+		}
+		_, err := kube.EventsV1().Events("argocd").Create(ctx, &eventsv1.Event{
+			ObjectMeta: metav1.ObjectMeta{GenerateName: name + "-"}, EventTime: metav1.NewMicroTime(time.Now()),
+			ReportingController: "bench", ReportingInstance: "bench", Action: "Sync", Reason: "OperationCompleted", Type: corev1.EventTypeNormal,
+			Regarding: corev1.ObjectReference{Kind: "Application", Namespace: "argocd", Name: name}, Note: "Automated sync operation succeeded",
+		}, metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("apps=%d, API server alone (no controller)\n", n)
+	fmt.Printf("create: %d Applications created in %s\n", n, created.Round(time.Millisecond))
+	fmt.Printf("writes: %d ConfigMap applies, status writes and Events in %s (%s including the creation)\n",
+		n, time.Since(writes).Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	return nil
 }
 
 // slimApplication keeps only what waitSynced reads of an Application.
