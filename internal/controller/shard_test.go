@@ -104,10 +104,19 @@ func TestShardsSplitClusters(t *testing.T) {
 	cmApp(t, e, "on-shard-1", remote.URL, "b", v1alpha1.ApplicationDestination{Name: "c1", Namespace: dest})
 	e.waitSyncedHealthy("on-shard-0")
 	e.waitSyncedHealthy("on-shard-1")
+	// The log line follows the status write: wait for it.
 	for shard := range 2 {
-		mine, other := fmt.Sprintf("%s/on-shard-%d", ns, shard), fmt.Sprintf("%s/on-shard-%d", ns, 1-shard)
-		if !logs[shard].reconciled(mine) || logs[shard].reconciled(other) {
-			t.Errorf("shard %d: reconciled its own app %v, the other shard's %v", shard, logs[shard].reconciled(mine), logs[shard].reconciled(other))
+		mine := fmt.Sprintf("%s/on-shard-%d", ns, shard)
+		e.eventually(fmt.Sprintf("shard %d logs its app", shard), func() string {
+			if !logs[shard].reconciled(mine) {
+				return "no reconcile of " + mine
+			}
+			return ""
+		})
+	}
+	for shard := range 2 {
+		if other := fmt.Sprintf("%s/on-shard-%d", ns, 1-shard); logs[shard].reconciled(other) {
+			t.Errorf("shard %d reconciled the other shard's app", shard)
 		}
 	}
 }
@@ -131,17 +140,26 @@ func TestStandbyTakesOver(t *testing.T) {
 	})
 	cmApp(t, e, "first", remote.URL, "a", dest)
 	e.waitSyncedHealthy("first")
-	leader := 0
-	if logs[1].reconciled(ns + "/first") {
-		leader = 1
-	}
+	leader := -1
+	e.eventually("a leader's reconcile logged", func() string {
+		for i := range 2 {
+			if logs[i].reconciled(ns + "/first") {
+				leader = i
+				return ""
+			}
+		}
+		return "no reconcile logged"
+	})
 	if logs[1-leader].reconciled(ns + "/first") {
 		t.Fatal("both replicas reconciled: no leader election")
 	}
 	envs[leader].stop()
 	cmApp(t, e, "second", remote.URL, "b", dest)
 	e.waitSyncedHealthy("second")
-	if !logs[1-leader].reconciled(ns + "/second") {
-		t.Error("the standby did not take over")
-	}
+	e.eventually("the standby took over", func() string {
+		if !logs[1-leader].reconciled(ns + "/second") {
+			return "no reconcile of second by the standby"
+		}
+		return ""
+	})
 }
