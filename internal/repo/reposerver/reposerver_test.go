@@ -120,8 +120,8 @@ func TestDeadlinePropagates(t *testing.T) {
 	_, err := client.Render(ctx, &repo.Request{})
 	// gRPC reports the expiry as DeadlineExceeded or, when the stream is
 	// reset first, as a cancellation; either way the call must fail.
-	if err == nil || ctx.Err() == nil {
-		t.Errorf("got %v before the deadline, want the call cut off by it", err)
+	if !IsCode(err, "DeadlineExceeded") && !IsCode(err, "Canceled") {
+		t.Errorf("got %v, want the call cut off by the deadline", err)
 	}
 	if time.Since(start) > 10*time.Second {
 		t.Error("the server did not stop at the caller's deadline")
