@@ -21,6 +21,9 @@ func (w *writtenVersions) note(obj client.Object) {
 	}
 }
 
+// forget drops what is remembered of a deleted Application.
+func (w *writtenVersions) forget(namespace, name string) { w.m.Delete(namespace + "/" + name) }
+
 // stale reports whether obj is older than the last write to it.
 func (w *writtenVersions) stale(obj client.Object) bool {
 	key := obj.GetNamespace() + "/" + obj.GetName()
