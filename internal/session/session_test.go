@@ -1,0 +1,97 @@
+package session
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/crypto/bcrypt"
+)
+
+// clock is a settable time for the tests.
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+func newManager(t *testing.T, key string) (*Manager, *clock) {
+	t.Helper()
+	m, err := NewManager([]byte(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &clock{t: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)}
+	m.now = c.now
+	return m, c
+}
+
+func TestTokens(t *testing.T) {
+	m, c := newManager(t, "server-secret-key")
+	tok, err := m.Create("admin", time.Hour, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims, err := m.Parse(tok)
+	if err != nil || claims.Subject != "admin" || claims.Issuer != "argocd" || !claims.ExpiresAt.Equal(c.t.Add(time.Hour)) {
+		t.Fatalf("Parse = %+v, %v", claims, err)
+	}
+	key, _ := m.Create("image-updater", 0, "token-id-1")
+	if claims, err := m.Parse(key); err != nil || claims.ID != "token-id-1" || claims.ExpiresAt != nil {
+		t.Errorf("an API key without expiry: %+v, %v", claims, err)
+	}
+
+	c.t = c.t.Add(2 * time.Hour)
+	if _, err := m.Parse(tok); !errors.Is(err, ErrExpiredSession) {
+		t.Errorf("an expired session: %v", err)
+	}
+	if _, err := m.Parse(key); err != nil {
+		t.Errorf("an API key without expiry stopped working: %v", err)
+	}
+
+	other, _ := newManager(t, "another-key")
+	if _, err := other.Parse(key); !errors.Is(err, ErrInvalidToken) {
+		t.Errorf("a token signed with another key: %v", err)
+	}
+	none := jwt.NewWithClaims(jwt.SigningMethodNone, jwt.RegisteredClaims{Issuer: Issuer, Subject: "admin"})
+	unsigned, _ := none.SignedString(jwt.UnsafeAllowNoneSignatureType)
+	if _, err := m.Parse(unsigned); !errors.Is(err, ErrInvalidToken) {
+		t.Errorf("an unsigned token: %v", err)
+	}
+	foreign, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.RegisteredClaims{Issuer: "someone-else", Subject: "admin"}).SignedString([]byte("server-secret-key"))
+	if _, err := m.Parse(foreign); !errors.Is(err, ErrInvalidToken) {
+		t.Errorf("a token of another issuer: %v", err)
+	}
+	if _, err := m.Parse(strings.Repeat("x", 20)); !errors.Is(err, ErrInvalidToken) {
+		t.Errorf("garbage: %v", err)
+	}
+	if _, err := NewManager(nil); err == nil {
+		t.Error("a Manager without a key")
+	}
+}
+
+func TestLoginsAreRateLimited(t *testing.T) {
+	m, c := newManager(t, "k")
+	hash, _ := bcrypt.GenerateFromPassword([]byte("right"), bcrypt.MinCost)
+	if err := m.VerifyPassword("admin", "right", hash); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.VerifyPassword("nobody", "right", nil); !errors.Is(err, ErrInvalidLogin) {
+		t.Errorf("an unknown user: %v", err)
+	}
+	for range DefaultMaxFailures {
+		if err := m.VerifyPassword("admin", "wrong", hash); !errors.Is(err, ErrInvalidLogin) {
+			t.Fatalf("a wrong password: %v", err)
+		}
+	}
+	if err := m.VerifyPassword("admin", "right", hash); !errors.Is(err, ErrTooManyLogins) {
+		t.Errorf("after %d failures the right password: %v, want refused", DefaultMaxFailures, err)
+	}
+	if err := m.VerifyPassword("alice", "wrong", hash); !errors.Is(err, ErrInvalidLogin) {
+		t.Errorf("another user is not locked out: %v", err)
+	}
+	c.t = c.t.Add(DefaultFailureWindow + time.Second)
+	if err := m.VerifyPassword("admin", "right", hash); err != nil {
+		t.Errorf("after the window the right password: %v", err)
+	}
+}
