@@ -30,9 +30,9 @@ g, image-updater, role:image-updater
 }
 
 type check struct {
-	subjects               []string
+	subjects              []string
 	resource, action, obj string
-	want                   bool
+	want                  bool
 }
 
 func run(t *testing.T, e *Enforcer, checks []check) {
