@@ -1,0 +1,225 @@
+// Package server is Capstan's API server: Argo CD's REST paths and JSON
+// shapes on one port, TLS by default with the certificate kept in
+// argocd-secret (plain HTTP on that port is redirected to HTTPS), local
+// accounts with sessions and API keys, and RBAC on every call.
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/internal/session"
+	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/version"
+)
+
+// tokenCookie carries the session token for browsers, as Argo CD's UI uses.
+const tokenCookie = "argocd.token"
+
+// Options configure a Server. Client and Namespace are required.
+type Options struct {
+	// Client reads and writes Capstan's objects (a cached client in production).
+	Client client.Client
+	// Namespace is the control namespace holding argocd-* settings.
+	Namespace string
+	// Insecure serves plain HTTP (behind a TLS-terminating ingress).
+	Insecure bool
+	// Hosts are the names the generated certificate is for. Default localhost.
+	Hosts []string
+	// Log receives errors. Default: slog's default logger.
+	Log *slog.Logger
+}
+
+// Server serves the API.
+type Server struct {
+	opts     Options
+	secret   *settings.ServerSecret
+	sessions *session.Manager
+	mux      *http.ServeMux
+}
+
+// New prepares a Server: it fills in argocd-secret on first start (secret
+// key, admin password, certificate) and registers the routes.
+func New(ctx context.Context, opts Options) (*Server, error) {
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	if len(opts.Hosts) == 0 {
+		opts.Hosts = []string{"localhost", "127.0.0.1", "argocd-server"}
+	}
+	secret, err := settings.EnsureServerSecret(ctx, opts.Client, opts.Namespace, opts.Hosts)
+	if err != nil {
+		return nil, err
+	}
+	sessions, err := session.NewManager(secret.SecretKey)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: opts, secret: secret, sessions: sessions, mux: http.NewServeMux()}
+	s.routes()
+	return s, nil
+}
+
+func (s *Server) routes() {
+	s.mux.HandleFunc("GET /api/version", s.version)
+	s.mux.HandleFunc("POST /api/v1/session", s.login)
+	s.mux.HandleFunc("DELETE /api/v1/session", s.logout)
+	s.mux.HandleFunc("GET /api/v1/session/userinfo", s.userInfo)
+}
+
+// Handler is the API as an http.Handler.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Serve serves on l until ctx ends: TLS (plain HTTP redirected) unless
+// Insecure.
+func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	srv := &http.Server{Handler: s.mux, ReadHeaderTimeout: 30 * time.Second}
+	if !s.opts.Insecure {
+		l = newTLSOrRedirect(l, &tls.Config{Certificates: []tls.Certificate{s.secret.Certificate}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}})
+	}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func (s *Server) version(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, version.Get())
+}
+
+type loginRequest struct {
+	Username string `json:"username"`
+	Password string `json:"password"`
+}
+
+// login checks a local account's password and returns a session token
+// (also set as the argocd.token cookie).
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	var req loginRequest
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid login request: "+err.Error())
+		return
+	}
+	accounts, err := settings.Accounts(r.Context(), s.opts.Client, s.opts.Namespace)
+	if err != nil {
+		s.internal(w, err)
+		return
+	}
+	var hash []byte
+	if a := accounts[req.Username]; a != nil && a.Enabled && a.Can(settings.CapabilityLogin) {
+		hash = a.PasswordHash
+	}
+	if err := s.sessions.VerifyPassword(req.Username, req.Password, hash); err != nil {
+		writeError(w, http.StatusUnauthorized, err.Error())
+		return
+	}
+	token, err := s.sessions.Create(req.Username, session.DefaultTTL, "")
+	if err != nil {
+		s.internal(w, err)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: token, Path: "/", HttpOnly: true, Secure: !s.opts.Insecure, SameSite: http.SameSiteLaxMode})
+	writeJSON(w, http.StatusOK, map[string]string{"token": token})
+}
+
+func (s *Server) logout(w http.ResponseWriter, _ *http.Request) {
+	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: !s.opts.Insecure})
+	writeJSON(w, http.StatusOK, map[string]string{})
+}
+
+type userInfo struct {
+	LoggedIn bool     `json:"loggedIn"`
+	Username string   `json:"username,omitempty"`
+	Issuer   string   `json:"iss,omitempty"`
+	Groups   []string `json:"groups,omitempty"`
+}
+
+func (s *Server) userInfo(w http.ResponseWriter, r *http.Request) {
+	c, err := s.authenticate(r)
+	if err != nil {
+		writeJSON(w, http.StatusOK, userInfo{LoggedIn: false})
+		return
+	}
+	writeJSON(w, http.StatusOK, userInfo{LoggedIn: true, Username: c.Subject, Issuer: c.Issuer})
+}
+
+// authenticate returns the caller's claims from a bearer token or the
+// session cookie. A session needs an enabled account that may log in and
+// was issued after its password last changed; an API key (a token with
+// an id) needs an account with apiKey whose token list still has the id.
+func (s *Server) authenticate(r *http.Request) (*session.Claims, error) {
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		if c, err := r.Cookie(tokenCookie); err == nil {
+			token = c.Value
+		}
+	}
+	if token == "" {
+		return nil, errors.New("no session information")
+	}
+	claims, err := s.sessions.Parse(token)
+	if err != nil {
+		return nil, err
+	}
+	accounts, err := settings.Accounts(r.Context(), s.opts.Client, s.opts.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	a := accounts[claims.Subject]
+	if a == nil || !a.Enabled {
+		return nil, fmt.Errorf("account %s does not exist or is disabled", claims.Subject)
+	}
+	if claims.ID != "" {
+		for _, t := range a.Tokens {
+			if t.ID == claims.ID && a.Can(settings.CapabilityAPIKey) {
+				return claims, nil
+			}
+		}
+		return nil, fmt.Errorf("account %s has no token with id %s", claims.Subject, claims.ID)
+	}
+	if !a.Can(settings.CapabilityLogin) {
+		return nil, fmt.Errorf("account %s cannot log in", claims.Subject)
+	}
+	if a.PasswordMtime != nil && claims.IssuedAt != nil && claims.IssuedAt.Before(a.PasswordMtime.Truncate(time.Second)) {
+		return nil, errors.New("session was issued before the password last changed")
+	}
+	return claims, nil
+}
+
+func (s *Server) internal(w http.ResponseWriter, err error) {
+	s.opts.Log.Error("API request failed", "error", err)
+	writeError(w, http.StatusInternalServerError, err.Error())
+}
+
+// grpcCodes are the gRPC status codes Argo CD's REST gateway puts in error
+// bodies beside the HTTP status.
+var grpcCodes = map[int]int{
+	http.StatusBadRequest: 3, http.StatusUnauthorized: 16, http.StatusForbidden: 7,
+	http.StatusNotFound: 5, http.StatusConflict: 6, http.StatusInternalServerError: 13,
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]any{"error": msg, "message": msg, "code": grpcCodes[status]})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,170 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+)
+
+var cluster *localcluster.Cluster
+
+func TestMain(m *testing.M) {
+	os.Exit(localcluster.RunTests(m, localcluster.Options{}, &cluster))
+}
+
+type fixture struct {
+	t      *testing.T
+	c      client.Client
+	ns     string
+	srv    *Server
+	base   string
+	client *http.Client
+}
+
+// start runs a Server on a free port of 127.0.0.1.
+func start(t *testing.T, insecure bool) *fixture {
+	t.Helper()
+	c, err := kube.NewClient(cluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := cluster.NewNamespace(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	srv, err := New(ctx, Options{Client: c, Namespace: ns, Insecure: insecure})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ctx, l) }()
+	f := &fixture{t: t, c: c, ns: ns, srv: srv, base: "http://" + l.Addr().String(), client: &http.Client{Timeout: 10 * time.Second}}
+	if !insecure {
+		pool := x509.NewCertPool()
+		leaf, _ := x509.ParseCertificate(srv.secret.Certificate.Certificate[0])
+		pool.AddCert(leaf)
+		f.base = "https://" + l.Addr().String()
+		f.client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	}
+	return f
+}
+
+// call sends a request and decodes the JSON answer into out.
+func (f *fixture) call(method, path, body, token string, out any) int {
+	f.t.Helper()
+	req, _ := http.NewRequest(method, f.base+path, strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := f.client.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			f.t.Fatalf("%s %s: %v: %s", method, path, err, data)
+		}
+	}
+	return resp.StatusCode
+}
+
+func (f *fixture) initialPassword() string {
+	s := &corev1.Secret{}
+	if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: f.ns, Name: settings.InitialAdminSecretName}, s); err != nil {
+		f.t.Fatal(err)
+	}
+	return string(s.Data["password"])
+}
+
+func TestTLSVersionAndRedirect(t *testing.T) {
+	f := start(t, false)
+	var v map[string]string
+	if code := f.call("GET", "/api/version", "", "", &v); code != 200 || v["Version"] == "" {
+		t.Errorf("version: %d %v", code, v)
+	}
+	plain := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	addr := strings.TrimPrefix(f.base, "https://")
+	resp, err := plain.Get("http://" + addr + "/api/version?x=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTemporaryRedirect || resp.Header.Get("Location") != "https://"+addr+"/api/version?x=1" {
+		t.Errorf("plain HTTP: %d to %q, want a redirect to HTTPS", resp.StatusCode, resp.Header.Get("Location"))
+	}
+}
+
+func TestLoginSessionsAndAPIKeys(t *testing.T) {
+	f := start(t, false)
+	var failed map[string]any
+	if code := f.call("POST", "/api/v1/session", `{"username":"admin","password":"wrong"}`, "", &failed); code != 401 || failed["code"] != float64(16) {
+		t.Errorf("wrong password: %d %v", code, failed)
+	}
+	var login map[string]string
+	if code := f.call("POST", "/api/v1/session", `{"username":"admin","password":"`+f.initialPassword()+`"}`, "", &login); code != 200 || login["token"] == "" {
+		t.Fatalf("login: %d %v", code, login)
+	}
+	var info userInfo
+	f.call("GET", "/api/v1/session/userinfo", "", login["token"], &info)
+	if !info.LoggedIn || info.Username != "admin" || info.Issuer != "argocd" {
+		t.Errorf("userinfo = %+v", info)
+	}
+	f.call("GET", "/api/v1/session/userinfo", "", "not-a-token", &info)
+	if info.LoggedIn {
+		t.Error("a bad token is logged in")
+	}
+
+	// An API key of seed 002's account works until it is revoked.
+	ctx := context.Background()
+	if err := f.c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
+		Data: map[string]string{"accounts.image-updater": "apiKey"}}); err != nil {
+		t.Fatal(err)
+	}
+	key, err := f.srv.sessions.Create("image-updater", 0, "key-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := settings.AddToken(ctx, f.c, f.ns, "image-updater", settings.Token{ID: "key-1", IssuedAt: time.Now().Unix()}); err != nil {
+		t.Fatal(err)
+	}
+	if f.call("GET", "/api/v1/session/userinfo", "", key, &info); !info.LoggedIn || info.Username != "image-updater" {
+		t.Errorf("API key: %+v", info)
+	}
+	if code := f.call("POST", "/api/v1/session", `{"username":"image-updater","password":"x"}`, "", nil); code != 401 {
+		t.Errorf("an apiKey-only account logged in with a password: %d", code)
+	}
+	if err := settings.RemoveToken(ctx, f.c, f.ns, "image-updater", "key-1"); err != nil {
+		t.Fatal(err)
+	}
+	if f.call("GET", "/api/v1/session/userinfo", "", key, &info); info.LoggedIn {
+		t.Error("a revoked API key still works")
+	}
+}
+
+func TestInsecureServesPlainHTTP(t *testing.T) {
+	f := start(t, true)
+	var v map[string]string
+	if code := f.call("GET", "/api/version", "", "", &v); code != 200 || v["Version"] == "" {
+		t.Errorf("version over plain HTTP: %d %v", code, v)
+	}
+}
