@@ -141,10 +141,11 @@ func runController(ctx context.Context, f *controllerFlags, r repo.Renderer) err
 
 func newRunCommand() *cobra.Command {
 	f := &controllerFlags{}
+	sf := &serverFlags{}
 	var root, redisAddr, repoListen string
 	cmd := &cobra.Command{
 		Use:   "run",
-		Short: "Run every component in one process (repo server in-process)",
+		Short: "Run every component in one process: controller, API server, repo server in-process",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -157,6 +158,7 @@ func newRunCommand() *cobra.Command {
 			defer closeCache()
 			g, ctx := errgroup.WithContext(ctx)
 			g.Go(func() error { return runController(ctx, f, svc) })
+			g.Go(func() error { return runServer(ctx, sf, f.namespace, log) })
 			if repoListen != "" {
 				g.Go(func() error { return serveRepo(ctx, log, repoListen, svc) })
 			}
@@ -164,6 +166,7 @@ func newRunCommand() *cobra.Command {
 		},
 	}
 	f.add(cmd)
+	sf.add(cmd, "server-")
 	cmd.Flags().StringVar(&root, "root", filepath.Join(os.TempDir(), "capstan"), "directory for repository clones and charts")
 	cmd.Flags().StringVar(&redisAddr, "redis", "", "Redis host:port for the manifest cache (default: in memory)")
 	cmd.Flags().StringVar(&repoListen, "repo-server-listen", "", "also serve the repo server over gRPC on this address")

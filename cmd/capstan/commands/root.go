@@ -19,7 +19,7 @@ func NewRoot() *cobra.Command {
 		// main prints errors as one line; see Execute.
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCommand(), newRenderCommand(), newRepoServerCommand(), newAdminCommand(), newControllerCommand(), newRunCommand())
+	root.AddCommand(newVersionCommand(), newRenderCommand(), newRepoServerCommand(), newAdminCommand(), newControllerCommand(), newServerCommand(), newRunCommand())
 	return root
 }
 

@@ -1,0 +1,70 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
+
+	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/server"
+)
+
+type serverFlags struct {
+	port     int
+	insecure bool
+}
+
+func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
+	cmd.Flags().IntVar(&f.port, prefix+"port", 8080, "port of the API server (REST, TLS unless --"+prefix+"insecure); 0: off")
+	cmd.Flags().BoolVar(&f.insecure, prefix+"insecure", false, "serve the API over plain HTTP, behind a TLS-terminating ingress")
+}
+
+func newServerCommand() *cobra.Command {
+	f := &serverFlags{}
+	var namespace string
+	cmd := &cobra.Command{
+		Use:   "server",
+		Short: "Serve the API (Argo CD's REST paths) on one port, TLS by default",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runServer(ctx, f, namespace, slog.New(slog.NewJSONHandler(os.Stderr, nil)))
+		},
+	}
+	f.add(cmd, "")
+	cmd.Flags().StringVar(&namespace, "namespace", "argocd", "control namespace holding Applications, AppProjects and settings")
+	return cmd
+}
+
+// runServer serves the API until ctx ends.
+func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.Logger) error {
+	if f.port <= 0 {
+		return nil
+	}
+	cfg, err := ctrlconfig.GetConfig()
+	if err != nil {
+		return err
+	}
+	c, err := kube.NewClient(cfg)
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(ctx, server.Options{Client: c, Namespace: namespace, Insecure: f.insecure, Log: log})
+	if err != nil {
+		return err
+	}
+	l, err := net.Listen("tcp", fmt.Sprintf(":%d", f.port))
+	if err != nil {
+		return fmt.Errorf("API server: %w", err)
+	}
+	log.Info("serving the API", "addr", l.Addr().String(), "tls", !f.insecure)
+	return srv.Serve(ctx, l)
+}
