@@ -75,6 +75,8 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /api/v1/session", s.login)
 	s.mux.HandleFunc("DELETE /api/v1/session", s.logout)
 	s.mux.HandleFunc("GET /api/v1/session/userinfo", s.userInfo)
+	s.mux.HandleFunc("GET /api/v1/applications", s.authorized(s.listApplications))
+	s.mux.HandleFunc("GET /api/v1/applications/{name}", s.authorized(s.getApplication))
 }
 
 // Handler is the API as an http.Handler.
@@ -171,7 +173,7 @@ func (s *Server) authenticate(r *http.Request) (*session.Claims, error) {
 		}
 	}
 	if token == "" {
-		return nil, errors.New("no session information")
+		return nil, errNoSession
 	}
 	claims, err := s.sessions.Parse(token)
 	if err != nil {

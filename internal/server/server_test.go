@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
@@ -166,5 +167,79 @@ func TestInsecureServesPlainHTTP(t *testing.T) {
 	var v map[string]string
 	if code := f.call("GET", "/api/version", "", "", &v); code != 200 || v["Version"] == "" {
 		t.Errorf("version over plain HTTP: %d %v", code, v)
+	}
+}
+
+func TestApplicationsFollowRBAC(t *testing.T) {
+	ctx := context.Background()
+	if err := kube.InstallCRDs(ctx, cluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	f := start(t, false)
+	for _, o := range []client.Object{
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
+			Data: map[string]string{"accounts.image-updater": "apiKey", "accounts.team-a": "apiKey"}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "argocd-rbac-cm", Namespace: f.ns}, Data: map[string]string{
+			"policy.csv": "p, role:image-updater, applications, get, */*, allow\ng, image-updater, role:image-updater\np, team-a, applications, get, team-a/*, allow\n"}},
+	} {
+		if err := f.c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, a := range []struct{ name, project string }{{"web", "team-a"}, {"db", "team-b"}} {
+		app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: a.name, Namespace: f.ns, Labels: map[string]string{"tier": a.name}},
+			Spec: v1alpha1.ApplicationSpec{Project: a.project, Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc"},
+				Source: &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/x.git"}}}
+		if err := f.c.Create(ctx, app); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key := func(account string) string {
+		tok, _ := f.srv.sessions.Create(account, 0, account+"-key")
+		if err := settings.AddToken(ctx, f.c, f.ns, account, settings.Token{ID: account + "-key", IssuedAt: time.Now().Unix()}); err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	updater, teamA := key("image-updater"), key("team-a")
+	names := func(token, query string) []string {
+		var list v1alpha1.ApplicationList
+		if code := f.call("GET", "/api/v1/applications"+query, "", token, &list); code != 200 {
+			t.Fatalf("list%s: %d", query, code)
+		}
+		var out []string
+		for _, a := range list.Items {
+			out = append(out, a.Name)
+		}
+		return out
+	}
+	if got := names(updater, ""); strings.Join(got, ",") != "db,web" {
+		t.Errorf("image-updater sees %v", got)
+	}
+	if got := names(teamA, ""); strings.Join(got, ",") != "web" {
+		t.Errorf("team-a sees %v, want only its project's app", got)
+	}
+	if got := names(updater, "?projects=team-b"); strings.Join(got, ",") != "db" {
+		t.Errorf("projects filter: %v", got)
+	}
+	if got := names(updater, "?selector=tier%3Dweb"); strings.Join(got, ",") != "web" {
+		t.Errorf("selector filter: %v", got)
+	}
+	var app v1alpha1.Application
+	if code := f.call("GET", "/api/v1/applications/web", "", teamA, &app); code != 200 || app.Spec.Project != "team-a" {
+		t.Errorf("team-a gets web: %d %+v", code, app.Spec)
+	}
+	var e map[string]any
+	if code := f.call("GET", "/api/v1/applications/db", "", teamA, &e); code != 403 || e["code"] != float64(7) {
+		t.Errorf("team-a gets db: %d %v, want 403", code, e)
+	}
+	if code := f.call("GET", "/api/v1/applications/nope", "", updater, nil); code != 404 {
+		t.Errorf("a missing app for a reader of every project: %d, want 404", code)
+	}
+	if code := f.call("GET", "/api/v1/applications/nope", "", teamA, nil); code != 403 {
+		t.Errorf("a missing app for team-a: %d, want 403 (names do not leak)", code)
+	}
+	if code := f.call("GET", "/api/v1/applications", "", "", nil); code != 401 {
+		t.Errorf("no token: %d, want 401", code)
 	}
 }
