@@ -36,6 +36,11 @@ type Options struct {
 	Insecure bool
 	// Hosts are the names the generated certificate is for. Default localhost.
 	Hosts []string
+	// RepoChanged, if set, hears of each repository URL a Git webhook
+	// reports pushed (the in-process controller checks it at once).
+	// Otherwise the Applications following the pushed branch get the
+	// refresh annotation.
+	RepoChanged func(repoURL string)
 	// Log receives errors. Default: slog's default logger.
 	Log *slog.Logger
 }
@@ -75,6 +80,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /api/v1/session", s.login)
 	s.mux.HandleFunc("DELETE /api/v1/session", s.logout)
 	s.mux.HandleFunc("GET /api/v1/session/userinfo", s.userInfo)
+	s.mux.HandleFunc("POST /api/webhook", s.webhook)
 	s.mux.HandleFunc("GET /api/v1/applications", s.authorized(s.listApplications))
 	s.mux.HandleFunc("GET /api/v1/applications/{name}", s.authorized(s.getApplication))
 }

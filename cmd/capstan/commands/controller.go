@@ -113,7 +113,7 @@ func newControllerCommand() *cobra.Command {
 			defer client.Close()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runController(ctx, f, client)
+			return runController(ctx, f, client, nil)
 		},
 	}
 	f.add(cmd)
@@ -121,7 +121,9 @@ func newControllerCommand() *cobra.Command {
 	return cmd
 }
 
-func runController(ctx context.Context, f *controllerFlags, r repo.Renderer) error {
+// runController runs the controller; changes, if set, names repositories
+// that Git webhooks reported pushed.
+func runController(ctx context.Context, f *controllerFlags, r repo.Renderer, changes <-chan string) error {
 	cfg, err := ctrlconfig.GetConfig()
 	if err != nil {
 		return err
@@ -134,8 +136,8 @@ func runController(ctx context.Context, f *controllerFlags, r repo.Renderer) err
 	return controller.Run(ctx, controller.Options{
 		Config: cfg, Namespace: f.namespace, Renderer: r, Workers: f.workers, OperationWorkers: f.opWorkers, Resync: f.resync, RepoPoll: f.repoPoll,
 		Replicas: f.replicas, Shard: shard, LeaderElection: f.elect, MetricsAddr: metricsAddr(f.metrics),
-		ApplicationNamespaces: f.appNS,
-		Log:                   slog.New(slog.NewJSONHandler(os.Stderr, nil)),
+		ApplicationNamespaces: f.appNS, RepoChanges: changes,
+		Log: slog.New(slog.NewJSONHandler(os.Stderr, nil)),
 	})
 }
 
@@ -157,8 +159,18 @@ func newRunCommand() *cobra.Command {
 			}
 			defer closeCache()
 			g, ctx := errgroup.WithContext(ctx)
-			g.Go(func() error { return runController(ctx, f, svc) })
-			g.Go(func() error { return runServer(ctx, sf, f.namespace, log) })
+			// Git webhooks reach the controller directly: one repository
+			// check instead of an annotation on every Application.
+			changes := make(chan string, 64)
+			g.Go(func() error { return runController(ctx, f, svc, changes) })
+			g.Go(func() error {
+				return runServer(ctx, sf, f.namespace, log, func(url string) {
+					select {
+					case changes <- url:
+					default: // a check is already pending; the poll catches up anyway
+					}
+				})
+			})
 			if repoListen != "" {
 				g.Go(func() error { return serveRepo(ctx, log, repoListen, svc) })
 			}

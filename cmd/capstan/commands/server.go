@@ -36,7 +36,7 @@ func newServerCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runServer(ctx, f, namespace, slog.New(slog.NewJSONHandler(os.Stderr, nil)))
+			return runServer(ctx, f, namespace, slog.New(slog.NewJSONHandler(os.Stderr, nil)), nil)
 		},
 	}
 	f.add(cmd, "")
@@ -44,8 +44,9 @@ func newServerCommand() *cobra.Command {
 	return cmd
 }
 
-// runServer serves the API until ctx ends.
-func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.Logger) error {
+// runServer serves the API until ctx ends; repoChanged, if set, hears of
+// pushed repositories (the in-process controller).
+func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.Logger, repoChanged func(string)) error {
 	if f.port <= 0 {
 		return nil
 	}
@@ -57,7 +58,7 @@ func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.
 	if err != nil {
 		return err
 	}
-	srv, err := server.New(ctx, server.Options{Client: c, Namespace: namespace, Insecure: f.insecure, Log: log})
+	srv, err := server.New(ctx, server.Options{Client: c, Namespace: namespace, Insecure: f.insecure, Log: log, RepoChanged: repoChanged})
 	if err != nil {
 		return err
 	}

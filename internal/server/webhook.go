@@ -1,0 +1,272 @@
+package server
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash"
+	"io"
+	"net/http"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/repo/git"
+	"github.com/capstan-cd/capstan/internal/settings"
+)
+
+// push is what a Git push event says, whatever the provider.
+type push struct {
+	urls          []string // the repository's URLs (web, HTTPS, SSH)
+	ref           string   // refs/heads/<branch> or refs/tags/<tag>
+	defaultBranch string   // when the provider says
+}
+
+// webhook answers POST /api/webhook: a push event from GitHub, GitLab,
+// Bitbucket Cloud or Server, Gitea or Gogs, checked against the secret
+// argocd-secret configures for that provider, refreshes the Applications
+// that follow the pushed repository.
+func (s *Server) webhook(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 10<<20))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "reading the webhook payload: "+err.Error())
+		return
+	}
+	secret := &corev1.Secret{}
+	if err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: s.opts.Namespace, Name: settings.ServerSecretName}, secret); err != nil {
+		s.internal(w, err)
+		return
+	}
+	p, err := parsePush(r.Header, body, func(k string) string { return string(secret.Data[k]) })
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if p == nil {
+		writeJSON(w, http.StatusOK, map[string]string{}) // not a push: nothing to do
+		return
+	}
+	if err := s.refreshFollowers(r, p); err != nil {
+		s.internal(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{})
+}
+
+// parsePush identifies the provider by its event header, verifies the
+// request with the provider's secret (when one is configured) and reads
+// the push. A nil push is another event.
+func parsePush(h http.Header, body []byte, secret func(key string) string) (*push, error) {
+	var p push
+	switch {
+	case h.Get("X-GitHub-Event") != "":
+		if err := checkHMAC(body, secret("webhook.github.secret"), h.Get("X-Hub-Signature-256"), "sha256=", sha256.New); err != nil {
+			return nil, fmt.Errorf("GitHub webhook: %w", err)
+		}
+		if h.Get("X-GitHub-Event") != "push" {
+			return nil, nil
+		}
+		var e struct {
+			Ref        string `json:"ref"`
+			Repository struct {
+				HTMLURL       string `json:"html_url"`
+				CloneURL      string `json:"clone_url"`
+				SSHURL        string `json:"ssh_url"`
+				DefaultBranch string `json:"default_branch"`
+			} `json:"repository"`
+		}
+		if err := json.Unmarshal(body, &e); err != nil {
+			return nil, fmt.Errorf("GitHub push payload: %w", err)
+		}
+		p = push{urls: []string{e.Repository.HTMLURL, e.Repository.CloneURL, e.Repository.SSHURL}, ref: e.Ref, defaultBranch: e.Repository.DefaultBranch}
+	case h.Get("X-Gitlab-Event") != "":
+		if want := secret("webhook.gitlab.secret"); want != "" && subtle.ConstantTimeCompare([]byte(want), []byte(h.Get("X-Gitlab-Token"))) != 1 {
+			return nil, fmt.Errorf("GitLab webhook: the X-Gitlab-Token does not match webhook.gitlab.secret")
+		}
+		if ev := h.Get("X-Gitlab-Event"); ev != "Push Hook" && ev != "Tag Push Hook" {
+			return nil, nil
+		}
+		var e struct {
+			Ref     string `json:"ref"`
+			Project struct {
+				WebURL        string `json:"web_url"`
+				HTTPURL       string `json:"git_http_url"`
+				SSHURL        string `json:"git_ssh_url"`
+				DefaultBranch string `json:"default_branch"`
+			} `json:"project"`
+		}
+		if err := json.Unmarshal(body, &e); err != nil {
+			return nil, fmt.Errorf("GitLab push payload: %w", err)
+		}
+		p = push{urls: []string{e.Project.WebURL, e.Project.HTTPURL, e.Project.SSHURL}, ref: e.Ref, defaultBranch: e.Project.DefaultBranch}
+	case h.Get("X-Gitea-Event") != "" || h.Get("X-Gogs-Event") != "":
+		sig, key := h.Get("X-Gitea-Signature"), "webhook.gitea.secret"
+		if h.Get("X-Gitea-Event") == "" {
+			sig, key = h.Get("X-Gogs-Signature"), "webhook.gogs.secret"
+		}
+		if err := checkHMAC(body, secret(key), sig, "", sha256.New); err != nil {
+			return nil, fmt.Errorf("Gitea/Gogs webhook: %w", err)
+		}
+		if h.Get("X-Gitea-Event")+h.Get("X-Gogs-Event") != "push" {
+			return nil, nil
+		}
+		var e struct {
+			Ref        string `json:"ref"`
+			Repository struct {
+				HTMLURL       string `json:"html_url"`
+				CloneURL      string `json:"clone_url"`
+				SSHURL        string `json:"ssh_url"`
+				DefaultBranch string `json:"default_branch"`
+			} `json:"repository"`
+		}
+		if err := json.Unmarshal(body, &e); err != nil {
+			return nil, fmt.Errorf("Gitea/Gogs push payload: %w", err)
+		}
+		p = push{urls: []string{e.Repository.HTMLURL, e.Repository.CloneURL, e.Repository.SSHURL}, ref: e.Ref, defaultBranch: e.Repository.DefaultBranch}
+	case h.Get("X-Event-Key") == "repo:push": // Bitbucket Cloud
+		if want := secret("webhook.bitbucket.uuid"); want != "" && subtle.ConstantTimeCompare([]byte(want), []byte(h.Get("X-Hook-UUID"))) != 1 {
+			return nil, fmt.Errorf("Bitbucket webhook: the X-Hook-UUID does not match webhook.bitbucket.uuid")
+		}
+		var e struct {
+			Repository struct {
+				Links struct {
+					HTML struct {
+						Href string `json:"href"`
+					} `json:"html"`
+				} `json:"links"`
+			} `json:"repository"`
+			Push struct {
+				Changes []struct {
+					New struct {
+						Type string `json:"type"`
+						Name string `json:"name"`
+					} `json:"new"`
+				} `json:"changes"`
+			} `json:"push"`
+		}
+		if err := json.Unmarshal(body, &e); err != nil {
+			return nil, fmt.Errorf("Bitbucket push payload: %w", err)
+		}
+		p = push{urls: []string{e.Repository.Links.HTML.Href}}
+		if len(e.Push.Changes) > 0 {
+			p.ref = refOf(e.Push.Changes[0].New.Type, e.Push.Changes[0].New.Name)
+		}
+	case h.Get("X-Event-Key") != "": // Bitbucket Server
+		if err := checkHMAC(body, secret("webhook.bitbucketserver.secret"), h.Get("X-Hub-Signature"), "sha256=", sha256.New); err != nil {
+			return nil, fmt.Errorf("Bitbucket Server webhook: %w", err)
+		}
+		if h.Get("X-Event-Key") != "repo:refs_changed" {
+			return nil, nil
+		}
+		var e struct {
+			Repository struct {
+				Links struct {
+					Clone []struct {
+						Href string `json:"href"`
+					} `json:"clone"`
+				} `json:"links"`
+			} `json:"repository"`
+			Changes []struct {
+				RefID string `json:"refId"`
+			} `json:"changes"`
+		}
+		if err := json.Unmarshal(body, &e); err != nil {
+			return nil, fmt.Errorf("Bitbucket Server push payload: %w", err)
+		}
+		for _, c := range e.Repository.Links.Clone {
+			p.urls = append(p.urls, c.Href)
+		}
+		if len(e.Changes) > 0 {
+			p.ref = e.Changes[0].RefID
+		}
+	default:
+		return nil, fmt.Errorf("unknown webhook: no event header of GitHub, GitLab, Bitbucket, Gitea or Gogs")
+	}
+	return &p, nil
+}
+
+func refOf(kind, name string) string {
+	if kind == "tag" {
+		return "refs/tags/" + name
+	}
+	return "refs/heads/" + name
+}
+
+// checkHMAC verifies a hex HMAC signature of body (after prefix) made with
+// secret; with no secret configured, any request is accepted, as in Argo CD.
+func checkHMAC(body []byte, secret, signature, prefix string, h func() hash.Hash) error {
+	if secret == "" {
+		return nil
+	}
+	got, err := hex.DecodeString(strings.TrimPrefix(signature, prefix))
+	if err != nil || signature == "" {
+		return fmt.Errorf("missing or malformed signature")
+	}
+	mac := hmac.New(h, []byte(secret))
+	mac.Write(body)
+	if !hmac.Equal(got, mac.Sum(nil)) {
+		return fmt.Errorf("the signature does not match the configured secret")
+	}
+	return nil
+}
+
+// refreshFollowers refreshes the Applications that follow the pushed
+// repository at the pushed branch or tag: through the in-process
+// controller's repository check when there is one, otherwise with the
+// refresh annotation, as Argo CD's API server does.
+func (s *Server) refreshFollowers(r *http.Request, p *push) error {
+	if s.opts.RepoChanged != nil {
+		for _, u := range p.urls {
+			if u != "" {
+				s.opts.RepoChanged(u)
+			}
+		}
+		return nil
+	}
+	var list v1alpha1.ApplicationList
+	if err := s.opts.Client.List(r.Context(), &list, client.InNamespace(s.opts.Namespace)); err != nil {
+		return err
+	}
+	for i := range list.Items {
+		app := &list.Items[i]
+		if !follows(app, p) {
+			continue
+		}
+		patch := []byte(`{"metadata":{"annotations":{"` + v1alpha1.AnnotationRefresh + `":"normal"}}}`)
+		if err := s.opts.Client.Patch(r.Context(), app, client.RawPatch("application/merge-patch+json", patch)); err != nil {
+			return fmt.Errorf("refreshing Application/%s/%s: %w", app.Namespace, app.Name, err)
+		}
+	}
+	return nil
+}
+
+// follows reports whether one of app's sources is the pushed repository
+// at the pushed ref (HEAD and an empty revision follow the default branch).
+func follows(app *v1alpha1.Application, p *push) bool {
+	srcs := append([]v1alpha1.ApplicationSource{}, app.Spec.Sources...)
+	if app.Spec.Source != nil {
+		srcs = append(srcs, *app.Spec.Source)
+	}
+	for _, src := range srcs {
+		same := false
+		for _, u := range p.urls {
+			if u != "" && git.NormalizeURL(u) == git.NormalizeURL(src.RepoURL) {
+				same = true
+			}
+		}
+		if !same {
+			continue
+		}
+		rev := strings.TrimPrefix(strings.TrimPrefix(src.TargetRevision, "refs/heads/"), "refs/tags/")
+		pushed := strings.TrimPrefix(strings.TrimPrefix(p.ref, "refs/heads/"), "refs/tags/")
+		if rev == pushed || ((rev == "" || rev == "HEAD") && (p.defaultBranch == "" || p.defaultBranch == pushed)) {
+			return true
+		}
+	}
+	return false
+}
