@@ -110,7 +110,7 @@ func parsePush(h http.Header, body []byte, secret func(key string) string) (*pus
 			sig, key = h.Get("X-Gogs-Signature"), "webhook.gogs.secret"
 		}
 		if err := checkHMAC(body, secret(key), sig, "", sha256.New); err != nil {
-			return nil, fmt.Errorf("Gitea/Gogs webhook: %w", err)
+			return nil, fmt.Errorf("webhook from Gitea or Gogs: %w", err)
 		}
 		if h.Get("X-Gitea-Event")+h.Get("X-Gogs-Event") != "push" {
 			return nil, nil
@@ -125,12 +125,12 @@ func parsePush(h http.Header, body []byte, secret func(key string) string) (*pus
 			} `json:"repository"`
 		}
 		if err := json.Unmarshal(body, &e); err != nil {
-			return nil, fmt.Errorf("Gitea/Gogs push payload: %w", err)
+			return nil, fmt.Errorf("push payload from Gitea or Gogs: %w", err)
 		}
 		p = push{urls: []string{e.Repository.HTMLURL, e.Repository.CloneURL, e.Repository.SSHURL}, ref: e.Ref, defaultBranch: e.Repository.DefaultBranch}
 	case h.Get("X-Event-Key") == "repo:push": // Bitbucket Cloud
 		if want := secret("webhook.bitbucket.uuid"); want != "" && subtle.ConstantTimeCompare([]byte(want), []byte(h.Get("X-Hook-UUID"))) != 1 {
-			return nil, fmt.Errorf("Bitbucket webhook: the X-Hook-UUID does not match webhook.bitbucket.uuid")
+			return nil, fmt.Errorf("webhook from Bitbucket: the X-Hook-UUID does not match webhook.bitbucket.uuid")
 		}
 		var e struct {
 			Repository struct {
@@ -150,7 +150,7 @@ func parsePush(h http.Header, body []byte, secret func(key string) string) (*pus
 			} `json:"push"`
 		}
 		if err := json.Unmarshal(body, &e); err != nil {
-			return nil, fmt.Errorf("Bitbucket push payload: %w", err)
+			return nil, fmt.Errorf("push payload from Bitbucket: %w", err)
 		}
 		p = push{urls: []string{e.Repository.Links.HTML.Href}}
 		if len(e.Push.Changes) > 0 {
@@ -158,7 +158,7 @@ func parsePush(h http.Header, body []byte, secret func(key string) string) (*pus
 		}
 	case h.Get("X-Event-Key") != "": // Bitbucket Server
 		if err := checkHMAC(body, secret("webhook.bitbucketserver.secret"), h.Get("X-Hub-Signature"), "sha256=", sha256.New); err != nil {
-			return nil, fmt.Errorf("Bitbucket Server webhook: %w", err)
+			return nil, fmt.Errorf("webhook from Bitbucket Server: %w", err)
 		}
 		if h.Get("X-Event-Key") != "repo:refs_changed" {
 			return nil, nil
@@ -176,7 +176,7 @@ func parsePush(h http.Header, body []byte, secret func(key string) string) (*pus
 			} `json:"changes"`
 		}
 		if err := json.Unmarshal(body, &e); err != nil {
-			return nil, fmt.Errorf("Bitbucket Server push payload: %w", err)
+			return nil, fmt.Errorf("push payload from Bitbucket Server: %w", err)
 		}
 		for _, c := range e.Repository.Links.Clone {
 			p.urls = append(p.urls, c.Href)
