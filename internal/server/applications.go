@@ -1,8 +1,10 @@
 package server
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 
@@ -108,6 +110,34 @@ func (s *Server) listApplications(w http.ResponseWriter, r *http.Request, c *cal
 
 // getApplication answers GET /api/v1/applications/{name}.
 func (s *Server) getApplication(w http.ResponseWriter, r *http.Request, c *caller) {
+	if app := s.loadApp(w, r, c, "get"); app != nil {
+		writeJSON(w, http.StatusOK, app)
+	}
+}
+
+var errNoSession = errors.New("no session information")
+
+// resourcesFinalizer makes deleting an Application delete its resources.
+const resourcesFinalizer = "resources-finalizer.argocd.argoproj.io"
+
+// syncRequest is the body of POST /api/v1/applications/{name}/sync.
+type syncRequest struct {
+	Revision    string                           `json:"revision"`
+	Prune       bool                             `json:"prune"`
+	DryRun      bool                             `json:"dryRun"`
+	Resources   []v1alpha1.SyncOperationResource `json:"resources"`
+	SyncOptions struct {
+		Items []string `json:"items"`
+	} `json:"syncOptions"`
+	Retry *v1alpha1.RetryStrategy `json:"retryStrategy"`
+}
+
+// loadApp reads the named Application (in appNamespace, default the
+// control namespace) and checks the caller may act on it, writing the
+// error response when not. A missing Application is 404 only to a caller
+// who may read that name in every project; to others it reads as refused,
+// so names do not leak.
+func (s *Server) loadApp(w http.ResponseWriter, r *http.Request, c *caller, action string) *v1alpha1.Application {
 	ns := r.URL.Query().Get("appNamespace")
 	if ns == "" {
 		ns = s.opts.Namespace
@@ -115,24 +145,100 @@ func (s *Server) getApplication(w http.ResponseWriter, r *http.Request, c *calle
 	app := &v1alpha1.Application{}
 	err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: ns, Name: r.PathValue("name")}, app)
 	if apierrors.IsNotFound(err) {
-		// Only a caller who may read this name in every project learns
-		// that it does not exist; to others it reads as refused.
 		if c.can("applications", "get", "*/"+r.PathValue("name")) {
 			writeError(w, http.StatusNotFound, fmt.Sprintf("application %s not found in namespace %s", r.PathValue("name"), ns))
-			return
+		} else {
+			c.denied(w, "applications", action, "*/"+r.PathValue("name"))
 		}
-		c.denied(w, "applications", "get", "*/"+r.PathValue("name"))
-		return
+		return nil
 	}
 	if err != nil {
 		s.internal(w, err)
+		return nil
+	}
+	if object := s.appObject(app); !c.can("applications", action, object) {
+		c.denied(w, "applications", action, object)
+		return nil
+	}
+	return app
+}
+
+// syncApplication starts a sync: it sets the Application's operation,
+// which the controller runs, and returns the Application.
+func (s *Server) syncApplication(w http.ResponseWriter, r *http.Request, c *caller) {
+	var req syncRequest
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil && err != io.EOF {
+		writeError(w, http.StatusBadRequest, "invalid sync request: "+err.Error())
 		return
 	}
-	if object := s.appObject(app); !c.can("applications", "get", object) {
-		c.denied(w, "applications", "get", object)
+	app := s.loadApp(w, r, c, "sync")
+	if app == nil {
+		return
+	}
+	if app.Operation != nil {
+		writeError(w, http.StatusConflict, "another operation is already in progress")
+		return
+	}
+	if pol := app.Spec.SyncPolicy; pol != nil && pol.Automated != nil && !req.DryRun && app.Spec.Source != nil && req.Revision != "" {
+		if target := app.Spec.Source.TargetRevision; req.Revision != target && !(target == "" && req.Revision == "HEAD") {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("cannot sync to %s: auto-sync currently set to %s", req.Revision, firstNonEmpty(target, "HEAD")))
+			return
+		}
+	}
+	orig := app.DeepCopy()
+	app.Operation = &v1alpha1.Operation{
+		Sync:        &v1alpha1.SyncOperation{Revision: req.Revision, Prune: req.Prune, DryRun: req.DryRun, Resources: req.Resources, SyncOptions: req.SyncOptions.Items},
+		InitiatedBy: v1alpha1.OperationInitiator{Username: c.claims.Subject},
+	}
+	if req.Retry != nil {
+		app.Operation.Retry = *req.Retry
+	}
+	// Optimistic lock: two syncs started at once must not both win.
+	if err := s.opts.Client.Patch(r.Context(), app, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		if apierrors.IsConflict(err) {
+			writeError(w, http.StatusConflict, "the application changed while starting the sync; try again")
+			return
+		}
+		s.internal(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, app)
 }
 
-var errNoSession = errors.New("no session information")
+// deleteApplication deletes an Application; cascade (the default) deletes
+// its resources too, through the resources finalizer.
+func (s *Server) deleteApplication(w http.ResponseWriter, r *http.Request, c *caller) {
+	app := s.loadApp(w, r, c, "delete")
+	if app == nil {
+		return
+	}
+	cascade := r.URL.Query().Get("cascade") != "false"
+	orig := app.DeepCopy()
+	has := slices.Contains(app.Finalizers, resourcesFinalizer)
+	switch {
+	case cascade && !has:
+		app.Finalizers = append(app.Finalizers, resourcesFinalizer)
+	case !cascade && has:
+		app.Finalizers = slices.DeleteFunc(app.Finalizers, func(f string) bool { return f == resourcesFinalizer })
+	}
+	if !slices.Equal(orig.Finalizers, app.Finalizers) {
+		if err := s.opts.Client.Patch(r.Context(), app, client.MergeFrom(orig)); err != nil {
+			s.internal(w, err)
+			return
+		}
+	}
+	if err := s.opts.Client.Delete(r.Context(), app); err != nil && !apierrors.IsNotFound(err) {
+		s.internal(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{})
+}
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -83,6 +83,8 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /api/webhook", s.webhook)
 	s.mux.HandleFunc("GET /api/v1/applications", s.authorized(s.listApplications))
 	s.mux.HandleFunc("GET /api/v1/applications/{name}", s.authorized(s.getApplication))
+	s.mux.HandleFunc("POST /api/v1/applications/{name}/sync", s.authorized(s.syncApplication))
+	s.mux.HandleFunc("DELETE /api/v1/applications/{name}", s.authorized(s.deleteApplication))
 }
 
 // Handler is the API as an http.Handler.

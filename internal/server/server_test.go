@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -241,5 +242,75 @@ func TestApplicationsFollowRBAC(t *testing.T) {
 	}
 	if code := f.call("GET", "/api/v1/applications", "", "", nil); code != 401 {
 		t.Errorf("no token: %d, want 401", code)
+	}
+}
+
+func TestSyncAndDelete(t *testing.T) {
+	ctx := context.Background()
+	if err := kube.InstallCRDs(ctx, cluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	f := start(t, false)
+	if err := f.c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "argocd-rbac-cm", Namespace: f.ns},
+		Data: map[string]string{"policy.default": "role:readonly"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
+		Data: map[string]string{"accounts.reader": "apiKey"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []struct {
+		name string
+		auto bool
+	}{{"manual", false}, {"auto", true}, {"keep", false}, {"drop", false}} {
+		app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: a.name, Namespace: f.ns},
+			Spec: v1alpha1.ApplicationSpec{Project: "default", Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc"},
+				Source: &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/x.git", TargetRevision: "main"}}}
+		if a.auto {
+			app.Spec.SyncPolicy = &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}
+		}
+		if err := f.c.Create(ctx, app); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var login map[string]string
+	f.call("POST", "/api/v1/session", `{"username":"admin","password":"`+f.initialPassword()+`"}`, "", &login)
+	admin := login["token"]
+	reader, _ := f.srv.sessions.Create("reader", 0, "r1")
+	if err := settings.AddToken(ctx, f.c, f.ns, "reader", settings.Token{ID: "r1", IssuedAt: time.Now().Unix()}); err != nil {
+		t.Fatal(err)
+	}
+
+	var app v1alpha1.Application
+	if code := f.call("POST", "/api/v1/applications/manual/sync", `{"revision":"main","prune":true}`, admin, &app); code != 200 ||
+		app.Operation == nil || app.Operation.InitiatedBy.Username != "admin" || !app.Operation.Sync.Prune {
+		t.Fatalf("sync: %d %+v", code, app.Operation)
+	}
+	if code := f.call("POST", "/api/v1/applications/manual/sync", `{}`, admin, nil); code != 409 {
+		t.Errorf("a second sync while one is pending: %d, want 409", code)
+	}
+	if code := f.call("POST", "/api/v1/applications/keep/sync", `{}`, reader, nil); code != 403 {
+		t.Errorf("a readonly account syncs: %d, want 403", code)
+	}
+	var e map[string]any
+	if code := f.call("POST", "/api/v1/applications/auto/sync", `{"revision":"v1.0"}`, admin, &e); code != 400 || !strings.Contains(e["message"].(string), "auto-sync currently set to main") {
+		t.Errorf("sync of an automated app to another revision: %d %v", code, e)
+	}
+
+	if code := f.call("DELETE", "/api/v1/applications/keep?cascade=false", "", admin, nil); code != 200 {
+		t.Fatalf("delete without cascade: %d", code)
+	}
+	if err := f.c.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "keep"}, &v1alpha1.Application{}); err == nil {
+		t.Error("an app deleted without cascade is still there")
+	}
+	if code := f.call("DELETE", "/api/v1/applications/drop", "", reader, nil); code != 403 {
+		t.Errorf("a readonly account deletes: %d", code)
+	}
+	if code := f.call("DELETE", "/api/v1/applications/drop", "", admin, nil); code != 200 {
+		t.Fatalf("cascading delete: %d", code)
+	}
+	got := &v1alpha1.Application{}
+	if err := f.c.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "drop"}, got); err != nil || got.DeletionTimestamp == nil || !slices.Contains(got.Finalizers, resourcesFinalizer) {
+		t.Errorf("a cascading delete leaves the app to the controller's finalizer: %v %+v", err, got.ObjectMeta)
 	}
 }
