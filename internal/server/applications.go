@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -241,4 +242,89 @@ func firstNonEmpty(vals ...string) string {
 		}
 	}
 	return ""
+}
+
+// createApplication answers POST /api/v1/applications: it creates the
+// Application in the body, returns an existing one with the same spec, and
+// replaces a different one only with ?upsert=true (and update permission),
+// as Argo CD does.
+func (s *Server) createApplication(w http.ResponseWriter, r *http.Request, c *caller) {
+	app := &v1alpha1.Application{}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<20)).Decode(app); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid application: "+err.Error())
+		return
+	}
+	if app.Name == "" {
+		writeError(w, http.StatusBadRequest, "application name is required")
+		return
+	}
+	if app.Namespace == "" {
+		app.Namespace = s.opts.Namespace
+	}
+	if app.Spec.Project == "" {
+		app.Spec.Project = v1alpha1.DefaultAppProjectName
+	}
+	object := s.appObject(app)
+	if !c.can("applications", "create", object) {
+		c.denied(w, "applications", "create", object)
+		return
+	}
+	proj := &v1alpha1.AppProject{}
+	if err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: s.opts.Namespace, Name: app.Spec.Project}, proj); err != nil {
+		if apierrors.IsNotFound(err) {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("application references project %s which does not exist", app.Spec.Project))
+			return
+		}
+		s.internal(w, err)
+		return
+	}
+	app.Status, app.Operation = v1alpha1.ApplicationStatus{}, nil
+	app.ResourceVersion, app.UID = "", ""
+	err := s.opts.Client.Create(r.Context(), app)
+	if !apierrors.IsAlreadyExists(err) {
+		if err != nil {
+			writeError(w, statusOf(err), err.Error())
+			return
+		}
+		writeJSON(w, http.StatusOK, app)
+		return
+	}
+	existing := &v1alpha1.Application{}
+	if err := s.opts.Client.Get(r.Context(), client.ObjectKeyFromObject(app), existing); err != nil {
+		s.internal(w, err)
+		return
+	}
+	if equality.Semantic.DeepEqual(existing.Spec, app.Spec) {
+		writeJSON(w, http.StatusOK, existing)
+		return
+	}
+	if r.URL.Query().Get("upsert") != "true" {
+		writeError(w, http.StatusConflict, "existing application spec is different, use upsert flag to force update")
+		return
+	}
+	if !c.can("applications", "update", s.appObject(existing)) || !c.can("applications", "update", object) {
+		c.denied(w, "applications", "update", object)
+		return
+	}
+	existing.Spec, existing.Labels, existing.Annotations = app.Spec, app.Labels, app.Annotations
+	if err := s.opts.Client.Update(r.Context(), existing); err != nil {
+		writeError(w, statusOf(err), err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, existing)
+}
+
+// statusOf maps a Kubernetes API error to the REST status Argo CD uses.
+func statusOf(err error) int {
+	switch {
+	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
+		return http.StatusBadRequest
+	case apierrors.IsConflict(err), apierrors.IsAlreadyExists(err):
+		return http.StatusConflict
+	case apierrors.IsNotFound(err):
+		return http.StatusNotFound
+	case apierrors.IsForbidden(err):
+		return http.StatusForbidden
+	}
+	return http.StatusInternalServerError
 }

@@ -82,6 +82,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /api/v1/session/userinfo", s.userInfo)
 	s.mux.HandleFunc("POST /api/webhook", s.webhook)
 	s.mux.HandleFunc("GET /api/v1/applications", s.authorized(s.listApplications))
+	s.mux.HandleFunc("POST /api/v1/applications", s.authorized(s.createApplication))
 	s.mux.HandleFunc("GET /api/v1/applications/{name}", s.authorized(s.getApplication))
 	s.mux.HandleFunc("POST /api/v1/applications/{name}/sync", s.authorized(s.syncApplication))
 	s.mux.HandleFunc("DELETE /api/v1/applications/{name}", s.authorized(s.deleteApplication))

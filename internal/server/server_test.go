@@ -314,3 +314,43 @@ func TestSyncAndDelete(t *testing.T) {
 		t.Errorf("a cascading delete leaves the app to the controller's finalizer: %v %+v", err, got.ObjectMeta)
 	}
 }
+
+func TestCreateApplication(t *testing.T) {
+	ctx := context.Background()
+	if err := kube.InstallCRDs(ctx, cluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	f := start(t, false)
+	if err := f.c.Create(ctx, &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: f.ns},
+		Spec: v1alpha1.AppProjectSpec{SourceRepos: []string{"*"}, Destinations: []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	var login map[string]string
+	f.call("POST", "/api/v1/session", `{"username":"admin","password":"`+f.initialPassword()+`"}`, "", &login)
+	admin := login["token"]
+	body := func(path string) string {
+		return `{"metadata":{"name":"guestbook"},"spec":{"project":"default","source":{"repoURL":"https://git.example.com/x.git","path":"` + path +
+			`"},"destination":{"server":"https://kubernetes.default.svc","namespace":"guestbook"}}}`
+	}
+	var app v1alpha1.Application
+	if code := f.call("POST", "/api/v1/applications", body("a"), admin, &app); code != 200 || app.Namespace != f.ns || app.UID == "" {
+		t.Fatalf("create: %d %+v", code, app.ObjectMeta)
+	}
+	if code := f.call("POST", "/api/v1/applications", body("a"), admin, nil); code != 200 {
+		t.Errorf("creating the same app again: %d, want 200", code)
+	}
+	var e map[string]any
+	if code := f.call("POST", "/api/v1/applications", body("b"), admin, &e); code != 409 || !strings.Contains(e["message"].(string), "use upsert flag") {
+		t.Errorf("a different spec without upsert: %d %v", code, e)
+	}
+	if code := f.call("POST", "/api/v1/applications?upsert=true", body("b"), admin, &app); code != 200 || app.Spec.Source.Path != "b" {
+		t.Errorf("upsert: %d %+v", code, app.Spec.Source)
+	}
+	unknown := strings.Replace(body("a"), `"project":"default"`, `"project":"nope"`, 1)
+	if code := f.call("POST", "/api/v1/applications", unknown, admin, &e); code != 400 || !strings.Contains(e["message"].(string), "project nope which does not exist") {
+		t.Errorf("unknown project: %d %v", code, e)
+	}
+	if code := f.call("POST", "/api/v1/applications", `{"spec":{`, admin, nil); code != 400 {
+		t.Errorf("malformed body: %d", code)
+	}
+}
