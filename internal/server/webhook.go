@@ -71,19 +71,7 @@ func parsePush(h http.Header, body []byte, secret func(key string) string) (*pus
 		if h.Get("X-GitHub-Event") != "push" {
 			return nil, nil
 		}
-		var e struct {
-			Ref        string `json:"ref"`
-			Repository struct {
-				HTMLURL       string `json:"html_url"`
-				CloneURL      string `json:"clone_url"`
-				SSHURL        string `json:"ssh_url"`
-				DefaultBranch string `json:"default_branch"`
-			} `json:"repository"`
-		}
-		if err := json.Unmarshal(body, &e); err != nil {
-			return nil, fmt.Errorf("GitHub push payload: %w", err)
-		}
-		p = push{urls: []string{e.Repository.HTMLURL, e.Repository.CloneURL, e.Repository.SSHURL}, ref: e.Ref, defaultBranch: e.Repository.DefaultBranch}
+		return parseRepoPush(body, "GitHub")
 	case h.Get("X-Gitlab-Event") != "":
 		if want := secret("webhook.gitlab.secret"); want != "" && subtle.ConstantTimeCompare([]byte(want), []byte(h.Get("X-Gitlab-Token"))) != 1 {
 			return nil, fmt.Errorf("GitLab webhook: the X-Gitlab-Token does not match webhook.gitlab.secret")
@@ -115,19 +103,7 @@ func parsePush(h http.Header, body []byte, secret func(key string) string) (*pus
 		if h.Get("X-Gitea-Event")+h.Get("X-Gogs-Event") != "push" {
 			return nil, nil
 		}
-		var e struct {
-			Ref        string `json:"ref"`
-			Repository struct {
-				HTMLURL       string `json:"html_url"`
-				CloneURL      string `json:"clone_url"`
-				SSHURL        string `json:"ssh_url"`
-				DefaultBranch string `json:"default_branch"`
-			} `json:"repository"`
-		}
-		if err := json.Unmarshal(body, &e); err != nil {
-			return nil, fmt.Errorf("push payload from Gitea or Gogs: %w", err)
-		}
-		p = push{urls: []string{e.Repository.HTMLURL, e.Repository.CloneURL, e.Repository.SSHURL}, ref: e.Ref, defaultBranch: e.Repository.DefaultBranch}
+		return parseRepoPush(body, "Gitea or Gogs")
 	case h.Get("X-Event-Key") == "repo:push": // Bitbucket Cloud
 		if want := secret("webhook.bitbucket.uuid"); want != "" && subtle.ConstantTimeCompare([]byte(want), []byte(h.Get("X-Hook-UUID"))) != 1 {
 			return nil, fmt.Errorf("webhook from Bitbucket: the X-Hook-UUID does not match webhook.bitbucket.uuid")
@@ -188,6 +164,23 @@ func parsePush(h http.Header, body []byte, secret func(key string) string) (*pus
 		return nil, fmt.Errorf("unknown webhook: no event header of GitHub, GitLab, Bitbucket, Gitea or Gogs")
 	}
 	return &p, nil
+}
+
+// parseRepoPush reads the push payload GitHub, Gitea and Gogs share.
+func parseRepoPush(body []byte, provider string) (*push, error) {
+	var e struct {
+		Ref        string `json:"ref"`
+		Repository struct {
+			HTMLURL       string `json:"html_url"`
+			CloneURL      string `json:"clone_url"`
+			SSHURL        string `json:"ssh_url"`
+			DefaultBranch string `json:"default_branch"`
+		} `json:"repository"`
+	}
+	if err := json.Unmarshal(body, &e); err != nil {
+		return nil, fmt.Errorf("push payload from %s: %w", provider, err)
+	}
+	return &push{urls: []string{e.Repository.HTMLURL, e.Repository.CloneURL, e.Repository.SSHURL}, ref: e.Ref, defaultBranch: e.Repository.DefaultBranch}, nil
 }
 
 func refOf(kind, name string) string {
