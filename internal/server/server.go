@@ -6,6 +6,7 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
@@ -81,6 +82,10 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("DELETE /api/v1/session", s.logout)
 	s.mux.HandleFunc("GET /api/v1/session/userinfo", s.userInfo)
 	s.mux.HandleFunc("POST /api/webhook", s.webhook)
+	s.mux.HandleFunc("GET /api/v1/account", s.authorized(s.listAccounts))
+	s.mux.HandleFunc("GET /api/v1/account/can-i/{resource}/{action}/{object...}", s.authorized(s.canI))
+	s.mux.HandleFunc("POST /api/v1/account/{name}/token", s.authorized(s.createToken))
+	s.mux.HandleFunc("DELETE /api/v1/account/{name}/token/{id}", s.authorized(s.deleteToken))
 	s.mux.HandleFunc("GET /api/v1/applications", s.authorized(s.listApplications))
 	s.mux.HandleFunc("POST /api/v1/applications", s.authorized(s.createApplication))
 	s.mux.HandleFunc("GET /api/v1/applications/{name}", s.authorized(s.getApplication))
@@ -224,6 +229,9 @@ var grpcCodes = map[int]int{
 	http.StatusBadRequest: 3, http.StatusUnauthorized: 16, http.StatusForbidden: 7,
 	http.StatusNotFound: 5, http.StatusConflict: 6, http.StatusInternalServerError: 13,
 }
+
+// newID returns a random token id.
+func newID() string { return strings.ToLower(rand.Text()) }
 
 func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]any{"error": msg, "message": msg, "code": grpcCodes[status]})

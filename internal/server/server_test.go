@@ -354,3 +354,54 @@ func TestCreateApplication(t *testing.T) {
 		t.Errorf("malformed body: %d", code)
 	}
 }
+
+func TestAccountsAndTokens(t *testing.T) {
+	ctx := context.Background()
+	f := start(t, false)
+	if err := f.c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
+		Data: map[string]string{"accounts.image-updater": "apiKey", "accounts.alice": "login"}}); err != nil {
+		t.Fatal(err)
+	}
+	var login map[string]string
+	f.call("POST", "/api/v1/session", `{"username":"admin","password":"`+f.initialPassword()+`"}`, "", &login)
+	admin := login["token"]
+
+	var list struct{ Items []accountInfo }
+	if code := f.call("GET", "/api/v1/account", "", admin, &list); code != 200 || len(list.Items) != 3 {
+		t.Fatalf("accounts: %d %+v", code, list)
+	}
+	var tok map[string]string
+	if code := f.call("POST", "/api/v1/account/image-updater/token", `{"id":"ci","expiresIn":3600}`, admin, &tok); code != 200 || tok["token"] == "" {
+		t.Fatalf("admin creates a token for image-updater: %d %v", code, tok)
+	}
+	key := tok["token"]
+	var info userInfo
+	if f.call("GET", "/api/v1/session/userinfo", "", key, &info); info.Username != "image-updater" {
+		t.Errorf("the new key: %+v", info)
+	}
+	if code := f.call("POST", "/api/v1/account/image-updater/token", `{"id":"ci"}`, admin, nil); code != 409 {
+		t.Errorf("a second token with the same id: %d, want 409", code)
+	}
+	if code := f.call("POST", "/api/v1/account/alice/token", `{}`, admin, nil); code != 400 {
+		t.Errorf("a token for an account without apiKey: %d, want 400", code)
+	}
+	if code := f.call("POST", "/api/v1/account/image-updater/token", `{}`, key, &tok); code != 200 {
+		t.Errorf("an account makes a token for itself: %d", code)
+	}
+	if code := f.call("DELETE", "/api/v1/account/admin/token/x", "", key, nil); code != 403 {
+		t.Errorf("image-updater manages admin's tokens: %d, want 403", code)
+	}
+	var can map[string]string
+	if f.call("GET", "/api/v1/account/can-i/applications/sync/default/guestbook", "", admin, &can); can["value"] != "yes" {
+		t.Errorf("admin can-i sync: %v", can)
+	}
+	if f.call("GET", "/api/v1/account/can-i/applications/sync/default/guestbook", "", key, &can); can["value"] != "no" {
+		t.Errorf("image-updater can-i sync: %v", can)
+	}
+	if code := f.call("DELETE", "/api/v1/account/image-updater/token/ci", "", admin, nil); code != 200 {
+		t.Fatalf("revoke: %d", code)
+	}
+	if f.call("GET", "/api/v1/session/userinfo", "", key, &info); info.LoggedIn {
+		t.Error("a revoked key still works")
+	}
+}

@@ -1,0 +1,118 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/capstan-cd/capstan/internal/settings"
+)
+
+// accountInfo is an account as GET /api/v1/account lists it.
+type accountInfo struct {
+	Name         string           `json:"name"`
+	Enabled      bool             `json:"enabled"`
+	Capabilities []string         `json:"capabilities"`
+	Tokens       []settings.Token `json:"tokens,omitempty"`
+}
+
+// listAccounts answers GET /api/v1/account.
+func (s *Server) listAccounts(w http.ResponseWriter, r *http.Request, c *caller) {
+	accounts, err := settings.Accounts(r.Context(), s.opts.Client, s.opts.Namespace)
+	if err != nil {
+		s.internal(w, err)
+		return
+	}
+	items := []accountInfo{}
+	for name, a := range accounts {
+		if c.can("accounts", "get", name) || name == c.claims.Subject {
+			items = append(items, accountInfo{Name: name, Enabled: a.Enabled, Capabilities: a.Capabilities, Tokens: a.Tokens})
+		}
+	}
+	sort.Slice(items, func(i, j int) bool { return items[i].Name < items[j].Name })
+	writeJSON(w, http.StatusOK, map[string]any{"items": items})
+}
+
+// canI answers GET /api/v1/account/can-i/{resource}/{action}/{object...}
+// with {"value": "yes"|"no"}.
+func (s *Server) canI(w http.ResponseWriter, r *http.Request, c *caller) {
+	answer := "no"
+	if c.can(r.PathValue("resource"), r.PathValue("action"), r.PathValue("object")) {
+		answer = "yes"
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"value": answer})
+}
+
+// mayManage reports whether the caller may change account name: its own,
+// or any with accounts/update.
+func (c *caller) mayManage(name string) bool {
+	return name == c.claims.Subject || c.can("accounts", "update", name)
+}
+
+// createToken answers POST /api/v1/account/{name}/token with a new API key
+// for an account that has the apiKey capability; its id is recorded in
+// argocd-secret so it can be listed and revoked.
+func (s *Server) createToken(w http.ResponseWriter, r *http.Request, c *caller) {
+	name := r.PathValue("name")
+	var req struct {
+		ExpiresIn int64  `json:"expiresIn"` // seconds; 0: never
+		ID        string `json:"id"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&req); err != nil && err != io.EOF {
+		writeError(w, http.StatusBadRequest, "invalid token request: "+err.Error())
+		return
+	}
+	if !c.mayManage(name) {
+		c.denied(w, "accounts", "update", name)
+		return
+	}
+	accounts, err := settings.Accounts(r.Context(), s.opts.Client, s.opts.Namespace)
+	if err != nil {
+		s.internal(w, err)
+		return
+	}
+	a := accounts[name]
+	if a == nil {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("account %s does not exist", name))
+		return
+	}
+	if !a.Enabled || !a.Can(settings.CapabilityAPIKey) {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("account %s does not have the apiKey capability, or is disabled", name))
+		return
+	}
+	if req.ID == "" {
+		req.ID = newID()
+	}
+	now := time.Now()
+	tok := settings.Token{ID: req.ID, IssuedAt: now.Unix()}
+	if req.ExpiresIn > 0 {
+		tok.ExpiresAt = now.Add(time.Duration(req.ExpiresIn) * time.Second).Unix()
+	}
+	signed, err := s.sessions.Create(name, time.Duration(req.ExpiresIn)*time.Second, req.ID)
+	if err != nil {
+		s.internal(w, err)
+		return
+	}
+	if err := settings.AddToken(r.Context(), s.opts.Client, s.opts.Namespace, name, tok); err != nil {
+		writeError(w, http.StatusConflict, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"token": signed})
+}
+
+// deleteToken answers DELETE /api/v1/account/{name}/token/{id}.
+func (s *Server) deleteToken(w http.ResponseWriter, r *http.Request, c *caller) {
+	name := r.PathValue("name")
+	if !c.mayManage(name) {
+		c.denied(w, "accounts", "update", name)
+		return
+	}
+	if err := settings.RemoveToken(r.Context(), s.opts.Client, s.opts.Namespace, name, r.PathValue("id")); err != nil {
+		writeError(w, http.StatusNotFound, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{})
+}
