@@ -8,6 +8,8 @@ import (
 	"sort"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/capstan-cd/capstan/internal/settings"
 )
 
@@ -112,6 +114,61 @@ func (s *Server) deleteToken(w http.ResponseWriter, r *http.Request, c *caller) 
 	}
 	if err := settings.RemoveToken(r.Context(), s.opts.Client, s.opts.Namespace, name, r.PathValue("id")); err != nil {
 		writeError(w, http.StatusNotFound, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{})
+}
+
+// updatePassword answers PUT /api/v1/account/password: the caller proves
+// who they are with their current password and sets a new one (8 to 32
+// characters, as Argo CD requires) for themselves or, with accounts/update,
+// for another account. Sessions issued before the change stop working.
+func (s *Server) updatePassword(w http.ResponseWriter, r *http.Request, c *caller) {
+	var req struct {
+		Name            string `json:"name"`
+		CurrentPassword string `json:"currentPassword"`
+		NewPassword     string `json:"newPassword"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid password request: "+err.Error())
+		return
+	}
+	if req.Name == "" {
+		req.Name = c.claims.Subject
+	}
+	if !c.mayManage(req.Name) {
+		c.denied(w, "accounts", "update", req.Name)
+		return
+	}
+	if n := len(req.NewPassword); n < 8 || n > 32 {
+		writeError(w, http.StatusBadRequest, "the new password must be 8 to 32 characters long")
+		return
+	}
+	accounts, err := settings.Accounts(r.Context(), s.opts.Client, s.opts.Namespace)
+	if err != nil {
+		s.internal(w, err)
+		return
+	}
+	var self []byte
+	if a := accounts[c.claims.Subject]; a != nil {
+		self = a.PasswordHash
+	}
+	if err := s.sessions.VerifyPassword(c.claims.Subject, req.CurrentPassword, self); err != nil {
+		writeError(w, http.StatusUnauthorized, "current password does not match")
+		return
+	}
+	target := accounts[req.Name]
+	if target == nil || !target.Can(settings.CapabilityLogin) {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("account %s does not exist or cannot log in", req.Name))
+		return
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(req.NewPassword), bcrypt.DefaultCost)
+	if err != nil {
+		s.internal(w, err)
+		return
+	}
+	if err := settings.SetPassword(r.Context(), s.opts.Client, s.opts.Namespace, req.Name, hash); err != nil {
+		s.internal(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{})

@@ -83,6 +83,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /api/v1/session/userinfo", s.userInfo)
 	s.mux.HandleFunc("POST /api/webhook", s.webhook)
 	s.mux.HandleFunc("GET /api/v1/account", s.authorized(s.listAccounts))
+	s.mux.HandleFunc("PUT /api/v1/account/password", s.authorized(s.updatePassword))
 	s.mux.HandleFunc("GET /api/v1/account/can-i/{resource}/{action}/{object...}", s.authorized(s.canI))
 	s.mux.HandleFunc("POST /api/v1/account/{name}/token", s.authorized(s.createToken))
 	s.mux.HandleFunc("DELETE /api/v1/account/{name}/token/{id}", s.authorized(s.deleteToken))

@@ -405,3 +405,34 @@ func TestAccountsAndTokens(t *testing.T) {
 		t.Error("a revoked key still works")
 	}
 }
+
+func TestPasswordChangeEndsOlderSessions(t *testing.T) {
+	f := start(t, false)
+	var login map[string]string
+	old := f.initialPassword()
+	f.call("POST", "/api/v1/session", `{"username":"admin","password":"`+old+`"}`, "", &login)
+	before := login["token"]
+	time.Sleep(1100 * time.Millisecond) // sessions and password times are in seconds
+	if code := f.call("PUT", "/api/v1/account/password", `{"currentPassword":"wrong","newPassword":"a-new-password"}`, before, nil); code != 401 {
+		t.Errorf("a wrong current password: %d, want 401", code)
+	}
+	if code := f.call("PUT", "/api/v1/account/password", `{"currentPassword":"`+old+`","newPassword":"short"}`, before, nil); code != 400 {
+		t.Errorf("a short password: %d, want 400", code)
+	}
+	if code := f.call("PUT", "/api/v1/account/password", `{"currentPassword":"`+old+`","newPassword":"a-new-password"}`, before, nil); code != 200 {
+		t.Fatalf("change: %d", code)
+	}
+	var info userInfo
+	if f.call("GET", "/api/v1/session/userinfo", "", before, &info); info.LoggedIn {
+		t.Error("a session from before the change still works")
+	}
+	if code := f.call("POST", "/api/v1/session", `{"username":"admin","password":"`+old+`"}`, "", nil); code != 401 {
+		t.Errorf("the old password still logs in: %d", code)
+	}
+	if code := f.call("POST", "/api/v1/session", `{"username":"admin","password":"a-new-password"}`, "", &login); code != 200 {
+		t.Errorf("the new password: %d", code)
+	}
+	if f.call("GET", "/api/v1/session/userinfo", "", login["token"], &info); !info.LoggedIn {
+		t.Error("a session after the change does not work")
+	}
+}

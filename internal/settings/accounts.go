@@ -173,3 +173,24 @@ func updateTokens(ctx context.Context, c client.Client, namespace, account strin
 		return c.Update(ctx, s)
 	})
 }
+
+// SetPassword stores a new bcrypt hash for account in argocd-secret and
+// the time it changed, which ends the account's earlier sessions.
+func SetPassword(ctx context.Context, c client.Client, namespace, account string, hash []byte) error {
+	prefix := "accounts." + account + "."
+	if account == "admin" {
+		prefix = "admin."
+	}
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		s := &corev1.Secret{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ServerSecretName}, s); err != nil {
+			return fmt.Errorf("reading Secret/%s/%s: %w", namespace, ServerSecretName, err)
+		}
+		if s.Data == nil {
+			s.Data = map[string][]byte{}
+		}
+		s.Data[prefix+"password"] = hash
+		s.Data[prefix+"passwordMtime"] = []byte(time.Now().UTC().Format(time.RFC3339))
+		return c.Update(ctx, s)
+	})
+}
