@@ -436,3 +436,57 @@ func TestPasswordChangeEndsOlderSessions(t *testing.T) {
 		t.Error("a session after the change does not work")
 	}
 }
+
+func TestProjects(t *testing.T) {
+	ctx := context.Background()
+	if err := kube.InstallCRDs(ctx, cluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	f := start(t, false)
+	if err := f.c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
+		Data: map[string]string{"accounts.viewer": "apiKey"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "argocd-rbac-cm", Namespace: f.ns},
+		Data: map[string]string{"policy.csv": "p, viewer, projects, get, team-*, allow"}}); err != nil {
+		t.Fatal(err)
+	}
+	var login map[string]string
+	f.call("POST", "/api/v1/session", `{"username":"admin","password":"`+f.initialPassword()+`"}`, "", &login)
+	admin := login["token"]
+	viewer, _ := f.srv.sessions.Create("viewer", 0, "v")
+	if err := settings.AddToken(ctx, f.c, f.ns, "viewer", settings.Token{ID: "v", IssuedAt: time.Now().Unix()}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"team-a", "platform"} {
+		body := `{"project":{"metadata":{"name":"` + name + `"},"spec":{"sourceRepos":["*"],"destinations":[{"server":"*","namespace":"*"}]}}}`
+		if code := f.call("POST", "/api/v1/projects", body, admin, nil); code != 200 {
+			t.Fatalf("create %s: %d", name, code)
+		}
+	}
+	if code := f.call("POST", "/api/v1/projects", `{"project":{"metadata":{"name":"team-a"}}}`, admin, nil); code != 409 {
+		t.Errorf("creating an existing project without upsert: %d, want 409", code)
+	}
+	if code := f.call("POST", "/api/v1/projects", `{"project":{"metadata":{"name":"x"}}}`, viewer, nil); code != 403 {
+		t.Errorf("viewer creates a project: %d", code)
+	}
+	var list v1alpha1.AppProjectList
+	if f.call("GET", "/api/v1/projects", "", viewer, &list); len(list.Items) != 1 || list.Items[0].Name != "team-a" {
+		t.Errorf("viewer sees %+v", list.Items)
+	}
+	if code := f.call("GET", "/api/v1/projects/platform", "", viewer, nil); code != 403 {
+		t.Errorf("viewer gets platform: %d", code)
+	}
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "uses-team-a", Namespace: f.ns},
+		Spec: v1alpha1.ApplicationSpec{Project: "team-a", Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc"},
+			Source: &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/x.git"}}}
+	if err := f.c.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	if code := f.call("DELETE", "/api/v1/projects/team-a", "", admin, nil); code != 409 {
+		t.Errorf("deleting a project in use: %d, want 409", code)
+	}
+	if code := f.call("DELETE", "/api/v1/projects/platform", "", admin, nil); code != 200 {
+		t.Errorf("deleting an unused project: %d", code)
+	}
+}

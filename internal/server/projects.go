@@ -1,0 +1,121 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+)
+
+// listProjects answers GET /api/v1/projects with the projects the caller
+// may get.
+func (s *Server) listProjects(w http.ResponseWriter, r *http.Request, c *caller) {
+	var list v1alpha1.AppProjectList
+	if err := s.opts.Client.List(r.Context(), &list, client.InNamespace(s.opts.Namespace)); err != nil {
+		s.internal(w, err)
+		return
+	}
+	out := v1alpha1.AppProjectList{ListMeta: list.ListMeta, Items: []v1alpha1.AppProject{}}
+	for _, p := range list.Items {
+		if c.can("projects", "get", p.Name) {
+			out.Items = append(out.Items, p)
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// getProject answers GET /api/v1/projects/{name}.
+func (s *Server) getProject(w http.ResponseWriter, r *http.Request, c *caller) {
+	name := r.PathValue("name")
+	if !c.can("projects", "get", name) {
+		c.denied(w, "projects", "get", name)
+		return
+	}
+	p := &v1alpha1.AppProject{}
+	if err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: s.opts.Namespace, Name: name}, p); err != nil {
+		writeError(w, statusOf(err), fmt.Sprintf("project %s: %v", name, err))
+		return
+	}
+	writeJSON(w, http.StatusOK, p)
+}
+
+// createProject answers POST /api/v1/projects with {"project": {...},
+// "upsert": bool}, as Argo CD's API takes it.
+func (s *Server) createProject(w http.ResponseWriter, r *http.Request, c *caller) {
+	var req struct {
+		Project v1alpha1.AppProject `json:"project"`
+		Upsert  bool                `json:"upsert"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<20)).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid project: "+err.Error())
+		return
+	}
+	p := &req.Project
+	if p.Name == "" {
+		writeError(w, http.StatusBadRequest, "project name is required")
+		return
+	}
+	if !c.can("projects", "create", p.Name) {
+		c.denied(w, "projects", "create", p.Name)
+		return
+	}
+	p.Namespace, p.ResourceVersion, p.UID = s.opts.Namespace, "", ""
+	err := s.opts.Client.Create(r.Context(), p)
+	if apierrors.IsAlreadyExists(err) && req.Upsert {
+		if !c.can("projects", "update", p.Name) {
+			c.denied(w, "projects", "update", p.Name)
+			return
+		}
+		existing := &v1alpha1.AppProject{}
+		if err = s.opts.Client.Get(r.Context(), client.ObjectKeyFromObject(p), existing); err == nil {
+			existing.Spec = p.Spec
+			err = s.opts.Client.Update(r.Context(), existing)
+			p = existing
+		}
+	}
+	if err != nil {
+		writeError(w, statusOf(err), fmt.Sprintf("project %s: %v", p.Name, err))
+		return
+	}
+	writeJSON(w, http.StatusOK, p)
+}
+
+// deleteProject answers DELETE /api/v1/projects/{name}; a project that
+// Applications still use is not deleted (409), as in Argo CD.
+func (s *Server) deleteProject(w http.ResponseWriter, r *http.Request, c *caller) {
+	name := r.PathValue("name")
+	if !c.can("projects", "delete", name) {
+		c.denied(w, "projects", "delete", name)
+		return
+	}
+	var apps v1alpha1.ApplicationList
+	if err := s.opts.Client.List(r.Context(), &apps); err != nil {
+		s.internal(w, err)
+		return
+	}
+	if n := countIn(apps.Items, name); n > 0 {
+		writeError(w, http.StatusConflict, fmt.Sprintf("project is referenced by %d applications", n))
+		return
+	}
+	p := &v1alpha1.AppProject{}
+	p.Namespace, p.Name = s.opts.Namespace, name
+	if err := s.opts.Client.Delete(r.Context(), p); err != nil {
+		writeError(w, statusOf(err), fmt.Sprintf("project %s: %v", name, err))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{})
+}
+
+func countIn(apps []v1alpha1.Application, project string) int {
+	n := 0
+	for _, a := range apps {
+		if a.Spec.Project == project {
+			n++
+		}
+	}
+	return n
+}
