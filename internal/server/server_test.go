@@ -90,6 +90,29 @@ func (f *fixture) call(method, path, body, token string, out any) int {
 	return resp.StatusCode
 }
 
+// adminToken logs in as admin with the initial password.
+func (f *fixture) adminToken() string {
+	f.t.Helper()
+	var login map[string]string
+	if code := f.call("POST", "/api/v1/session", `{"username":"admin","password":"`+f.initialPassword()+`"}`, "", &login); code != 200 {
+		f.t.Fatalf("admin login: %d", code)
+	}
+	return login["token"]
+}
+
+// apiKey issues and records an API key for account.
+func (f *fixture) apiKey(account string) string {
+	f.t.Helper()
+	tok, err := f.srv.sessions.Create(account, 0, account+"-key")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := settings.AddToken(context.Background(), f.c, f.ns, account, settings.Token{ID: account + "-key", IssuedAt: time.Now().Unix()}); err != nil {
+		f.t.Fatal(err)
+	}
+	return tok
+}
+
 func (f *fixture) initialPassword() string {
 	s := &corev1.Secret{}
 	if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: f.ns, Name: settings.InitialAdminSecretName}, s); err != nil {
@@ -195,14 +218,7 @@ func TestApplicationsFollowRBAC(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	key := func(account string) string {
-		tok, _ := f.srv.sessions.Create(account, 0, account+"-key")
-		if err := settings.AddToken(ctx, f.c, f.ns, account, settings.Token{ID: account + "-key", IssuedAt: time.Now().Unix()}); err != nil {
-			t.Fatal(err)
-		}
-		return tok
-	}
-	updater, teamA := key("image-updater"), key("team-a")
+	updater, teamA := f.apiKey("image-updater"), f.apiKey("team-a")
 	names := func(token, query string) []string {
 		var list v1alpha1.ApplicationList
 		if code := f.call("GET", "/api/v1/applications"+query, "", token, &list); code != 200 {
@@ -273,13 +289,8 @@ func TestSyncAndDelete(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var login map[string]string
-	f.call("POST", "/api/v1/session", `{"username":"admin","password":"`+f.initialPassword()+`"}`, "", &login)
-	admin := login["token"]
-	reader, _ := f.srv.sessions.Create("reader", 0, "r1")
-	if err := settings.AddToken(ctx, f.c, f.ns, "reader", settings.Token{ID: "r1", IssuedAt: time.Now().Unix()}); err != nil {
-		t.Fatal(err)
-	}
+	admin := f.adminToken()
+	reader := f.apiKey("reader")
 
 	var app v1alpha1.Application
 	if code := f.call("POST", "/api/v1/applications/manual/sync", `{"revision":"main","prune":true}`, admin, &app); code != 200 ||
@@ -325,9 +336,7 @@ func TestCreateApplication(t *testing.T) {
 		Spec: v1alpha1.AppProjectSpec{SourceRepos: []string{"*"}, Destinations: []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}}}}); err != nil {
 		t.Fatal(err)
 	}
-	var login map[string]string
-	f.call("POST", "/api/v1/session", `{"username":"admin","password":"`+f.initialPassword()+`"}`, "", &login)
-	admin := login["token"]
+	admin := f.adminToken()
 	body := func(path string) string {
 		return `{"metadata":{"name":"guestbook"},"spec":{"project":"default","source":{"repoURL":"https://git.example.com/x.git","path":"` + path +
 			`"},"destination":{"server":"https://kubernetes.default.svc","namespace":"guestbook"}}}`
@@ -362,9 +371,7 @@ func TestAccountsAndTokens(t *testing.T) {
 		Data: map[string]string{"accounts.image-updater": "apiKey", "accounts.alice": "login"}}); err != nil {
 		t.Fatal(err)
 	}
-	var login map[string]string
-	f.call("POST", "/api/v1/session", `{"username":"admin","password":"`+f.initialPassword()+`"}`, "", &login)
-	admin := login["token"]
+	admin := f.adminToken()
 
 	var list struct{ Items []accountInfo }
 	if code := f.call("GET", "/api/v1/account", "", admin, &list); code != 200 || len(list.Items) != 3 {
@@ -451,13 +458,8 @@ func TestProjects(t *testing.T) {
 		Data: map[string]string{"policy.csv": "p, viewer, projects, get, team-*, allow"}}); err != nil {
 		t.Fatal(err)
 	}
-	var login map[string]string
-	f.call("POST", "/api/v1/session", `{"username":"admin","password":"`+f.initialPassword()+`"}`, "", &login)
-	admin := login["token"]
-	viewer, _ := f.srv.sessions.Create("viewer", 0, "v")
-	if err := settings.AddToken(ctx, f.c, f.ns, "viewer", settings.Token{ID: "v", IssuedAt: time.Now().Unix()}); err != nil {
-		t.Fatal(err)
-	}
+	admin := f.adminToken()
+	viewer := f.apiKey("viewer")
 	for _, name := range []string{"team-a", "platform"} {
 		body := `{"project":{"metadata":{"name":"` + name + `"},"spec":{"sourceRepos":["*"],"destinations":[{"server":"*","namespace":"*"}]}}}`
 		if code := f.call("POST", "/api/v1/projects", body, admin, nil); code != 200 {
