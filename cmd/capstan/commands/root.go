@@ -20,6 +20,12 @@ func NewRoot() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newVersionCommand(), newRenderCommand(), newRepoServerCommand(), newAdminCommand(), newControllerCommand(), newServerCommand(), newRunCommand())
+	// The client commands share Argo CD's global client flags.
+	cf := &clientFlags{}
+	for _, c := range []*cobra.Command{newLoginCommand(cf), newAppCommand(cf)} {
+		cf.add(c)
+		root.AddCommand(c)
+	}
 	return root
 }
 

@@ -1,0 +1,123 @@
+// Package apiclient is the CLI's side of the API: the local configuration
+// of servers, users and contexts (Argo CD's layout and field names), and
+// an HTTP client for the REST API.
+package apiclient
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Config is the CLI's configuration file.
+type Config struct {
+	CurrentContext string    `json:"current-context"`
+	Contexts       []Context `json:"contexts"`
+	Servers        []Server  `json:"servers"`
+	Users          []User    `json:"users"`
+}
+
+// Context names a server and the user to reach it as.
+type Context struct {
+	Name   string `json:"name"`
+	Server string `json:"server"`
+	User   string `json:"user"`
+}
+
+// Server is how to reach an API server.
+type Server struct {
+	Server    string `json:"server"`
+	Insecure  bool   `json:"insecure,omitempty"`
+	PlainText bool   `json:"plain-text,omitempty"`
+}
+
+// User holds a session token.
+type User struct {
+	Name      string `json:"name"`
+	AuthToken string `json:"auth-token,omitempty"`
+}
+
+// DefaultPath is the configuration file in the user's config directory.
+func DefaultPath() string {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		dir = "."
+	}
+	return filepath.Join(dir, "capstan", "config")
+}
+
+// Load reads the configuration; a missing file is an empty one.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return &Config{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	c := &Config{}
+	if err := yaml.Unmarshal(data, c); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Save writes the configuration, readable by its owner only: it holds tokens.
+func (c *Config) Save(path string) error {
+	data, err := yaml.Marshal(c)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o600)
+}
+
+// Upsert records a login: server settings, the user's token and a context
+// of that name, which becomes the current one.
+func (c *Config) Upsert(name string, s Server, token string) {
+	if i := slices.IndexFunc(c.Servers, func(x Server) bool { return x.Server == s.Server }); i >= 0 {
+		c.Servers[i] = s
+	} else {
+		c.Servers = append(c.Servers, s)
+	}
+	if i := slices.IndexFunc(c.Users, func(u User) bool { return u.Name == name }); i >= 0 {
+		c.Users[i].AuthToken = token
+	} else {
+		c.Users = append(c.Users, User{Name: name, AuthToken: token})
+	}
+	ctx := Context{Name: name, Server: s.Server, User: name}
+	if i := slices.IndexFunc(c.Contexts, func(x Context) bool { return x.Name == name }); i >= 0 {
+		c.Contexts[i] = ctx
+	} else {
+		c.Contexts = append(c.Contexts, ctx)
+	}
+	c.CurrentContext = name
+}
+
+// Current returns the server and token of the current context.
+func (c *Config) Current() (Server, string, error) {
+	for _, ctx := range c.Contexts {
+		if ctx.Name != c.CurrentContext {
+			continue
+		}
+		var s Server
+		for _, x := range c.Servers {
+			if x.Server == ctx.Server {
+				s = x
+			}
+		}
+		for _, u := range c.Users {
+			if u.Name == ctx.User {
+				return s, u.AuthToken, nil
+			}
+		}
+		return s, "", nil
+	}
+	return Server{}, "", errors.New("no current context: run capstan login first, or pass --server and --auth-token")
+}
