@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 	"text/tabwriter"
 
@@ -105,7 +106,69 @@ func newAppCommand(f *clientFlags) *cobra.Command {
 		},
 	}
 	list.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide, name or json")
-	cmd.AddCommand(list)
+
+	var getOutput string
+	get := &cobra.Command{
+		Use:   "get NAME",
+		Short: "Show one Application",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			var app v1alpha1.Application
+			if err := c.Do("GET", "/api/v1/applications/"+url.PathEscape(args[0]), nil, &app); err != nil {
+				return fmt.Errorf("getting application %s: %w", args[0], err)
+			}
+			return printApps(cmd.OutOrStdout(), []v1alpha1.Application{app}, getOutput)
+		},
+	}
+	get.Flags().StringVarP(&getOutput, "output", "o", "wide", "output format: wide, name or json")
+
+	var revision string
+	var prune, dryRun bool
+	sync := &cobra.Command{
+		Use:   "sync NAME",
+		Short: "Start a sync of an Application",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			body := map[string]any{"revision": revision, "prune": prune, "dryRun": dryRun}
+			if err := c.Do("POST", "/api/v1/applications/"+url.PathEscape(args[0])+"/sync", body, nil); err != nil {
+				return fmt.Errorf("syncing application %s: %w", args[0], err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "sync of %s started\n", args[0])
+			return nil
+		},
+	}
+	sync.Flags().StringVar(&revision, "revision", "", "revision to sync to (default: the target revision)")
+	sync.Flags().BoolVar(&prune, "prune", false, "delete resources no longer in Git")
+	sync.Flags().BoolVar(&dryRun, "dry-run", false, "show what a sync would do without doing it")
+
+	var cascade bool
+	del := &cobra.Command{
+		Use:   "delete NAME",
+		Short: "Delete an Application (and, with --cascade, its resources)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			path := fmt.Sprintf("/api/v1/applications/%s?cascade=%t", url.PathEscape(args[0]), cascade)
+			if err := c.Do("DELETE", path, nil, nil); err != nil {
+				return fmt.Errorf("deleting application %s: %w", args[0], err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "application '%s' deleted\n", args[0])
+			return nil
+		},
+	}
+	del.Flags().BoolVar(&cascade, "cascade", true, "delete the Application's resources too")
+	cmd.AddCommand(list, get, sync, del)
 	return cmd
 }
 

@@ -75,4 +75,23 @@ func TestLoginAndAppList(t *testing.T) {
 	if code, stdout, _ := run("app", "list", "-o", "name"); code != 0 || strings.TrimSpace(stdout) != ns+"/guestbook" {
 		t.Errorf("app list -o name: %q", stdout)
 	}
+	if code, stdout, stderr := run("app", "get", "guestbook", "-o", "json"); code != 0 || !strings.Contains(stdout, `"path": "guestbook"`) {
+		t.Errorf("app get: exit %d %q %q", code, stdout, stderr)
+	}
+	if code, _, stderr := run("app", "get", "nope"); code != 1 || !strings.Contains(stderr, "application nope not found") {
+		t.Errorf("app get of a missing app: exit %d %q", code, stderr)
+	}
+	if code, stdout, stderr := run("app", "sync", "guestbook", "--prune"); code != 0 || !strings.Contains(stdout, "sync of guestbook started") {
+		t.Errorf("app sync: exit %d %q %q", code, stdout, stderr)
+	}
+	got := &v1alpha1.Application{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(app), got); err != nil || got.Operation == nil || !got.Operation.Sync.Prune || got.Operation.InitiatedBy.Username != "admin" {
+		t.Errorf("after app sync the operation is %+v (%v)", got.Operation, err)
+	}
+	if code, _, stderr := run("app", "delete", "guestbook", "--cascade=false"); code != 0 {
+		t.Errorf("app delete: exit %d %q", code, stderr)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(app), &v1alpha1.Application{}); err == nil {
+		t.Error("the app is still there after app delete --cascade=false")
+	}
 }
