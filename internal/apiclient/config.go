@@ -100,6 +100,33 @@ func (c *Config) Upsert(name string, s Server, token string) {
 	c.CurrentContext = name
 }
 
+// Logout forgets the token of context name (default: the current one);
+// the context and server stay, for the next login.
+func (c *Config) Logout(name string) error {
+	if name == "" {
+		name = c.CurrentContext
+	}
+	i := slices.IndexFunc(c.Contexts, func(x Context) bool { return x.Name == name })
+	if i < 0 {
+		return fmt.Errorf("no context named %q", name)
+	}
+	for j := range c.Users {
+		if c.Users[j].Name == c.Contexts[i].User {
+			c.Users[j].AuthToken = ""
+		}
+	}
+	return nil
+}
+
+// Use makes context name the current one.
+func (c *Config) Use(name string) error {
+	if !slices.ContainsFunc(c.Contexts, func(x Context) bool { return x.Name == name }) {
+		return fmt.Errorf("no context named %q", name)
+	}
+	c.CurrentContext = name
+	return nil
+}
+
 // Current returns the server and token of the current context.
 func (c *Config) Current() (Server, string, error) {
 	for _, ctx := range c.Contexts {

@@ -86,6 +86,58 @@ func newLoginCommand(f *clientFlags) *cobra.Command {
 	return cmd
 }
 
+func newLogoutCommand(f *clientFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "logout [CONTEXT]",
+		Short: "Forget the session token of a context (default: the current one)",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return editConfig(f, func(cfg *apiclient.Config) error {
+				return cfg.Logout(append(args, "")[0])
+			})
+		},
+	}
+}
+
+func newContextCommand(f *clientFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "context [NAME]",
+		Short: "List the contexts, or switch to one",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				return editConfig(f, func(cfg *apiclient.Config) error { return cfg.Use(args[0]) })
+			}
+			cfg, err := apiclient.Load(f.config)
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "CURRENT\tNAME\tSERVER")
+			for _, c := range cfg.Contexts {
+				mark := ""
+				if c.Name == cfg.CurrentContext {
+					mark = "*"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", mark, c.Name, c.Server)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+// editConfig loads the CLI configuration, changes it and saves it.
+func editConfig(f *clientFlags, change func(*apiclient.Config) error) error {
+	cfg, err := apiclient.Load(f.config)
+	if err != nil {
+		return err
+	}
+	if err := change(cfg); err != nil {
+		return err
+	}
+	return cfg.Save(f.config)
+}
+
 func newAppCommand(f *clientFlags) *cobra.Command {
 	cmd := &cobra.Command{Use: "app", Short: "Manage Applications through the API server"}
 	var output string

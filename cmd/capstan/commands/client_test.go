@@ -88,10 +88,22 @@ func TestLoginAndAppList(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKeyFromObject(app), got); err != nil || got.Operation == nil || !got.Operation.Sync.Prune || got.Operation.InitiatedBy.Username != "admin" {
 		t.Errorf("after app sync the operation is %+v (%v)", got.Operation, err)
 	}
+	if code, stdout, _ := run("context"); code != 0 || !strings.Contains(stdout, "*        "+addr) {
+		t.Errorf("context: %q", stdout)
+	}
+	if code, _, stderr := run("context", "elsewhere"); code != 1 || !strings.Contains(stderr, `no context named "elsewhere"`) {
+		t.Errorf("switching to an unknown context: %d %q", code, stderr)
+	}
 	if code, _, stderr := run("app", "delete", "guestbook", "--cascade=false"); code != 0 {
 		t.Errorf("app delete: exit %d %q", code, stderr)
 	}
 	if err := c.Get(ctx, client.ObjectKeyFromObject(app), &v1alpha1.Application{}); err == nil {
 		t.Error("the app is still there after app delete --cascade=false")
+	}
+	if code, _, _ := run("logout"); code != 0 {
+		t.Errorf("logout: %d", code)
+	}
+	if code, _, stderr := run("app", "list"); code != 1 || !strings.Contains(stderr, "HTTP 401") {
+		t.Errorf("app list after logout: exit %d %q, want 401", code, stderr)
 	}
 }
