@@ -54,6 +54,8 @@ m = g(r.sub, p.sub) && match(r.res, p.res) && match(r.act, p.act) && match(r.obj
 
 // Policy is argocd-rbac-cm's content.
 type Policy struct {
+	// Version is the ConfigMap's resourceVersion; empty when there is none.
+	Version   string
 	CSV       string
 	Default   string
 	Scopes    []string
@@ -66,7 +68,7 @@ func Load(ctx context.Context, r client.Reader, namespace string) (Policy, error
 	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ConfigMapName}, cm); err != nil && !apierrors.IsNotFound(err) {
 		return Policy{}, fmt.Errorf("reading ConfigMap/%s/%s: %w", namespace, ConfigMapName, err)
 	}
-	p := Policy{CSV: cm.Data["policy.csv"], Default: cm.Data["policy.default"], MatchMode: cm.Data["policy.matchMode"], Scopes: []string{"groups"}}
+	p := Policy{Version: cm.ResourceVersion, CSV: cm.Data["policy.csv"], Default: cm.Data["policy.default"], MatchMode: cm.Data["policy.matchMode"], Scopes: []string{"groups"}}
 	// Further policy.<name>.csv keys are appended, as Argo CD does.
 	for k, v := range cm.Data {
 		if strings.HasPrefix(k, "policy.") && strings.HasSuffix(k, ".csv") && k != "policy.csv" {

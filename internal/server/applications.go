@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,18 +45,32 @@ func (s *Server) authorized(h func(http.ResponseWriter, *http.Request, *caller))
 			writeError(w, http.StatusUnauthorized, "invalid session: "+err.Error())
 			return
 		}
-		p, err := rbac.Load(r.Context(), s.opts.Client, s.opts.Namespace)
-		if err != nil {
-			s.internal(w, err)
-			return
-		}
-		enf, err := rbac.New(p)
+		enf, err := s.enforcer(r)
 		if err != nil {
 			s.internal(w, err)
 			return
 		}
 		h(w, r, &caller{claims: claims, subjects: enf.Subjects(map[string]any{"sub": claims.Subject}), enforcer: enf})
 	}
+}
+
+// enforcer returns the enforcer for argocd-rbac-cm's current version,
+// built once per version rather than per request.
+func (s *Server) enforcer(r *http.Request) (*rbac.Enforcer, error) {
+	p, err := rbac.Load(r.Context(), s.opts.Client, s.opts.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	s.rbacMu.Lock()
+	defer s.rbacMu.Unlock()
+	if s.rbac == nil || s.rbacVersion != p.Version || p.Version == "" {
+		if s.rbac, err = rbac.New(p); err != nil {
+			s.rbac = nil
+			return nil, err
+		}
+		s.rbacVersion = p.Version
+	}
+	return s.rbac, nil
 }
 
 // appObject is an Application's RBAC object: <project>/<name>, or
@@ -182,7 +197,7 @@ func (s *Server) syncApplication(w http.ResponseWriter, r *http.Request, c *call
 	}
 	if pol := app.Spec.SyncPolicy; pol != nil && pol.Automated != nil && !req.DryRun && app.Spec.Source != nil && req.Revision != "" {
 		if target := app.Spec.Source.TargetRevision; req.Revision != target && !(target == "" && req.Revision == "HEAD") {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("cannot sync to %s: auto-sync currently set to %s", req.Revision, firstNonEmpty(target, "HEAD")))
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("cannot sync to %s: auto-sync currently set to %s", req.Revision, cmp.Or(target, "HEAD")))
 			return
 		}
 	}
@@ -233,15 +248,6 @@ func (s *Server) deleteApplication(w http.ResponseWriter, r *http.Request, c *ca
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{})
-}
-
-func firstNonEmpty(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // createApplication answers POST /api/v1/applications: it creates the

@@ -15,10 +15,12 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/capstan-cd/capstan/internal/rbac"
 	"github.com/capstan-cd/capstan/internal/session"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/version"
@@ -52,6 +54,10 @@ type Server struct {
 	secret   *settings.ServerSecret
 	sessions *session.Manager
 	mux      *http.ServeMux
+
+	rbacMu      sync.Mutex
+	rbac        *rbac.Enforcer
+	rbacVersion string
 }
 
 // New prepares a Server: it fills in argocd-secret on first start (secret

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -259,17 +260,8 @@ func printApps(w io.Writer, apps []v1alpha1.Application, output string) error {
 			src = *a.Spec.Source
 		}
 		fmt.Fprintf(tw, "%s/%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Namespace, a.Name,
-			firstOf(a.Spec.Destination.Server, a.Spec.Destination.Name), a.Spec.Destination.Namespace, a.Spec.Project,
-			a.Status.Sync.Status, a.Status.Health.Status, policy, firstOf(strings.Join(conds, ","), "<none>"), src.RepoURL, src.Path, src.TargetRevision)
+			cmp.Or(a.Spec.Destination.Server, a.Spec.Destination.Name), a.Spec.Destination.Namespace, a.Spec.Project,
+			a.Status.Sync.Status, a.Status.Health.Status, policy, cmp.Or(strings.Join(conds, ","), "<none>"), src.RepoURL, src.Path, src.TargetRevision)
 	}
 	return tw.Flush()
-}
-
-func firstOf(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
