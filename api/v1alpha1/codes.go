@@ -125,3 +125,24 @@ const (
 	SecretTypeRepoCredentials = "repo-creds"
 	SecretTypeCluster         = "cluster"
 )
+
+// GetSources returns the Application's sources, single or multiple.
+func (s *ApplicationSpec) GetSources() ApplicationSources {
+	if len(s.Sources) > 0 {
+		return s.Sources
+	}
+	if s.Source != nil {
+		return ApplicationSources{*s.Source}
+	}
+	return nil
+}
+
+// IsHook reports whether an object's annotations make it a sync hook
+// (Argo CD's or Helm's); hooks are run by syncs, not compared or pruned.
+func IsHook(annotations map[string]string) bool {
+	if _, ok := annotations[AnnotationHook]; ok {
+		return true
+	}
+	_, ok := annotations["helm.sh/hook"]
+	return ok
+}

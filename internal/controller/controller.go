@@ -27,6 +27,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/metrics"
 	"github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/tracking"
 )
 
@@ -181,7 +182,11 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	if err := ensureDefaultProject(ctx, opts.Config, opts.Namespace); err != nil {
+	direct, err := kube.NewClient(opts.Config)
+	if err != nil {
+		return err
+	}
+	if err := settings.EnsureDefaultProject(ctx, direct, opts.Namespace); err != nil {
 		return err
 	}
 	if opts.MetricsAddr != "" {
@@ -210,26 +215,6 @@ func trackingMethod(ctx context.Context, cfg *rest.Config, namespace string) (tr
 		return "", fmt.Errorf("reading ConfigMap/%s/argocd-cm: %w", namespace, err)
 	}
 	return tracking.ParseMethod(cm.Data["application.resourceTrackingMethod"])
-}
-
-// ensureDefaultProject creates the default AppProject when it is missing,
-// before the first Application is reconciled.
-func ensureDefaultProject(ctx context.Context, cfg *rest.Config, namespace string) error {
-	c, err := kube.NewClient(cfg)
-	if err != nil {
-		return err
-	}
-	p := &v1alpha1.AppProject{}
-	p.Namespace, p.Name = namespace, v1alpha1.DefaultAppProjectName
-	p.Spec = v1alpha1.AppProjectSpec{
-		SourceRepos:              []string{"*"},
-		Destinations:             []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}},
-		ClusterResourceWhitelist: []v1alpha1.ClusterResourceRestrictionItem{{Group: "*", Kind: "*"}},
-	}
-	if err := c.Create(ctx, p); err != nil && !isAlreadyExists(err) {
-		return fmt.Errorf("creating the default AppProject in %s: %w", namespace, err)
-	}
-	return nil
 }
 
 // applicationLister lists the Applications argocd_app_info describes.

@@ -31,12 +31,7 @@ func groupVersionKind(s v1alpha1.ResourceStatus) schema.GroupVersionKind {
 // isHook reports whether an object is a sync hook; hooks are run by syncs,
 // not compared or pruned.
 func isHook(obj *unstructured.Unstructured) bool {
-	a := obj.GetAnnotations()
-	if _, ok := a[v1alpha1.AnnotationHook]; ok {
-		return true
-	}
-	_, ok := a["helm.sh/hook"]
-	return ok
+	return v1alpha1.IsHook(obj.GetAnnotations())
 }
 
 func dedupe(vals []string) []string {

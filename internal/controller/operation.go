@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	gosync "sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -91,14 +92,21 @@ func (r *reconciler) runOperation(ctx context.Context, app *v1alpha1.Application
 	if st := app.Status.OperationState; retryCount > 0 && st != nil {
 		started = st.StartedAt
 	}
+	terminating := app.Status.OperationState != nil && app.Status.OperationState.Phase == v1alpha1.OperationTerminating
 	app.Status.OperationState = &v1alpha1.OperationState{Operation: *op, Phase: v1alpha1.OperationRunning, Message: "syncing", StartedAt: started, RetryCount: retryCount}
+	if terminating { // terminated before it began
+		return r.finishOperation(ctx, app, status, op, started, &operationResult{Result: &sync.Result{Phase: v1alpha1.OperationFailed, Message: terminatedMessage}, refused: true}, checker)
+	}
+	syncCtx, cancelSync := context.WithCancel(ctx)
+	defer cancelSync()
+	terminated := r.watchTermination(syncCtx, app, cancelSync)
 	running := app.DeepCopy()
 	var mu gosync.Mutex
 	done := false
 	timer := time.AfterFunc(runningDelay, func() {
 		mu.Lock()
 		defer mu.Unlock()
-		if done {
+		if done || terminated.Load() {
 			return
 		}
 		if err := status.write(ctx, running); err != nil {
@@ -106,12 +114,52 @@ func (r *reconciler) runOperation(ctx context.Context, app *v1alpha1.Application
 		}
 		r.events.Eventf(running, nil, corev1.EventTypeNormal, "OperationStarted", "Sync", "%s", startMessage(op))
 	})
-	res := r.sync(ctx, app, op, cmp, checker)
+	res := r.sync(syncCtx, app, op, cmp, checker)
 	mu.Lock()
 	done = true // once set, the Running state can no longer overwrite the result
 	mu.Unlock()
 	timer.Stop()
+	if terminated.Load() {
+		stopped := *res.Result
+		stopped.Phase, stopped.Message = v1alpha1.OperationFailed, terminatedMessage
+		res = &operationResult{Result: &stopped, cmp: res.cmp, refused: true}
+	}
 	return r.finishOperation(ctx, app, status, op, started, res, checker)
+}
+
+// terminatedMessage ends an operation a user terminated, as in Argo CD.
+const terminatedMessage = "Operation terminated"
+
+// terminationPoll is how often a running sync checks whether a user asked
+// to terminate it (the API sets its phase to Terminating).
+const terminationPoll = 250 * time.Millisecond
+
+// watchTermination cancels a running sync once its Application's
+// operation phase becomes Terminating, and reports whether it did.
+func (r *reconciler) watchTermination(ctx context.Context, app *v1alpha1.Application, cancel context.CancelFunc) *atomic.Bool {
+	terminated := &atomic.Bool{}
+	key := client.ObjectKeyFromObject(app)
+	go func() {
+		tick := time.NewTicker(terminationPoll)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			fresh := &v1alpha1.Application{}
+			if err := r.client.Get(ctx, key, fresh); err != nil {
+				continue
+			}
+			if st := fresh.Status.OperationState; st != nil && st.Phase == v1alpha1.OperationTerminating {
+				terminated.Store(true)
+				cancel()
+				return
+			}
+		}
+	}()
+	return terminated
 }
 
 // sync runs one sync operation; cmp is the spec's comparison.
@@ -119,8 +167,14 @@ func (r *reconciler) sync(ctx context.Context, app *v1alpha1.Application, op *v1
 	if msg := automatedConflict(app, op); msg != "" {
 		return &operationResult{Result: &sync.Result{Phase: v1alpha1.OperationError, Message: msg}, refused: true}
 	}
-	// A sync to another revision or source (a rollback) renders that.
-	if at := operationTarget(op.Sync, app); at != nil {
+	// A sync to another revision or source (a rollback) renders that, and
+	// a user's sync resolves branches and tags afresh.
+	at := operationTarget(op.Sync, app)
+	if at == nil && !op.InitiatedBy.Automated {
+		at = &target{}
+	}
+	if at != nil {
+		at.fresh = !op.InitiatedBy.Automated
 		var cond *v1alpha1.ApplicationCondition
 		if cmp, cond = r.compare(ctx, app, checker, at, nil); cond != nil {
 			return &operationResult{Result: &sync.Result{Phase: v1alpha1.OperationError, Message: cond.Message}}
@@ -226,6 +280,9 @@ func (r *reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 			}
 		} else if app.Spec.Source != nil && len(res.cmp.render.Sources) == 1 {
 			state.SyncResult.Source = *app.Spec.Source
+			if op.Sync.Source != nil { // a rollback records what it deployed
+				state.SyncResult.Source = *op.Sync.Source
+			}
 			state.SyncResult.Revision = res.cmp.render.Sources[0].Revision
 		}
 	}

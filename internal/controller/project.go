@@ -31,7 +31,7 @@ func (r *reconciler) checkProject(ctx context.Context, app *v1alpha1.Application
 	if app.Namespace != r.opts.Namespace && !matchesAny(proj.Spec.SourceNamespaces, app.Namespace, false) {
 		return nil, fmt.Errorf("application '%s' in namespace '%s' is not permitted to use project '%s'", app.Name, app.Namespace, name)
 	}
-	for _, src := range sources(app) {
+	for _, src := range app.Spec.GetSources() {
 		if !matchesAny(proj.Spec.SourceRepos, git.NormalizeURL(src.RepoURL), true) {
 			return nil, fmt.Errorf("application repo %s is not permitted in project '%s'", git.RedactURL(src.RepoURL), name)
 		}

@@ -61,6 +61,9 @@ type reconciler struct {
 type target struct {
 	sources   []v1alpha1.ApplicationSource
 	revisions []string
+	// fresh resolves branches and tags afresh: a user's sync deploys what
+	// was pushed a moment ago, as Argo CD's does.
+	fresh bool
 }
 
 // comparison is the outcome of comparing one Application.
@@ -234,17 +237,6 @@ func (r *reconciler) healthChecker(ctx context.Context) (*health.Checker, error)
 	return checker, nil
 }
 
-// sources returns the Application's sources, single or multiple.
-func sources(app *v1alpha1.Application) []v1alpha1.ApplicationSource {
-	if len(app.Spec.Sources) > 0 {
-		return app.Spec.Sources
-	}
-	if app.Spec.Source != nil {
-		return []v1alpha1.ApplicationSource{*app.Spec.Source}
-	}
-	return nil
-}
-
 // compare renders the desired state and compares it with the live state. A
 // non-nil condition means the comparison failed and nothing may be synced or
 // pruned.
@@ -264,7 +256,7 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 	if err != nil {
 		return fail(v1alpha1.ApplicationConditionUnknownError, err)
 	}
-	srcs := sources(app)
+	srcs := app.Spec.GetSources()
 	var revisions []string
 	if at != nil {
 		revisions = at.revisions
@@ -278,7 +270,7 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 	refresh, refreshing := app.Annotations[v1alpha1.AnnotationRefresh]
 	resp, err := r.opts.Renderer.Render(ctx, &repo.Request{
 		AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Sources: srcs, Revisions: revisions,
-		NoCache: refresh == "hard", NoRevisionCache: refreshing,
+		NoCache: refresh == "hard", NoRevisionCache: refreshing || (at != nil && at.fresh),
 	})
 	if err != nil {
 		return fail(v1alpha1.ApplicationConditionComparisonError, fmt.Errorf("rendering manifests: %w", err))
@@ -488,7 +480,6 @@ func (r *reconciler) argocdCM(ctx context.Context) (map[string]string, string, e
 	return cm.Data, cm.ResourceVersion, nil
 }
 
-func isAlreadyExists(err error) bool { return apierrors.IsAlreadyExists(err) }
 
 func ptrNow() *metav1.Time {
 	now := metav1.Now()

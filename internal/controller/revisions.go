@@ -77,7 +77,7 @@ func (p *revisionPoller) poll(ctx context.Context, repoURL string) {
 		if app.DeletionTimestamp != nil {
 			continue
 		}
-		for j, src := range sources(app) {
+		for j, src := range app.Spec.GetSources() {
 			if repoURL != "" && git.NormalizeURL(src.RepoURL) != git.NormalizeURL(repoURL) {
 				continue
 			}

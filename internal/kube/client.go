@@ -37,3 +37,16 @@ func NewClient(cfg *rest.Config) (client.Client, error) {
 	}
 	return c, nil
 }
+
+// NewWatchClient is NewClient that can also watch.
+func NewWatchClient(cfg *rest.Config) (client.WithWatch, error) {
+	s, err := NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: s})
+	if err != nil {
+		return nil, fmt.Errorf("creating client for %s: %w", cfg.Host, err)
+	}
+	return c, nil
+}

@@ -201,24 +201,14 @@ func (s *Server) syncApplication(w http.ResponseWriter, r *http.Request, c *call
 			return
 		}
 	}
-	orig := app.DeepCopy()
-	app.Operation = &v1alpha1.Operation{
+	op := &v1alpha1.Operation{
 		Sync:        &v1alpha1.SyncOperation{Revision: req.Revision, Prune: req.Prune, DryRun: req.DryRun, Resources: req.Resources, SyncOptions: req.SyncOptions.Items},
 		InitiatedBy: v1alpha1.OperationInitiator{Username: c.claims.Subject},
 	}
 	if req.Retry != nil {
-		app.Operation.Retry = *req.Retry
+		op.Retry = *req.Retry
 	}
-	// Optimistic lock: two syncs started at once must not both win.
-	if err := s.opts.Client.Patch(r.Context(), app, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-		if apierrors.IsConflict(err) {
-			writeError(w, http.StatusConflict, "the application changed while starting the sync; try again")
-			return
-		}
-		s.internal(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, app)
+	s.startOperation(w, r, app, op)
 }
 
 // deleteApplication deletes an Application; cascade (the default) deletes
@@ -275,13 +265,7 @@ func (s *Server) createApplication(w http.ResponseWriter, r *http.Request, c *ca
 		c.denied(w, "applications", "create", object)
 		return
 	}
-	proj := &v1alpha1.AppProject{}
-	if err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: s.opts.Namespace, Name: app.Spec.Project}, proj); err != nil {
-		if apierrors.IsNotFound(err) {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("application references project %s which does not exist", app.Spec.Project))
-			return
-		}
-		s.internal(w, err)
+	if s.project(w, r, app) == nil {
 		return
 	}
 	app.Status, app.Operation = v1alpha1.ApplicationStatus{}, nil

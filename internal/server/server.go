@@ -18,7 +18,13 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/internal/appstate"
+	destinations "github.com/capstan-cd/capstan/internal/cluster"
+	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/repo"
 
 	"github.com/capstan-cd/capstan/internal/rbac"
 	"github.com/capstan-cd/capstan/internal/session"
@@ -35,6 +41,11 @@ type Options struct {
 	Client client.Client
 	// Namespace is the control namespace holding argocd-* settings.
 	Namespace string
+	// Config reaches the control cluster: watches for the stream endpoint
+	// and the in-cluster destination. Required.
+	Config *rest.Config
+	// Renderer renders Applications' sources (manifests, diffs). Required.
+	Renderer repo.Renderer
 	// Insecure serves plain HTTP (behind a TLS-terminating ingress).
 	Insecure bool
 	// Hosts are the names the generated certificate is for. Default localhost.
@@ -51,6 +62,8 @@ type Options struct {
 // Server serves the API.
 type Server struct {
 	opts     Options
+	watcher  client.WithWatch
+	state    *appstate.Reader
 	secret   *settings.ServerSecret
 	sessions *session.Manager
 	mux      *http.ServeMux
@@ -63,6 +76,9 @@ type Server struct {
 // New prepares a Server: it fills in argocd-secret on first start (secret
 // key, admin password, certificate) and registers the routes.
 func New(ctx context.Context, opts Options) (*Server, error) {
+	if opts.Client == nil || opts.Config == nil || opts.Renderer == nil {
+		return nil, errors.New("server options need a Client, a Config and a Renderer")
+	}
 	if opts.Log == nil {
 		opts.Log = slog.Default()
 	}
@@ -73,11 +89,22 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := settings.EnsureDefaultProject(ctx, opts.Client, opts.Namespace); err != nil {
+		return nil, err
+	}
 	sessions, err := session.NewManager(secret.SecretKey)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, secret: secret, sessions: sessions, mux: http.NewServeMux()}
+	watcher, err := kube.NewWatchClient(opts.Config)
+	if err != nil {
+		return nil, err
+	}
+	state := &appstate.Reader{
+		Client: opts.Client, Namespace: opts.Namespace, Renderer: opts.Renderer,
+		Clusters: &destinations.Registry{Reader: opts.Client, Namespace: opts.Namespace, InCluster: opts.Config},
+	}
+	s := &Server{opts: opts, watcher: watcher, state: state, secret: secret, sessions: sessions, mux: http.NewServeMux()}
 	s.routes()
 	return s, nil
 }
@@ -102,6 +129,17 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /api/v1/applications/{name}", s.authorized(s.getApplication))
 	s.mux.HandleFunc("POST /api/v1/applications/{name}/sync", s.authorized(s.syncApplication))
 	s.mux.HandleFunc("DELETE /api/v1/applications/{name}", s.authorized(s.deleteApplication))
+	s.mux.HandleFunc("PUT /api/v1/applications/{name}", s.authorized(s.updateApplication))
+	s.mux.HandleFunc("PUT /api/v1/applications/{name}/spec", s.authorized(s.updateApplicationSpec))
+	s.mux.HandleFunc("PATCH /api/v1/applications/{name}", s.authorized(s.patchApplication))
+	s.mux.HandleFunc("POST /api/v1/applications/{name}/rollback", s.authorized(s.rollbackApplication))
+	s.mux.HandleFunc("DELETE /api/v1/applications/{name}/operation", s.authorized(s.terminateOperation))
+	s.mux.HandleFunc("GET /api/v1/applications/{name}/events", s.authorized(s.applicationEvents))
+	s.mux.HandleFunc("GET /api/v1/applications/{name}/manifests", s.authorized(s.manifests))
+	s.mux.HandleFunc("GET /api/v1/applications/{name}/managed-resources", s.authorized(s.managedResources))
+	s.mux.HandleFunc("GET /api/v1/applications/{name}/resource-tree", s.authorized(s.resourceTree))
+	s.mux.HandleFunc("GET /api/v1/applications/{name}/resource", s.authorized(s.liveResource))
+	s.mux.HandleFunc("GET /api/v1/stream/applications", s.authorized(s.streamApplications))
 }
 
 // Handler is the API as an http.Handler.

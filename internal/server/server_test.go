@@ -20,6 +20,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
@@ -49,7 +50,8 @@ func start(t *testing.T, insecure bool) *fixture {
 	ns := cluster.NewNamespace(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	srv, err := New(ctx, Options{Client: c, Namespace: ns, Insecure: insecure})
+	srv, err := New(ctx, Options{Client: c, Config: cluster.Config, Namespace: ns, Insecure: insecure,
+		Renderer: repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Second})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,11 +333,7 @@ func TestCreateApplication(t *testing.T) {
 	if err := kube.InstallCRDs(ctx, cluster.Config); err != nil {
 		t.Fatal(err)
 	}
-	f := start(t, false)
-	if err := f.c.Create(ctx, &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: f.ns},
-		Spec: v1alpha1.AppProjectSpec{SourceRepos: []string{"*"}, Destinations: []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}}}}); err != nil {
-		t.Fatal(err)
-	}
+	f := start(t, false) // makes the default project
 	admin := f.adminToken()
 	body := func(path string) string {
 		return `{"metadata":{"name":"guestbook"},"spec":{"project":"default","source":{"repoURL":"https://git.example.com/x.git","path":"` + path +

@@ -39,17 +39,18 @@ func TestWebhookSyncsThroughTheController(t *testing.T) {
 	remote := gitserver.NewLocalRepo(t)
 	first := remote.Commit(t, "one", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {v: one}\n"})
 
+	renderer := repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Hour})
 	changes := make(chan string, 8)
 	done := make(chan error, 1)
 	go func() {
 		done <- controller.Run(ctx, controller.Options{
 			Config: cluster.Config, Namespace: ns, Resync: time.Hour, RepoPoll: time.Hour, RepoChanges: changes,
-			Renderer: repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Hour}),
+			Renderer: renderer,
 			Log:      slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		})
 	}()
 	defer func() { cancel(); <-done }()
-	srv, err := New(ctx, Options{Client: c, Namespace: ns, Insecure: true, RepoChanged: func(u string) { changes <- u }})
+	srv, err := New(ctx, Options{Client: c, Config: cluster.Config, Renderer: renderer, Namespace: ns, Insecure: true, RepoChanged: func(u string) { changes <- u }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
 
@@ -125,7 +126,10 @@ func TestWebhookTellsTheInProcessController(t *testing.T) {
 	ns := cluster.NewNamespace(t)
 	var mu sync.Mutex
 	var heard []string
-	srv, err := New(context.Background(), Options{Client: c, Namespace: ns, Insecure: true, RepoChanged: func(u string) {
+	if err := kube.InstallCRDs(context.Background(), cluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(context.Background(), Options{Client: c, Config: cluster.Config, Renderer: repo.NewService(repo.Options{Root: t.TempDir()}), Namespace: ns, Insecure: true, RepoChanged: func(u string) {
 		mu.Lock()
 		heard = append(heard, u)
 		mu.Unlock()

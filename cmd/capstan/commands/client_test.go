@@ -1,68 +1,36 @@
 package commands
 
 import (
-	"bytes"
 	"context"
-	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
-	"github.com/capstan-cd/capstan/internal/kube"
-	"github.com/capstan-cd/capstan/internal/server"
-	"github.com/capstan-cd/capstan/internal/settings"
 )
 
 func TestLoginAndAppList(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := kube.InstallCRDs(ctx, cluster.Config); err != nil {
-		t.Fatal(err)
-	}
-	c, err := kube.NewClient(cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := cluster.NewNamespace(t)
-	srv, err := server.New(ctx, server.Options{Client: c, Namespace: ns})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = srv.Serve(ctx, l) }()
+	ctx := context.Background()
+	f := startCapstan(t, false)
+	c, ns, run := f.c, f.ns, f.run
 	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "guestbook", Namespace: ns},
 		Spec: v1alpha1.ApplicationSpec{Project: "default", Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "gb"},
 			Source: &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/gb.git", Path: "guestbook", TargetRevision: "main"}}}
 	if err := c.Create(ctx, app); err != nil {
 		t.Fatal(err)
 	}
-	initial := &corev1.Secret{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: settings.InitialAdminSecretName}, initial); err != nil {
-		t.Fatal(err)
-	}
-	config := filepath.Join(t.TempDir(), "config")
-	run := func(args ...string) (int, string, string) {
-		var out, errOut bytes.Buffer
-		code := Execute(append(args, "--config", config), &out, &errOut)
-		return code, out.String(), errOut.String()
-	}
-	addr := l.Addr().String()
+	config := f.config
+	addr := f.addr
 	if code, _, stderr := run("login", addr, "--username", "admin", "--password", "wrong", "--insecure"); code != 1 || !strings.Contains(stderr, "invalid username or password") {
 		t.Errorf("a wrong password: exit %d, %q", code, stderr)
 	}
 	if code, _, stderr := run("app", "list"); code != 1 || !strings.Contains(stderr, "no current context") {
 		t.Errorf("app list before login: exit %d, %q", code, stderr)
 	}
-	if code, stdout, stderr := run("login", addr, "--username", "admin", "--password", string(initial.Data["password"]), "--insecure"); code != 0 || !strings.Contains(stdout, "logged in successfully") {
+	if code, stdout, stderr := run("login", addr, "--username", "admin", "--password", f.password, "--insecure"); code != 0 || !strings.Contains(stdout, "logged in successfully") {
 		t.Fatalf("login: exit %d, %q %q", code, stdout, stderr)
 	}
 	if fi, err := os.Stat(config); err != nil || fi.Mode().Perm() != 0o600 {

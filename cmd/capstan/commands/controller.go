@@ -164,7 +164,7 @@ func newRunCommand() *cobra.Command {
 			changes := make(chan string, 64)
 			g.Go(func() error { return runController(ctx, f, svc, changes) })
 			g.Go(func() error {
-				return runServer(ctx, sf, f.namespace, log, func(url string) {
+				return runServer(ctx, sf, f.namespace, log, svc, func(url string) {
 					select {
 					case changes <- url:
 					default: // a check is already pending; the poll catches up anyway

@@ -13,6 +13,8 @@ import (
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
 
 	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/repo/reposerver"
 	"github.com/capstan-cd/capstan/internal/server"
 )
 
@@ -28,7 +30,7 @@ func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
 
 func newServerCommand() *cobra.Command {
 	f := &serverFlags{}
-	var namespace string
+	var namespace, repoServer string
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Serve the API (Argo CD's REST paths) on one port, TLS by default",
@@ -36,17 +38,23 @@ func newServerCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runServer(ctx, f, namespace, slog.New(slog.NewJSONHandler(os.Stderr, nil)), nil)
+			client, err := reposerver.Dial(repoServer)
+			if err != nil {
+				return err
+			}
+			defer client.Close()
+			return runServer(ctx, f, namespace, slog.New(slog.NewJSONHandler(os.Stderr, nil)), client, nil)
 		},
 	}
 	f.add(cmd, "")
 	cmd.Flags().StringVar(&namespace, "namespace", "argocd", "control namespace holding Applications, AppProjects and settings")
+	cmd.Flags().StringVar(&repoServer, "repo-server", "argocd-repo-server:8081", "repo server address (renders manifests and diffs)")
 	return cmd
 }
 
 // runServer serves the API until ctx ends; repoChanged, if set, hears of
 // pushed repositories (the in-process controller).
-func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.Logger, repoChanged func(string)) error {
+func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.Logger, r repo.Renderer, repoChanged func(string)) error {
 	if f.port <= 0 {
 		return nil
 	}
@@ -58,7 +66,7 @@ func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.
 	if err != nil {
 		return err
 	}
-	srv, err := server.New(ctx, server.Options{Client: c, Namespace: namespace, Insecure: f.insecure, Log: log, RepoChanged: repoChanged})
+	srv, err := server.New(ctx, server.Options{Client: c, Config: cfg, Renderer: r, Namespace: namespace, Insecure: f.insecure, Log: log, RepoChanged: repoChanged})
 	if err != nil {
 		return err
 	}

@@ -22,13 +22,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/tracking"
 )
 
@@ -54,7 +53,7 @@ type Cache struct {
 	opts    Options
 	client  dynamic.Interface
 	disc    discovery.DiscoveryInterface
-	mapper  meta.ResettableRESTMapper
+	mapper  *kube.DiscoveryMapper
 	factory []dynamicinformer.DynamicSharedInformerFactory // one per namespace, or one for all
 	// clusterScoped watches cluster-scoped kinds.
 	clusterScoped dynamicinformer.DynamicSharedInformerFactory
@@ -81,7 +80,7 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 		opts:     opts,
 		client:   client,
 		disc:     disc,
-		mapper:   restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
+		mapper:   kube.NewDiscoveryMapper(disc),
 		watching: map[schema.GroupVersionResource][]cache.SharedIndexInformer{},
 		stop:     make(chan struct{}),
 	}
@@ -113,15 +112,7 @@ func (c *Cache) Stop() {
 // Mapping returns the resource and scope of a kind, refreshing discovery
 // once when the kind is unknown (a CRD installed a moment ago).
 func (c *Cache) Mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
-	m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if meta.IsNoMatchError(err) {
-		c.mapper.Reset()
-		m, err = c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("kind %s: %w", gvk, err)
-	}
-	return m, nil
+	return c.mapper.Mapping(gvk)
 }
 
 // Watch starts watching the kind, if not already, and waits until its

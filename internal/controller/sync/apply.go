@@ -82,7 +82,8 @@ type Applied struct {
 }
 
 // Run applies the plan phase by phase and wave by wave, waiting after each
-// wave until its objects are healthy (hooks: until they complete). On a
+// wave but the last until its objects are healthy (hooks: until they
+// complete), and prunes after the Sync phase. On a
 // failure it stops, runs the SyncFail hooks and reports Failed.
 func (a *Applier) Run(ctx context.Context, req *Request) *Result {
 	a.defaults()
@@ -97,7 +98,7 @@ func (a *Applier) Run(ctx context.Context, req *Request) *Result {
 		return res
 	}
 	for _, wave := range req.Plan.Waves(v1alpha1.SyncPhaseSyncFail) {
-		if failErr := a.runWave(ctx, req, wave, res); failErr != nil {
+		if failErr := a.runWave(ctx, req, wave, res, false); failErr != nil {
 			res.Message += "; SyncFail hook: " + failErr.Error()
 			break
 		}
@@ -123,23 +124,39 @@ func (a *Applier) run(ctx context.Context, req *Request, res *Result) error {
 			return err
 		}
 	}
+	type step struct {
+		phase v1alpha1.SyncPhase
+		tasks []*Task
+	}
+	var steps []step
 	for _, phase := range PhaseOrder() {
 		for _, wave := range req.Plan.Waves(phase) {
-			if err := a.runWave(ctx, req, wave, res); err != nil {
-				return err
-			}
+			steps = append(steps, step{phase, wave})
 		}
-		if phase == v1alpha1.SyncPhaseSync {
+	}
+	pruned := false
+	for i, st := range steps {
+		if st.phase != v1alpha1.SyncPhasePreSync && st.phase != v1alpha1.SyncPhaseSync && !pruned {
 			if err := a.prune(ctx, req, res); err != nil {
 				return err
 			}
+			pruned = true
 		}
+		// As in Argo CD, a wave waits for its resources to become healthy
+		// only when another wave follows; hooks always run to completion.
+		if err := a.runWave(ctx, req, st.tasks, res, i == len(steps)-1); err != nil {
+			return err
+		}
+	}
+	if !pruned {
+		return a.prune(ctx, req, res)
 	}
 	return nil
 }
 
-// runWave applies every task of a wave, then waits for all of them.
-func (a *Applier) runWave(ctx context.Context, req *Request, wave []*Task, res *Result) error {
+// runWave applies every task of a wave, then waits for all of them (for
+// the hooks only, when it is the final wave).
+func (a *Applier) runWave(ctx context.Context, req *Request, wave []*Task, res *Result, final bool) error {
 	results := make([]*v1alpha1.ResourceResult, len(wave))
 	live := make([]*unstructured.Unstructured, len(wave))
 	defer func() {
@@ -162,6 +179,9 @@ func (a *Applier) runWave(ctx context.Context, req *Request, wave []*Task, res *
 		return nil
 	}
 	for i, t := range wave {
+		if final && !t.Hook {
+			continue
+		}
 		obj, err := a.wait(ctx, req, t, results[i], live[i])
 		if obj != nil {
 			live[i] = obj

@@ -1,0 +1,92 @@
+package commands
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/internal/controller"
+	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/server"
+	"github.com/capstan-cd/capstan/internal/settings"
+)
+
+// capstanFixture is an API server (TLS on 127.0.0.1, self-signed), optionally
+// with a controller, in a fresh control namespace, and a CLI config file.
+type capstanFixture struct {
+	t        *testing.T
+	c        client.Client
+	ns       string
+	addr     string
+	password string
+	config   string
+}
+
+func startCapstan(t *testing.T, withController bool) *capstanFixture {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := kube.InstallCRDs(ctx, cluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	c, err := kube.NewClient(cluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := cluster.NewNamespace(t)
+	renderer := repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Second})
+	srv, err := server.New(ctx, server.Options{Client: c, Config: cluster.Config, Renderer: renderer, Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{}, 2)
+	go func() { _ = srv.Serve(ctx, l); done <- struct{}{} }()
+	waits := 1
+	if withController {
+		waits++
+		go func() {
+			_ = controller.Run(ctx, controller.Options{Config: cluster.Config, Namespace: ns, Renderer: renderer, Resync: time.Hour, RepoPoll: time.Hour,
+				Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+			done <- struct{}{}
+		}()
+	}
+	t.Cleanup(func() {
+		cancel()
+		for range waits {
+			<-done
+		}
+	})
+	initial := &corev1.Secret{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: settings.InitialAdminSecretName}, initial); err != nil {
+		t.Fatal(err)
+	}
+	return &capstanFixture{t: t, c: c, ns: ns, addr: l.Addr().String(), password: string(initial.Data["password"]), config: filepath.Join(t.TempDir(), "config")}
+}
+
+// run runs the CLI with the fixture's config file and returns its exit
+// code, standard output and standard error.
+func (f *capstanFixture) run(args ...string) (int, string, string) {
+	var out, errOut bytes.Buffer
+	code := Execute(append(args, "--config", f.config), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// login logs the CLI in as admin.
+func (f *capstanFixture) login() {
+	f.t.Helper()
+	if code, stdout, stderr := f.run("login", f.addr, "--username", "admin", "--password", f.password, "--insecure"); code != 0 {
+		f.t.Fatalf("login: exit %d, %q %q", code, stdout, stderr)
+	}
+}

@@ -1,0 +1,164 @@
+package appstate
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/controller/health"
+	"github.com/capstan-cd/capstan/internal/repo/manifest"
+)
+
+var metaGet = metav1.GetOptions{}
+
+func listBy(fieldSelector string) metav1.ListOptions {
+	return metav1.ListOptions{FieldSelector: fieldSelector}
+}
+
+// childKinds are the kinds whose objects are created by other objects and
+// owned by them: what a tree shows under the managed objects.
+var childKinds = []schema.GroupVersionKind{
+	{Group: "apps", Version: "v1", Kind: "ReplicaSet"},
+	{Group: "apps", Version: "v1", Kind: "ControllerRevision"},
+	{Version: "v1", Kind: "Pod"},
+	{Version: "v1", Kind: "PersistentVolumeClaim"},
+	{Group: "batch", Version: "v1", Kind: "Job"},
+	{Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice"},
+}
+
+// Tree returns the Application's live objects: each managed object the
+// status lists, and the objects they own, found through owner references
+// in the managed objects' namespaces.
+func (r *Reader) Tree(ctx context.Context, app *v1alpha1.Application) (*Tree, error) {
+	d, err := r.dest(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	cm, err := r.settings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	checker, err := health.NewChecker(cm)
+	if err != nil {
+		return nil, err
+	}
+	tree := &Tree{Nodes: []ResourceNode{}}
+	owners := map[types.UID]ResourceRef{}
+	namespaces := map[string]bool{}
+	for _, st := range app.Status.Resources {
+		live, err := d.get(ctx, schema.GroupVersionKind{Group: st.Group, Version: st.Version, Kind: st.Kind}, st.Namespace, st.Name)
+		if err != nil {
+			return nil, err
+		}
+		if live == nil {
+			continue
+		}
+		n := node(live, checker)
+		if st.Health != nil {
+			n.Health = &v1alpha1.HealthStatus{Status: st.Health.Status, Message: st.Health.Message}
+		}
+		tree.Nodes = append(tree.Nodes, n)
+		owners[live.GetUID()] = n.ResourceRef
+		if live.GetNamespace() != "" {
+			namespaces[live.GetNamespace()] = true
+		}
+	}
+	var candidates []*unstructured.Unstructured
+	for ns := range namespaces {
+		for _, gvk := range childKinds {
+			ri, _, err := d.resource(gvk, ns)
+			if err != nil {
+				continue // the kind is not served by this cluster
+			}
+			list, err := ri.List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return nil, fmt.Errorf("listing %s in %s: %w", gvk.Kind, ns, err)
+			}
+			for i := range list.Items {
+				if len(list.Items[i].GetOwnerReferences()) > 0 {
+					candidates = append(candidates, &list.Items[i])
+				}
+			}
+		}
+	}
+	// Add owned objects until no more are found: Pods join once their
+	// ReplicaSet has.
+	for added := true; added; {
+		added = false
+		for i, obj := range candidates {
+			if obj == nil {
+				continue
+			}
+			var parents []ResourceRef
+			for _, ref := range obj.GetOwnerReferences() {
+				if p, ok := owners[ref.UID]; ok {
+					parents = append(parents, p)
+				}
+			}
+			if len(parents) == 0 {
+				continue
+			}
+			n := node(obj, checker)
+			n.ParentRefs = parents
+			tree.Nodes = append(tree.Nodes, n)
+			owners[obj.GetUID()] = n.ResourceRef
+			candidates[i], added = nil, true
+		}
+	}
+	sort.Slice(tree.Nodes, func(i, j int) bool {
+		a, b := tree.Nodes[i], tree.Nodes[j]
+		return refKey(a.Group, a.Kind, a.Namespace, a.Name) < refKey(b.Group, b.Kind, b.Namespace, b.Name)
+	})
+	return tree, nil
+}
+
+// node describes one live object.
+func node(obj *unstructured.Unstructured, checker *health.Checker) ResourceNode {
+	gvk := obj.GroupVersionKind()
+	created := obj.GetCreationTimestamp()
+	n := ResourceNode{
+		ResourceRef:     ResourceRef{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: string(obj.GetUID())},
+		ResourceVersion: obj.GetResourceVersion(),
+		Images:          manifest.Images([]*unstructured.Unstructured{obj}),
+		Health:          healthOf(checker, obj),
+		CreatedAt:       &created,
+	}
+	if gvk.Kind == "Pod" && gvk.Group == "" {
+		n.Info = podInfo(obj)
+	}
+	return n
+}
+
+// podInfo is what Argo CD shows beside a Pod: its phase or the reason a
+// container waits, and how many containers are ready.
+func podInfo(obj *unstructured.Unstructured) []InfoItem {
+	pod := &corev1.Pod{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, pod); err != nil {
+		return nil
+	}
+	reason := string(pod.Status.Phase)
+	if pod.Status.Reason != "" {
+		reason = pod.Status.Reason
+	}
+	ready := 0
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.Ready {
+			ready++
+		}
+		if c.State.Waiting != nil && c.State.Waiting.Reason != "" {
+			reason = c.State.Waiting.Reason
+		}
+	}
+	if pod.DeletionTimestamp != nil {
+		reason = "Terminating"
+	}
+	return []InfoItem{{Name: "Status Reason", Value: reason}, {Name: "Containers", Value: fmt.Sprintf("%d/%d", ready, len(pod.Spec.Containers))}}
+}

@@ -1,0 +1,263 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/appstate"
+)
+
+// rollbackRequest is the body of POST /api/v1/applications/{name}/rollback.
+type rollbackRequest struct {
+	ID     int64 `json:"id"`
+	DryRun bool  `json:"dryRun"`
+	Prune  bool  `json:"prune"`
+}
+
+// rollbackApplication starts a sync to the sources and revisions of a
+// history entry. Like Argo CD it refuses while automated sync is on,
+// which would undo the rollback at once.
+func (s *Server) rollbackApplication(w http.ResponseWriter, r *http.Request, c *caller) {
+	var req rollbackRequest
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil && err != io.EOF {
+		writeError(w, http.StatusBadRequest, "invalid rollback request: "+err.Error())
+		return
+	}
+	app := s.loadApp(w, r, c, "sync")
+	if app == nil {
+		return
+	}
+	if app.Operation != nil {
+		writeError(w, http.StatusConflict, "another operation is already in progress")
+		return
+	}
+	if pol := app.Spec.SyncPolicy; pol != nil && pol.Automated != nil && (pol.Automated.Enabled == nil || *pol.Automated.Enabled) && !req.DryRun {
+		writeError(w, http.StatusBadRequest, "rollback cannot be initiated when auto-sync is enabled")
+		return
+	}
+	var entry *v1alpha1.RevisionHistory
+	for i := range app.Status.History {
+		if app.Status.History[i].ID == req.ID {
+			entry = &app.Status.History[i]
+		}
+	}
+	if entry == nil {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("application %s does not have deployment with id %d", app.Name, req.ID))
+		return
+	}
+	op := &v1alpha1.SyncOperation{Revision: entry.Revision, Revisions: entry.Revisions, DryRun: req.DryRun, Prune: req.Prune}
+	if len(entry.Sources) > 0 {
+		op.Sources = entry.Sources
+	} else {
+		src := entry.Source
+		op.Source = &src
+	}
+	s.startOperation(w, r, app, &v1alpha1.Operation{Sync: op, InitiatedBy: v1alpha1.OperationInitiator{Username: c.claims.Subject}})
+}
+
+// startOperation sets the Application's operation, which the controller
+// runs, with an optimistic lock so two callers cannot both start one.
+func (s *Server) startOperation(w http.ResponseWriter, r *http.Request, app *v1alpha1.Application, op *v1alpha1.Operation) {
+	orig := app.DeepCopy()
+	app.Operation = op
+	if err := s.opts.Client.Patch(r.Context(), app, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		if statusOf(err) == http.StatusConflict {
+			writeError(w, http.StatusConflict, "the application changed while starting the operation; try again")
+			return
+		}
+		s.internal(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, app)
+}
+
+// terminateOperation answers DELETE /api/v1/applications/{name}/operation:
+// the running operation's phase becomes Terminating, and the controller
+// stops it.
+func (s *Server) terminateOperation(w http.ResponseWriter, r *http.Request, c *caller) {
+	app := s.loadApp(w, r, c, "sync")
+	if app == nil {
+		return
+	}
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := s.opts.Client.Get(r.Context(), client.ObjectKeyFromObject(app), app); err != nil {
+			return err
+		}
+		if app.Operation == nil {
+			return errNoOperation
+		}
+		st := app.Status.OperationState
+		if st == nil || st.Phase.Completed() {
+			st = &v1alpha1.OperationState{Operation: *app.Operation, StartedAt: metav1.Now()}
+		}
+		st.Phase, st.Message = v1alpha1.OperationTerminating, "terminating"
+		app.Status.OperationState = st
+		return s.opts.Client.Status().Update(r.Context(), app)
+	})
+	switch {
+	case errors.Is(err, errNoOperation):
+		writeError(w, http.StatusBadRequest, err.Error())
+	case err != nil:
+		writeError(w, statusOf(err), fmt.Sprintf("terminating the operation of application %s: %v", app.Name, err))
+	default:
+		writeJSON(w, http.StatusOK, map[string]string{})
+	}
+}
+
+var errNoOperation = errors.New("unable to terminate operation. No operation is in progress")
+
+// applicationEvents answers GET /api/v1/applications/{name}/events: the
+// Application's own events, or with resourceName those of one of its
+// live objects.
+func (s *Server) applicationEvents(w http.ResponseWriter, r *http.Request, c *caller) {
+	app := s.loadApp(w, r, c, "get")
+	if app == nil {
+		return
+	}
+	q := r.URL.Query()
+	if name := q.Get("resourceName"); name != "" {
+		ref := appstate.ResourceRef{Group: q.Get("group"), Kind: q.Get("kind"), Namespace: q.Get("resourceNamespace"), Name: name}
+		if ref.Kind == "" {
+			ref = s.refByUID(r, app, q.Get("resourceUID"), ref)
+		}
+		list, err := s.state.Events(r.Context(), app, ref)
+		s.answer(w, list, err)
+		return
+	}
+	list := &corev1.EventList{}
+	err := s.opts.Client.List(r.Context(), list, client.InNamespace(app.Namespace),
+		client.MatchingFields{"involvedObject.name": app.Name, "involvedObject.uid": string(app.UID)})
+	s.answer(w, list, err)
+}
+
+// refByUID completes a resource reference given by UID, as Argo CD's UI
+// asks for events, from the Application's tree.
+func (s *Server) refByUID(r *http.Request, app *v1alpha1.Application, uid string, ref appstate.ResourceRef) appstate.ResourceRef {
+	tree, err := s.state.Tree(r.Context(), app)
+	if err != nil || uid == "" {
+		return ref
+	}
+	for _, n := range tree.Nodes {
+		if n.UID == uid {
+			return n.ResourceRef
+		}
+	}
+	return ref
+}
+
+// manifestResponse is Argo CD's ManifestResponse.
+type manifestResponse struct {
+	Manifests  []string `json:"manifests"`
+	Namespace  string   `json:"namespace"`
+	Server     string   `json:"server"`
+	Revision   string   `json:"revision"`
+	SourceType string   `json:"sourceType,omitempty"`
+}
+
+// manifests answers GET /api/v1/applications/{name}/manifests[?revision=]
+// with the rendered objects, each as a JSON string.
+func (s *Server) manifests(w http.ResponseWriter, r *http.Request, c *caller) {
+	app := s.loadApp(w, r, c, "get")
+	if app == nil {
+		return
+	}
+	resp, err := s.state.Manifests(r.Context(), app, r.URL.Query().Get("revision"))
+	if err != nil {
+		s.answer(w, nil, err)
+		return
+	}
+	out := manifestResponse{Manifests: []string{}, Namespace: app.Spec.Destination.Namespace, Server: app.Spec.Destination.Server}
+	for _, obj := range resp.Objects {
+		data, err := json.Marshal(obj)
+		if err != nil {
+			s.internal(w, err)
+			return
+		}
+		out.Manifests = append(out.Manifests, string(data))
+	}
+	if len(resp.Sources) > 0 {
+		out.Revision, out.SourceType = resp.Sources[0].Revision, string(resp.Sources[0].Type)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// managedResources answers GET /api/v1/applications/{name}/managed-resources,
+// optionally narrowed to one object by group, kind, namespace and name.
+func (s *Server) managedResources(w http.ResponseWriter, r *http.Request, c *caller) {
+	app := s.loadApp(w, r, c, "get")
+	if app == nil {
+		return
+	}
+	diffs, err := s.state.ManagedResources(r.Context(), app)
+	if err != nil {
+		s.answer(w, nil, err)
+		return
+	}
+	q := r.URL.Query()
+	items := []appstate.ResourceDiff{}
+	for _, d := range diffs {
+		if (q.Has("group") && q.Get("group") != d.Group) || (q.Get("kind") != "" && q.Get("kind") != d.Kind) ||
+			(q.Has("namespace") && q.Get("namespace") != d.Namespace) || (q.Get("name") != "" && q.Get("name") != d.Name) {
+			continue
+		}
+		items = append(items, d)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": items})
+}
+
+// resourceTree answers GET /api/v1/applications/{name}/resource-tree.
+func (s *Server) resourceTree(w http.ResponseWriter, r *http.Request, c *caller) {
+	app := s.loadApp(w, r, c, "get")
+	if app == nil {
+		return
+	}
+	tree, err := s.state.Tree(r.Context(), app)
+	s.answer(w, tree, err)
+}
+
+// liveResource answers GET /api/v1/applications/{name}/resource with one
+// live object of the Application's tree, as a JSON string.
+func (s *Server) liveResource(w http.ResponseWriter, r *http.Request, c *caller) {
+	app := s.loadApp(w, r, c, "get")
+	if app == nil {
+		return
+	}
+	q := r.URL.Query()
+	obj, err := s.state.Live(r.Context(), app, appstate.ResourceRef{Group: q.Get("group"), Version: q.Get("version"), Kind: q.Get("kind"), Namespace: q.Get("namespace"), Name: q.Get("resourceName")})
+	if err != nil {
+		s.answer(w, nil, err)
+		return
+	}
+	data, err := json.Marshal(obj)
+	if err != nil {
+		s.internal(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"manifest": string(data)})
+}
+
+// answer writes v, or err with its status: 404 for an object outside the
+// Application's tree, 400 for a destination or source that cannot be
+// used, 500 otherwise.
+func (s *Server) answer(w http.ResponseWriter, v any, err error) {
+	var nf appstate.NotFoundError
+	switch {
+	case err == nil:
+		writeJSON(w, http.StatusOK, v)
+	case errors.As(err, &nf):
+		writeError(w, http.StatusNotFound, err.Error())
+	case statusOf(err) != http.StatusInternalServerError:
+		writeError(w, statusOf(err), err.Error())
+	default:
+		s.internal(w, err)
+	}
+}

@@ -1,0 +1,144 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+)
+
+// updateApplication answers PUT /api/v1/applications/{name}: the body's
+// spec, labels, annotations and finalizers replace the stored ones.
+func (s *Server) updateApplication(w http.ResponseWriter, r *http.Request, c *caller) {
+	in := &v1alpha1.Application{}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<20)).Decode(in); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid application: "+err.Error())
+		return
+	}
+	if in.Name != "" && in.Name != r.PathValue("name") {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("application name %q does not match the path's %q", in.Name, r.PathValue("name")))
+		return
+	}
+	s.replaceApplication(w, r, c, func(app *v1alpha1.Application) {
+		app.Spec, app.Labels, app.Annotations, app.Finalizers = in.Spec, in.Labels, in.Annotations, in.Finalizers
+	}, func(app *v1alpha1.Application) any { return app })
+}
+
+// updateApplicationSpec answers PUT /api/v1/applications/{name}/spec.
+func (s *Server) updateApplicationSpec(w http.ResponseWriter, r *http.Request, c *caller) {
+	spec := v1alpha1.ApplicationSpec{}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<20)).Decode(&spec); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid application spec: "+err.Error())
+		return
+	}
+	s.replaceApplication(w, r, c, func(app *v1alpha1.Application) { app.Spec = spec },
+		func(app *v1alpha1.Application) any { return app.Spec })
+}
+
+// patchRequest is the body of PATCH /api/v1/applications/{name}.
+type patchRequest struct {
+	Patch string `json:"patch"`
+	// PatchType is "merge" (the default) or "json".
+	PatchType string `json:"patchType"`
+}
+
+// patchApplication answers PATCH /api/v1/applications/{name} with a JSON
+// merge patch or a JSON patch, applied to the stored Application.
+func (s *Server) patchApplication(w http.ResponseWriter, r *http.Request, c *caller) {
+	var req patchRequest
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<20)).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid patch request: "+err.Error())
+		return
+	}
+	var apply func(doc []byte) ([]byte, error)
+	switch req.PatchType {
+	case "", "merge":
+		apply = func(doc []byte) ([]byte, error) { return jsonpatch.MergePatch(doc, []byte(req.Patch)) }
+	case "json":
+		p, err := jsonpatch.DecodePatch([]byte(req.Patch))
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "invalid JSON patch: "+err.Error())
+			return
+		}
+		apply = p.Apply
+	default:
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("patch type %q is not supported; use merge or json", req.PatchType))
+		return
+	}
+	var patchErr error
+	s.replaceApplication(w, r, c, func(app *v1alpha1.Application) {
+		doc, err := json.Marshal(app)
+		if err == nil {
+			doc, err = apply(doc)
+		}
+		patched := &v1alpha1.Application{}
+		if err == nil {
+			err = json.Unmarshal(doc, patched)
+		}
+		if err != nil {
+			patchErr = err
+			return
+		}
+		app.Spec, app.Labels, app.Annotations, app.Finalizers = patched.Spec, patched.Labels, patched.Annotations, patched.Finalizers
+		if patched.Operation != nil {
+			app.Operation = patched.Operation
+		}
+	}, func(app *v1alpha1.Application) any {
+		if patchErr != nil {
+			return patchErr
+		}
+		return app
+	})
+}
+
+// replaceApplication loads the named Application, changes it with edit,
+// checks the caller may update it in its old and its new project (and
+// that the new project exists), and stores it. reply picks what is
+// answered; an error it returns is a bad request and nothing is stored.
+func (s *Server) replaceApplication(w http.ResponseWriter, r *http.Request, c *caller, edit func(*v1alpha1.Application), reply func(*v1alpha1.Application) any) {
+	app := s.loadApp(w, r, c, "update")
+	if app == nil {
+		return
+	}
+	edit(app)
+	if err, ok := reply(app).(error); ok {
+		writeError(w, http.StatusBadRequest, "applying the patch: "+err.Error())
+		return
+	}
+	if app.Spec.Project == "" {
+		app.Spec.Project = v1alpha1.DefaultAppProjectName
+	}
+	if object := s.appObject(app); !c.can("applications", "update", object) {
+		c.denied(w, "applications", "update", object)
+		return
+	}
+	if r.URL.Query().Get("validate") != "false" && s.project(w, r, app) == nil {
+		return
+	}
+	if err := s.opts.Client.Update(r.Context(), app); err != nil {
+		writeError(w, statusOf(err), fmt.Sprintf("updating application %s: %v", app.Name, err))
+		return
+	}
+	writeJSON(w, http.StatusOK, reply(app))
+}
+
+// project returns the Application's AppProject, or writes 400 when it
+// does not exist (and 500 when it cannot be read) and returns nil.
+func (s *Server) project(w http.ResponseWriter, r *http.Request, app *v1alpha1.Application) *v1alpha1.AppProject {
+	proj := &v1alpha1.AppProject{}
+	err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: s.opts.Namespace, Name: app.Spec.Project}, proj)
+	switch {
+	case apierrors.IsNotFound(err):
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("application references project %s which does not exist", app.Spec.Project))
+		return nil
+	case err != nil:
+		s.internal(w, err)
+		return nil
+	}
+	return proj
+}
