@@ -480,7 +480,6 @@ func (r *reconciler) argocdCM(ctx context.Context) (map[string]string, string, e
 	return cm.Data, cm.ResourceVersion, nil
 }
 
-
 func ptrNow() *metav1.Time {
 	now := metav1.Now()
 	return &now
