@@ -1,7 +1,9 @@
 package apiclient
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
@@ -41,6 +43,17 @@ type Error struct {
 
 func (e *Error) Error() string { return fmt.Sprintf("%s (HTTP %d)", e.Message, e.Status) }
 
+// errorFrom reads an error answer: Argo CD's {"message": ...}, or the text.
+func errorFrom(status int, data []byte) *Error {
+	var e struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(data, &e) != nil || e.Message == "" {
+		e.Message = strings.TrimSpace(string(data))
+	}
+	return &Error{Status: status, Message: e.Message}
+}
+
 // Do sends a request with a JSON body (nil: none) and decodes the JSON
 // answer into out (nil: ignored).
 func (c *Client) Do(method, path string, body, out any) error {
@@ -70,16 +83,44 @@ func (c *Client) Do(method, path string, body, out any) error {
 		return err
 	}
 	if resp.StatusCode >= 300 {
-		var e struct {
-			Message string `json:"message"`
-		}
-		if json.Unmarshal(data, &e) != nil || e.Message == "" {
-			e.Message = strings.TrimSpace(string(data))
-		}
-		return &Error{Status: resp.StatusCode, Message: e.Message}
+		return errorFrom(resp.StatusCode, data)
 	}
 	if out != nil {
 		return json.Unmarshal(data, out)
 	}
 	return nil
+}
+
+// Stream reads a Server-Sent Events answer, calling each with the data of
+// every message until it returns false, the stream ends or ctx is done.
+func (c *Client) Stream(ctx context.Context, path string, each func(data []byte) bool) error {
+	req, err := http.NewRequestWithContext(ctx, "GET", c.base+path, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	// No overall timeout: a stream lasts as long as the caller wants.
+	resp, err := (&http.Client{Transport: c.http.Transport}).Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return errorFrom(resp.StatusCode, data)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		if data, ok := bytes.CutPrefix(sc.Bytes(), []byte("data: ")); ok && !each(data) {
+			return nil
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return sc.Err()
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -212,20 +213,28 @@ func (s *Server) syncApplication(w http.ResponseWriter, r *http.Request, c *call
 }
 
 // deleteApplication deletes an Application; cascade (the default) deletes
-// its resources too, through the resources finalizer.
+// its resources too, through the resources finalizer: foreground
+// deletion (the default) or, with propagationPolicy=background, the
+// background one, as Argo CD does.
 func (s *Server) deleteApplication(w http.ResponseWriter, r *http.Request, c *caller) {
 	app := s.loadApp(w, r, c, "delete")
 	if app == nil {
 		return
 	}
-	cascade := r.URL.Query().Get("cascade") != "false"
+	q := r.URL.Query()
+	want := resourcesFinalizer
+	switch q.Get("propagationPolicy") {
+	case "", "foreground":
+	case "background":
+		want = resourcesFinalizer + "/background"
+	default:
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("propagation policy %q: use foreground or background", q.Get("propagationPolicy")))
+		return
+	}
 	orig := app.DeepCopy()
-	has := slices.Contains(app.Finalizers, resourcesFinalizer)
-	switch {
-	case cascade && !has:
-		app.Finalizers = append(app.Finalizers, resourcesFinalizer)
-	case !cascade && has:
-		app.Finalizers = slices.DeleteFunc(app.Finalizers, func(f string) bool { return f == resourcesFinalizer })
+	app.Finalizers = slices.DeleteFunc(app.Finalizers, func(f string) bool { return strings.HasPrefix(f, resourcesFinalizer) })
+	if q.Get("cascade") != "false" {
+		app.Finalizers = append(app.Finalizers, want)
 	}
 	if !slices.Equal(orig.Finalizers, app.Finalizers) {
 		if err := s.opts.Client.Patch(r.Context(), app, client.MergeFrom(orig)); err != nil {

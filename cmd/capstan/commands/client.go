@@ -1,17 +1,11 @@
 package commands
 
 import (
-	"cmp"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/url"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
-	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/apiclient"
 )
 
@@ -137,131 +131,4 @@ func editConfig(f *clientFlags, change func(*apiclient.Config) error) error {
 		return err
 	}
 	return cfg.Save(f.config)
-}
-
-func newAppCommand(f *clientFlags) *cobra.Command {
-	cmd := &cobra.Command{Use: "app", Short: "Manage Applications through the API server"}
-	var output string
-	list := &cobra.Command{
-		Use:   "list",
-		Short: "List the Applications you may see",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			var apps v1alpha1.ApplicationList
-			if err := c.Do("GET", "/api/v1/applications", nil, &apps); err != nil {
-				return fmt.Errorf("listing applications: %w", err)
-			}
-			return printApps(cmd.OutOrStdout(), apps.Items, output)
-		},
-	}
-	list.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide, name or json")
-
-	var getOutput string
-	get := &cobra.Command{
-		Use:   "get NAME",
-		Short: "Show one Application",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			var app v1alpha1.Application
-			if err := c.Do("GET", "/api/v1/applications/"+url.PathEscape(args[0]), nil, &app); err != nil {
-				return fmt.Errorf("getting application %s: %w", args[0], err)
-			}
-			return printApps(cmd.OutOrStdout(), []v1alpha1.Application{app}, getOutput)
-		},
-	}
-	get.Flags().StringVarP(&getOutput, "output", "o", "wide", "output format: wide, name or json")
-
-	var revision string
-	var prune, dryRun bool
-	sync := &cobra.Command{
-		Use:   "sync NAME",
-		Short: "Start a sync of an Application",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			body := map[string]any{"revision": revision, "prune": prune, "dryRun": dryRun}
-			if err := c.Do("POST", "/api/v1/applications/"+url.PathEscape(args[0])+"/sync", body, nil); err != nil {
-				return fmt.Errorf("syncing application %s: %w", args[0], err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "sync of %s started\n", args[0])
-			return nil
-		},
-	}
-	sync.Flags().StringVar(&revision, "revision", "", "revision to sync to (default: the target revision)")
-	sync.Flags().BoolVar(&prune, "prune", false, "delete resources no longer in Git")
-	sync.Flags().BoolVar(&dryRun, "dry-run", false, "show what a sync would do without doing it")
-
-	var cascade bool
-	del := &cobra.Command{
-		Use:   "delete NAME",
-		Short: "Delete an Application (and, with --cascade, its resources)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			path := fmt.Sprintf("/api/v1/applications/%s?cascade=%t", url.PathEscape(args[0]), cascade)
-			if err := c.Do("DELETE", path, nil, nil); err != nil {
-				return fmt.Errorf("deleting application %s: %w", args[0], err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "application '%s' deleted\n", args[0])
-			return nil
-		},
-	}
-	del.Flags().BoolVar(&cascade, "cascade", true, "delete the Application's resources too")
-	cmd.AddCommand(list, get, sync, del)
-	return cmd
-}
-
-// printApps prints Applications as Argo CD's app list does.
-func printApps(w io.Writer, apps []v1alpha1.Application, output string) error {
-	switch output {
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(apps)
-	case "name":
-		for _, a := range apps {
-			fmt.Fprintln(w, a.Namespace+"/"+a.Name)
-		}
-		return nil
-	case "wide", "":
-	default:
-		return fmt.Errorf("unknown output format %q (want wide, name or json)", output)
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tCLUSTER\tNAMESPACE\tPROJECT\tSTATUS\tHEALTH\tSYNCPOLICY\tCONDITIONS\tREPO\tPATH\tTARGET")
-	for _, a := range apps {
-		policy := "Manual"
-		if p := a.Spec.SyncPolicy; p != nil && p.Automated != nil {
-			policy = "Auto"
-			if p.Automated.Prune {
-				policy = "Auto-Prune"
-			}
-		}
-		var conds []string
-		for _, c := range a.Status.Conditions {
-			conds = append(conds, string(c.Type))
-		}
-		var src v1alpha1.ApplicationSource
-		if a.Spec.Source != nil {
-			src = *a.Spec.Source
-		}
-		fmt.Fprintf(tw, "%s/%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Namespace, a.Name,
-			cmp.Or(a.Spec.Destination.Server, a.Spec.Destination.Name), a.Spec.Destination.Namespace, a.Spec.Project,
-			a.Status.Sync.Status, a.Status.Health.Status, policy, cmp.Or(strings.Join(conds, ","), "<none>"), src.RepoURL, src.Path, src.TargetRevision)
-	}
-	return tw.Flush()
 }

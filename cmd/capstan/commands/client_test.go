@@ -49,7 +49,7 @@ func TestLoginAndAppList(t *testing.T) {
 	if code, _, stderr := run("app", "get", "nope"); code != 1 || !strings.Contains(stderr, "application nope not found") {
 		t.Errorf("app get of a missing app: exit %d %q", code, stderr)
 	}
-	if code, stdout, stderr := run("app", "sync", "guestbook", "--prune"); code != 0 || !strings.Contains(stdout, "sync of guestbook started") {
+	if code, stdout, stderr := run("app", "sync", "guestbook", "--prune", "--async"); code != 0 || !strings.Contains(stdout, "sync of guestbook started") {
 		t.Errorf("app sync: exit %d %q %q", code, stdout, stderr)
 	}
 	got := &v1alpha1.Application{}

@@ -29,16 +29,20 @@ func NewRoot() *cobra.Command {
 	return root
 }
 
-// Execute runs the command line and returns the process exit code: 0, or 1
-// after printing the error on one line of stderr.
+// Execute runs the command line and returns the process exit code: 0, or
+// 1 after printing the error on one line of stderr (a command may choose
+// another code, as app diff does).
 func Execute(args []string, stdout, stderr io.Writer) int {
 	root := NewRoot()
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	if err := root.Execute(); err != nil {
-		fmt.Fprintln(stderr, "error:", strings.Join(strings.Fields(err.Error()), " "))
-		return 1
+		code, show := exitCode(err)
+		if show {
+			fmt.Fprintln(stderr, "error:", strings.Join(strings.Fields(err.Error()), " "))
+		}
+		return code
 	}
 	return 0
 }

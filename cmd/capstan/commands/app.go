@@ -1,0 +1,490 @@
+package commands
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/apiclient"
+	"github.com/capstan-cd/capstan/internal/appstate"
+)
+
+func newAppCommand(f *clientFlags) *cobra.Command {
+	cmd := &cobra.Command{Use: "app", Short: "Manage Applications through the API server"}
+	cmd.AddCommand(newAppListCommand(f), newAppGetCommand(f), newAppCreateCommand(f), newAppSetCommand(f), newAppUnsetCommand(f),
+		newAppSyncCommand(f), newAppWaitCommand(f), newAppDiffCommand(f), newAppHistoryCommand(f), newAppRollbackCommand(f),
+		newAppManifestsCommand(f), newAppResourcesCommand(f), newAppTerminateOpCommand(f), newAppDeleteCommand(f))
+	return cmd
+}
+
+// appPath is the API path of an Application, with an optional suffix.
+func appPath(name, suffix string) string {
+	return "/api/v1/applications/" + url.PathEscape(name) + suffix
+}
+
+// getApp reads one Application.
+func getApp(c *apiclient.Client, name string) (*v1alpha1.Application, error) {
+	app := &v1alpha1.Application{}
+	if err := c.Do("GET", appPath(name, ""), nil, app); err != nil {
+		return nil, fmt.Errorf("getting application %s: %w", name, err)
+	}
+	return app, nil
+}
+
+func newAppListCommand(f *clientFlags) *cobra.Command {
+	var output, selector string
+	var projects []string
+	cmd := &cobra.Command{
+		Use:     "list",
+		Short:   "List the Applications you may see",
+		Example: "  capstan app list\n  capstan app list -p default -l team=web -o name",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			q := url.Values{"selector": {selector}, "projects": projects}
+			var apps v1alpha1.ApplicationList
+			if err := c.Do("GET", "/api/v1/applications?"+q.Encode(), nil, &apps); err != nil {
+				return fmt.Errorf("listing applications: %w", err)
+			}
+			return printApps(cmd.OutOrStdout(), apps.Items, output)
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide, name, json or yaml")
+	cmd.Flags().StringVarP(&selector, "selector", "l", "", "label selector, such as team=web")
+	cmd.Flags().StringSliceVarP(&projects, "project", "p", nil, "only these projects")
+	return cmd
+}
+
+func newAppGetCommand(f *clientFlags) *cobra.Command {
+	var output string
+	var refresh, hardRefresh bool
+	cmd := &cobra.Command{
+		Use:     "get NAME",
+		Short:   "Show one Application",
+		Example: "  capstan app get guestbook\n  capstan app get guestbook -o tree\n  capstan app get guestbook --refresh -o yaml",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			if refresh || hardRefresh {
+				kind := map[bool]string{false: "normal", true: "hard"}[hardRefresh]
+				patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, v1alpha1.AnnotationRefresh, kind)
+				if err := c.Do("PATCH", appPath(args[0], ""), map[string]string{"patch": patch, "patchType": "merge"}, nil); err != nil {
+					return fmt.Errorf("refreshing application %s: %w", args[0], err)
+				}
+			}
+			app, err := getApp(c, args[0])
+			if err != nil {
+				return err
+			}
+			switch output {
+			case "tree":
+				var tree appstate.Tree
+				if err := c.Do("GET", appPath(args[0], "/resource-tree"), nil, &tree); err != nil {
+					return fmt.Errorf("reading the resource tree of %s: %w", args[0], err)
+				}
+				printAppSummary(cmd.OutOrStdout(), app)
+				fmt.Fprintln(cmd.OutOrStdout())
+				return printTree(cmd.OutOrStdout(), &tree)
+			case "wide", "":
+				printAppSummary(cmd.OutOrStdout(), app)
+				fmt.Fprintln(cmd.OutOrStdout())
+				return printResources(cmd.OutOrStdout(), app.Status.Resources)
+			}
+			return printApps(cmd.OutOrStdout(), []v1alpha1.Application{*app}, output)
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide, tree, name, json or yaml")
+	cmd.Flags().BoolVar(&refresh, "refresh", false, "compare with the latest state of Git first")
+	cmd.Flags().BoolVar(&hardRefresh, "hard-refresh", false, "like --refresh, also rendering anew")
+	return cmd
+}
+
+func newAppDeleteCommand(f *clientFlags) *cobra.Command {
+	var cascade bool
+	var propagation string
+	cmd := &cobra.Command{
+		Use:     "delete NAME",
+		Short:   "Delete an Application (and, with --cascade, its resources)",
+		Example: "  capstan app delete guestbook\n  capstan app delete guestbook --cascade=false   # keep its resources",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			q := url.Values{"cascade": {strconv.FormatBool(cascade)}, "propagationPolicy": {propagation}}
+			if err := c.Do("DELETE", appPath(args[0], "?"+q.Encode()), nil, nil); err != nil {
+				return fmt.Errorf("deleting application %s: %w", args[0], err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "application '%s' deleted\n", args[0])
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&cascade, "cascade", true, "delete the Application's resources too")
+	cmd.Flags().StringVarP(&propagation, "propagation-policy", "p", "foreground", "how resources are deleted: foreground (their dependents first) or background")
+	return cmd
+}
+
+func newAppHistoryCommand(f *clientFlags) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:     "history NAME",
+		Short:   "Show an Application's deployment history",
+		Example: "  capstan app history guestbook",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			app, err := getApp(c, args[0])
+			if err != nil {
+				return err
+			}
+			if output != "wide" {
+				return printObject(cmd.OutOrStdout(), app.Status.History, output)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tDATE\tREVISION")
+			for _, h := range app.Status.History {
+				rev := h.Revision
+				if len(h.Revisions) > 0 {
+					rev = strings.Join(h.Revisions, ",")
+				}
+				target := h.Source.TargetRevision
+				if len(rev) > 7 {
+					rev = rev[:7]
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s (%s)\n", h.ID, h.DeployedAt.Format(time.RFC3339), cmp.Or(target, "HEAD"), rev)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide, json or yaml")
+	return cmd
+}
+
+func newAppRollbackCommand(f *clientFlags) *cobra.Command {
+	var prune, dryRun bool
+	var timeout uint
+	cmd := &cobra.Command{
+		Use:   "rollback NAME [ID]",
+		Short: "Sync an Application back to a deployment of its history (default: the one before the last)",
+		Example: "  capstan app rollback guestbook        # to the previous deployment\n" +
+			"  capstan app rollback guestbook 3      # to history id 3",
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			app, err := getApp(c, args[0])
+			if err != nil {
+				return err
+			}
+			var id int64
+			if len(args) == 2 {
+				if id, err = strconv.ParseInt(args[1], 10, 64); err != nil {
+					return fmt.Errorf("history id %q is not a number", args[1])
+				}
+			} else {
+				h := app.Status.History
+				if len(h) < 2 {
+					return fmt.Errorf("application %s has no previous deployment to roll back to", args[0])
+				}
+				id = h[len(h)-2].ID
+			}
+			started := &v1alpha1.Application{}
+			if err := c.Do("POST", appPath(args[0], "/rollback"), map[string]any{"id": id, "prune": prune, "dryRun": dryRun}, started); err != nil {
+				return fmt.Errorf("rolling back application %s: %w", args[0], err)
+			}
+			return waitForOperation(cmd, c, started, timeout)
+		},
+	}
+	cmd.Flags().BoolVar(&prune, "prune", false, "delete resources the deployment did not have")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what the rollback would do without doing it")
+	cmd.Flags().UintVar(&timeout, "timeout", 0, "seconds to wait for the rollback (0: no limit)")
+	return cmd
+}
+
+func newAppTerminateOpCommand(f *clientFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:     "terminate-op NAME",
+		Short:   "Stop an Application's running sync",
+		Example: "  capstan app terminate-op guestbook",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			if err := c.Do("DELETE", appPath(args[0], "/operation"), nil, nil); err != nil {
+				return fmt.Errorf("terminating the operation of %s: %w", args[0], err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Application '%s' operation terminating\n", args[0])
+			return nil
+		},
+	}
+}
+
+func newAppManifestsCommand(f *clientFlags) *cobra.Command {
+	var source, revision string
+	cmd := &cobra.Command{
+		Use:     "manifests NAME",
+		Short:   "Print an Application's manifests, as rendered from Git or as live in the cluster",
+		Example: "  capstan app manifests guestbook\n  capstan app manifests guestbook --source live\n  capstan app manifests guestbook --revision v1.2.0",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			var docs []string
+			switch source {
+			case "git":
+				var resp struct{ Manifests []string }
+				if err := c.Do("GET", appPath(args[0], "/manifests?"+url.Values{"revision": {revision}}.Encode()), nil, &resp); err != nil {
+					return fmt.Errorf("rendering application %s: %w", args[0], err)
+				}
+				docs = resp.Manifests
+			case "live":
+				var resp struct{ Items []appstate.ResourceDiff }
+				if err := c.Do("GET", appPath(args[0], "/managed-resources"), nil, &resp); err != nil {
+					return fmt.Errorf("reading the resources of %s: %w", args[0], err)
+				}
+				for _, d := range resp.Items {
+					if d.LiveState != "" {
+						docs = append(docs, d.LiveState)
+					}
+				}
+			default:
+				return fmt.Errorf("--source must be git or live, not %q", source)
+			}
+			for _, doc := range docs {
+				y, err := yaml.JSONToYAML([]byte(doc))
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "---\n%s", y)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&source, "source", "git", "git (rendered) or live (in the cluster)")
+	cmd.Flags().StringVar(&revision, "revision", "", "render this revision instead of the target revision")
+	return cmd
+}
+
+func newAppResourcesCommand(f *clientFlags) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:     "resources NAME",
+		Short:   "List an Application's resources",
+		Example: "  capstan app resources guestbook\n  capstan app resources guestbook -o tree",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			if output == "tree" {
+				var tree appstate.Tree
+				if err := c.Do("GET", appPath(args[0], "/resource-tree"), nil, &tree); err != nil {
+					return fmt.Errorf("reading the resource tree of %s: %w", args[0], err)
+				}
+				return printTree(cmd.OutOrStdout(), &tree)
+			}
+			app, err := getApp(c, args[0])
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "GROUP\tKIND\tNAMESPACE\tNAME\tORPHANED")
+			for _, r := range app.Status.Resources {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\tNo\n", r.Group, r.Kind, r.Namespace, r.Name)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide or tree")
+	return cmd
+}
+
+// printApps prints Applications as Argo CD's app list does.
+func printApps(w io.Writer, apps []v1alpha1.Application, output string) error {
+	switch output {
+	case "json", "yaml":
+		if len(apps) == 1 {
+			return printObject(w, apps[0], output)
+		}
+		return printObject(w, apps, output)
+	case "name":
+		for _, a := range apps {
+			fmt.Fprintln(w, a.Namespace+"/"+a.Name)
+		}
+		return nil
+	case "wide", "":
+	default:
+		return fmt.Errorf("unknown output format %q (want wide, name, json or yaml)", output)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tCLUSTER\tNAMESPACE\tPROJECT\tSTATUS\tHEALTH\tSYNCPOLICY\tCONDITIONS\tREPO\tPATH\tTARGET")
+	for _, a := range apps {
+		var conds []string
+		for _, c := range a.Status.Conditions {
+			conds = append(conds, string(c.Type))
+		}
+		var src v1alpha1.ApplicationSource
+		if a.Spec.Source != nil {
+			src = *a.Spec.Source
+		}
+		fmt.Fprintf(tw, "%s/%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Namespace, a.Name,
+			cmp.Or(a.Spec.Destination.Server, a.Spec.Destination.Name), a.Spec.Destination.Namespace, a.Spec.Project,
+			a.Status.Sync.Status, a.Status.Health.Status, syncPolicy(&a), cmp.Or(strings.Join(conds, ","), "<none>"), src.RepoURL, src.Path, src.TargetRevision)
+	}
+	return tw.Flush()
+}
+
+func syncPolicy(a *v1alpha1.Application) string {
+	p := a.Spec.SyncPolicy
+	if p == nil || p.Automated == nil || (p.Automated.Enabled != nil && !*p.Automated.Enabled) {
+		return "Manual"
+	}
+	if p.Automated.Prune {
+		return "Auto-Prune"
+	}
+	return "Auto"
+}
+
+// printObject prints v as indented JSON or as YAML.
+func printObject(w io.Writer, v any, output string) error {
+	switch output {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	case "yaml":
+		data, err := yaml.Marshal(v)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(data)
+		return err
+	}
+	return fmt.Errorf("unknown output format %q (want json or yaml)", output)
+}
+
+// printAppSummary prints the header of Argo CD's app get.
+func printAppSummary(w io.Writer, a *v1alpha1.Application) {
+	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
+	var src v1alpha1.ApplicationSource
+	if a.Spec.Source != nil {
+		src = *a.Spec.Source
+	}
+	rows := [][2]string{
+		{"Name:", a.Namespace + "/" + a.Name},
+		{"Project:", a.Spec.Project},
+		{"Server:", cmp.Or(a.Spec.Destination.Server, a.Spec.Destination.Name)},
+		{"Namespace:", a.Spec.Destination.Namespace},
+		{"Repo:", src.RepoURL},
+		{"Target:", src.TargetRevision},
+		{"Path:", src.Path},
+		{"SyncWindow:", "Sync Allowed"},
+		{"Sync Policy:", syncPolicy(a)},
+		{"Sync Status:", fmt.Sprintf("%s to %s (%s)", a.Status.Sync.Status, cmp.Or(src.TargetRevision, "HEAD"), short(a.Status.Sync.Revision))},
+		{"Health Status:", string(a.Status.Health.Status)},
+	}
+	if len(a.Spec.Sources) > 0 {
+		rows = slices.DeleteFunc(rows, func(r [2]string) bool { return r[0] == "Repo:" || r[0] == "Target:" || r[0] == "Path:" })
+		rows = append(rows, [2]string{"Sources:", fmt.Sprintf("%d", len(a.Spec.Sources))})
+	}
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\n", r[0], r[1])
+	}
+	for _, c := range a.Status.Conditions {
+		fmt.Fprintf(tw, "Condition:\t%s: %s\n", c.Type, c.Message)
+	}
+	if st := a.Status.OperationState; st != nil {
+		fmt.Fprintf(tw, "\nOperation:\tSync\n")
+		fmt.Fprintf(tw, "Phase:\t%s\n", st.Phase)
+		fmt.Fprintf(tw, "Message:\t%s\n", st.Message)
+	}
+	_ = tw.Flush()
+}
+
+// short abbreviates a commit SHA.
+func short(rev string) string {
+	if len(rev) == 40 {
+		return rev[:7]
+	}
+	return rev
+}
+
+// printResources prints the resource table of Argo CD's app get.
+func printResources(w io.Writer, resources []v1alpha1.ResourceStatus) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "GROUP\tKIND\tNAMESPACE\tNAME\tSTATUS\tHEALTH\tHOOK\tMESSAGE")
+	for _, r := range resources {
+		var health, msg string
+		if r.Health != nil {
+			health, msg = string(r.Health.Status), r.Health.Message
+		}
+		hook := ""
+		if r.Hook {
+			hook = "Hook"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Group, r.Kind, r.Namespace, r.Name, r.Status, health, hook, msg)
+	}
+	return tw.Flush()
+}
+
+// printTree prints a resource tree, children indented under their parents.
+func printTree(w io.Writer, tree *appstate.Tree) error {
+	children := map[string][]appstate.ResourceNode{}
+	var roots []appstate.ResourceNode
+	for _, n := range tree.Nodes {
+		if len(n.ParentRefs) == 0 {
+			roots = append(roots, n)
+			continue
+		}
+		children[n.ParentRefs[0].UID] = append(children[n.ParentRefs[0].UID], n)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "KIND/NAME\tNAMESPACE\tHEALTH\tINFO")
+	var walk func(n appstate.ResourceNode, prefix string)
+	walk = func(n appstate.ResourceNode, prefix string) {
+		health := ""
+		if n.Health != nil {
+			health = string(n.Health.Status)
+		}
+		var info []string
+		for _, i := range n.Info {
+			info = append(info, i.Name+"="+i.Value)
+		}
+		fmt.Fprintf(tw, "%s%s/%s\t%s\t%s\t%s\n", prefix, n.Kind, n.Name, n.Namespace, health, strings.Join(info, " "))
+		for _, c := range children[n.UID] {
+			walk(c, strings.ReplaceAll(prefix, "└─", "  ")+"└─")
+		}
+	}
+	for _, r := range roots {
+		walk(r, "")
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,142 @@
+package commands
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/pmezard/go-difflib/difflib"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+	"sigs.k8s.io/yaml"
+
+	"github.com/capstan-cd/capstan/internal/appstate"
+)
+
+// Exit codes of app diff, as Argo CD's.
+const (
+	diffNone  = 0
+	diffFound = 1
+	diffError = 2
+)
+
+func newAppDiffCommand(f *clientFlags) *cobra.Command {
+	var color string
+	cmd := &cobra.Command{
+		Use:   "diff NAME",
+		Short: "Show how the live resources differ from Git; exit 0 in sync, 1 with differences, 2 on error",
+		Example: "  capstan app diff guestbook\n  capstan app diff guestbook --color never > guestbook.diff\n" +
+			"  capstan app diff guestbook || echo \"out of sync\"",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return exitError{code: diffError, err: err}
+			}
+			var resp struct{ Items []appstate.ResourceDiff }
+			if err := c.Do("GET", appPath(args[0], "/managed-resources"), nil, &resp); err != nil {
+				return exitError{code: diffError, err: fmt.Errorf("comparing application %s: %w", args[0], err)}
+			}
+			colored := color == "always" || (color == "auto" && isTerminal(cmd.OutOrStdout()))
+			found := false
+			for _, d := range resp.Items {
+				if !d.Modified || d.Hook {
+					continue
+				}
+				found = true
+				if err := printDiff(cmd.OutOrStdout(), d, colored); err != nil {
+					return exitError{code: diffError, err: err}
+				}
+			}
+			if found {
+				return exitError{code: diffFound}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&color, "color", "auto", "colour the diff: auto (on a terminal), always or never")
+	return cmd
+}
+
+// printDiff prints one resource's difference as a unified diff of YAML,
+// live state first.
+func printDiff(w io.Writer, d appstate.ResourceDiff, colored bool) error {
+	live, err := toYAML(d.NormalizedLiveState)
+	if err != nil {
+		return err
+	}
+	target, err := toYAML(d.PredictedLiveState)
+	if err != nil {
+		return err
+	}
+	ref := d.Name
+	if d.Namespace != "" {
+		ref = d.Namespace + "/" + d.Name
+	}
+	fmt.Fprintf(w, "\n===== %s/%s %s ======\n", d.Group, d.Kind, ref)
+	text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A: difflib.SplitLines(live), B: difflib.SplitLines(target),
+		FromFile: "live", ToFile: "desired", Context: 3,
+	})
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.SplitAfter(text, "\n") {
+		if colored && line != "" {
+			switch {
+			case strings.HasPrefix(line, "---"), strings.HasPrefix(line, "+++"):
+			case strings.HasPrefix(line, "-"):
+				line = "\x1b[31m" + strings.TrimSuffix(line, "\n") + "\x1b[0m\n"
+			case strings.HasPrefix(line, "+"):
+				line = "\x1b[32m" + strings.TrimSuffix(line, "\n") + "\x1b[0m\n"
+			case strings.HasPrefix(line, "@@"):
+				line = "\x1b[36m" + strings.TrimSuffix(line, "\n") + "\x1b[0m\n"
+			}
+		}
+		if _, err := io.WriteString(w, line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// toYAML turns a JSON state into YAML; empty stays empty.
+func toYAML(state string) (string, error) {
+	if state == "" {
+		return "", nil
+	}
+	y, err := yaml.JSONToYAML([]byte(state))
+	return string(y), err
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// exitError ends a command with a given exit code; err, if set, is printed.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e exitError) Unwrap() error { return e.err }
+
+// exitCode is the process exit code for a command's error, and whether
+// the error has a message to print.
+func exitCode(err error) (int, bool) {
+	var e exitError
+	if errors.As(err, &e) {
+		return e.code, e.err != nil
+	}
+	return 1, true
+}

@@ -1,0 +1,298 @@
+package commands
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"sigs.k8s.io/yaml"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+)
+
+// specFlags are Argo CD's flags that describe an Application's spec,
+// shared by app create and app set. Only flags the user gave change the
+// spec.
+type specFlags struct {
+	repo, path, revision, chart, releaseName     string
+	destServer, destName, destNamespace, project string
+	syncPolicy                                   string
+	autoPrune, selfHeal, recurse                 bool
+	helmSets, helmSetStrings, values             []string
+	kustomizeImages, syncOptions                 []string
+}
+
+func (s *specFlags) add(fs *pflag.FlagSet) {
+	fs.StringVar(&s.repo, "repo", "", "repository URL (Git, or a Helm repository with --helm-chart)")
+	fs.StringVar(&s.path, "path", "", "directory of the manifests in the repository")
+	fs.StringVar(&s.revision, "revision", "", "branch, tag, commit or chart version to follow (default HEAD)")
+	fs.StringVar(&s.chart, "helm-chart", "", "chart name, for a Helm repository source")
+	fs.StringVar(&s.releaseName, "release-name", "", "Helm release name (default: the Application's name)")
+	fs.StringVar(&s.destServer, "dest-server", "", "destination cluster's API server URL")
+	fs.StringVar(&s.destName, "dest-name", "", "destination cluster's name")
+	fs.StringVar(&s.destNamespace, "dest-namespace", "", "destination namespace")
+	fs.StringVar(&s.project, "project", "", "AppProject (default \"default\")")
+	fs.StringVar(&s.syncPolicy, "sync-policy", "", "sync policy: manual (none) or automated (auto)")
+	fs.BoolVar(&s.autoPrune, "auto-prune", false, "automated sync also deletes resources no longer in Git")
+	fs.BoolVar(&s.selfHeal, "self-heal", false, "automated sync also undoes changes made in the cluster")
+	fs.BoolVar(&s.recurse, "directory-recurse", false, "read manifests in subdirectories too")
+	fs.StringArrayVar(&s.helmSets, "helm-set", nil, "Helm parameter NAME=VALUE (repeatable)")
+	fs.StringArrayVar(&s.helmSetStrings, "helm-set-string", nil, "Helm string parameter NAME=VALUE (repeatable)")
+	fs.StringArrayVar(&s.values, "values", nil, "Helm values file in the repository (repeatable)")
+	fs.StringArrayVar(&s.kustomizeImages, "kustomize-image", nil, "Kustomize image override, such as nginx=nginx:1.27 (repeatable)")
+	fs.StringArrayVar(&s.syncOptions, "sync-option", nil, "sync option, such as CreateNamespace=true (repeatable)")
+}
+
+// apply changes app by the flags that were given.
+func (s *specFlags) apply(fs *pflag.FlagSet, app *v1alpha1.Application) error {
+	changed := fs.Changed
+	spec := &app.Spec
+	if spec.Source == nil && len(spec.Sources) == 0 {
+		spec.Source = &v1alpha1.ApplicationSource{}
+	}
+	src := spec.Source
+	if src == nil {
+		if changed("repo") || changed("path") || changed("revision") || changed("helm-chart") || changed("helm-set") ||
+			changed("helm-set-string") || changed("values") || changed("kustomize-image") || changed("directory-recurse") || changed("release-name") {
+			return fmt.Errorf("application %s has several sources; edit them with app patch or kubectl", app.Name)
+		}
+		src = &v1alpha1.ApplicationSource{}
+	}
+	set := func(flag string, dst *string, v string) {
+		if changed(flag) {
+			*dst = v
+		}
+	}
+	set("repo", &src.RepoURL, s.repo)
+	set("path", &src.Path, s.path)
+	set("revision", &src.TargetRevision, s.revision)
+	set("helm-chart", &src.Chart, s.chart)
+	set("dest-server", &spec.Destination.Server, s.destServer)
+	set("dest-name", &spec.Destination.Name, s.destName)
+	set("dest-namespace", &spec.Destination.Namespace, s.destNamespace)
+	set("project", &spec.Project, s.project)
+	if changed("directory-recurse") {
+		if src.Directory == nil {
+			src.Directory = &v1alpha1.ApplicationSourceDirectory{}
+		}
+		src.Directory.Recurse = s.recurse
+	}
+	helm := func() *v1alpha1.ApplicationSourceHelm {
+		if src.Helm == nil {
+			src.Helm = &v1alpha1.ApplicationSourceHelm{}
+		}
+		return src.Helm
+	}
+	if changed("release-name") {
+		helm().ReleaseName = s.releaseName
+	}
+	for _, v := range s.values {
+		if h := helm(); !slices.Contains(h.ValueFiles, v) {
+			h.ValueFiles = append(h.ValueFiles, v)
+		}
+	}
+	for i, list := range [][]string{s.helmSets, s.helmSetStrings} {
+		for _, kv := range list {
+			name, value, ok := strings.Cut(kv, "=")
+			if !ok || name == "" {
+				return fmt.Errorf("helm parameter %q is not NAME=VALUE", kv)
+			}
+			h := helm()
+			p := v1alpha1.HelmParameter{Name: name, Value: value, ForceString: i == 1}
+			if j := slices.IndexFunc(h.Parameters, func(p v1alpha1.HelmParameter) bool { return p.Name == name }); j >= 0 {
+				h.Parameters[j] = p
+			} else {
+				h.Parameters = append(h.Parameters, p)
+			}
+		}
+	}
+	for _, img := range s.kustomizeImages {
+		if src.Kustomize == nil {
+			src.Kustomize = &v1alpha1.ApplicationSourceKustomize{}
+		}
+		k := src.Kustomize
+		if j := slices.IndexFunc(k.Images, func(i v1alpha1.KustomizeImage) bool { return imageName(string(i)) == imageName(img) }); j >= 0 {
+			k.Images[j] = v1alpha1.KustomizeImage(img)
+		} else {
+			k.Images = append(k.Images, v1alpha1.KustomizeImage(img))
+		}
+	}
+	if changed("sync-policy") {
+		switch s.syncPolicy {
+		case "automated", "auto", "automatic":
+			if spec.SyncPolicy == nil {
+				spec.SyncPolicy = &v1alpha1.SyncPolicy{}
+			}
+			if spec.SyncPolicy.Automated == nil {
+				spec.SyncPolicy.Automated = &v1alpha1.SyncPolicyAutomated{}
+			}
+		case "manual", "none":
+			if spec.SyncPolicy != nil {
+				spec.SyncPolicy.Automated = nil
+			}
+		default:
+			return fmt.Errorf("sync policy %q: use automated or none", s.syncPolicy)
+		}
+	}
+	if changed("auto-prune") || changed("self-heal") {
+		if spec.SyncPolicy == nil || spec.SyncPolicy.Automated == nil {
+			return fmt.Errorf("--auto-prune and --self-heal need --sync-policy automated")
+		}
+		if changed("auto-prune") {
+			spec.SyncPolicy.Automated.Prune = s.autoPrune
+		}
+		if changed("self-heal") {
+			spec.SyncPolicy.Automated.SelfHeal = s.selfHeal
+		}
+	}
+	for _, o := range s.syncOptions {
+		if spec.SyncPolicy == nil {
+			spec.SyncPolicy = &v1alpha1.SyncPolicy{}
+		}
+		key, _, _ := strings.Cut(o, "=")
+		spec.SyncPolicy.SyncOptions = slices.DeleteFunc(spec.SyncPolicy.SyncOptions, func(x string) bool { return strings.HasPrefix(x, key+"=") })
+		spec.SyncPolicy.SyncOptions = append(spec.SyncPolicy.SyncOptions, o)
+	}
+	return nil
+}
+
+// imageName is the image a Kustomize override is for: what comes before
+// "=", or else the reference without its tag or digest.
+func imageName(img string) string {
+	if name, _, ok := strings.Cut(img, "="); ok {
+		return name
+	}
+	if i := strings.Index(img, "@"); i >= 0 {
+		img = img[:i]
+	}
+	if i := strings.LastIndex(img, ":"); i > strings.LastIndex(img, "/") {
+		img = img[:i]
+	}
+	return img
+}
+
+func newAppCreateCommand(f *clientFlags) *cobra.Command {
+	s := &specFlags{}
+	var file string
+	var labels []string
+	var upsert bool
+	cmd := &cobra.Command{
+		Use:   "create NAME",
+		Short: "Create an Application from flags or from a file",
+		Example: "  capstan app create guestbook --repo https://github.com/argoproj/argocd-example-apps.git --path guestbook \\\n" +
+			"    --dest-server https://kubernetes.default.svc --dest-namespace default\n" +
+			"  capstan app create web --repo https://charts.example.com --helm-chart web --revision 1.2.0 \\\n" +
+			"    --dest-namespace web --dest-server https://kubernetes.default.svc --helm-set replicaCount=2 --sync-policy automated --self-heal\n" +
+			"  capstan app create -f application.yaml",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			app := &v1alpha1.Application{}
+			if file != "" {
+				data, err := os.ReadFile(file)
+				if err != nil {
+					return err
+				}
+				if err := yaml.UnmarshalStrict(data, app); err != nil {
+					return fmt.Errorf("reading %s: %w", file, err)
+				}
+			}
+			if len(args) == 1 {
+				app.Name = args[0]
+			}
+			if app.Name == "" {
+				return fmt.Errorf("an application name is required")
+			}
+			for _, l := range labels {
+				k, v, _ := strings.Cut(l, "=")
+				if app.Labels == nil {
+					app.Labels = map[string]string{}
+				}
+				app.Labels[k] = v
+			}
+			if err := s.apply(cmd.Flags(), app); err != nil {
+				return err
+			}
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			if err := c.Do("POST", fmt.Sprintf("/api/v1/applications?upsert=%t", upsert), app, nil); err != nil {
+				return fmt.Errorf("creating application %s: %w", app.Name, err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "application '%s' created\n", app.Name)
+			return nil
+		},
+	}
+	s.add(cmd.Flags())
+	cmd.Flags().StringVarP(&file, "file", "f", "", "read the Application from this YAML or JSON file (flags override it)")
+	cmd.Flags().StringArrayVarP(&labels, "label", "l", nil, "label KEY=VALUE (repeatable)")
+	cmd.Flags().BoolVar(&upsert, "upsert", false, "replace an existing Application with a different spec")
+	return cmd
+}
+
+func newAppSetCommand(f *clientFlags) *cobra.Command {
+	s := &specFlags{}
+	cmd := &cobra.Command{
+		Use:     "set NAME",
+		Short:   "Change an Application's spec",
+		Example: "  capstan app set guestbook --revision v1.2.0\n  capstan app set web --helm-set image.tag=1.28 --sync-policy automated --auto-prune",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return editApp(f, args[0], func(app *v1alpha1.Application) error { return s.apply(cmd.Flags(), app) })
+		},
+	}
+	s.add(cmd.Flags())
+	return cmd
+}
+
+func newAppUnsetCommand(f *clientFlags) *cobra.Command {
+	var params, values, images []string
+	cmd := &cobra.Command{
+		Use:     "unset NAME",
+		Short:   "Remove overrides from an Application's source",
+		Example: "  capstan app unset web --helm-set image.tag --values values-prod.yaml\n  capstan app unset guestbook --kustomize-image nginx",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return editApp(f, args[0], func(app *v1alpha1.Application) error {
+				src := app.Spec.Source
+				if src == nil {
+					return fmt.Errorf("application %s has several sources; edit them with app patch or kubectl", app.Name)
+				}
+				if h := src.Helm; h != nil {
+					h.Parameters = slices.DeleteFunc(h.Parameters, func(p v1alpha1.HelmParameter) bool { return slices.Contains(params, p.Name) })
+					h.ValueFiles = slices.DeleteFunc(h.ValueFiles, func(v string) bool { return slices.Contains(values, v) })
+				}
+				if k := src.Kustomize; k != nil {
+					k.Images = slices.DeleteFunc(k.Images, func(i v1alpha1.KustomizeImage) bool { return slices.Contains(images, imageName(string(i))) })
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringArrayVar(&params, "helm-set", nil, "Helm parameter NAME to remove (repeatable)")
+	cmd.Flags().StringArrayVar(&values, "values", nil, "Helm values file to remove (repeatable)")
+	cmd.Flags().StringArrayVar(&images, "kustomize-image", nil, "Kustomize image override to remove, by image name (repeatable)")
+	return cmd
+}
+
+// editApp reads an Application, changes its spec and writes it back.
+func editApp(f *clientFlags, name string, edit func(*v1alpha1.Application) error) error {
+	c, err := f.client()
+	if err != nil {
+		return err
+	}
+	app, err := getApp(c, name)
+	if err != nil {
+		return err
+	}
+	if err := edit(app); err != nil {
+		return err
+	}
+	if err := c.Do("PUT", appPath(name, "/spec"), app.Spec, nil); err != nil {
+		return fmt.Errorf("updating application %s: %w", name, err)
+	}
+	return nil
+}
