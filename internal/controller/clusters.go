@@ -2,6 +2,9 @@ package controller
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,10 +24,12 @@ import (
 // destination is what the controller keeps per destination cluster.
 type destination struct {
 	cluster *cluster.Cluster
-	created time.Time
-	cache   *live.Cache
-	client  dynamic.Interface
-	differ  *diff.Differ
+	// credentials fingerprints the credentials the clients were made with.
+	credentials string
+	created     time.Time
+	cache       *live.Cache
+	client      dynamic.Interface
+	differ      *diff.Differ
 }
 
 // destinations creates one live cache per destination cluster on first use.
@@ -42,8 +47,15 @@ func (d *destinations) get(c *cluster.Cluster) (*destination, error) {
 	key := c.Server + "|" + c.Name
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	fp := credentialsOf(c)
 	if dst, ok := d.byKey[key]; ok {
-		return dst, nil
+		if dst.credentials == fp {
+			return dst, nil
+		}
+		// New credentials (cluster rotate-auth): the old ones may be
+		// revoked already, so start afresh with the new.
+		dst.cache.Stop()
+		delete(d.byKey, key)
 	}
 	cfg := rest.CopyConfig(c.Config)
 	cfg.Wrap(d.metrics.WrapTransport(c.Server)) // argocd_app_k8s_request_total
@@ -55,7 +67,7 @@ func (d *destinations) get(c *cluster.Cluster) (*destination, error) {
 	if err != nil {
 		return nil, err
 	}
-	dst := &destination{cluster: c, created: time.Now(), cache: cache, client: client, differ: diff.New(client, cache, diff.Options{FieldManager: fieldManager})}
+	dst := &destination{cluster: c, credentials: fp, created: time.Now(), cache: cache, client: client, differ: diff.New(client, cache, diff.Options{FieldManager: fieldManager})}
 	d.byKey[key] = dst
 	return dst, nil
 }
@@ -93,4 +105,16 @@ func (d *destinations) stop(context.Context) {
 	for _, dst := range d.byKey {
 		dst.cache.Stop()
 	}
+}
+
+// credentialsOf fingerprints a cluster's credentials and TLS settings.
+func credentialsOf(c *cluster.Cluster) string {
+	cfg := c.Config
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte(cfg.BearerToken), []byte(cfg.Username), []byte(cfg.Password), cfg.CertData, cfg.KeyData, cfg.CAData,
+		[]byte(strconv.FormatBool(cfg.Insecure)), []byte(cfg.BearerTokenFile)} {
+		h.Write(part)
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

@@ -193,7 +193,7 @@ func (s *Server) syncApplication(w http.ResponseWriter, r *http.Request, c *call
 		return
 	}
 	if app.Operation != nil {
-		writeError(w, http.StatusConflict, "another operation is already in progress")
+		writeError(w, http.StatusBadRequest, "another operation is already in progress")
 		return
 	}
 	if pol := app.Spec.SyncPolicy; pol != nil && pol.Automated != nil && !req.DryRun && app.Spec.Source != nil && req.Revision != "" {
@@ -298,7 +298,7 @@ func (s *Server) createApplication(w http.ResponseWriter, r *http.Request, c *ca
 		return
 	}
 	if r.URL.Query().Get("upsert") != "true" {
-		writeError(w, http.StatusConflict, "existing application spec is different, use upsert flag to force update")
+		writeError(w, http.StatusBadRequest, "existing application spec is different, use upsert flag to force update")
 		return
 	}
 	if !c.can("applications", "update", s.appObject(existing)) || !c.can("applications", "update", object) {

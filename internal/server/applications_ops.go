@@ -37,7 +37,7 @@ func (s *Server) rollbackApplication(w http.ResponseWriter, r *http.Request, c *
 		return
 	}
 	if app.Operation != nil {
-		writeError(w, http.StatusConflict, "another operation is already in progress")
+		writeError(w, http.StatusBadRequest, "another operation is already in progress")
 		return
 	}
 	if pol := app.Spec.SyncPolicy; pol != nil && pol.Automated != nil && (pol.Automated.Enabled == nil || *pol.Automated.Enabled) && !req.DryRun {

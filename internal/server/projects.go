@@ -85,7 +85,7 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request, c *caller
 }
 
 // deleteProject answers DELETE /api/v1/projects/{name}; a project that
-// Applications still use is not deleted (409), as in Argo CD.
+// Applications still use is not deleted (400), as in Argo CD.
 func (s *Server) deleteProject(w http.ResponseWriter, r *http.Request, c *caller) {
 	name := r.PathValue("name")
 	if !c.can("projects", "delete", name) {
@@ -98,7 +98,7 @@ func (s *Server) deleteProject(w http.ResponseWriter, r *http.Request, c *caller
 		return
 	}
 	if n := countIn(apps.Items, name); n > 0 {
-		writeError(w, http.StatusConflict, fmt.Sprintf("project is referenced by %d applications", n))
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("project is referenced by %d applications", n))
 		return
 	}
 	p := &v1alpha1.AppProject{}

@@ -140,6 +140,13 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /api/v1/applications/{name}/resource-tree", s.authorized(s.resourceTree))
 	s.mux.HandleFunc("GET /api/v1/applications/{name}/resource", s.authorized(s.liveResource))
 	s.mux.HandleFunc("GET /api/v1/stream/applications", s.authorized(s.streamApplications))
+	s.repositoryRoutes("/api/v1/repositories", false)
+	s.repositoryRoutes("/api/v1/repocreds", true)
+	s.mux.HandleFunc("GET /api/v1/clusters", s.authorized(s.listClusters))
+	s.mux.HandleFunc("GET /api/v1/clusters/{server}", s.authorized(s.getCluster))
+	s.mux.HandleFunc("POST /api/v1/clusters", s.authorized(s.createCluster))
+	s.mux.HandleFunc("DELETE /api/v1/clusters/{server}", s.authorized(s.deleteCluster))
+	s.mux.HandleFunc("POST /api/v1/clusters/{server}/rotate-auth", s.authorized(s.rotateClusterAuth))
 }
 
 // Handler is the API as an http.Handler.

@@ -299,8 +299,8 @@ func TestSyncAndDelete(t *testing.T) {
 		app.Operation == nil || app.Operation.InitiatedBy.Username != "admin" || !app.Operation.Sync.Prune {
 		t.Fatalf("sync: %d %+v", code, app.Operation)
 	}
-	if code := f.call("POST", "/api/v1/applications/manual/sync", `{}`, admin, nil); code != 409 {
-		t.Errorf("a second sync while one is pending: %d, want 409", code)
+	if code := f.call("POST", "/api/v1/applications/manual/sync", `{}`, admin, nil); code != 400 {
+		t.Errorf("a second sync while one is pending: %d, want 400", code)
 	}
 	if code := f.call("POST", "/api/v1/applications/keep/sync", `{}`, reader, nil); code != 403 {
 		t.Errorf("a readonly account syncs: %d, want 403", code)
@@ -347,7 +347,7 @@ func TestCreateApplication(t *testing.T) {
 		t.Errorf("creating the same app again: %d, want 200", code)
 	}
 	var e map[string]any
-	if code := f.call("POST", "/api/v1/applications", body("b"), admin, &e); code != 409 || !strings.Contains(e["message"].(string), "use upsert flag") {
+	if code := f.call("POST", "/api/v1/applications", body("b"), admin, &e); code != 400 || !strings.Contains(e["message"].(string), "use upsert flag") {
 		t.Errorf("a different spec without upsert: %d %v", code, e)
 	}
 	if code := f.call("POST", "/api/v1/applications?upsert=true", body("b"), admin, &app); code != 200 || app.Spec.Source.Path != "b" {
@@ -483,8 +483,8 @@ func TestProjects(t *testing.T) {
 	if err := f.c.Create(ctx, app); err != nil {
 		t.Fatal(err)
 	}
-	if code := f.call("DELETE", "/api/v1/projects/team-a", "", admin, nil); code != 409 {
-		t.Errorf("deleting a project in use: %d, want 409", code)
+	if code := f.call("DELETE", "/api/v1/projects/team-a", "", admin, nil); code != 400 {
+		t.Errorf("deleting a project in use: %d, want 400", code)
 	}
 	if code := f.call("DELETE", "/api/v1/projects/platform", "", admin, nil); code != 200 {
 		t.Errorf("deleting an unused project: %d", code)

@@ -3,12 +3,14 @@ package settings
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"net/url"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
@@ -27,19 +29,20 @@ const (
 // stores it.
 type Repository struct {
 	// SecretName is the Secret this came from.
-	SecretName string
+	SecretName string `json:"-"`
 	// Template is true for a repo-creds credential template.
-	Template bool
+	Template bool `json:"-"`
 
-	URL           string
-	Type          string // git (default) or helm
-	Name          string
-	Username      string
-	Password      string
-	SSHPrivateKey string
-	Insecure      bool
-	EnableOCI     bool
-	Project       string
+	// URL is the repository URL, or a credential template's URL prefix.
+	URL           string `json:"repo"`
+	Type          string `json:"type,omitempty"` // git (default) or helm
+	Name          string `json:"name,omitempty"`
+	Username      string `json:"username,omitempty"`
+	Password      string `json:"password,omitempty"`
+	SSHPrivateKey string `json:"sshPrivateKey,omitempty"`
+	Insecure      bool   `json:"insecure,omitempty"`
+	EnableOCI     bool   `json:"enableOCI,omitempty"`
+	Project       string `json:"project,omitempty"`
 }
 
 // HasCredentials reports whether the Secret carries any credential.
@@ -185,4 +188,65 @@ func hostOf(repoURL string) string {
 		}
 	}
 	return ""
+}
+
+// Secret returns the Secret Argo CD would write for the repository (or,
+// with Template, the credential template): repo-<hash> or creds-<hash>,
+// the hash an FNV-32a of the URL and project.
+func (r *Repository) Secret(namespace string) *corev1.Secret {
+	prefix, kind := "repo", v1alpha1.SecretTypeRepository
+	if r.Template {
+		prefix, kind = "creds", v1alpha1.SecretTypeRepoCredentials
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(r.URL))
+	_, _ = h.Write([]byte(r.Project))
+	data := map[string][]byte{repositorySecretURLKey: []byte(r.URL)}
+	for k, v := range map[string]string{"type": r.Type, "name": r.Name, "username": r.Username, "password": r.Password,
+		"sshPrivateKey": r.SSHPrivateKey, "project": r.Project} {
+		if v != "" {
+			data[k] = []byte(v)
+		}
+	}
+	if r.Insecure {
+		data["insecure"] = []byte("true")
+	}
+	if r.EnableOCI {
+		data["enableOCI"] = []byte("true")
+	}
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", prefix, h.Sum32()), Namespace: namespace,
+			Labels: map[string]string{v1alpha1.LabelSecretType: kind}, Annotations: map[string]string{"managed-by": "argocd.argoproj.io"}},
+		Type: corev1.SecretTypeOpaque,
+		Data: data,
+	}
+}
+
+// Redacted returns the repository without its password and key, as the
+// API shows repositories.
+func (r Repository) Redacted() Repository {
+	r.Password, r.SSHPrivateKey = "", ""
+	return r
+}
+
+// RepositorySecrets lists the repository Secrets (or, with templates, the
+// credential templates) of namespace.
+func RepositorySecrets(ctx context.Context, c client.Reader, namespace string, templates bool) ([]*Repository, error) {
+	kind := v1alpha1.SecretTypeRepository
+	if templates {
+		kind = v1alpha1.SecretTypeRepoCredentials
+	}
+	var list corev1.SecretList
+	if err := c.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabels{v1alpha1.LabelSecretType: kind}); err != nil {
+		return nil, fmt.Errorf("listing %s Secrets in %s: %w", kind, namespace, err)
+	}
+	var out []*Repository
+	for i := range list.Items {
+		r, err := repositoryFromSecret(&list.Items[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }

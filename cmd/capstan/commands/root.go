@@ -22,7 +22,8 @@ func NewRoot() *cobra.Command {
 	root.AddCommand(newVersionCommand(), newRenderCommand(), newRepoServerCommand(), newAdminCommand(), newControllerCommand(), newServerCommand(), newRunCommand())
 	// The client commands share Argo CD's global client flags.
 	cf := &clientFlags{}
-	for _, c := range []*cobra.Command{newLoginCommand(cf), newLogoutCommand(cf), newContextCommand(cf), newAppCommand(cf)} {
+	for _, c := range []*cobra.Command{newLoginCommand(cf), newLogoutCommand(cf), newContextCommand(cf), newAppCommand(cf),
+		newRepoCommand(cf, false), newRepoCommand(cf, true), newClusterCommand(cf)} {
 		cf.add(c)
 		root.AddCommand(c)
 	}

@@ -1,0 +1,116 @@
+package commands
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/capstan-cd/capstan/internal/settings"
+)
+
+// newRepoCommand is repo (templates false) or repocreds (true): the same
+// verbs on repositories and on credential templates.
+func newRepoCommand(f *clientFlags, templates bool) *cobra.Command {
+	use, what, prefix := "repo", "repositories", "/api/v1/repositories"
+	example := "  capstan repo add https://github.com/example/app.git --username git --password $TOKEN\n" +
+		"  capstan repo add git@github.com:example/app.git --ssh-private-key-path ~/.ssh/id_ed25519\n" +
+		"  capstan repo add https://charts.example.com --type helm --name example"
+	if templates {
+		use, what, prefix = "repocreds", "credential templates (credentials for every repository under a URL prefix)", "/api/v1/repocreds"
+		example = "  capstan repocreds add https://github.com/example --username git --password $TOKEN"
+	}
+	cmd := &cobra.Command{Use: use, Short: "Manage " + what}
+
+	repo := &settings.Repository{}
+	var keyPath string
+	var upsert bool
+	add := &cobra.Command{
+		Use:     "add URL",
+		Short:   "Add " + map[bool]string{false: "a repository", true: "a credential template"}[templates],
+		Example: example,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			repo.URL = args[0]
+			if keyPath != "" {
+				key, err := os.ReadFile(keyPath)
+				if err != nil {
+					return fmt.Errorf("reading the SSH private key: %w", err)
+				}
+				repo.SSHPrivateKey = string(key)
+			}
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			if err := c.Do("POST", fmt.Sprintf("%s?upsert=%t", prefix, upsert), repo, nil); err != nil {
+				return fmt.Errorf("adding %s: %w", args[0], err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s '%s' added\n", map[bool]string{false: "Repository", true: "Repository credentials"}[templates], args[0])
+			return nil
+		},
+	}
+	add.Flags().StringVar(&repo.Username, "username", "", "user name for HTTPS")
+	add.Flags().StringVar(&repo.Password, "password", "", "password or token for HTTPS")
+	add.Flags().StringVar(&keyPath, "ssh-private-key-path", "", "file with the SSH private key")
+	add.Flags().BoolVar(&repo.Insecure, "insecure-skip-server-verification", false, "skip TLS verification and SSH host key checks")
+	add.Flags().StringVar(&repo.Type, "type", "git", "git or helm")
+	add.Flags().StringVar(&repo.Name, "name", "", "name (needed for Helm repositories)")
+	add.Flags().BoolVar(&repo.EnableOCI, "enable-oci", false, "the Helm repository is an OCI registry")
+	add.Flags().StringVar(&repo.Project, "project", "", "limit the repository to one project")
+	add.Flags().BoolVar(&upsert, "upsert", false, "replace an existing entry with different settings")
+
+	var output string
+	list := &cobra.Command{
+		Use:     "list",
+		Short:   "List " + what + " (credentials are never shown)",
+		Example: "  capstan " + use + " list",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			var resp struct{ Items []settings.Repository }
+			if err := c.Do("GET", prefix, nil, &resp); err != nil {
+				return fmt.Errorf("listing %s: %w", use, err)
+			}
+			if output != "wide" {
+				return printObject(cmd.OutOrStdout(), resp.Items, output)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "TYPE\tNAME\tREPO\tINSECURE\tOCI\tPROJECT\tCREDS")
+			for _, r := range resp.Items {
+				creds := "false"
+				if r.Username != "" {
+					creds = "true"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%t\t%s\t%s\n", r.Type, r.Name, r.URL, r.Insecure, r.EnableOCI, r.Project, creds)
+			}
+			return tw.Flush()
+		},
+	}
+	list.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide, json or yaml")
+
+	rm := &cobra.Command{
+		Use:     "rm URL",
+		Short:   "Remove " + map[bool]string{false: "a repository", true: "a credential template"}[templates],
+		Example: "  capstan " + use + " rm https://github.com/example/app.git",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			if err := c.Do("DELETE", prefix+"/"+url.PathEscape(args[0]), nil, nil); err != nil {
+				return fmt.Errorf("removing %s: %w", args[0], err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "'%s' removed\n", args[0])
+			return nil
+		},
+	}
+	cmd.AddCommand(add, list, rm)
+	return cmd
+}

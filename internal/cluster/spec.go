@@ -1,0 +1,115 @@
+package cluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"net/url"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+)
+
+// Spec is a cluster as Argo CD's API describes it, and as its cluster
+// Secret stores it.
+type Spec struct {
+	Server           string            `json:"server"`
+	Name             string            `json:"name,omitempty"`
+	Config           Config            `json:"config"`
+	Namespaces       []string          `json:"namespaces,omitempty"`
+	ClusterResources bool              `json:"clusterResources,omitempty"`
+	Project          string            `json:"project,omitempty"`
+	Shard            *int64            `json:"shard,omitempty"`
+	Labels           map[string]string `json:"labels,omitempty"`
+	Annotations      map[string]string `json:"annotations,omitempty"`
+}
+
+// managedByAnnotation marks Secrets written through the API, as Argo CD's.
+const managedByAnnotation = "managed-by"
+
+// SecretName is the name Argo CD gives a cluster's Secret:
+// cluster-<host>-<FNV-32a of the server URL>.
+func SecretName(server string) string {
+	host := server
+	if u, err := url.Parse(server); err == nil && u.Hostname() != "" {
+		host = u.Hostname()
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(server))
+	return fmt.Sprintf("cluster-%s-%d", strings.ToLower(host), h.Sum32())
+}
+
+// Secret returns the cluster Secret for s in namespace.
+func (s *Spec) Secret(namespace string) (*corev1.Secret, error) {
+	cfg, err := json.Marshal(s.Config)
+	if err != nil {
+		return nil, err
+	}
+	labels := map[string]string{v1alpha1.LabelSecretType: v1alpha1.SecretTypeCluster}
+	for k, v := range s.Labels {
+		labels[k] = v
+	}
+	annotations := map[string]string{managedByAnnotation: "argocd.argoproj.io"}
+	for k, v := range s.Annotations {
+		annotations[k] = v
+	}
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: SecretName(s.Server), Namespace: namespace, Labels: labels, Annotations: annotations},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{"server": []byte(s.Server), "name": []byte(s.Name), "config": cfg},
+	}
+	if len(s.Namespaces) > 0 {
+		sec.Data["namespaces"] = []byte(strings.Join(s.Namespaces, ","))
+	}
+	if s.ClusterResources {
+		sec.Data["clusterResources"] = []byte("true")
+	}
+	if s.Project != "" {
+		sec.Data["project"] = []byte(s.Project)
+	}
+	if s.Shard != nil {
+		sec.Data["shard"] = []byte(strconv.FormatInt(*s.Shard, 10))
+	}
+	return sec, nil
+}
+
+// SpecOf reads a cluster Secret back into a Spec.
+func SpecOf(sec *corev1.Secret) (*Spec, error) {
+	c, err := fromSecret(sec)
+	if err != nil {
+		return nil, err
+	}
+	s := &Spec{Server: c.Server, Name: c.Name, Namespaces: c.Namespaces, ClusterResources: c.ClusterResources, Project: c.Project, Shard: c.Shard}
+	if raw := sec.Data["config"]; len(raw) > 0 {
+		if err := json.Unmarshal(raw, &s.Config); err != nil {
+			return nil, fmt.Errorf("cluster Secret/%s/%s: config: %w", sec.Namespace, sec.Name, err)
+		}
+	}
+	for k, v := range sec.Labels {
+		if k != v1alpha1.LabelSecretType {
+			if s.Labels == nil {
+				s.Labels = map[string]string{}
+			}
+			s.Labels[k] = v
+		}
+	}
+	for k, v := range sec.Annotations {
+		if k != managedByAnnotation {
+			if s.Annotations == nil {
+				s.Annotations = map[string]string{}
+			}
+			s.Annotations[k] = v
+		}
+	}
+	return s, nil
+}
+
+// Redacted returns s without credentials, as the API shows clusters.
+func (s Spec) Redacted() Spec {
+	s.Config = Config{TLSClientConfig: TLSClientConfig{Insecure: s.Config.TLSClientConfig.Insecure, ServerName: s.Config.TLSClientConfig.ServerName}}
+	return s
+}

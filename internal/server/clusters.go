@@ -1,0 +1,188 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	destinations "github.com/capstan-cd/capstan/internal/cluster"
+)
+
+// clusterObject is a cluster's RBAC object: <project>/<server>, or the
+// server URL for a cluster of no project.
+func clusterObject(c *destinations.Spec) string {
+	if c.Project != "" {
+		return c.Project + "/" + c.Server
+	}
+	return c.Server
+}
+
+// clusters returns every cluster Secret's spec, and in-cluster unless a
+// Secret defines it.
+func (s *Server) clusters(r *http.Request) ([]*destinations.Spec, []*corev1.Secret, error) {
+	var list corev1.SecretList
+	if err := s.opts.Client.List(r.Context(), &list, client.InNamespace(s.opts.Namespace),
+		client.MatchingLabels{v1alpha1.LabelSecretType: v1alpha1.SecretTypeCluster}); err != nil {
+		return nil, nil, err
+	}
+	var specs []*destinations.Spec
+	var secrets []*corev1.Secret
+	inCluster := false
+	for i := range list.Items {
+		spec, err := destinations.SpecOf(&list.Items[i])
+		if err != nil {
+			return nil, nil, err
+		}
+		inCluster = inCluster || spec.Server == destinations.InClusterServer
+		specs, secrets = append(specs, spec), append(secrets, &list.Items[i])
+	}
+	if !inCluster {
+		specs = append([]*destinations.Spec{{Server: destinations.InClusterServer, Name: destinations.InClusterName}}, specs...)
+		secrets = append([]*corev1.Secret{nil}, secrets...)
+	}
+	return specs, secrets, nil
+}
+
+func (s *Server) listClusters(w http.ResponseWriter, r *http.Request, c *caller) {
+	specs, _, err := s.clusters(r)
+	if err != nil {
+		s.internal(w, err)
+		return
+	}
+	items := []destinations.Spec{}
+	for _, spec := range specs {
+		if c.can("clusters", "get", clusterObject(spec)) {
+			items = append(items, spec.Redacted())
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": items})
+}
+
+// findCluster returns the cluster the path names by server URL (or by
+// name), and its Secret (nil for in-cluster without one), writing the
+// error answer when there is none or the caller may not act on it.
+func (s *Server) findCluster(w http.ResponseWriter, r *http.Request, c *caller, action string) (*destinations.Spec, *corev1.Secret) {
+	server := strings.TrimSuffix(r.PathValue("server"), "/")
+	specs, secrets, err := s.clusters(r)
+	if err != nil {
+		s.internal(w, err)
+		return nil, nil
+	}
+	for i, spec := range specs {
+		if spec.Server != server && !(r.URL.Query().Get("id.type") == "name" && spec.Name == server) {
+			continue
+		}
+		if !c.can("clusters", action, clusterObject(spec)) {
+			c.denied(w, "clusters", action, clusterObject(spec))
+			return nil, nil
+		}
+		return spec, secrets[i]
+	}
+	if !c.can("clusters", action, server) {
+		c.denied(w, "clusters", action, server)
+		return nil, nil
+	}
+	writeError(w, http.StatusNotFound, fmt.Sprintf("cluster %q not found", server))
+	return nil, nil
+}
+
+func (s *Server) getCluster(w http.ResponseWriter, r *http.Request, c *caller) {
+	if spec, _ := s.findCluster(w, r, c, "get"); spec != nil {
+		writeJSON(w, http.StatusOK, spec.Redacted())
+	}
+}
+
+// createCluster answers POST /api/v1/clusters: it writes the cluster
+// Secret as Argo CD does (cluster-<host>-<hash>).
+func (s *Server) createCluster(w http.ResponseWriter, r *http.Request, c *caller) {
+	spec := &destinations.Spec{}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(spec); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid cluster: "+err.Error())
+		return
+	}
+	spec.Server = strings.TrimSuffix(spec.Server, "/")
+	if spec.Server == "" {
+		writeError(w, http.StatusBadRequest, "cluster server URL is required")
+		return
+	}
+	if spec.Name == "" {
+		spec.Name = spec.Server
+	}
+	if object := clusterObject(spec); !c.can("clusters", "create", object) {
+		c.denied(w, "clusters", "create", object)
+		return
+	}
+	sec, err := spec.Secret(s.opts.Namespace)
+	if err != nil {
+		s.internal(w, err)
+		return
+	}
+	if code, err := s.storeSecret(r.Context(), sec, "cluster", r.URL.Query().Get("upsert") == "true"); err != nil {
+		writeError(w, code, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, spec.Redacted())
+}
+
+func (s *Server) deleteCluster(w http.ResponseWriter, r *http.Request, c *caller) {
+	spec, sec := s.findCluster(w, r, c, "delete")
+	if spec == nil {
+		return
+	}
+	if sec == nil {
+		writeError(w, http.StatusBadRequest, "in-cluster has no Secret to delete")
+		return
+	}
+	if err := s.deleteSecret(r.Context(), sec.Name); err != nil {
+		s.internal(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{})
+}
+
+// rotateClusterAuth answers POST /api/v1/clusters/{server}/rotate-auth:
+// for a cluster added with the argocd-manager ServiceAccount, it issues a
+// new token, stores it and revokes the old ones.
+func (s *Server) rotateClusterAuth(w http.ResponseWriter, r *http.Request, c *caller) {
+	spec, sec := s.findCluster(w, r, c, "update")
+	if spec == nil {
+		return
+	}
+	if sec == nil {
+		writeError(w, http.StatusBadRequest, "in-cluster uses the server's own credentials; there is nothing to rotate")
+		return
+	}
+	cl, err := destinations.FromSecret(sec)
+	if err != nil {
+		s.internal(w, err)
+		return
+	}
+	cs, err := kubernetes.NewForConfig(cl.Config)
+	if err != nil {
+		s.internal(w, err)
+		return
+	}
+	token, err := destinations.RotateManagerToken(r.Context(), cs)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("rotating the credentials of cluster %s: %v", spec.Server, err))
+		return
+	}
+	spec.Config.BearerToken = token
+	fresh, err := spec.Secret(s.opts.Namespace)
+	if err != nil {
+		s.internal(w, err)
+		return
+	}
+	sec.Data["config"] = fresh.Data["config"]
+	if err := s.opts.Client.Update(r.Context(), sec); err != nil {
+		writeError(w, statusOf(err), fmt.Sprintf("storing the new token of cluster %s: %v", spec.Server, err))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{})
+}

@@ -1,0 +1,123 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/capstan-cd/capstan/internal/settings"
+)
+
+// repoObject is a repository's RBAC object: <project>/<url>, or the URL
+// for a repository of no project.
+func repoObject(r *settings.Repository) string {
+	if r.Project != "" {
+		return r.Project + "/" + r.URL
+	}
+	return r.URL
+}
+
+// repositoryRoutes serves repositories (templates false, under
+// /api/v1/repositories) or credential templates (under /api/v1/repocreds);
+// both are the "repositories" RBAC resource, as in Argo CD.
+type repositoryRoutes struct {
+	s         *Server
+	templates bool
+	what      string
+}
+
+func (s *Server) repositoryRoutes(prefix string, templates bool) {
+	rr := &repositoryRoutes{s: s, templates: templates, what: map[bool]string{false: "repository", true: "repository credentials"}[templates]}
+	s.mux.HandleFunc("GET "+prefix, s.authorized(rr.list))
+	s.mux.HandleFunc("GET "+prefix+"/{url}", s.authorized(rr.get))
+	s.mux.HandleFunc("POST "+prefix, s.authorized(rr.create))
+	s.mux.HandleFunc("DELETE "+prefix+"/{url}", s.authorized(rr.delete))
+}
+
+func (rr *repositoryRoutes) list(w http.ResponseWriter, r *http.Request, c *caller) {
+	all, err := settings.RepositorySecrets(r.Context(), rr.s.opts.Client, rr.s.opts.Namespace, rr.templates)
+	if err != nil {
+		rr.s.internal(w, err)
+		return
+	}
+	items := []settings.Repository{}
+	for _, repo := range all {
+		if c.can("repositories", "get", repoObject(repo)) {
+			items = append(items, repo.Redacted())
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": items})
+}
+
+// find returns the stored repository with the path's URL, writing 404 (or
+// 403 to a caller who may not see it) when there is none.
+func (rr *repositoryRoutes) find(w http.ResponseWriter, r *http.Request, c *caller, action string) *settings.Repository {
+	url := r.PathValue("url")
+	all, err := settings.RepositorySecrets(r.Context(), rr.s.opts.Client, rr.s.opts.Namespace, rr.templates)
+	if err != nil {
+		rr.s.internal(w, err)
+		return nil
+	}
+	for _, repo := range all {
+		if strings.TrimSuffix(repo.URL, "/") != strings.TrimSuffix(url, "/") {
+			continue
+		}
+		if !c.can("repositories", action, repoObject(repo)) {
+			c.denied(w, "repositories", action, repoObject(repo))
+			return nil
+		}
+		return repo
+	}
+	if !c.can("repositories", action, url) {
+		c.denied(w, "repositories", action, url)
+		return nil
+	}
+	writeError(w, http.StatusNotFound, fmt.Sprintf("%s %s not found", rr.what, url))
+	return nil
+}
+
+func (rr *repositoryRoutes) get(w http.ResponseWriter, r *http.Request, c *caller) {
+	if repo := rr.find(w, r, c, "get"); repo != nil {
+		writeJSON(w, http.StatusOK, repo.Redacted())
+	}
+}
+
+func (rr *repositoryRoutes) create(w http.ResponseWriter, r *http.Request, c *caller) {
+	repo := &settings.Repository{}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(repo); err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid %s: %v", rr.what, err))
+		return
+	}
+	if repo.URL == "" {
+		writeError(w, http.StatusBadRequest, "repo URL is required")
+		return
+	}
+	if repo.Type != "" && repo.Type != "git" && repo.Type != "helm" {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("repository type %q: use git or helm", repo.Type))
+		return
+	}
+	repo.Template = rr.templates
+	if object := repoObject(repo); !c.can("repositories", "create", object) {
+		c.denied(w, "repositories", "create", object)
+		return
+	}
+	code, err := rr.s.storeSecret(r.Context(), repo.Secret(rr.s.opts.Namespace), rr.what, r.URL.Query().Get("upsert") == "true")
+	if err != nil {
+		writeError(w, code, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, repo.Redacted())
+}
+
+func (rr *repositoryRoutes) delete(w http.ResponseWriter, r *http.Request, c *caller) {
+	repo := rr.find(w, r, c, "delete")
+	if repo == nil {
+		return
+	}
+	if err := rr.s.deleteSecret(r.Context(), repo.SecretName); err != nil {
+		rr.s.internal(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{})
+}
