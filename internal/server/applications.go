@@ -26,9 +26,18 @@ type caller struct {
 	claims   *session.Claims
 	subjects []string
 	enforcer *rbac.Enforcer
+	// project is set for a project role token: its project.
+	project string
 }
 
+// projectScoped are the resources whose objects start with a project; a
+// project role token reaches them only in its own project.
+var projectScoped = map[string]bool{"applications": true, "applicationsets": true, "logs": true, "exec": true}
+
 func (c *caller) can(resource, action, object string) bool {
+	if c.project != "" && projectScoped[resource] && !strings.HasPrefix(object, c.project+"/") {
+		return false
+	}
 	return c.enforcer.Enforce(c.subjects, resource, action, object)
 }
 
@@ -38,7 +47,8 @@ func (c *caller) denied(w http.ResponseWriter, resource, action, object string) 
 }
 
 // authorized runs h for authenticated callers with the current policy,
-// and answers 401 for the others.
+// and answers 401 for the others. A project role token is judged by the
+// global policy plus its project's role policies.
 func (s *Server) authorized(h func(http.ResponseWriter, *http.Request, *caller)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		claims, err := s.authenticate(r)
@@ -46,21 +56,35 @@ func (s *Server) authorized(h func(http.ResponseWriter, *http.Request, *caller))
 			writeError(w, http.StatusUnauthorized, "invalid session: "+err.Error())
 			return
 		}
-		enf, err := s.enforcer(r)
+		enf, err := s.enforcer(r, claims)
 		if err != nil {
 			s.internal(w, err)
 			return
 		}
-		h(w, r, &caller{claims: claims, subjects: enf.Subjects(map[string]any{"sub": claims.Subject}), enforcer: enf})
+		c := &caller{claims: claims, subjects: enf.Subjects(map[string]any{"sub": claims.Subject}), enforcer: enf}
+		if rest, ok := strings.CutPrefix(claims.Subject, projectSubjectPrefix); ok {
+			c.project, _, _ = strings.Cut(rest, ":")
+		}
+		h(w, r, c)
 	}
 }
 
 // enforcer returns the enforcer for argocd-rbac-cm's current version,
-// built once per version rather than per request.
-func (s *Server) enforcer(r *http.Request) (*rbac.Enforcer, error) {
+// built once per version rather than per request; for a project role
+// token, one with that project's role policies added.
+func (s *Server) enforcer(r *http.Request, claims *session.Claims) (*rbac.Enforcer, error) {
 	p, err := rbac.Load(r.Context(), s.opts.Client, s.opts.Namespace)
 	if err != nil {
 		return nil, err
+	}
+	if rest, ok := strings.CutPrefix(claims.Subject, projectSubjectPrefix); ok {
+		project, _, _ := strings.Cut(rest, ":")
+		proj := &v1alpha1.AppProject{}
+		if err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: s.opts.Namespace, Name: project}, proj); err != nil {
+			return nil, err
+		}
+		p.CSV += "\n" + projectPolicy(proj)
+		return rbac.New(p)
 	}
 	s.rbacMu.Lock()
 	defer s.rbacMu.Unlock()
@@ -152,8 +176,8 @@ type syncRequest struct {
 // loadApp reads the named Application (in appNamespace, default the
 // control namespace) and checks the caller may act on it, writing the
 // error response when not. A missing Application is 404 only to a caller
-// who may read that name in every project; to others it reads as refused,
-// so names do not leak.
+// who may do the action on that name in every project; to others it reads
+// as refused, so names do not leak.
 func (s *Server) loadApp(w http.ResponseWriter, r *http.Request, c *caller, action string) *v1alpha1.Application {
 	ns := r.URL.Query().Get("appNamespace")
 	if ns == "" {
@@ -162,7 +186,7 @@ func (s *Server) loadApp(w http.ResponseWriter, r *http.Request, c *caller, acti
 	app := &v1alpha1.Application{}
 	err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: ns, Name: r.PathValue("name")}, app)
 	if apierrors.IsNotFound(err) {
-		if c.can("applications", "get", "*/"+r.PathValue("name")) {
+		if c.can("applications", action, "*/"+r.PathValue("name")) {
 			writeError(w, http.StatusNotFound, fmt.Sprintf("application %s not found in namespace %s", r.PathValue("name"), ns))
 		} else {
 			c.denied(w, "applications", action, "*/"+r.PathValue("name"))
@@ -313,9 +337,13 @@ func (s *Server) createApplication(w http.ResponseWriter, r *http.Request, c *ca
 	writeJSON(w, http.StatusOK, existing)
 }
 
-// statusOf maps a Kubernetes API error to the REST status Argo CD uses.
+// statusOf maps an error (a Kubernetes API error, or a statusError) to
+// the REST status Argo CD uses.
 func statusOf(err error) int {
+	var se statusError
 	switch {
+	case errors.As(err, &se):
+		return se.status
 	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
 		return http.StatusBadRequest
 	case apierrors.IsConflict(err), apierrors.IsAlreadyExists(err):

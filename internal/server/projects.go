@@ -63,6 +63,10 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request, c *caller
 		c.denied(w, "projects", "create", p.Name)
 		return
 	}
+	if err := validateRoles(p); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
 	p.Namespace, p.ResourceVersion, p.UID = s.opts.Namespace, "", ""
 	err := s.opts.Client.Create(r.Context(), p)
 	if apierrors.IsAlreadyExists(err) && req.Upsert {

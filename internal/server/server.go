@@ -119,6 +119,9 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /api/v1/projects/{name}", s.authorized(s.getProject))
 	s.mux.HandleFunc("POST /api/v1/projects", s.authorized(s.createProject))
 	s.mux.HandleFunc("DELETE /api/v1/projects/{name}", s.authorized(s.deleteProject))
+	s.mux.HandleFunc("PUT /api/v1/projects/{name}", s.authorized(s.updateProject))
+	s.mux.HandleFunc("POST /api/v1/projects/{name}/roles/{role}/token", s.authorized(s.createRoleToken))
+	s.mux.HandleFunc("DELETE /api/v1/projects/{name}/roles/{role}/token/{iat}", s.authorized(s.deleteRoleToken))
 	s.mux.HandleFunc("GET /api/v1/account", s.authorized(s.listAccounts))
 	s.mux.HandleFunc("PUT /api/v1/account/password", s.authorized(s.updatePassword))
 	s.mux.HandleFunc("GET /api/v1/account/can-i/{resource}/{action}/{object...}", s.authorized(s.canI))
@@ -232,7 +235,7 @@ func (s *Server) userInfo(w http.ResponseWriter, r *http.Request) {
 }
 
 // authenticate returns the caller's claims from a bearer token or the
-// session cookie. A session needs an enabled account that may log in and
+// session cookie. A project role token needs its role to still list it. A session needs an enabled account that may log in and
 // was issued after its password last changed; an API key (a token with
 // an id) needs an account with apiKey whose token list still has the id.
 func (s *Server) authenticate(r *http.Request) (*session.Claims, error) {
@@ -248,6 +251,12 @@ func (s *Server) authenticate(r *http.Request) (*session.Claims, error) {
 	claims, err := s.sessions.Parse(token)
 	if err != nil {
 		return nil, err
+	}
+	if strings.HasPrefix(claims.Subject, projectSubjectPrefix) {
+		if _, err := s.authenticateProjectToken(r.Context(), claims); err != nil {
+			return nil, err
+		}
+		return claims, nil
 	}
 	accounts, err := settings.Accounts(r.Context(), s.opts.Client, s.opts.Namespace)
 	if err != nil {
@@ -273,6 +282,17 @@ func (s *Server) authenticate(r *http.Request) (*session.Claims, error) {
 	}
 	return claims, nil
 }
+
+// statusError is an error that carries the REST status to answer with.
+type statusError struct {
+	status int
+	msg    string
+}
+
+func (e statusError) Error() string { return e.msg }
+
+func notFound(msg string) error   { return statusError{http.StatusNotFound, msg} }
+func badRequest(msg string) error { return statusError{http.StatusBadRequest, msg} }
 
 func (s *Server) internal(w http.ResponseWriter, err error) {
 	s.opts.Log.Error("API request failed", "error", err)

@@ -50,6 +50,9 @@ func start(t *testing.T, insecure bool) *fixture {
 	ns := cluster.NewNamespace(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
+	if err := kube.InstallCRDs(ctx, cluster.Config); err != nil {
+		t.Fatal(err)
+	}
 	srv, err := New(ctx, Options{Client: c, Config: cluster.Config, Namespace: ns, Insecure: insecure,
 		Renderer: repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Second})})
 	if err != nil {
