@@ -23,7 +23,7 @@ func NewRoot() *cobra.Command {
 	// The client commands share Argo CD's global client flags.
 	cf := &clientFlags{}
 	for _, c := range []*cobra.Command{newLoginCommand(cf), newLogoutCommand(cf), newContextCommand(cf), newAppCommand(cf),
-		newRepoCommand(cf, false), newRepoCommand(cf, true), newClusterCommand(cf)} {
+		newRepoCommand(cf, false), newRepoCommand(cf, true), newClusterCommand(cf), newProjCommand(cf), newAccountCommand(cf)} {
 		cf.add(c)
 		root.AddCommand(c)
 	}
