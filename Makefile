@@ -22,6 +22,9 @@ LDFLAGS     := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).gitCommit=
                -X $(VERSION_PKG).gitTreeState=$(GIT_TREE) -X $(VERSION_PKG).buildDate=$(BUILD_DATE)
 
 export CAPSTAN_KUBE_BIN := $(KUBE_BIN)
+# Dex, the OpenID provider the SSO tests log in through; tools/dex/go.mod pins it.
+DEX_BIN := $(CURDIR)/bin/dex
+export CAPSTAN_DEX_BIN := $(DEX_BIN)/dex
 
 .PHONY: help
 help: ## List the targets.
@@ -59,8 +62,15 @@ lint: ## gofmt, go vet and staticcheck.
 	$(STATICCHECK) ./...
 
 .PHONY: test
-test: deps kube lint check-generated ## Everything CI checks: lint, generated files, all tests with -race.
+test: deps kube dex lint check-generated ## Everything CI checks: lint, generated files, all tests with -race.
 	go test -race -count=1 ./...
+
+.PHONY: dex
+dex: $(DEX_BIN)/dex ## Build Dex (the SSO tests' OpenID provider) into bin/dex.
+
+$(DEX_BIN)/dex: tools/dex/go.mod tools/dex/go.sum
+	@mkdir -p $(DEX_BIN)
+	cd tools/dex && go build -trimpath -ldflags='-s -w' -o $(DEX_BIN)/ tool
 
 .PHONY: deps
 deps: ## Install the Debian packages the build and tests need (when missing).

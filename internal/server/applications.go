@@ -51,7 +51,7 @@ func (c *caller) denied(w http.ResponseWriter, resource, action, object string) 
 // global policy plus its project's role policies.
 func (s *Server) authorized(h func(http.ResponseWriter, *http.Request, *caller)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		claims, err := s.authenticate(r)
+		claims, raw, err := s.authenticate(r)
 		if err != nil {
 			writeError(w, http.StatusUnauthorized, "invalid session: "+err.Error())
 			return
@@ -61,7 +61,7 @@ func (s *Server) authorized(h func(http.ResponseWriter, *http.Request, *caller))
 			s.internal(w, err)
 			return
 		}
-		c := &caller{claims: claims, subjects: enf.Subjects(map[string]any{"sub": claims.Subject}), enforcer: enf}
+		c := &caller{claims: claims, subjects: enf.Subjects(raw), enforcer: enf}
 		if rest, ok := strings.CutPrefix(claims.Subject, projectSubjectPrefix); ok {
 			c.project, _, _ = strings.Cut(rest, ":")
 		}

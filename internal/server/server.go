@@ -68,6 +68,8 @@ type Server struct {
 	sessions *session.Manager
 	mux      *http.ServeMux
 
+	ssoCache ssoCache
+
 	rbacMu      sync.Mutex
 	rbac        *rbac.Enforcer
 	rbacVersion string
@@ -115,6 +117,9 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("DELETE /api/v1/session", s.logout)
 	s.mux.HandleFunc("GET /api/v1/session/userinfo", s.userInfo)
 	s.mux.HandleFunc("POST /api/webhook", s.webhook)
+	s.mux.HandleFunc("GET /api/v1/settings", s.settings)
+	s.mux.HandleFunc("GET /auth/login", s.ssoLogin)
+	s.mux.HandleFunc("GET /auth/callback", s.ssoCallback)
 	s.mux.HandleFunc("GET /api/v1/projects", s.authorized(s.listProjects))
 	s.mux.HandleFunc("GET /api/v1/projects/{name}", s.authorized(s.getProject))
 	s.mux.HandleFunc("POST /api/v1/projects", s.authorized(s.createProject))
@@ -226,19 +231,33 @@ type userInfo struct {
 }
 
 func (s *Server) userInfo(w http.ResponseWriter, r *http.Request) {
-	c, err := s.authenticate(r)
+	c, raw, err := s.authenticate(r)
 	if err != nil {
 		writeJSON(w, http.StatusOK, userInfo{LoggedIn: false})
 		return
 	}
-	writeJSON(w, http.StatusOK, userInfo{LoggedIn: true, Username: c.Subject, Issuer: c.Issuer})
+	info := userInfo{LoggedIn: true, Username: c.Subject, Issuer: c.Issuer}
+	if email, _ := raw["email"].(string); email != "" {
+		info.Username = email
+	}
+	if groups, ok := raw["groups"].([]any); ok {
+		for _, g := range groups {
+			if s, ok := g.(string); ok {
+				info.Groups = append(info.Groups, s)
+			}
+		}
+	}
+	writeJSON(w, http.StatusOK, info)
 }
 
 // authenticate returns the caller's claims from a bearer token or the
-// session cookie. A project role token needs its role to still list it. A session needs an enabled account that may log in and
-// was issued after its password last changed; an API key (a token with
-// an id) needs an account with apiKey whose token list still has the id.
-func (s *Server) authenticate(r *http.Request) (*session.Claims, error) {
+// session cookie, and all the token's claims (for RBAC scopes). It takes
+// Capstan's own tokens and ID tokens of the configured OIDC provider.
+// A session needs an enabled account that may log in and was issued
+// after its password last changed; an API key (a token with an id) needs
+// an account with apiKey whose token list still has the id; a project
+// role token needs its role to still list it.
+func (s *Server) authenticate(r *http.Request) (*session.Claims, map[string]any, error) {
 	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok {
 		if c, err := r.Cookie(tokenCookie); err == nil {
@@ -246,41 +265,45 @@ func (s *Server) authenticate(r *http.Request) (*session.Claims, error) {
 		}
 	}
 	if token == "" {
-		return nil, errNoSession
+		return nil, nil, errNoSession
+	}
+	if claims, raw, isSSO, err := s.authenticateSSO(r.Context(), token); isSSO {
+		return claims, raw, err
 	}
 	claims, err := s.sessions.Parse(token)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	raw := map[string]any{"sub": claims.Subject}
 	if strings.HasPrefix(claims.Subject, projectSubjectPrefix) {
 		if _, err := s.authenticateProjectToken(r.Context(), claims); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return claims, nil
+		return claims, raw, nil
 	}
 	accounts, err := settings.Accounts(r.Context(), s.opts.Client, s.opts.Namespace)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	a := accounts[claims.Subject]
 	if a == nil || !a.Enabled {
-		return nil, fmt.Errorf("account %s does not exist or is disabled", claims.Subject)
+		return nil, nil, fmt.Errorf("account %s does not exist or is disabled", claims.Subject)
 	}
 	if claims.ID != "" {
 		for _, t := range a.Tokens {
 			if t.ID == claims.ID && a.Can(settings.CapabilityAPIKey) {
-				return claims, nil
+				return claims, raw, nil
 			}
 		}
-		return nil, fmt.Errorf("account %s has no token with id %s", claims.Subject, claims.ID)
+		return nil, nil, fmt.Errorf("account %s has no token with id %s", claims.Subject, claims.ID)
 	}
 	if !a.Can(settings.CapabilityLogin) {
-		return nil, fmt.Errorf("account %s cannot log in", claims.Subject)
+		return nil, nil, fmt.Errorf("account %s cannot log in", claims.Subject)
 	}
 	if a.PasswordMtime != nil && claims.IssuedAt != nil && claims.IssuedAt.Before(a.PasswordMtime.Truncate(time.Second)) {
-		return nil, errors.New("session was issued before the password last changed")
+		return nil, nil, errors.New("session was issued before the password last changed")
 	}
-	return claims, nil
+	return claims, raw, nil
 }
 
 // statusError is an error that carries the REST status to answer with.

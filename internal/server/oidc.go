@@ -1,0 +1,260 @@
+package server
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/oauth2"
+
+	"github.com/capstan-cd/capstan/internal/session"
+	"github.com/capstan-cd/capstan/internal/settings"
+)
+
+// stateCookie carries the login's state, PKCE verifier and return URL
+// through the provider, signed so it cannot be forged.
+const stateCookie = "oauthstate"
+
+// ssoProvider is the OIDC provider of one oidc.config, discovered once.
+type ssoProvider struct {
+	key      string // the configuration it was built from
+	cfg      *settings.OIDCConfig
+	url      string
+	provider *oidc.Provider
+	client   *http.Client
+}
+
+// ssoCache holds the provider for the current oidc.config.
+type ssoCache struct {
+	mu sync.Mutex
+	p  *ssoProvider
+}
+
+// sso returns the configured OIDC provider, or nil when there is none.
+func (s *Server) sso(ctx context.Context) (*ssoProvider, error) {
+	conf, err := settings.LoadSSO(ctx, s.opts.Client, s.opts.Namespace)
+	if err != nil || conf.OIDC == nil {
+		return nil, err
+	}
+	keyData, _ := json.Marshal(conf)
+	key := string(keyData)
+	s.ssoCache.mu.Lock()
+	defer s.ssoCache.mu.Unlock()
+	if p := s.ssoCache.p; p != nil && p.key == key {
+		return p, nil
+	}
+	httpClient := &http.Client{Timeout: 30 * time.Second}
+	if conf.OIDC.RootCA != "" {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM([]byte(conf.OIDC.RootCA)) {
+			return nil, errors.New("oidc.config rootCA holds no PEM certificate")
+		}
+		httpClient.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
+	}
+	provider, err := oidc.NewProvider(oidc.ClientContext(ctx, httpClient), conf.OIDC.Issuer)
+	if err != nil {
+		return nil, fmt.Errorf("OIDC provider %s: %w", conf.OIDC.Issuer, err)
+	}
+	s.ssoCache.p = &ssoProvider{key: key, cfg: conf.OIDC, url: conf.URL, provider: provider, client: httpClient}
+	return s.ssoCache.p, nil
+}
+
+func (p *ssoProvider) oauth2(redirect string) *oauth2.Config {
+	return &oauth2.Config{ClientID: p.cfg.ClientID, ClientSecret: p.cfg.ClientSecret, Endpoint: p.provider.Endpoint(),
+		RedirectURL: redirect, Scopes: p.cfg.Scopes()}
+}
+
+// verify checks an ID token from the provider, issued to the server's
+// client or to the CLI's, and returns its claims.
+func (p *ssoProvider) verify(ctx context.Context, raw string) (map[string]any, error) {
+	ctx = oidc.ClientContext(ctx, p.client)
+	var lastErr error
+	for _, id := range []string{p.cfg.ClientID, p.cfg.CLIClientID} {
+		if id == "" {
+			continue
+		}
+		tok, err := p.provider.Verifier(&oidc.Config{ClientID: id}).Verify(ctx, raw)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		claims := map[string]any{}
+		if err := tok.Claims(&claims); err != nil {
+			return nil, err
+		}
+		return claims, nil
+	}
+	return nil, lastErr
+}
+
+// callbackURL is where the provider sends the browser back.
+func (s *Server) callbackURL(p *ssoProvider, r *http.Request) string {
+	if p.url != "" {
+		return p.url + "/auth/callback"
+	}
+	scheme := "https"
+	if s.opts.Insecure {
+		scheme = "http"
+	}
+	return scheme + "://" + r.Host + "/auth/callback"
+}
+
+// ssoLogin answers GET /auth/login: it sends the browser to the provider
+// with a fresh state and a PKCE challenge.
+func (s *Server) ssoLogin(w http.ResponseWriter, r *http.Request) {
+	p, err := s.sso(r.Context())
+	if err != nil {
+		s.internal(w, err)
+		return
+	}
+	if p == nil {
+		writeError(w, http.StatusBadRequest, "SSO is not configured (oidc.config in argocd-cm)")
+		return
+	}
+	returnURL := r.URL.Query().Get("return_url")
+	if !strings.HasPrefix(returnURL, "/") || strings.HasPrefix(returnURL, "//") {
+		returnURL = "/" // only paths of this server: no open redirect
+	}
+	state, verifier := newID(), oauth2.GenerateVerifier()
+	http.SetCookie(w, &http.Cookie{Name: stateCookie, Value: s.sign(state + "|" + verifier + "|" + returnURL), Path: "/auth",
+		MaxAge: 300, HttpOnly: true, Secure: !s.opts.Insecure, SameSite: http.SameSiteLaxMode})
+	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier)}
+	if len(p.cfg.RequestedIDTokenClaims) > 0 {
+		claims, _ := json.Marshal(map[string]any{"id_token": p.cfg.RequestedIDTokenClaims})
+		opts = append(opts, oauth2.SetAuthURLParam("claims", string(claims)))
+	}
+	http.Redirect(w, r, p.oauth2(s.callbackURL(p, r)).AuthCodeURL(state, opts...), http.StatusSeeOther)
+}
+
+// ssoCallback answers GET /auth/callback: it checks the state, redeems the
+// code with the PKCE verifier, verifies the ID token and sets it as the
+// session cookie, as Argo CD does.
+func (s *Server) ssoCallback(w http.ResponseWriter, r *http.Request) {
+	p, err := s.sso(r.Context())
+	if err != nil || p == nil {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("SSO is not configured: %v", err))
+		return
+	}
+	q := r.URL.Query()
+	if e := q.Get("error"); e != "" {
+		writeError(w, http.StatusUnauthorized, fmt.Sprintf("the identity provider refused the login: %s %s", e, q.Get("error_description")))
+		return
+	}
+	c, err := r.Cookie(stateCookie)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "no login in progress (state cookie missing)")
+		return
+	}
+	value, ok := s.verifySigned(c.Value)
+	parts := strings.SplitN(value, "|", 3)
+	if !ok || len(parts) != 3 || !hmac.Equal([]byte(parts[0]), []byte(q.Get("state"))) {
+		writeError(w, http.StatusBadRequest, "invalid login state")
+		return
+	}
+	ctx := oidc.ClientContext(r.Context(), p.client)
+	tok, err := p.oauth2(s.callbackURL(p, r)).Exchange(ctx, q.Get("code"), oauth2.VerifierOption(parts[1]))
+	if err != nil {
+		writeError(w, http.StatusUnauthorized, "redeeming the authorization code: "+err.Error())
+		return
+	}
+	raw, _ := tok.Extra("id_token").(string)
+	if raw == "" {
+		writeError(w, http.StatusUnauthorized, "the identity provider returned no ID token")
+		return
+	}
+	if _, err := p.verify(r.Context(), raw); err != nil {
+		writeError(w, http.StatusUnauthorized, "invalid ID token: "+err.Error())
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: stateCookie, Value: "", Path: "/auth", MaxAge: -1})
+	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: raw, Path: "/", HttpOnly: true, Secure: !s.opts.Insecure, SameSite: http.SameSiteLaxMode})
+	http.Redirect(w, r, parts[2], http.StatusSeeOther)
+}
+
+// settingsResponse is what GET /api/v1/settings tells clients, the CLI's
+// --sso login among them.
+type settingsResponse struct {
+	URL        string          `json:"url,omitempty"`
+	OIDCConfig *oidcClientInfo `json:"oidcConfig,omitempty"`
+}
+
+type oidcClientInfo struct {
+	Name        string   `json:"name"`
+	Issuer      string   `json:"issuer"`
+	ClientID    string   `json:"clientID"`
+	CLIClientID string   `json:"cliClientID,omitempty"`
+	Scopes      []string `json:"scopes"`
+}
+
+func (s *Server) settings(w http.ResponseWriter, r *http.Request) {
+	p, err := s.sso(r.Context())
+	if err != nil {
+		s.internal(w, err)
+		return
+	}
+	out := settingsResponse{}
+	if p != nil {
+		out.URL = p.url
+		out.OIDCConfig = &oidcClientInfo{Name: p.cfg.Name, Issuer: p.cfg.Issuer, ClientID: p.cfg.ClientID, CLIClientID: p.cfg.CLIClientID, Scopes: p.cfg.Scopes()}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// authenticateSSO accepts an ID token of the configured provider and
+// returns the session claims and all the token's claims (for the RBAC
+// scopes, groups by default). ok is false when the token is not the
+// provider's.
+func (s *Server) authenticateSSO(ctx context.Context, raw string) (*session.Claims, map[string]any, bool, error) {
+	unverified := jwt.MapClaims{}
+	if _, _, err := jwt.NewParser().ParseUnverified(raw, unverified); err != nil {
+		return nil, nil, false, nil
+	}
+	iss, _ := unverified["iss"].(string)
+	if iss == session.Issuer {
+		return nil, nil, false, nil
+	}
+	p, err := s.sso(ctx)
+	if err != nil || p == nil || iss != p.cfg.Issuer {
+		return nil, nil, false, nil
+	}
+	claims, err := p.verify(ctx, raw)
+	if err != nil {
+		return nil, nil, true, fmt.Errorf("%w: %v", session.ErrInvalidToken, err)
+	}
+	sub, _ := claims["sub"].(string)
+	return &session.Claims{Subject: sub, Issuer: iss}, claims, true, nil
+}
+
+// sign and verifySigned protect a cookie's value with the server key.
+func (s *Server) sign(value string) string {
+	mac := hmac.New(sha256.New, s.secret.SecretKey)
+	mac.Write([]byte(value))
+	return base64.RawURLEncoding.EncodeToString([]byte(value)) + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+}
+
+func (s *Server) verifySigned(signed string) (string, bool) {
+	v, m, ok := strings.Cut(signed, ".")
+	if !ok {
+		return "", false
+	}
+	value, err1 := base64.RawURLEncoding.DecodeString(v)
+	sum, err2 := base64.RawURLEncoding.DecodeString(m)
+	if err1 != nil || err2 != nil {
+		return "", false
+	}
+	mac := hmac.New(sha256.New, s.secret.SecretKey)
+	mac.Write(value)
+	return string(value), hmac.Equal(sum, mac.Sum(nil))
+}

@@ -1,0 +1,115 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/dexserver"
+)
+
+// TestSSOLoginThroughDex logs in through a real OpenID provider (Dex) with
+// the authorization-code flow and PKCE, and checks that the group in the
+// ID token maps to a role through argocd-rbac-cm.
+func TestSSOLoginThroughDex(t *testing.T) {
+	f := start(t, true)
+	ctx := context.Background()
+	dex := dexserver.Start(t, dexserver.Client{ID: "capstan", Secret: "dex-client-secret", RedirectURIs: []string{f.base + "/auth/callback"}})
+
+	// The client secret is a reference into argocd-secret, as Argo CD's.
+	sec := &corev1.Secret{}
+	if err := f.c.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: settings.ServerSecretName}, sec); err != nil {
+		t.Fatal(err)
+	}
+	sec.Data["oidc.dex.clientSecret"] = []byte("dex-client-secret")
+	if err := f.c.Update(ctx, sec); err != nil {
+		t.Fatal(err)
+	}
+	oidcConfig := fmt.Sprintf("name: Dex\nissuer: %s\nclientID: capstan\nclientSecret: $oidc.dex.clientSecret\nrequestedScopes: [openid, profile, email, groups]\n"+
+		"requestedIDTokenClaims: {groups: {essential: true}}\n", dex.Issuer)
+	for _, cm := range []*corev1.ConfigMap{
+		{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns}, Data: map[string]string{"url": f.base, "oidc.config": oidcConfig}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "argocd-rbac-cm", Namespace: f.ns}, Data: map[string]string{"policy.csv": "g, " + dexserver.Group + ", role:admin\n"}},
+	} {
+		if err := f.c.Create(ctx, cm); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	var settingsResp settingsResponse
+	if code := f.call("GET", "/api/v1/settings", "", "", &settingsResp); code != 200 || settingsResp.OIDCConfig == nil || settingsResp.OIDCConfig.Issuer != dex.Issuer {
+		t.Fatalf("settings: %d %+v", code, settingsResp)
+	}
+
+	// A browser: follow the redirects through Dex and back, keeping cookies.
+	jar, _ := cookiejar.New(nil)
+	var visited []string
+	browser := &http.Client{Jar: jar, Timeout: 30 * time.Second, CheckRedirect: func(req *http.Request, _ []*http.Request) error {
+		visited = append(visited, req.URL.String())
+		if req.URL.Path == "/applications" {
+			return http.ErrUseLastResponse // back home: the login is done
+		}
+		return nil
+	}}
+	resp, err := browser.Get(f.base + "/auth/login?return_url=/applications")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || !strings.Contains(strings.Join(visited, " "), "code_challenge_method=S256") {
+		t.Fatalf("login ended with %d after %v", resp.StatusCode, visited)
+	}
+	base, _ := url.Parse(f.base)
+	var token string
+	for _, c := range jar.Cookies(base) {
+		if c.Name == tokenCookie {
+			token = c.Value
+		}
+	}
+	if token == "" {
+		t.Fatal("no session cookie after the SSO login")
+	}
+	var info userInfo
+	if f.call("GET", "/api/v1/session/userinfo", "", token, &info); !info.LoggedIn || info.Username != dexserver.Email || info.Issuer != dex.Issuer ||
+		len(info.Groups) != 1 || info.Groups[0] != dexserver.Group {
+		t.Errorf("userinfo after SSO: %+v", info)
+	}
+	if code := f.call("POST", "/api/v1/projects", `{"project":{"metadata":{"name":"sso-made"}}}`, token, nil); code != 200 {
+		t.Errorf("the group's admin role: create project %d, want 200", code)
+	}
+
+	// Without the group's mapping the same user is refused.
+	rbacCM := &corev1.ConfigMap{}
+	if err := f.c.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "argocd-rbac-cm"}, rbacCM); err != nil {
+		t.Fatal(err)
+	}
+	rbacCM.Data["policy.csv"] = "g, other-group, role:admin\n"
+	if err := f.c.Update(ctx, rbacCM); err != nil {
+		t.Fatal(err)
+	}
+	if code := f.call("POST", "/api/v1/projects", `{"project":{"metadata":{"name":"sso-denied"}}}`, token, nil); code != 403 {
+		t.Errorf("without the group mapping: create project %d, want 403", code)
+	}
+
+	// A token that claims Dex as issuer but is not signed by it is refused.
+	forged, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"iss": dex.Issuer, "sub": "x", "aud": "capstan",
+		"groups": []string{dexserver.Group}, "exp": time.Now().Add(time.Hour).Unix()}).SignedString([]byte("guess"))
+	if code := f.call("GET", "/api/v1/applications", "", forged, nil); code != 401 {
+		t.Errorf("a forged ID token: %d, want 401", code)
+	}
+	// A login answer without the state cookie is refused.
+	if code := f.call("GET", "/auth/callback?code=x&state=y", "", "", nil); code != 400 {
+		t.Errorf("a callback without a login in progress: %d, want 400", code)
+	}
+}

@@ -1,0 +1,114 @@
+package settings
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+)
+
+// partOfLabel marks the Secrets argocd-cm may reference as
+// $<secret>:<key>, as Argo CD requires.
+const partOfLabel = "app.kubernetes.io/part-of"
+
+// OIDCConfig is argocd-cm's oidc.config: an OpenID Connect provider the
+// API server sends users to directly.
+type OIDCConfig struct {
+	Name         string `json:"name"`
+	Issuer       string `json:"issuer"`
+	ClientID     string `json:"clientID"`
+	ClientSecret string `json:"clientSecret"`
+	// CLIClientID is the public client the CLI's --sso login uses
+	// (default: ClientID).
+	CLIClientID     string   `json:"cliClientID,omitempty"`
+	RequestedScopes []string `json:"requestedScopes,omitempty"`
+	// RequestedIDTokenClaims are sent as the "claims" request parameter.
+	RequestedIDTokenClaims map[string]*IDTokenClaim `json:"requestedIDTokenClaims,omitempty"`
+	LogoutURL              string                   `json:"logoutURL,omitempty"`
+	// RootCA are PEM certificates trusted for the provider's TLS.
+	RootCA string `json:"rootCA,omitempty"`
+}
+
+// IDTokenClaim asks the provider for one claim in the ID token.
+type IDTokenClaim struct {
+	Essential bool     `json:"essential,omitempty"`
+	Value     string   `json:"value,omitempty"`
+	Values    []string `json:"values,omitempty"`
+}
+
+// Scopes are the requested scopes, Argo CD's default when unset.
+func (o *OIDCConfig) Scopes() []string {
+	if len(o.RequestedScopes) > 0 {
+		return o.RequestedScopes
+	}
+	return []string{"openid", "profile", "email", "groups"}
+}
+
+// SSO is the single sign-on part of argocd-cm.
+type SSO struct {
+	// URL is Capstan's external URL (argocd-cm url); callbacks go under it.
+	URL string
+	// OIDC is nil when no OIDC provider is configured.
+	OIDC *OIDCConfig
+}
+
+// LoadSSO reads url and oidc.config from argocd-cm, replacing $<key> and
+// $<secret>:<key> references in the client secret with Secret values.
+func LoadSSO(ctx context.Context, c client.Reader, namespace string) (*SSO, error) {
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: CMName}, cm); err != nil {
+		if apierrors.IsNotFound(err) {
+			return &SSO{}, nil
+		}
+		return nil, fmt.Errorf("reading ConfigMap/%s/%s: %w", namespace, CMName, err)
+	}
+	sso := &SSO{URL: strings.TrimSuffix(cm.Data["url"], "/")}
+	raw := cm.Data["oidc.config"]
+	if strings.TrimSpace(raw) == "" {
+		return sso, nil
+	}
+	cfg := &OIDCConfig{}
+	if err := yaml.Unmarshal([]byte(raw), cfg); err != nil {
+		return nil, fmt.Errorf("ConfigMap/%s/%s: oidc.config: %w", namespace, CMName, err)
+	}
+	if cfg.Issuer == "" || cfg.ClientID == "" {
+		return nil, fmt.Errorf("ConfigMap/%s/%s: oidc.config needs issuer and clientID", namespace, CMName)
+	}
+	secret, err := ResolveSecretRef(ctx, c, namespace, cfg.ClientSecret)
+	if err != nil {
+		return nil, fmt.Errorf("oidc.config clientSecret: %w", err)
+	}
+	cfg.ClientSecret = secret
+	sso.OIDC = cfg
+	return sso, nil
+}
+
+// ResolveSecretRef returns value, or for "$key" the key of argocd-secret
+// and for "$name:key" the key of Secret name, which must be labelled
+// app.kubernetes.io/part-of: argocd so settings cannot read any Secret.
+func ResolveSecretRef(ctx context.Context, c client.Reader, namespace, value string) (string, error) {
+	ref, ok := strings.CutPrefix(value, "$")
+	if !ok {
+		return value, nil
+	}
+	name, key := ServerSecretName, ref
+	if n, k, found := strings.Cut(ref, ":"); found {
+		name, key = n, k
+	}
+	s := &corev1.Secret{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, s); err != nil {
+		return "", fmt.Errorf("reading Secret/%s/%s for %s: %w", namespace, name, value, err)
+	}
+	if name != ServerSecretName && s.Labels[partOfLabel] != "argocd" {
+		return "", fmt.Errorf("%s cannot refer to Secret/%s/%s: it is not labelled %s: argocd", value, namespace, name, partOfLabel)
+	}
+	v, ok := s.Data[key]
+	if !ok {
+		return "", fmt.Errorf("%s: Secret/%s/%s has no key %s", value, namespace, name, key)
+	}
+	return string(v), nil
+}
