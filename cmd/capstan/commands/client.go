@@ -1,8 +1,10 @@
 package commands
 
 import (
+	"context"
 	"fmt"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -48,8 +50,12 @@ func (f *clientFlags) client() (*apiclient.Client, error) {
 
 func newLoginCommand(f *clientFlags) *cobra.Command {
 	var username, password, name string
+	var sso, launchBrowser bool
+	var ssoPort int
 	cmd := &cobra.Command{
-		Use:   "login SERVER",
+		Use: "login SERVER",
+		Example: "  capstan login capstan.example.com --username admin --password \"$PASSWORD\"\n" +
+			"  capstan login capstan.example.com --sso\n  capstan login localhost:8080 --insecure",
 		Short: "Log in to an API server and save the session as the current context",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -57,7 +63,15 @@ func newLoginCommand(f *clientFlags) *cobra.Command {
 			var resp struct {
 				Token string `json:"token"`
 			}
-			if err := apiclient.New(s, "").Do("POST", "/api/v1/session", map[string]string{"username": username, "password": password}, &resp); err != nil {
+			if sso {
+				ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Minute)
+				defer cancel()
+				token, err := ssoLogin(ctx, s, ssoPort, launchBrowser, cmd.OutOrStdout())
+				if err != nil {
+					return fmt.Errorf("SSO login to %s: %w", args[0], err)
+				}
+				resp.Token, username = token, "SSO user"
+			} else if err := apiclient.New(s, "").Do("POST", "/api/v1/session", map[string]string{"username": username, "password": password}, &resp); err != nil {
 				return fmt.Errorf("logging in to %s: %w", args[0], err)
 			}
 			cfg, err := apiclient.Load(f.config)
@@ -78,6 +92,9 @@ func newLoginCommand(f *clientFlags) *cobra.Command {
 	cmd.Flags().StringVar(&username, "username", "admin", "account to log in as")
 	cmd.Flags().StringVar(&password, "password", "", "the account's password")
 	cmd.Flags().StringVar(&name, "name", "", "name of the context (default: the server)")
+	cmd.Flags().BoolVar(&sso, "sso", false, "log in through the server's OIDC provider in a browser")
+	cmd.Flags().IntVar(&ssoPort, "sso-port", 8085, "localhost port the browser returns to after an SSO login")
+	cmd.Flags().BoolVar(&launchBrowser, "sso-launch-browser", true, "open the browser for an SSO login (otherwise only print the address)")
 	return cmd
 }
 
