@@ -189,6 +189,17 @@ func TestLoginSessionsAndAPIKeys(t *testing.T) {
 	if f.call("GET", "/api/v1/session/userinfo", "", key, &info); info.LoggedIn {
 		t.Error("a revoked API key still works")
 	}
+
+	// Repeated failures lock the account for a while, even against the
+	// right password.
+	for range 5 {
+		f.call("POST", "/api/v1/session", `{"username":"admin","password":"guess"}`, "", nil)
+	}
+	var locked map[string]any
+	if code := f.call("POST", "/api/v1/session", `{"username":"admin","password":"`+f.initialPassword()+`"}`, "", &locked); code != 401 ||
+		!strings.Contains(locked["message"].(string), "too many failed login attempts") {
+		t.Errorf("login after repeated failures: %d %v", code, locked)
+	}
 }
 
 func TestInsecureServesPlainHTTP(t *testing.T) {

@@ -24,9 +24,10 @@ func newAdminCommand() *cobra.Command {
 func newAdminHealthCommand() *cobra.Command {
 	var file, cmFile, output string
 	cmd := &cobra.Command{
-		Use:   "health -f OBJECT.yaml [--argocd-cm argocd-cm.yaml]",
-		Short: "Print the health the controller would compute for objects, including custom Lua checks",
-		Args:  cobra.NoArgs,
+		Use:     "health -f OBJECT.yaml [--argocd-cm argocd-cm.yaml]",
+		Example: "  capstan admin health -f deployment.yaml\n  kubectl get rollout web -o yaml > r.yaml && capstan admin health -f r.yaml --argocd-cm argocd-cm.yaml",
+		Short:   "Print the health the controller would compute for objects, including custom Lua checks",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runAdminHealth(cmd.OutOrStdout(), file, cmFile, output)
 		},

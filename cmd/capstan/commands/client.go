@@ -100,9 +100,10 @@ func newLoginCommand(f *clientFlags) *cobra.Command {
 
 func newLogoutCommand(f *clientFlags) *cobra.Command {
 	return &cobra.Command{
-		Use:   "logout [CONTEXT]",
-		Short: "Forget the session token of a context (default: the current one)",
-		Args:  cobra.MaximumNArgs(1),
+		Use:     "logout [CONTEXT]",
+		Example: "  capstan logout\n  capstan logout staging",
+		Short:   "Forget the session token of a context (default: the current one)",
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return editConfig(f, func(cfg *apiclient.Config) error {
 				return cfg.Logout(append(args, "")[0])
@@ -113,9 +114,10 @@ func newLogoutCommand(f *clientFlags) *cobra.Command {
 
 func newContextCommand(f *clientFlags) *cobra.Command {
 	return &cobra.Command{
-		Use:   "context [NAME]",
-		Short: "List the contexts, or switch to one",
-		Args:  cobra.MaximumNArgs(1),
+		Use:     "context [NAME]",
+		Example: "  capstan context            # list contexts, * marks the current one\n  capstan context staging    # switch",
+		Short:   "List the contexts, or switch to one",
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				return editConfig(f, func(cfg *apiclient.Config) error { return cfg.Use(args[0]) })

@@ -102,9 +102,10 @@ func newControllerCommand() *cobra.Command {
 	f := &controllerFlags{}
 	var repoServer string
 	cmd := &cobra.Command{
-		Use:   "controller",
-		Short: "Reconcile Applications, rendering through a repo server",
-		Args:  cobra.NoArgs,
+		Use:     "controller",
+		Example: "  capstan controller --repo-server argocd-repo-server:8081\n  capstan controller --replicas 2 --shard 1 --operation-processors 20",
+		Short:   "Reconcile Applications, rendering through a repo server",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			client, err := reposerver.Dial(repoServer)
 			if err != nil {
@@ -146,9 +147,10 @@ func newRunCommand() *cobra.Command {
 	sf := &serverFlags{}
 	var root, redisAddr, repoListen string
 	cmd := &cobra.Command{
-		Use:   "run",
-		Short: "Run every component in one process: controller, API server, repo server in-process",
-		Args:  cobra.NoArgs,
+		Use:     "run",
+		Example: "  capstan run                        # controller, API server on :8080 (TLS), repo server\n  capstan run --server-insecure --redis localhost:6379",
+		Short:   "Run every component in one process: controller, API server, repo server in-process",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()

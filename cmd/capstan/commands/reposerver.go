@@ -32,9 +32,10 @@ import (
 func newRepoServerCommand() *cobra.Command {
 	var listen, root, namespace, redisAddr string
 	cmd := &cobra.Command{
-		Use:   "repo-server",
-		Short: "Serve manifest rendering over gRPC for controllers and API servers",
-		Args:  cobra.NoArgs,
+		Use:     "repo-server",
+		Example: "  capstan repo-server --listen :8081 --redis argocd-redis:6379",
+		Short:   "Serve manifest rendering over gRPC for controllers and API servers",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)

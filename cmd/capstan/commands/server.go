@@ -32,9 +32,10 @@ func newServerCommand() *cobra.Command {
 	f := &serverFlags{}
 	var namespace, repoServer string
 	cmd := &cobra.Command{
-		Use:   "server",
-		Short: "Serve the API (Argo CD's REST paths) on one port, TLS by default",
-		Args:  cobra.NoArgs,
+		Use:     "server",
+		Example: "  capstan server --repo-server argocd-repo-server:8081\n  capstan server --insecure --port 8080   # behind a TLS-terminating ingress",
+		Short:   "Serve the API (Argo CD's REST paths) on one port, TLS by default",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()

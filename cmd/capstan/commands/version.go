@@ -19,9 +19,10 @@ type clientVersion struct {
 func newVersionCommand() *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
-		Use:   "version",
-		Short: "Print version information",
-		Args:  cobra.NoArgs,
+		Use:     "version",
+		Example: "  capstan version\n  capstan version -o json",
+		Short:   "Print version information",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return printVersion(cmd.OutOrStdout(), version.Get(), output)
 		},
