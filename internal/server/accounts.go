@@ -1,9 +1,7 @@
 package server
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"sort"
 	"time"
@@ -63,8 +61,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request, c *caller) 
 		ExpiresIn int64  `json:"expiresIn"` // seconds; 0: never
 		ID        string `json:"id"`
 	}
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&req); err != nil && err != io.EOF {
-		writeError(w, http.StatusBadRequest, "invalid token request: "+err.Error())
+	if !decodeBody(w, r, &req, "token request", true) {
 		return
 	}
 	if !c.mayManage(name) {
@@ -129,8 +126,7 @@ func (s *Server) updatePassword(w http.ResponseWriter, r *http.Request, c *calle
 		CurrentPassword string `json:"currentPassword"`
 		NewPassword     string `json:"newPassword"`
 	}
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&req); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid password request: "+err.Error())
+	if !decodeBody(w, r, &req, "password request", false) {
 		return
 	}
 	if req.Name == "" {

@@ -2,10 +2,8 @@ package server
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -208,16 +206,8 @@ func (s *Server) loadApp(w http.ResponseWriter, r *http.Request, c *caller, acti
 // which the controller runs, and returns the Application.
 func (s *Server) syncApplication(w http.ResponseWriter, r *http.Request, c *caller) {
 	var req syncRequest
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil && err != io.EOF {
-		writeError(w, http.StatusBadRequest, "invalid sync request: "+err.Error())
-		return
-	}
-	app := s.loadApp(w, r, c, "sync")
+	app := s.appForOperation(w, r, c, &req, "sync request")
 	if app == nil {
-		return
-	}
-	if app.Operation != nil {
-		writeError(w, http.StatusBadRequest, "another operation is already in progress")
 		return
 	}
 	if pol := app.Spec.SyncPolicy; pol != nil && pol.Automated != nil && !req.DryRun && app.Spec.Source != nil && req.Revision != "" {
@@ -279,8 +269,7 @@ func (s *Server) deleteApplication(w http.ResponseWriter, r *http.Request, c *ca
 // as Argo CD does.
 func (s *Server) createApplication(w http.ResponseWriter, r *http.Request, c *caller) {
 	app := &v1alpha1.Application{}
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<20)).Decode(app); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid application: "+err.Error())
+	if !decodeBody(w, r, app, "application", false) {
 		return
 	}
 	if app.Name == "" {

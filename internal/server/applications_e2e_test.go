@@ -34,17 +34,23 @@ func startWithController(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	f := start(t, true)
+	runController(t, f.ns, repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Second}), nil)
+	return f
+}
+
+// runController runs a controller for the control namespace ns until the
+// test ends, with the periodic refresh and the repository poll an hour
+// away; changes, if set, takes pushed repository URLs as from webhooks.
+func runController(tb testing.TB, ns string, renderer repo.Renderer, changes <-chan string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
 		done <- controller.Run(ctx, controller.Options{
-			Config: cluster.Config, Namespace: f.ns, Resync: time.Hour, RepoPoll: time.Hour,
-			Renderer: repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Second}),
-			Log:      slog.New(slog.NewJSONHandler(io.Discard, nil)),
+			Config: cluster.Config, Namespace: ns, Resync: time.Hour, RepoPoll: time.Hour, RepoChanges: changes,
+			Renderer: renderer, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		})
 	}()
-	t.Cleanup(func() { cancel(); <-done })
-	return f
+	tb.Cleanup(func() { cancel(); <-done })
 }
 
 // eventually polls the Application until ok accepts it.

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,16 +27,8 @@ type rollbackRequest struct {
 // which would undo the rollback at once.
 func (s *Server) rollbackApplication(w http.ResponseWriter, r *http.Request, c *caller) {
 	var req rollbackRequest
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil && err != io.EOF {
-		writeError(w, http.StatusBadRequest, "invalid rollback request: "+err.Error())
-		return
-	}
-	app := s.loadApp(w, r, c, "sync")
+	app := s.appForOperation(w, r, c, &req, "rollback request")
 	if app == nil {
-		return
-	}
-	if app.Operation != nil {
-		writeError(w, http.StatusBadRequest, "another operation is already in progress")
 		return
 	}
 	if pol := app.Spec.SyncPolicy; pol != nil && pol.Automated != nil && (pol.Automated.Enabled == nil || *pol.Automated.Enabled) && !req.DryRun {
@@ -62,6 +53,25 @@ func (s *Server) rollbackApplication(w http.ResponseWriter, r *http.Request, c *
 		op.Source = &src
 	}
 	s.startOperation(w, r, app, &v1alpha1.Operation{Sync: op, InitiatedBy: v1alpha1.OperationInitiator{Username: c.claims.Subject}})
+}
+
+// appForOperation decodes the request body (which may be empty) into req
+// and loads the Application for a sync, refusing when an operation is
+// already in progress. It writes the error answer and returns nil when
+// the operation cannot start.
+func (s *Server) appForOperation(w http.ResponseWriter, r *http.Request, c *caller, req any, what string) *v1alpha1.Application {
+	if !decodeBody(w, r, req, what, true) {
+		return nil
+	}
+	app := s.loadApp(w, r, c, "sync")
+	if app == nil {
+		return nil
+	}
+	if app.Operation != nil {
+		writeError(w, http.StatusBadRequest, "another operation is already in progress")
+		return nil
+	}
+	return app
 }
 
 // startOperation sets the Application's operation, which the controller

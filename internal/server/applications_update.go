@@ -16,8 +16,7 @@ import (
 // spec, labels, annotations and finalizers replace the stored ones.
 func (s *Server) updateApplication(w http.ResponseWriter, r *http.Request, c *caller) {
 	in := &v1alpha1.Application{}
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<20)).Decode(in); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid application: "+err.Error())
+	if !decodeBody(w, r, in, "application", false) {
 		return
 	}
 	if in.Name != "" && in.Name != r.PathValue("name") {
@@ -32,8 +31,7 @@ func (s *Server) updateApplication(w http.ResponseWriter, r *http.Request, c *ca
 // updateApplicationSpec answers PUT /api/v1/applications/{name}/spec.
 func (s *Server) updateApplicationSpec(w http.ResponseWriter, r *http.Request, c *caller) {
 	spec := v1alpha1.ApplicationSpec{}
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<20)).Decode(&spec); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid application spec: "+err.Error())
+	if !decodeBody(w, r, &spec, "application spec", false) {
 		return
 	}
 	s.replaceApplication(w, r, c, func(app *v1alpha1.Application) { app.Spec = spec },
@@ -51,8 +49,7 @@ type patchRequest struct {
 // merge patch or a JSON patch, applied to the stored Application.
 func (s *Server) patchApplication(w http.ResponseWriter, r *http.Request, c *caller) {
 	var req patchRequest
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<20)).Decode(&req); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid patch request: "+err.Error())
+	if !decodeBody(w, r, &req, "patch request", false) {
 		return
 	}
 	var apply func(doc []byte) ([]byte, error)

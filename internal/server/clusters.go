@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -102,8 +101,7 @@ func (s *Server) getCluster(w http.ResponseWriter, r *http.Request, c *caller) {
 // Secret as Argo CD does (cluster-<host>-<hash>).
 func (s *Server) createCluster(w http.ResponseWriter, r *http.Request, c *caller) {
 	spec := &destinations.Spec{}
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(spec); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid cluster: "+err.Error())
+	if !decodeBody(w, r, spec, "cluster", false) {
 		return
 	}
 	spec.Server = strings.TrimSuffix(spec.Server, "/")

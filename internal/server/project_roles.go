@@ -2,9 +2,7 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"regexp"
 	"slices"
@@ -103,8 +101,7 @@ func (s *Server) updateProject(w http.ResponseWriter, r *http.Request, c *caller
 	var req struct {
 		Project v1alpha1.AppProject `json:"project"`
 	}
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<20)).Decode(&req); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid project: "+err.Error())
+	if !decodeBody(w, r, &req, "project", false) {
 		return
 	}
 	name := r.PathValue("name")
@@ -140,8 +137,7 @@ func (s *Server) createRoleToken(w http.ResponseWriter, r *http.Request, c *call
 		ExpiresIn int64  `json:"expiresIn"` // seconds; 0: never
 		ID        string `json:"id"`
 	}
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&req); err != nil && err != io.EOF {
-		writeError(w, http.StatusBadRequest, "invalid token request: "+err.Error())
+	if !decodeBody(w, r, &req, "token request", true) {
 		return
 	}
 	name, roleName := r.PathValue("name"), r.PathValue("role")

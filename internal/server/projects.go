@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -50,8 +49,7 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request, c *caller
 		Project v1alpha1.AppProject `json:"project"`
 		Upsert  bool                `json:"upsert"`
 	}
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<20)).Decode(&req); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid project: "+err.Error())
+	if !decodeBody(w, r, &req, "project", false) {
 		return
 	}
 	p := &req.Project

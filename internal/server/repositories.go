@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -85,8 +84,7 @@ func (rr *repositoryRoutes) get(w http.ResponseWriter, r *http.Request, c *calle
 
 func (rr *repositoryRoutes) create(w http.ResponseWriter, r *http.Request, c *caller) {
 	repo := &settings.Repository{}
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(repo); err != nil {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid %s: %v", rr.what, err))
+	if !decodeBody(w, r, repo, rr.what, false) {
 		return
 	}
 	if repo.URL == "" {

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -192,8 +193,7 @@ type loginRequest struct {
 // (also set as the argocd.token cookie).
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	var req loginRequest
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid login request: "+err.Error())
+	if !decodeBody(w, r, &req, "login request", false) {
 		return
 	}
 	accounts, err := settings.Accounts(r.Context(), s.opts.Client, s.opts.Namespace)
@@ -340,4 +340,19 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// maxBody bounds request bodies.
+const maxBody = 4 << 20
+
+// decodeBody decodes the request's JSON body into v, or answers 400
+// naming what was invalid and returns false. An empty body is fine when
+// optional.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any, what string, optional bool) bool {
+	err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(v)
+	if err == nil || (optional && errors.Is(err, io.EOF)) {
+		return true
+	}
+	writeError(w, http.StatusBadRequest, "invalid "+what+": "+err.Error())
+	return false
 }

@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
-	"github.com/capstan-cd/capstan/internal/controller"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
@@ -46,12 +43,7 @@ func BenchmarkWebhookToSync(b *testing.B) {
 
 	renderer := repo.NewService(repo.Options{Root: b.TempDir(), RefsTTL: time.Hour})
 	changes := make(chan string, 8)
-	done := make(chan error, 1)
-	go func() {
-		done <- controller.Run(ctx, controller.Options{Config: cluster.Config, Namespace: ns, Resync: time.Hour, RepoPoll: time.Hour,
-			RepoChanges: changes, Renderer: renderer, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
-	}()
-	defer func() { cancel(); <-done }()
+	runController(b, ns, renderer, changes)
 	srv, err := New(ctx, Options{Client: c, Config: cluster.Config, Renderer: renderer, Namespace: ns, Insecure: true,
 		RepoChanged: func(u string) {
 			select {

@@ -19,11 +19,7 @@ func newAccountCommand(f *clientFlags) *cobra.Command {
 		Short:   "Show who you are logged in as",
 		Example: "  capstan account get-user-info",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
+		RunE: f.withClient(func(cmd *cobra.Command, _ []string, c *apiclient.Client) error {
 			var info struct {
 				LoggedIn bool
 				Username string
@@ -38,7 +34,7 @@ func newAccountCommand(f *clientFlags) *cobra.Command {
 				fmt.Fprintf(cmd.OutOrStdout(), "Username: %s\nIssuer: %s\nGroups: %s\n", info.Username, info.Iss, strings.Join(info.Groups, ","))
 			}
 			return nil
-		},
+		}),
 	}
 
 	list := &cobra.Command{
@@ -46,11 +42,7 @@ func newAccountCommand(f *clientFlags) *cobra.Command {
 		Short:   "List accounts",
 		Example: "  capstan account list",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
+		RunE: f.withClient(func(cmd *cobra.Command, _ []string, c *apiclient.Client) error {
 			var resp struct {
 				Items []struct {
 					Name         string
@@ -67,7 +59,7 @@ func newAccountCommand(f *clientFlags) *cobra.Command {
 				fmt.Fprintf(tw, "%s\t%t\t%s\n", a.Name, a.Enabled, strings.Join(a.Capabilities, ", "))
 			}
 			return tw.Flush()
-		},
+		}),
 	}
 
 	var account, expiresIn, id string
@@ -107,11 +99,7 @@ func newAccountCommand(f *clientFlags) *cobra.Command {
 		Short:   "Revoke an account's API token",
 		Example: "  capstan account delete-token updater --account image-updater",
 		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
+		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			name, err := accountOrSelf(c, deleteAccount)
 			if err != nil {
 				return err
@@ -120,7 +108,7 @@ func newAccountCommand(f *clientFlags) *cobra.Command {
 				return fmt.Errorf("revoking token %s of %s: %w", args[0], name, err)
 			}
 			return nil
-		},
+		}),
 	}
 	deleteToken.Flags().StringVarP(&deleteAccount, "account", "a", "", "account (default: yourself)")
 
@@ -130,18 +118,14 @@ func newAccountCommand(f *clientFlags) *cobra.Command {
 		Short:   "Change your password (or, with --account and the right, another account's)",
 		Example: "  capstan account update-password --current-password \"$OLD\" --new-password \"$NEW\"",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
+		RunE: f.withClient(func(cmd *cobra.Command, _ []string, c *apiclient.Client) error {
 			body := map[string]string{"name": pwAccount, "currentPassword": current, "newPassword": newPassword}
 			if err := c.Do("PUT", "/api/v1/account/password", body, nil); err != nil {
 				return fmt.Errorf("updating the password: %w", err)
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), "Password updated")
 			return nil
-		},
+		}),
 	}
 	updatePassword.Flags().StringVar(&pwAccount, "account", "", "account (default: yourself)")
 	updatePassword.Flags().StringVar(&current, "current-password", "", "your current password")
@@ -152,11 +136,7 @@ func newAccountCommand(f *clientFlags) *cobra.Command {
 		Short:   "Ask whether you may do something; prints yes or no",
 		Example: "  capstan account can-i sync applications 'team-a/*'\n  capstan account can-i update projects team-a",
 		Args:    cobra.ExactArgs(3),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
+		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			var resp struct{ Value string }
 			path := fmt.Sprintf("/api/v1/account/can-i/%s/%s/%s", url.PathEscape(args[1]), url.PathEscape(args[0]), args[2])
 			if err := c.Do("GET", path, nil, &resp); err != nil {
@@ -164,7 +144,7 @@ func newAccountCommand(f *clientFlags) *cobra.Command {
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), resp.Value)
 			return nil
-		},
+		}),
 	}
 	cmd.AddCommand(userInfo, list, generateToken, deleteToken, updatePassword, canI)
 	return cmd

@@ -50,18 +50,14 @@ func newAppListCommand(f *clientFlags) *cobra.Command {
 		Short:   "List the Applications you may see",
 		Example: "  capstan app list\n  capstan app list -p default -l team=web -o name",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
+		RunE: f.withClient(func(cmd *cobra.Command, _ []string, c *apiclient.Client) error {
 			q := url.Values{"selector": {selector}, "projects": projects}
 			var apps v1alpha1.ApplicationList
 			if err := c.Do("GET", "/api/v1/applications?"+q.Encode(), nil, &apps); err != nil {
 				return fmt.Errorf("listing applications: %w", err)
 			}
 			return printApps(cmd.OutOrStdout(), apps.Items, output)
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide, name, json or yaml")
 	cmd.Flags().StringVarP(&selector, "selector", "l", "", "label selector, such as team=web")
@@ -77,11 +73,7 @@ func newAppGetCommand(f *clientFlags) *cobra.Command {
 		Short:   "Show one Application",
 		Example: "  capstan app get guestbook\n  capstan app get guestbook -o tree\n  capstan app get guestbook --refresh -o yaml",
 		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
+		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			if refresh || hardRefresh {
 				kind := map[bool]string{false: "normal", true: "hard"}[hardRefresh]
 				patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, v1alpha1.AnnotationRefresh, kind)
@@ -108,7 +100,7 @@ func newAppGetCommand(f *clientFlags) *cobra.Command {
 				return printResources(cmd.OutOrStdout(), app.Status.Resources)
 			}
 			return printApps(cmd.OutOrStdout(), []v1alpha1.Application{*app}, output)
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide, tree, name, json or yaml")
 	cmd.Flags().BoolVar(&refresh, "refresh", false, "compare with the latest state of Git first")
@@ -124,18 +116,14 @@ func newAppDeleteCommand(f *clientFlags) *cobra.Command {
 		Short:   "Delete an Application (and, with --cascade, its resources)",
 		Example: "  capstan app delete guestbook\n  capstan app delete guestbook --cascade=false   # keep its resources",
 		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
+		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			q := url.Values{"cascade": {strconv.FormatBool(cascade)}, "propagationPolicy": {propagation}}
 			if err := c.Do("DELETE", appPath(args[0], "?"+q.Encode()), nil, nil); err != nil {
 				return fmt.Errorf("deleting application %s: %w", args[0], err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "application '%s' deleted\n", args[0])
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().BoolVar(&cascade, "cascade", true, "delete the Application's resources too")
 	cmd.Flags().StringVarP(&propagation, "propagation-policy", "p", "foreground", "how resources are deleted: foreground (their dependents first) or background")
@@ -149,11 +137,7 @@ func newAppHistoryCommand(f *clientFlags) *cobra.Command {
 		Short:   "Show an Application's deployment history",
 		Example: "  capstan app history guestbook",
 		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
+		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			app, err := getApp(c, args[0])
 			if err != nil {
 				return err
@@ -175,7 +159,7 @@ func newAppHistoryCommand(f *clientFlags) *cobra.Command {
 				fmt.Fprintf(tw, "%d\t%s\t%s (%s)\n", h.ID, h.DeployedAt.Format(time.RFC3339), cmp.Or(target, "HEAD"), rev)
 			}
 			return tw.Flush()
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide, json or yaml")
 	return cmd
@@ -190,11 +174,7 @@ func newAppRollbackCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan app rollback guestbook        # to the previous deployment\n" +
 			"  capstan app rollback guestbook 3      # to history id 3",
 		Args: cobra.RangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
+		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			app, err := getApp(c, args[0])
 			if err != nil {
 				return err
@@ -216,7 +196,7 @@ func newAppRollbackCommand(f *clientFlags) *cobra.Command {
 				return fmt.Errorf("rolling back application %s: %w", args[0], err)
 			}
 			return waitForOperation(cmd, c, started, timeout)
-		},
+		}),
 	}
 	cmd.Flags().BoolVar(&prune, "prune", false, "delete resources the deployment did not have")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what the rollback would do without doing it")
@@ -230,17 +210,13 @@ func newAppTerminateOpCommand(f *clientFlags) *cobra.Command {
 		Short:   "Stop an Application's running sync",
 		Example: "  capstan app terminate-op guestbook",
 		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
+		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			if err := c.Do("DELETE", appPath(args[0], "/operation"), nil, nil); err != nil {
 				return fmt.Errorf("terminating the operation of %s: %w", args[0], err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Application '%s' operation terminating\n", args[0])
 			return nil
-		},
+		}),
 	}
 }
 
@@ -251,11 +227,7 @@ func newAppManifestsCommand(f *clientFlags) *cobra.Command {
 		Short:   "Print an Application's manifests, as rendered from Git or as live in the cluster",
 		Example: "  capstan app manifests guestbook\n  capstan app manifests guestbook --source live\n  capstan app manifests guestbook --revision v1.2.0",
 		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
+		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			var docs []string
 			switch source {
 			case "git":
@@ -285,7 +257,7 @@ func newAppManifestsCommand(f *clientFlags) *cobra.Command {
 				fmt.Fprintf(cmd.OutOrStdout(), "---\n%s", y)
 			}
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&source, "source", "git", "git (rendered) or live (in the cluster)")
 	cmd.Flags().StringVar(&revision, "revision", "", "render this revision instead of the target revision")
@@ -299,11 +271,7 @@ func newAppResourcesCommand(f *clientFlags) *cobra.Command {
 		Short:   "List an Application's resources",
 		Example: "  capstan app resources guestbook\n  capstan app resources guestbook -o tree",
 		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
+		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			if output == "tree" {
 				var tree appstate.Tree
 				if err := c.Do("GET", appPath(args[0], "/resource-tree"), nil, &tree); err != nil {
@@ -321,7 +289,7 @@ func newAppResourcesCommand(f *clientFlags) *cobra.Command {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\tNo\n", r.Group, r.Kind, r.Namespace, r.Name)
 			}
 			return tw.Flush()
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide or tree")
 	return cmd

@@ -31,11 +31,7 @@ func newAppSyncCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan app sync guestbook\n  capstan app sync guestbook --prune --revision v1.2.0\n" +
 			"  capstan app sync guestbook --resource apps:Deployment:guestbook-ui --async",
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
+		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			body := map[string]any{"revision": revision, "prune": prune, "dryRun": dryRun, "syncOptions": map[string]any{"items": options}}
 			var picked []v1alpha1.SyncOperationResource
 			for _, r := range resources {
@@ -57,7 +53,7 @@ func newAppSyncCommand(f *clientFlags) *cobra.Command {
 				return nil
 			}
 			return waitForOperation(cmd, c, started, timeout)
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&revision, "revision", "", "revision to sync to (default: the target revision)")
 	cmd.Flags().BoolVar(&prune, "prune", false, "delete resources no longer in Git")

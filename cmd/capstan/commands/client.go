@@ -151,3 +151,15 @@ func editConfig(f *clientFlags, change func(*apiclient.Config) error) error {
 	}
 	return cfg.Save(f.config)
 }
+
+// withClient makes a command's RunE from a function that needs an API
+// client from the global flags.
+func (f *clientFlags) withClient(run func(cmd *cobra.Command, args []string, c *apiclient.Client) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		c, err := f.client()
+		if err != nil {
+			return err
+		}
+		return run(cmd, args, c)
+	}
+}

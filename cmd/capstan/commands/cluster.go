@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/capstan-cd/capstan/internal/apiclient"
 	destinations "github.com/capstan-cd/capstan/internal/cluster"
 )
 
@@ -112,11 +113,7 @@ func newClusterListCommand(f *clientFlags) *cobra.Command {
 		Short:   "List clusters (credentials are never shown)",
 		Example: "  capstan cluster list\n  capstan cluster list -o json",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
+		RunE: f.withClient(func(cmd *cobra.Command, _ []string, c *apiclient.Client) error {
 			var resp struct{ Items []destinations.Spec }
 			if err := c.Do("GET", "/api/v1/clusters", nil, &resp); err != nil {
 				return fmt.Errorf("listing clusters: %w", err)
@@ -130,7 +127,7 @@ func newClusterListCommand(f *clientFlags) *cobra.Command {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Server, s.Name, strings.Join(s.Namespaces, ","), s.Project)
 			}
 			return tw.Flush()
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide, json or yaml")
 	return cmd
@@ -143,17 +140,13 @@ func newClusterGetCommand(f *clientFlags) *cobra.Command {
 		Short:   "Show one cluster",
 		Example: "  capstan cluster get https://kubernetes.default.svc",
 		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
+		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			var spec destinations.Spec
 			if err := c.Do("GET", clusterPath(args[0], ""), nil, &spec); err != nil {
 				return fmt.Errorf("getting cluster %s: %w", args[0], err)
 			}
 			return printObject(cmd.OutOrStdout(), spec, output)
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: json or yaml")
 	return cmd
@@ -165,17 +158,13 @@ func newClusterRmCommand(f *clientFlags) *cobra.Command {
 		Short:   "Remove a cluster (its argocd-manager ServiceAccount stays)",
 		Example: "  capstan cluster rm https://prod.example.com:6443",
 		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
+		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			if err := c.Do("DELETE", clusterPath(args[0], ""), nil, nil); err != nil {
 				return fmt.Errorf("removing cluster %s: %w", args[0], err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Cluster '%s' removed\n", args[0])
 			return nil
-		},
+		}),
 	}
 }
 
@@ -185,16 +174,12 @@ func newClusterRotateAuthCommand(f *clientFlags) *cobra.Command {
 		Short:   "Issue a new argocd-manager token for a cluster and revoke the old one",
 		Example: "  capstan cluster rotate-auth https://prod.example.com:6443",
 		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
+		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			if err := c.Do("POST", clusterPath(args[0], "/rotate-auth"), nil, nil); err != nil {
 				return fmt.Errorf("rotating the credentials of cluster %s: %w", args[0], err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Cluster '%s' rotated auth\n", args[0])
 			return nil
-		},
+		}),
 	}
 }

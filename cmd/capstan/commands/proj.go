@@ -130,11 +130,7 @@ func newProjGetCommand(f *clientFlags) *cobra.Command {
 		Short:   "Show a project",
 		Example: "  capstan proj get team-a\n  capstan proj get team-a -o yaml",
 		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
+		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			p, err := getProj(c, args[0])
 			if err != nil {
 				return err
@@ -158,7 +154,7 @@ func newProjGetCommand(f *clientFlags) *cobra.Command {
 				fmt.Fprintf(tw, "Role:\t%s (%d policies, %d tokens)\n", r.Name, len(r.Policies), len(r.JWTTokens))
 			}
 			return tw.Flush()
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide, json or yaml")
 	return cmd
@@ -171,11 +167,7 @@ func newProjListCommand(f *clientFlags) *cobra.Command {
 		Short:   "List the projects you may see",
 		Example: "  capstan proj list",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
+		RunE: f.withClient(func(cmd *cobra.Command, _ []string, c *apiclient.Client) error {
 			var list v1alpha1.AppProjectList
 			if err := c.Do("GET", "/api/v1/projects", nil, &list); err != nil {
 				return fmt.Errorf("listing projects: %w", err)
@@ -189,7 +181,7 @@ func newProjListCommand(f *clientFlags) *cobra.Command {
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", p.Name, p.Spec.Description, len(p.Spec.Destinations), strings.Join(p.Spec.SourceRepos, ","))
 			}
 			return tw.Flush()
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide, json or yaml")
 	return cmd
@@ -201,17 +193,13 @@ func newProjDeleteCommand(f *clientFlags) *cobra.Command {
 		Short:   "Delete a project no Application uses",
 		Example: "  capstan proj delete team-a",
 		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
+		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			if err := c.Do("DELETE", projPath(args[0], ""), nil, nil); err != nil {
 				return fmt.Errorf("deleting project %s: %w", args[0], err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "project '%s' deleted\n", args[0])
 			return nil
-		},
+		}),
 	}
 }
 
@@ -224,11 +212,7 @@ func newProjEditCommand(f *clientFlags, use, short string, nargs int, edit func(
 		Short:   short,
 		Example: "  capstan proj " + map[string]string{"add-source": "add-source team-a https://github.com/team-a/*", "add-destination": "add-destination team-a https://kubernetes.default.svc team-a", "allow-cluster-resource": "allow-cluster-resource team-a \"\" Namespace"}[name],
 		Args:    cobra.ExactArgs(nargs),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
+		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			p, err := getProj(c, args[0])
 			if err != nil {
 				return err
@@ -237,7 +221,7 @@ func newProjEditCommand(f *clientFlags, use, short string, nargs int, edit func(
 				return err
 			}
 			return putProj(c, p)
-		},
+		}),
 	}
 }
 
@@ -302,16 +286,12 @@ func newProjRoleCommand(f *clientFlags) *cobra.Command {
 		Short:   "Revoke a project role's token",
 		Example: "  capstan proj role delete-token team-a ci pipeline",
 		Args:    cobra.ExactArgs(3),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
+		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			if err := c.Do("DELETE", projPath(args[0], "/roles/"+url.PathEscape(args[1])+"/token/0?id="+url.QueryEscape(args[2])), nil, nil); err != nil {
 				return fmt.Errorf("revoking token %s: %w", args[2], err)
 			}
 			return nil
-		},
+		}),
 	}
 	cmd.AddCommand(create, addPolicy, createToken, deleteToken)
 	return cmd

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -83,6 +84,9 @@ func TestProjAndAccountCommands(t *testing.T) {
 	expect(0, "account", "delete-token", "updater", "--account", "image-updater")
 	expect(1, "app", "list", "--auth-token", apiKey)
 	expect(1, "account", "update-password", "--current-password", "wrong", "--new-password", "longenough1")
+	// Token times are whole seconds: change the password in a later second
+	// than the session was issued in, so the session visibly predates it.
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
 	expect(0, "account", "update-password", "--current-password", f.password, "--new-password", "longenough1")
 	expect(1, "app", "list") // the session predates the new password
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/capstan-cd/capstan/internal/apiclient"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
 
@@ -68,11 +69,7 @@ func newRepoCommand(f *clientFlags, templates bool) *cobra.Command {
 		Short:   "List " + what + " (credentials are never shown)",
 		Example: "  capstan " + use + " list",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
+		RunE: f.withClient(func(cmd *cobra.Command, _ []string, c *apiclient.Client) error {
 			var resp struct{ Items []settings.Repository }
 			if err := c.Do("GET", prefix, nil, &resp); err != nil {
 				return fmt.Errorf("listing %s: %w", use, err)
@@ -90,7 +87,7 @@ func newRepoCommand(f *clientFlags, templates bool) *cobra.Command {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%t\t%s\t%s\n", r.Type, r.Name, r.URL, r.Insecure, r.EnableOCI, r.Project, creds)
 			}
 			return tw.Flush()
-		},
+		}),
 	}
 	list.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide, json or yaml")
 
@@ -99,17 +96,13 @@ func newRepoCommand(f *clientFlags, templates bool) *cobra.Command {
 		Short:   "Remove " + map[bool]string{false: "a repository", true: "a credential template"}[templates],
 		Example: "  capstan " + use + " rm https://github.com/example/app.git",
 		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
+		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			if err := c.Do("DELETE", prefix+"/"+url.PathEscape(args[0]), nil, nil); err != nil {
 				return fmt.Errorf("removing %s: %w", args[0], err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "'%s' removed\n", args[0])
 			return nil
-		},
+		}),
 	}
 	cmd.AddCommand(add, list, rm)
 	return cmd
