@@ -10,6 +10,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
@@ -18,66 +19,111 @@ import (
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 )
 
-// TestWebhookSyncsThroughTheController wires the API server to a
-// controller as capstan run does: with the periodic refresh and the
-// repository poll both an hour away, only the webhook can bring the new
-// commit in.
-func TestWebhookSyncsThroughTheController(t *testing.T) {
+// webhookRig wires the API server to a controller as capstan run does,
+// with one automated Application following a local repository. The
+// periodic refresh and the repository poll are an hour away, so only a
+// webhook can bring a new commit in.
+type webhookRig struct {
+	tb     testing.TB
+	c      client.WithWatch
+	srv    *Server
+	remote *gitserver.Repo
+	app    *v1alpha1.Application
+	events watch.Interface
+	pushes int
+}
+
+func newWebhookRig(tb testing.TB) *webhookRig {
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	tb.Cleanup(cancel)
 	if err := kube.InstallCRDs(ctx, cluster.Config); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	c, err := kube.NewClient(cluster.Config)
+	c, err := kube.NewWatchClient(cluster.Config)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	ns, dest := cluster.NewNamespace(t), cluster.NewNamespace(t)
-	remote := gitserver.NewLocalRepo(t)
-	first := remote.Commit(t, "one", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {v: one}\n"})
+	ns, dest := cluster.NewNamespace(tb), cluster.NewNamespace(tb)
+	rig := &webhookRig{tb: tb, c: c, remote: gitserver.NewLocalRepo(tb)}
+	first := rig.commit()
 
-	renderer := repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Hour})
+	renderer := repo.NewService(repo.Options{Root: tb.TempDir(), RefsTTL: time.Hour})
 	changes := make(chan string, 8)
-	runController(t, ns, renderer, changes)
-	srv, err := New(ctx, Options{Client: c, Config: cluster.Config, Renderer: renderer, Namespace: ns, Insecure: true, RepoChanged: func(u string) { changes <- u }})
+	runController(tb, ns, renderer, changes)
+	rig.srv, err = New(ctx, Options{Client: c, Config: cluster.Config, Renderer: renderer, Namespace: ns, Insecure: true,
+		RepoChanged: func(u string) {
+			select {
+			case changes <- u:
+			default: // a check is pending already
+			}
+		}})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-
-	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "hooked", Namespace: ns},
+	if rig.events, err = c.Watch(ctx, &v1alpha1.ApplicationList{}, client.InNamespace(ns)); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(rig.events.Stop)
+	// The name is unique: the tracking id names the app, not its control
+	// namespace, and every test shares the cluster.
+	rig.app = &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "hooked-" + dest, Namespace: ns},
 		Spec: v1alpha1.ApplicationSpec{Project: "default", Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest},
-			Source:     &v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "app", TargetRevision: "main"},
+			Source:     &v1alpha1.ApplicationSource{RepoURL: rig.remote.URL, Path: "app", TargetRevision: "main"},
 			SyncPolicy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}}}
-	if err := c.Create(ctx, app); err != nil {
-		t.Fatal(err)
+	if err := c.Create(ctx, rig.app); err != nil {
+		tb.Fatal(err)
 	}
-	waitRevision := func(rev string) {
-		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			got := &v1alpha1.Application{}
-			if err := c.Get(ctx, client.ObjectKeyFromObject(app), got); err != nil {
-				t.Fatal(err)
-			}
-			if got.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced && got.Status.Sync.Revision == rev {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("still %s at %s, want Synced at %s", got.Status.Sync.Status, got.Status.Sync.Revision, rev)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	waitRevision(first)
+	rig.waitSynced(first)
+	return rig
+}
 
-	second := remote.Commit(t, "two", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {v: two}\n"})
-	payload := fmt.Sprintf(`{"ref":"refs/heads/main","repository":{"html_url":%q,"default_branch":"main"}}`, remote.URL)
+// commit pushes a new version of the app's ConfigMap and returns its SHA.
+func (r *webhookRig) commit() string {
+	r.pushes++
+	return r.remote.Commit(r.tb, fmt.Sprint(r.pushes), map[string]string{
+		"app/cm.yaml": fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {v: \"%d\"}\n", r.pushes)})
+}
+
+// webhook delivers GitHub's push event for the repository.
+func (r *webhookRig) webhook() {
+	payload := fmt.Sprintf(`{"ref":"refs/heads/main","repository":{"html_url":%q,"default_branch":"main"}}`, r.remote.URL)
 	req := httptest.NewRequest("POST", "/api/webhook", strings.NewReader(payload))
 	req.Header.Set("X-GitHub-Event", "push")
 	rec := httptest.NewRecorder()
-	srv.Handler().ServeHTTP(rec, req)
+	r.srv.Handler().ServeHTTP(rec, req)
 	if rec.Code != http.StatusOK {
-		t.Fatalf("webhook: %d %s", rec.Code, rec.Body)
+		r.tb.Fatalf("webhook: %d %s", rec.Code, rec.Body)
 	}
-	waitRevision(second)
+}
+
+// waitSynced returns once the app is Synced at rev by a finished sync.
+func (r *webhookRig) waitSynced(rev string) {
+	timeout := time.After(60 * time.Second)
+	for {
+		select {
+		case ev := <-r.events.ResultChan():
+			a, ok := ev.Object.(*v1alpha1.Application)
+			if !ok || a.Name != r.app.Name {
+				continue
+			}
+			st := a.Status.OperationState
+			if a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced && a.Status.Sync.Revision == rev && st != nil && st.Phase.Completed() &&
+				st.SyncResult != nil && st.SyncResult.Revision == rev {
+				return
+			}
+		case <-timeout:
+			got := &v1alpha1.Application{}
+			_ = r.c.Get(context.Background(), client.ObjectKeyFromObject(r.app), got)
+			r.tb.Fatalf("not Synced at %s after 60 s: %s at %s, operation %+v", rev, got.Status.Sync.Status, got.Status.Sync.Revision, got.Status.OperationState)
+		}
+	}
+}
+
+// TestWebhookSyncsThroughTheController: a push webhook alone brings the
+// new commit in.
+func TestWebhookSyncsThroughTheController(t *testing.T) {
+	rig := newWebhookRig(t)
+	rev := rig.commit()
+	rig.webhook()
+	rig.waitSynced(rev)
 }
