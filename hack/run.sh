@@ -167,5 +167,11 @@ Capstan reverts a change made in the cluster (selfHeal):
   git commit -qam "scale and bump" && git push -q
   $kubectl --kubeconfig $kubeconfig get applications -n argocd -w
 
+The CLI, as with Argo CD's:
+  bin/capstan login localhost:8080 --insecure --username admin --password "\$($kubectl --kubeconfig $kubeconfig -n argocd get secret argocd-initial-admin-secret -o jsonpath='{.data.password}' | base64 -d)"
+  bin/capstan app list
+  bin/capstan app get guestbook -o tree
+  bin/capstan app diff guestbook
+
 Stop everything with: make cluster-down
 MSG
