@@ -129,6 +129,9 @@ func (s *Service) Resolve(ctx context.Context, req *ResolveRequest) (*ResolveRes
 	if err != nil {
 		return nil, fmt.Errorf("credentials for %s: %w", git.RedactURL(req.RepoURL), err)
 	}
+	if c := req.Credentials; c != nil {
+		creds.Username, creds.Password, creds.SSHPrivateKey, creds.Insecure = c.Username, c.Password, c.SSHPrivateKey, c.Insecure
+	}
 	var rev string
 	if req.Chart != "" {
 		rev, err = s.charts.Resolve(ctx, req.RepoURL, req.Chart, req.Revision, creds, true)

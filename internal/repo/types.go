@@ -25,6 +25,18 @@ type ResolveRequest struct {
 	// Chart is set for Helm repository sources.
 	Chart    string `json:"chart,omitempty"`
 	Revision string `json:"revision"`
+	// Credentials, when set, are used instead of those stored for the
+	// repository: the API server tests a repository before storing it.
+	// The trusted certificates and SSH host keys still come from settings.
+	Credentials *TestCredentials `json:"credentials,omitempty"`
+}
+
+// TestCredentials are credentials not stored yet.
+type TestCredentials struct {
+	Username      string `json:"username,omitempty"`
+	Password      string `json:"password,omitempty"`
+	SSHPrivateKey string `json:"sshPrivateKey,omitempty"`
+	Insecure      bool   `json:"insecure,omitempty"`
 }
 
 // ResolveResponse is what a revision resolved to.

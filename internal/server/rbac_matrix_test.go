@@ -123,7 +123,7 @@ func TestRBACMatrix(t *testing.T) {
 		{"POST", "/api/v1/projects", `{"project":{"metadata":{"name":"new-proj"}}}`, [4]int{200, 403, 403, 403}, false, deleteCreated},
 		{"POST", "/api/v1/projects/team-a/roles/ci/token", `{}`, [4]int{200, 403, 403, 403}, false, nil},
 		{"GET", "/api/v1/repositories", "", [4]int{200, 200, 200, 200}, false, nil},
-		{"POST", "/api/v1/repositories", `{"repo":"https://git.example.com/y.git"}`, [4]int{200, 403, 403, 403}, false, deleteSecrets},
+		{"POST", "/api/v1/repositories", `{"repo":"https://charts.example.com","type":"helm","name":"x"}`, [4]int{200, 403, 403, 403}, false, deleteSecrets},
 		{"GET", "/api/v1/repocreds", "", [4]int{200, 200, 200, 200}, false, nil},
 		{"GET", "/api/v1/clusters", "", [4]int{200, 200, 200, 200}, false, nil},
 		{"GET", "/api/v1/clusters/" + strings.ReplaceAll("https://kubernetes.default.svc", "/", "%2F"), "", [4]int{200, 200, 200, 200}, false, nil},

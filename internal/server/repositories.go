@@ -1,10 +1,13 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
+	reposvc "github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
 
@@ -100,6 +103,12 @@ func (rr *repositoryRoutes) create(w http.ResponseWriter, r *http.Request, c *ca
 		c.denied(w, "repositories", "create", object)
 		return
 	}
+	if !rr.templates && repo.Type != "helm" {
+		if err := rr.s.testRepository(r.Context(), repo); err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+	}
 	code, err := rr.s.storeSecret(r.Context(), repo.Secret(rr.s.opts.Namespace), rr.what, r.URL.Query().Get("upsert") == "true")
 	if err != nil {
 		writeError(w, code, err.Error())
@@ -118,4 +127,21 @@ func (rr *repositoryRoutes) delete(w http.ResponseWriter, r *http.Request, c *ca
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{})
+}
+
+// repoTestTimeout bounds the connection test of a repository being added.
+const repoTestTimeout = 30 * time.Second
+
+// testRepository checks, through the repo server, that a Git repository
+// can be reached with the given credentials before it is stored, as Argo
+// CD does.
+func (s *Server) testRepository(ctx context.Context, repo *settings.Repository) error {
+	ctx, cancel := context.WithTimeout(ctx, repoTestTimeout)
+	defer cancel()
+	_, err := s.opts.Renderer.Resolve(ctx, &reposvc.ResolveRequest{RepoURL: repo.URL, Revision: "HEAD", Credentials: &reposvc.TestCredentials{
+		Username: repo.Username, Password: repo.Password, SSHPrivateKey: repo.SSHPrivateKey, Insecure: repo.Insecure}})
+	if err != nil {
+		return fmt.Errorf("unable to connect to repository %s: %w", repo.URL, err)
+	}
+	return nil
 }

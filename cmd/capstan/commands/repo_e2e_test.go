@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 )
 
 // TestRepoCommandsWriteArgoCDSecrets adds, lists and removes repositories
@@ -26,23 +27,34 @@ func TestRepoCommandsWriteArgoCDSecrets(t *testing.T) {
 		}
 		return list.Items
 	}
-	const url = "https://git.example.com/team/app.git"
-	if code, out, errOut := f.run("repo", "add", url, "--username", "git", "--password", "s3cret", "--project", "default"); code != 0 {
+	server := gitserver.New(t) // every request needs basic auth
+	repo := server.NewRepo(t, "app")
+	repo.Commit(t, "one", map[string]string{"README": "app"})
+	url := repo.URL
+	if code, _, errOut := f.run("repo", "add", url, "--username", server.Username, "--password", "wrong", "--project", "default"); code != 1 ||
+		!strings.Contains(errOut, "unable to connect to repository") {
+		t.Errorf("adding a repository with a wrong password: %d %s", code, errOut)
+	}
+	if n := len(secrets(v1alpha1.SecretTypeRepository)); n != 0 {
+		t.Errorf("a repository that could not be reached was stored (%d Secrets)", n)
+	}
+	if code, out, errOut := f.run("repo", "add", url, "--username", server.Username, "--password", server.Password, "--project", "default"); code != 0 {
 		t.Fatalf("repo add: %d %s%s", code, out, errOut)
 	}
 	repos := secrets(v1alpha1.SecretTypeRepository)
 	if len(repos) != 1 || !strings.HasPrefix(repos[0].Name, "repo-") || string(repos[0].Data["url"]) != url ||
-		string(repos[0].Data["password"]) != "s3cret" || string(repos[0].Data["project"]) != "default" {
+		string(repos[0].Data["password"]) != server.Password || string(repos[0].Data["project"]) != "default" {
 		t.Fatalf("repository Secret: %+v", repos)
 	}
-	if code, _, errOut := f.run("repo", "add", url, "--username", "git", "--password", "other", "--project", "default"); code != 1 || !strings.Contains(errOut, "use upsert flag") {
+	if code, _, errOut := f.run("repo", "add", url, "--username", server.Username, "--password", server.Password, "--project", "default", "--name", "other"); code != 1 ||
+		!strings.Contains(errOut, "use upsert flag") {
 		t.Errorf("adding a different repository again without --upsert: %d %s", code, errOut)
 	}
-	if code, _, _ := f.run("repo", "add", url, "--username", "git", "--password", "other", "--project", "default", "--upsert"); code != 0 {
+	if code, _, _ := f.run("repo", "add", url, "--username", server.Username, "--password", server.Password, "--project", "default", "--name", "other", "--upsert"); code != 0 {
 		t.Error("repo add --upsert failed")
 	}
 	code, out, _ := f.run("repo", "list", "-o", "json")
-	if code != 0 || !strings.Contains(out, url) || strings.Contains(out, "other") || strings.Contains(out, "s3cret") {
+	if code != 0 || !strings.Contains(out, url) || !strings.Contains(out, `"name": "other"`) || strings.Contains(out, server.Password) {
 		t.Errorf("repo list shows the repository and no password:\n%s", out)
 	}
 	if code, out, errOut := f.run("repocreds", "add", "https://git.example.com/team", "--username", "git", "--password", "tmpl"); code != 0 {
