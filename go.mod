@@ -42,6 +42,7 @@ require (
 )
 
 require (
+	connectrpc.com/connect v1.21.1 // indirect
 	dario.cat/mergo v1.0.1 // indirect
 	github.com/Azure/go-ansiterm v0.0.0-20250102033503-faa5f7b0171c // indirect
 	github.com/BurntSushi/toml v1.6.0 // indirect

@@ -149,6 +149,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /api/v1/applications/{name}/resource-tree", s.authorized(s.resourceTree))
 	s.mux.HandleFunc("GET /api/v1/applications/{name}/resource", s.authorized(s.liveResource))
 	s.mux.HandleFunc("GET /api/v1/stream/applications", s.authorized(s.streamApplications))
+	s.rpcRoutes()
 	s.repositoryRoutes("/api/v1/repositories", false)
 	s.repositoryRoutes("/api/v1/repocreds", true)
 	s.mux.HandleFunc("GET /api/v1/clusters", s.authorized(s.listClusters))
@@ -164,7 +165,12 @@ func (s *Server) Handler() http.Handler { return s.mux }
 // Serve serves on l until ctx ends: TLS (plain HTTP redirected) unless
 // Insecure.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
-	srv := &http.Server{Handler: s.mux, ReadHeaderTimeout: 30 * time.Second}
+	srv := &http.Server{Handler: s.mux, ReadHeaderTimeout: 30 * time.Second, Protocols: new(http.Protocols)}
+	// gRPC needs HTTP/2: over TLS through ALPN, and in plain HTTP (behind
+	// an ingress) as h2c; gRPC-Web and REST work over HTTP/1.1 too.
+	srv.Protocols.SetHTTP1(true)
+	srv.Protocols.SetHTTP2(true)
+	srv.Protocols.SetUnencryptedHTTP2(s.opts.Insecure)
 	if !s.opts.Insecure {
 		l = newTLSOrRedirect(l, &tls.Config{Certificates: []tls.Certificate{s.secret.Certificate}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}})
 	}
