@@ -3,15 +3,19 @@ package server
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/structpb"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/api/capstanv1"
 	"github.com/capstan-cd/capstan/internal/api/capstanv1/capstanv1connect"
+	"github.com/capstan-cd/capstan/internal/settings"
 )
 
 // TestRPCOverGRPCAndGRPCWeb calls the protobuf API on the REST port: gRPC
@@ -113,5 +117,93 @@ func TestRPCOverGRPCAndGRPCWeb(t *testing.T) {
 				t.Errorf("a second sync while one is pending: %v, want InvalidArgument", err)
 			}
 		})
+	}
+}
+
+// TestRPCManagesProjectsRepositoriesClustersAndTokens covers the RPCs that
+// change settings, over gRPC.
+func TestRPCManagesProjectsRepositoriesClustersAndTokens(t *testing.T) {
+	f := start(t, true)
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Protocols = new(http.Protocols)
+	tr.Protocols.SetUnencryptedHTTP2(true)
+	hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	ctx := context.Background()
+	token := f.adminToken()
+	auth := func(req interface{ Header() http.Header }) {
+		req.Header().Set("Authorization", "Bearer "+token)
+	}
+	obj := func(m map[string]any) *structpb.Struct {
+		s, err := structpb.NewStruct(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+
+	projects := capstanv1connect.NewProjectServiceClient(hc, f.base, connect.WithGRPC())
+	create := connect.NewRequest(&capstanv1.ProjectCreateRequest{Project: obj(map[string]any{"metadata": map[string]any{"name": "team-rpc"},
+		"spec": map[string]any{"roles": []any{map[string]any{"name": "ci", "policies": []any{"p, proj:team-rpc:ci, applications, get, team-rpc/*, allow"}}}}})})
+	auth(create)
+	if _, err := projects.Create(ctx, create); err != nil {
+		t.Fatalf("project Create: %v", err)
+	}
+	roleToken := connect.NewRequest(&capstanv1.ProjectTokenCreateRequest{Project: "team-rpc", Role: "ci", Id: "rpc"})
+	auth(roleToken)
+	if resp, err := projects.CreateToken(ctx, roleToken); err != nil || resp.Msg.GetToken() == "" {
+		t.Fatalf("project CreateToken: %v", err)
+	}
+
+	repos := capstanv1connect.NewRepositoryServiceClient(hc, f.base, connect.WithGRPC())
+	addRepo := connect.NewRequest(&capstanv1.RepoCreateRequest{Repo: obj(map[string]any{"repo": "https://charts.example.com", "type": "helm", "name": "ex", "password": "p4ss"})})
+	auth(addRepo)
+	if _, err := repos.Create(ctx, addRepo); err != nil {
+		t.Fatalf("repository Create: %v", err)
+	}
+	listRepos := connect.NewRequest(&capstanv1.NameQuery{})
+	auth(listRepos)
+	if list, err := repos.List(ctx, listRepos); err != nil || len(list.Msg.GetObject().GetFields()["items"].GetListValue().GetValues()) != 1 ||
+		strings.Contains(list.Msg.GetObject().String(), "p4ss") {
+		t.Errorf("repository List: %v %v", err, list)
+	}
+
+	clusters := capstanv1connect.NewClusterServiceClient(hc, f.base, connect.WithGRPC())
+	addCluster := connect.NewRequest(&capstanv1.ClusterCreateRequest{Cluster: obj(map[string]any{"server": "https://rpc.example.com:6443", "name": "rpc",
+		"config": map[string]any{"bearerToken": "t0ken"}})})
+	auth(addCluster)
+	if _, err := clusters.Create(ctx, addCluster); err != nil {
+		t.Fatalf("cluster Create: %v", err)
+	}
+	getCluster := connect.NewRequest(&capstanv1.ClusterQuery{Server: "https://rpc.example.com:6443"})
+	auth(getCluster)
+	if got, err := clusters.Get(ctx, getCluster); err != nil || got.Msg.GetObject().GetFields()["name"].GetStringValue() != "rpc" || strings.Contains(got.Msg.GetObject().String(), "t0ken") {
+		t.Errorf("cluster Get: %v %v", err, got)
+	}
+	delCluster := connect.NewRequest(&capstanv1.ClusterQuery{Server: "https://rpc.example.com:6443"})
+	auth(delCluster)
+	if _, err := clusters.Delete(ctx, delCluster); err != nil {
+		t.Errorf("cluster Delete: %v", err)
+	}
+
+	if err := f.c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
+		Data: map[string]string{"accounts.ci": "apiKey"}}); err != nil {
+		t.Fatal(err)
+	}
+	accounts := capstanv1connect.NewAccountServiceClient(hc, f.base, connect.WithGRPC())
+	newToken := connect.NewRequest(&capstanv1.AccountTokenCreateRequest{Name: "ci", Id: "k1"})
+	auth(newToken)
+	key, err := accounts.CreateToken(ctx, newToken)
+	if err != nil || key.Msg.GetToken() == "" {
+		t.Fatalf("account CreateToken: %v", err)
+	}
+	revoke := connect.NewRequest(&capstanv1.AccountTokenDeleteRequest{Name: "ci", Id: "k1"})
+	auth(revoke)
+	if _, err := accounts.DeleteToken(ctx, revoke); err != nil {
+		t.Errorf("account DeleteToken: %v", err)
+	}
+	info := connect.NewRequest(&capstanv1.UserInfoRequest{})
+	info.Header().Set("Authorization", "Bearer "+key.Msg.GetToken())
+	if got, err := capstanv1connect.NewSessionServiceClient(hc, f.base, connect.WithGRPC()).GetUserInfo(ctx, info); err != nil || got.Msg.GetObject().GetFields()["loggedIn"].GetBoolValue() {
+		t.Errorf("a revoked API key is still logged in: %v %v", err, got)
 	}
 }

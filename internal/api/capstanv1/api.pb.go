@@ -240,6 +240,42 @@ func (*UserInfoRequest) Descriptor() ([]byte, []int) {
 	return file_capstan_v1_api_proto_rawDescGZIP(), []int{4}
 }
 
+type SessionDeleteRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionDeleteRequest) Reset() {
+	*x = SessionDeleteRequest{}
+	mi := &file_capstan_v1_api_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionDeleteRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionDeleteRequest) ProtoMessage() {}
+
+func (x *SessionDeleteRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_capstan_v1_api_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionDeleteRequest.ProtoReflect.Descriptor instead.
+func (*SessionDeleteRequest) Descriptor() ([]byte, []int) {
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{5}
+}
+
 type ApplicationQuery struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// name filters List and Watch; Get, Sync and the others need it.
@@ -255,7 +291,7 @@ type ApplicationQuery struct {
 
 func (x *ApplicationQuery) Reset() {
 	*x = ApplicationQuery{}
-	mi := &file_capstan_v1_api_proto_msgTypes[5]
+	mi := &file_capstan_v1_api_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -267,7 +303,7 @@ func (x *ApplicationQuery) String() string {
 func (*ApplicationQuery) ProtoMessage() {}
 
 func (x *ApplicationQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[5]
+	mi := &file_capstan_v1_api_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -280,7 +316,7 @@ func (x *ApplicationQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationQuery.ProtoReflect.Descriptor instead.
 func (*ApplicationQuery) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{5}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ApplicationQuery) GetName() string {
@@ -331,7 +367,7 @@ type ApplicationSyncRequest struct {
 
 func (x *ApplicationSyncRequest) Reset() {
 	*x = ApplicationSyncRequest{}
-	mi := &file_capstan_v1_api_proto_msgTypes[6]
+	mi := &file_capstan_v1_api_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -343,7 +379,7 @@ func (x *ApplicationSyncRequest) String() string {
 func (*ApplicationSyncRequest) ProtoMessage() {}
 
 func (x *ApplicationSyncRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[6]
+	mi := &file_capstan_v1_api_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -356,7 +392,7 @@ func (x *ApplicationSyncRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationSyncRequest.ProtoReflect.Descriptor instead.
 func (*ApplicationSyncRequest) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{6}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ApplicationSyncRequest) GetName() string {
@@ -406,7 +442,7 @@ type ApplicationDeleteRequest struct {
 
 func (x *ApplicationDeleteRequest) Reset() {
 	*x = ApplicationDeleteRequest{}
-	mi := &file_capstan_v1_api_proto_msgTypes[7]
+	mi := &file_capstan_v1_api_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -418,7 +454,7 @@ func (x *ApplicationDeleteRequest) String() string {
 func (*ApplicationDeleteRequest) ProtoMessage() {}
 
 func (x *ApplicationDeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[7]
+	mi := &file_capstan_v1_api_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -431,7 +467,7 @@ func (x *ApplicationDeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationDeleteRequest.ProtoReflect.Descriptor instead.
 func (*ApplicationDeleteRequest) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{7}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ApplicationDeleteRequest) GetName() string {
@@ -475,7 +511,7 @@ type ApplicationRollbackRequest struct {
 
 func (x *ApplicationRollbackRequest) Reset() {
 	*x = ApplicationRollbackRequest{}
-	mi := &file_capstan_v1_api_proto_msgTypes[8]
+	mi := &file_capstan_v1_api_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -487,7 +523,7 @@ func (x *ApplicationRollbackRequest) String() string {
 func (*ApplicationRollbackRequest) ProtoMessage() {}
 
 func (x *ApplicationRollbackRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[8]
+	mi := &file_capstan_v1_api_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -500,7 +536,7 @@ func (x *ApplicationRollbackRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationRollbackRequest.ProtoReflect.Descriptor instead.
 func (*ApplicationRollbackRequest) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{8}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ApplicationRollbackRequest) GetName() string {
@@ -538,6 +574,363 @@ func (x *ApplicationRollbackRequest) GetPrune() bool {
 	return false
 }
 
+type ApplicationUpdateSpecRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	AppNamespace  string                 `protobuf:"bytes,2,opt,name=app_namespace,json=appNamespace,proto3" json:"app_namespace,omitempty"`
+	Spec          *structpb.Struct       `protobuf:"bytes,3,opt,name=spec,proto3" json:"spec,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApplicationUpdateSpecRequest) Reset() {
+	*x = ApplicationUpdateSpecRequest{}
+	mi := &file_capstan_v1_api_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApplicationUpdateSpecRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApplicationUpdateSpecRequest) ProtoMessage() {}
+
+func (x *ApplicationUpdateSpecRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_capstan_v1_api_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApplicationUpdateSpecRequest.ProtoReflect.Descriptor instead.
+func (*ApplicationUpdateSpecRequest) Descriptor() ([]byte, []int) {
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ApplicationUpdateSpecRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ApplicationUpdateSpecRequest) GetAppNamespace() string {
+	if x != nil {
+		return x.AppNamespace
+	}
+	return ""
+}
+
+func (x *ApplicationUpdateSpecRequest) GetSpec() *structpb.Struct {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
+type ApplicationPatchRequest struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Name         string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	AppNamespace string                 `protobuf:"bytes,2,opt,name=app_namespace,json=appNamespace,proto3" json:"app_namespace,omitempty"`
+	Patch        string                 `protobuf:"bytes,3,opt,name=patch,proto3" json:"patch,omitempty"`
+	// patch_type is "merge" (the default) or "json".
+	PatchType     string `protobuf:"bytes,4,opt,name=patch_type,json=patchType,proto3" json:"patch_type,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApplicationPatchRequest) Reset() {
+	*x = ApplicationPatchRequest{}
+	mi := &file_capstan_v1_api_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApplicationPatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApplicationPatchRequest) ProtoMessage() {}
+
+func (x *ApplicationPatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_capstan_v1_api_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApplicationPatchRequest.ProtoReflect.Descriptor instead.
+func (*ApplicationPatchRequest) Descriptor() ([]byte, []int) {
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ApplicationPatchRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ApplicationPatchRequest) GetAppNamespace() string {
+	if x != nil {
+		return x.AppNamespace
+	}
+	return ""
+}
+
+func (x *ApplicationPatchRequest) GetPatch() string {
+	if x != nil {
+		return x.Patch
+	}
+	return ""
+}
+
+func (x *ApplicationPatchRequest) GetPatchType() string {
+	if x != nil {
+		return x.PatchType
+	}
+	return ""
+}
+
+type ApplicationManifestQuery struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	AppNamespace  string                 `protobuf:"bytes,2,opt,name=app_namespace,json=appNamespace,proto3" json:"app_namespace,omitempty"`
+	Revision      string                 `protobuf:"bytes,3,opt,name=revision,proto3" json:"revision,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApplicationManifestQuery) Reset() {
+	*x = ApplicationManifestQuery{}
+	mi := &file_capstan_v1_api_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApplicationManifestQuery) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApplicationManifestQuery) ProtoMessage() {}
+
+func (x *ApplicationManifestQuery) ProtoReflect() protoreflect.Message {
+	mi := &file_capstan_v1_api_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApplicationManifestQuery.ProtoReflect.Descriptor instead.
+func (*ApplicationManifestQuery) Descriptor() ([]byte, []int) {
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ApplicationManifestQuery) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ApplicationManifestQuery) GetAppNamespace() string {
+	if x != nil {
+		return x.AppNamespace
+	}
+	return ""
+}
+
+func (x *ApplicationManifestQuery) GetRevision() string {
+	if x != nil {
+		return x.Revision
+	}
+	return ""
+}
+
+type ApplicationResourceRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	AppNamespace  string                 `protobuf:"bytes,2,opt,name=app_namespace,json=appNamespace,proto3" json:"app_namespace,omitempty"`
+	Namespace     string                 `protobuf:"bytes,3,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	ResourceName  string                 `protobuf:"bytes,4,opt,name=resource_name,json=resourceName,proto3" json:"resource_name,omitempty"`
+	Version       string                 `protobuf:"bytes,5,opt,name=version,proto3" json:"version,omitempty"`
+	Group         string                 `protobuf:"bytes,6,opt,name=group,proto3" json:"group,omitempty"`
+	Kind          string                 `protobuf:"bytes,7,opt,name=kind,proto3" json:"kind,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApplicationResourceRequest) Reset() {
+	*x = ApplicationResourceRequest{}
+	mi := &file_capstan_v1_api_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApplicationResourceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApplicationResourceRequest) ProtoMessage() {}
+
+func (x *ApplicationResourceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_capstan_v1_api_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApplicationResourceRequest.ProtoReflect.Descriptor instead.
+func (*ApplicationResourceRequest) Descriptor() ([]byte, []int) {
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ApplicationResourceRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ApplicationResourceRequest) GetAppNamespace() string {
+	if x != nil {
+		return x.AppNamespace
+	}
+	return ""
+}
+
+func (x *ApplicationResourceRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *ApplicationResourceRequest) GetResourceName() string {
+	if x != nil {
+		return x.ResourceName
+	}
+	return ""
+}
+
+func (x *ApplicationResourceRequest) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+func (x *ApplicationResourceRequest) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
+func (x *ApplicationResourceRequest) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+type ApplicationResourceEventsQuery struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Name              string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	AppNamespace      string                 `protobuf:"bytes,2,opt,name=app_namespace,json=appNamespace,proto3" json:"app_namespace,omitempty"`
+	ResourceNamespace string                 `protobuf:"bytes,3,opt,name=resource_namespace,json=resourceNamespace,proto3" json:"resource_namespace,omitempty"`
+	ResourceName      string                 `protobuf:"bytes,4,opt,name=resource_name,json=resourceName,proto3" json:"resource_name,omitempty"`
+	ResourceUid       string                 `protobuf:"bytes,5,opt,name=resource_uid,json=resourceUid,proto3" json:"resource_uid,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *ApplicationResourceEventsQuery) Reset() {
+	*x = ApplicationResourceEventsQuery{}
+	mi := &file_capstan_v1_api_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApplicationResourceEventsQuery) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApplicationResourceEventsQuery) ProtoMessage() {}
+
+func (x *ApplicationResourceEventsQuery) ProtoReflect() protoreflect.Message {
+	mi := &file_capstan_v1_api_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApplicationResourceEventsQuery.ProtoReflect.Descriptor instead.
+func (*ApplicationResourceEventsQuery) Descriptor() ([]byte, []int) {
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ApplicationResourceEventsQuery) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ApplicationResourceEventsQuery) GetAppNamespace() string {
+	if x != nil {
+		return x.AppNamespace
+	}
+	return ""
+}
+
+func (x *ApplicationResourceEventsQuery) GetResourceNamespace() string {
+	if x != nil {
+		return x.ResourceNamespace
+	}
+	return ""
+}
+
+func (x *ApplicationResourceEventsQuery) GetResourceName() string {
+	if x != nil {
+		return x.ResourceName
+	}
+	return ""
+}
+
+func (x *ApplicationResourceEventsQuery) GetResourceUid() string {
+	if x != nil {
+		return x.ResourceUid
+	}
+	return ""
+}
+
 type ApplicationWatchEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// type is ADDED, MODIFIED or DELETED.
@@ -549,7 +942,7 @@ type ApplicationWatchEvent struct {
 
 func (x *ApplicationWatchEvent) Reset() {
 	*x = ApplicationWatchEvent{}
-	mi := &file_capstan_v1_api_proto_msgTypes[9]
+	mi := &file_capstan_v1_api_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -561,7 +954,7 @@ func (x *ApplicationWatchEvent) String() string {
 func (*ApplicationWatchEvent) ProtoMessage() {}
 
 func (x *ApplicationWatchEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[9]
+	mi := &file_capstan_v1_api_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -574,7 +967,7 @@ func (x *ApplicationWatchEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationWatchEvent.ProtoReflect.Descriptor instead.
 func (*ApplicationWatchEvent) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{9}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ApplicationWatchEvent) GetType() string {
@@ -600,7 +993,7 @@ type NameQuery struct {
 
 func (x *NameQuery) Reset() {
 	*x = NameQuery{}
-	mi := &file_capstan_v1_api_proto_msgTypes[10]
+	mi := &file_capstan_v1_api_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -612,7 +1005,7 @@ func (x *NameQuery) String() string {
 func (*NameQuery) ProtoMessage() {}
 
 func (x *NameQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[10]
+	mi := &file_capstan_v1_api_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -625,7 +1018,7 @@ func (x *NameQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NameQuery.ProtoReflect.Descriptor instead.
 func (*NameQuery) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{10}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *NameQuery) GetName() string {
@@ -633,6 +1026,433 @@ func (x *NameQuery) GetName() string {
 		return x.Name
 	}
 	return ""
+}
+
+type ProjectCreateRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Project       *structpb.Struct       `protobuf:"bytes,1,opt,name=project,proto3" json:"project,omitempty"`
+	Upsert        bool                   `protobuf:"varint,2,opt,name=upsert,proto3" json:"upsert,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProjectCreateRequest) Reset() {
+	*x = ProjectCreateRequest{}
+	mi := &file_capstan_v1_api_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProjectCreateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProjectCreateRequest) ProtoMessage() {}
+
+func (x *ProjectCreateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_capstan_v1_api_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProjectCreateRequest.ProtoReflect.Descriptor instead.
+func (*ProjectCreateRequest) Descriptor() ([]byte, []int) {
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ProjectCreateRequest) GetProject() *structpb.Struct {
+	if x != nil {
+		return x.Project
+	}
+	return nil
+}
+
+func (x *ProjectCreateRequest) GetUpsert() bool {
+	if x != nil {
+		return x.Upsert
+	}
+	return false
+}
+
+type ProjectTokenCreateRequest struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Project string                 `protobuf:"bytes,1,opt,name=project,proto3" json:"project,omitempty"`
+	Role    string                 `protobuf:"bytes,2,opt,name=role,proto3" json:"role,omitempty"`
+	// expires_in is in seconds; 0 never expires.
+	ExpiresIn     int64  `protobuf:"varint,3,opt,name=expires_in,json=expiresIn,proto3" json:"expires_in,omitempty"`
+	Id            string `protobuf:"bytes,4,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProjectTokenCreateRequest) Reset() {
+	*x = ProjectTokenCreateRequest{}
+	mi := &file_capstan_v1_api_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProjectTokenCreateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProjectTokenCreateRequest) ProtoMessage() {}
+
+func (x *ProjectTokenCreateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_capstan_v1_api_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProjectTokenCreateRequest.ProtoReflect.Descriptor instead.
+func (*ProjectTokenCreateRequest) Descriptor() ([]byte, []int) {
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ProjectTokenCreateRequest) GetProject() string {
+	if x != nil {
+		return x.Project
+	}
+	return ""
+}
+
+func (x *ProjectTokenCreateRequest) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *ProjectTokenCreateRequest) GetExpiresIn() int64 {
+	if x != nil {
+		return x.ExpiresIn
+	}
+	return 0
+}
+
+func (x *ProjectTokenCreateRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type ProjectTokenDeleteRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Project       string                 `protobuf:"bytes,1,opt,name=project,proto3" json:"project,omitempty"`
+	Role          string                 `protobuf:"bytes,2,opt,name=role,proto3" json:"role,omitempty"`
+	Iat           int64                  `protobuf:"varint,3,opt,name=iat,proto3" json:"iat,omitempty"`
+	Id            string                 `protobuf:"bytes,4,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProjectTokenDeleteRequest) Reset() {
+	*x = ProjectTokenDeleteRequest{}
+	mi := &file_capstan_v1_api_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProjectTokenDeleteRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProjectTokenDeleteRequest) ProtoMessage() {}
+
+func (x *ProjectTokenDeleteRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_capstan_v1_api_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProjectTokenDeleteRequest.ProtoReflect.Descriptor instead.
+func (*ProjectTokenDeleteRequest) Descriptor() ([]byte, []int) {
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ProjectTokenDeleteRequest) GetProject() string {
+	if x != nil {
+		return x.Project
+	}
+	return ""
+}
+
+func (x *ProjectTokenDeleteRequest) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *ProjectTokenDeleteRequest) GetIat() int64 {
+	if x != nil {
+		return x.Iat
+	}
+	return 0
+}
+
+func (x *ProjectTokenDeleteRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type TokenResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Token         string                 `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TokenResponse) Reset() {
+	*x = TokenResponse{}
+	mi := &file_capstan_v1_api_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TokenResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TokenResponse) ProtoMessage() {}
+
+func (x *TokenResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_capstan_v1_api_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TokenResponse.ProtoReflect.Descriptor instead.
+func (*TokenResponse) Descriptor() ([]byte, []int) {
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *TokenResponse) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+type RepoQuery struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Repo          string                 `protobuf:"bytes,1,opt,name=repo,proto3" json:"repo,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RepoQuery) Reset() {
+	*x = RepoQuery{}
+	mi := &file_capstan_v1_api_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RepoQuery) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RepoQuery) ProtoMessage() {}
+
+func (x *RepoQuery) ProtoReflect() protoreflect.Message {
+	mi := &file_capstan_v1_api_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RepoQuery.ProtoReflect.Descriptor instead.
+func (*RepoQuery) Descriptor() ([]byte, []int) {
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *RepoQuery) GetRepo() string {
+	if x != nil {
+		return x.Repo
+	}
+	return ""
+}
+
+type RepoCreateRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// repo is a repository as the REST API takes it: repo (URL), type,
+	// name, username, password, sshPrivateKey, insecure, enableOCI, project.
+	Repo          *structpb.Struct `protobuf:"bytes,1,opt,name=repo,proto3" json:"repo,omitempty"`
+	Upsert        bool             `protobuf:"varint,2,opt,name=upsert,proto3" json:"upsert,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RepoCreateRequest) Reset() {
+	*x = RepoCreateRequest{}
+	mi := &file_capstan_v1_api_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RepoCreateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RepoCreateRequest) ProtoMessage() {}
+
+func (x *RepoCreateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_capstan_v1_api_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RepoCreateRequest.ProtoReflect.Descriptor instead.
+func (*RepoCreateRequest) Descriptor() ([]byte, []int) {
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *RepoCreateRequest) GetRepo() *structpb.Struct {
+	if x != nil {
+		return x.Repo
+	}
+	return nil
+}
+
+func (x *RepoCreateRequest) GetUpsert() bool {
+	if x != nil {
+		return x.Upsert
+	}
+	return false
+}
+
+type ClusterQuery struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Server        string                 `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterQuery) Reset() {
+	*x = ClusterQuery{}
+	mi := &file_capstan_v1_api_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterQuery) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterQuery) ProtoMessage() {}
+
+func (x *ClusterQuery) ProtoReflect() protoreflect.Message {
+	mi := &file_capstan_v1_api_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterQuery.ProtoReflect.Descriptor instead.
+func (*ClusterQuery) Descriptor() ([]byte, []int) {
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ClusterQuery) GetServer() string {
+	if x != nil {
+		return x.Server
+	}
+	return ""
+}
+
+type ClusterCreateRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Cluster       *structpb.Struct       `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	Upsert        bool                   `protobuf:"varint,2,opt,name=upsert,proto3" json:"upsert,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterCreateRequest) Reset() {
+	*x = ClusterCreateRequest{}
+	mi := &file_capstan_v1_api_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterCreateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterCreateRequest) ProtoMessage() {}
+
+func (x *ClusterCreateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_capstan_v1_api_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterCreateRequest.ProtoReflect.Descriptor instead.
+func (*ClusterCreateRequest) Descriptor() ([]byte, []int) {
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *ClusterCreateRequest) GetCluster() *structpb.Struct {
+	if x != nil {
+		return x.Cluster
+	}
+	return nil
+}
+
+func (x *ClusterCreateRequest) GetUpsert() bool {
+	if x != nil {
+		return x.Upsert
+	}
+	return false
 }
 
 type CanIRequest struct {
@@ -646,7 +1466,7 @@ type CanIRequest struct {
 
 func (x *CanIRequest) Reset() {
 	*x = CanIRequest{}
-	mi := &file_capstan_v1_api_proto_msgTypes[11]
+	mi := &file_capstan_v1_api_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -658,7 +1478,7 @@ func (x *CanIRequest) String() string {
 func (*CanIRequest) ProtoMessage() {}
 
 func (x *CanIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[11]
+	mi := &file_capstan_v1_api_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -671,7 +1491,7 @@ func (x *CanIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanIRequest.ProtoReflect.Descriptor instead.
 func (*CanIRequest) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{11}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CanIRequest) GetResource() string {
@@ -704,7 +1524,7 @@ type CanIResponse struct {
 
 func (x *CanIResponse) Reset() {
 	*x = CanIResponse{}
-	mi := &file_capstan_v1_api_proto_msgTypes[12]
+	mi := &file_capstan_v1_api_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -716,7 +1536,7 @@ func (x *CanIResponse) String() string {
 func (*CanIResponse) ProtoMessage() {}
 
 func (x *CanIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[12]
+	mi := &file_capstan_v1_api_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -729,12 +1549,184 @@ func (x *CanIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanIResponse.ProtoReflect.Descriptor instead.
 func (*CanIResponse) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{12}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CanIResponse) GetValue() string {
 	if x != nil {
 		return x.Value
+	}
+	return ""
+}
+
+type UpdatePasswordRequest struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Name            string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	CurrentPassword string                 `protobuf:"bytes,2,opt,name=current_password,json=currentPassword,proto3" json:"current_password,omitempty"`
+	NewPassword     string                 `protobuf:"bytes,3,opt,name=new_password,json=newPassword,proto3" json:"new_password,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *UpdatePasswordRequest) Reset() {
+	*x = UpdatePasswordRequest{}
+	mi := &file_capstan_v1_api_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdatePasswordRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdatePasswordRequest) ProtoMessage() {}
+
+func (x *UpdatePasswordRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_capstan_v1_api_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdatePasswordRequest.ProtoReflect.Descriptor instead.
+func (*UpdatePasswordRequest) Descriptor() ([]byte, []int) {
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *UpdatePasswordRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *UpdatePasswordRequest) GetCurrentPassword() string {
+	if x != nil {
+		return x.CurrentPassword
+	}
+	return ""
+}
+
+func (x *UpdatePasswordRequest) GetNewPassword() string {
+	if x != nil {
+		return x.NewPassword
+	}
+	return ""
+}
+
+type AccountTokenCreateRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	ExpiresIn     int64                  `protobuf:"varint,2,opt,name=expires_in,json=expiresIn,proto3" json:"expires_in,omitempty"`
+	Id            string                 `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AccountTokenCreateRequest) Reset() {
+	*x = AccountTokenCreateRequest{}
+	mi := &file_capstan_v1_api_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AccountTokenCreateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AccountTokenCreateRequest) ProtoMessage() {}
+
+func (x *AccountTokenCreateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_capstan_v1_api_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AccountTokenCreateRequest.ProtoReflect.Descriptor instead.
+func (*AccountTokenCreateRequest) Descriptor() ([]byte, []int) {
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *AccountTokenCreateRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AccountTokenCreateRequest) GetExpiresIn() int64 {
+	if x != nil {
+		return x.ExpiresIn
+	}
+	return 0
+}
+
+func (x *AccountTokenCreateRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type AccountTokenDeleteRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Id            string                 `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AccountTokenDeleteRequest) Reset() {
+	*x = AccountTokenDeleteRequest{}
+	mi := &file_capstan_v1_api_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AccountTokenDeleteRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AccountTokenDeleteRequest) ProtoMessage() {}
+
+func (x *AccountTokenDeleteRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_capstan_v1_api_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AccountTokenDeleteRequest.ProtoReflect.Descriptor instead.
+func (*AccountTokenDeleteRequest) Descriptor() ([]byte, []int) {
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *AccountTokenDeleteRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AccountTokenDeleteRequest) GetId() string {
+	if x != nil {
+		return x.Id
 	}
 	return ""
 }
@@ -753,7 +1745,8 @@ const file_capstan_v1_api_proto_rawDesc = "" +
 	"\bpassword\x18\x02 \x01(\tR\bpassword\"'\n" +
 	"\x0fSessionResponse\x12\x14\n" +
 	"\x05token\x18\x01 \x01(\tR\x05token\"\x11\n" +
-	"\x0fUserInfoRequest\"\xae\x01\n" +
+	"\x0fUserInfoRequest\"\x16\n" +
+	"\x14SessionDeleteRequest\"\xae\x01\n" +
 	"\x10ApplicationQuery\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\bprojects\x18\x02 \x03(\tR\bprojects\x12\x1a\n" +
@@ -778,44 +1771,138 @@ const file_capstan_v1_api_proto_rawDesc = "" +
 	"\rapp_namespace\x18\x02 \x01(\tR\fappNamespace\x12\x0e\n" +
 	"\x02id\x18\x03 \x01(\x03R\x02id\x12\x17\n" +
 	"\adry_run\x18\x04 \x01(\bR\x06dryRun\x12\x14\n" +
-	"\x05prune\x18\x05 \x01(\bR\x05prune\"f\n" +
+	"\x05prune\x18\x05 \x01(\bR\x05prune\"\x84\x01\n" +
+	"\x1cApplicationUpdateSpecRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12#\n" +
+	"\rapp_namespace\x18\x02 \x01(\tR\fappNamespace\x12+\n" +
+	"\x04spec\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x04spec\"\x87\x01\n" +
+	"\x17ApplicationPatchRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12#\n" +
+	"\rapp_namespace\x18\x02 \x01(\tR\fappNamespace\x12\x14\n" +
+	"\x05patch\x18\x03 \x01(\tR\x05patch\x12\x1d\n" +
+	"\n" +
+	"patch_type\x18\x04 \x01(\tR\tpatchType\"o\n" +
+	"\x18ApplicationManifestQuery\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12#\n" +
+	"\rapp_namespace\x18\x02 \x01(\tR\fappNamespace\x12\x1a\n" +
+	"\brevision\x18\x03 \x01(\tR\brevision\"\xdc\x01\n" +
+	"\x1aApplicationResourceRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12#\n" +
+	"\rapp_namespace\x18\x02 \x01(\tR\fappNamespace\x12\x1c\n" +
+	"\tnamespace\x18\x03 \x01(\tR\tnamespace\x12#\n" +
+	"\rresource_name\x18\x04 \x01(\tR\fresourceName\x12\x18\n" +
+	"\aversion\x18\x05 \x01(\tR\aversion\x12\x14\n" +
+	"\x05group\x18\x06 \x01(\tR\x05group\x12\x12\n" +
+	"\x04kind\x18\a \x01(\tR\x04kind\"\xd0\x01\n" +
+	"\x1eApplicationResourceEventsQuery\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12#\n" +
+	"\rapp_namespace\x18\x02 \x01(\tR\fappNamespace\x12-\n" +
+	"\x12resource_namespace\x18\x03 \x01(\tR\x11resourceNamespace\x12#\n" +
+	"\rresource_name\x18\x04 \x01(\tR\fresourceName\x12!\n" +
+	"\fresource_uid\x18\x05 \x01(\tR\vresourceUid\"f\n" +
 	"\x15ApplicationWatchEvent\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x129\n" +
 	"\vapplication\x18\x02 \x01(\v2\x17.google.protobuf.StructR\vapplication\"\x1f\n" +
 	"\tNameQuery\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\"c\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"a\n" +
+	"\x14ProjectCreateRequest\x121\n" +
+	"\aproject\x18\x01 \x01(\v2\x17.google.protobuf.StructR\aproject\x12\x16\n" +
+	"\x06upsert\x18\x02 \x01(\bR\x06upsert\"x\n" +
+	"\x19ProjectTokenCreateRequest\x12\x18\n" +
+	"\aproject\x18\x01 \x01(\tR\aproject\x12\x12\n" +
+	"\x04role\x18\x02 \x01(\tR\x04role\x12\x1d\n" +
+	"\n" +
+	"expires_in\x18\x03 \x01(\x03R\texpiresIn\x12\x0e\n" +
+	"\x02id\x18\x04 \x01(\tR\x02id\"k\n" +
+	"\x19ProjectTokenDeleteRequest\x12\x18\n" +
+	"\aproject\x18\x01 \x01(\tR\aproject\x12\x12\n" +
+	"\x04role\x18\x02 \x01(\tR\x04role\x12\x10\n" +
+	"\x03iat\x18\x03 \x01(\x03R\x03iat\x12\x0e\n" +
+	"\x02id\x18\x04 \x01(\tR\x02id\"%\n" +
+	"\rTokenResponse\x12\x14\n" +
+	"\x05token\x18\x01 \x01(\tR\x05token\"\x1f\n" +
+	"\tRepoQuery\x12\x12\n" +
+	"\x04repo\x18\x01 \x01(\tR\x04repo\"X\n" +
+	"\x11RepoCreateRequest\x12+\n" +
+	"\x04repo\x18\x01 \x01(\v2\x17.google.protobuf.StructR\x04repo\x12\x16\n" +
+	"\x06upsert\x18\x02 \x01(\bR\x06upsert\"&\n" +
+	"\fClusterQuery\x12\x16\n" +
+	"\x06server\x18\x01 \x01(\tR\x06server\"a\n" +
+	"\x14ClusterCreateRequest\x121\n" +
+	"\acluster\x18\x01 \x01(\v2\x17.google.protobuf.StructR\acluster\x12\x16\n" +
+	"\x06upsert\x18\x02 \x01(\bR\x06upsert\"c\n" +
 	"\vCanIRequest\x12\x1a\n" +
 	"\bresource\x18\x01 \x01(\tR\bresource\x12\x16\n" +
 	"\x06action\x18\x02 \x01(\tR\x06action\x12 \n" +
 	"\vsubresource\x18\x03 \x01(\tR\vsubresource\"$\n" +
 	"\fCanIResponse\x12\x14\n" +
-	"\x05value\x18\x01 \x01(\tR\x05value2K\n" +
+	"\x05value\x18\x01 \x01(\tR\x05value\"y\n" +
+	"\x15UpdatePasswordRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12)\n" +
+	"\x10current_password\x18\x02 \x01(\tR\x0fcurrentPassword\x12!\n" +
+	"\fnew_password\x18\x03 \x01(\tR\vnewPassword\"^\n" +
+	"\x19AccountTokenCreateRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1d\n" +
+	"\n" +
+	"expires_in\x18\x02 \x01(\x03R\texpiresIn\x12\x0e\n" +
+	"\x02id\x18\x03 \x01(\tR\x02id\"?\n" +
+	"\x19AccountTokenDeleteRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id2K\n" +
 	"\x0eVersionService\x129\n" +
-	"\aVersion\x12\x1a.capstan.v1.VersionRequest\x1a\x12.capstan.v1.Object2\x99\x01\n" +
+	"\aVersion\x12\x1a.capstan.v1.VersionRequest\x1a\x12.capstan.v1.Object2\xd9\x01\n" +
 	"\x0eSessionService\x12G\n" +
 	"\x06Create\x12 .capstan.v1.SessionCreateRequest\x1a\x1b.capstan.v1.SessionResponse\x12>\n" +
-	"\vGetUserInfo\x12\x1b.capstan.v1.UserInfoRequest\x1a\x12.capstan.v1.Object2\xa1\x05\n" +
+	"\x06Delete\x12 .capstan.v1.SessionDeleteRequest\x1a\x12.capstan.v1.Object\x12>\n" +
+	"\vGetUserInfo\x12\x1b.capstan.v1.UserInfoRequest\x1a\x12.capstan.v1.Object2\xcc\b\n" +
 	"\x12ApplicationService\x128\n" +
 	"\x04List\x12\x1c.capstan.v1.ApplicationQuery\x1a\x12.capstan.v1.Object\x127\n" +
 	"\x03Get\x12\x1c.capstan.v1.ApplicationQuery\x1a\x12.capstan.v1.Object\x120\n" +
-	"\x06Create\x12\x12.capstan.v1.Object\x1a\x12.capstan.v1.Object\x12>\n" +
+	"\x06Create\x12\x12.capstan.v1.Object\x1a\x12.capstan.v1.Object\x120\n" +
+	"\x06Update\x12\x12.capstan.v1.Object\x1a\x12.capstan.v1.Object\x12J\n" +
+	"\n" +
+	"UpdateSpec\x12(.capstan.v1.ApplicationUpdateSpecRequest\x1a\x12.capstan.v1.Object\x12@\n" +
+	"\x05Patch\x12#.capstan.v1.ApplicationPatchRequest\x1a\x12.capstan.v1.Object\x12>\n" +
 	"\x04Sync\x12\".capstan.v1.ApplicationSyncRequest\x1a\x12.capstan.v1.Object\x12F\n" +
 	"\bRollback\x12&.capstan.v1.ApplicationRollbackRequest\x1a\x12.capstan.v1.Object\x12F\n" +
 	"\x12TerminateOperation\x12\x1c.capstan.v1.ApplicationQuery\x1a\x12.capstan.v1.Object\x12B\n" +
 	"\x06Delete\x12$.capstan.v1.ApplicationDeleteRequest\x1a\x12.capstan.v1.Object\x12D\n" +
 	"\x10ManagedResources\x12\x1c.capstan.v1.ApplicationQuery\x1a\x12.capstan.v1.Object\x12@\n" +
-	"\fResourceTree\x12\x1c.capstan.v1.ApplicationQuery\x1a\x12.capstan.v1.Object\x12J\n" +
-	"\x05Watch\x12\x1c.capstan.v1.ApplicationQuery\x1a!.capstan.v1.ApplicationWatchEvent0\x012u\n" +
+	"\fResourceTree\x12\x1c.capstan.v1.ApplicationQuery\x1a\x12.capstan.v1.Object\x12H\n" +
+	"\fGetManifests\x12$.capstan.v1.ApplicationManifestQuery\x1a\x12.capstan.v1.Object\x12I\n" +
+	"\vGetResource\x12&.capstan.v1.ApplicationResourceRequest\x1a\x12.capstan.v1.Object\x12T\n" +
+	"\x12ListResourceEvents\x12*.capstan.v1.ApplicationResourceEventsQuery\x1a\x12.capstan.v1.Object\x12J\n" +
+	"\x05Watch\x12\x1c.capstan.v1.ApplicationQuery\x1a!.capstan.v1.ApplicationWatchEvent0\x012\xb7\x03\n" +
 	"\x0eProjectService\x121\n" +
 	"\x04List\x12\x15.capstan.v1.NameQuery\x1a\x12.capstan.v1.Object\x120\n" +
-	"\x03Get\x12\x15.capstan.v1.NameQuery\x1a\x12.capstan.v1.Object2F\n" +
+	"\x03Get\x12\x15.capstan.v1.NameQuery\x1a\x12.capstan.v1.Object\x12>\n" +
+	"\x06Create\x12 .capstan.v1.ProjectCreateRequest\x1a\x12.capstan.v1.Object\x120\n" +
+	"\x06Update\x12\x12.capstan.v1.Object\x1a\x12.capstan.v1.Object\x123\n" +
+	"\x06Delete\x12\x15.capstan.v1.NameQuery\x1a\x12.capstan.v1.Object\x12O\n" +
+	"\vCreateToken\x12%.capstan.v1.ProjectTokenCreateRequest\x1a\x19.capstan.v1.TokenResponse\x12H\n" +
+	"\vDeleteToken\x12%.capstan.v1.ProjectTokenDeleteRequest\x1a\x12.capstan.v1.Object2\xea\x01\n" +
 	"\x11RepositoryService\x121\n" +
-	"\x04List\x12\x15.capstan.v1.NameQuery\x1a\x12.capstan.v1.Object2C\n" +
+	"\x04List\x12\x15.capstan.v1.NameQuery\x1a\x12.capstan.v1.Object\x120\n" +
+	"\x03Get\x12\x15.capstan.v1.RepoQuery\x1a\x12.capstan.v1.Object\x12;\n" +
+	"\x06Create\x12\x1d.capstan.v1.RepoCreateRequest\x1a\x12.capstan.v1.Object\x123\n" +
+	"\x06Delete\x12\x15.capstan.v1.RepoQuery\x1a\x12.capstan.v1.Object2\xf6\x01\n" +
+	"\x10RepoCredsService\x12F\n" +
+	"\x19ListRepositoryCredentials\x12\x15.capstan.v1.NameQuery\x1a\x12.capstan.v1.Object\x12P\n" +
+	"\x1bCreateRepositoryCredentials\x12\x1d.capstan.v1.RepoCreateRequest\x1a\x12.capstan.v1.Object\x12H\n" +
+	"\x1bDeleteRepositoryCredentials\x12\x15.capstan.v1.RepoQuery\x1a\x12.capstan.v1.Object2\xac\x02\n" +
 	"\x0eClusterService\x121\n" +
-	"\x04List\x12\x15.capstan.v1.NameQuery\x1a\x12.capstan.v1.Object2\x86\x01\n" +
+	"\x04List\x12\x15.capstan.v1.NameQuery\x1a\x12.capstan.v1.Object\x123\n" +
+	"\x03Get\x12\x18.capstan.v1.ClusterQuery\x1a\x12.capstan.v1.Object\x12>\n" +
+	"\x06Create\x12 .capstan.v1.ClusterCreateRequest\x1a\x12.capstan.v1.Object\x126\n" +
+	"\x06Delete\x12\x18.capstan.v1.ClusterQuery\x1a\x12.capstan.v1.Object\x12:\n" +
+	"\n" +
+	"RotateAuth\x12\x18.capstan.v1.ClusterQuery\x1a\x12.capstan.v1.Object2\xea\x02\n" +
 	"\x0eAccountService\x129\n" +
 	"\x04CanI\x12\x17.capstan.v1.CanIRequest\x1a\x18.capstan.v1.CanIResponse\x129\n" +
-	"\fListAccounts\x12\x15.capstan.v1.NameQuery\x1a\x12.capstan.v1.ObjectB@Z>github.com/capstan-cd/capstan/internal/api/capstanv1;capstanv1b\x06proto3"
+	"\fListAccounts\x12\x15.capstan.v1.NameQuery\x1a\x12.capstan.v1.Object\x12G\n" +
+	"\x0eUpdatePassword\x12!.capstan.v1.UpdatePasswordRequest\x1a\x12.capstan.v1.Object\x12O\n" +
+	"\vCreateToken\x12%.capstan.v1.AccountTokenCreateRequest\x1a\x19.capstan.v1.TokenResponse\x12H\n" +
+	"\vDeleteToken\x12%.capstan.v1.AccountTokenDeleteRequest\x1a\x12.capstan.v1.ObjectB@Z>github.com/capstan-cd/capstan/internal/api/capstanv1;capstanv1b\x06proto3"
 
 var (
 	file_capstan_v1_api_proto_rawDescOnce sync.Once
@@ -829,69 +1916,140 @@ func file_capstan_v1_api_proto_rawDescGZIP() []byte {
 	return file_capstan_v1_api_proto_rawDescData
 }
 
-var file_capstan_v1_api_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_capstan_v1_api_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_capstan_v1_api_proto_goTypes = []any{
-	(*Object)(nil),                     // 0: capstan.v1.Object
-	(*VersionRequest)(nil),             // 1: capstan.v1.VersionRequest
-	(*SessionCreateRequest)(nil),       // 2: capstan.v1.SessionCreateRequest
-	(*SessionResponse)(nil),            // 3: capstan.v1.SessionResponse
-	(*UserInfoRequest)(nil),            // 4: capstan.v1.UserInfoRequest
-	(*ApplicationQuery)(nil),           // 5: capstan.v1.ApplicationQuery
-	(*ApplicationSyncRequest)(nil),     // 6: capstan.v1.ApplicationSyncRequest
-	(*ApplicationDeleteRequest)(nil),   // 7: capstan.v1.ApplicationDeleteRequest
-	(*ApplicationRollbackRequest)(nil), // 8: capstan.v1.ApplicationRollbackRequest
-	(*ApplicationWatchEvent)(nil),      // 9: capstan.v1.ApplicationWatchEvent
-	(*NameQuery)(nil),                  // 10: capstan.v1.NameQuery
-	(*CanIRequest)(nil),                // 11: capstan.v1.CanIRequest
-	(*CanIResponse)(nil),               // 12: capstan.v1.CanIResponse
-	(*structpb.Struct)(nil),            // 13: google.protobuf.Struct
+	(*Object)(nil),                         // 0: capstan.v1.Object
+	(*VersionRequest)(nil),                 // 1: capstan.v1.VersionRequest
+	(*SessionCreateRequest)(nil),           // 2: capstan.v1.SessionCreateRequest
+	(*SessionResponse)(nil),                // 3: capstan.v1.SessionResponse
+	(*UserInfoRequest)(nil),                // 4: capstan.v1.UserInfoRequest
+	(*SessionDeleteRequest)(nil),           // 5: capstan.v1.SessionDeleteRequest
+	(*ApplicationQuery)(nil),               // 6: capstan.v1.ApplicationQuery
+	(*ApplicationSyncRequest)(nil),         // 7: capstan.v1.ApplicationSyncRequest
+	(*ApplicationDeleteRequest)(nil),       // 8: capstan.v1.ApplicationDeleteRequest
+	(*ApplicationRollbackRequest)(nil),     // 9: capstan.v1.ApplicationRollbackRequest
+	(*ApplicationUpdateSpecRequest)(nil),   // 10: capstan.v1.ApplicationUpdateSpecRequest
+	(*ApplicationPatchRequest)(nil),        // 11: capstan.v1.ApplicationPatchRequest
+	(*ApplicationManifestQuery)(nil),       // 12: capstan.v1.ApplicationManifestQuery
+	(*ApplicationResourceRequest)(nil),     // 13: capstan.v1.ApplicationResourceRequest
+	(*ApplicationResourceEventsQuery)(nil), // 14: capstan.v1.ApplicationResourceEventsQuery
+	(*ApplicationWatchEvent)(nil),          // 15: capstan.v1.ApplicationWatchEvent
+	(*NameQuery)(nil),                      // 16: capstan.v1.NameQuery
+	(*ProjectCreateRequest)(nil),           // 17: capstan.v1.ProjectCreateRequest
+	(*ProjectTokenCreateRequest)(nil),      // 18: capstan.v1.ProjectTokenCreateRequest
+	(*ProjectTokenDeleteRequest)(nil),      // 19: capstan.v1.ProjectTokenDeleteRequest
+	(*TokenResponse)(nil),                  // 20: capstan.v1.TokenResponse
+	(*RepoQuery)(nil),                      // 21: capstan.v1.RepoQuery
+	(*RepoCreateRequest)(nil),              // 22: capstan.v1.RepoCreateRequest
+	(*ClusterQuery)(nil),                   // 23: capstan.v1.ClusterQuery
+	(*ClusterCreateRequest)(nil),           // 24: capstan.v1.ClusterCreateRequest
+	(*CanIRequest)(nil),                    // 25: capstan.v1.CanIRequest
+	(*CanIResponse)(nil),                   // 26: capstan.v1.CanIResponse
+	(*UpdatePasswordRequest)(nil),          // 27: capstan.v1.UpdatePasswordRequest
+	(*AccountTokenCreateRequest)(nil),      // 28: capstan.v1.AccountTokenCreateRequest
+	(*AccountTokenDeleteRequest)(nil),      // 29: capstan.v1.AccountTokenDeleteRequest
+	(*structpb.Struct)(nil),                // 30: google.protobuf.Struct
 }
 var file_capstan_v1_api_proto_depIdxs = []int32{
-	13, // 0: capstan.v1.Object.object:type_name -> google.protobuf.Struct
-	13, // 1: capstan.v1.ApplicationWatchEvent.application:type_name -> google.protobuf.Struct
-	1,  // 2: capstan.v1.VersionService.Version:input_type -> capstan.v1.VersionRequest
-	2,  // 3: capstan.v1.SessionService.Create:input_type -> capstan.v1.SessionCreateRequest
-	4,  // 4: capstan.v1.SessionService.GetUserInfo:input_type -> capstan.v1.UserInfoRequest
-	5,  // 5: capstan.v1.ApplicationService.List:input_type -> capstan.v1.ApplicationQuery
-	5,  // 6: capstan.v1.ApplicationService.Get:input_type -> capstan.v1.ApplicationQuery
-	0,  // 7: capstan.v1.ApplicationService.Create:input_type -> capstan.v1.Object
-	6,  // 8: capstan.v1.ApplicationService.Sync:input_type -> capstan.v1.ApplicationSyncRequest
-	8,  // 9: capstan.v1.ApplicationService.Rollback:input_type -> capstan.v1.ApplicationRollbackRequest
-	5,  // 10: capstan.v1.ApplicationService.TerminateOperation:input_type -> capstan.v1.ApplicationQuery
-	7,  // 11: capstan.v1.ApplicationService.Delete:input_type -> capstan.v1.ApplicationDeleteRequest
-	5,  // 12: capstan.v1.ApplicationService.ManagedResources:input_type -> capstan.v1.ApplicationQuery
-	5,  // 13: capstan.v1.ApplicationService.ResourceTree:input_type -> capstan.v1.ApplicationQuery
-	5,  // 14: capstan.v1.ApplicationService.Watch:input_type -> capstan.v1.ApplicationQuery
-	10, // 15: capstan.v1.ProjectService.List:input_type -> capstan.v1.NameQuery
-	10, // 16: capstan.v1.ProjectService.Get:input_type -> capstan.v1.NameQuery
-	10, // 17: capstan.v1.RepositoryService.List:input_type -> capstan.v1.NameQuery
-	10, // 18: capstan.v1.ClusterService.List:input_type -> capstan.v1.NameQuery
-	11, // 19: capstan.v1.AccountService.CanI:input_type -> capstan.v1.CanIRequest
-	10, // 20: capstan.v1.AccountService.ListAccounts:input_type -> capstan.v1.NameQuery
-	0,  // 21: capstan.v1.VersionService.Version:output_type -> capstan.v1.Object
-	3,  // 22: capstan.v1.SessionService.Create:output_type -> capstan.v1.SessionResponse
-	0,  // 23: capstan.v1.SessionService.GetUserInfo:output_type -> capstan.v1.Object
-	0,  // 24: capstan.v1.ApplicationService.List:output_type -> capstan.v1.Object
-	0,  // 25: capstan.v1.ApplicationService.Get:output_type -> capstan.v1.Object
-	0,  // 26: capstan.v1.ApplicationService.Create:output_type -> capstan.v1.Object
-	0,  // 27: capstan.v1.ApplicationService.Sync:output_type -> capstan.v1.Object
-	0,  // 28: capstan.v1.ApplicationService.Rollback:output_type -> capstan.v1.Object
-	0,  // 29: capstan.v1.ApplicationService.TerminateOperation:output_type -> capstan.v1.Object
-	0,  // 30: capstan.v1.ApplicationService.Delete:output_type -> capstan.v1.Object
-	0,  // 31: capstan.v1.ApplicationService.ManagedResources:output_type -> capstan.v1.Object
-	0,  // 32: capstan.v1.ApplicationService.ResourceTree:output_type -> capstan.v1.Object
-	9,  // 33: capstan.v1.ApplicationService.Watch:output_type -> capstan.v1.ApplicationWatchEvent
-	0,  // 34: capstan.v1.ProjectService.List:output_type -> capstan.v1.Object
-	0,  // 35: capstan.v1.ProjectService.Get:output_type -> capstan.v1.Object
-	0,  // 36: capstan.v1.RepositoryService.List:output_type -> capstan.v1.Object
-	0,  // 37: capstan.v1.ClusterService.List:output_type -> capstan.v1.Object
-	12, // 38: capstan.v1.AccountService.CanI:output_type -> capstan.v1.CanIResponse
-	0,  // 39: capstan.v1.AccountService.ListAccounts:output_type -> capstan.v1.Object
-	21, // [21:40] is the sub-list for method output_type
-	2,  // [2:21] is the sub-list for method input_type
-	2,  // [2:2] is the sub-list for extension type_name
-	2,  // [2:2] is the sub-list for extension extendee
-	0,  // [0:2] is the sub-list for field type_name
+	30, // 0: capstan.v1.Object.object:type_name -> google.protobuf.Struct
+	30, // 1: capstan.v1.ApplicationUpdateSpecRequest.spec:type_name -> google.protobuf.Struct
+	30, // 2: capstan.v1.ApplicationWatchEvent.application:type_name -> google.protobuf.Struct
+	30, // 3: capstan.v1.ProjectCreateRequest.project:type_name -> google.protobuf.Struct
+	30, // 4: capstan.v1.RepoCreateRequest.repo:type_name -> google.protobuf.Struct
+	30, // 5: capstan.v1.ClusterCreateRequest.cluster:type_name -> google.protobuf.Struct
+	1,  // 6: capstan.v1.VersionService.Version:input_type -> capstan.v1.VersionRequest
+	2,  // 7: capstan.v1.SessionService.Create:input_type -> capstan.v1.SessionCreateRequest
+	5,  // 8: capstan.v1.SessionService.Delete:input_type -> capstan.v1.SessionDeleteRequest
+	4,  // 9: capstan.v1.SessionService.GetUserInfo:input_type -> capstan.v1.UserInfoRequest
+	6,  // 10: capstan.v1.ApplicationService.List:input_type -> capstan.v1.ApplicationQuery
+	6,  // 11: capstan.v1.ApplicationService.Get:input_type -> capstan.v1.ApplicationQuery
+	0,  // 12: capstan.v1.ApplicationService.Create:input_type -> capstan.v1.Object
+	0,  // 13: capstan.v1.ApplicationService.Update:input_type -> capstan.v1.Object
+	10, // 14: capstan.v1.ApplicationService.UpdateSpec:input_type -> capstan.v1.ApplicationUpdateSpecRequest
+	11, // 15: capstan.v1.ApplicationService.Patch:input_type -> capstan.v1.ApplicationPatchRequest
+	7,  // 16: capstan.v1.ApplicationService.Sync:input_type -> capstan.v1.ApplicationSyncRequest
+	9,  // 17: capstan.v1.ApplicationService.Rollback:input_type -> capstan.v1.ApplicationRollbackRequest
+	6,  // 18: capstan.v1.ApplicationService.TerminateOperation:input_type -> capstan.v1.ApplicationQuery
+	8,  // 19: capstan.v1.ApplicationService.Delete:input_type -> capstan.v1.ApplicationDeleteRequest
+	6,  // 20: capstan.v1.ApplicationService.ManagedResources:input_type -> capstan.v1.ApplicationQuery
+	6,  // 21: capstan.v1.ApplicationService.ResourceTree:input_type -> capstan.v1.ApplicationQuery
+	12, // 22: capstan.v1.ApplicationService.GetManifests:input_type -> capstan.v1.ApplicationManifestQuery
+	13, // 23: capstan.v1.ApplicationService.GetResource:input_type -> capstan.v1.ApplicationResourceRequest
+	14, // 24: capstan.v1.ApplicationService.ListResourceEvents:input_type -> capstan.v1.ApplicationResourceEventsQuery
+	6,  // 25: capstan.v1.ApplicationService.Watch:input_type -> capstan.v1.ApplicationQuery
+	16, // 26: capstan.v1.ProjectService.List:input_type -> capstan.v1.NameQuery
+	16, // 27: capstan.v1.ProjectService.Get:input_type -> capstan.v1.NameQuery
+	17, // 28: capstan.v1.ProjectService.Create:input_type -> capstan.v1.ProjectCreateRequest
+	0,  // 29: capstan.v1.ProjectService.Update:input_type -> capstan.v1.Object
+	16, // 30: capstan.v1.ProjectService.Delete:input_type -> capstan.v1.NameQuery
+	18, // 31: capstan.v1.ProjectService.CreateToken:input_type -> capstan.v1.ProjectTokenCreateRequest
+	19, // 32: capstan.v1.ProjectService.DeleteToken:input_type -> capstan.v1.ProjectTokenDeleteRequest
+	16, // 33: capstan.v1.RepositoryService.List:input_type -> capstan.v1.NameQuery
+	21, // 34: capstan.v1.RepositoryService.Get:input_type -> capstan.v1.RepoQuery
+	22, // 35: capstan.v1.RepositoryService.Create:input_type -> capstan.v1.RepoCreateRequest
+	21, // 36: capstan.v1.RepositoryService.Delete:input_type -> capstan.v1.RepoQuery
+	16, // 37: capstan.v1.RepoCredsService.ListRepositoryCredentials:input_type -> capstan.v1.NameQuery
+	22, // 38: capstan.v1.RepoCredsService.CreateRepositoryCredentials:input_type -> capstan.v1.RepoCreateRequest
+	21, // 39: capstan.v1.RepoCredsService.DeleteRepositoryCredentials:input_type -> capstan.v1.RepoQuery
+	16, // 40: capstan.v1.ClusterService.List:input_type -> capstan.v1.NameQuery
+	23, // 41: capstan.v1.ClusterService.Get:input_type -> capstan.v1.ClusterQuery
+	24, // 42: capstan.v1.ClusterService.Create:input_type -> capstan.v1.ClusterCreateRequest
+	23, // 43: capstan.v1.ClusterService.Delete:input_type -> capstan.v1.ClusterQuery
+	23, // 44: capstan.v1.ClusterService.RotateAuth:input_type -> capstan.v1.ClusterQuery
+	25, // 45: capstan.v1.AccountService.CanI:input_type -> capstan.v1.CanIRequest
+	16, // 46: capstan.v1.AccountService.ListAccounts:input_type -> capstan.v1.NameQuery
+	27, // 47: capstan.v1.AccountService.UpdatePassword:input_type -> capstan.v1.UpdatePasswordRequest
+	28, // 48: capstan.v1.AccountService.CreateToken:input_type -> capstan.v1.AccountTokenCreateRequest
+	29, // 49: capstan.v1.AccountService.DeleteToken:input_type -> capstan.v1.AccountTokenDeleteRequest
+	0,  // 50: capstan.v1.VersionService.Version:output_type -> capstan.v1.Object
+	3,  // 51: capstan.v1.SessionService.Create:output_type -> capstan.v1.SessionResponse
+	0,  // 52: capstan.v1.SessionService.Delete:output_type -> capstan.v1.Object
+	0,  // 53: capstan.v1.SessionService.GetUserInfo:output_type -> capstan.v1.Object
+	0,  // 54: capstan.v1.ApplicationService.List:output_type -> capstan.v1.Object
+	0,  // 55: capstan.v1.ApplicationService.Get:output_type -> capstan.v1.Object
+	0,  // 56: capstan.v1.ApplicationService.Create:output_type -> capstan.v1.Object
+	0,  // 57: capstan.v1.ApplicationService.Update:output_type -> capstan.v1.Object
+	0,  // 58: capstan.v1.ApplicationService.UpdateSpec:output_type -> capstan.v1.Object
+	0,  // 59: capstan.v1.ApplicationService.Patch:output_type -> capstan.v1.Object
+	0,  // 60: capstan.v1.ApplicationService.Sync:output_type -> capstan.v1.Object
+	0,  // 61: capstan.v1.ApplicationService.Rollback:output_type -> capstan.v1.Object
+	0,  // 62: capstan.v1.ApplicationService.TerminateOperation:output_type -> capstan.v1.Object
+	0,  // 63: capstan.v1.ApplicationService.Delete:output_type -> capstan.v1.Object
+	0,  // 64: capstan.v1.ApplicationService.ManagedResources:output_type -> capstan.v1.Object
+	0,  // 65: capstan.v1.ApplicationService.ResourceTree:output_type -> capstan.v1.Object
+	0,  // 66: capstan.v1.ApplicationService.GetManifests:output_type -> capstan.v1.Object
+	0,  // 67: capstan.v1.ApplicationService.GetResource:output_type -> capstan.v1.Object
+	0,  // 68: capstan.v1.ApplicationService.ListResourceEvents:output_type -> capstan.v1.Object
+	15, // 69: capstan.v1.ApplicationService.Watch:output_type -> capstan.v1.ApplicationWatchEvent
+	0,  // 70: capstan.v1.ProjectService.List:output_type -> capstan.v1.Object
+	0,  // 71: capstan.v1.ProjectService.Get:output_type -> capstan.v1.Object
+	0,  // 72: capstan.v1.ProjectService.Create:output_type -> capstan.v1.Object
+	0,  // 73: capstan.v1.ProjectService.Update:output_type -> capstan.v1.Object
+	0,  // 74: capstan.v1.ProjectService.Delete:output_type -> capstan.v1.Object
+	20, // 75: capstan.v1.ProjectService.CreateToken:output_type -> capstan.v1.TokenResponse
+	0,  // 76: capstan.v1.ProjectService.DeleteToken:output_type -> capstan.v1.Object
+	0,  // 77: capstan.v1.RepositoryService.List:output_type -> capstan.v1.Object
+	0,  // 78: capstan.v1.RepositoryService.Get:output_type -> capstan.v1.Object
+	0,  // 79: capstan.v1.RepositoryService.Create:output_type -> capstan.v1.Object
+	0,  // 80: capstan.v1.RepositoryService.Delete:output_type -> capstan.v1.Object
+	0,  // 81: capstan.v1.RepoCredsService.ListRepositoryCredentials:output_type -> capstan.v1.Object
+	0,  // 82: capstan.v1.RepoCredsService.CreateRepositoryCredentials:output_type -> capstan.v1.Object
+	0,  // 83: capstan.v1.RepoCredsService.DeleteRepositoryCredentials:output_type -> capstan.v1.Object
+	0,  // 84: capstan.v1.ClusterService.List:output_type -> capstan.v1.Object
+	0,  // 85: capstan.v1.ClusterService.Get:output_type -> capstan.v1.Object
+	0,  // 86: capstan.v1.ClusterService.Create:output_type -> capstan.v1.Object
+	0,  // 87: capstan.v1.ClusterService.Delete:output_type -> capstan.v1.Object
+	0,  // 88: capstan.v1.ClusterService.RotateAuth:output_type -> capstan.v1.Object
+	26, // 89: capstan.v1.AccountService.CanI:output_type -> capstan.v1.CanIResponse
+	0,  // 90: capstan.v1.AccountService.ListAccounts:output_type -> capstan.v1.Object
+	0,  // 91: capstan.v1.AccountService.UpdatePassword:output_type -> capstan.v1.Object
+	20, // 92: capstan.v1.AccountService.CreateToken:output_type -> capstan.v1.TokenResponse
+	0,  // 93: capstan.v1.AccountService.DeleteToken:output_type -> capstan.v1.Object
+	50, // [50:94] is the sub-list for method output_type
+	6,  // [6:50] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_capstan_v1_api_proto_init() }
@@ -899,16 +2057,16 @@ func file_capstan_v1_api_proto_init() {
 	if File_capstan_v1_api_proto != nil {
 		return
 	}
-	file_capstan_v1_api_proto_msgTypes[7].OneofWrappers = []any{}
+	file_capstan_v1_api_proto_msgTypes[8].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_capstan_v1_api_proto_rawDesc), len(file_capstan_v1_api_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   13,
+			NumMessages:   30,
 			NumExtensions: 0,
-			NumServices:   7,
+			NumServices:   8,
 		},
 		GoTypes:           file_capstan_v1_api_proto_goTypes,
 		DependencyIndexes: file_capstan_v1_api_proto_depIdxs,

@@ -36,6 +36,8 @@ const (
 	ProjectServiceName = "capstan.v1.ProjectService"
 	// RepositoryServiceName is the fully-qualified name of the RepositoryService service.
 	RepositoryServiceName = "capstan.v1.RepositoryService"
+	// RepoCredsServiceName is the fully-qualified name of the RepoCredsService service.
+	RepoCredsServiceName = "capstan.v1.RepoCredsService"
 	// ClusterServiceName is the fully-qualified name of the ClusterService service.
 	ClusterServiceName = "capstan.v1.ClusterService"
 	// AccountServiceName is the fully-qualified name of the AccountService service.
@@ -54,6 +56,8 @@ const (
 	VersionServiceVersionProcedure = "/capstan.v1.VersionService/Version"
 	// SessionServiceCreateProcedure is the fully-qualified name of the SessionService's Create RPC.
 	SessionServiceCreateProcedure = "/capstan.v1.SessionService/Create"
+	// SessionServiceDeleteProcedure is the fully-qualified name of the SessionService's Delete RPC.
+	SessionServiceDeleteProcedure = "/capstan.v1.SessionService/Delete"
 	// SessionServiceGetUserInfoProcedure is the fully-qualified name of the SessionService's
 	// GetUserInfo RPC.
 	SessionServiceGetUserInfoProcedure = "/capstan.v1.SessionService/GetUserInfo"
@@ -64,6 +68,15 @@ const (
 	// ApplicationServiceCreateProcedure is the fully-qualified name of the ApplicationService's Create
 	// RPC.
 	ApplicationServiceCreateProcedure = "/capstan.v1.ApplicationService/Create"
+	// ApplicationServiceUpdateProcedure is the fully-qualified name of the ApplicationService's Update
+	// RPC.
+	ApplicationServiceUpdateProcedure = "/capstan.v1.ApplicationService/Update"
+	// ApplicationServiceUpdateSpecProcedure is the fully-qualified name of the ApplicationService's
+	// UpdateSpec RPC.
+	ApplicationServiceUpdateSpecProcedure = "/capstan.v1.ApplicationService/UpdateSpec"
+	// ApplicationServicePatchProcedure is the fully-qualified name of the ApplicationService's Patch
+	// RPC.
+	ApplicationServicePatchProcedure = "/capstan.v1.ApplicationService/Patch"
 	// ApplicationServiceSyncProcedure is the fully-qualified name of the ApplicationService's Sync RPC.
 	ApplicationServiceSyncProcedure = "/capstan.v1.ApplicationService/Sync"
 	// ApplicationServiceRollbackProcedure is the fully-qualified name of the ApplicationService's
@@ -81,6 +94,15 @@ const (
 	// ApplicationServiceResourceTreeProcedure is the fully-qualified name of the ApplicationService's
 	// ResourceTree RPC.
 	ApplicationServiceResourceTreeProcedure = "/capstan.v1.ApplicationService/ResourceTree"
+	// ApplicationServiceGetManifestsProcedure is the fully-qualified name of the ApplicationService's
+	// GetManifests RPC.
+	ApplicationServiceGetManifestsProcedure = "/capstan.v1.ApplicationService/GetManifests"
+	// ApplicationServiceGetResourceProcedure is the fully-qualified name of the ApplicationService's
+	// GetResource RPC.
+	ApplicationServiceGetResourceProcedure = "/capstan.v1.ApplicationService/GetResource"
+	// ApplicationServiceListResourceEventsProcedure is the fully-qualified name of the
+	// ApplicationService's ListResourceEvents RPC.
+	ApplicationServiceListResourceEventsProcedure = "/capstan.v1.ApplicationService/ListResourceEvents"
 	// ApplicationServiceWatchProcedure is the fully-qualified name of the ApplicationService's Watch
 	// RPC.
 	ApplicationServiceWatchProcedure = "/capstan.v1.ApplicationService/Watch"
@@ -88,15 +110,62 @@ const (
 	ProjectServiceListProcedure = "/capstan.v1.ProjectService/List"
 	// ProjectServiceGetProcedure is the fully-qualified name of the ProjectService's Get RPC.
 	ProjectServiceGetProcedure = "/capstan.v1.ProjectService/Get"
+	// ProjectServiceCreateProcedure is the fully-qualified name of the ProjectService's Create RPC.
+	ProjectServiceCreateProcedure = "/capstan.v1.ProjectService/Create"
+	// ProjectServiceUpdateProcedure is the fully-qualified name of the ProjectService's Update RPC.
+	ProjectServiceUpdateProcedure = "/capstan.v1.ProjectService/Update"
+	// ProjectServiceDeleteProcedure is the fully-qualified name of the ProjectService's Delete RPC.
+	ProjectServiceDeleteProcedure = "/capstan.v1.ProjectService/Delete"
+	// ProjectServiceCreateTokenProcedure is the fully-qualified name of the ProjectService's
+	// CreateToken RPC.
+	ProjectServiceCreateTokenProcedure = "/capstan.v1.ProjectService/CreateToken"
+	// ProjectServiceDeleteTokenProcedure is the fully-qualified name of the ProjectService's
+	// DeleteToken RPC.
+	ProjectServiceDeleteTokenProcedure = "/capstan.v1.ProjectService/DeleteToken"
 	// RepositoryServiceListProcedure is the fully-qualified name of the RepositoryService's List RPC.
 	RepositoryServiceListProcedure = "/capstan.v1.RepositoryService/List"
+	// RepositoryServiceGetProcedure is the fully-qualified name of the RepositoryService's Get RPC.
+	RepositoryServiceGetProcedure = "/capstan.v1.RepositoryService/Get"
+	// RepositoryServiceCreateProcedure is the fully-qualified name of the RepositoryService's Create
+	// RPC.
+	RepositoryServiceCreateProcedure = "/capstan.v1.RepositoryService/Create"
+	// RepositoryServiceDeleteProcedure is the fully-qualified name of the RepositoryService's Delete
+	// RPC.
+	RepositoryServiceDeleteProcedure = "/capstan.v1.RepositoryService/Delete"
+	// RepoCredsServiceListRepositoryCredentialsProcedure is the fully-qualified name of the
+	// RepoCredsService's ListRepositoryCredentials RPC.
+	RepoCredsServiceListRepositoryCredentialsProcedure = "/capstan.v1.RepoCredsService/ListRepositoryCredentials"
+	// RepoCredsServiceCreateRepositoryCredentialsProcedure is the fully-qualified name of the
+	// RepoCredsService's CreateRepositoryCredentials RPC.
+	RepoCredsServiceCreateRepositoryCredentialsProcedure = "/capstan.v1.RepoCredsService/CreateRepositoryCredentials"
+	// RepoCredsServiceDeleteRepositoryCredentialsProcedure is the fully-qualified name of the
+	// RepoCredsService's DeleteRepositoryCredentials RPC.
+	RepoCredsServiceDeleteRepositoryCredentialsProcedure = "/capstan.v1.RepoCredsService/DeleteRepositoryCredentials"
 	// ClusterServiceListProcedure is the fully-qualified name of the ClusterService's List RPC.
 	ClusterServiceListProcedure = "/capstan.v1.ClusterService/List"
+	// ClusterServiceGetProcedure is the fully-qualified name of the ClusterService's Get RPC.
+	ClusterServiceGetProcedure = "/capstan.v1.ClusterService/Get"
+	// ClusterServiceCreateProcedure is the fully-qualified name of the ClusterService's Create RPC.
+	ClusterServiceCreateProcedure = "/capstan.v1.ClusterService/Create"
+	// ClusterServiceDeleteProcedure is the fully-qualified name of the ClusterService's Delete RPC.
+	ClusterServiceDeleteProcedure = "/capstan.v1.ClusterService/Delete"
+	// ClusterServiceRotateAuthProcedure is the fully-qualified name of the ClusterService's RotateAuth
+	// RPC.
+	ClusterServiceRotateAuthProcedure = "/capstan.v1.ClusterService/RotateAuth"
 	// AccountServiceCanIProcedure is the fully-qualified name of the AccountService's CanI RPC.
 	AccountServiceCanIProcedure = "/capstan.v1.AccountService/CanI"
 	// AccountServiceListAccountsProcedure is the fully-qualified name of the AccountService's
 	// ListAccounts RPC.
 	AccountServiceListAccountsProcedure = "/capstan.v1.AccountService/ListAccounts"
+	// AccountServiceUpdatePasswordProcedure is the fully-qualified name of the AccountService's
+	// UpdatePassword RPC.
+	AccountServiceUpdatePasswordProcedure = "/capstan.v1.AccountService/UpdatePassword"
+	// AccountServiceCreateTokenProcedure is the fully-qualified name of the AccountService's
+	// CreateToken RPC.
+	AccountServiceCreateTokenProcedure = "/capstan.v1.AccountService/CreateToken"
+	// AccountServiceDeleteTokenProcedure is the fully-qualified name of the AccountService's
+	// DeleteToken RPC.
+	AccountServiceDeleteTokenProcedure = "/capstan.v1.AccountService/DeleteToken"
 )
 
 // VersionServiceClient is a client for the capstan.v1.VersionService service.
@@ -175,6 +244,8 @@ func (UnimplementedVersionServiceHandler) Version(context.Context, *connect.Requ
 type SessionServiceClient interface {
 	// Create logs a local account in and returns a session token.
 	Create(context.Context, *connect.Request[capstanv1.SessionCreateRequest]) (*connect.Response[capstanv1.SessionResponse], error)
+	// Delete ends a browser session (clears its cookie).
+	Delete(context.Context, *connect.Request[capstanv1.SessionDeleteRequest]) (*connect.Response[capstanv1.Object], error)
 	// GetUserInfo tells who the caller is.
 	GetUserInfo(context.Context, *connect.Request[capstanv1.UserInfoRequest]) (*connect.Response[capstanv1.Object], error)
 }
@@ -196,6 +267,12 @@ func NewSessionServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(sessionServiceMethods.ByName("Create")),
 			connect.WithClientOptions(opts...),
 		),
+		delete: connect.NewClient[capstanv1.SessionDeleteRequest, capstanv1.Object](
+			httpClient,
+			baseURL+SessionServiceDeleteProcedure,
+			connect.WithSchema(sessionServiceMethods.ByName("Delete")),
+			connect.WithClientOptions(opts...),
+		),
 		getUserInfo: connect.NewClient[capstanv1.UserInfoRequest, capstanv1.Object](
 			httpClient,
 			baseURL+SessionServiceGetUserInfoProcedure,
@@ -208,12 +285,18 @@ func NewSessionServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 // sessionServiceClient implements SessionServiceClient.
 type sessionServiceClient struct {
 	create      *connect.Client[capstanv1.SessionCreateRequest, capstanv1.SessionResponse]
+	delete      *connect.Client[capstanv1.SessionDeleteRequest, capstanv1.Object]
 	getUserInfo *connect.Client[capstanv1.UserInfoRequest, capstanv1.Object]
 }
 
 // Create calls capstan.v1.SessionService.Create.
 func (c *sessionServiceClient) Create(ctx context.Context, req *connect.Request[capstanv1.SessionCreateRequest]) (*connect.Response[capstanv1.SessionResponse], error) {
 	return c.create.CallUnary(ctx, req)
+}
+
+// Delete calls capstan.v1.SessionService.Delete.
+func (c *sessionServiceClient) Delete(ctx context.Context, req *connect.Request[capstanv1.SessionDeleteRequest]) (*connect.Response[capstanv1.Object], error) {
+	return c.delete.CallUnary(ctx, req)
 }
 
 // GetUserInfo calls capstan.v1.SessionService.GetUserInfo.
@@ -225,6 +308,8 @@ func (c *sessionServiceClient) GetUserInfo(ctx context.Context, req *connect.Req
 type SessionServiceHandler interface {
 	// Create logs a local account in and returns a session token.
 	Create(context.Context, *connect.Request[capstanv1.SessionCreateRequest]) (*connect.Response[capstanv1.SessionResponse], error)
+	// Delete ends a browser session (clears its cookie).
+	Delete(context.Context, *connect.Request[capstanv1.SessionDeleteRequest]) (*connect.Response[capstanv1.Object], error)
 	// GetUserInfo tells who the caller is.
 	GetUserInfo(context.Context, *connect.Request[capstanv1.UserInfoRequest]) (*connect.Response[capstanv1.Object], error)
 }
@@ -242,6 +327,12 @@ func NewSessionServiceHandler(svc SessionServiceHandler, opts ...connect.Handler
 		connect.WithSchema(sessionServiceMethods.ByName("Create")),
 		connect.WithHandlerOptions(opts...),
 	)
+	sessionServiceDeleteHandler := connect.NewUnaryHandler(
+		SessionServiceDeleteProcedure,
+		svc.Delete,
+		connect.WithSchema(sessionServiceMethods.ByName("Delete")),
+		connect.WithHandlerOptions(opts...),
+	)
 	sessionServiceGetUserInfoHandler := connect.NewUnaryHandler(
 		SessionServiceGetUserInfoProcedure,
 		svc.GetUserInfo,
@@ -252,6 +343,8 @@ func NewSessionServiceHandler(svc SessionServiceHandler, opts ...connect.Handler
 		switch r.URL.Path {
 		case SessionServiceCreateProcedure:
 			sessionServiceCreateHandler.ServeHTTP(w, r)
+		case SessionServiceDeleteProcedure:
+			sessionServiceDeleteHandler.ServeHTTP(w, r)
 		case SessionServiceGetUserInfoProcedure:
 			sessionServiceGetUserInfoHandler.ServeHTTP(w, r)
 		default:
@@ -267,6 +360,10 @@ func (UnimplementedSessionServiceHandler) Create(context.Context, *connect.Reque
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.SessionService.Create is not implemented"))
 }
 
+func (UnimplementedSessionServiceHandler) Delete(context.Context, *connect.Request[capstanv1.SessionDeleteRequest]) (*connect.Response[capstanv1.Object], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.SessionService.Delete is not implemented"))
+}
+
 func (UnimplementedSessionServiceHandler) GetUserInfo(context.Context, *connect.Request[capstanv1.UserInfoRequest]) (*connect.Response[capstanv1.Object], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.SessionService.GetUserInfo is not implemented"))
 }
@@ -276,12 +373,18 @@ type ApplicationServiceClient interface {
 	List(context.Context, *connect.Request[capstanv1.ApplicationQuery]) (*connect.Response[capstanv1.Object], error)
 	Get(context.Context, *connect.Request[capstanv1.ApplicationQuery]) (*connect.Response[capstanv1.Object], error)
 	Create(context.Context, *connect.Request[capstanv1.Object]) (*connect.Response[capstanv1.Object], error)
+	Update(context.Context, *connect.Request[capstanv1.Object]) (*connect.Response[capstanv1.Object], error)
+	UpdateSpec(context.Context, *connect.Request[capstanv1.ApplicationUpdateSpecRequest]) (*connect.Response[capstanv1.Object], error)
+	Patch(context.Context, *connect.Request[capstanv1.ApplicationPatchRequest]) (*connect.Response[capstanv1.Object], error)
 	Sync(context.Context, *connect.Request[capstanv1.ApplicationSyncRequest]) (*connect.Response[capstanv1.Object], error)
 	Rollback(context.Context, *connect.Request[capstanv1.ApplicationRollbackRequest]) (*connect.Response[capstanv1.Object], error)
 	TerminateOperation(context.Context, *connect.Request[capstanv1.ApplicationQuery]) (*connect.Response[capstanv1.Object], error)
 	Delete(context.Context, *connect.Request[capstanv1.ApplicationDeleteRequest]) (*connect.Response[capstanv1.Object], error)
 	ManagedResources(context.Context, *connect.Request[capstanv1.ApplicationQuery]) (*connect.Response[capstanv1.Object], error)
 	ResourceTree(context.Context, *connect.Request[capstanv1.ApplicationQuery]) (*connect.Response[capstanv1.Object], error)
+	GetManifests(context.Context, *connect.Request[capstanv1.ApplicationManifestQuery]) (*connect.Response[capstanv1.Object], error)
+	GetResource(context.Context, *connect.Request[capstanv1.ApplicationResourceRequest]) (*connect.Response[capstanv1.Object], error)
+	ListResourceEvents(context.Context, *connect.Request[capstanv1.ApplicationResourceEventsQuery]) (*connect.Response[capstanv1.Object], error)
 	// Watch streams the Applications the caller may see as they change.
 	Watch(context.Context, *connect.Request[capstanv1.ApplicationQuery]) (*connect.ServerStreamForClient[capstanv1.ApplicationWatchEvent], error)
 }
@@ -313,6 +416,24 @@ func NewApplicationServiceClient(httpClient connect.HTTPClient, baseURL string, 
 			httpClient,
 			baseURL+ApplicationServiceCreateProcedure,
 			connect.WithSchema(applicationServiceMethods.ByName("Create")),
+			connect.WithClientOptions(opts...),
+		),
+		update: connect.NewClient[capstanv1.Object, capstanv1.Object](
+			httpClient,
+			baseURL+ApplicationServiceUpdateProcedure,
+			connect.WithSchema(applicationServiceMethods.ByName("Update")),
+			connect.WithClientOptions(opts...),
+		),
+		updateSpec: connect.NewClient[capstanv1.ApplicationUpdateSpecRequest, capstanv1.Object](
+			httpClient,
+			baseURL+ApplicationServiceUpdateSpecProcedure,
+			connect.WithSchema(applicationServiceMethods.ByName("UpdateSpec")),
+			connect.WithClientOptions(opts...),
+		),
+		patch: connect.NewClient[capstanv1.ApplicationPatchRequest, capstanv1.Object](
+			httpClient,
+			baseURL+ApplicationServicePatchProcedure,
+			connect.WithSchema(applicationServiceMethods.ByName("Patch")),
 			connect.WithClientOptions(opts...),
 		),
 		sync: connect.NewClient[capstanv1.ApplicationSyncRequest, capstanv1.Object](
@@ -351,6 +472,24 @@ func NewApplicationServiceClient(httpClient connect.HTTPClient, baseURL string, 
 			connect.WithSchema(applicationServiceMethods.ByName("ResourceTree")),
 			connect.WithClientOptions(opts...),
 		),
+		getManifests: connect.NewClient[capstanv1.ApplicationManifestQuery, capstanv1.Object](
+			httpClient,
+			baseURL+ApplicationServiceGetManifestsProcedure,
+			connect.WithSchema(applicationServiceMethods.ByName("GetManifests")),
+			connect.WithClientOptions(opts...),
+		),
+		getResource: connect.NewClient[capstanv1.ApplicationResourceRequest, capstanv1.Object](
+			httpClient,
+			baseURL+ApplicationServiceGetResourceProcedure,
+			connect.WithSchema(applicationServiceMethods.ByName("GetResource")),
+			connect.WithClientOptions(opts...),
+		),
+		listResourceEvents: connect.NewClient[capstanv1.ApplicationResourceEventsQuery, capstanv1.Object](
+			httpClient,
+			baseURL+ApplicationServiceListResourceEventsProcedure,
+			connect.WithSchema(applicationServiceMethods.ByName("ListResourceEvents")),
+			connect.WithClientOptions(opts...),
+		),
 		watch: connect.NewClient[capstanv1.ApplicationQuery, capstanv1.ApplicationWatchEvent](
 			httpClient,
 			baseURL+ApplicationServiceWatchProcedure,
@@ -365,12 +504,18 @@ type applicationServiceClient struct {
 	list               *connect.Client[capstanv1.ApplicationQuery, capstanv1.Object]
 	get                *connect.Client[capstanv1.ApplicationQuery, capstanv1.Object]
 	create             *connect.Client[capstanv1.Object, capstanv1.Object]
+	update             *connect.Client[capstanv1.Object, capstanv1.Object]
+	updateSpec         *connect.Client[capstanv1.ApplicationUpdateSpecRequest, capstanv1.Object]
+	patch              *connect.Client[capstanv1.ApplicationPatchRequest, capstanv1.Object]
 	sync               *connect.Client[capstanv1.ApplicationSyncRequest, capstanv1.Object]
 	rollback           *connect.Client[capstanv1.ApplicationRollbackRequest, capstanv1.Object]
 	terminateOperation *connect.Client[capstanv1.ApplicationQuery, capstanv1.Object]
 	delete             *connect.Client[capstanv1.ApplicationDeleteRequest, capstanv1.Object]
 	managedResources   *connect.Client[capstanv1.ApplicationQuery, capstanv1.Object]
 	resourceTree       *connect.Client[capstanv1.ApplicationQuery, capstanv1.Object]
+	getManifests       *connect.Client[capstanv1.ApplicationManifestQuery, capstanv1.Object]
+	getResource        *connect.Client[capstanv1.ApplicationResourceRequest, capstanv1.Object]
+	listResourceEvents *connect.Client[capstanv1.ApplicationResourceEventsQuery, capstanv1.Object]
 	watch              *connect.Client[capstanv1.ApplicationQuery, capstanv1.ApplicationWatchEvent]
 }
 
@@ -387,6 +532,21 @@ func (c *applicationServiceClient) Get(ctx context.Context, req *connect.Request
 // Create calls capstan.v1.ApplicationService.Create.
 func (c *applicationServiceClient) Create(ctx context.Context, req *connect.Request[capstanv1.Object]) (*connect.Response[capstanv1.Object], error) {
 	return c.create.CallUnary(ctx, req)
+}
+
+// Update calls capstan.v1.ApplicationService.Update.
+func (c *applicationServiceClient) Update(ctx context.Context, req *connect.Request[capstanv1.Object]) (*connect.Response[capstanv1.Object], error) {
+	return c.update.CallUnary(ctx, req)
+}
+
+// UpdateSpec calls capstan.v1.ApplicationService.UpdateSpec.
+func (c *applicationServiceClient) UpdateSpec(ctx context.Context, req *connect.Request[capstanv1.ApplicationUpdateSpecRequest]) (*connect.Response[capstanv1.Object], error) {
+	return c.updateSpec.CallUnary(ctx, req)
+}
+
+// Patch calls capstan.v1.ApplicationService.Patch.
+func (c *applicationServiceClient) Patch(ctx context.Context, req *connect.Request[capstanv1.ApplicationPatchRequest]) (*connect.Response[capstanv1.Object], error) {
+	return c.patch.CallUnary(ctx, req)
 }
 
 // Sync calls capstan.v1.ApplicationService.Sync.
@@ -419,6 +579,21 @@ func (c *applicationServiceClient) ResourceTree(ctx context.Context, req *connec
 	return c.resourceTree.CallUnary(ctx, req)
 }
 
+// GetManifests calls capstan.v1.ApplicationService.GetManifests.
+func (c *applicationServiceClient) GetManifests(ctx context.Context, req *connect.Request[capstanv1.ApplicationManifestQuery]) (*connect.Response[capstanv1.Object], error) {
+	return c.getManifests.CallUnary(ctx, req)
+}
+
+// GetResource calls capstan.v1.ApplicationService.GetResource.
+func (c *applicationServiceClient) GetResource(ctx context.Context, req *connect.Request[capstanv1.ApplicationResourceRequest]) (*connect.Response[capstanv1.Object], error) {
+	return c.getResource.CallUnary(ctx, req)
+}
+
+// ListResourceEvents calls capstan.v1.ApplicationService.ListResourceEvents.
+func (c *applicationServiceClient) ListResourceEvents(ctx context.Context, req *connect.Request[capstanv1.ApplicationResourceEventsQuery]) (*connect.Response[capstanv1.Object], error) {
+	return c.listResourceEvents.CallUnary(ctx, req)
+}
+
 // Watch calls capstan.v1.ApplicationService.Watch.
 func (c *applicationServiceClient) Watch(ctx context.Context, req *connect.Request[capstanv1.ApplicationQuery]) (*connect.ServerStreamForClient[capstanv1.ApplicationWatchEvent], error) {
 	return c.watch.CallServerStream(ctx, req)
@@ -429,12 +604,18 @@ type ApplicationServiceHandler interface {
 	List(context.Context, *connect.Request[capstanv1.ApplicationQuery]) (*connect.Response[capstanv1.Object], error)
 	Get(context.Context, *connect.Request[capstanv1.ApplicationQuery]) (*connect.Response[capstanv1.Object], error)
 	Create(context.Context, *connect.Request[capstanv1.Object]) (*connect.Response[capstanv1.Object], error)
+	Update(context.Context, *connect.Request[capstanv1.Object]) (*connect.Response[capstanv1.Object], error)
+	UpdateSpec(context.Context, *connect.Request[capstanv1.ApplicationUpdateSpecRequest]) (*connect.Response[capstanv1.Object], error)
+	Patch(context.Context, *connect.Request[capstanv1.ApplicationPatchRequest]) (*connect.Response[capstanv1.Object], error)
 	Sync(context.Context, *connect.Request[capstanv1.ApplicationSyncRequest]) (*connect.Response[capstanv1.Object], error)
 	Rollback(context.Context, *connect.Request[capstanv1.ApplicationRollbackRequest]) (*connect.Response[capstanv1.Object], error)
 	TerminateOperation(context.Context, *connect.Request[capstanv1.ApplicationQuery]) (*connect.Response[capstanv1.Object], error)
 	Delete(context.Context, *connect.Request[capstanv1.ApplicationDeleteRequest]) (*connect.Response[capstanv1.Object], error)
 	ManagedResources(context.Context, *connect.Request[capstanv1.ApplicationQuery]) (*connect.Response[capstanv1.Object], error)
 	ResourceTree(context.Context, *connect.Request[capstanv1.ApplicationQuery]) (*connect.Response[capstanv1.Object], error)
+	GetManifests(context.Context, *connect.Request[capstanv1.ApplicationManifestQuery]) (*connect.Response[capstanv1.Object], error)
+	GetResource(context.Context, *connect.Request[capstanv1.ApplicationResourceRequest]) (*connect.Response[capstanv1.Object], error)
+	ListResourceEvents(context.Context, *connect.Request[capstanv1.ApplicationResourceEventsQuery]) (*connect.Response[capstanv1.Object], error)
 	// Watch streams the Applications the caller may see as they change.
 	Watch(context.Context, *connect.Request[capstanv1.ApplicationQuery], *connect.ServerStream[capstanv1.ApplicationWatchEvent]) error
 }
@@ -462,6 +643,24 @@ func NewApplicationServiceHandler(svc ApplicationServiceHandler, opts ...connect
 		ApplicationServiceCreateProcedure,
 		svc.Create,
 		connect.WithSchema(applicationServiceMethods.ByName("Create")),
+		connect.WithHandlerOptions(opts...),
+	)
+	applicationServiceUpdateHandler := connect.NewUnaryHandler(
+		ApplicationServiceUpdateProcedure,
+		svc.Update,
+		connect.WithSchema(applicationServiceMethods.ByName("Update")),
+		connect.WithHandlerOptions(opts...),
+	)
+	applicationServiceUpdateSpecHandler := connect.NewUnaryHandler(
+		ApplicationServiceUpdateSpecProcedure,
+		svc.UpdateSpec,
+		connect.WithSchema(applicationServiceMethods.ByName("UpdateSpec")),
+		connect.WithHandlerOptions(opts...),
+	)
+	applicationServicePatchHandler := connect.NewUnaryHandler(
+		ApplicationServicePatchProcedure,
+		svc.Patch,
+		connect.WithSchema(applicationServiceMethods.ByName("Patch")),
 		connect.WithHandlerOptions(opts...),
 	)
 	applicationServiceSyncHandler := connect.NewUnaryHandler(
@@ -500,6 +699,24 @@ func NewApplicationServiceHandler(svc ApplicationServiceHandler, opts ...connect
 		connect.WithSchema(applicationServiceMethods.ByName("ResourceTree")),
 		connect.WithHandlerOptions(opts...),
 	)
+	applicationServiceGetManifestsHandler := connect.NewUnaryHandler(
+		ApplicationServiceGetManifestsProcedure,
+		svc.GetManifests,
+		connect.WithSchema(applicationServiceMethods.ByName("GetManifests")),
+		connect.WithHandlerOptions(opts...),
+	)
+	applicationServiceGetResourceHandler := connect.NewUnaryHandler(
+		ApplicationServiceGetResourceProcedure,
+		svc.GetResource,
+		connect.WithSchema(applicationServiceMethods.ByName("GetResource")),
+		connect.WithHandlerOptions(opts...),
+	)
+	applicationServiceListResourceEventsHandler := connect.NewUnaryHandler(
+		ApplicationServiceListResourceEventsProcedure,
+		svc.ListResourceEvents,
+		connect.WithSchema(applicationServiceMethods.ByName("ListResourceEvents")),
+		connect.WithHandlerOptions(opts...),
+	)
 	applicationServiceWatchHandler := connect.NewServerStreamHandler(
 		ApplicationServiceWatchProcedure,
 		svc.Watch,
@@ -514,6 +731,12 @@ func NewApplicationServiceHandler(svc ApplicationServiceHandler, opts ...connect
 			applicationServiceGetHandler.ServeHTTP(w, r)
 		case ApplicationServiceCreateProcedure:
 			applicationServiceCreateHandler.ServeHTTP(w, r)
+		case ApplicationServiceUpdateProcedure:
+			applicationServiceUpdateHandler.ServeHTTP(w, r)
+		case ApplicationServiceUpdateSpecProcedure:
+			applicationServiceUpdateSpecHandler.ServeHTTP(w, r)
+		case ApplicationServicePatchProcedure:
+			applicationServicePatchHandler.ServeHTTP(w, r)
 		case ApplicationServiceSyncProcedure:
 			applicationServiceSyncHandler.ServeHTTP(w, r)
 		case ApplicationServiceRollbackProcedure:
@@ -526,6 +749,12 @@ func NewApplicationServiceHandler(svc ApplicationServiceHandler, opts ...connect
 			applicationServiceManagedResourcesHandler.ServeHTTP(w, r)
 		case ApplicationServiceResourceTreeProcedure:
 			applicationServiceResourceTreeHandler.ServeHTTP(w, r)
+		case ApplicationServiceGetManifestsProcedure:
+			applicationServiceGetManifestsHandler.ServeHTTP(w, r)
+		case ApplicationServiceGetResourceProcedure:
+			applicationServiceGetResourceHandler.ServeHTTP(w, r)
+		case ApplicationServiceListResourceEventsProcedure:
+			applicationServiceListResourceEventsHandler.ServeHTTP(w, r)
 		case ApplicationServiceWatchProcedure:
 			applicationServiceWatchHandler.ServeHTTP(w, r)
 		default:
@@ -547,6 +776,18 @@ func (UnimplementedApplicationServiceHandler) Get(context.Context, *connect.Requ
 
 func (UnimplementedApplicationServiceHandler) Create(context.Context, *connect.Request[capstanv1.Object]) (*connect.Response[capstanv1.Object], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.ApplicationService.Create is not implemented"))
+}
+
+func (UnimplementedApplicationServiceHandler) Update(context.Context, *connect.Request[capstanv1.Object]) (*connect.Response[capstanv1.Object], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.ApplicationService.Update is not implemented"))
+}
+
+func (UnimplementedApplicationServiceHandler) UpdateSpec(context.Context, *connect.Request[capstanv1.ApplicationUpdateSpecRequest]) (*connect.Response[capstanv1.Object], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.ApplicationService.UpdateSpec is not implemented"))
+}
+
+func (UnimplementedApplicationServiceHandler) Patch(context.Context, *connect.Request[capstanv1.ApplicationPatchRequest]) (*connect.Response[capstanv1.Object], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.ApplicationService.Patch is not implemented"))
 }
 
 func (UnimplementedApplicationServiceHandler) Sync(context.Context, *connect.Request[capstanv1.ApplicationSyncRequest]) (*connect.Response[capstanv1.Object], error) {
@@ -573,6 +814,18 @@ func (UnimplementedApplicationServiceHandler) ResourceTree(context.Context, *con
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.ApplicationService.ResourceTree is not implemented"))
 }
 
+func (UnimplementedApplicationServiceHandler) GetManifests(context.Context, *connect.Request[capstanv1.ApplicationManifestQuery]) (*connect.Response[capstanv1.Object], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.ApplicationService.GetManifests is not implemented"))
+}
+
+func (UnimplementedApplicationServiceHandler) GetResource(context.Context, *connect.Request[capstanv1.ApplicationResourceRequest]) (*connect.Response[capstanv1.Object], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.ApplicationService.GetResource is not implemented"))
+}
+
+func (UnimplementedApplicationServiceHandler) ListResourceEvents(context.Context, *connect.Request[capstanv1.ApplicationResourceEventsQuery]) (*connect.Response[capstanv1.Object], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.ApplicationService.ListResourceEvents is not implemented"))
+}
+
 func (UnimplementedApplicationServiceHandler) Watch(context.Context, *connect.Request[capstanv1.ApplicationQuery], *connect.ServerStream[capstanv1.ApplicationWatchEvent]) error {
 	return connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.ApplicationService.Watch is not implemented"))
 }
@@ -581,6 +834,11 @@ func (UnimplementedApplicationServiceHandler) Watch(context.Context, *connect.Re
 type ProjectServiceClient interface {
 	List(context.Context, *connect.Request[capstanv1.NameQuery]) (*connect.Response[capstanv1.Object], error)
 	Get(context.Context, *connect.Request[capstanv1.NameQuery]) (*connect.Response[capstanv1.Object], error)
+	Create(context.Context, *connect.Request[capstanv1.ProjectCreateRequest]) (*connect.Response[capstanv1.Object], error)
+	Update(context.Context, *connect.Request[capstanv1.Object]) (*connect.Response[capstanv1.Object], error)
+	Delete(context.Context, *connect.Request[capstanv1.NameQuery]) (*connect.Response[capstanv1.Object], error)
+	CreateToken(context.Context, *connect.Request[capstanv1.ProjectTokenCreateRequest]) (*connect.Response[capstanv1.TokenResponse], error)
+	DeleteToken(context.Context, *connect.Request[capstanv1.ProjectTokenDeleteRequest]) (*connect.Response[capstanv1.Object], error)
 }
 
 // NewProjectServiceClient constructs a client for the capstan.v1.ProjectService service. By
@@ -606,13 +864,48 @@ func NewProjectServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(projectServiceMethods.ByName("Get")),
 			connect.WithClientOptions(opts...),
 		),
+		create: connect.NewClient[capstanv1.ProjectCreateRequest, capstanv1.Object](
+			httpClient,
+			baseURL+ProjectServiceCreateProcedure,
+			connect.WithSchema(projectServiceMethods.ByName("Create")),
+			connect.WithClientOptions(opts...),
+		),
+		update: connect.NewClient[capstanv1.Object, capstanv1.Object](
+			httpClient,
+			baseURL+ProjectServiceUpdateProcedure,
+			connect.WithSchema(projectServiceMethods.ByName("Update")),
+			connect.WithClientOptions(opts...),
+		),
+		delete: connect.NewClient[capstanv1.NameQuery, capstanv1.Object](
+			httpClient,
+			baseURL+ProjectServiceDeleteProcedure,
+			connect.WithSchema(projectServiceMethods.ByName("Delete")),
+			connect.WithClientOptions(opts...),
+		),
+		createToken: connect.NewClient[capstanv1.ProjectTokenCreateRequest, capstanv1.TokenResponse](
+			httpClient,
+			baseURL+ProjectServiceCreateTokenProcedure,
+			connect.WithSchema(projectServiceMethods.ByName("CreateToken")),
+			connect.WithClientOptions(opts...),
+		),
+		deleteToken: connect.NewClient[capstanv1.ProjectTokenDeleteRequest, capstanv1.Object](
+			httpClient,
+			baseURL+ProjectServiceDeleteTokenProcedure,
+			connect.WithSchema(projectServiceMethods.ByName("DeleteToken")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // projectServiceClient implements ProjectServiceClient.
 type projectServiceClient struct {
-	list *connect.Client[capstanv1.NameQuery, capstanv1.Object]
-	get  *connect.Client[capstanv1.NameQuery, capstanv1.Object]
+	list        *connect.Client[capstanv1.NameQuery, capstanv1.Object]
+	get         *connect.Client[capstanv1.NameQuery, capstanv1.Object]
+	create      *connect.Client[capstanv1.ProjectCreateRequest, capstanv1.Object]
+	update      *connect.Client[capstanv1.Object, capstanv1.Object]
+	delete      *connect.Client[capstanv1.NameQuery, capstanv1.Object]
+	createToken *connect.Client[capstanv1.ProjectTokenCreateRequest, capstanv1.TokenResponse]
+	deleteToken *connect.Client[capstanv1.ProjectTokenDeleteRequest, capstanv1.Object]
 }
 
 // List calls capstan.v1.ProjectService.List.
@@ -625,10 +918,40 @@ func (c *projectServiceClient) Get(ctx context.Context, req *connect.Request[cap
 	return c.get.CallUnary(ctx, req)
 }
 
+// Create calls capstan.v1.ProjectService.Create.
+func (c *projectServiceClient) Create(ctx context.Context, req *connect.Request[capstanv1.ProjectCreateRequest]) (*connect.Response[capstanv1.Object], error) {
+	return c.create.CallUnary(ctx, req)
+}
+
+// Update calls capstan.v1.ProjectService.Update.
+func (c *projectServiceClient) Update(ctx context.Context, req *connect.Request[capstanv1.Object]) (*connect.Response[capstanv1.Object], error) {
+	return c.update.CallUnary(ctx, req)
+}
+
+// Delete calls capstan.v1.ProjectService.Delete.
+func (c *projectServiceClient) Delete(ctx context.Context, req *connect.Request[capstanv1.NameQuery]) (*connect.Response[capstanv1.Object], error) {
+	return c.delete.CallUnary(ctx, req)
+}
+
+// CreateToken calls capstan.v1.ProjectService.CreateToken.
+func (c *projectServiceClient) CreateToken(ctx context.Context, req *connect.Request[capstanv1.ProjectTokenCreateRequest]) (*connect.Response[capstanv1.TokenResponse], error) {
+	return c.createToken.CallUnary(ctx, req)
+}
+
+// DeleteToken calls capstan.v1.ProjectService.DeleteToken.
+func (c *projectServiceClient) DeleteToken(ctx context.Context, req *connect.Request[capstanv1.ProjectTokenDeleteRequest]) (*connect.Response[capstanv1.Object], error) {
+	return c.deleteToken.CallUnary(ctx, req)
+}
+
 // ProjectServiceHandler is an implementation of the capstan.v1.ProjectService service.
 type ProjectServiceHandler interface {
 	List(context.Context, *connect.Request[capstanv1.NameQuery]) (*connect.Response[capstanv1.Object], error)
 	Get(context.Context, *connect.Request[capstanv1.NameQuery]) (*connect.Response[capstanv1.Object], error)
+	Create(context.Context, *connect.Request[capstanv1.ProjectCreateRequest]) (*connect.Response[capstanv1.Object], error)
+	Update(context.Context, *connect.Request[capstanv1.Object]) (*connect.Response[capstanv1.Object], error)
+	Delete(context.Context, *connect.Request[capstanv1.NameQuery]) (*connect.Response[capstanv1.Object], error)
+	CreateToken(context.Context, *connect.Request[capstanv1.ProjectTokenCreateRequest]) (*connect.Response[capstanv1.TokenResponse], error)
+	DeleteToken(context.Context, *connect.Request[capstanv1.ProjectTokenDeleteRequest]) (*connect.Response[capstanv1.Object], error)
 }
 
 // NewProjectServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -650,12 +973,52 @@ func NewProjectServiceHandler(svc ProjectServiceHandler, opts ...connect.Handler
 		connect.WithSchema(projectServiceMethods.ByName("Get")),
 		connect.WithHandlerOptions(opts...),
 	)
+	projectServiceCreateHandler := connect.NewUnaryHandler(
+		ProjectServiceCreateProcedure,
+		svc.Create,
+		connect.WithSchema(projectServiceMethods.ByName("Create")),
+		connect.WithHandlerOptions(opts...),
+	)
+	projectServiceUpdateHandler := connect.NewUnaryHandler(
+		ProjectServiceUpdateProcedure,
+		svc.Update,
+		connect.WithSchema(projectServiceMethods.ByName("Update")),
+		connect.WithHandlerOptions(opts...),
+	)
+	projectServiceDeleteHandler := connect.NewUnaryHandler(
+		ProjectServiceDeleteProcedure,
+		svc.Delete,
+		connect.WithSchema(projectServiceMethods.ByName("Delete")),
+		connect.WithHandlerOptions(opts...),
+	)
+	projectServiceCreateTokenHandler := connect.NewUnaryHandler(
+		ProjectServiceCreateTokenProcedure,
+		svc.CreateToken,
+		connect.WithSchema(projectServiceMethods.ByName("CreateToken")),
+		connect.WithHandlerOptions(opts...),
+	)
+	projectServiceDeleteTokenHandler := connect.NewUnaryHandler(
+		ProjectServiceDeleteTokenProcedure,
+		svc.DeleteToken,
+		connect.WithSchema(projectServiceMethods.ByName("DeleteToken")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/capstan.v1.ProjectService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case ProjectServiceListProcedure:
 			projectServiceListHandler.ServeHTTP(w, r)
 		case ProjectServiceGetProcedure:
 			projectServiceGetHandler.ServeHTTP(w, r)
+		case ProjectServiceCreateProcedure:
+			projectServiceCreateHandler.ServeHTTP(w, r)
+		case ProjectServiceUpdateProcedure:
+			projectServiceUpdateHandler.ServeHTTP(w, r)
+		case ProjectServiceDeleteProcedure:
+			projectServiceDeleteHandler.ServeHTTP(w, r)
+		case ProjectServiceCreateTokenProcedure:
+			projectServiceCreateTokenHandler.ServeHTTP(w, r)
+		case ProjectServiceDeleteTokenProcedure:
+			projectServiceDeleteTokenHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -673,9 +1036,32 @@ func (UnimplementedProjectServiceHandler) Get(context.Context, *connect.Request[
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.ProjectService.Get is not implemented"))
 }
 
+func (UnimplementedProjectServiceHandler) Create(context.Context, *connect.Request[capstanv1.ProjectCreateRequest]) (*connect.Response[capstanv1.Object], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.ProjectService.Create is not implemented"))
+}
+
+func (UnimplementedProjectServiceHandler) Update(context.Context, *connect.Request[capstanv1.Object]) (*connect.Response[capstanv1.Object], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.ProjectService.Update is not implemented"))
+}
+
+func (UnimplementedProjectServiceHandler) Delete(context.Context, *connect.Request[capstanv1.NameQuery]) (*connect.Response[capstanv1.Object], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.ProjectService.Delete is not implemented"))
+}
+
+func (UnimplementedProjectServiceHandler) CreateToken(context.Context, *connect.Request[capstanv1.ProjectTokenCreateRequest]) (*connect.Response[capstanv1.TokenResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.ProjectService.CreateToken is not implemented"))
+}
+
+func (UnimplementedProjectServiceHandler) DeleteToken(context.Context, *connect.Request[capstanv1.ProjectTokenDeleteRequest]) (*connect.Response[capstanv1.Object], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.ProjectService.DeleteToken is not implemented"))
+}
+
 // RepositoryServiceClient is a client for the capstan.v1.RepositoryService service.
 type RepositoryServiceClient interface {
 	List(context.Context, *connect.Request[capstanv1.NameQuery]) (*connect.Response[capstanv1.Object], error)
+	Get(context.Context, *connect.Request[capstanv1.RepoQuery]) (*connect.Response[capstanv1.Object], error)
+	Create(context.Context, *connect.Request[capstanv1.RepoCreateRequest]) (*connect.Response[capstanv1.Object], error)
+	Delete(context.Context, *connect.Request[capstanv1.RepoQuery]) (*connect.Response[capstanv1.Object], error)
 }
 
 // NewRepositoryServiceClient constructs a client for the capstan.v1.RepositoryService service. By
@@ -695,12 +1081,33 @@ func NewRepositoryServiceClient(httpClient connect.HTTPClient, baseURL string, o
 			connect.WithSchema(repositoryServiceMethods.ByName("List")),
 			connect.WithClientOptions(opts...),
 		),
+		get: connect.NewClient[capstanv1.RepoQuery, capstanv1.Object](
+			httpClient,
+			baseURL+RepositoryServiceGetProcedure,
+			connect.WithSchema(repositoryServiceMethods.ByName("Get")),
+			connect.WithClientOptions(opts...),
+		),
+		create: connect.NewClient[capstanv1.RepoCreateRequest, capstanv1.Object](
+			httpClient,
+			baseURL+RepositoryServiceCreateProcedure,
+			connect.WithSchema(repositoryServiceMethods.ByName("Create")),
+			connect.WithClientOptions(opts...),
+		),
+		delete: connect.NewClient[capstanv1.RepoQuery, capstanv1.Object](
+			httpClient,
+			baseURL+RepositoryServiceDeleteProcedure,
+			connect.WithSchema(repositoryServiceMethods.ByName("Delete")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // repositoryServiceClient implements RepositoryServiceClient.
 type repositoryServiceClient struct {
-	list *connect.Client[capstanv1.NameQuery, capstanv1.Object]
+	list   *connect.Client[capstanv1.NameQuery, capstanv1.Object]
+	get    *connect.Client[capstanv1.RepoQuery, capstanv1.Object]
+	create *connect.Client[capstanv1.RepoCreateRequest, capstanv1.Object]
+	delete *connect.Client[capstanv1.RepoQuery, capstanv1.Object]
 }
 
 // List calls capstan.v1.RepositoryService.List.
@@ -708,9 +1115,27 @@ func (c *repositoryServiceClient) List(ctx context.Context, req *connect.Request
 	return c.list.CallUnary(ctx, req)
 }
 
+// Get calls capstan.v1.RepositoryService.Get.
+func (c *repositoryServiceClient) Get(ctx context.Context, req *connect.Request[capstanv1.RepoQuery]) (*connect.Response[capstanv1.Object], error) {
+	return c.get.CallUnary(ctx, req)
+}
+
+// Create calls capstan.v1.RepositoryService.Create.
+func (c *repositoryServiceClient) Create(ctx context.Context, req *connect.Request[capstanv1.RepoCreateRequest]) (*connect.Response[capstanv1.Object], error) {
+	return c.create.CallUnary(ctx, req)
+}
+
+// Delete calls capstan.v1.RepositoryService.Delete.
+func (c *repositoryServiceClient) Delete(ctx context.Context, req *connect.Request[capstanv1.RepoQuery]) (*connect.Response[capstanv1.Object], error) {
+	return c.delete.CallUnary(ctx, req)
+}
+
 // RepositoryServiceHandler is an implementation of the capstan.v1.RepositoryService service.
 type RepositoryServiceHandler interface {
 	List(context.Context, *connect.Request[capstanv1.NameQuery]) (*connect.Response[capstanv1.Object], error)
+	Get(context.Context, *connect.Request[capstanv1.RepoQuery]) (*connect.Response[capstanv1.Object], error)
+	Create(context.Context, *connect.Request[capstanv1.RepoCreateRequest]) (*connect.Response[capstanv1.Object], error)
+	Delete(context.Context, *connect.Request[capstanv1.RepoQuery]) (*connect.Response[capstanv1.Object], error)
 }
 
 // NewRepositoryServiceHandler builds an HTTP handler from the service implementation. It returns
@@ -726,10 +1151,34 @@ func NewRepositoryServiceHandler(svc RepositoryServiceHandler, opts ...connect.H
 		connect.WithSchema(repositoryServiceMethods.ByName("List")),
 		connect.WithHandlerOptions(opts...),
 	)
+	repositoryServiceGetHandler := connect.NewUnaryHandler(
+		RepositoryServiceGetProcedure,
+		svc.Get,
+		connect.WithSchema(repositoryServiceMethods.ByName("Get")),
+		connect.WithHandlerOptions(opts...),
+	)
+	repositoryServiceCreateHandler := connect.NewUnaryHandler(
+		RepositoryServiceCreateProcedure,
+		svc.Create,
+		connect.WithSchema(repositoryServiceMethods.ByName("Create")),
+		connect.WithHandlerOptions(opts...),
+	)
+	repositoryServiceDeleteHandler := connect.NewUnaryHandler(
+		RepositoryServiceDeleteProcedure,
+		svc.Delete,
+		connect.WithSchema(repositoryServiceMethods.ByName("Delete")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/capstan.v1.RepositoryService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case RepositoryServiceListProcedure:
 			repositoryServiceListHandler.ServeHTTP(w, r)
+		case RepositoryServiceGetProcedure:
+			repositoryServiceGetHandler.ServeHTTP(w, r)
+		case RepositoryServiceCreateProcedure:
+			repositoryServiceCreateHandler.ServeHTTP(w, r)
+		case RepositoryServiceDeleteProcedure:
+			repositoryServiceDeleteHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -743,9 +1192,147 @@ func (UnimplementedRepositoryServiceHandler) List(context.Context, *connect.Requ
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.RepositoryService.List is not implemented"))
 }
 
+func (UnimplementedRepositoryServiceHandler) Get(context.Context, *connect.Request[capstanv1.RepoQuery]) (*connect.Response[capstanv1.Object], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.RepositoryService.Get is not implemented"))
+}
+
+func (UnimplementedRepositoryServiceHandler) Create(context.Context, *connect.Request[capstanv1.RepoCreateRequest]) (*connect.Response[capstanv1.Object], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.RepositoryService.Create is not implemented"))
+}
+
+func (UnimplementedRepositoryServiceHandler) Delete(context.Context, *connect.Request[capstanv1.RepoQuery]) (*connect.Response[capstanv1.Object], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.RepositoryService.Delete is not implemented"))
+}
+
+// RepoCredsServiceClient is a client for the capstan.v1.RepoCredsService service.
+type RepoCredsServiceClient interface {
+	ListRepositoryCredentials(context.Context, *connect.Request[capstanv1.NameQuery]) (*connect.Response[capstanv1.Object], error)
+	CreateRepositoryCredentials(context.Context, *connect.Request[capstanv1.RepoCreateRequest]) (*connect.Response[capstanv1.Object], error)
+	DeleteRepositoryCredentials(context.Context, *connect.Request[capstanv1.RepoQuery]) (*connect.Response[capstanv1.Object], error)
+}
+
+// NewRepoCredsServiceClient constructs a client for the capstan.v1.RepoCredsService service. By
+// default, it uses the Connect protocol with the binary Protobuf Codec, asks for gzipped responses,
+// and sends uncompressed requests. To use the gRPC or gRPC-Web protocols, supply the
+// connect.WithGRPC() or connect.WithGRPCWeb() options.
+//
+// The URL supplied here should be the base URL for the Connect or gRPC server (for example,
+// http://api.acme.com or https://acme.com/grpc).
+func NewRepoCredsServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...connect.ClientOption) RepoCredsServiceClient {
+	baseURL = strings.TrimRight(baseURL, "/")
+	repoCredsServiceMethods := capstanv1.File_capstan_v1_api_proto.Services().ByName("RepoCredsService").Methods()
+	return &repoCredsServiceClient{
+		listRepositoryCredentials: connect.NewClient[capstanv1.NameQuery, capstanv1.Object](
+			httpClient,
+			baseURL+RepoCredsServiceListRepositoryCredentialsProcedure,
+			connect.WithSchema(repoCredsServiceMethods.ByName("ListRepositoryCredentials")),
+			connect.WithClientOptions(opts...),
+		),
+		createRepositoryCredentials: connect.NewClient[capstanv1.RepoCreateRequest, capstanv1.Object](
+			httpClient,
+			baseURL+RepoCredsServiceCreateRepositoryCredentialsProcedure,
+			connect.WithSchema(repoCredsServiceMethods.ByName("CreateRepositoryCredentials")),
+			connect.WithClientOptions(opts...),
+		),
+		deleteRepositoryCredentials: connect.NewClient[capstanv1.RepoQuery, capstanv1.Object](
+			httpClient,
+			baseURL+RepoCredsServiceDeleteRepositoryCredentialsProcedure,
+			connect.WithSchema(repoCredsServiceMethods.ByName("DeleteRepositoryCredentials")),
+			connect.WithClientOptions(opts...),
+		),
+	}
+}
+
+// repoCredsServiceClient implements RepoCredsServiceClient.
+type repoCredsServiceClient struct {
+	listRepositoryCredentials   *connect.Client[capstanv1.NameQuery, capstanv1.Object]
+	createRepositoryCredentials *connect.Client[capstanv1.RepoCreateRequest, capstanv1.Object]
+	deleteRepositoryCredentials *connect.Client[capstanv1.RepoQuery, capstanv1.Object]
+}
+
+// ListRepositoryCredentials calls capstan.v1.RepoCredsService.ListRepositoryCredentials.
+func (c *repoCredsServiceClient) ListRepositoryCredentials(ctx context.Context, req *connect.Request[capstanv1.NameQuery]) (*connect.Response[capstanv1.Object], error) {
+	return c.listRepositoryCredentials.CallUnary(ctx, req)
+}
+
+// CreateRepositoryCredentials calls capstan.v1.RepoCredsService.CreateRepositoryCredentials.
+func (c *repoCredsServiceClient) CreateRepositoryCredentials(ctx context.Context, req *connect.Request[capstanv1.RepoCreateRequest]) (*connect.Response[capstanv1.Object], error) {
+	return c.createRepositoryCredentials.CallUnary(ctx, req)
+}
+
+// DeleteRepositoryCredentials calls capstan.v1.RepoCredsService.DeleteRepositoryCredentials.
+func (c *repoCredsServiceClient) DeleteRepositoryCredentials(ctx context.Context, req *connect.Request[capstanv1.RepoQuery]) (*connect.Response[capstanv1.Object], error) {
+	return c.deleteRepositoryCredentials.CallUnary(ctx, req)
+}
+
+// RepoCredsServiceHandler is an implementation of the capstan.v1.RepoCredsService service.
+type RepoCredsServiceHandler interface {
+	ListRepositoryCredentials(context.Context, *connect.Request[capstanv1.NameQuery]) (*connect.Response[capstanv1.Object], error)
+	CreateRepositoryCredentials(context.Context, *connect.Request[capstanv1.RepoCreateRequest]) (*connect.Response[capstanv1.Object], error)
+	DeleteRepositoryCredentials(context.Context, *connect.Request[capstanv1.RepoQuery]) (*connect.Response[capstanv1.Object], error)
+}
+
+// NewRepoCredsServiceHandler builds an HTTP handler from the service implementation. It returns the
+// path on which to mount the handler and the handler itself.
+//
+// By default, handlers support the Connect, gRPC, and gRPC-Web protocols with the binary Protobuf
+// and JSON codecs. They also support gzip compression.
+func NewRepoCredsServiceHandler(svc RepoCredsServiceHandler, opts ...connect.HandlerOption) (string, http.Handler) {
+	repoCredsServiceMethods := capstanv1.File_capstan_v1_api_proto.Services().ByName("RepoCredsService").Methods()
+	repoCredsServiceListRepositoryCredentialsHandler := connect.NewUnaryHandler(
+		RepoCredsServiceListRepositoryCredentialsProcedure,
+		svc.ListRepositoryCredentials,
+		connect.WithSchema(repoCredsServiceMethods.ByName("ListRepositoryCredentials")),
+		connect.WithHandlerOptions(opts...),
+	)
+	repoCredsServiceCreateRepositoryCredentialsHandler := connect.NewUnaryHandler(
+		RepoCredsServiceCreateRepositoryCredentialsProcedure,
+		svc.CreateRepositoryCredentials,
+		connect.WithSchema(repoCredsServiceMethods.ByName("CreateRepositoryCredentials")),
+		connect.WithHandlerOptions(opts...),
+	)
+	repoCredsServiceDeleteRepositoryCredentialsHandler := connect.NewUnaryHandler(
+		RepoCredsServiceDeleteRepositoryCredentialsProcedure,
+		svc.DeleteRepositoryCredentials,
+		connect.WithSchema(repoCredsServiceMethods.ByName("DeleteRepositoryCredentials")),
+		connect.WithHandlerOptions(opts...),
+	)
+	return "/capstan.v1.RepoCredsService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case RepoCredsServiceListRepositoryCredentialsProcedure:
+			repoCredsServiceListRepositoryCredentialsHandler.ServeHTTP(w, r)
+		case RepoCredsServiceCreateRepositoryCredentialsProcedure:
+			repoCredsServiceCreateRepositoryCredentialsHandler.ServeHTTP(w, r)
+		case RepoCredsServiceDeleteRepositoryCredentialsProcedure:
+			repoCredsServiceDeleteRepositoryCredentialsHandler.ServeHTTP(w, r)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+}
+
+// UnimplementedRepoCredsServiceHandler returns CodeUnimplemented from all methods.
+type UnimplementedRepoCredsServiceHandler struct{}
+
+func (UnimplementedRepoCredsServiceHandler) ListRepositoryCredentials(context.Context, *connect.Request[capstanv1.NameQuery]) (*connect.Response[capstanv1.Object], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.RepoCredsService.ListRepositoryCredentials is not implemented"))
+}
+
+func (UnimplementedRepoCredsServiceHandler) CreateRepositoryCredentials(context.Context, *connect.Request[capstanv1.RepoCreateRequest]) (*connect.Response[capstanv1.Object], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.RepoCredsService.CreateRepositoryCredentials is not implemented"))
+}
+
+func (UnimplementedRepoCredsServiceHandler) DeleteRepositoryCredentials(context.Context, *connect.Request[capstanv1.RepoQuery]) (*connect.Response[capstanv1.Object], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.RepoCredsService.DeleteRepositoryCredentials is not implemented"))
+}
+
 // ClusterServiceClient is a client for the capstan.v1.ClusterService service.
 type ClusterServiceClient interface {
 	List(context.Context, *connect.Request[capstanv1.NameQuery]) (*connect.Response[capstanv1.Object], error)
+	Get(context.Context, *connect.Request[capstanv1.ClusterQuery]) (*connect.Response[capstanv1.Object], error)
+	Create(context.Context, *connect.Request[capstanv1.ClusterCreateRequest]) (*connect.Response[capstanv1.Object], error)
+	Delete(context.Context, *connect.Request[capstanv1.ClusterQuery]) (*connect.Response[capstanv1.Object], error)
+	RotateAuth(context.Context, *connect.Request[capstanv1.ClusterQuery]) (*connect.Response[capstanv1.Object], error)
 }
 
 // NewClusterServiceClient constructs a client for the capstan.v1.ClusterService service. By
@@ -765,12 +1352,40 @@ func NewClusterServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(clusterServiceMethods.ByName("List")),
 			connect.WithClientOptions(opts...),
 		),
+		get: connect.NewClient[capstanv1.ClusterQuery, capstanv1.Object](
+			httpClient,
+			baseURL+ClusterServiceGetProcedure,
+			connect.WithSchema(clusterServiceMethods.ByName("Get")),
+			connect.WithClientOptions(opts...),
+		),
+		create: connect.NewClient[capstanv1.ClusterCreateRequest, capstanv1.Object](
+			httpClient,
+			baseURL+ClusterServiceCreateProcedure,
+			connect.WithSchema(clusterServiceMethods.ByName("Create")),
+			connect.WithClientOptions(opts...),
+		),
+		delete: connect.NewClient[capstanv1.ClusterQuery, capstanv1.Object](
+			httpClient,
+			baseURL+ClusterServiceDeleteProcedure,
+			connect.WithSchema(clusterServiceMethods.ByName("Delete")),
+			connect.WithClientOptions(opts...),
+		),
+		rotateAuth: connect.NewClient[capstanv1.ClusterQuery, capstanv1.Object](
+			httpClient,
+			baseURL+ClusterServiceRotateAuthProcedure,
+			connect.WithSchema(clusterServiceMethods.ByName("RotateAuth")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // clusterServiceClient implements ClusterServiceClient.
 type clusterServiceClient struct {
-	list *connect.Client[capstanv1.NameQuery, capstanv1.Object]
+	list       *connect.Client[capstanv1.NameQuery, capstanv1.Object]
+	get        *connect.Client[capstanv1.ClusterQuery, capstanv1.Object]
+	create     *connect.Client[capstanv1.ClusterCreateRequest, capstanv1.Object]
+	delete     *connect.Client[capstanv1.ClusterQuery, capstanv1.Object]
+	rotateAuth *connect.Client[capstanv1.ClusterQuery, capstanv1.Object]
 }
 
 // List calls capstan.v1.ClusterService.List.
@@ -778,9 +1393,33 @@ func (c *clusterServiceClient) List(ctx context.Context, req *connect.Request[ca
 	return c.list.CallUnary(ctx, req)
 }
 
+// Get calls capstan.v1.ClusterService.Get.
+func (c *clusterServiceClient) Get(ctx context.Context, req *connect.Request[capstanv1.ClusterQuery]) (*connect.Response[capstanv1.Object], error) {
+	return c.get.CallUnary(ctx, req)
+}
+
+// Create calls capstan.v1.ClusterService.Create.
+func (c *clusterServiceClient) Create(ctx context.Context, req *connect.Request[capstanv1.ClusterCreateRequest]) (*connect.Response[capstanv1.Object], error) {
+	return c.create.CallUnary(ctx, req)
+}
+
+// Delete calls capstan.v1.ClusterService.Delete.
+func (c *clusterServiceClient) Delete(ctx context.Context, req *connect.Request[capstanv1.ClusterQuery]) (*connect.Response[capstanv1.Object], error) {
+	return c.delete.CallUnary(ctx, req)
+}
+
+// RotateAuth calls capstan.v1.ClusterService.RotateAuth.
+func (c *clusterServiceClient) RotateAuth(ctx context.Context, req *connect.Request[capstanv1.ClusterQuery]) (*connect.Response[capstanv1.Object], error) {
+	return c.rotateAuth.CallUnary(ctx, req)
+}
+
 // ClusterServiceHandler is an implementation of the capstan.v1.ClusterService service.
 type ClusterServiceHandler interface {
 	List(context.Context, *connect.Request[capstanv1.NameQuery]) (*connect.Response[capstanv1.Object], error)
+	Get(context.Context, *connect.Request[capstanv1.ClusterQuery]) (*connect.Response[capstanv1.Object], error)
+	Create(context.Context, *connect.Request[capstanv1.ClusterCreateRequest]) (*connect.Response[capstanv1.Object], error)
+	Delete(context.Context, *connect.Request[capstanv1.ClusterQuery]) (*connect.Response[capstanv1.Object], error)
+	RotateAuth(context.Context, *connect.Request[capstanv1.ClusterQuery]) (*connect.Response[capstanv1.Object], error)
 }
 
 // NewClusterServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -796,10 +1435,42 @@ func NewClusterServiceHandler(svc ClusterServiceHandler, opts ...connect.Handler
 		connect.WithSchema(clusterServiceMethods.ByName("List")),
 		connect.WithHandlerOptions(opts...),
 	)
+	clusterServiceGetHandler := connect.NewUnaryHandler(
+		ClusterServiceGetProcedure,
+		svc.Get,
+		connect.WithSchema(clusterServiceMethods.ByName("Get")),
+		connect.WithHandlerOptions(opts...),
+	)
+	clusterServiceCreateHandler := connect.NewUnaryHandler(
+		ClusterServiceCreateProcedure,
+		svc.Create,
+		connect.WithSchema(clusterServiceMethods.ByName("Create")),
+		connect.WithHandlerOptions(opts...),
+	)
+	clusterServiceDeleteHandler := connect.NewUnaryHandler(
+		ClusterServiceDeleteProcedure,
+		svc.Delete,
+		connect.WithSchema(clusterServiceMethods.ByName("Delete")),
+		connect.WithHandlerOptions(opts...),
+	)
+	clusterServiceRotateAuthHandler := connect.NewUnaryHandler(
+		ClusterServiceRotateAuthProcedure,
+		svc.RotateAuth,
+		connect.WithSchema(clusterServiceMethods.ByName("RotateAuth")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/capstan.v1.ClusterService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case ClusterServiceListProcedure:
 			clusterServiceListHandler.ServeHTTP(w, r)
+		case ClusterServiceGetProcedure:
+			clusterServiceGetHandler.ServeHTTP(w, r)
+		case ClusterServiceCreateProcedure:
+			clusterServiceCreateHandler.ServeHTTP(w, r)
+		case ClusterServiceDeleteProcedure:
+			clusterServiceDeleteHandler.ServeHTTP(w, r)
+		case ClusterServiceRotateAuthProcedure:
+			clusterServiceRotateAuthHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -813,10 +1484,29 @@ func (UnimplementedClusterServiceHandler) List(context.Context, *connect.Request
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.ClusterService.List is not implemented"))
 }
 
+func (UnimplementedClusterServiceHandler) Get(context.Context, *connect.Request[capstanv1.ClusterQuery]) (*connect.Response[capstanv1.Object], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.ClusterService.Get is not implemented"))
+}
+
+func (UnimplementedClusterServiceHandler) Create(context.Context, *connect.Request[capstanv1.ClusterCreateRequest]) (*connect.Response[capstanv1.Object], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.ClusterService.Create is not implemented"))
+}
+
+func (UnimplementedClusterServiceHandler) Delete(context.Context, *connect.Request[capstanv1.ClusterQuery]) (*connect.Response[capstanv1.Object], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.ClusterService.Delete is not implemented"))
+}
+
+func (UnimplementedClusterServiceHandler) RotateAuth(context.Context, *connect.Request[capstanv1.ClusterQuery]) (*connect.Response[capstanv1.Object], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.ClusterService.RotateAuth is not implemented"))
+}
+
 // AccountServiceClient is a client for the capstan.v1.AccountService service.
 type AccountServiceClient interface {
 	CanI(context.Context, *connect.Request[capstanv1.CanIRequest]) (*connect.Response[capstanv1.CanIResponse], error)
 	ListAccounts(context.Context, *connect.Request[capstanv1.NameQuery]) (*connect.Response[capstanv1.Object], error)
+	UpdatePassword(context.Context, *connect.Request[capstanv1.UpdatePasswordRequest]) (*connect.Response[capstanv1.Object], error)
+	CreateToken(context.Context, *connect.Request[capstanv1.AccountTokenCreateRequest]) (*connect.Response[capstanv1.TokenResponse], error)
+	DeleteToken(context.Context, *connect.Request[capstanv1.AccountTokenDeleteRequest]) (*connect.Response[capstanv1.Object], error)
 }
 
 // NewAccountServiceClient constructs a client for the capstan.v1.AccountService service. By
@@ -842,13 +1532,34 @@ func NewAccountServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(accountServiceMethods.ByName("ListAccounts")),
 			connect.WithClientOptions(opts...),
 		),
+		updatePassword: connect.NewClient[capstanv1.UpdatePasswordRequest, capstanv1.Object](
+			httpClient,
+			baseURL+AccountServiceUpdatePasswordProcedure,
+			connect.WithSchema(accountServiceMethods.ByName("UpdatePassword")),
+			connect.WithClientOptions(opts...),
+		),
+		createToken: connect.NewClient[capstanv1.AccountTokenCreateRequest, capstanv1.TokenResponse](
+			httpClient,
+			baseURL+AccountServiceCreateTokenProcedure,
+			connect.WithSchema(accountServiceMethods.ByName("CreateToken")),
+			connect.WithClientOptions(opts...),
+		),
+		deleteToken: connect.NewClient[capstanv1.AccountTokenDeleteRequest, capstanv1.Object](
+			httpClient,
+			baseURL+AccountServiceDeleteTokenProcedure,
+			connect.WithSchema(accountServiceMethods.ByName("DeleteToken")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // accountServiceClient implements AccountServiceClient.
 type accountServiceClient struct {
-	canI         *connect.Client[capstanv1.CanIRequest, capstanv1.CanIResponse]
-	listAccounts *connect.Client[capstanv1.NameQuery, capstanv1.Object]
+	canI           *connect.Client[capstanv1.CanIRequest, capstanv1.CanIResponse]
+	listAccounts   *connect.Client[capstanv1.NameQuery, capstanv1.Object]
+	updatePassword *connect.Client[capstanv1.UpdatePasswordRequest, capstanv1.Object]
+	createToken    *connect.Client[capstanv1.AccountTokenCreateRequest, capstanv1.TokenResponse]
+	deleteToken    *connect.Client[capstanv1.AccountTokenDeleteRequest, capstanv1.Object]
 }
 
 // CanI calls capstan.v1.AccountService.CanI.
@@ -861,10 +1572,28 @@ func (c *accountServiceClient) ListAccounts(ctx context.Context, req *connect.Re
 	return c.listAccounts.CallUnary(ctx, req)
 }
 
+// UpdatePassword calls capstan.v1.AccountService.UpdatePassword.
+func (c *accountServiceClient) UpdatePassword(ctx context.Context, req *connect.Request[capstanv1.UpdatePasswordRequest]) (*connect.Response[capstanv1.Object], error) {
+	return c.updatePassword.CallUnary(ctx, req)
+}
+
+// CreateToken calls capstan.v1.AccountService.CreateToken.
+func (c *accountServiceClient) CreateToken(ctx context.Context, req *connect.Request[capstanv1.AccountTokenCreateRequest]) (*connect.Response[capstanv1.TokenResponse], error) {
+	return c.createToken.CallUnary(ctx, req)
+}
+
+// DeleteToken calls capstan.v1.AccountService.DeleteToken.
+func (c *accountServiceClient) DeleteToken(ctx context.Context, req *connect.Request[capstanv1.AccountTokenDeleteRequest]) (*connect.Response[capstanv1.Object], error) {
+	return c.deleteToken.CallUnary(ctx, req)
+}
+
 // AccountServiceHandler is an implementation of the capstan.v1.AccountService service.
 type AccountServiceHandler interface {
 	CanI(context.Context, *connect.Request[capstanv1.CanIRequest]) (*connect.Response[capstanv1.CanIResponse], error)
 	ListAccounts(context.Context, *connect.Request[capstanv1.NameQuery]) (*connect.Response[capstanv1.Object], error)
+	UpdatePassword(context.Context, *connect.Request[capstanv1.UpdatePasswordRequest]) (*connect.Response[capstanv1.Object], error)
+	CreateToken(context.Context, *connect.Request[capstanv1.AccountTokenCreateRequest]) (*connect.Response[capstanv1.TokenResponse], error)
+	DeleteToken(context.Context, *connect.Request[capstanv1.AccountTokenDeleteRequest]) (*connect.Response[capstanv1.Object], error)
 }
 
 // NewAccountServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -886,12 +1615,36 @@ func NewAccountServiceHandler(svc AccountServiceHandler, opts ...connect.Handler
 		connect.WithSchema(accountServiceMethods.ByName("ListAccounts")),
 		connect.WithHandlerOptions(opts...),
 	)
+	accountServiceUpdatePasswordHandler := connect.NewUnaryHandler(
+		AccountServiceUpdatePasswordProcedure,
+		svc.UpdatePassword,
+		connect.WithSchema(accountServiceMethods.ByName("UpdatePassword")),
+		connect.WithHandlerOptions(opts...),
+	)
+	accountServiceCreateTokenHandler := connect.NewUnaryHandler(
+		AccountServiceCreateTokenProcedure,
+		svc.CreateToken,
+		connect.WithSchema(accountServiceMethods.ByName("CreateToken")),
+		connect.WithHandlerOptions(opts...),
+	)
+	accountServiceDeleteTokenHandler := connect.NewUnaryHandler(
+		AccountServiceDeleteTokenProcedure,
+		svc.DeleteToken,
+		connect.WithSchema(accountServiceMethods.ByName("DeleteToken")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/capstan.v1.AccountService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case AccountServiceCanIProcedure:
 			accountServiceCanIHandler.ServeHTTP(w, r)
 		case AccountServiceListAccountsProcedure:
 			accountServiceListAccountsHandler.ServeHTTP(w, r)
+		case AccountServiceUpdatePasswordProcedure:
+			accountServiceUpdatePasswordHandler.ServeHTTP(w, r)
+		case AccountServiceCreateTokenProcedure:
+			accountServiceCreateTokenHandler.ServeHTTP(w, r)
+		case AccountServiceDeleteTokenProcedure:
+			accountServiceDeleteTokenHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -907,4 +1660,16 @@ func (UnimplementedAccountServiceHandler) CanI(context.Context, *connect.Request
 
 func (UnimplementedAccountServiceHandler) ListAccounts(context.Context, *connect.Request[capstanv1.NameQuery]) (*connect.Response[capstanv1.Object], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.AccountService.ListAccounts is not implemented"))
+}
+
+func (UnimplementedAccountServiceHandler) UpdatePassword(context.Context, *connect.Request[capstanv1.UpdatePasswordRequest]) (*connect.Response[capstanv1.Object], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.AccountService.UpdatePassword is not implemented"))
+}
+
+func (UnimplementedAccountServiceHandler) CreateToken(context.Context, *connect.Request[capstanv1.AccountTokenCreateRequest]) (*connect.Response[capstanv1.TokenResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.AccountService.CreateToken is not implemented"))
+}
+
+func (UnimplementedAccountServiceHandler) DeleteToken(context.Context, *connect.Request[capstanv1.AccountTokenDeleteRequest]) (*connect.Response[capstanv1.Object], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.AccountService.DeleteToken is not implemented"))
 }
