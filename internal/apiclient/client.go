@@ -18,6 +18,8 @@ type Client struct {
 	base  string
 	token string
 	http  *http.Client
+	// rpc is set with GRPCWeb: the calls go over the RPC API.
+	rpc *rpcClients
 }
 
 // New returns a Client for s, sending token (if any) as a bearer token.
@@ -32,7 +34,12 @@ func New(s Server, token string) *Client {
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: s.Insecure} // #nosec: only when the user asks with --insecure
-	return &Client{base: strings.TrimSuffix(base, "/"), token: token, http: &http.Client{Transport: tr, Timeout: 60 * time.Second}}
+	c := &Client{base: strings.TrimSuffix(base, "/"), token: token, http: &http.Client{Transport: tr, Timeout: 60 * time.Second}}
+	if s.GRPCWeb {
+		// gRPC-Web works over HTTP/1.1; streams must outlive Timeout.
+		c.rpc = newRPCClients(&http.Client{Transport: tr}, c.base)
+	}
+	return c
 }
 
 // Error is an error the API answered with.
@@ -57,12 +64,20 @@ func errorFrom(status int, data []byte) *Error {
 // Do sends a request with a JSON body (nil: none) and decodes the JSON
 // answer into out (nil: ignored).
 func (c *Client) Do(method, path string, body, out any) error {
-	var rd io.Reader
+	var data []byte
 	if body != nil {
-		data, err := json.Marshal(body)
-		if err != nil {
+		var err error
+		if data, err = json.Marshal(body); err != nil {
 			return err
 		}
+	}
+	if c.rpc != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), c.http.Timeout)
+		defer cancel()
+		return c.doRPC(ctx, method, path, data, out)
+	}
+	var rd io.Reader
+	if data != nil {
 		rd = bytes.NewReader(data)
 	}
 	req, err := http.NewRequest(method, c.base+path, rd)
@@ -78,15 +93,15 @@ func (c *Client) Do(method, path string, body, out any) error {
 		return err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
 	if err != nil {
 		return err
 	}
 	if resp.StatusCode >= 300 {
-		return errorFrom(resp.StatusCode, data)
+		return errorFrom(resp.StatusCode, answer)
 	}
 	if out != nil {
-		return json.Unmarshal(data, out)
+		return json.Unmarshal(answer, out)
 	}
 	return nil
 }
@@ -94,6 +109,9 @@ func (c *Client) Do(method, path string, body, out any) error {
 // Stream reads a Server-Sent Events answer, calling each with the data of
 // every message until it returns false, the stream ends or ctx is done.
 func (c *Client) Stream(ctx context.Context, path string, each func(data []byte) bool) error {
+	if c.rpc != nil {
+		return c.streamRPC(ctx, path, each)
+	}
 	req, err := http.NewRequestWithContext(ctx, "GET", c.base+path, nil)
 	if err != nil {
 		return err

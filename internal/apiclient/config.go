@@ -33,6 +33,9 @@ type Server struct {
 	Server    string `json:"server"`
 	Insecure  bool   `json:"insecure,omitempty"`
 	PlainText bool   `json:"plain-text,omitempty"`
+	// GRPCWeb carries the calls over the RPC API with gRPC-Web, for
+	// proxies that pass nothing else.
+	GRPCWeb bool `json:"grpc-web,omitempty"`
 }
 
 // User holds a session token.

@@ -27,6 +27,7 @@ func (s *Server) rpcRoutes() {
 	for _, mount := range []func() (string, http.Handler){
 		func() (string, http.Handler) { return capstanv1connect.NewVersionServiceHandler(versionRPC{b}) },
 		func() (string, http.Handler) { return capstanv1connect.NewSessionServiceHandler(sessionRPC{b}) },
+		func() (string, http.Handler) { return capstanv1connect.NewSettingsServiceHandler(settingsRPC{b}) },
 		func() (string, http.Handler) { return capstanv1connect.NewApplicationServiceHandler(applicationRPC{b}) },
 		func() (string, http.Handler) { return capstanv1connect.NewProjectServiceHandler(projectRPC{b}) },
 		func() (string, http.Handler) { return capstanv1connect.NewRepositoryServiceHandler(repositoryRPC{b}) },

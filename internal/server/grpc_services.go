@@ -38,6 +38,12 @@ func (s sessionRPC) GetUserInfo(ctx context.Context, req *connect.Request[capsta
 	return s.object(ctx, req.Header(), "GET", "/api/v1/session/userinfo", nil)
 }
 
+type settingsRPC struct{ *rpcBridge }
+
+func (s settingsRPC) Get(ctx context.Context, req *connect.Request[capstanv1.SettingsQuery]) (*connect.Response[capstanv1.Object], error) {
+	return s.object(ctx, req.Header(), "GET", "/api/v1/settings", nil)
+}
+
 type applicationRPC struct{ *rpcBridge }
 
 func appQuery(q *capstanv1.ApplicationQuery) url.Values {

@@ -20,9 +20,16 @@ func configMapYAML(v string) string {
 
 // TestAppCommandsEndToEnd drives an Application through the CLI against
 // an API server and a controller: create, diff, sync, wait, history,
-// rollback, set, and a cascading delete.
+// rollback, set, and a cascading delete; over REST, and over the RPC API
+// with gRPC-Web.
 func TestAppCommandsEndToEnd(t *testing.T) {
+	t.Run("REST", func(t *testing.T) { appCommandsEndToEnd(t) })
+	t.Run("gRPC-Web", func(t *testing.T) { appCommandsEndToEnd(t, "--grpc-web") })
+}
+
+func appCommandsEndToEnd(t *testing.T, flags ...string) {
 	f := startCapstan(t, true)
+	f.flags = flags
 	f.login()
 	ctx := context.Background()
 	dest := cluster.NewNamespace(t)

@@ -18,6 +18,7 @@ type clientFlags struct {
 	authToken string
 	insecure  bool
 	plaintext bool
+	grpcWeb   bool
 }
 
 func (f *clientFlags) add(cmd *cobra.Command) {
@@ -26,13 +27,14 @@ func (f *clientFlags) add(cmd *cobra.Command) {
 	cmd.PersistentFlags().StringVar(&f.authToken, "auth-token", "", "token to authenticate with (default: the current context's)")
 	cmd.PersistentFlags().BoolVar(&f.insecure, "insecure", false, "skip verifying the server's TLS certificate")
 	cmd.PersistentFlags().BoolVar(&f.plaintext, "plaintext", false, "talk plain HTTP, no TLS")
+	cmd.PersistentFlags().BoolVar(&f.grpcWeb, "grpc-web", false, "carry the calls over the gRPC API with gRPC-Web, for proxies that pass nothing else")
 }
 
 // client returns an API client from the flags, falling back to the
 // current context.
 func (f *clientFlags) client() (*apiclient.Client, error) {
 	if f.server != "" {
-		return apiclient.New(apiclient.Server{Server: f.server, Insecure: f.insecure, PlainText: f.plaintext}, f.authToken), nil
+		return apiclient.New(apiclient.Server{Server: f.server, Insecure: f.insecure, PlainText: f.plaintext, GRPCWeb: f.grpcWeb}, f.authToken), nil
 	}
 	cfg, err := apiclient.Load(f.config)
 	if err != nil {
@@ -45,6 +47,7 @@ func (f *clientFlags) client() (*apiclient.Client, error) {
 	if f.authToken != "" {
 		token = f.authToken
 	}
+	s.GRPCWeb = s.GRPCWeb || f.grpcWeb
 	return apiclient.New(s, token), nil
 }
 
@@ -59,7 +62,7 @@ func newLoginCommand(f *clientFlags) *cobra.Command {
 		Short: "Log in to an API server and save the session as the current context",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s := apiclient.Server{Server: args[0], Insecure: f.insecure, PlainText: f.plaintext}
+			s := apiclient.Server{Server: args[0], Insecure: f.insecure, PlainText: f.plaintext, GRPCWeb: f.grpcWeb}
 			var resp struct {
 				Token string `json:"token"`
 			}

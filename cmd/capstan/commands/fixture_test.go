@@ -29,6 +29,8 @@ type capstanFixture struct {
 	addr     string
 	password string
 	config   string
+	// flags are added to every command, such as --grpc-web.
+	flags []string
 }
 
 func startCapstan(t *testing.T, withController bool) *capstanFixture {
@@ -79,7 +81,7 @@ func startCapstan(t *testing.T, withController bool) *capstanFixture {
 // code, standard output and standard error.
 func (f *capstanFixture) run(args ...string) (int, string, string) {
 	var out, errOut bytes.Buffer
-	code := Execute(append(args, "--config", f.config), &out, &errOut)
+	code := Execute(append(append(args, "--config", f.config), f.flags...), &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 

@@ -24,7 +24,13 @@ import (
 // oidc.config names Dex: the CLI's own PKCE flow through a (scripted)
 // browser to its localhost callback, then API calls with the ID token.
 func TestLoginWithSSO(t *testing.T) {
+	t.Run("REST", func(t *testing.T) { loginWithSSO(t) })
+	t.Run("gRPC-Web", func(t *testing.T) { loginWithSSO(t, "--grpc-web") })
+}
+
+func loginWithSSO(t *testing.T, flags ...string) {
 	f := startCapstan(t, false)
+	f.flags = flags
 	ctx := context.Background()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -59,7 +65,7 @@ func TestLoginWithSSO(t *testing.T) {
 	var stderr bytes.Buffer
 	exit := make(chan int, 1)
 	go func() {
-		exit <- Execute([]string{"login", f.addr, "--sso", "--sso-port", strconv.Itoa(port), "--sso-launch-browser=false", "--insecure", "--config", f.config}, pw, &stderr)
+		exit <- Execute(append([]string{"login", f.addr, "--sso", "--sso-port", strconv.Itoa(port), "--sso-launch-browser=false", "--insecure", "--config", f.config}, flags...), pw, &stderr)
 		_ = pw.Close()
 	}()
 	var authURL string

@@ -17,7 +17,13 @@ import (
 // TestProjAndAccountCommands builds a project with a role through the
 // CLI, uses the role's token, revokes it, and manages accounts.
 func TestProjAndAccountCommands(t *testing.T) {
+	t.Run("REST", func(t *testing.T) { projAndAccountCommands(t) })
+	t.Run("gRPC-Web", func(t *testing.T) { projAndAccountCommands(t, "--grpc-web") })
+}
+
+func projAndAccountCommands(t *testing.T, flags ...string) {
 	f := startCapstan(t, false)
+	f.flags = flags
 	f.login()
 	ctx := context.Background()
 	if err := f.c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},

@@ -16,7 +16,13 @@ import (
 // and credential templates, checking the Secrets written and that no
 // password ever comes back.
 func TestRepoCommandsWriteArgoCDSecrets(t *testing.T) {
+	t.Run("REST", func(t *testing.T) { repoCommandsWriteArgoCDSecrets(t) })
+	t.Run("gRPC-Web", func(t *testing.T) { repoCommandsWriteArgoCDSecrets(t, "--grpc-web") })
+}
+
+func repoCommandsWriteArgoCDSecrets(t *testing.T, flags ...string) {
 	f := startCapstan(t, false)
+	f.flags = flags
 	f.login()
 	ctx := context.Background()
 	secrets := func(kind string) []corev1.Secret {

@@ -240,6 +240,42 @@ func (*UserInfoRequest) Descriptor() ([]byte, []int) {
 	return file_capstan_v1_api_proto_rawDescGZIP(), []int{4}
 }
 
+type SettingsQuery struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SettingsQuery) Reset() {
+	*x = SettingsQuery{}
+	mi := &file_capstan_v1_api_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SettingsQuery) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SettingsQuery) ProtoMessage() {}
+
+func (x *SettingsQuery) ProtoReflect() protoreflect.Message {
+	mi := &file_capstan_v1_api_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SettingsQuery.ProtoReflect.Descriptor instead.
+func (*SettingsQuery) Descriptor() ([]byte, []int) {
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{5}
+}
+
 type SessionDeleteRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -248,7 +284,7 @@ type SessionDeleteRequest struct {
 
 func (x *SessionDeleteRequest) Reset() {
 	*x = SessionDeleteRequest{}
-	mi := &file_capstan_v1_api_proto_msgTypes[5]
+	mi := &file_capstan_v1_api_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -260,7 +296,7 @@ func (x *SessionDeleteRequest) String() string {
 func (*SessionDeleteRequest) ProtoMessage() {}
 
 func (x *SessionDeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[5]
+	mi := &file_capstan_v1_api_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -273,7 +309,7 @@ func (x *SessionDeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionDeleteRequest.ProtoReflect.Descriptor instead.
 func (*SessionDeleteRequest) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{5}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{6}
 }
 
 type ApplicationQuery struct {
@@ -291,7 +327,7 @@ type ApplicationQuery struct {
 
 func (x *ApplicationQuery) Reset() {
 	*x = ApplicationQuery{}
-	mi := &file_capstan_v1_api_proto_msgTypes[6]
+	mi := &file_capstan_v1_api_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -303,7 +339,7 @@ func (x *ApplicationQuery) String() string {
 func (*ApplicationQuery) ProtoMessage() {}
 
 func (x *ApplicationQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[6]
+	mi := &file_capstan_v1_api_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -316,7 +352,7 @@ func (x *ApplicationQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationQuery.ProtoReflect.Descriptor instead.
 func (*ApplicationQuery) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{6}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ApplicationQuery) GetName() string {
@@ -367,7 +403,7 @@ type ApplicationSyncRequest struct {
 
 func (x *ApplicationSyncRequest) Reset() {
 	*x = ApplicationSyncRequest{}
-	mi := &file_capstan_v1_api_proto_msgTypes[7]
+	mi := &file_capstan_v1_api_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -379,7 +415,7 @@ func (x *ApplicationSyncRequest) String() string {
 func (*ApplicationSyncRequest) ProtoMessage() {}
 
 func (x *ApplicationSyncRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[7]
+	mi := &file_capstan_v1_api_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -392,7 +428,7 @@ func (x *ApplicationSyncRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationSyncRequest.ProtoReflect.Descriptor instead.
 func (*ApplicationSyncRequest) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{7}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ApplicationSyncRequest) GetName() string {
@@ -442,7 +478,7 @@ type ApplicationDeleteRequest struct {
 
 func (x *ApplicationDeleteRequest) Reset() {
 	*x = ApplicationDeleteRequest{}
-	mi := &file_capstan_v1_api_proto_msgTypes[8]
+	mi := &file_capstan_v1_api_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -454,7 +490,7 @@ func (x *ApplicationDeleteRequest) String() string {
 func (*ApplicationDeleteRequest) ProtoMessage() {}
 
 func (x *ApplicationDeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[8]
+	mi := &file_capstan_v1_api_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -467,7 +503,7 @@ func (x *ApplicationDeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationDeleteRequest.ProtoReflect.Descriptor instead.
 func (*ApplicationDeleteRequest) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{8}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ApplicationDeleteRequest) GetName() string {
@@ -511,7 +547,7 @@ type ApplicationRollbackRequest struct {
 
 func (x *ApplicationRollbackRequest) Reset() {
 	*x = ApplicationRollbackRequest{}
-	mi := &file_capstan_v1_api_proto_msgTypes[9]
+	mi := &file_capstan_v1_api_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -523,7 +559,7 @@ func (x *ApplicationRollbackRequest) String() string {
 func (*ApplicationRollbackRequest) ProtoMessage() {}
 
 func (x *ApplicationRollbackRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[9]
+	mi := &file_capstan_v1_api_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -536,7 +572,7 @@ func (x *ApplicationRollbackRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationRollbackRequest.ProtoReflect.Descriptor instead.
 func (*ApplicationRollbackRequest) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{9}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ApplicationRollbackRequest) GetName() string {
@@ -585,7 +621,7 @@ type ApplicationUpdateSpecRequest struct {
 
 func (x *ApplicationUpdateSpecRequest) Reset() {
 	*x = ApplicationUpdateSpecRequest{}
-	mi := &file_capstan_v1_api_proto_msgTypes[10]
+	mi := &file_capstan_v1_api_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -597,7 +633,7 @@ func (x *ApplicationUpdateSpecRequest) String() string {
 func (*ApplicationUpdateSpecRequest) ProtoMessage() {}
 
 func (x *ApplicationUpdateSpecRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[10]
+	mi := &file_capstan_v1_api_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -610,7 +646,7 @@ func (x *ApplicationUpdateSpecRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationUpdateSpecRequest.ProtoReflect.Descriptor instead.
 func (*ApplicationUpdateSpecRequest) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{10}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ApplicationUpdateSpecRequest) GetName() string {
@@ -647,7 +683,7 @@ type ApplicationPatchRequest struct {
 
 func (x *ApplicationPatchRequest) Reset() {
 	*x = ApplicationPatchRequest{}
-	mi := &file_capstan_v1_api_proto_msgTypes[11]
+	mi := &file_capstan_v1_api_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -659,7 +695,7 @@ func (x *ApplicationPatchRequest) String() string {
 func (*ApplicationPatchRequest) ProtoMessage() {}
 
 func (x *ApplicationPatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[11]
+	mi := &file_capstan_v1_api_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -672,7 +708,7 @@ func (x *ApplicationPatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationPatchRequest.ProtoReflect.Descriptor instead.
 func (*ApplicationPatchRequest) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{11}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ApplicationPatchRequest) GetName() string {
@@ -714,7 +750,7 @@ type ApplicationManifestQuery struct {
 
 func (x *ApplicationManifestQuery) Reset() {
 	*x = ApplicationManifestQuery{}
-	mi := &file_capstan_v1_api_proto_msgTypes[12]
+	mi := &file_capstan_v1_api_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -726,7 +762,7 @@ func (x *ApplicationManifestQuery) String() string {
 func (*ApplicationManifestQuery) ProtoMessage() {}
 
 func (x *ApplicationManifestQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[12]
+	mi := &file_capstan_v1_api_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -739,7 +775,7 @@ func (x *ApplicationManifestQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationManifestQuery.ProtoReflect.Descriptor instead.
 func (*ApplicationManifestQuery) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{12}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ApplicationManifestQuery) GetName() string {
@@ -778,7 +814,7 @@ type ApplicationResourceRequest struct {
 
 func (x *ApplicationResourceRequest) Reset() {
 	*x = ApplicationResourceRequest{}
-	mi := &file_capstan_v1_api_proto_msgTypes[13]
+	mi := &file_capstan_v1_api_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -790,7 +826,7 @@ func (x *ApplicationResourceRequest) String() string {
 func (*ApplicationResourceRequest) ProtoMessage() {}
 
 func (x *ApplicationResourceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[13]
+	mi := &file_capstan_v1_api_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -803,7 +839,7 @@ func (x *ApplicationResourceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationResourceRequest.ProtoReflect.Descriptor instead.
 func (*ApplicationResourceRequest) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{13}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ApplicationResourceRequest) GetName() string {
@@ -868,7 +904,7 @@ type ApplicationResourceEventsQuery struct {
 
 func (x *ApplicationResourceEventsQuery) Reset() {
 	*x = ApplicationResourceEventsQuery{}
-	mi := &file_capstan_v1_api_proto_msgTypes[14]
+	mi := &file_capstan_v1_api_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -880,7 +916,7 @@ func (x *ApplicationResourceEventsQuery) String() string {
 func (*ApplicationResourceEventsQuery) ProtoMessage() {}
 
 func (x *ApplicationResourceEventsQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[14]
+	mi := &file_capstan_v1_api_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -893,7 +929,7 @@ func (x *ApplicationResourceEventsQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationResourceEventsQuery.ProtoReflect.Descriptor instead.
 func (*ApplicationResourceEventsQuery) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{14}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ApplicationResourceEventsQuery) GetName() string {
@@ -942,7 +978,7 @@ type ApplicationWatchEvent struct {
 
 func (x *ApplicationWatchEvent) Reset() {
 	*x = ApplicationWatchEvent{}
-	mi := &file_capstan_v1_api_proto_msgTypes[15]
+	mi := &file_capstan_v1_api_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -954,7 +990,7 @@ func (x *ApplicationWatchEvent) String() string {
 func (*ApplicationWatchEvent) ProtoMessage() {}
 
 func (x *ApplicationWatchEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[15]
+	mi := &file_capstan_v1_api_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -967,7 +1003,7 @@ func (x *ApplicationWatchEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationWatchEvent.ProtoReflect.Descriptor instead.
 func (*ApplicationWatchEvent) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{15}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ApplicationWatchEvent) GetType() string {
@@ -993,7 +1029,7 @@ type NameQuery struct {
 
 func (x *NameQuery) Reset() {
 	*x = NameQuery{}
-	mi := &file_capstan_v1_api_proto_msgTypes[16]
+	mi := &file_capstan_v1_api_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1005,7 +1041,7 @@ func (x *NameQuery) String() string {
 func (*NameQuery) ProtoMessage() {}
 
 func (x *NameQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[16]
+	mi := &file_capstan_v1_api_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1018,7 +1054,7 @@ func (x *NameQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NameQuery.ProtoReflect.Descriptor instead.
 func (*NameQuery) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{16}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *NameQuery) GetName() string {
@@ -1038,7 +1074,7 @@ type ProjectCreateRequest struct {
 
 func (x *ProjectCreateRequest) Reset() {
 	*x = ProjectCreateRequest{}
-	mi := &file_capstan_v1_api_proto_msgTypes[17]
+	mi := &file_capstan_v1_api_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1050,7 +1086,7 @@ func (x *ProjectCreateRequest) String() string {
 func (*ProjectCreateRequest) ProtoMessage() {}
 
 func (x *ProjectCreateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[17]
+	mi := &file_capstan_v1_api_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1063,7 +1099,7 @@ func (x *ProjectCreateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProjectCreateRequest.ProtoReflect.Descriptor instead.
 func (*ProjectCreateRequest) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{17}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ProjectCreateRequest) GetProject() *structpb.Struct {
@@ -1093,7 +1129,7 @@ type ProjectTokenCreateRequest struct {
 
 func (x *ProjectTokenCreateRequest) Reset() {
 	*x = ProjectTokenCreateRequest{}
-	mi := &file_capstan_v1_api_proto_msgTypes[18]
+	mi := &file_capstan_v1_api_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1105,7 +1141,7 @@ func (x *ProjectTokenCreateRequest) String() string {
 func (*ProjectTokenCreateRequest) ProtoMessage() {}
 
 func (x *ProjectTokenCreateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[18]
+	mi := &file_capstan_v1_api_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1118,7 +1154,7 @@ func (x *ProjectTokenCreateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProjectTokenCreateRequest.ProtoReflect.Descriptor instead.
 func (*ProjectTokenCreateRequest) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{18}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ProjectTokenCreateRequest) GetProject() string {
@@ -1161,7 +1197,7 @@ type ProjectTokenDeleteRequest struct {
 
 func (x *ProjectTokenDeleteRequest) Reset() {
 	*x = ProjectTokenDeleteRequest{}
-	mi := &file_capstan_v1_api_proto_msgTypes[19]
+	mi := &file_capstan_v1_api_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1173,7 +1209,7 @@ func (x *ProjectTokenDeleteRequest) String() string {
 func (*ProjectTokenDeleteRequest) ProtoMessage() {}
 
 func (x *ProjectTokenDeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[19]
+	mi := &file_capstan_v1_api_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1186,7 +1222,7 @@ func (x *ProjectTokenDeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProjectTokenDeleteRequest.ProtoReflect.Descriptor instead.
 func (*ProjectTokenDeleteRequest) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{19}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ProjectTokenDeleteRequest) GetProject() string {
@@ -1226,7 +1262,7 @@ type TokenResponse struct {
 
 func (x *TokenResponse) Reset() {
 	*x = TokenResponse{}
-	mi := &file_capstan_v1_api_proto_msgTypes[20]
+	mi := &file_capstan_v1_api_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1238,7 +1274,7 @@ func (x *TokenResponse) String() string {
 func (*TokenResponse) ProtoMessage() {}
 
 func (x *TokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[20]
+	mi := &file_capstan_v1_api_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1251,7 +1287,7 @@ func (x *TokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenResponse.ProtoReflect.Descriptor instead.
 func (*TokenResponse) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{20}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *TokenResponse) GetToken() string {
@@ -1270,7 +1306,7 @@ type RepoQuery struct {
 
 func (x *RepoQuery) Reset() {
 	*x = RepoQuery{}
-	mi := &file_capstan_v1_api_proto_msgTypes[21]
+	mi := &file_capstan_v1_api_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1282,7 +1318,7 @@ func (x *RepoQuery) String() string {
 func (*RepoQuery) ProtoMessage() {}
 
 func (x *RepoQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[21]
+	mi := &file_capstan_v1_api_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1295,7 +1331,7 @@ func (x *RepoQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepoQuery.ProtoReflect.Descriptor instead.
 func (*RepoQuery) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{21}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RepoQuery) GetRepo() string {
@@ -1317,7 +1353,7 @@ type RepoCreateRequest struct {
 
 func (x *RepoCreateRequest) Reset() {
 	*x = RepoCreateRequest{}
-	mi := &file_capstan_v1_api_proto_msgTypes[22]
+	mi := &file_capstan_v1_api_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1329,7 +1365,7 @@ func (x *RepoCreateRequest) String() string {
 func (*RepoCreateRequest) ProtoMessage() {}
 
 func (x *RepoCreateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[22]
+	mi := &file_capstan_v1_api_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1342,7 +1378,7 @@ func (x *RepoCreateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepoCreateRequest.ProtoReflect.Descriptor instead.
 func (*RepoCreateRequest) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{22}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RepoCreateRequest) GetRepo() *structpb.Struct {
@@ -1368,7 +1404,7 @@ type ClusterQuery struct {
 
 func (x *ClusterQuery) Reset() {
 	*x = ClusterQuery{}
-	mi := &file_capstan_v1_api_proto_msgTypes[23]
+	mi := &file_capstan_v1_api_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1380,7 +1416,7 @@ func (x *ClusterQuery) String() string {
 func (*ClusterQuery) ProtoMessage() {}
 
 func (x *ClusterQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[23]
+	mi := &file_capstan_v1_api_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1393,7 +1429,7 @@ func (x *ClusterQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterQuery.ProtoReflect.Descriptor instead.
 func (*ClusterQuery) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{23}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ClusterQuery) GetServer() string {
@@ -1413,7 +1449,7 @@ type ClusterCreateRequest struct {
 
 func (x *ClusterCreateRequest) Reset() {
 	*x = ClusterCreateRequest{}
-	mi := &file_capstan_v1_api_proto_msgTypes[24]
+	mi := &file_capstan_v1_api_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1425,7 +1461,7 @@ func (x *ClusterCreateRequest) String() string {
 func (*ClusterCreateRequest) ProtoMessage() {}
 
 func (x *ClusterCreateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[24]
+	mi := &file_capstan_v1_api_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1438,7 +1474,7 @@ func (x *ClusterCreateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterCreateRequest.ProtoReflect.Descriptor instead.
 func (*ClusterCreateRequest) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{24}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ClusterCreateRequest) GetCluster() *structpb.Struct {
@@ -1466,7 +1502,7 @@ type CanIRequest struct {
 
 func (x *CanIRequest) Reset() {
 	*x = CanIRequest{}
-	mi := &file_capstan_v1_api_proto_msgTypes[25]
+	mi := &file_capstan_v1_api_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1478,7 +1514,7 @@ func (x *CanIRequest) String() string {
 func (*CanIRequest) ProtoMessage() {}
 
 func (x *CanIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[25]
+	mi := &file_capstan_v1_api_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1491,7 +1527,7 @@ func (x *CanIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanIRequest.ProtoReflect.Descriptor instead.
 func (*CanIRequest) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{25}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CanIRequest) GetResource() string {
@@ -1524,7 +1560,7 @@ type CanIResponse struct {
 
 func (x *CanIResponse) Reset() {
 	*x = CanIResponse{}
-	mi := &file_capstan_v1_api_proto_msgTypes[26]
+	mi := &file_capstan_v1_api_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1536,7 +1572,7 @@ func (x *CanIResponse) String() string {
 func (*CanIResponse) ProtoMessage() {}
 
 func (x *CanIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[26]
+	mi := &file_capstan_v1_api_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1549,7 +1585,7 @@ func (x *CanIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanIResponse.ProtoReflect.Descriptor instead.
 func (*CanIResponse) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{26}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CanIResponse) GetValue() string {
@@ -1570,7 +1606,7 @@ type UpdatePasswordRequest struct {
 
 func (x *UpdatePasswordRequest) Reset() {
 	*x = UpdatePasswordRequest{}
-	mi := &file_capstan_v1_api_proto_msgTypes[27]
+	mi := &file_capstan_v1_api_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1582,7 +1618,7 @@ func (x *UpdatePasswordRequest) String() string {
 func (*UpdatePasswordRequest) ProtoMessage() {}
 
 func (x *UpdatePasswordRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[27]
+	mi := &file_capstan_v1_api_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1595,7 +1631,7 @@ func (x *UpdatePasswordRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePasswordRequest.ProtoReflect.Descriptor instead.
 func (*UpdatePasswordRequest) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{27}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *UpdatePasswordRequest) GetName() string {
@@ -1630,7 +1666,7 @@ type AccountTokenCreateRequest struct {
 
 func (x *AccountTokenCreateRequest) Reset() {
 	*x = AccountTokenCreateRequest{}
-	mi := &file_capstan_v1_api_proto_msgTypes[28]
+	mi := &file_capstan_v1_api_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1642,7 +1678,7 @@ func (x *AccountTokenCreateRequest) String() string {
 func (*AccountTokenCreateRequest) ProtoMessage() {}
 
 func (x *AccountTokenCreateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[28]
+	mi := &file_capstan_v1_api_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1655,7 +1691,7 @@ func (x *AccountTokenCreateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AccountTokenCreateRequest.ProtoReflect.Descriptor instead.
 func (*AccountTokenCreateRequest) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{28}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *AccountTokenCreateRequest) GetName() string {
@@ -1689,7 +1725,7 @@ type AccountTokenDeleteRequest struct {
 
 func (x *AccountTokenDeleteRequest) Reset() {
 	*x = AccountTokenDeleteRequest{}
-	mi := &file_capstan_v1_api_proto_msgTypes[29]
+	mi := &file_capstan_v1_api_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1701,7 +1737,7 @@ func (x *AccountTokenDeleteRequest) String() string {
 func (*AccountTokenDeleteRequest) ProtoMessage() {}
 
 func (x *AccountTokenDeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_capstan_v1_api_proto_msgTypes[29]
+	mi := &file_capstan_v1_api_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1714,7 +1750,7 @@ func (x *AccountTokenDeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AccountTokenDeleteRequest.ProtoReflect.Descriptor instead.
 func (*AccountTokenDeleteRequest) Descriptor() ([]byte, []int) {
-	return file_capstan_v1_api_proto_rawDescGZIP(), []int{29}
+	return file_capstan_v1_api_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *AccountTokenDeleteRequest) GetName() string {
@@ -1745,7 +1781,8 @@ const file_capstan_v1_api_proto_rawDesc = "" +
 	"\bpassword\x18\x02 \x01(\tR\bpassword\"'\n" +
 	"\x0fSessionResponse\x12\x14\n" +
 	"\x05token\x18\x01 \x01(\tR\x05token\"\x11\n" +
-	"\x0fUserInfoRequest\"\x16\n" +
+	"\x0fUserInfoRequest\"\x0f\n" +
+	"\rSettingsQuery\"\x16\n" +
 	"\x14SessionDeleteRequest\"\xae\x01\n" +
 	"\x10ApplicationQuery\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
@@ -1850,7 +1887,9 @@ const file_capstan_v1_api_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id2K\n" +
 	"\x0eVersionService\x129\n" +
-	"\aVersion\x12\x1a.capstan.v1.VersionRequest\x1a\x12.capstan.v1.Object2\xd9\x01\n" +
+	"\aVersion\x12\x1a.capstan.v1.VersionRequest\x1a\x12.capstan.v1.Object2G\n" +
+	"\x0fSettingsService\x124\n" +
+	"\x03Get\x12\x19.capstan.v1.SettingsQuery\x1a\x12.capstan.v1.Object2\xd9\x01\n" +
 	"\x0eSessionService\x12G\n" +
 	"\x06Create\x12 .capstan.v1.SessionCreateRequest\x1a\x1b.capstan.v1.SessionResponse\x12>\n" +
 	"\x06Delete\x12 .capstan.v1.SessionDeleteRequest\x1a\x12.capstan.v1.Object\x12>\n" +
@@ -1916,137 +1955,140 @@ func file_capstan_v1_api_proto_rawDescGZIP() []byte {
 	return file_capstan_v1_api_proto_rawDescData
 }
 
-var file_capstan_v1_api_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_capstan_v1_api_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_capstan_v1_api_proto_goTypes = []any{
 	(*Object)(nil),                         // 0: capstan.v1.Object
 	(*VersionRequest)(nil),                 // 1: capstan.v1.VersionRequest
 	(*SessionCreateRequest)(nil),           // 2: capstan.v1.SessionCreateRequest
 	(*SessionResponse)(nil),                // 3: capstan.v1.SessionResponse
 	(*UserInfoRequest)(nil),                // 4: capstan.v1.UserInfoRequest
-	(*SessionDeleteRequest)(nil),           // 5: capstan.v1.SessionDeleteRequest
-	(*ApplicationQuery)(nil),               // 6: capstan.v1.ApplicationQuery
-	(*ApplicationSyncRequest)(nil),         // 7: capstan.v1.ApplicationSyncRequest
-	(*ApplicationDeleteRequest)(nil),       // 8: capstan.v1.ApplicationDeleteRequest
-	(*ApplicationRollbackRequest)(nil),     // 9: capstan.v1.ApplicationRollbackRequest
-	(*ApplicationUpdateSpecRequest)(nil),   // 10: capstan.v1.ApplicationUpdateSpecRequest
-	(*ApplicationPatchRequest)(nil),        // 11: capstan.v1.ApplicationPatchRequest
-	(*ApplicationManifestQuery)(nil),       // 12: capstan.v1.ApplicationManifestQuery
-	(*ApplicationResourceRequest)(nil),     // 13: capstan.v1.ApplicationResourceRequest
-	(*ApplicationResourceEventsQuery)(nil), // 14: capstan.v1.ApplicationResourceEventsQuery
-	(*ApplicationWatchEvent)(nil),          // 15: capstan.v1.ApplicationWatchEvent
-	(*NameQuery)(nil),                      // 16: capstan.v1.NameQuery
-	(*ProjectCreateRequest)(nil),           // 17: capstan.v1.ProjectCreateRequest
-	(*ProjectTokenCreateRequest)(nil),      // 18: capstan.v1.ProjectTokenCreateRequest
-	(*ProjectTokenDeleteRequest)(nil),      // 19: capstan.v1.ProjectTokenDeleteRequest
-	(*TokenResponse)(nil),                  // 20: capstan.v1.TokenResponse
-	(*RepoQuery)(nil),                      // 21: capstan.v1.RepoQuery
-	(*RepoCreateRequest)(nil),              // 22: capstan.v1.RepoCreateRequest
-	(*ClusterQuery)(nil),                   // 23: capstan.v1.ClusterQuery
-	(*ClusterCreateRequest)(nil),           // 24: capstan.v1.ClusterCreateRequest
-	(*CanIRequest)(nil),                    // 25: capstan.v1.CanIRequest
-	(*CanIResponse)(nil),                   // 26: capstan.v1.CanIResponse
-	(*UpdatePasswordRequest)(nil),          // 27: capstan.v1.UpdatePasswordRequest
-	(*AccountTokenCreateRequest)(nil),      // 28: capstan.v1.AccountTokenCreateRequest
-	(*AccountTokenDeleteRequest)(nil),      // 29: capstan.v1.AccountTokenDeleteRequest
-	(*structpb.Struct)(nil),                // 30: google.protobuf.Struct
+	(*SettingsQuery)(nil),                  // 5: capstan.v1.SettingsQuery
+	(*SessionDeleteRequest)(nil),           // 6: capstan.v1.SessionDeleteRequest
+	(*ApplicationQuery)(nil),               // 7: capstan.v1.ApplicationQuery
+	(*ApplicationSyncRequest)(nil),         // 8: capstan.v1.ApplicationSyncRequest
+	(*ApplicationDeleteRequest)(nil),       // 9: capstan.v1.ApplicationDeleteRequest
+	(*ApplicationRollbackRequest)(nil),     // 10: capstan.v1.ApplicationRollbackRequest
+	(*ApplicationUpdateSpecRequest)(nil),   // 11: capstan.v1.ApplicationUpdateSpecRequest
+	(*ApplicationPatchRequest)(nil),        // 12: capstan.v1.ApplicationPatchRequest
+	(*ApplicationManifestQuery)(nil),       // 13: capstan.v1.ApplicationManifestQuery
+	(*ApplicationResourceRequest)(nil),     // 14: capstan.v1.ApplicationResourceRequest
+	(*ApplicationResourceEventsQuery)(nil), // 15: capstan.v1.ApplicationResourceEventsQuery
+	(*ApplicationWatchEvent)(nil),          // 16: capstan.v1.ApplicationWatchEvent
+	(*NameQuery)(nil),                      // 17: capstan.v1.NameQuery
+	(*ProjectCreateRequest)(nil),           // 18: capstan.v1.ProjectCreateRequest
+	(*ProjectTokenCreateRequest)(nil),      // 19: capstan.v1.ProjectTokenCreateRequest
+	(*ProjectTokenDeleteRequest)(nil),      // 20: capstan.v1.ProjectTokenDeleteRequest
+	(*TokenResponse)(nil),                  // 21: capstan.v1.TokenResponse
+	(*RepoQuery)(nil),                      // 22: capstan.v1.RepoQuery
+	(*RepoCreateRequest)(nil),              // 23: capstan.v1.RepoCreateRequest
+	(*ClusterQuery)(nil),                   // 24: capstan.v1.ClusterQuery
+	(*ClusterCreateRequest)(nil),           // 25: capstan.v1.ClusterCreateRequest
+	(*CanIRequest)(nil),                    // 26: capstan.v1.CanIRequest
+	(*CanIResponse)(nil),                   // 27: capstan.v1.CanIResponse
+	(*UpdatePasswordRequest)(nil),          // 28: capstan.v1.UpdatePasswordRequest
+	(*AccountTokenCreateRequest)(nil),      // 29: capstan.v1.AccountTokenCreateRequest
+	(*AccountTokenDeleteRequest)(nil),      // 30: capstan.v1.AccountTokenDeleteRequest
+	(*structpb.Struct)(nil),                // 31: google.protobuf.Struct
 }
 var file_capstan_v1_api_proto_depIdxs = []int32{
-	30, // 0: capstan.v1.Object.object:type_name -> google.protobuf.Struct
-	30, // 1: capstan.v1.ApplicationUpdateSpecRequest.spec:type_name -> google.protobuf.Struct
-	30, // 2: capstan.v1.ApplicationWatchEvent.application:type_name -> google.protobuf.Struct
-	30, // 3: capstan.v1.ProjectCreateRequest.project:type_name -> google.protobuf.Struct
-	30, // 4: capstan.v1.RepoCreateRequest.repo:type_name -> google.protobuf.Struct
-	30, // 5: capstan.v1.ClusterCreateRequest.cluster:type_name -> google.protobuf.Struct
+	31, // 0: capstan.v1.Object.object:type_name -> google.protobuf.Struct
+	31, // 1: capstan.v1.ApplicationUpdateSpecRequest.spec:type_name -> google.protobuf.Struct
+	31, // 2: capstan.v1.ApplicationWatchEvent.application:type_name -> google.protobuf.Struct
+	31, // 3: capstan.v1.ProjectCreateRequest.project:type_name -> google.protobuf.Struct
+	31, // 4: capstan.v1.RepoCreateRequest.repo:type_name -> google.protobuf.Struct
+	31, // 5: capstan.v1.ClusterCreateRequest.cluster:type_name -> google.protobuf.Struct
 	1,  // 6: capstan.v1.VersionService.Version:input_type -> capstan.v1.VersionRequest
-	2,  // 7: capstan.v1.SessionService.Create:input_type -> capstan.v1.SessionCreateRequest
-	5,  // 8: capstan.v1.SessionService.Delete:input_type -> capstan.v1.SessionDeleteRequest
-	4,  // 9: capstan.v1.SessionService.GetUserInfo:input_type -> capstan.v1.UserInfoRequest
-	6,  // 10: capstan.v1.ApplicationService.List:input_type -> capstan.v1.ApplicationQuery
-	6,  // 11: capstan.v1.ApplicationService.Get:input_type -> capstan.v1.ApplicationQuery
-	0,  // 12: capstan.v1.ApplicationService.Create:input_type -> capstan.v1.Object
-	0,  // 13: capstan.v1.ApplicationService.Update:input_type -> capstan.v1.Object
-	10, // 14: capstan.v1.ApplicationService.UpdateSpec:input_type -> capstan.v1.ApplicationUpdateSpecRequest
-	11, // 15: capstan.v1.ApplicationService.Patch:input_type -> capstan.v1.ApplicationPatchRequest
-	7,  // 16: capstan.v1.ApplicationService.Sync:input_type -> capstan.v1.ApplicationSyncRequest
-	9,  // 17: capstan.v1.ApplicationService.Rollback:input_type -> capstan.v1.ApplicationRollbackRequest
-	6,  // 18: capstan.v1.ApplicationService.TerminateOperation:input_type -> capstan.v1.ApplicationQuery
-	8,  // 19: capstan.v1.ApplicationService.Delete:input_type -> capstan.v1.ApplicationDeleteRequest
-	6,  // 20: capstan.v1.ApplicationService.ManagedResources:input_type -> capstan.v1.ApplicationQuery
-	6,  // 21: capstan.v1.ApplicationService.ResourceTree:input_type -> capstan.v1.ApplicationQuery
-	12, // 22: capstan.v1.ApplicationService.GetManifests:input_type -> capstan.v1.ApplicationManifestQuery
-	13, // 23: capstan.v1.ApplicationService.GetResource:input_type -> capstan.v1.ApplicationResourceRequest
-	14, // 24: capstan.v1.ApplicationService.ListResourceEvents:input_type -> capstan.v1.ApplicationResourceEventsQuery
-	6,  // 25: capstan.v1.ApplicationService.Watch:input_type -> capstan.v1.ApplicationQuery
-	16, // 26: capstan.v1.ProjectService.List:input_type -> capstan.v1.NameQuery
-	16, // 27: capstan.v1.ProjectService.Get:input_type -> capstan.v1.NameQuery
-	17, // 28: capstan.v1.ProjectService.Create:input_type -> capstan.v1.ProjectCreateRequest
-	0,  // 29: capstan.v1.ProjectService.Update:input_type -> capstan.v1.Object
-	16, // 30: capstan.v1.ProjectService.Delete:input_type -> capstan.v1.NameQuery
-	18, // 31: capstan.v1.ProjectService.CreateToken:input_type -> capstan.v1.ProjectTokenCreateRequest
-	19, // 32: capstan.v1.ProjectService.DeleteToken:input_type -> capstan.v1.ProjectTokenDeleteRequest
-	16, // 33: capstan.v1.RepositoryService.List:input_type -> capstan.v1.NameQuery
-	21, // 34: capstan.v1.RepositoryService.Get:input_type -> capstan.v1.RepoQuery
-	22, // 35: capstan.v1.RepositoryService.Create:input_type -> capstan.v1.RepoCreateRequest
-	21, // 36: capstan.v1.RepositoryService.Delete:input_type -> capstan.v1.RepoQuery
-	16, // 37: capstan.v1.RepoCredsService.ListRepositoryCredentials:input_type -> capstan.v1.NameQuery
-	22, // 38: capstan.v1.RepoCredsService.CreateRepositoryCredentials:input_type -> capstan.v1.RepoCreateRequest
-	21, // 39: capstan.v1.RepoCredsService.DeleteRepositoryCredentials:input_type -> capstan.v1.RepoQuery
-	16, // 40: capstan.v1.ClusterService.List:input_type -> capstan.v1.NameQuery
-	23, // 41: capstan.v1.ClusterService.Get:input_type -> capstan.v1.ClusterQuery
-	24, // 42: capstan.v1.ClusterService.Create:input_type -> capstan.v1.ClusterCreateRequest
-	23, // 43: capstan.v1.ClusterService.Delete:input_type -> capstan.v1.ClusterQuery
-	23, // 44: capstan.v1.ClusterService.RotateAuth:input_type -> capstan.v1.ClusterQuery
-	25, // 45: capstan.v1.AccountService.CanI:input_type -> capstan.v1.CanIRequest
-	16, // 46: capstan.v1.AccountService.ListAccounts:input_type -> capstan.v1.NameQuery
-	27, // 47: capstan.v1.AccountService.UpdatePassword:input_type -> capstan.v1.UpdatePasswordRequest
-	28, // 48: capstan.v1.AccountService.CreateToken:input_type -> capstan.v1.AccountTokenCreateRequest
-	29, // 49: capstan.v1.AccountService.DeleteToken:input_type -> capstan.v1.AccountTokenDeleteRequest
-	0,  // 50: capstan.v1.VersionService.Version:output_type -> capstan.v1.Object
-	3,  // 51: capstan.v1.SessionService.Create:output_type -> capstan.v1.SessionResponse
-	0,  // 52: capstan.v1.SessionService.Delete:output_type -> capstan.v1.Object
-	0,  // 53: capstan.v1.SessionService.GetUserInfo:output_type -> capstan.v1.Object
-	0,  // 54: capstan.v1.ApplicationService.List:output_type -> capstan.v1.Object
-	0,  // 55: capstan.v1.ApplicationService.Get:output_type -> capstan.v1.Object
-	0,  // 56: capstan.v1.ApplicationService.Create:output_type -> capstan.v1.Object
-	0,  // 57: capstan.v1.ApplicationService.Update:output_type -> capstan.v1.Object
-	0,  // 58: capstan.v1.ApplicationService.UpdateSpec:output_type -> capstan.v1.Object
-	0,  // 59: capstan.v1.ApplicationService.Patch:output_type -> capstan.v1.Object
-	0,  // 60: capstan.v1.ApplicationService.Sync:output_type -> capstan.v1.Object
-	0,  // 61: capstan.v1.ApplicationService.Rollback:output_type -> capstan.v1.Object
-	0,  // 62: capstan.v1.ApplicationService.TerminateOperation:output_type -> capstan.v1.Object
-	0,  // 63: capstan.v1.ApplicationService.Delete:output_type -> capstan.v1.Object
-	0,  // 64: capstan.v1.ApplicationService.ManagedResources:output_type -> capstan.v1.Object
-	0,  // 65: capstan.v1.ApplicationService.ResourceTree:output_type -> capstan.v1.Object
-	0,  // 66: capstan.v1.ApplicationService.GetManifests:output_type -> capstan.v1.Object
-	0,  // 67: capstan.v1.ApplicationService.GetResource:output_type -> capstan.v1.Object
-	0,  // 68: capstan.v1.ApplicationService.ListResourceEvents:output_type -> capstan.v1.Object
-	15, // 69: capstan.v1.ApplicationService.Watch:output_type -> capstan.v1.ApplicationWatchEvent
-	0,  // 70: capstan.v1.ProjectService.List:output_type -> capstan.v1.Object
-	0,  // 71: capstan.v1.ProjectService.Get:output_type -> capstan.v1.Object
-	0,  // 72: capstan.v1.ProjectService.Create:output_type -> capstan.v1.Object
-	0,  // 73: capstan.v1.ProjectService.Update:output_type -> capstan.v1.Object
-	0,  // 74: capstan.v1.ProjectService.Delete:output_type -> capstan.v1.Object
-	20, // 75: capstan.v1.ProjectService.CreateToken:output_type -> capstan.v1.TokenResponse
-	0,  // 76: capstan.v1.ProjectService.DeleteToken:output_type -> capstan.v1.Object
-	0,  // 77: capstan.v1.RepositoryService.List:output_type -> capstan.v1.Object
-	0,  // 78: capstan.v1.RepositoryService.Get:output_type -> capstan.v1.Object
-	0,  // 79: capstan.v1.RepositoryService.Create:output_type -> capstan.v1.Object
-	0,  // 80: capstan.v1.RepositoryService.Delete:output_type -> capstan.v1.Object
-	0,  // 81: capstan.v1.RepoCredsService.ListRepositoryCredentials:output_type -> capstan.v1.Object
-	0,  // 82: capstan.v1.RepoCredsService.CreateRepositoryCredentials:output_type -> capstan.v1.Object
-	0,  // 83: capstan.v1.RepoCredsService.DeleteRepositoryCredentials:output_type -> capstan.v1.Object
-	0,  // 84: capstan.v1.ClusterService.List:output_type -> capstan.v1.Object
-	0,  // 85: capstan.v1.ClusterService.Get:output_type -> capstan.v1.Object
-	0,  // 86: capstan.v1.ClusterService.Create:output_type -> capstan.v1.Object
-	0,  // 87: capstan.v1.ClusterService.Delete:output_type -> capstan.v1.Object
-	0,  // 88: capstan.v1.ClusterService.RotateAuth:output_type -> capstan.v1.Object
-	26, // 89: capstan.v1.AccountService.CanI:output_type -> capstan.v1.CanIResponse
-	0,  // 90: capstan.v1.AccountService.ListAccounts:output_type -> capstan.v1.Object
-	0,  // 91: capstan.v1.AccountService.UpdatePassword:output_type -> capstan.v1.Object
-	20, // 92: capstan.v1.AccountService.CreateToken:output_type -> capstan.v1.TokenResponse
-	0,  // 93: capstan.v1.AccountService.DeleteToken:output_type -> capstan.v1.Object
-	50, // [50:94] is the sub-list for method output_type
-	6,  // [6:50] is the sub-list for method input_type
+	5,  // 7: capstan.v1.SettingsService.Get:input_type -> capstan.v1.SettingsQuery
+	2,  // 8: capstan.v1.SessionService.Create:input_type -> capstan.v1.SessionCreateRequest
+	6,  // 9: capstan.v1.SessionService.Delete:input_type -> capstan.v1.SessionDeleteRequest
+	4,  // 10: capstan.v1.SessionService.GetUserInfo:input_type -> capstan.v1.UserInfoRequest
+	7,  // 11: capstan.v1.ApplicationService.List:input_type -> capstan.v1.ApplicationQuery
+	7,  // 12: capstan.v1.ApplicationService.Get:input_type -> capstan.v1.ApplicationQuery
+	0,  // 13: capstan.v1.ApplicationService.Create:input_type -> capstan.v1.Object
+	0,  // 14: capstan.v1.ApplicationService.Update:input_type -> capstan.v1.Object
+	11, // 15: capstan.v1.ApplicationService.UpdateSpec:input_type -> capstan.v1.ApplicationUpdateSpecRequest
+	12, // 16: capstan.v1.ApplicationService.Patch:input_type -> capstan.v1.ApplicationPatchRequest
+	8,  // 17: capstan.v1.ApplicationService.Sync:input_type -> capstan.v1.ApplicationSyncRequest
+	10, // 18: capstan.v1.ApplicationService.Rollback:input_type -> capstan.v1.ApplicationRollbackRequest
+	7,  // 19: capstan.v1.ApplicationService.TerminateOperation:input_type -> capstan.v1.ApplicationQuery
+	9,  // 20: capstan.v1.ApplicationService.Delete:input_type -> capstan.v1.ApplicationDeleteRequest
+	7,  // 21: capstan.v1.ApplicationService.ManagedResources:input_type -> capstan.v1.ApplicationQuery
+	7,  // 22: capstan.v1.ApplicationService.ResourceTree:input_type -> capstan.v1.ApplicationQuery
+	13, // 23: capstan.v1.ApplicationService.GetManifests:input_type -> capstan.v1.ApplicationManifestQuery
+	14, // 24: capstan.v1.ApplicationService.GetResource:input_type -> capstan.v1.ApplicationResourceRequest
+	15, // 25: capstan.v1.ApplicationService.ListResourceEvents:input_type -> capstan.v1.ApplicationResourceEventsQuery
+	7,  // 26: capstan.v1.ApplicationService.Watch:input_type -> capstan.v1.ApplicationQuery
+	17, // 27: capstan.v1.ProjectService.List:input_type -> capstan.v1.NameQuery
+	17, // 28: capstan.v1.ProjectService.Get:input_type -> capstan.v1.NameQuery
+	18, // 29: capstan.v1.ProjectService.Create:input_type -> capstan.v1.ProjectCreateRequest
+	0,  // 30: capstan.v1.ProjectService.Update:input_type -> capstan.v1.Object
+	17, // 31: capstan.v1.ProjectService.Delete:input_type -> capstan.v1.NameQuery
+	19, // 32: capstan.v1.ProjectService.CreateToken:input_type -> capstan.v1.ProjectTokenCreateRequest
+	20, // 33: capstan.v1.ProjectService.DeleteToken:input_type -> capstan.v1.ProjectTokenDeleteRequest
+	17, // 34: capstan.v1.RepositoryService.List:input_type -> capstan.v1.NameQuery
+	22, // 35: capstan.v1.RepositoryService.Get:input_type -> capstan.v1.RepoQuery
+	23, // 36: capstan.v1.RepositoryService.Create:input_type -> capstan.v1.RepoCreateRequest
+	22, // 37: capstan.v1.RepositoryService.Delete:input_type -> capstan.v1.RepoQuery
+	17, // 38: capstan.v1.RepoCredsService.ListRepositoryCredentials:input_type -> capstan.v1.NameQuery
+	23, // 39: capstan.v1.RepoCredsService.CreateRepositoryCredentials:input_type -> capstan.v1.RepoCreateRequest
+	22, // 40: capstan.v1.RepoCredsService.DeleteRepositoryCredentials:input_type -> capstan.v1.RepoQuery
+	17, // 41: capstan.v1.ClusterService.List:input_type -> capstan.v1.NameQuery
+	24, // 42: capstan.v1.ClusterService.Get:input_type -> capstan.v1.ClusterQuery
+	25, // 43: capstan.v1.ClusterService.Create:input_type -> capstan.v1.ClusterCreateRequest
+	24, // 44: capstan.v1.ClusterService.Delete:input_type -> capstan.v1.ClusterQuery
+	24, // 45: capstan.v1.ClusterService.RotateAuth:input_type -> capstan.v1.ClusterQuery
+	26, // 46: capstan.v1.AccountService.CanI:input_type -> capstan.v1.CanIRequest
+	17, // 47: capstan.v1.AccountService.ListAccounts:input_type -> capstan.v1.NameQuery
+	28, // 48: capstan.v1.AccountService.UpdatePassword:input_type -> capstan.v1.UpdatePasswordRequest
+	29, // 49: capstan.v1.AccountService.CreateToken:input_type -> capstan.v1.AccountTokenCreateRequest
+	30, // 50: capstan.v1.AccountService.DeleteToken:input_type -> capstan.v1.AccountTokenDeleteRequest
+	0,  // 51: capstan.v1.VersionService.Version:output_type -> capstan.v1.Object
+	0,  // 52: capstan.v1.SettingsService.Get:output_type -> capstan.v1.Object
+	3,  // 53: capstan.v1.SessionService.Create:output_type -> capstan.v1.SessionResponse
+	0,  // 54: capstan.v1.SessionService.Delete:output_type -> capstan.v1.Object
+	0,  // 55: capstan.v1.SessionService.GetUserInfo:output_type -> capstan.v1.Object
+	0,  // 56: capstan.v1.ApplicationService.List:output_type -> capstan.v1.Object
+	0,  // 57: capstan.v1.ApplicationService.Get:output_type -> capstan.v1.Object
+	0,  // 58: capstan.v1.ApplicationService.Create:output_type -> capstan.v1.Object
+	0,  // 59: capstan.v1.ApplicationService.Update:output_type -> capstan.v1.Object
+	0,  // 60: capstan.v1.ApplicationService.UpdateSpec:output_type -> capstan.v1.Object
+	0,  // 61: capstan.v1.ApplicationService.Patch:output_type -> capstan.v1.Object
+	0,  // 62: capstan.v1.ApplicationService.Sync:output_type -> capstan.v1.Object
+	0,  // 63: capstan.v1.ApplicationService.Rollback:output_type -> capstan.v1.Object
+	0,  // 64: capstan.v1.ApplicationService.TerminateOperation:output_type -> capstan.v1.Object
+	0,  // 65: capstan.v1.ApplicationService.Delete:output_type -> capstan.v1.Object
+	0,  // 66: capstan.v1.ApplicationService.ManagedResources:output_type -> capstan.v1.Object
+	0,  // 67: capstan.v1.ApplicationService.ResourceTree:output_type -> capstan.v1.Object
+	0,  // 68: capstan.v1.ApplicationService.GetManifests:output_type -> capstan.v1.Object
+	0,  // 69: capstan.v1.ApplicationService.GetResource:output_type -> capstan.v1.Object
+	0,  // 70: capstan.v1.ApplicationService.ListResourceEvents:output_type -> capstan.v1.Object
+	16, // 71: capstan.v1.ApplicationService.Watch:output_type -> capstan.v1.ApplicationWatchEvent
+	0,  // 72: capstan.v1.ProjectService.List:output_type -> capstan.v1.Object
+	0,  // 73: capstan.v1.ProjectService.Get:output_type -> capstan.v1.Object
+	0,  // 74: capstan.v1.ProjectService.Create:output_type -> capstan.v1.Object
+	0,  // 75: capstan.v1.ProjectService.Update:output_type -> capstan.v1.Object
+	0,  // 76: capstan.v1.ProjectService.Delete:output_type -> capstan.v1.Object
+	21, // 77: capstan.v1.ProjectService.CreateToken:output_type -> capstan.v1.TokenResponse
+	0,  // 78: capstan.v1.ProjectService.DeleteToken:output_type -> capstan.v1.Object
+	0,  // 79: capstan.v1.RepositoryService.List:output_type -> capstan.v1.Object
+	0,  // 80: capstan.v1.RepositoryService.Get:output_type -> capstan.v1.Object
+	0,  // 81: capstan.v1.RepositoryService.Create:output_type -> capstan.v1.Object
+	0,  // 82: capstan.v1.RepositoryService.Delete:output_type -> capstan.v1.Object
+	0,  // 83: capstan.v1.RepoCredsService.ListRepositoryCredentials:output_type -> capstan.v1.Object
+	0,  // 84: capstan.v1.RepoCredsService.CreateRepositoryCredentials:output_type -> capstan.v1.Object
+	0,  // 85: capstan.v1.RepoCredsService.DeleteRepositoryCredentials:output_type -> capstan.v1.Object
+	0,  // 86: capstan.v1.ClusterService.List:output_type -> capstan.v1.Object
+	0,  // 87: capstan.v1.ClusterService.Get:output_type -> capstan.v1.Object
+	0,  // 88: capstan.v1.ClusterService.Create:output_type -> capstan.v1.Object
+	0,  // 89: capstan.v1.ClusterService.Delete:output_type -> capstan.v1.Object
+	0,  // 90: capstan.v1.ClusterService.RotateAuth:output_type -> capstan.v1.Object
+	27, // 91: capstan.v1.AccountService.CanI:output_type -> capstan.v1.CanIResponse
+	0,  // 92: capstan.v1.AccountService.ListAccounts:output_type -> capstan.v1.Object
+	0,  // 93: capstan.v1.AccountService.UpdatePassword:output_type -> capstan.v1.Object
+	21, // 94: capstan.v1.AccountService.CreateToken:output_type -> capstan.v1.TokenResponse
+	0,  // 95: capstan.v1.AccountService.DeleteToken:output_type -> capstan.v1.Object
+	51, // [51:96] is the sub-list for method output_type
+	6,  // [6:51] is the sub-list for method input_type
 	6,  // [6:6] is the sub-list for extension type_name
 	6,  // [6:6] is the sub-list for extension extendee
 	0,  // [0:6] is the sub-list for field type_name
@@ -2057,16 +2099,16 @@ func file_capstan_v1_api_proto_init() {
 	if File_capstan_v1_api_proto != nil {
 		return
 	}
-	file_capstan_v1_api_proto_msgTypes[8].OneofWrappers = []any{}
+	file_capstan_v1_api_proto_msgTypes[9].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_capstan_v1_api_proto_rawDesc), len(file_capstan_v1_api_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   30,
+			NumMessages:   31,
 			NumExtensions: 0,
-			NumServices:   8,
+			NumServices:   9,
 		},
 		GoTypes:           file_capstan_v1_api_proto_goTypes,
 		DependencyIndexes: file_capstan_v1_api_proto_depIdxs,

@@ -28,6 +28,8 @@ const _ = connect.IsAtLeastVersion1_13_0
 const (
 	// VersionServiceName is the fully-qualified name of the VersionService service.
 	VersionServiceName = "capstan.v1.VersionService"
+	// SettingsServiceName is the fully-qualified name of the SettingsService service.
+	SettingsServiceName = "capstan.v1.SettingsService"
 	// SessionServiceName is the fully-qualified name of the SessionService service.
 	SessionServiceName = "capstan.v1.SessionService"
 	// ApplicationServiceName is the fully-qualified name of the ApplicationService service.
@@ -54,6 +56,8 @@ const (
 const (
 	// VersionServiceVersionProcedure is the fully-qualified name of the VersionService's Version RPC.
 	VersionServiceVersionProcedure = "/capstan.v1.VersionService/Version"
+	// SettingsServiceGetProcedure is the fully-qualified name of the SettingsService's Get RPC.
+	SettingsServiceGetProcedure = "/capstan.v1.SettingsService/Get"
 	// SessionServiceCreateProcedure is the fully-qualified name of the SessionService's Create RPC.
 	SessionServiceCreateProcedure = "/capstan.v1.SessionService/Create"
 	// SessionServiceDeleteProcedure is the fully-qualified name of the SessionService's Delete RPC.
@@ -238,6 +242,78 @@ type UnimplementedVersionServiceHandler struct{}
 
 func (UnimplementedVersionServiceHandler) Version(context.Context, *connect.Request[capstanv1.VersionRequest]) (*connect.Response[capstanv1.Object], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.VersionService.Version is not implemented"))
+}
+
+// SettingsServiceClient is a client for the capstan.v1.SettingsService service.
+type SettingsServiceClient interface {
+	// Get tells clients the server's URL and SSO provider (no credentials).
+	Get(context.Context, *connect.Request[capstanv1.SettingsQuery]) (*connect.Response[capstanv1.Object], error)
+}
+
+// NewSettingsServiceClient constructs a client for the capstan.v1.SettingsService service. By
+// default, it uses the Connect protocol with the binary Protobuf Codec, asks for gzipped responses,
+// and sends uncompressed requests. To use the gRPC or gRPC-Web protocols, supply the
+// connect.WithGRPC() or connect.WithGRPCWeb() options.
+//
+// The URL supplied here should be the base URL for the Connect or gRPC server (for example,
+// http://api.acme.com or https://acme.com/grpc).
+func NewSettingsServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...connect.ClientOption) SettingsServiceClient {
+	baseURL = strings.TrimRight(baseURL, "/")
+	settingsServiceMethods := capstanv1.File_capstan_v1_api_proto.Services().ByName("SettingsService").Methods()
+	return &settingsServiceClient{
+		get: connect.NewClient[capstanv1.SettingsQuery, capstanv1.Object](
+			httpClient,
+			baseURL+SettingsServiceGetProcedure,
+			connect.WithSchema(settingsServiceMethods.ByName("Get")),
+			connect.WithClientOptions(opts...),
+		),
+	}
+}
+
+// settingsServiceClient implements SettingsServiceClient.
+type settingsServiceClient struct {
+	get *connect.Client[capstanv1.SettingsQuery, capstanv1.Object]
+}
+
+// Get calls capstan.v1.SettingsService.Get.
+func (c *settingsServiceClient) Get(ctx context.Context, req *connect.Request[capstanv1.SettingsQuery]) (*connect.Response[capstanv1.Object], error) {
+	return c.get.CallUnary(ctx, req)
+}
+
+// SettingsServiceHandler is an implementation of the capstan.v1.SettingsService service.
+type SettingsServiceHandler interface {
+	// Get tells clients the server's URL and SSO provider (no credentials).
+	Get(context.Context, *connect.Request[capstanv1.SettingsQuery]) (*connect.Response[capstanv1.Object], error)
+}
+
+// NewSettingsServiceHandler builds an HTTP handler from the service implementation. It returns the
+// path on which to mount the handler and the handler itself.
+//
+// By default, handlers support the Connect, gRPC, and gRPC-Web protocols with the binary Protobuf
+// and JSON codecs. They also support gzip compression.
+func NewSettingsServiceHandler(svc SettingsServiceHandler, opts ...connect.HandlerOption) (string, http.Handler) {
+	settingsServiceMethods := capstanv1.File_capstan_v1_api_proto.Services().ByName("SettingsService").Methods()
+	settingsServiceGetHandler := connect.NewUnaryHandler(
+		SettingsServiceGetProcedure,
+		svc.Get,
+		connect.WithSchema(settingsServiceMethods.ByName("Get")),
+		connect.WithHandlerOptions(opts...),
+	)
+	return "/capstan.v1.SettingsService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case SettingsServiceGetProcedure:
+			settingsServiceGetHandler.ServeHTTP(w, r)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+}
+
+// UnimplementedSettingsServiceHandler returns CodeUnimplemented from all methods.
+type UnimplementedSettingsServiceHandler struct{}
+
+func (UnimplementedSettingsServiceHandler) Get(context.Context, *connect.Request[capstanv1.SettingsQuery]) (*connect.Response[capstanv1.Object], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("capstan.v1.SettingsService.Get is not implemented"))
 }
 
 // SessionServiceClient is a client for the capstan.v1.SessionService service.
