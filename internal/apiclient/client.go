@@ -18,8 +18,8 @@ type Client struct {
 	base  string
 	token string
 	http  *http.Client
-	// rpc is set with GRPCWeb: the calls go over the RPC API.
-	rpc *rpcClients
+	// rpcHTTP is set with GRPCWeb: the calls go over the RPC API.
+	rpcHTTP *http.Client
 }
 
 // New returns a Client for s, sending token (if any) as a bearer token.
@@ -37,7 +37,7 @@ func New(s Server, token string) *Client {
 	c := &Client{base: strings.TrimSuffix(base, "/"), token: token, http: &http.Client{Transport: tr, Timeout: 60 * time.Second}}
 	if s.GRPCWeb {
 		// gRPC-Web works over HTTP/1.1; streams must outlive Timeout.
-		c.rpc = newRPCClients(&http.Client{Transport: tr}, c.base)
+		c.rpcHTTP = &http.Client{Transport: tr}
 	}
 	return c
 }
@@ -71,7 +71,7 @@ func (c *Client) Do(method, path string, body, out any) error {
 			return err
 		}
 	}
-	if c.rpc != nil {
+	if c.rpcHTTP != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), c.http.Timeout)
 		defer cancel()
 		return c.doRPC(ctx, method, path, data, out)
@@ -109,7 +109,7 @@ func (c *Client) Do(method, path string, body, out any) error {
 // Stream reads a Server-Sent Events answer, calling each with the data of
 // every message until it returns false, the stream ends or ctx is done.
 func (c *Client) Stream(ctx context.Context, path string, each func(data []byte) bool) error {
-	if c.rpc != nil {
+	if c.rpcHTTP != nil {
 		return c.streamRPC(ctx, path, each)
 	}
 	req, err := http.NewRequestWithContext(ctx, "GET", c.base+path, nil)

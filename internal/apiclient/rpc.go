@@ -7,351 +7,161 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 
 	"connectrpc.com/connect"
-	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/capstan-cd/capstan/internal/api/capstanv1"
 	"github.com/capstan-cd/capstan/internal/api/capstanv1/capstanv1connect"
 )
 
-// rpcClients are the RPC API's clients, speaking gRPC-Web (--grpc-web):
-// the CLI's REST calls are carried by the matching RPCs, for proxies that
-// pass only gRPC-Web.
-type rpcClients struct {
-	version  capstanv1connect.VersionServiceClient
-	session  capstanv1connect.SessionServiceClient
-	settings capstanv1connect.SettingsServiceClient
-	apps     capstanv1connect.ApplicationServiceClient
-	projects capstanv1connect.ProjectServiceClient
-	repos    capstanv1connect.RepositoryServiceClient
-	creds    capstanv1connect.RepoCredsServiceClient
-	clusters capstanv1connect.ClusterServiceClient
-	accounts capstanv1connect.AccountServiceClient
+// With --grpc-web the CLI's REST calls are carried by the RPC API over
+// gRPC-Web, for proxies that pass nothing else. Each method's http option
+// (proto/capstan/v1) names the REST call it stands for; the client finds
+// the method of a call by that option and builds its request from the
+// call's path, query and body.
+
+// rpcMethod is one method of the RPC API.
+type rpcMethod interface {
+	descriptor() protoreflect.MethodDescriptor
+	// call makes the RPC for a REST call and returns the REST answer.
+	call(ctx context.Context, c *Client, params map[string]string, query url.Values, body []byte) ([]byte, error)
 }
 
-func newRPCClients(hc *http.Client, base string) *rpcClients {
-	o := connect.WithGRPCWeb()
-	return &rpcClients{
-		version: capstanv1connect.NewVersionServiceClient(hc, base, o), session: capstanv1connect.NewSessionServiceClient(hc, base, o),
-		settings: capstanv1connect.NewSettingsServiceClient(hc, base, o),
-		apps:     capstanv1connect.NewApplicationServiceClient(hc, base, o), projects: capstanv1connect.NewProjectServiceClient(hc, base, o),
-		repos: capstanv1connect.NewRepositoryServiceClient(hc, base, o), creds: capstanv1connect.NewRepoCredsServiceClient(hc, base, o),
-		clusters: capstanv1connect.NewClusterServiceClient(hc, base, o), accounts: capstanv1connect.NewAccountServiceClient(hc, base, o),
+// methods are the unary methods; Watch is the event stream.
+var methods = []rpcMethod{
+	unary[capstanv1.VersionRequest, capstanv1.Object](capstanv1connect.VersionServiceVersionProcedure),
+	unary[capstanv1.SettingsQuery, capstanv1.Object](capstanv1connect.SettingsServiceGetProcedure),
+	unary[capstanv1.SessionCreateRequest, capstanv1.SessionResponse](capstanv1connect.SessionServiceCreateProcedure),
+	unary[capstanv1.SessionDeleteRequest, capstanv1.Object](capstanv1connect.SessionServiceDeleteProcedure),
+	unary[capstanv1.UserInfoRequest, capstanv1.Object](capstanv1connect.SessionServiceGetUserInfoProcedure),
+	unary[capstanv1.ApplicationQuery, capstanv1.Object](capstanv1connect.ApplicationServiceListProcedure),
+	unary[capstanv1.ApplicationQuery, capstanv1.Object](capstanv1connect.ApplicationServiceGetProcedure),
+	unary[capstanv1.ApplicationCreateRequest, capstanv1.Object](capstanv1connect.ApplicationServiceCreateProcedure),
+	unary[capstanv1.ApplicationUpdateRequest, capstanv1.Object](capstanv1connect.ApplicationServiceUpdateProcedure),
+	unary[capstanv1.ApplicationUpdateSpecRequest, capstanv1.Object](capstanv1connect.ApplicationServiceUpdateSpecProcedure),
+	unary[capstanv1.ApplicationPatchRequest, capstanv1.Object](capstanv1connect.ApplicationServicePatchProcedure),
+	unary[capstanv1.ApplicationSyncRequest, capstanv1.Object](capstanv1connect.ApplicationServiceSyncProcedure),
+	unary[capstanv1.ApplicationRollbackRequest, capstanv1.Object](capstanv1connect.ApplicationServiceRollbackProcedure),
+	unary[capstanv1.ApplicationQuery, capstanv1.Object](capstanv1connect.ApplicationServiceTerminateOperationProcedure),
+	unary[capstanv1.ApplicationDeleteRequest, capstanv1.Object](capstanv1connect.ApplicationServiceDeleteProcedure),
+	unary[capstanv1.ApplicationQuery, capstanv1.Object](capstanv1connect.ApplicationServiceManagedResourcesProcedure),
+	unary[capstanv1.ApplicationQuery, capstanv1.Object](capstanv1connect.ApplicationServiceResourceTreeProcedure),
+	unary[capstanv1.ApplicationManifestQuery, capstanv1.Object](capstanv1connect.ApplicationServiceGetManifestsProcedure),
+	unary[capstanv1.ApplicationResourceRequest, capstanv1.Object](capstanv1connect.ApplicationServiceGetResourceProcedure),
+	unary[capstanv1.ApplicationResourceEventsQuery, capstanv1.Object](capstanv1connect.ApplicationServiceListResourceEventsProcedure),
+	unary[capstanv1.NameQuery, capstanv1.Object](capstanv1connect.ProjectServiceListProcedure),
+	unary[capstanv1.NameQuery, capstanv1.Object](capstanv1connect.ProjectServiceGetProcedure),
+	unary[capstanv1.ProjectCreateRequest, capstanv1.Object](capstanv1connect.ProjectServiceCreateProcedure),
+	unary[capstanv1.ProjectUpdateRequest, capstanv1.Object](capstanv1connect.ProjectServiceUpdateProcedure),
+	unary[capstanv1.NameQuery, capstanv1.Object](capstanv1connect.ProjectServiceDeleteProcedure),
+	unary[capstanv1.ProjectTokenCreateRequest, capstanv1.TokenResponse](capstanv1connect.ProjectServiceCreateTokenProcedure),
+	unary[capstanv1.ProjectTokenDeleteRequest, capstanv1.Object](capstanv1connect.ProjectServiceDeleteTokenProcedure),
+	unary[capstanv1.NameQuery, capstanv1.Object](capstanv1connect.RepositoryServiceListProcedure),
+	unary[capstanv1.RepoQuery, capstanv1.Object](capstanv1connect.RepositoryServiceGetProcedure),
+	unary[capstanv1.RepoCreateRequest, capstanv1.Object](capstanv1connect.RepositoryServiceCreateProcedure),
+	unary[capstanv1.RepoQuery, capstanv1.Object](capstanv1connect.RepositoryServiceDeleteProcedure),
+	unary[capstanv1.NameQuery, capstanv1.Object](capstanv1connect.RepoCredsServiceListRepositoryCredentialsProcedure),
+	unary[capstanv1.RepoCreateRequest, capstanv1.Object](capstanv1connect.RepoCredsServiceCreateRepositoryCredentialsProcedure),
+	unary[capstanv1.RepoQuery, capstanv1.Object](capstanv1connect.RepoCredsServiceDeleteRepositoryCredentialsProcedure),
+	unary[capstanv1.NameQuery, capstanv1.Object](capstanv1connect.ClusterServiceListProcedure),
+	unary[capstanv1.ClusterQuery, capstanv1.Object](capstanv1connect.ClusterServiceGetProcedure),
+	unary[capstanv1.ClusterCreateRequest, capstanv1.Object](capstanv1connect.ClusterServiceCreateProcedure),
+	unary[capstanv1.ClusterQuery, capstanv1.Object](capstanv1connect.ClusterServiceDeleteProcedure),
+	unary[capstanv1.ClusterQuery, capstanv1.Object](capstanv1connect.ClusterServiceRotateAuthProcedure),
+	unary[capstanv1.CanIRequest, capstanv1.CanIResponse](capstanv1connect.AccountServiceCanIProcedure),
+	unary[capstanv1.NameQuery, capstanv1.Object](capstanv1connect.AccountServiceListAccountsProcedure),
+	unary[capstanv1.UpdatePasswordRequest, capstanv1.Object](capstanv1connect.AccountServiceUpdatePasswordProcedure),
+	unary[capstanv1.AccountTokenCreateRequest, capstanv1.TokenResponse](capstanv1connect.AccountServiceCreateTokenProcedure),
+	unary[capstanv1.AccountTokenDeleteRequest, capstanv1.Object](capstanv1connect.AccountServiceDeleteTokenProcedure),
+}
+
+// unaryMethod is a method with request Req and response Resp.
+type unaryMethod[Req, Resp any] struct {
+	md        protoreflect.MethodDescriptor
+	procedure string
+}
+
+func unary[Req, Resp any](procedure string) rpcMethod {
+	return &unaryMethod[Req, Resp]{md: methodDescriptor(procedure), procedure: procedure}
+}
+
+// methodDescriptor finds a procedure's ("/package.Service/Method") method.
+func methodDescriptor(procedure string) protoreflect.MethodDescriptor {
+	service, method, _ := strings.Cut(strings.TrimPrefix(procedure, "/"), "/")
+	svc := capstanv1.File_capstan_v1_api_proto.Services().ByName(protoreflect.FullName(service).Name())
+	if svc == nil || svc.Methods().ByName(protoreflect.Name(method)) == nil {
+		panic("no method for procedure " + procedure) // generated code and table disagree: a build error in effect
 	}
+	return svc.Methods().ByName(protoreflect.Name(method))
 }
 
-// call is one REST call to carry: path parameters by name, the query and
-// the JSON body.
-type call struct {
-	ctx   context.Context
-	token string
-	path  map[string]string
-	query url.Values
-	body  []byte
-}
+func (u *unaryMethod[Req, Resp]) descriptor() protoreflect.MethodDescriptor { return u.md }
 
-// request wraps msg with the caller's token.
-func request[T any](c *call, msg *T) *connect.Request[T] {
-	req := connect.NewRequest(msg)
+func (u *unaryMethod[Req, Resp]) call(ctx context.Context, c *Client, params map[string]string, query url.Values, body []byte) ([]byte, error) {
+	req := new(Req)
+	if err := fromREST(u.md, any(req).(proto.Message), params, query, body); err != nil {
+		return nil, err
+	}
+	client := connect.NewClient[Req, Resp](c.rpcHTTP, c.base+u.procedure, connect.WithGRPCWeb(), connect.WithSchema(u.md))
+	cr := connect.NewRequest(req)
 	if c.token != "" {
-		req.Header().Set("Authorization", "Bearer "+c.token)
+		cr.Header().Set("Authorization", "Bearer "+c.token)
 	}
-	return req
-}
-
-// object decodes the body as a JSON object.
-func (c *call) object() (*structpb.Struct, error) {
-	var m map[string]any
-	if err := json.Unmarshal(c.body, &m); err != nil {
-		return nil, err
-	}
-	return structpb.NewStruct(m)
-}
-
-// field decodes one field of the JSON body.
-func (c *call) field(name string, v any) {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(c.body, &m) == nil {
-		_ = json.Unmarshal(m[name], v)
-	}
-}
-
-func (c *call) flag(name string) bool { return c.query.Get(name) == "true" }
-
-func (c *call) appQuery() *capstanv1.ApplicationQuery {
-	return &capstanv1.ApplicationQuery{Name: c.path["name"], Projects: c.query["projects"], Selector: c.query.Get("selector"),
-		AppNamespace: c.query.Get("appNamespace"), ResourceVersion: c.query.Get("resourceVersion")}
-}
-
-// answer is what an RPC returned, as the REST answer's JSON.
-type answer = any
-
-// route maps one REST path pattern to its RPC.
-type route struct {
-	method, pattern string
-	rpc             func(r *rpcClients, c *call) (answer, error)
-}
-
-func obj(resp *connect.Response[capstanv1.Object], err error) (answer, error) {
+	resp, err := client.CallUnary(ctx, cr)
 	if err != nil {
-		return nil, err
+		return nil, restError(err)
 	}
-	return resp.Msg.GetObject(), nil
+	return toREST(u.md, any(resp.Msg).(proto.Message))
 }
 
-func tok(resp *connect.Response[capstanv1.TokenResponse], err error) (answer, error) {
-	if err != nil {
-		return nil, err
-	}
-	return map[string]string{"token": resp.Msg.GetToken()}, nil
+// rule is a method's http option.
+func rule(md protoreflect.MethodDescriptor) *capstanv1.HTTPRule {
+	r, _ := proto.GetExtension(md.Options(), capstanv1.E_Http).(*capstanv1.HTTPRule)
+	return r
 }
 
-// routes are the REST calls the CLI makes, with the RPC carrying each.
-var routes = []route{
-	{"GET", "/api/version", func(r *rpcClients, c *call) (answer, error) {
-		return obj(r.version.Version(c.ctx, request(c, &capstanv1.VersionRequest{})))
-	}},
-	{"POST", "/api/v1/session", func(r *rpcClients, c *call) (answer, error) {
-		var u, p string
-		c.field("username", &u)
-		c.field("password", &p)
-		resp, err := r.session.Create(c.ctx, request(c, &capstanv1.SessionCreateRequest{Username: u, Password: p}))
-		if err != nil {
-			return nil, err
-		}
-		return map[string]string{"token": resp.Msg.GetToken()}, nil
-	}},
-	{"GET", "/api/v1/settings", func(r *rpcClients, c *call) (answer, error) {
-		return obj(r.settings.Get(c.ctx, request(c, &capstanv1.SettingsQuery{})))
-	}},
-	{"GET", "/api/v1/session/userinfo", func(r *rpcClients, c *call) (answer, error) {
-		return obj(r.session.GetUserInfo(c.ctx, request(c, &capstanv1.UserInfoRequest{})))
-	}},
-	{"GET", "/api/v1/applications", func(r *rpcClients, c *call) (answer, error) {
-		return obj(r.apps.List(c.ctx, request(c, c.appQuery())))
-	}},
-	{"POST", "/api/v1/applications", func(r *rpcClients, c *call) (answer, error) {
-		o, err := c.object()
-		if err != nil {
-			return nil, err
-		}
-		if c.flag("upsert") {
-			return nil, errors.New("--upsert is not carried over gRPC-Web; use it without --grpc-web")
-		}
-		return obj(r.apps.Create(c.ctx, request(c, &capstanv1.Object{Object: o})))
-	}},
-	{"GET", "/api/v1/applications/{name}", func(r *rpcClients, c *call) (answer, error) {
-		return obj(r.apps.Get(c.ctx, request(c, c.appQuery())))
-	}},
-	{"PATCH", "/api/v1/applications/{name}", func(r *rpcClients, c *call) (answer, error) {
-		var patch, kind string
-		c.field("patch", &patch)
-		c.field("patchType", &kind)
-		return obj(r.apps.Patch(c.ctx, request(c, &capstanv1.ApplicationPatchRequest{Name: c.path["name"], AppNamespace: c.query.Get("appNamespace"), Patch: patch, PatchType: kind})))
-	}},
-	{"PUT", "/api/v1/applications/{name}/spec", func(r *rpcClients, c *call) (answer, error) {
-		spec, err := c.object()
-		if err != nil {
-			return nil, err
-		}
-		return obj(r.apps.UpdateSpec(c.ctx, request(c, &capstanv1.ApplicationUpdateSpecRequest{Name: c.path["name"], AppNamespace: c.query.Get("appNamespace"), Spec: spec})))
-	}},
-	{"DELETE", "/api/v1/applications/{name}", func(r *rpcClients, c *call) (answer, error) {
-		req := &capstanv1.ApplicationDeleteRequest{Name: c.path["name"], AppNamespace: c.query.Get("appNamespace"), PropagationPolicy: c.query.Get("propagationPolicy")}
-		if v := c.query.Get("cascade"); v != "" {
-			b, _ := strconv.ParseBool(v)
-			req.Cascade = &b
-		}
-		return obj(r.apps.Delete(c.ctx, request(c, req)))
-	}},
-	{"POST", "/api/v1/applications/{name}/sync", func(r *rpcClients, c *call) (answer, error) {
-		var body struct {
-			Revision string
-			Prune    bool
-			DryRun   bool
-		}
-		_ = json.Unmarshal(c.body, &body)
-		return obj(r.apps.Sync(c.ctx, request(c, &capstanv1.ApplicationSyncRequest{Name: c.path["name"], AppNamespace: c.query.Get("appNamespace"),
-			Revision: body.Revision, Prune: body.Prune, DryRun: body.DryRun})))
-	}},
-	{"POST", "/api/v1/applications/{name}/rollback", func(r *rpcClients, c *call) (answer, error) {
-		var body struct {
-			ID     int64
-			Prune  bool
-			DryRun bool
-		}
-		_ = json.Unmarshal(c.body, &body)
-		return obj(r.apps.Rollback(c.ctx, request(c, &capstanv1.ApplicationRollbackRequest{Name: c.path["name"], AppNamespace: c.query.Get("appNamespace"),
-			Id: body.ID, Prune: body.Prune, DryRun: body.DryRun})))
-	}},
-	{"DELETE", "/api/v1/applications/{name}/operation", func(r *rpcClients, c *call) (answer, error) {
-		return obj(r.apps.TerminateOperation(c.ctx, request(c, c.appQuery())))
-	}},
-	{"GET", "/api/v1/applications/{name}/managed-resources", func(r *rpcClients, c *call) (answer, error) {
-		return obj(r.apps.ManagedResources(c.ctx, request(c, c.appQuery())))
-	}},
-	{"GET", "/api/v1/applications/{name}/resource-tree", func(r *rpcClients, c *call) (answer, error) {
-		return obj(r.apps.ResourceTree(c.ctx, request(c, c.appQuery())))
-	}},
-	{"GET", "/api/v1/applications/{name}/manifests", func(r *rpcClients, c *call) (answer, error) {
-		return obj(r.apps.GetManifests(c.ctx, request(c, &capstanv1.ApplicationManifestQuery{Name: c.path["name"], AppNamespace: c.query.Get("appNamespace"), Revision: c.query.Get("revision")})))
-	}},
-	{"GET", "/api/v1/projects", func(r *rpcClients, c *call) (answer, error) {
-		return obj(r.projects.List(c.ctx, request(c, &capstanv1.NameQuery{})))
-	}},
-	{"POST", "/api/v1/projects", func(r *rpcClients, c *call) (answer, error) {
-		var body struct {
-			Project map[string]any
-			Upsert  bool
-		}
-		if err := json.Unmarshal(c.body, &body); err != nil {
-			return nil, err
-		}
-		p, err := structpb.NewStruct(body.Project)
-		if err != nil {
-			return nil, err
-		}
-		return obj(r.projects.Create(c.ctx, request(c, &capstanv1.ProjectCreateRequest{Project: p, Upsert: body.Upsert})))
-	}},
-	{"GET", "/api/v1/projects/{name}", func(r *rpcClients, c *call) (answer, error) {
-		return obj(r.projects.Get(c.ctx, request(c, &capstanv1.NameQuery{Name: c.path["name"]})))
-	}},
-	{"PUT", "/api/v1/projects/{name}", func(r *rpcClients, c *call) (answer, error) {
-		var body struct{ Project map[string]any }
-		if err := json.Unmarshal(c.body, &body); err != nil {
-			return nil, err
-		}
-		p, err := structpb.NewStruct(body.Project)
-		if err != nil {
-			return nil, err
-		}
-		return obj(r.projects.Update(c.ctx, request(c, &capstanv1.Object{Object: p})))
-	}},
-	{"DELETE", "/api/v1/projects/{name}", func(r *rpcClients, c *call) (answer, error) {
-		return obj(r.projects.Delete(c.ctx, request(c, &capstanv1.NameQuery{Name: c.path["name"]})))
-	}},
-	{"POST", "/api/v1/projects/{name}/roles/{role}/token", func(r *rpcClients, c *call) (answer, error) {
-		var body struct {
-			ExpiresIn int64
-			ID        string
-		}
-		_ = json.Unmarshal(c.body, &body)
-		return tok(r.projects.CreateToken(c.ctx, request(c, &capstanv1.ProjectTokenCreateRequest{Project: c.path["name"], Role: c.path["role"], ExpiresIn: body.ExpiresIn, Id: body.ID})))
-	}},
-	{"DELETE", "/api/v1/projects/{name}/roles/{role}/token/{iat}", func(r *rpcClients, c *call) (answer, error) {
-		iat, _ := strconv.ParseInt(c.path["iat"], 10, 64)
-		return obj(r.projects.DeleteToken(c.ctx, request(c, &capstanv1.ProjectTokenDeleteRequest{Project: c.path["name"], Role: c.path["role"], Iat: iat, Id: c.query.Get("id")})))
-	}},
-	{"GET", "/api/v1/repositories", func(r *rpcClients, c *call) (answer, error) {
-		return obj(r.repos.List(c.ctx, request(c, &capstanv1.NameQuery{})))
-	}},
-	{"POST", "/api/v1/repositories", func(r *rpcClients, c *call) (answer, error) {
-		o, err := c.object()
-		if err != nil {
-			return nil, err
-		}
-		return obj(r.repos.Create(c.ctx, request(c, &capstanv1.RepoCreateRequest{Repo: o, Upsert: c.flag("upsert")})))
-	}},
-	{"DELETE", "/api/v1/repositories/{url}", func(r *rpcClients, c *call) (answer, error) {
-		return obj(r.repos.Delete(c.ctx, request(c, &capstanv1.RepoQuery{Repo: c.path["url"]})))
-	}},
-	{"GET", "/api/v1/repocreds", func(r *rpcClients, c *call) (answer, error) {
-		return obj(r.creds.ListRepositoryCredentials(c.ctx, request(c, &capstanv1.NameQuery{})))
-	}},
-	{"POST", "/api/v1/repocreds", func(r *rpcClients, c *call) (answer, error) {
-		o, err := c.object()
-		if err != nil {
-			return nil, err
-		}
-		return obj(r.creds.CreateRepositoryCredentials(c.ctx, request(c, &capstanv1.RepoCreateRequest{Repo: o, Upsert: c.flag("upsert")})))
-	}},
-	{"DELETE", "/api/v1/repocreds/{url}", func(r *rpcClients, c *call) (answer, error) {
-		return obj(r.creds.DeleteRepositoryCredentials(c.ctx, request(c, &capstanv1.RepoQuery{Repo: c.path["url"]})))
-	}},
-	{"GET", "/api/v1/clusters", func(r *rpcClients, c *call) (answer, error) {
-		return obj(r.clusters.List(c.ctx, request(c, &capstanv1.NameQuery{})))
-	}},
-	{"POST", "/api/v1/clusters", func(r *rpcClients, c *call) (answer, error) {
-		o, err := c.object()
-		if err != nil {
-			return nil, err
-		}
-		return obj(r.clusters.Create(c.ctx, request(c, &capstanv1.ClusterCreateRequest{Cluster: o, Upsert: c.flag("upsert")})))
-	}},
-	{"GET", "/api/v1/clusters/{server}", func(r *rpcClients, c *call) (answer, error) {
-		return obj(r.clusters.Get(c.ctx, request(c, &capstanv1.ClusterQuery{Server: c.path["server"]})))
-	}},
-	{"DELETE", "/api/v1/clusters/{server}", func(r *rpcClients, c *call) (answer, error) {
-		return obj(r.clusters.Delete(c.ctx, request(c, &capstanv1.ClusterQuery{Server: c.path["server"]})))
-	}},
-	{"POST", "/api/v1/clusters/{server}/rotate-auth", func(r *rpcClients, c *call) (answer, error) {
-		return obj(r.clusters.RotateAuth(c.ctx, request(c, &capstanv1.ClusterQuery{Server: c.path["server"]})))
-	}},
-	{"GET", "/api/v1/account", func(r *rpcClients, c *call) (answer, error) {
-		return obj(r.accounts.ListAccounts(c.ctx, request(c, &capstanv1.NameQuery{})))
-	}},
-	{"PUT", "/api/v1/account/password", func(r *rpcClients, c *call) (answer, error) {
-		var body struct{ Name, CurrentPassword, NewPassword string }
-		_ = json.Unmarshal(c.body, &body)
-		return obj(r.accounts.UpdatePassword(c.ctx, request(c, &capstanv1.UpdatePasswordRequest{Name: body.Name, CurrentPassword: body.CurrentPassword, NewPassword: body.NewPassword})))
-	}},
-	{"GET", "/api/v1/account/can-i/{resource}/{action}/{object...}", func(r *rpcClients, c *call) (answer, error) {
-		resp, err := r.accounts.CanI(c.ctx, request(c, &capstanv1.CanIRequest{Resource: c.path["resource"], Action: c.path["action"], Subresource: c.path["object"]}))
-		if err != nil {
-			return nil, err
-		}
-		return map[string]string{"value": resp.Msg.GetValue()}, nil
-	}},
-	{"POST", "/api/v1/account/{name}/token", func(r *rpcClients, c *call) (answer, error) {
-		var body struct {
-			ExpiresIn int64
-			ID        string
-		}
-		_ = json.Unmarshal(c.body, &body)
-		return tok(r.accounts.CreateToken(c.ctx, request(c, &capstanv1.AccountTokenCreateRequest{Name: c.path["name"], ExpiresIn: body.ExpiresIn, Id: body.ID})))
-	}},
-	{"DELETE", "/api/v1/account/{name}/token/{id}", func(r *rpcClients, c *call) (answer, error) {
-		return obj(r.accounts.DeleteToken(c.ctx, request(c, &capstanv1.AccountTokenDeleteRequest{Name: c.path["name"], Id: c.path["id"]})))
-	}},
-}
+var pathParam = regexp.MustCompile(`^\{(\w+)(\.\.\.)?\}$`)
 
-// match finds the route of a REST call and its path parameters.
-func match(method, rawPath string) (*route, map[string]string) {
-	segs := strings.Split(strings.Trim(rawPath, "/"), "/")
-	for i := range routes {
-		if routes[i].method != method {
+// match finds the method whose http option is the REST call, and the
+// call's path parameters.
+func match(method, escapedPath string) (rpcMethod, map[string]string) {
+	segs := strings.Split(strings.Trim(escapedPath, "/"), "/")
+	for _, m := range methods {
+		r := rule(m.descriptor())
+		if r == nil || r.GetMethod() != method {
 			continue
 		}
-		if params, ok := matchPattern(routes[i].pattern, segs); ok {
-			return &routes[i], params
+		if params, ok := matchPath(r.GetPath(), segs); ok {
+			return m, params
 		}
 	}
 	return nil, nil
 }
 
-// matchPattern matches escaped path segments against a pattern with
-// {name} segments and a final {name...} taking the rest.
-func matchPattern(pattern string, segs []string) (map[string]string, bool) {
+// matchPath matches escaped path segments against a path with {field}
+// segments and a last {field...} taking the rest.
+func matchPath(pattern string, segs []string) (map[string]string, bool) {
 	pat := strings.Split(strings.Trim(pattern, "/"), "/")
 	params := map[string]string{}
 	for j, p := range pat {
 		if j >= len(segs) {
 			return nil, false
 		}
-		name, isParam := strings.CutPrefix(p, "{")
-		if !isParam {
+		sub := pathParam.FindStringSubmatch(p)
+		if sub == nil {
 			if segs[j] != p {
 				return nil, false
 			}
 			continue
 		}
-		name = strings.TrimSuffix(name, "}")
-		rest, many := strings.CutSuffix(name, "...")
 		last := j + 1
-		if many {
+		if sub[2] != "" {
 			last = len(segs)
 		}
 		var vals []string
@@ -362,13 +172,114 @@ func matchPattern(pattern string, segs []string) (map[string]string, bool) {
 			}
 			vals = append(vals, v)
 		}
-		if many {
-			params[rest] = strings.Join(vals, "/")
+		params[sub[1]] = strings.Join(vals, "/")
+		if sub[2] != "" {
 			return params, true
 		}
-		params[name] = vals[0]
 	}
 	return params, len(segs) == len(pat)
+}
+
+// fromREST fills a request from a REST call, as the method's http option
+// lays it out: path fields, query fields (by their JSON names) and body.
+func fromREST(md protoreflect.MethodDescriptor, msg proto.Message, params map[string]string, query url.Values, body []byte) error {
+	r := rule(md)
+	m := msg.ProtoReflect()
+	fields := m.Descriptor().Fields()
+	opts := protojson.UnmarshalOptions{DiscardUnknown: true}
+	switch {
+	case r.GetBody() == "*" && len(body) > 0:
+		if err := opts.Unmarshal(body, msg); err != nil {
+			return fmt.Errorf("request of %s: %w", md.FullName(), err)
+		}
+	case r.GetBody() != "" && len(body) > 0:
+		fd := fields.ByName(protoreflect.Name(r.GetBody()))
+		if fd == nil || fd.Kind() != protoreflect.MessageKind {
+			return fmt.Errorf("%s: body %q is not a message field", md.FullName(), r.GetBody())
+		}
+		v := m.NewField(fd)
+		if err := opts.Unmarshal(body, v.Message().Interface()); err != nil {
+			return fmt.Errorf("request of %s: %w", md.FullName(), err)
+		}
+		m.Set(fd, v)
+	}
+	set := func(fd protoreflect.FieldDescriptor, values []string) error {
+		if fd.IsList() {
+			list := m.Mutable(fd).List()
+			for _, v := range values {
+				val, err := scalar(fd, v)
+				if err != nil {
+					return err
+				}
+				list.Append(val)
+			}
+			return nil
+		}
+		val, err := scalar(fd, values[0])
+		if err != nil {
+			return err
+		}
+		m.Set(fd, val)
+		return nil
+	}
+	for name, v := range params {
+		if fd := fields.ByName(protoreflect.Name(name)); fd != nil {
+			if err := set(fd, []string{v}); err != nil {
+				return err
+			}
+		}
+	}
+	for i := 0; i < fields.Len(); i++ {
+		fd := fields.Get(i)
+		if values := query[fd.JSONName()]; len(values) > 0 && fd.Kind() != protoreflect.MessageKind {
+			if err := set(fd, values); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// scalar parses a path or query value for a scalar field.
+func scalar(fd protoreflect.FieldDescriptor, v string) (protoreflect.Value, error) {
+	var err error
+	switch fd.Kind() {
+	case protoreflect.StringKind:
+		return protoreflect.ValueOfString(v), nil
+	case protoreflect.BoolKind:
+		var b bool
+		if b, err = strconv.ParseBool(v); err == nil {
+			return protoreflect.ValueOfBool(b), nil
+		}
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+		var n int64
+		if n, err = strconv.ParseInt(v, 10, 64); err == nil {
+			return protoreflect.ValueOfInt64(n), nil
+		}
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
+		var n int64
+		if n, err = strconv.ParseInt(v, 10, 32); err == nil {
+			return protoreflect.ValueOfInt32(int32(n)), nil
+		}
+	default:
+		err = fmt.Errorf("kind %s is not supported in paths and queries", fd.Kind())
+	}
+	return protoreflect.Value{}, fmt.Errorf("%s: %q: %w", fd.JSONName(), v, err)
+}
+
+// toREST is the REST answer of a response: the message, or the field the
+// method's http option names.
+func toREST(md protoreflect.MethodDescriptor, resp proto.Message) ([]byte, error) {
+	r := rule(md)
+	if r.GetResponse() == "" {
+		return protojson.Marshal(resp)
+	}
+	m := resp.ProtoReflect()
+	fd := m.Descriptor().Fields().ByName(protoreflect.Name(r.GetResponse()))
+	if fd == nil || fd.Kind() != protoreflect.MessageKind {
+		return nil, fmt.Errorf("%s: response %q is not a message field", md.FullName(), r.GetResponse())
+	}
+	return protojson.Marshal(m.Get(fd).Message().Interface())
 }
 
 // httpStatus is the REST status of an RPC error code.
@@ -378,64 +289,65 @@ var httpStatus = map[connect.Code]int{
 	connect.CodeAlreadyExists: http.StatusConflict,
 }
 
+// restError turns an RPC error into the Error a REST call would give.
+func restError(err error) error {
+	var ce *connect.Error
+	if !errors.As(err, &ce) {
+		return err
+	}
+	status, ok := httpStatus[ce.Code()]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	return &Error{Status: status, Message: ce.Message()}
+}
+
 // doRPC carries one REST call over its RPC and decodes the answer into out.
 func (c *Client) doRPC(ctx context.Context, method, path string, body []byte, out any) error {
 	u, err := url.Parse(path)
 	if err != nil {
 		return err
 	}
-	r, params := match(method, u.EscapedPath())
-	if r == nil {
+	m, params := match(method, u.EscapedPath())
+	if m == nil {
 		return fmt.Errorf("%s %s has no RPC to carry it over gRPC-Web", method, u.Path)
 	}
-	ans, err := r.rpc(c.rpc, &call{ctx: ctx, token: c.token, path: params, query: u.Query(), body: body})
-	if err != nil {
-		var ce *connect.Error
-		if errors.As(err, &ce) {
-			status, ok := httpStatus[ce.Code()]
-			if !ok {
-				status = http.StatusInternalServerError
-			}
-			return &Error{Status: status, Message: ce.Message()}
-		}
+	answer, err := m.call(ctx, c, params, u.Query(), body)
+	if err != nil || out == nil {
 		return err
 	}
-	if out == nil {
-		return nil
-	}
-	var data []byte
-	if s, ok := ans.(*structpb.Struct); ok {
-		data, err = s.MarshalJSON()
-	} else {
-		data, err = json.Marshal(ans)
-	}
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(data, out)
+	return json.Unmarshal(answer, out)
 }
 
-// streamRPC carries the application event stream over the Watch RPC,
-// handing each event to each as the SSE stream's data.
+// streamRPC carries the application event stream over the Watch method,
+// handing each event to each as the stream's data.
 func (c *Client) streamRPC(ctx context.Context, path string, each func([]byte) bool) error {
 	u, err := url.Parse(path)
 	if err != nil {
 		return err
 	}
-	cl := &call{ctx: ctx, token: c.token, query: u.Query(), path: map[string]string{}}
-	q := cl.appQuery()
-	q.Name = u.Query().Get("name")
-	stream, err := c.rpc.apps.Watch(ctx, request(cl, q))
-	if err != nil {
+	md := methodDescriptor(capstanv1connect.ApplicationServiceWatchProcedure)
+	req := &capstanv1.ApplicationQuery{}
+	if err := fromREST(md, req, nil, u.Query(), nil); err != nil {
 		return err
+	}
+	client := connect.NewClient[capstanv1.ApplicationQuery, capstanv1.ApplicationWatchEvent](c.rpcHTTP,
+		c.base+capstanv1connect.ApplicationServiceWatchProcedure, connect.WithGRPCWeb(), connect.WithSchema(md))
+	cr := connect.NewRequest(req)
+	if c.token != "" {
+		cr.Header().Set("Authorization", "Bearer "+c.token)
+	}
+	stream, err := client.CallServerStream(ctx, cr)
+	if err != nil {
+		return restError(err)
 	}
 	defer stream.Close()
 	for stream.Receive() {
-		app, err := stream.Msg().GetApplication().MarshalJSON()
+		event, err := protojson.Marshal(stream.Msg())
 		if err != nil {
 			return err
 		}
-		data, err := json.Marshal(map[string]any{"result": map[string]any{"type": stream.Msg().GetType(), "application": json.RawMessage(app)}})
+		data, err := json.Marshal(map[string]json.RawMessage{"result": event})
 		if err != nil {
 			return err
 		}
@@ -446,5 +358,5 @@ func (c *Client) streamRPC(ctx context.Context, path string, each func([]byte) b
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return stream.Err()
+	return restError(stream.Err())
 }

@@ -3,6 +3,8 @@ package apiclient
 import (
 	"net/url"
 	"testing"
+
+	"github.com/capstan-cd/capstan/internal/api/capstanv1"
 )
 
 func TestMatchFindsTheRouteAndItsParameters(t *testing.T) {
@@ -12,13 +14,13 @@ func TestMatchFindsTheRouteAndItsParameters(t *testing.T) {
 	}{
 		{"GET", "/api/v1/applications/guestbook", "/api/v1/applications/{name}", map[string]string{"name": "guestbook"}},
 		{"POST", "/api/v1/applications/guestbook/sync", "/api/v1/applications/{name}/sync", map[string]string{"name": "guestbook"}},
-		{"DELETE", "/api/v1/repositories/" + url.PathEscape("https://git.example.com/a.git"), "/api/v1/repositories/{url}", map[string]string{"url": "https://git.example.com/a.git"}},
-		{"GET", "/api/v1/account/can-i/applications/sync/team-a/web", "/api/v1/account/can-i/{resource}/{action}/{object...}",
-			map[string]string{"resource": "applications", "action": "sync", "object": "team-a/web"}},
-		{"DELETE", "/api/v1/projects/p/roles/ci/token/0", "/api/v1/projects/{name}/roles/{role}/token/{iat}", map[string]string{"name": "p", "role": "ci", "iat": "0"}},
+		{"GET", "/api/v1/account/can-i/applications/sync/team-a/web", "/api/v1/account/can-i/{resource}/{action}/{subresource...}",
+			map[string]string{"resource": "applications", "action": "sync", "subresource": "team-a/web"}},
+		{"DELETE", "/api/v1/projects/p/roles/ci/token/0", "/api/v1/projects/{project}/roles/{role}/token/{iat}", map[string]string{"project": "p", "role": "ci", "iat": "0"}},
+		{"DELETE", "/api/v1/repositories/" + url.PathEscape("https://git.example.com/a.git"), "/api/v1/repositories/{repo}", map[string]string{"repo": "https://git.example.com/a.git"}},
 	} {
 		r, params := match(tc.method, tc.path)
-		if r == nil || r.pattern != tc.pattern {
+		if r == nil || rule(r.descriptor()).GetPath() != tc.pattern {
 			t.Errorf("%s %s: matched %v", tc.method, tc.path, r)
 			continue
 		}
@@ -30,7 +32,29 @@ func TestMatchFindsTheRouteAndItsParameters(t *testing.T) {
 	}
 	for _, miss := range [][2]string{{"GET", "/api/v1/applications/a/b/c"}, {"PUT", "/api/v1/applications"}, {"GET", "/api/v2/x"}} {
 		if r, _ := match(miss[0], miss[1]); r != nil {
-			t.Errorf("%s %s matched %s", miss[0], miss[1], r.pattern)
+			t.Errorf("%s %s matched %s", miss[0], miss[1], r.descriptor().FullName())
+		}
+	}
+}
+
+// TestEveryMethodNamesARESTCall: the table covers every unary method of
+// the API, and every method has an http option.
+func TestEveryMethodNamesARESTCall(t *testing.T) {
+	seen := map[string]bool{}
+	for _, m := range methods {
+		seen[string(m.descriptor().FullName())] = true
+	}
+	services := capstanv1.File_capstan_v1_api_proto.Services()
+	for i := 0; i < services.Len(); i++ {
+		ms := services.Get(i).Methods()
+		for j := 0; j < ms.Len(); j++ {
+			md := ms.Get(j)
+			if r := rule(md); r == nil || r.GetMethod() == "" || r.GetPath() == "" {
+				t.Errorf("%s has no http option", md.FullName())
+			}
+			if !md.IsStreamingServer() && !seen[string(md.FullName())] {
+				t.Errorf("%s is missing from the client's methods", md.FullName())
+			}
 		}
 	}
 }

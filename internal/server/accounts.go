@@ -58,7 +58,7 @@ func (c *caller) mayManage(name string) bool {
 func (s *Server) createToken(w http.ResponseWriter, r *http.Request, c *caller) {
 	name := r.PathValue("name")
 	var req struct {
-		ExpiresIn int64  `json:"expiresIn"` // seconds; 0: never
+		ExpiresIn jsonInt `json:"expiresIn"` // seconds; 0: never
 		ID        string `json:"id"`
 	}
 	if !decodeBody(w, r, &req, "token request", true) {

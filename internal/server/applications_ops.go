@@ -17,7 +17,7 @@ import (
 
 // rollbackRequest is the body of POST /api/v1/applications/{name}/rollback.
 type rollbackRequest struct {
-	ID     int64 `json:"id"`
+	ID     jsonInt `json:"id"`
 	DryRun bool  `json:"dryRun"`
 	Prune  bool  `json:"prune"`
 }
@@ -37,7 +37,7 @@ func (s *Server) rollbackApplication(w http.ResponseWriter, r *http.Request, c *
 	}
 	var entry *v1alpha1.RevisionHistory
 	for i := range app.Status.History {
-		if app.Status.History[i].ID == req.ID {
+		if app.Status.History[i].ID == int64(req.ID) {
 			entry = &app.Status.History[i]
 		}
 	}

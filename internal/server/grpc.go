@@ -6,12 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strings"
 
 	"connectrpc.com/connect"
-	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/capstan-cd/capstan/internal/api/capstanv1"
 	"github.com/capstan-cd/capstan/internal/api/capstanv1/capstanv1connect"
@@ -19,9 +22,10 @@ import (
 
 // The protobuf API (proto/capstan/v1) is served with connect-go on the
 // API's port, so one listener answers gRPC, gRPC-Web and Connect beside
-// REST. Each method is one REST call made in-process with the caller's
-// credentials: authentication, RBAC, validation and error statuses are
-// the REST handlers', never a second copy of them.
+// REST. Each method's http option names a REST call, which the bridge
+// makes in-process with the caller's credentials: authentication, RBAC,
+// validation and error statuses are the REST handlers', never a second
+// copy of them.
 func (s *Server) rpcRoutes() {
 	b := &rpcBridge{s: s}
 	for _, mount := range []func() (string, http.Handler){
@@ -40,7 +44,7 @@ func (s *Server) rpcRoutes() {
 	}
 }
 
-// rpcBridge makes REST calls for the RPC methods.
+// rpcBridge makes the REST calls of the RPC methods.
 type rpcBridge struct{ s *Server }
 
 // rpcCodes are the RPC codes of the REST statuses the API answers with.
@@ -50,62 +54,180 @@ var rpcCodes = map[int]connect.Code{
 	http.StatusConflict: connect.CodeAlreadyExists,
 }
 
-// call runs one REST request with the RPC's credentials and returns the
-// JSON answer as a Struct, or the REST error as an RPC error.
-func (b *rpcBridge) call(ctx context.Context, in http.Header, method, path string, body any) (*structpb.Struct, error) {
-	var rd io.Reader
-	if body != nil {
-		data, err := json.Marshal(body)
-		if err != nil {
-			return nil, connect.NewError(connect.CodeInvalidArgument, err)
-		}
-		rd = bytes.NewReader(data)
+// unary serves one method: its request becomes the REST call its http
+// option names, and the answer becomes its response.
+func unary[Req, Resp any](ctx context.Context, b *rpcBridge, req *connect.Request[Req]) (*connect.Response[Resp], error) {
+	md, ok := req.Spec().Schema.(protoreflect.MethodDescriptor)
+	if !ok {
+		return nil, connect.NewError(connect.CodeInternal, errors.New("method without a schema"))
 	}
-	req, err := http.NewRequestWithContext(ctx, method, path, rd)
+	r, err := restRequest(ctx, md, any(req.Msg).(proto.Message), req.Header())
+	if err != nil {
+		return nil, err
+	}
+	rec := &recorder{header: http.Header{}, status: http.StatusOK}
+	b.s.mux.ServeHTTP(rec, r)
+	if rec.status >= 300 {
+		return nil, rpcError(rec.status, rec.body.Bytes())
+	}
+	resp := new(Resp)
+	if err := fillResponse(md, any(resp).(proto.Message), rec.body.Bytes()); err != nil {
+		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("decoding the answer of %s: %w", md.FullName(), err))
+	}
+	return connect.NewResponse(resp), nil
+}
+
+// rule is a method's http option.
+func rule(md protoreflect.MethodDescriptor) (*capstanv1.HTTPRule, error) {
+	r, _ := proto.GetExtension(md.Options(), capstanv1.E_Http).(*capstanv1.HTTPRule)
+	if r == nil || r.GetPath() == "" {
+		return nil, connect.NewError(connect.CodeUnimplemented, fmt.Errorf("%s has no REST call", md.FullName()))
+	}
+	return r, nil
+}
+
+var pathParam = regexp.MustCompile(`\{(\w+)(\.\.\.)?\}`)
+
+// restRequest builds the REST call of a method's request, carrying the
+// caller's credentials.
+func restRequest(ctx context.Context, md protoreflect.MethodDescriptor, msg proto.Message, in http.Header) (*http.Request, error) {
+	rl, err := rule(md)
+	if err != nil {
+		return nil, err
+	}
+	m := msg.ProtoReflect()
+	fields := m.Descriptor().Fields()
+	used := map[protoreflect.Name]bool{}
+	path := pathParam.ReplaceAllStringFunc(rl.GetPath(), func(p string) string {
+		sub := pathParam.FindStringSubmatch(p)
+		fd := fields.ByName(protoreflect.Name(sub[1]))
+		if fd == nil {
+			return p
+		}
+		used[fd.Name()] = true
+		v := fmt.Sprint(m.Get(fd).Interface())
+		if sub[2] != "" {
+			return v // {field...}: slashes stay separators
+		}
+		return url.PathEscape(v)
+	})
+	query := url.Values{}
+	inQuery := map[protoreflect.Name]bool{}
+	for _, q := range rl.GetQuery() {
+		inQuery[protoreflect.Name(q)] = true
+	}
+	for i := 0; i < fields.Len(); i++ {
+		fd := fields.Get(i)
+		if used[fd.Name()] || !m.Has(fd) || (rl.GetBody() != "" && !inQuery[fd.Name()]) {
+			continue
+		}
+		if fd.IsList() {
+			list := m.Get(fd).List()
+			for j := 0; j < list.Len(); j++ {
+				query.Add(fd.JSONName(), fmt.Sprint(list.Get(j).Interface()))
+			}
+		} else if fd.Kind() != protoreflect.MessageKind {
+			query.Set(fd.JSONName(), fmt.Sprint(m.Get(fd).Interface()))
+		}
+		used[fd.Name()] = true
+	}
+	var body []byte
+	switch rl.GetBody() {
+	case "":
+	case "*":
+		rest := proto.Clone(msg).ProtoReflect()
+		for name := range used {
+			rest.Clear(fields.ByName(name))
+		}
+		body, err = protojson.Marshal(rest.Interface())
+	default:
+		fd := fields.ByName(protoreflect.Name(rl.GetBody()))
+		if fd == nil || fd.Kind() != protoreflect.MessageKind {
+			return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("%s: body %q is not a message field", md.FullName(), rl.GetBody()))
+		}
+		body, err = protojson.Marshal(m.Get(fd).Message().Interface())
+	}
+	if err != nil {
+		return nil, connect.NewError(connect.CodeInvalidArgument, err)
+	}
+	if enc := query.Encode(); enc != "" {
+		path += "?" + enc
+	}
+	r, err := http.NewRequestWithContext(ctx, rl.GetMethod(), path, bytes.NewReader(body))
 	if err != nil {
 		return nil, connect.NewError(connect.CodeInvalidArgument, err)
 	}
 	for _, h := range []string{"Authorization", "Cookie"} {
 		if v := in.Get(h); v != "" {
-			req.Header.Set(h, v)
+			r.Header.Set(h, v)
 		}
 	}
-	rec := &recorder{header: http.Header{}, status: http.StatusOK}
-	b.s.mux.ServeHTTP(rec, req)
-	return answerOf(rec.status, rec.body.Bytes())
+	return r, nil
 }
 
-// answerOf turns a REST answer into a Struct or an RPC error.
-func answerOf(status int, data []byte) (*structpb.Struct, error) {
-	if status >= 300 {
-		var e struct{ Message string }
-		if json.Unmarshal(data, &e) != nil || e.Message == "" {
-			e.Message = http.StatusText(status)
-		}
-		code, ok := rpcCodes[status]
-		if !ok {
-			code = connect.CodeInternal
-		}
-		return nil, connect.NewError(code, errors.New(e.Message))
-	}
-	var m map[string]any
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("decoding the answer: %w", err))
-	}
-	out, err := structpb.NewStruct(m)
+// fillResponse reads a REST answer into a method's response: the whole
+// message, or the field its http option names.
+func fillResponse(md protoreflect.MethodDescriptor, resp proto.Message, answer []byte) error {
+	rl, err := rule(md)
 	if err != nil {
-		return nil, connect.NewError(connect.CodeInternal, err)
+		return err
 	}
-	return out, nil
+	opts := protojson.UnmarshalOptions{DiscardUnknown: true}
+	if rl.GetResponse() == "" {
+		return opts.Unmarshal(answer, resp)
+	}
+	m := resp.ProtoReflect()
+	fd := m.Descriptor().Fields().ByName(protoreflect.Name(rl.GetResponse()))
+	if fd == nil || fd.Kind() != protoreflect.MessageKind {
+		return fmt.Errorf("response %q is not a message field", rl.GetResponse())
+	}
+	field := m.NewField(fd)
+	if err := opts.Unmarshal(answer, field.Message().Interface()); err != nil {
+		return err
+	}
+	m.Set(fd, field)
+	return nil
 }
 
-// object wraps a REST answer as the Object message.
-func (b *rpcBridge) object(ctx context.Context, in http.Header, method, path string, body any) (*connect.Response[capstanv1.Object], error) {
-	st, err := b.call(ctx, in, method, path, body)
-	if err != nil {
-		return nil, err
+// rpcError is the RPC error of a REST error answer.
+func rpcError(status int, data []byte) error {
+	var e struct{ Message string }
+	if json.Unmarshal(data, &e) != nil || e.Message == "" {
+		e.Message = http.StatusText(status)
 	}
-	return connect.NewResponse(&capstanv1.Object{Object: st}), nil
+	code, ok := rpcCodes[status]
+	if !ok {
+		code = connect.CodeInternal
+	}
+	return connect.NewError(code, errors.New(e.Message))
+}
+
+// watch serves the Watch method from the event stream its http option
+// names, one response per Server-Sent Event.
+func (b *rpcBridge) watch(ctx context.Context, req *connect.Request[capstanv1.ApplicationQuery], stream *connect.ServerStream[capstanv1.ApplicationWatchEvent]) error {
+	md, _ := req.Spec().Schema.(protoreflect.MethodDescriptor)
+	r, err := restRequest(ctx, md, req.Msg, req.Header())
+	if err != nil {
+		return err
+	}
+	w := &eventRelay{recorder: recorder{header: http.Header{}, status: http.StatusOK}, send: func(data []byte) error {
+		var msg struct {
+			Result json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal(data, &msg); err != nil {
+			return err
+		}
+		ev := &capstanv1.ApplicationWatchEvent{}
+		if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(msg.Result, ev); err != nil {
+			return err
+		}
+		return stream.Send(ev)
+	}}
+	b.s.mux.ServeHTTP(w, r)
+	if w.status >= 300 {
+		return rpcError(w.status, w.body.Bytes())
+	}
+	return w.err
 }
 
 // recorder is an in-memory http.ResponseWriter.
@@ -119,9 +241,36 @@ func (r *recorder) Header() http.Header         { return r.header }
 func (r *recorder) WriteHeader(status int)      { r.status = status }
 func (r *recorder) Write(p []byte) (int, error) { return r.body.Write(p) }
 
-func withQuery(path string, q url.Values) string {
-	if enc := q.Encode(); enc != "" {
-		return path + "?" + enc
-	}
-	return path
+// eventRelay is a ResponseWriter that hands each Server-Sent Events
+// message's data to send as it is written.
+type eventRelay struct {
+	recorder
+	send    func([]byte) error
+	pending []byte
+	err     error
 }
+
+func (e *eventRelay) Write(p []byte) (int, error) {
+	if e.status >= 300 {
+		return e.recorder.Write(p)
+	}
+	if e.err != nil {
+		return 0, e.err
+	}
+	e.pending = append(e.pending, p...)
+	for {
+		msg, rest, found := bytes.Cut(e.pending, []byte("\n\n"))
+		if !found {
+			return len(p), nil
+		}
+		e.pending = rest
+		if data, ok := bytes.CutPrefix(msg, []byte("data: ")); ok && !strings.HasPrefix(string(data), ":") {
+			if e.err = e.send(data); e.err != nil {
+				return 0, e.err
+			}
+		}
+	}
+}
+
+// Flush makes the stream handler treat the relay as a streaming writer.
+func (e *eventRelay) Flush() {}

@@ -134,7 +134,7 @@ func (s *Server) updateProject(w http.ResponseWriter, r *http.Request, c *caller
 // a JWT for the role, recorded in the role so it can be revoked.
 func (s *Server) createRoleToken(w http.ResponseWriter, r *http.Request, c *caller) {
 	var req struct {
-		ExpiresIn int64  `json:"expiresIn"` // seconds; 0: never
+		ExpiresIn jsonInt `json:"expiresIn"` // seconds; 0: never
 		ID        string `json:"id"`
 	}
 	if !decodeBody(w, r, &req, "token request", true) {

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -361,4 +362,22 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any, what string, opti
 	}
 	writeError(w, http.StatusBadRequest, "invalid "+what+": "+err.Error())
 	return false
+}
+
+// jsonInt is a 64-bit integer in a request body, as a JSON number or, as
+// protobuf's JSON mapping writes 64-bit integers, a string.
+type jsonInt int64
+
+func (n *jsonInt) UnmarshalJSON(data []byte) error {
+	s := strings.Trim(string(data), `"`)
+	if s == "" || s == "null" {
+		*n = 0
+		return nil
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return fmt.Errorf("%s is not an integer", data)
+	}
+	*n = jsonInt(v)
+	return nil
 }
