@@ -59,7 +59,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request, c *caller) 
 	name := r.PathValue("name")
 	var req struct {
 		ExpiresIn jsonInt `json:"expiresIn"` // seconds; 0: never
-		ID        string `json:"id"`
+		ID        string  `json:"id"`
 	}
 	if !decodeBody(w, r, &req, "token request", true) {
 		return

@@ -18,8 +18,8 @@ import (
 // rollbackRequest is the body of POST /api/v1/applications/{name}/rollback.
 type rollbackRequest struct {
 	ID     jsonInt `json:"id"`
-	DryRun bool  `json:"dryRun"`
-	Prune  bool  `json:"prune"`
+	DryRun bool    `json:"dryRun"`
+	Prune  bool    `json:"prune"`
 }
 
 // rollbackApplication starts a sync to the sources and revisions of a

@@ -135,7 +135,7 @@ func (s *Server) updateProject(w http.ResponseWriter, r *http.Request, c *caller
 func (s *Server) createRoleToken(w http.ResponseWriter, r *http.Request, c *caller) {
 	var req struct {
 		ExpiresIn jsonInt `json:"expiresIn"` // seconds; 0: never
-		ID        string `json:"id"`
+		ID        string  `json:"id"`
 	}
 	if !decodeBody(w, r, &req, "token request", true) {
 		return
