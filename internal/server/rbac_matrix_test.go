@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -15,12 +16,14 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/session"
 	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 )
 
-// TestRBACMatrix calls each endpoint as each kind of caller and checks
-// the answer's status: admin; readonly (the default role); the custom
-// role of seed 002's policy.csv, as written; a project role token; and
-// no token, an expired token and a forged one.
+// TestRBACMatrix calls every REST endpoint as each kind of caller and
+// checks the answer's status: admin; readonly (the default role); the
+// custom role of seed 002's policy.csv, as written; a project role token;
+// and no token, an expired token and a forged one. The RPC methods make
+// these same calls (grpc.go), so they answer alike.
 func TestRBACMatrix(t *testing.T) {
 	f := start(t, true)
 	ctx := context.Background()
@@ -45,10 +48,12 @@ func TestRBACMatrix(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "one", map[string]string{"x/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n"})
 	for _, a := range []struct{ name, project string }{{"a1", "team-a"}, {"b1", "default"}} {
 		app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: a.name, Namespace: f.ns},
 			Spec: v1alpha1.ApplicationSpec{Project: a.project, Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "x"},
-				Source: &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/x.git", Path: "x"}}}
+				Source: &v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "x"}}}
 		if err := f.c.Create(ctx, app); err != nil {
 			t.Fatal(err)
 		}
@@ -94,10 +99,12 @@ func TestRBACMatrix(t *testing.T) {
 		_ = f.c.Delete(ctx, &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Name: "new-proj", Namespace: f.ns}})
 	}
 	newApp := `{"metadata":{"name":"new-app"},"spec":{"project":"default","destination":{"server":"https://kubernetes.default.svc","namespace":"x"},"source":{"repoURL":"https://git.example.com/x.git","path":"x"}}}`
-	spec := `{"project":"team-a","destination":{"server":"https://kubernetes.default.svc","namespace":"x"},"source":{"repoURL":"https://git.example.com/x.git","path":"x"}}`
+	spec := fmt.Sprintf(`{"project":"team-a","destination":{"server":"https://kubernetes.default.svc","namespace":"x"},"source":{"repoURL":%q,"path":"x"}}`, remote.URL)
+	inCluster := strings.ReplaceAll("https://kubernetes.default.svc", "/", "%2F")
+	missingRepo := strings.ReplaceAll("https://git.example.com/missing.git", "/", "%2F")
 
 	// Expected statuses in the order of callers; the three last are always
-	// 401 except for the public endpoints.
+	// 401 except for the public endpoints, which answer every caller alike.
 	rows := []struct {
 		method, path, body string
 		want               [4]int // admin, readonly, custom, project
@@ -105,7 +112,36 @@ func TestRBACMatrix(t *testing.T) {
 		after              func()
 	}{
 		{"GET", "/api/version", "", [4]int{200, 200, 200, 200}, true, nil},
+		{"GET", "/api/v1/settings", "", [4]int{200, 200, 200, 200}, true, nil},
+		{"GET", "/auth/login", "", [4]int{400, 400, 400, 400}, true, nil}, // no SSO configured
+		{"POST", "/api/webhook", `{}`, [4]int{400, 400, 400, 400}, true, nil}, // no event header: not a webhook
+		{"DELETE", "/api/v1/session", "", [4]int{200, 200, 200, 200}, true, nil},
+		{"POST", "/api/v1/session", `{"username":"nobody","password":"x"}`, [4]int{401, 401, 401, 401}, true, nil},
+		{"GET", "/auth/callback?code=x&state=y", "", [4]int{400, 400, 400, 400}, true, nil},
 		{"GET", "/api/v1/session/userinfo", "", [4]int{200, 200, 200, 200}, true, nil},
+		{"GET", "/api/v1/stream/applications", "", [4]int{200, 200, 200, 200}, false, nil},
+		{"GET", "/api/v1/applications/a1/manifests", "", [4]int{200, 200, 200, 200}, false, nil},
+		{"GET", "/api/v1/applications/a1/managed-resources", "", [4]int{200, 200, 200, 200}, false, nil},
+		{"GET", "/api/v1/applications/b1/managed-resources", "", [4]int{200, 200, 200, 403}, false, nil},
+		{"GET", "/api/v1/applications/a1/resource?kind=ConfigMap&version=v1&namespace=x&resourceName=cm", "", [4]int{404, 404, 404, 404}, false, nil},
+		{"GET", "/api/v1/applications/b1/resource?kind=ConfigMap&version=v1&namespace=x&resourceName=cm", "", [4]int{404, 404, 404, 403}, false, nil},
+		{"PUT", "/api/v1/applications/a1", fmt.Sprintf(`{"metadata":{"name":"a1"},"spec":%s}`, spec), [4]int{200, 403, 200, 403}, false, nil},
+		{"PATCH", "/api/v1/applications/a1", `{"patch":"{\"metadata\":{\"labels\":{\"x\":\"y\"}}}"}`, [4]int{200, 403, 200, 403}, false, nil},
+		{"POST", "/api/v1/applications/a1/rollback", `{"id":0}`, [4]int{400, 403, 403, 400}, false, nil}, // no history yet
+		{"PUT", "/api/v1/projects/team-a", `{"project":{"metadata":{"name":"team-a"},"spec":{"sourceRepos":["*"],"destinations":[{"server":"*","namespace":"*"}],` +
+			`"roles":[{"name":"ci","policies":["p, proj:team-a:ci, applications, get, team-a/*, allow","p, proj:team-a:ci, applications, sync, team-a/*, allow"],` +
+			`"jwtTokens":[{"iat":1,"id":"pipeline"}]}]}}}`, [4]int{200, 403, 403, 403}, false, nil},
+		{"DELETE", "/api/v1/projects/no-such-project", "", [4]int{404, 403, 403, 403}, false, nil},
+		{"DELETE", "/api/v1/projects/team-a/roles/ci/token/0?id=not-issued", "", [4]int{200, 403, 403, 403}, false, nil},
+		{"GET", "/api/v1/repositories/" + missingRepo, "", [4]int{404, 404, 404, 404}, false, nil},
+		{"DELETE", "/api/v1/repositories/" + missingRepo, "", [4]int{404, 403, 403, 403}, false, nil},
+		{"POST", "/api/v1/repocreds", `{"repo":"https://git.example.com/org"}`, [4]int{200, 403, 403, 403}, false, deleteSecrets},
+		{"GET", "/api/v1/repocreds/" + missingRepo, "", [4]int{404, 404, 404, 404}, false, nil},
+		{"DELETE", "/api/v1/repocreds/" + missingRepo, "", [4]int{404, 403, 403, 403}, false, nil},
+		{"DELETE", "/api/v1/clusters/" + strings.ReplaceAll("https://missing.example.com", "/", "%2F"), "", [4]int{404, 403, 403, 403}, false, nil},
+		{"POST", "/api/v1/clusters/" + inCluster + "/rotate-auth", "", [4]int{400, 403, 403, 403}, false, nil}, // in-cluster has no token to rotate
+		{"PUT", "/api/v1/account/password", `{"name":"viewer","currentPassword":"wrong","newPassword":"long-enough"}`, [4]int{401, 401, 403, 403}, false, nil},
+		{"DELETE", "/api/v1/account/image-updater/token/not-issued", "", [4]int{404, 403, 404, 403}, false, nil},
 		{"GET", "/api/v1/applications", "", [4]int{200, 200, 200, 200}, false, nil},
 		{"GET", "/api/v1/applications/a1", "", [4]int{200, 200, 200, 200}, false, nil},
 		{"GET", "/api/v1/applications/b1", "", [4]int{200, 200, 200, 403}, false, nil},
@@ -139,9 +175,9 @@ func TestRBACMatrix(t *testing.T) {
 			case i < 4:
 				want = row.want[i]
 			case row.public:
-				want = 200
+				want = row.want[0]
 			}
-			got := f.call(row.method, row.path, row.body, c.token, nil)
+			got := f.status(row.method, row.path, row.body, c.token)
 			if got != want {
 				t.Errorf("%s %s as %s: %d, want %d", row.method, row.path, c.name, got, want)
 			}
@@ -173,4 +209,22 @@ func TestRBACMatrix(t *testing.T) {
 	if code := f.call("PUT", "/api/v1/projects/team-a", bad, admin, nil); code != 400 {
 		t.Errorf("a role policy outside its project: %d, want 400", code)
 	}
+}
+
+// status sends a request and returns the answer's status without reading
+// the body, so streams can be called too.
+func (f *fixture) status(method, path, body, token string) int {
+	f.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, method, f.base+path, strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := f.client.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode
 }

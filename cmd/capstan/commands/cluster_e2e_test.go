@@ -133,3 +133,29 @@ func managerToken(t *testing.T, ctx context.Context, cs kubernetes.Interface) st
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestClusterAddAsksFirst: without --yes, cluster add asks, and a "no"
+// leaves the cluster untouched.
+func TestClusterAddAsksFirst(t *testing.T) {
+	f := startCapstan(t, false)
+	f.login()
+	root := NewRoot()
+	var out, errOut strings.Builder
+	root.SetArgs([]string{"cluster", "add", "capstan-local", "--kubeconfig", cluster.KubeconfigPath, "--config", f.config})
+	root.SetIn(strings.NewReader("n\n"))
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	if err := root.Execute(); err == nil || !strings.Contains(err.Error(), "cancelled") {
+		t.Fatalf("declined cluster add: %v", err)
+	}
+	if !strings.Contains(out.String(), "WARNING: This will create a service account `argocd-manager`") {
+		t.Errorf("no confirmation asked:\n%s", out.String())
+	}
+	cs, err := cluster.Clientset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().ServiceAccounts("kube-system").Get(context.Background(), "argocd-manager", metav1.GetOptions{}); err == nil {
+		t.Error("a declined cluster add created the ServiceAccount")
+	}
+}
