@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -113,7 +112,7 @@ func TestRBACMatrix(t *testing.T) {
 	}{
 		{"GET", "/api/version", "", [4]int{200, 200, 200, 200}, true, nil},
 		{"GET", "/api/v1/settings", "", [4]int{200, 200, 200, 200}, true, nil},
-		{"GET", "/auth/login", "", [4]int{400, 400, 400, 400}, true, nil}, // no SSO configured
+		{"GET", "/auth/login", "", [4]int{400, 400, 400, 400}, true, nil},     // no SSO configured
 		{"POST", "/api/webhook", `{}`, [4]int{400, 400, 400, 400}, true, nil}, // no event header: not a webhook
 		{"DELETE", "/api/v1/session", "", [4]int{200, 200, 200, 200}, true, nil},
 		{"POST", "/api/v1/session", `{"username":"nobody","password":"x"}`, [4]int{401, 401, 401, 401}, true, nil},
@@ -217,14 +216,7 @@ func (f *fixture) status(method, path, body, token string) int {
 	f.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, method, f.base+path, strings.NewReader(body))
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := f.client.Do(req)
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	resp := f.send(ctx, method, path, body, token)
 	defer resp.Body.Close()
 	return resp.StatusCode
 }

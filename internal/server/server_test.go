@@ -77,14 +77,7 @@ func start(t *testing.T, insecure bool) *fixture {
 // call sends a request and decodes the JSON answer into out.
 func (f *fixture) call(method, path, body, token string, out any) int {
 	f.t.Helper()
-	req, _ := http.NewRequest(method, f.base+path, strings.NewReader(body))
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := f.client.Do(req)
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	resp := f.send(context.Background(), method, path, body, token)
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
 	if out != nil {
@@ -93,6 +86,20 @@ func (f *fixture) call(method, path, body, token string, out any) int {
 		}
 	}
 	return resp.StatusCode
+}
+
+// send sends a request with a bearer token (none when empty).
+func (f *fixture) send(ctx context.Context, method, path, body, token string) *http.Response {
+	f.t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, method, f.base+path, strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := f.client.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return resp
 }
 
 // adminToken logs in as admin with the initial password.
