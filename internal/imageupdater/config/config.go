@@ -1,0 +1,237 @@
+// Package config reads an Application's Argo CD Image Updater annotations
+// (argocd-image-updater.argoproj.io/...) into typed settings: the images
+// to watch, how each picks its next tag, where the new tag is written.
+// A malformed annotation is an error naming it; the images it does not
+// concern are still read, so one typo does not stop the others.
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/capstan-cd/capstan/internal/imageupdater/tags"
+)
+
+// Prefix starts every annotation the image updater reads.
+const Prefix = "argocd-image-updater.argoproj.io/"
+
+// Image is one entry of image-list with its settings.
+type Image struct {
+	// Alias names the image in the other annotations (may be empty).
+	Alias string
+	// Name is the image without tag: registry/repository.
+	Name string
+	// Constraint follows the name in image-list: a semver constraint, or
+	// the tag to follow with digest.
+	Constraint string
+	Strategy   tags.Strategy
+	Filter     tags.Filter
+	// Platforms limit a multi-arch image to these os/arch[/variant].
+	Platforms []string
+	// PullSecret is pullsecret:ns/name, secret:ns/name#field, env:VAR or
+	// ext:/path/to/script.
+	PullSecret  string
+	ForceUpdate bool
+	// Helm parameter names for the image (helm.image-name, image-tag,
+	// image-spec) and the Kustomize image name (kustomize.image-name).
+	HelmImageName, HelmImageTag, HelmImageSpec string
+	KustomizeImageName                         string
+}
+
+// WriteBack says where new tags go.
+type WriteBack struct {
+	// Method is "argocd" (the Application's spec) or "git".
+	Method string
+	// Secret is the ns/name of the Git credentials of git:secret:ns/name;
+	// RepoCreds is set for git:repocreds.
+	Secret    string
+	RepoCreds bool
+	// Target is "" (.argocd-source-<app>.yaml), or kustomization or
+	// helmvalues, with TargetPath the file or directory it names.
+	Target, TargetPath string
+	// Branch is git-branch (or git.branch): "branch", or "base:target"
+	// to push to target created from base.
+	Branch string
+	// Repository is git-repository: where to push, if not the source's.
+	Repository string
+	// CommitMessage is the Application's commit message template
+	// (git.commit-message), if any.
+	CommitMessage string
+}
+
+// App is an Application's image updater settings.
+type App struct {
+	Images    []Image
+	WriteBack WriteBack
+}
+
+// Error is a malformed annotation.
+type Error struct {
+	Annotation string
+	Err        error
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("annotation %s%s: %v", Prefix, e.Annotation, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Parse reads the annotations of an Application. It returns nil when the
+// Application has no image-list. Errors are per annotation; an image
+// whose own settings are malformed is left out, the others are kept.
+func Parse(annotations map[string]string) (*App, []error) {
+	list, ok := annotations[Prefix+"image-list"]
+	if !ok {
+		return nil, nil
+	}
+	get := func(key string) (string, bool) {
+		v, ok := annotations[Prefix+key]
+		return strings.TrimSpace(v), ok
+	}
+	var errs []error
+	app := &App{}
+	wb, err := parseWriteBack(get)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	app.WriteBack = wb
+	for _, entry := range strings.Split(list, ",") {
+		if entry = strings.TrimSpace(entry); entry == "" {
+			continue
+		}
+		img, err := parseImage(entry, get)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		app.Images = append(app.Images, *img)
+	}
+	return app, errs
+}
+
+// parseImage reads one image-list entry, [alias=]image[:constraint], and
+// the settings named <alias>.<key>, falling back to the app-wide <key>.
+func parseImage(entry string, get func(string) (string, bool)) (*Image, error) {
+	img := &Image{}
+	ref := entry
+	if alias, rest, ok := strings.Cut(entry, "="); ok {
+		img.Alias, ref = strings.TrimSpace(alias), strings.TrimSpace(rest)
+		if img.Alias == "" || strings.ContainsAny(img.Alias, " /:.") {
+			return nil, &Error{"image-list", fmt.Errorf("alias %q in %q is not a plain name", img.Alias, entry)}
+		}
+	}
+	img.Name, img.Constraint = splitConstraint(ref)
+	if img.Name == "" {
+		return nil, &Error{"image-list", fmt.Errorf("entry %q names no image", entry)}
+	}
+	setting := func(key string) (string, string) {
+		if img.Alias != "" {
+			if v, ok := get(img.Alias + "." + key); ok {
+				return v, img.Alias + "." + key
+			}
+		}
+		v, _ := get(key)
+		return v, key
+	}
+	v, key := setting("update-strategy")
+	st, _, err := tags.ParseStrategy(v)
+	if err != nil {
+		return nil, &Error{key, err}
+	}
+	img.Strategy = st
+	allow, allowKey := setting("allow-tags")
+	ignore, ignoreKey := setting("ignore-tags")
+	if err := (&tags.Filter{Allow: allow}).Compile(); err != nil {
+		return nil, &Error{allowKey, err}
+	}
+	img.Filter = tags.Filter{Allow: allow, Ignore: splitList(ignore)}
+	if err := img.Filter.Compile(); err != nil {
+		return nil, &Error{ignoreKey, err}
+	}
+	platforms, key := setting("platforms")
+	for _, p := range splitList(platforms) {
+		if parts := strings.Split(p, "/"); len(parts) < 2 || len(parts) > 3 {
+			return nil, &Error{key, fmt.Errorf("platform %q is not os/arch[/variant]", p)}
+		}
+		img.Platforms = append(img.Platforms, p)
+	}
+	img.PullSecret, key = setting("pull-secret")
+	if s := img.PullSecret; s != "" && !hasAnyPrefix(s, "pullsecret:", "secret:", "env:", "ext:") {
+		return nil, &Error{key, fmt.Errorf("%q: want pullsecret:ns/name, secret:ns/name#field, env:VAR or ext:/path", s)}
+	}
+	if v, key := setting("force-update"); v != "" {
+		if img.ForceUpdate, err = strconv.ParseBool(v); err != nil {
+			return nil, &Error{key, fmt.Errorf("%q is not true or false", v)}
+		}
+	}
+	img.HelmImageName, _ = setting("helm.image-name")
+	img.HelmImageTag, _ = setting("helm.image-tag")
+	img.HelmImageSpec, _ = setting("helm.image-spec")
+	img.KustomizeImageName, _ = setting("kustomize.image-name")
+	return img, nil
+}
+
+// splitConstraint splits image[:constraint], telling a registry port
+// (host:5000/repo) from a constraint.
+func splitConstraint(ref string) (string, string) {
+	slash := strings.LastIndex(ref, "/")
+	if i := strings.LastIndex(ref, ":"); i > slash {
+		return ref[:i], ref[i+1:]
+	}
+	return ref, ""
+}
+
+func parseWriteBack(get func(string) (string, bool)) (WriteBack, error) {
+	wb := WriteBack{Method: "argocd"}
+	method, _ := get("write-back-method")
+	switch {
+	case method == "" || method == "argocd":
+	case method == "git":
+		wb.Method = "git"
+	case method == "git:repocreds":
+		wb.Method, wb.RepoCreds = "git", true
+	case strings.HasPrefix(method, "git:secret:"):
+		wb.Method, wb.Secret = "git", strings.TrimPrefix(method, "git:secret:")
+		if ns, name, ok := strings.Cut(wb.Secret, "/"); !ok || ns == "" || name == "" {
+			return WriteBack{Method: "argocd"}, &Error{"write-back-method", fmt.Errorf("%q: the secret must be namespace/name", method)}
+		}
+	default:
+		return WriteBack{Method: "argocd"}, &Error{"write-back-method", fmt.Errorf("%q: want argocd, git, git:secret:ns/name or git:repocreds", method)}
+	}
+	if target, ok := get("write-back-target"); ok && target != "" {
+		kind, path, _ := strings.Cut(target, ":")
+		if kind != "kustomization" && kind != "helmvalues" {
+			return wb, &Error{"write-back-target", fmt.Errorf("%q: want kustomization[:path] or helmvalues[:path]", target)}
+		}
+		wb.Target, wb.TargetPath = kind, path
+	}
+	wb.Branch, _ = get("git-branch")
+	if wb.Branch == "" {
+		wb.Branch, _ = get("git.branch") // the spelling seed 002 uses
+	}
+	wb.Repository, _ = get("git-repository")
+	wb.CommitMessage, _ = get("git.commit-message")
+	return wb, nil
+}
+
+// splitList splits a comma-separated list, dropping blanks.
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func hasAnyPrefix(s string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
