@@ -1,0 +1,71 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/capstan-cd/capstan/internal/imageupdater/tags"
+	"github.com/capstan-cd/capstan/internal/testing/registryserver"
+)
+
+// TestTagsAndMetadataFromARealRegistry pushes the tags to a
+// distribution registry with htpasswd auth and reads them back.
+func TestTagsAndMetadataFromARealRegistry(t *testing.T) {
+	reg := registryserver.Start(t)
+	ctx := context.Background()
+	day := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	reg.PushImage(t, "team/app", day, "1.0.0")
+	reg.PushImage(t, "team/app", day.Add(24*time.Hour), "1.1.0")
+	reg.PushImage(t, "team/app", day.Add(48*time.Hour), "1.2.0-rc1")
+	reg.PushImage(t, "team/app", day.Add(72*time.Hour), "3f2a9c1", "latest")
+	reg.PushIndex(t, "team/app", "multi", day.Add(96*time.Hour), "linux/amd64", "linux/arm64/v8")
+	image := reg.Host + "/team/app"
+	creds := Credentials{Username: reg.Username, Password: reg.Password}
+	c := New(Options{Insecure: []string{reg.Host}})
+
+	list, err := c.Tags(ctx, image, creds)
+	if err != nil || !slices.Equal(list, []string{"1.0.0", "1.1.0", "1.2.0-rc1", "3f2a9c1", "latest", "multi"}) {
+		t.Fatalf("tags: %v %v", list, err)
+	}
+	if _, err := c.Tags(ctx, image, Credentials{Username: reg.Username, Password: "wrong"}); !errors.Is(err, ErrUnauthorized) {
+		t.Errorf("wrong password: %v, want ErrUnauthorized", err)
+	}
+	if _, err := c.Tags(ctx, image, Credentials{}); !errors.Is(err, ErrUnauthorized) {
+		t.Errorf("anonymous: %v, want ErrUnauthorized", err)
+	}
+
+	var withDates []tags.Tag
+	for _, tag := range list {
+		m, err := c.Metadata(ctx, image, tag, []string{"linux/arm64"}, creds, false)
+		if err != nil {
+			t.Fatalf("metadata of %s: %v", tag, err)
+		}
+		withDates = append(withDates, tags.Tag{Name: tag, Created: m.Created, Digest: m.Digest})
+	}
+	res, err := tags.Select(withDates, tags.Options{Strategy: tags.NewestBuild, Filter: tags.Filter{Ignore: []string{"latest", "multi"}}})
+	if err != nil || res.Tag == nil || res.Tag.Name != "3f2a9c1" {
+		t.Errorf("newest build: %+v %v", res, err)
+	}
+	multi, err := c.Metadata(ctx, image, "multi", []string{"linux/arm64"}, creds, false)
+	if err != nil || !multi.Created.Equal(day.Add(96*time.Hour)) || !slices.Equal(multi.Platforms, []string{"linux/amd64", "linux/arm64/v8"}) {
+		t.Errorf("index metadata: %+v %v", multi, err)
+	}
+	if _, err := c.Metadata(ctx, image, "multi", []string{"windows/amd64"}, creds, true); err == nil {
+		t.Error("an index without the wanted platform gave no error")
+	}
+
+	// Metadata of a tag already seen costs no request; fresh asks again.
+	before := reg.Requests()
+	if _, err := c.Metadata(ctx, image, "1.0.0", []string{"linux/arm64"}, creds, false); err != nil {
+		t.Fatal(err)
+	}
+	if reg.Requests() != before {
+		t.Errorf("a cached tag made %d requests", reg.Requests()-before)
+	}
+	if _, err := c.Metadata(ctx, image, "latest", nil, creds, true); err != nil || reg.Requests() == before {
+		t.Errorf("a fresh read made no request: %v", err)
+	}
+}

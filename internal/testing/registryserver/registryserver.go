@@ -1,0 +1,158 @@
+// Package registryserver runs a real container registry for tests: the
+// CNCF distribution registry (github.com/distribution/distribution/v3),
+// in memory, with htpasswd basic auth, on a free loopback port; and pushes
+// images and multi-arch indexes to it with go-containerregistry.
+package registryserver
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/distribution/distribution/v3/configuration"
+	"github.com/distribution/distribution/v3/registry/handlers"
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/sirupsen/logrus"
+	"golang.org/x/crypto/bcrypt"
+
+	// The registry's in-memory storage and htpasswd auth register
+	// themselves when imported.
+	_ "github.com/distribution/distribution/v3/registry/auth/htpasswd"
+	_ "github.com/distribution/distribution/v3/registry/storage/driver/inmemory"
+)
+
+// Registry is a running registry.
+type Registry struct {
+	// Host is host:port, to prefix image names with.
+	Host string
+	// Username and Password are the only credentials it accepts.
+	Username, Password string
+
+	requests atomic.Int64
+}
+
+// Start runs a registry until the test ends.
+func Start(t testing.TB) *Registry {
+	t.Helper()
+	r := &Registry{Username: "ci", Password: "registry-pa55"}
+	hash, err := bcrypt.GenerateFromPassword([]byte(r.Password), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	htpasswd := filepath.Join(t.TempDir(), "htpasswd")
+	if err := os.WriteFile(htpasswd, []byte(r.Username+":"+string(hash)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &configuration.Configuration{
+		Storage: configuration.Storage{"inmemory": configuration.Parameters{}},
+		Auth:    configuration.Auth{"htpasswd": configuration.Parameters{"realm": "capstan-test", "path": htpasswd}},
+	}
+	cfg.Log.Level = "error"
+	cfg.HTTP.Headers = http.Header{"X-Content-Type-Options": []string{"nosniff"}}
+	logrus.SetOutput(io.Discard)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	app := handlers.NewApp(ctx, cfg)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if strings.HasPrefix(req.URL.Path, "/v2/") && req.URL.Path != "/v2/" {
+			r.requests.Add(1)
+		}
+		app.ServeHTTP(w, req)
+	}))
+	t.Cleanup(srv.Close)
+	r.Host = strings.TrimPrefix(srv.URL, "http://")
+	return r
+}
+
+// Requests counts the API requests under /v2/ other than the version
+// check, for tests that bound how many a component makes.
+func (r *Registry) Requests() int64 { return r.requests.Load() }
+
+// Auth is the registry's credentials for go-containerregistry.
+func (r *Registry) Auth() authn.Authenticator {
+	return &authn.Basic{Username: r.Username, Password: r.Password}
+}
+
+// Ref parses repo:tag on this registry.
+func (r *Registry) Ref(t testing.TB, repoTag string) name.Reference {
+	t.Helper()
+	ref, err := name.ParseReference(r.Host+"/"+repoTag, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ref
+}
+
+// PushImage pushes a small random image built at created under every tag
+// given, and returns its digest.
+func (r *Registry) PushImage(t testing.TB, repo string, created time.Time, tags ...string) v1.Hash {
+	t.Helper()
+	img, err := random.Image(256, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img, err = mutate.CreatedAt(img, v1.Time{Time: created}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tag := range tags {
+		if err := remote.Write(r.Ref(t, repo+":"+tag), img, remote.WithAuth(r.Auth())); err != nil {
+			t.Fatalf("pushing %s:%s: %v", repo, tag, err)
+		}
+	}
+	d, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// PushIndex pushes a multi-arch index with one random image per platform
+// ("linux/amd64", "linux/arm64/v8") under tag, and returns its digest.
+func (r *Registry) PushIndex(t testing.TB, repo, tag string, created time.Time, platforms ...string) v1.Hash {
+	t.Helper()
+	var idx v1.ImageIndex = empty.Index
+	for _, p := range platforms {
+		img, err := random.Image(256, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if img, err = mutate.CreatedAt(img, v1.Time{Time: created}); err != nil {
+			t.Fatal(err)
+		}
+		plat, err := v1.ParsePlatform(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cf, err := img.ConfigFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cf = cf.DeepCopy()
+		cf.OS, cf.Architecture, cf.Variant = plat.OS, plat.Architecture, plat.Variant
+		if img, err = mutate.ConfigFile(img, cf); err != nil {
+			t.Fatal(err)
+		}
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: plat}})
+	}
+	if err := remote.WriteIndex(r.Ref(t, repo+":"+tag), idx, remote.WithAuth(r.Auth())); err != nil {
+		t.Fatalf("pushing the index %s:%s: %v", repo, tag, err)
+	}
+	d, err := idx.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
