@@ -1,0 +1,204 @@
+// Package creds resolves the registry credentials Argo CD Image Updater's
+// settings name: pullsecret:<ns>/<name> (a Docker config Secret),
+// secret:<ns>/<name>#<field> (a field holding user:password),
+// env:<VARIABLE> (user:password) and ext:<script> (a program printing
+// user:password, such as an ECR login). Credentials are reused until
+// they expire; errors name the source, never the secret.
+package creds
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/internal/imageupdater/registry"
+)
+
+// DefaultScriptTimeout bounds an ext: script.
+const DefaultScriptTimeout = time.Minute
+
+// Resolver resolves credential sources. Client is required.
+type Resolver struct {
+	// Client reads Secrets.
+	Client client.Reader
+	// ScriptTimeout bounds ext: scripts. Default DefaultScriptTimeout.
+	ScriptTimeout time.Duration
+
+	mu    sync.Mutex
+	cache map[string]entry
+	now   func() time.Time
+}
+
+type entry struct {
+	creds registry.Credentials
+	until time.Time // zero: no expiry
+}
+
+// Resolve returns the credentials source names for a registry host,
+// reusing them for expire (0: until the process ends). An empty source
+// is anonymous access.
+func (r *Resolver) Resolve(ctx context.Context, source, host string, expire time.Duration) (registry.Credentials, error) {
+	if source == "" {
+		return registry.Credentials{}, nil
+	}
+	now := time.Now
+	if r.now != nil {
+		now = r.now
+	}
+	key := source + "|" + host
+	r.mu.Lock()
+	e, ok := r.cache[key]
+	r.mu.Unlock()
+	if ok && (e.until.IsZero() || now().Before(e.until)) {
+		return e.creds, nil
+	}
+	creds, err := r.read(ctx, source, host)
+	if err != nil {
+		return registry.Credentials{}, err
+	}
+	e = entry{creds: creds}
+	if expire > 0 {
+		e.until = now().Add(expire)
+	}
+	r.mu.Lock()
+	if r.cache == nil {
+		r.cache = map[string]entry{}
+	}
+	r.cache[key] = e
+	r.mu.Unlock()
+	return creds, nil
+}
+
+func (r *Resolver) read(ctx context.Context, source, host string) (registry.Credentials, error) {
+	kind, ref, _ := strings.Cut(source, ":")
+	switch kind {
+	case "pullsecret":
+		s, err := r.secret(ctx, source, ref)
+		if err != nil {
+			return registry.Credentials{}, err
+		}
+		return fromDockerConfig(s, host, source)
+	case "secret":
+		ref, field, ok := strings.Cut(ref, "#")
+		if !ok || field == "" {
+			return registry.Credentials{}, fmt.Errorf("credentials %s: want secret:<namespace>/<name>#<field>", source)
+		}
+		s, err := r.secret(ctx, source, ref)
+		if err != nil {
+			return registry.Credentials{}, err
+		}
+		v, ok := s.Data[field]
+		if !ok {
+			return registry.Credentials{}, fmt.Errorf("credentials %s: Secret/%s/%s has no field %s", source, s.Namespace, s.Name, field)
+		}
+		return userPassword(string(v), source)
+	case "env":
+		v, ok := os.LookupEnv(ref)
+		if !ok {
+			return registry.Credentials{}, fmt.Errorf("credentials %s: the variable is not set", source)
+		}
+		return userPassword(v, source)
+	case "ext":
+		return r.script(ctx, ref, source)
+	}
+	return registry.Credentials{}, fmt.Errorf("credentials %q: want pullsecret:, secret:, env: or ext:", source)
+}
+
+func (r *Resolver) secret(ctx context.Context, source, ref string) (*corev1.Secret, error) {
+	ns, name, ok := strings.Cut(ref, "/")
+	if !ok || ns == "" || name == "" {
+		return nil, fmt.Errorf("credentials %s: the Secret must be <namespace>/<name>", source)
+	}
+	s := &corev1.Secret{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, s); err != nil {
+		return nil, fmt.Errorf("credentials %s: %w", source, err)
+	}
+	return s, nil
+}
+
+// fromDockerConfig finds the registry's entry in a pull Secret's Docker
+// configuration (.dockerconfigjson, or the older .dockercfg).
+func fromDockerConfig(s *corev1.Secret, host, source string) (registry.Credentials, error) {
+	type auth struct {
+		Username string `json:"username"`
+		Password string `json:"password"`
+		Auth     string `json:"auth"`
+	}
+	auths := map[string]auth{}
+	if data, ok := s.Data[corev1.DockerConfigJsonKey]; ok {
+		var cfg struct {
+			Auths map[string]auth `json:"auths"`
+		}
+		if err := json.Unmarshal(data, &cfg); err != nil {
+			return registry.Credentials{}, fmt.Errorf("credentials %s: %s is not valid JSON", source, corev1.DockerConfigJsonKey)
+		}
+		auths = cfg.Auths
+	} else if data, ok := s.Data[corev1.DockerConfigKey]; ok {
+		if err := json.Unmarshal(data, &auths); err != nil {
+			return registry.Credentials{}, fmt.Errorf("credentials %s: %s is not valid JSON", source, corev1.DockerConfigKey)
+		}
+	} else {
+		return registry.Credentials{}, fmt.Errorf("credentials %s: Secret/%s/%s holds no Docker configuration", source, s.Namespace, s.Name)
+	}
+	for server, a := range auths {
+		if hostOf(server) != host {
+			continue
+		}
+		if a.Username != "" || a.Password != "" {
+			return registry.Credentials{Username: a.Username, Password: a.Password}, nil
+		}
+		decoded, err := base64.StdEncoding.DecodeString(a.Auth)
+		if err != nil {
+			return registry.Credentials{}, fmt.Errorf("credentials %s: the auth of %s is not base64", source, server)
+		}
+		return userPassword(string(decoded), source)
+	}
+	return registry.Credentials{}, fmt.Errorf("credentials %s: no entry for %s", source, host)
+}
+
+// hostOf reduces a Docker config server key (a host, or a URL) to its
+// host[:port].
+func hostOf(server string) string {
+	if u, err := url.Parse(server); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return strings.SplitN(server, "/", 2)[0]
+}
+
+func userPassword(v, source string) (registry.Credentials, error) {
+	user, password, ok := strings.Cut(strings.TrimSpace(v), ":")
+	if !ok {
+		return registry.Credentials{}, fmt.Errorf("credentials %s: the value is not user:password", source)
+	}
+	return registry.Credentials{Username: user, Password: password}, nil
+}
+
+// script runs an ext: program with a timeout and reads user:password from
+// the last line it prints.
+func (r *Resolver) script(ctx context.Context, path, source string) (registry.Credentials, error) {
+	timeout := r.ScriptTimeout
+	if timeout == 0 {
+		timeout = DefaultScriptTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path).Output()
+	if ctx.Err() != nil {
+		return registry.Credentials{}, fmt.Errorf("credentials %s: the script ran longer than %s", source, timeout)
+	}
+	if err != nil {
+		return registry.Credentials{}, fmt.Errorf("credentials %s: %w", source, err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return userPassword(lines[len(lines)-1], source)
+}
