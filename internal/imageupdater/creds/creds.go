@@ -111,7 +111,7 @@ func (r *Resolver) read(ctx context.Context, source, host string) (registry.Cred
 	case "ext":
 		return r.script(ctx, ref, source)
 	}
-	return registry.Credentials{}, fmt.Errorf("credentials %q: want pullsecret:, secret:, env: or ext:", source)
+	return registry.Credentials{}, fmt.Errorf("credentials %q: the source must start with pullsecret, secret, env or ext", source)
 }
 
 func (r *Resolver) secret(ctx context.Context, source, ref string) (*corev1.Secret, error) {
