@@ -19,7 +19,8 @@ func NewRoot() *cobra.Command {
 		// main prints errors as one line; see Execute.
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCommand(), newRenderCommand(), newRepoServerCommand(), newAdminCommand(), newControllerCommand(), newServerCommand(), newRunCommand())
+	root.AddCommand(newVersionCommand(), newRenderCommand(), newRepoServerCommand(), newAdminCommand(), newControllerCommand(), newServerCommand(), newRunCommand(),
+		newImageUpdaterCommand())
 	// The client commands share Argo CD's global client flags.
 	cf := &clientFlags{}
 	for _, c := range []*cobra.Command{newLoginCommand(cf), newLogoutCommand(cf), newContextCommand(cf), newAppCommand(cf),
