@@ -100,7 +100,13 @@ func ssoLogin(ctx context.Context, s apiclient.Server, port int, launch bool, ou
 		}
 	})}
 	go func() { _ = srv.Serve(l) }()
-	defer func() { _ = srv.Close() }()
+	defer func() {
+		// Shutdown, not Close: the browser must get the page the handler
+		// is still writing.
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
 
 	authURL := conf.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier))
 	fmt.Fprintf(out, "Opening the browser for SSO login: %s\n", authURL)
