@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"connectrpc.com/connect"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -329,18 +330,17 @@ func (s *Server) internal(w http.ResponseWriter, err error) {
 	writeError(w, http.StatusInternalServerError, err.Error())
 }
 
-// grpcCodes are the gRPC status codes Argo CD's REST gateway puts in error
-// bodies beside the HTTP status.
-var grpcCodes = map[int]int{
-	http.StatusBadRequest: 3, http.StatusUnauthorized: 16, http.StatusForbidden: 7,
-	http.StatusNotFound: 5, http.StatusConflict: 6, http.StatusInternalServerError: 13,
-}
-
 // newID returns a random token id.
 func newID() string { return strings.ToLower(rand.Text()) }
 
 func writeError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]any{"error": msg, "message": msg, "code": grpcCodes[status]})
+	// "code" is the gRPC status code, as Argo CD's REST gateway puts it
+	// beside the HTTP status (connect's codes are gRPC's numbers).
+	code, ok := rpcCodes[status]
+	if !ok {
+		code = connect.CodeInternal
+	}
+	writeJSON(w, status, map[string]any{"error": msg, "message": msg, "code": int(code)})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

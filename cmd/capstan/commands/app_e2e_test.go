@@ -22,10 +22,7 @@ func configMapYAML(v string) string {
 // an API server and a controller: create, diff, sync, wait, history,
 // rollback, set, and a cascading delete; over REST, and over the RPC API
 // with gRPC-Web.
-func TestAppCommandsEndToEnd(t *testing.T) {
-	t.Run("REST", func(t *testing.T) { appCommandsEndToEnd(t) })
-	t.Run("gRPC-Web", func(t *testing.T) { appCommandsEndToEnd(t, "--grpc-web") })
-}
+func TestAppCommandsEndToEnd(t *testing.T) { overBothAPIs(t, appCommandsEndToEnd) }
 
 func appCommandsEndToEnd(t *testing.T, flags ...string) {
 	f := startCapstan(t, true)
@@ -35,14 +32,7 @@ func appCommandsEndToEnd(t *testing.T, flags ...string) {
 	dest := cluster.NewNamespace(t)
 	remote := gitserver.NewLocalRepo(t)
 	first := remote.Commit(t, "one", map[string]string{"app/cm.yaml": configMapYAML("one")})
-	expect := func(want int, args ...string) string {
-		t.Helper()
-		code, stdout, stderr := f.run(args...)
-		if code != want {
-			t.Fatalf("capstan %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, want, stdout, stderr)
-		}
-		return stdout
-	}
+	expect := f.expect
 
 	expect(0, "app", "create", "web", "--repo", remote.URL, "--path", "app", "--revision", "main",
 		"--dest-server", "https://kubernetes.default.svc", "--dest-namespace", dest, "--label", "team=web")

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,4 +92,21 @@ func (f *capstanFixture) login() {
 	if code, stdout, stderr := f.run("login", f.addr, "--username", "admin", "--password", f.password, "--insecure"); code != 0 {
 		f.t.Fatalf("login: exit %d, %q %q", code, stdout, stderr)
 	}
+}
+
+// expect runs the CLI, fails the test unless it exits with want, and
+// returns its standard output.
+func (f *capstanFixture) expect(want int, args ...string) string {
+	f.t.Helper()
+	code, stdout, stderr := f.run(args...)
+	if code != want {
+		f.t.Fatalf("capstan %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, want, stdout, stderr)
+	}
+	return stdout
+}
+
+// overBothAPIs runs a CLI test over REST and again with --grpc-web.
+func overBothAPIs(t *testing.T, test func(t *testing.T, flags ...string)) {
+	t.Run("REST", func(t *testing.T) { test(t) })
+	t.Run("gRPC-Web", func(t *testing.T) { test(t, "--grpc-web") })
 }

@@ -23,10 +23,7 @@ import (
 // TestLoginWithSSO runs capstan login --sso against a server whose
 // oidc.config names Dex: the CLI's own PKCE flow through a (scripted)
 // browser to its localhost callback, then API calls with the ID token.
-func TestLoginWithSSO(t *testing.T) {
-	t.Run("REST", func(t *testing.T) { loginWithSSO(t) })
-	t.Run("gRPC-Web", func(t *testing.T) { loginWithSSO(t, "--grpc-web") })
-}
+func TestLoginWithSSO(t *testing.T) { overBothAPIs(t, loginWithSSO) }
 
 func loginWithSSO(t *testing.T, flags ...string) {
 	f := startCapstan(t, false)

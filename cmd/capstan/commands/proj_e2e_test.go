@@ -16,10 +16,7 @@ import (
 
 // TestProjAndAccountCommands builds a project with a role through the
 // CLI, uses the role's token, revokes it, and manages accounts.
-func TestProjAndAccountCommands(t *testing.T) {
-	t.Run("REST", func(t *testing.T) { projAndAccountCommands(t) })
-	t.Run("gRPC-Web", func(t *testing.T) { projAndAccountCommands(t, "--grpc-web") })
-}
+func TestProjAndAccountCommands(t *testing.T) { overBothAPIs(t, projAndAccountCommands) }
 
 func projAndAccountCommands(t *testing.T, flags ...string) {
 	f := startCapstan(t, false)
@@ -30,14 +27,7 @@ func projAndAccountCommands(t *testing.T, flags ...string) {
 		Data: map[string]string{"accounts.image-updater": "apiKey"}}); err != nil {
 		t.Fatal(err)
 	}
-	expect := func(want int, args ...string) string {
-		t.Helper()
-		code, stdout, stderr := f.run(args...)
-		if code != want {
-			t.Fatalf("capstan %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, want, stdout, stderr)
-		}
-		return stdout
-	}
+	expect := f.expect
 	expect(0, "proj", "create", "team-a", "--description", "Team A", "--dest", "https://kubernetes.default.svc,team-a")
 	expect(0, "proj", "add-source", "team-a", "https://github.com/team-a/*")
 	expect(0, "proj", "add-destination", "team-a", "https://kubernetes.default.svc", "team-a-staging")

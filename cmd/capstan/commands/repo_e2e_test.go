@@ -16,8 +16,7 @@ import (
 // and credential templates, checking the Secrets written and that no
 // password ever comes back.
 func TestRepoCommandsWriteArgoCDSecrets(t *testing.T) {
-	t.Run("REST", func(t *testing.T) { repoCommandsWriteArgoCDSecrets(t) })
-	t.Run("gRPC-Web", func(t *testing.T) { repoCommandsWriteArgoCDSecrets(t, "--grpc-web") })
+	overBothAPIs(t, repoCommandsWriteArgoCDSecrets)
 }
 
 func repoCommandsWriteArgoCDSecrets(t *testing.T, flags ...string) {
