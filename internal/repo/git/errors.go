@@ -14,6 +14,10 @@ var ErrAuthentication = errors.New("authentication failed")
 // ErrRevisionNotFound means no branch, tag or commit matches a revision.
 var ErrRevisionNotFound = errors.New("revision not found")
 
+// ErrPushRejected means the remote refused a push because the branch
+// moved on (or is being updated) since it was fetched.
+var ErrPushRejected = errors.New("push rejected")
+
 // RedactURL removes any password or token from a repository URL.
 func RedactURL(raw string) string {
 	u, err := url.Parse(raw)
@@ -48,6 +52,17 @@ var authFailureMarkers = []string{
 
 func isAuthFailure(stderr string) bool {
 	for _, m := range authFailureMarkers {
+		if strings.Contains(stderr, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// isPushRejected reports whether git's output says the remote branch
+// moved on under the push.
+func isPushRejected(stderr string) bool {
+	for _, m := range []string{"[rejected]", "non-fast-forward", "fetch first", "cannot lock ref", "failed to update ref"} {
 		if strings.Contains(stderr, m) {
 			return true
 		}

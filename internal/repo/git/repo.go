@@ -73,23 +73,41 @@ func (r *Repo) git(ctx context.Context, bare bool, args ...string) ([]byte, erro
 // gitStream runs a git command and hands its stdout to consume as it is
 // produced, so large outputs (archives) are never held in memory whole.
 func (r *Repo) gitStream(ctx context.Context, bare bool, consume func(io.Reader) error, args ...string) error {
+	if bare {
+		args = append([]string{"--git-dir", r.bareDir()}, args...)
+	}
+	r.credsMu.RLock()
+	creds := r.creds
+	r.credsMu.RUnlock()
+	return runGit(ctx, command{binary: r.opts.GitBinary, creds: creds, url: r.url}, consume, args...)
+}
+
+// command is how one git command runs: which binary, in which directory,
+// with which credentials, on behalf of which repository (named in errors).
+type command struct {
+	binary string
+	dir    string
+	creds  Creds
+	url    string
+	env    []string
+}
+
+// runGit runs git with the command's credentials, never prompting, and
+// returns an error naming the repository (without secrets) on failure.
+func runGit(ctx context.Context, c command, consume func(io.Reader) error, args ...string) error {
 	tmp, err := os.MkdirTemp("", "capstan-git-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	r.credsMu.RLock()
-	credEnv, err := r.creds.env(tmp)
-	r.credsMu.RUnlock()
+	credEnv, err := c.creds.env(tmp)
 	if err != nil {
 		return err
 	}
-	if bare {
-		args = append([]string{"--git-dir", r.bareDir()}, args...)
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, r.opts.GitBinary, args...)
+	cmd := exec.CommandContext(ctx, c.binary, args...)
+	cmd.Dir = c.dir
 	cmd.Env = append(os.Environ(),
 		"GIT_TERMINAL_PROMPT=0",
 		"GIT_ASKPASS=",
@@ -97,6 +115,7 @@ func (r *Repo) gitStream(ctx context.Context, bare bool, consume func(io.Reader)
 		"LC_ALL=C",
 	)
 	cmd.Env = append(cmd.Env, credEnv...)
+	cmd.Env = append(cmd.Env, c.env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
@@ -115,12 +134,15 @@ func (r *Repo) gitStream(ctx context.Context, bare bool, consume func(io.Reader)
 	if err := cmd.Wait(); err != nil {
 		msg := redact(strings.TrimSpace(stderr.String()))
 		if ctx.Err() != nil {
-			return fmt.Errorf("git %s on %s: %w", gitVerb(args), RedactURL(r.url), ctx.Err())
+			return fmt.Errorf("git %s on %s: %w", gitVerb(args), RedactURL(c.url), ctx.Err())
 		}
 		if isAuthFailure(msg) {
-			return fmt.Errorf("%w for repository %s: %s", ErrAuthentication, RedactURL(r.url), lastLine(msg))
+			return fmt.Errorf("%w for repository %s: %s", ErrAuthentication, RedactURL(c.url), lastLine(msg))
 		}
-		return fmt.Errorf("git %s on %s: %v: %s", gitVerb(args), RedactURL(r.url), err, msg)
+		if isPushRejected(msg) {
+			return fmt.Errorf("%w: git %s on %s: %s", ErrPushRejected, gitVerb(args), RedactURL(c.url), msg)
+		}
+		return fmt.Errorf("git %s on %s: %v: %s", gitVerb(args), RedactURL(c.url), err, msg)
 	}
 	return nil
 }

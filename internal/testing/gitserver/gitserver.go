@@ -109,11 +109,13 @@ func readBody(r *http.Request) ([]byte, error) {
 // Fetches counts upload-pack requests that transferred objects.
 func (s *Server) Fetches() int64 { return s.fetches.Load() }
 
-// NewRepo creates an empty bare repository whose default branch is main.
+// NewRepo creates an empty bare repository whose default branch is main,
+// accepting pushes from authenticated clients.
 func (s *Server) NewRepo(t testing.TB, name string) *Repo {
 	t.Helper()
 	dir := filepath.Join(s.root, name+".git")
 	run(t, "", "git", "init", "-q", "--bare", "-b", "main", dir)
+	run(t, "", "git", "--git-dir", dir, "config", "http.receivepack", "true")
 	return newRepo(t, dir, s.URL+"/"+name+".git")
 }
 
@@ -179,6 +181,38 @@ func (r *Repo) commitWorkTree(t testing.TB, message string) string {
 	branch := strings.TrimSpace(run(t, r.work, "git", "rev-parse", "--abbrev-ref", "HEAD"))
 	run(t, r.work, "git", "push", "-q", "origin", branch)
 	return strings.TrimSpace(run(t, r.work, "git", "rev-parse", "HEAD"))
+}
+
+// Pull updates the work tree from the server, for tests that read what
+// others pushed, and returns the current commit's SHA.
+func (r *Repo) Pull(t testing.TB) string {
+	t.Helper()
+	run(t, r.work, "git", "pull", "-q", "--rebase", "origin")
+	return strings.TrimSpace(run(t, r.work, "git", "rev-parse", "HEAD"))
+}
+
+// File returns a file of the work tree (after Pull, what was pushed).
+func (r *Repo) File(t testing.TB, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(r.work, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// Log returns the subjects and authors of the branch's last n commits,
+// newest first, as "subject <name email>".
+func (r *Repo) Log(t testing.TB, branch string, n int) []string {
+	t.Helper()
+	out := run(t, "", "git", "--git-dir", r.bare, "log", "-n", fmt.Sprint(n), "--format=%s <%an %ae>", branch)
+	return strings.Split(strings.TrimSpace(out), "\n")
+}
+
+// Head returns the SHA a branch points at on the server.
+func (r *Repo) Head(t testing.TB, branch string) string {
+	t.Helper()
+	return strings.TrimSpace(run(t, "", "git", "--git-dir", r.bare, "rev-parse", "refs/heads/"+branch))
 }
 
 // Branch creates (or switches to) a branch and pushes it.

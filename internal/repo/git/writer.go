@@ -1,0 +1,176 @@
+package git
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// Change is one commit to make and push.
+type Change struct {
+	// Base is the branch the change starts from; empty is the remote's
+	// default branch.
+	Base string
+	// Target is the branch pushed to; empty is Base. A Target other than
+	// Base is (re)created from Base and force-pushed, as Argo CD Image
+	// Updater does with base:target branches.
+	Target string
+	// AuthorName and AuthorEmail sign the commit.
+	AuthorName, AuthorEmail string
+	Message                 string
+	// Edit changes files in the work tree rooted at dir. It runs again
+	// on a fresh checkout when the push is rejected, so it must derive
+	// its edits from the files it finds.
+	Edit func(dir string) error
+}
+
+// Writer commits and pushes changes. It keeps one shallow work tree per
+// repository, reused from one change to the next, and makes one change
+// at a time per repository.
+type Writer struct {
+	root    string
+	binary  string
+	retries int
+
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex
+}
+
+// NewWriter returns a Writer keeping its work trees under root. A
+// rejected push is fetched, edited again and pushed up to retries times.
+func NewWriter(root string, retries int) *Writer {
+	return &Writer{root: root, binary: "git", retries: retries, locks: map[string]*sync.Mutex{}}
+}
+
+func (w *Writer) lock(key string) *sync.Mutex {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	l, ok := w.locks[key]
+	if !ok {
+		l = &sync.Mutex{}
+		w.locks[key] = l
+	}
+	return l
+}
+
+// Commit applies c to the repository at url and pushes it. It returns
+// the pushed commit's SHA, or "" when the edit changed nothing (and no
+// commit was made).
+func (w *Writer) Commit(ctx context.Context, url string, creds Creds, c Change) (string, error) {
+	key := NormalizeURL(url)
+	l := w.lock(key)
+	l.Lock()
+	defer l.Unlock()
+	sum := sha256.Sum256([]byte(key))
+	t := &worktree{cmd: command{binary: w.binary, dir: filepath.Join(w.root, hex.EncodeToString(sum[:12])), creds: creds, url: url}}
+	if err := t.init(ctx); err != nil {
+		return "", err
+	}
+	for attempt := 0; ; attempt++ {
+		sha, err := t.commit(ctx, c)
+		if !errors.Is(err, ErrPushRejected) || attempt >= w.retries {
+			return sha, err
+		}
+	}
+}
+
+// worktree is a repository's work tree with the command that runs git in it.
+type worktree struct {
+	cmd command
+}
+
+func (t *worktree) git(ctx context.Context, args ...string) (string, error) {
+	var out bytes.Buffer
+	err := runGit(ctx, t.cmd, func(r io.Reader) error {
+		_, err := io.Copy(&out, r)
+		return err
+	}, args...)
+	return strings.TrimSpace(out.String()), err
+}
+
+func (t *worktree) init(ctx context.Context) error {
+	if _, err := os.Stat(filepath.Join(t.cmd.dir, ".git")); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(t.cmd.dir, 0o755); err != nil {
+		return err
+	}
+	_, err := t.git(ctx, "init", "--quiet")
+	return err
+}
+
+// defaultBranch asks the remote which branch HEAD points at.
+func (t *worktree) defaultBranch(ctx context.Context) (string, error) {
+	out, err := t.git(ctx, "ls-remote", "--symref", t.cmd.url, "HEAD")
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if ref, ok := strings.CutPrefix(line, "ref: refs/heads/"); ok {
+			return strings.Fields(ref)[0], nil
+		}
+	}
+	return "", fmt.Errorf("repository %s has no default branch; name one", RedactURL(t.cmd.url))
+}
+
+// commit makes one attempt: fetch the base's tip (one commit deep),
+// edit, commit, push.
+func (t *worktree) commit(ctx context.Context, c Change) (string, error) {
+	base := c.Base
+	if base == "" {
+		var err error
+		if base, err = t.defaultBranch(ctx); err != nil {
+			return "", err
+		}
+	}
+	target := c.Target
+	if target == "" {
+		target = base
+	}
+	if _, err := t.git(ctx, "fetch", "--quiet", "--depth", "1", "--no-tags", t.cmd.url, "+refs/heads/"+base+":refs/capstan/base"); err != nil {
+		if strings.Contains(err.Error(), "couldn't find remote ref") {
+			return "", fmt.Errorf("%w: branch %q in repository %s", ErrRevisionNotFound, base, RedactURL(t.cmd.url))
+		}
+		return "", err
+	}
+	if _, err := t.git(ctx, "checkout", "--quiet", "--force", "-B", "capstan-write", "refs/capstan/base"); err != nil {
+		return "", err
+	}
+	if _, err := t.git(ctx, "clean", "--quiet", "-fdx"); err != nil {
+		return "", err
+	}
+	if err := c.Edit(t.cmd.dir); err != nil {
+		return "", err
+	}
+	if _, err := t.git(ctx, "add", "-A"); err != nil {
+		return "", err
+	}
+	if status, err := t.git(ctx, "status", "--porcelain"); err != nil || status == "" {
+		return "", err
+	}
+	author := t.cmd
+	author.env = []string{
+		"GIT_AUTHOR_NAME=" + c.AuthorName, "GIT_AUTHOR_EMAIL=" + c.AuthorEmail,
+		"GIT_COMMITTER_NAME=" + c.AuthorName, "GIT_COMMITTER_EMAIL=" + c.AuthorEmail,
+	}
+	if err := runGit(ctx, author, func(r io.Reader) error { _, err := io.Copy(io.Discard, r); return err },
+		"commit", "--quiet", "--no-verify", "-m", c.Message); err != nil {
+		return "", err
+	}
+	refspec := "HEAD:refs/heads/" + target
+	if target != base {
+		refspec = "+" + refspec
+	}
+	if _, err := t.git(ctx, "push", "--quiet", t.cmd.url, refspec); err != nil {
+		return "", err
+	}
+	return t.git(ctx, "rev-parse", "HEAD")
+}
