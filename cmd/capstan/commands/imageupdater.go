@@ -69,13 +69,7 @@ func newImageUpdaterTestCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var insecure []string
-			for _, r := range regs {
-				if r.Insecure {
-					insecure = append(insecure, strings.SplitN(r.Prefix, "/", 2)[0])
-				}
-			}
-			client := registry.New(registry.Options{Insecure: insecure})
+			client := registry.New(registry.Options{Insecure: func(host string) bool { return config.Insecure(regs, host) }})
 			names, err := client.Tags(cmd.Context(), image, cred)
 			if err != nil {
 				return err

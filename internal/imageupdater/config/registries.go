@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -110,4 +111,31 @@ func RegistryFor(registries []Registry, image string) (Registry, string) {
 		image = reg.DefaultNS + "/" + image
 	}
 	return reg, reg.Prefix + "/" + image
+}
+
+// byHost returns the registry whose prefix or API URL is on host.
+func byHost(registries []Registry, host string) (Registry, bool) {
+	for _, r := range registries {
+		if strings.SplitN(r.Prefix, "/", 2)[0] == host {
+			return r, true
+		}
+		if u, err := url.Parse(r.APIURL); err == nil && u.Host == host {
+			return r, true
+		}
+	}
+	return Registry{}, false
+}
+
+// Insecure reports whether registries.conf marks the registry on host
+// (host:port) insecure: reached over plain HTTP.
+func Insecure(registries []Registry, host string) bool {
+	r, ok := byHost(registries, host)
+	return ok && r.Insecure
+}
+
+// Limit is the requests-per-second limit of the registry on host; 0 is
+// none.
+func Limit(registries []Registry, host string) float64 {
+	r, _ := byHost(registries, host)
+	return r.Limit
 }

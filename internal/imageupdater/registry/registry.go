@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	lru "github.com/hashicorp/golang-lru/v2"
+	"golang.org/x/time/rate"
 )
 
 // Credentials authenticate to a registry; empty means anonymous.
@@ -42,8 +43,15 @@ type Metadata struct {
 
 // Options configure a Client.
 type Options struct {
-	// Insecure registries (host:port) are reached over plain HTTP.
-	Insecure []string
+	// Insecure reports whether a registry (host:port) is reached over
+	// plain HTTP. Default: none is.
+	Insecure func(host string) bool
+	// Limit returns the most requests per second a registry (host:port)
+	// is sent; 0 is no limit. Read again on each request.
+	Limit func(host string) float64
+	// OnRequest, if set, is told of every request sent to a registry and
+	// whether it failed (a transport error or a 5xx answer).
+	OnRequest func(host string, failed bool)
 	// CacheSize bounds the cached tag metadata. Default 10,000.
 	CacheSize int
 	// Transport is the HTTP transport. Default http.DefaultTransport.
@@ -52,8 +60,9 @@ type Options struct {
 
 // Client reads registries.
 type Client struct {
-	opts  Options
-	cache *lru.Cache[string, *Metadata]
+	opts      Options
+	cache     *lru.Cache[string, *Metadata]
+	transport http.RoundTripper
 }
 
 // New returns a Client.
@@ -64,8 +73,11 @@ func New(opts Options) *Client {
 	if opts.Transport == nil {
 		opts.Transport = http.DefaultTransport
 	}
+	if opts.Insecure == nil {
+		opts.Insecure = func(string) bool { return false }
+	}
 	c, _ := lru.New[string, *Metadata](opts.CacheSize)
-	return &Client{opts: opts, cache: c}
+	return &Client{opts: opts, cache: c, transport: &limited{next: opts.Transport, limit: opts.Limit, observe: opts.OnRequest, limiters: map[string]*rate.Limiter{}}}
 }
 
 // ErrUnauthorized is returned when the registry refuses the credentials.
@@ -73,11 +85,8 @@ var ErrUnauthorized = errors.New("the registry refused the credentials")
 
 func (c *Client) repository(image string) (name.Repository, error) {
 	var opts []name.Option
-	host := strings.SplitN(image, "/", 2)[0]
-	for _, h := range c.opts.Insecure {
-		if h == host {
-			opts = append(opts, name.Insecure)
-		}
+	if c.opts.Insecure(strings.SplitN(image, "/", 2)[0]) {
+		opts = append(opts, name.Insecure)
 	}
 	repo, err := name.NewRepository(image, opts...)
 	if err != nil {
@@ -91,7 +100,7 @@ func (c *Client) remoteOptions(ctx context.Context, creds Credentials) []remote.
 	if creds.Username != "" || creds.Password != "" {
 		auth = &authn.Basic{Username: creds.Username, Password: creds.Password}
 	}
-	return []remote.Option{remote.WithContext(ctx), remote.WithAuth(auth), remote.WithTransport(c.opts.Transport)}
+	return []remote.Option{remote.WithContext(ctx), remote.WithAuth(auth), remote.WithTransport(c.transport)}
 }
 
 // Tags lists every tag of an image (a Docker Hub name without a

@@ -24,7 +24,7 @@ func TestTagsAndMetadataFromARealRegistry(t *testing.T) {
 	reg.PushIndex(t, "team/app", "multi", day.Add(96*time.Hour), "linux/amd64", "linux/arm64/v8")
 	image := reg.Host + "/team/app"
 	creds := Credentials{Username: reg.Username, Password: reg.Password}
-	c := New(Options{Insecure: []string{reg.Host}})
+	c := New(Options{Insecure: func(h string) bool { return h == reg.Host }})
 
 	list, err := c.Tags(ctx, image, creds)
 	if err != nil || !slices.Equal(list, []string{"1.0.0", "1.1.0", "1.2.0-rc1", "3f2a9c1", "latest", "multi"}) {

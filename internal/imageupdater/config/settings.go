@@ -1,0 +1,97 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// The updater's ConfigMap: argocd-image-updater-config, as Argo CD Image
+// Updater's manifests name it, or argocd-image-updater-cm, the name some
+// installations use.
+const (
+	ConfigMapName       = "argocd-image-updater-config"
+	LegacyConfigMapName = "argocd-image-updater-cm"
+)
+
+// Default commit author, as Argo CD Image Updater signs.
+const (
+	DefaultGitUser  = "argocd-image-updater"
+	DefaultGitEmail = "noreply@argoproj.io"
+)
+
+// Settings are the updater's ConfigMap.
+type Settings struct {
+	Registries []Registry
+	LogLevel   string
+	// GitUser and GitEmail sign commits; CommitMessageTemplate is the
+	// default commit message (an Application's git.commit-message wins).
+	GitUser, GitEmail, CommitMessageTemplate string
+	// ApplicationsAPI is how argocd write-back reaches Applications:
+	// "kubernetes" or "argocd" (Capstan's API at ServerAddr).
+	ApplicationsAPI              string
+	ServerAddr                   string
+	GRPCWeb, Insecure, PlainText bool
+	// KubeEvents creates Events on Applications for updates and errors.
+	KubeEvents bool
+}
+
+// ParseSettings reads the ConfigMap's data. Errors name the key.
+func ParseSettings(data map[string]string) (Settings, error) {
+	s := Settings{
+		LogLevel: "info", GitUser: DefaultGitUser, GitEmail: DefaultGitEmail,
+		ApplicationsAPI: "kubernetes", KubeEvents: true,
+	}
+	get := func(keys ...string) string {
+		for _, k := range keys {
+			if v, ok := data[k]; ok {
+				return strings.TrimSpace(v)
+			}
+		}
+		return ""
+	}
+	var err error
+	if conf, ok := data["registries.conf"]; ok {
+		if s.Registries, err = ParseRegistries(conf); err != nil {
+			return s, err
+		}
+	}
+	if v := get("log.level"); v != "" {
+		switch strings.ToLower(v) {
+		case "trace", "debug", "info", "warn", "error":
+			s.LogLevel = strings.ToLower(v)
+		default:
+			return s, fmt.Errorf("log.level %q: want trace, debug, info, warn or error", v)
+		}
+	}
+	if v := get("git.user"); v != "" {
+		s.GitUser = v
+	}
+	if v := get("git.email"); v != "" {
+		s.GitEmail = v
+	}
+	s.CommitMessageTemplate = data["git.commit-message-template"]
+	if v := get("applications_api"); v != "" {
+		if v != "kubernetes" && v != "argocd" {
+			return s, fmt.Errorf("applications_api %q: want kubernetes or argocd", v)
+		}
+		s.ApplicationsAPI = v
+	}
+	s.ServerAddr = get("argocd.server_addr", "argocd.serverAddr")
+	for _, b := range []struct {
+		keys []string
+		dst  *bool
+	}{
+		{[]string{"argocd.grpc_web", "argocd.grpcWeb"}, &s.GRPCWeb},
+		{[]string{"argocd.insecure"}, &s.Insecure},
+		{[]string{"argocd.plaintext"}, &s.PlainText},
+		{[]string{"kube.events"}, &s.KubeEvents},
+	} {
+		if v := get(b.keys...); v != "" {
+			if *b.dst, err = strconv.ParseBool(v); err != nil {
+				return s, fmt.Errorf("%s %q: want true or false", b.keys[0], v)
+			}
+		}
+	}
+	return s, nil
+}

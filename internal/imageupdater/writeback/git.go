@@ -1,0 +1,229 @@
+package writeback
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/template"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/imageupdater/config"
+	"github.com/capstan-cd/capstan/internal/repo/pathsafe"
+)
+
+// DefaultCommitMessage is Argo CD Image Updater's commit message.
+const DefaultCommitMessage = `build: automatic update of {{ .AppName }}
+
+{{ range .AppChanges -}}
+updates image {{ .Image }} tag '{{ .OldTag }}' to '{{ .NewTag }}'
+{{ end -}}
+`
+
+// messageData is what commit message and branch templates see: the
+// image updater's .AppName and .AppChanges, .SHA256 of the changes, and
+// the lower-case shorthands .app, .image and .tag for a single change.
+func messageData(app string, changes []Change) map[string]any {
+	type appChange struct{ Image, OldTag, NewTag string }
+	list := make([]appChange, len(changes))
+	sum := sha256.New()
+	for i, c := range changes {
+		list[i] = appChange{Image: c.Name, OldTag: c.OldTag, NewTag: c.NewTag}
+		fmt.Fprintf(sum, "%s:%s\n", c.Name, c.NewTag)
+	}
+	data := map[string]any{"AppName": app, "AppChanges": list, "SHA256": hex.EncodeToString(sum.Sum(nil)), "app": app}
+	if len(changes) > 0 {
+		data["image"], data["tag"] = changes[0].Name, changes[0].NewTag
+	}
+	return data
+}
+
+// Render expands a commit message or branch template for an
+// Application's changes.
+func Render(text, app string, changes []Change) (string, error) {
+	tmpl, err := template.New("message").Option("missingkey=zero").Parse(text)
+	if err != nil {
+		return "", fmt.Errorf("template %q: %w", text, err)
+	}
+	var buf bytes.Buffer
+	if err := tmpl.Execute(&buf, messageData(app, changes)); err != nil {
+		return "", fmt.Errorf("template %q: %w", text, err)
+	}
+	return buf.String(), nil
+}
+
+// GitEdit returns the edit a Git write-back makes in a checkout of the
+// Application's repository: the write-back target edited in place, or
+// .argocd-source-<app>.yaml (Kustomize and Helm sources), or the
+// manifests' image fields (plain directories).
+func GitEdit(app *v1alpha1.Application, wb config.WriteBack, changes []Change) func(root string) error {
+	return func(root string) error {
+		src := app.Spec.Source
+		if src == nil {
+			return errors.New("git write-back needs a single-source Application")
+		}
+		appDir, err := pathsafe.Join(root, src.Path)
+		if err != nil {
+			return fmt.Errorf("source path %q: %w", src.Path, err)
+		}
+		switch wb.Target {
+		case "helmvalues":
+			return editFile(root, filepath.Join(src.Path, firstNonEmpty(wb.TargetPath, "values.yaml")), func(data []byte) ([]byte, error) {
+				var values [][2]string
+				for _, c := range changes {
+					values = append(values, HelmValues(c)...)
+				}
+				return SetValues(data, values)
+			})
+		case "kustomization":
+			name, err := kustomizationFile(root, filepath.Join(src.Path, firstNonEmpty(wb.TargetPath, ".")))
+			if err != nil {
+				return err
+			}
+			return editFile(root, name, func(data []byte) ([]byte, error) {
+				for _, c := range changes {
+					if data, err = SetKustomizationImage(data, c); err != nil {
+						return nil, err
+					}
+				}
+				return data, nil
+			})
+		}
+		switch typ := SourceType(app); typ {
+		case v1alpha1.SourceTypeKustomize, v1alpha1.SourceTypeHelm:
+			return writeOverrideFile(appDir, app.Name, typ, changes)
+		case v1alpha1.SourceTypeDirectory:
+			return editManifests(appDir, changes)
+		default:
+			return fmt.Errorf("git write-back does not support %s sources", typ)
+		}
+	}
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// editFile rewrites a file of the checkout at root (never one outside it).
+func editFile(root, name string, change func([]byte) ([]byte, error)) error {
+	path, err := pathsafe.Join(root, name)
+	if err != nil {
+		return fmt.Errorf("write-back target %q: %w", name, err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("write-back target %q: %w", name, err)
+	}
+	out, err := change(data)
+	if err != nil {
+		return fmt.Errorf("write-back target %q: %w", name, err)
+	}
+	return os.WriteFile(path, out, 0o644)
+}
+
+// kustomizationFile finds the kustomization a kustomization target names:
+// the file itself, or the kustomization.yaml (.yml, Kustomization) of a
+// directory.
+func kustomizationFile(root, target string) (string, error) {
+	path, err := pathsafe.Join(root, target)
+	if err != nil {
+		return "", fmt.Errorf("write-back target %q: %w", target, err)
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("write-back target %q: %w", target, err)
+	}
+	if !info.IsDir() {
+		return target, nil
+	}
+	for _, name := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
+		if _, err := os.Stat(filepath.Join(path, name)); err == nil {
+			return filepath.Join(target, name), nil
+		}
+	}
+	return "", fmt.Errorf("write-back target %q holds no kustomization", target)
+}
+
+// writeOverrideFile records the changes in .argocd-source-<app>.yaml,
+// keeping what the file already says about other images and settings.
+func writeOverrideFile(appDir, appName string, typ v1alpha1.ApplicationSourceType, changes []Change) error {
+	path := filepath.Join(appDir, ".argocd-source-"+appName+".yaml")
+	var src v1alpha1.ApplicationSource
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return err
+	default:
+		if err := yaml.Unmarshal(data, &src); err != nil {
+			return fmt.Errorf("%s: %w", filepath.Base(path), err)
+		}
+	}
+	SetOverrides(&src, typ, changes)
+	out, err := yaml.Marshal(&src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(appDir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, out, 0o644)
+}
+
+// editManifests rewrites the image fields of the YAML manifests under
+// dir that use the changed images.
+func editManifests(dir string, changes []Change) error {
+	used := map[string]bool{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != dir && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if ext := filepath.Ext(path); ext != ".yaml" && ext != ".yml" || d.Type()&fs.ModeSymlink != 0 {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		out := data
+		for _, c := range changes {
+			var found bool
+			if out, found, err = SetManifestImages(out, c); err != nil {
+				rel, _ := filepath.Rel(dir, path)
+				return fmt.Errorf("%s: %w", rel, err)
+			}
+			used[c.Name] = used[c.Name] || found
+		}
+		if bytes.Equal(out, data) {
+			return nil
+		}
+		return os.WriteFile(path, out, 0o644)
+	})
+	if err != nil {
+		return err
+	}
+	for _, c := range changes {
+		if !used[c.Name] {
+			return fmt.Errorf("no manifest under the source path uses image %s", c.Name)
+		}
+	}
+	return nil
+}
