@@ -145,7 +145,9 @@ func runController(ctx context.Context, f *controllerFlags, r repo.Renderer, cha
 func newRunCommand() *cobra.Command {
 	f := &controllerFlags{}
 	sf := &serverFlags{}
+	uf := &imageUpdaterFlags{}
 	var root, redisAddr, repoListen string
+	var withUpdater bool
 	cmd := &cobra.Command{
 		Use:     "run",
 		Example: "  capstan run                        # controller, API server on :8080 (TLS), repo server\n  capstan run --server-insecure --redis localhost:6379",
@@ -176,6 +178,23 @@ func newRunCommand() *cobra.Command {
 			if repoListen != "" {
 				g.Go(func() error { return serveRepo(ctx, log, repoListen, svc) })
 			}
+			if withUpdater {
+				cfg, err := ctrlconfig.GetConfig()
+				if err != nil {
+					return err
+				}
+				uf.namespace = f.namespace
+				// The updater's commits reach the controller at once, as a
+				// Git webhook would.
+				g.Go(func() error {
+					return runImageUpdater(ctx, uf, cfg, log, func(url string) {
+						select {
+						case changes <- url:
+						default:
+						}
+					})
+				})
+			}
 			return g.Wait()
 		},
 	}
@@ -184,5 +203,7 @@ func newRunCommand() *cobra.Command {
 	cmd.Flags().StringVar(&root, "root", filepath.Join(os.TempDir(), "capstan"), "directory for repository clones and charts")
 	cmd.Flags().StringVar(&redisAddr, "redis", "", "Redis host:port for the manifest cache (default: in memory)")
 	cmd.Flags().StringVar(&repoListen, "repo-server-listen", "", "also serve the repo server over gRPC on this address")
+	cmd.Flags().BoolVar(&withUpdater, "image-updater", true, "also run the image updater (Argo CD Image Updater's annotations)")
+	uf.add(cmd, "image-updater-", false)
 	return cmd
 }

@@ -17,7 +17,7 @@ import (
 
 func newImageUpdaterCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "image-updater", Short: "Keep Applications' images current (Argo CD Image Updater's annotations)"}
-	cmd.AddCommand(newImageUpdaterTestCommand())
+	cmd.AddCommand(newImageUpdaterTestCommand(), newImageUpdaterRunCommand())
 	return cmd
 }
 

@@ -82,22 +82,25 @@ func SetKustomizeImage(images v1alpha1.KustomizeImages, c Change) v1alpha1.Kusto
 	return out
 }
 
+// HelmTagParameter names the Helm parameter holding an image's version:
+// helm.image-spec (name:tag, spec true) or helm.image-tag (image.tag by
+// default).
+func HelmTagParameter(img config.Image) (name string, spec bool) {
+	if img.HelmImageSpec != "" {
+		return img.HelmImageSpec, true
+	}
+	return firstNonEmpty(img.HelmImageTag, "image.tag"), false
+}
+
 // HelmValues returns the Helm values (dotted path → value) that deploy c:
 // helm.image-spec as name:tag, or helm.image-name and helm.image-tag
 // (image.name and image.tag by default).
 func HelmValues(c Change) [][2]string {
-	img := c.Image
-	if img.HelmImageSpec != "" {
-		return [][2]string{{img.HelmImageSpec, c.Ref()}}
+	tag, spec := HelmTagParameter(c.Image)
+	if spec {
+		return [][2]string{{tag, c.Ref()}}
 	}
-	name, tag := img.HelmImageName, img.HelmImageTag
-	if name == "" {
-		name = "image.name"
-	}
-	if tag == "" {
-		tag = "image.tag"
-	}
-	return [][2]string{{name, c.Name}, {tag, c.tagValue()}}
+	return [][2]string{{firstNonEmpty(c.Image.HelmImageName, "image.name"), c.Name}, {tag, c.tagValue()}}
 }
 
 // SetHelmParameters sets c's values as string parameters, replacing

@@ -160,6 +160,7 @@ func kustomizationFile(root, target string) (string, error) {
 // keeping what the file already says about other images and settings.
 func writeOverrideFile(appDir, appName string, typ v1alpha1.ApplicationSourceType, changes []Change) error {
 	path := filepath.Join(appDir, ".argocd-source-"+appName+".yaml")
+	doc := map[string]any{}
 	var src v1alpha1.ApplicationSource
 	data, err := os.ReadFile(path)
 	switch {
@@ -167,12 +168,21 @@ func writeOverrideFile(appDir, appName string, typ v1alpha1.ApplicationSourceTyp
 	case err != nil:
 		return err
 	default:
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			return fmt.Errorf("%s: %w", filepath.Base(path), err)
+		}
 		if err := yaml.Unmarshal(data, &src); err != nil {
 			return fmt.Errorf("%s: %w", filepath.Base(path), err)
 		}
 	}
 	SetOverrides(&src, typ, changes)
-	out, err := yaml.Marshal(&src)
+	// Only the section written changes; the file's other settings stay.
+	if typ == v1alpha1.SourceTypeKustomize {
+		doc["kustomize"] = src.Kustomize
+	} else {
+		doc["helm"] = src.Helm
+	}
+	out, err := yaml.Marshal(doc)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,90 @@
+package updater
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/apiclient"
+	"github.com/capstan-cd/capstan/internal/imageupdater/writeback"
+)
+
+// Applications is where write-back method argocd records new images:
+// the Application's spec, through the Kubernetes API or Capstan's API.
+type Applications interface {
+	// SetImages records changes as the Application's Kustomize images or
+	// Helm parameters, and reports whether its spec changed.
+	SetImages(ctx context.Context, app types.NamespacedName, changes []writeback.Change) (bool, error)
+}
+
+// setOverrides applies changes to an Application's spec.
+func setOverrides(app *v1alpha1.Application, changes []writeback.Change) error {
+	if app.Spec.Source == nil {
+		return fmt.Errorf("application %s/%s: argocd write-back needs a single-source Application", app.Namespace, app.Name)
+	}
+	typ := writeback.SourceType(app)
+	if !writeback.SetOverrides(app.Spec.Source, typ, changes) {
+		return fmt.Errorf("application %s/%s: argocd write-back needs a Kustomize or Helm source, not %s; use write-back-method git", app.Namespace, app.Name, typ)
+	}
+	return nil
+}
+
+// KubernetesApplications updates Applications through the Kubernetes API
+// (applications_api: kubernetes, the default).
+type KubernetesApplications struct {
+	Client client.Client
+}
+
+// SetImages implements Applications, retrying on conflicting writes.
+func (k *KubernetesApplications) SetImages(ctx context.Context, key types.NamespacedName, changes []writeback.Change) (bool, error) {
+	changed := false
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var app v1alpha1.Application
+		if err := k.Client.Get(ctx, key, &app); err != nil {
+			return err
+		}
+		before := app.Spec.DeepCopy()
+		if err := setOverrides(&app, changes); err != nil {
+			return err
+		}
+		if changed = !reflect.DeepEqual(before, &app.Spec); !changed {
+			return nil
+		}
+		return k.Client.Update(ctx, &app)
+	})
+	return changed, err
+}
+
+// APIApplications updates Applications through Capstan's API with an API
+// token (applications_api: argocd), needing only get and update on
+// applications, as seed installations grant an image-updater account.
+type APIApplications struct {
+	Client *apiclient.Client
+}
+
+// SetImages implements Applications.
+func (a *APIApplications) SetImages(_ context.Context, key types.NamespacedName, changes []writeback.Change) (bool, error) {
+	path := "/api/v1/applications/" + url.PathEscape(key.Name)
+	query := "?appNamespace=" + url.QueryEscape(key.Namespace)
+	var app v1alpha1.Application
+	if err := a.Client.Do("GET", path+query, nil, &app); err != nil {
+		return false, fmt.Errorf("application %s: %w", key, err)
+	}
+	before := app.Spec.DeepCopy()
+	if err := setOverrides(&app, changes); err != nil {
+		return false, err
+	}
+	if reflect.DeepEqual(before, &app.Spec) {
+		return false, nil
+	}
+	if err := a.Client.Do("PUT", path+"/spec"+query, app.Spec, nil); err != nil {
+		return false, fmt.Errorf("updating application %s through the API: %w", key, err)
+	}
+	return true, nil
+}

@@ -1,0 +1,608 @@
+// Package updater is the image updater's loop. Each cycle it reads the
+// Applications that carry Argo CD Image Updater annotations, lists the
+// tags of every distinct image once (shared by all the Applications that
+// use it, within each registry's rate limit and a bound on concurrent
+// requests), picks each image's next version by its strategy, and writes
+// the new versions back to the Application's spec or to Git. Registry
+// webhooks start a cycle limited to the pushed images.
+package updater
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/imageupdater/config"
+	"github.com/capstan-cd/capstan/internal/imageupdater/creds"
+	"github.com/capstan-cd/capstan/internal/imageupdater/registry"
+	"github.com/capstan-cd/capstan/internal/imageupdater/tags"
+	"github.com/capstan-cd/capstan/internal/imageupdater/webhook"
+	"github.com/capstan-cd/capstan/internal/imageupdater/writeback"
+	"github.com/capstan-cd/capstan/internal/repo/git"
+	"github.com/capstan-cd/capstan/internal/settings"
+)
+
+// EventRecorder records Events on Applications (client-go's
+// record.EventRecorder satisfies it).
+type EventRecorder interface {
+	Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...any)
+}
+
+// Options configure an Updater.
+type Options struct {
+	// Client reads Applications, the updater's ConfigMap and Secrets.
+	Client client.Client
+	// Namespace holds the Applications, the ConfigMap and the repository
+	// Secrets (argocd).
+	Namespace string
+	// Applications is where write-back method argocd writes. Default:
+	// the Kubernetes API through Client.
+	Applications Applications
+	// Git makes Git write-back commits. Required for method git.
+	Git *git.Writer
+	// Events, if set, records an Event per update and per error
+	// (unless the ConfigMap turns kube.events off).
+	Events  EventRecorder
+	Metrics *Metrics
+	// MaxConcurrency bounds the registry requests and Applications
+	// processed at once. Default 10.
+	MaxConcurrency int
+	// DryRun decides and logs but writes nothing.
+	DryRun bool
+	// MatchNames are globs an Application's name must match (any of
+	// them); MatchLabels a selector its labels must match.
+	MatchNames  []string
+	MatchLabels labels.Selector
+	// OnCommit, if set, is told of each repository the updater pushed
+	// to, so a controller in the same process refreshes at once.
+	OnCommit func(repoURL string)
+	// RegistriesConf, if set, is a registries.conf file that replaces the
+	// ConfigMap's.
+	RegistriesConf string
+	Log            *slog.Logger
+}
+
+// Updater keeps Applications' images current.
+type Updater struct {
+	opts     Options
+	registry *registry.Client
+	creds    *creds.Resolver
+	regs     atomic.Pointer[[]config.Registry]
+	// cycle makes one cycle run at a time.
+	cycle sync.Mutex
+}
+
+// New returns an Updater.
+func New(opts Options) *Updater {
+	if opts.MaxConcurrency <= 0 {
+		opts.MaxConcurrency = 10
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	}
+	if opts.Applications == nil {
+		opts.Applications = &KubernetesApplications{Client: opts.Client}
+	}
+	u := &Updater{opts: opts, creds: &creds.Resolver{Client: opts.Client}}
+	u.regs.Store(&[]config.Registry{})
+	regs := func() []config.Registry { return *u.regs.Load() }
+	ropts := registry.Options{
+		Insecure: func(host string) bool { return config.Insecure(regs(), host) },
+		Limit:    func(host string) float64 { return config.Limit(regs(), host) },
+	}
+	if opts.Metrics != nil {
+		ropts.OnRequest = opts.Metrics.request
+	}
+	u.registry = registry.New(ropts)
+	return u
+}
+
+// Result sums up a cycle.
+type Result struct {
+	Applications int
+	// Images are the distinct images whose tags were listed.
+	Images  int
+	Updated int
+	Errors  int
+}
+
+// Settings reads the updater's ConfigMap (argocd-image-updater-config,
+// else argocd-image-updater-cm; defaults when neither exists).
+func (u *Updater) Settings(ctx context.Context) (config.Settings, error) {
+	for _, name := range []string{config.ConfigMapName, config.LegacyConfigMapName} {
+		var cm corev1.ConfigMap
+		err := u.opts.Client.Get(ctx, types.NamespacedName{Namespace: u.opts.Namespace, Name: name}, &cm)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return config.Settings{}, fmt.Errorf("reading ConfigMap %s/%s: %w", u.opts.Namespace, name, err)
+		}
+		s, err := config.ParseSettings(cm.Data)
+		if err != nil {
+			return s, fmt.Errorf("ConfigMap %s/%s: %w", u.opts.Namespace, name, err)
+		}
+		return u.withRegistriesFile(s)
+	}
+	s, _ := config.ParseSettings(nil)
+	return u.withRegistriesFile(s)
+}
+
+func (u *Updater) withRegistriesFile(s config.Settings) (config.Settings, error) {
+	if u.opts.RegistriesConf == "" {
+		return s, nil
+	}
+	data, err := os.ReadFile(u.opts.RegistriesConf)
+	if err != nil {
+		return s, err
+	}
+	s.Registries, err = config.ParseRegistries(string(data))
+	return s, err
+}
+
+// watched is an Application the updater manages, with its settings.
+type watched struct {
+	app  *v1alpha1.Application
+	conf *config.App
+}
+
+// image is one distinct image of a cycle: its tags are listed once.
+type image struct {
+	full        string
+	reg         config.Registry
+	credentials string
+
+	once  sync.Once
+	tags  []string
+	creds registry.Credentials
+	err   error
+}
+
+// RunOnce runs one cycle over every Application; images, if not empty,
+// limits it to the Applications using those images (a webhook's).
+func (u *Updater) RunOnce(ctx context.Context, images ...string) (Result, error) {
+	u.cycle.Lock()
+	defer u.cycle.Unlock()
+	start := time.Now()
+	st, err := u.Settings(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	u.regs.Store(&st.Registries)
+	apps, err := u.applications(ctx, st)
+	if err != nil {
+		return Result{}, err
+	}
+	only := map[string]bool{}
+	for _, img := range images {
+		_, full := config.RegistryFor(st.Registries, img)
+		only[full] = true
+	}
+
+	// One tag list per distinct image (and credentials), shared.
+	distinct := map[string]*image{}
+	type job struct {
+		w      watched
+		images []*image
+	}
+	var jobs []job
+	for _, w := range apps {
+		j := job{w: w}
+		for _, img := range w.conf.Images {
+			reg, full := config.RegistryFor(st.Registries, img.Name)
+			source := img.PullSecret
+			if source == "" {
+				source = reg.Credentials
+			}
+			key := full + "|" + source
+			if distinct[key] == nil {
+				distinct[key] = &image{full: full, reg: reg, credentials: source}
+			}
+			j.images = append(j.images, distinct[key])
+		}
+		if len(only) > 0 && !usesAny(j.images, only) {
+			continue
+		}
+		jobs = append(jobs, j)
+	}
+	var res Result
+	var mu sync.Mutex
+	sem := make(chan struct{}, u.opts.MaxConcurrency)
+	var wg sync.WaitGroup
+	listed := map[*image]bool{}
+	for _, j := range jobs {
+		for _, img := range j.images {
+			if listed[img] {
+				continue
+			}
+			listed[img] = true
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				u.list(ctx, img)
+			}()
+		}
+	}
+	wg.Wait()
+	res.Images = len(listed)
+	for _, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			updated, errs := u.process(ctx, st, j.w, j.images)
+			mu.Lock()
+			res.Updated += updated
+			res.Errors += errs
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	res.Applications = len(jobs)
+	if m := u.opts.Metrics; m != nil && len(only) == 0 {
+		m.ApplicationsWatched.Set(float64(res.Applications))
+		m.ImagesWatched.Set(float64(res.Images))
+	}
+	u.opts.Log.Info("Processing results", "applications", res.Applications, "images_considered", res.Images,
+		"images_updated", res.Updated, "errors", res.Errors, "dry_run", u.opts.DryRun, "time_ms", time.Since(start).Milliseconds())
+	return res, nil
+}
+
+func usesAny(images []*image, only map[string]bool) bool {
+	for _, img := range images {
+		if only[img.full] {
+			return true
+		}
+	}
+	return false
+}
+
+// applications lists the Applications carrying an image-list that the
+// name and label filters let through, recording malformed annotations.
+func (u *Updater) applications(ctx context.Context, st config.Settings) ([]watched, error) {
+	var list v1alpha1.ApplicationList
+	opts := []client.ListOption{client.InNamespace(u.opts.Namespace)}
+	if u.opts.MatchLabels != nil {
+		opts = append(opts, client.MatchingLabelsSelector{Selector: u.opts.MatchLabels})
+	}
+	if err := u.opts.Client.List(ctx, &list, opts...); err != nil {
+		return nil, fmt.Errorf("listing Applications in %s: %w", u.opts.Namespace, err)
+	}
+	var out []watched
+	for i := range list.Items {
+		app := &list.Items[i]
+		if !u.nameMatches(app.Name) {
+			continue
+		}
+		conf, errs := config.Parse(app.Annotations)
+		if conf == nil {
+			continue
+		}
+		for _, err := range errs {
+			u.fail(st, app, "InvalidAnnotation", err)
+		}
+		out = append(out, watched{app: app, conf: conf})
+	}
+	return out, nil
+}
+
+func (u *Updater) nameMatches(name string) bool {
+	if len(u.opts.MatchNames) == 0 {
+		return true
+	}
+	for _, glob := range u.opts.MatchNames {
+		if ok, _ := path.Match(glob, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// list lists an image's tags, once per cycle.
+func (u *Updater) list(ctx context.Context, img *image) {
+	img.once.Do(func() {
+		host := strings.SplitN(img.full, "/", 2)[0]
+		img.creds, img.err = u.creds.Resolve(ctx, img.credentials, host, img.reg.CredsExpire)
+		if img.err != nil {
+			return
+		}
+		img.tags, img.err = u.registry.Tags(ctx, img.full, img.creds)
+	})
+}
+
+// fail logs an error about an Application, counts it and records an Event.
+func (u *Updater) fail(st config.Settings, app *v1alpha1.Application, reason string, err error) {
+	u.opts.Log.Error("Image update failed", "application", app.Name, "reason", reason, "error", err.Error())
+	if u.opts.Metrics != nil {
+		u.opts.Metrics.ImagesErrors.WithLabelValues(app.Name).Inc()
+	}
+	if u.opts.Events != nil && st.KubeEvents {
+		u.opts.Events.Eventf(app, corev1.EventTypeWarning, reason, "%s", err.Error())
+	}
+}
+
+// process decides an Application's changes and writes them back. It
+// returns the number of images updated and of errors.
+func (u *Updater) process(ctx context.Context, st config.Settings, w watched, images []*image) (int, int) {
+	app := w.app
+	var changes []writeback.Change
+	errs := 0
+	for i, img := range w.conf.Images {
+		c, err := u.decide(ctx, app, img, images[i])
+		if err != nil {
+			errs++
+			u.fail(st, app, "ImageCheckFailed", fmt.Errorf("image %s: %w", img.Name, err))
+			continue
+		}
+		if c != nil {
+			changes = append(changes, *c)
+		}
+	}
+	if len(changes) == 0 {
+		return 0, errs
+	}
+	for _, c := range changes {
+		u.opts.Log.Info("Setting new image", "application", app.Name, "image", c.Name, "old_tag", c.OldTag, "new_tag", c.NewTag, "dry_run", u.opts.DryRun)
+	}
+	if u.opts.DryRun {
+		return 0, errs
+	}
+	written, err := u.write(ctx, st, w, changes)
+	if err != nil {
+		u.fail(st, app, "ImageUpdateFailed", err)
+		return 0, errs + 1
+	}
+	if !written {
+		return 0, errs
+	}
+	for _, c := range changes {
+		if u.opts.Metrics != nil {
+			u.opts.Metrics.ImagesUpdated.WithLabelValues(app.Name).Inc()
+		}
+		if u.opts.Events != nil && st.KubeEvents {
+			u.opts.Events.Eventf(app, corev1.EventTypeNormal, "ImagesUpdated", "updated image %s from %q to %q (write-back %s)",
+				c.Name, c.OldTag, c.NewTag, w.conf.WriteBack.Method)
+		}
+	}
+	return len(changes), errs
+}
+
+// decide returns the change an image needs, or nil when it is current
+// (or not deployed by the Application, unless force-update is set).
+func (u *Updater) decide(ctx context.Context, app *v1alpha1.Application, img config.Image, listing *image) (*writeback.Change, error) {
+	if listing.err != nil {
+		return nil, listing.err
+	}
+	cur, deployed := currentImage(app, img, listing.full, *u.regs.Load())
+	if !deployed && !img.ForceUpdate {
+		u.opts.Log.Debug("Image not deployed by the application; skipping", "application", app.Name, "image", img.Name)
+		return nil, nil
+	}
+	meta := func(tag string) (*registry.Metadata, error) {
+		return u.registry.Metadata(ctx, listing.full, tag, img.Platforms, listing.creds, img.Strategy == tags.Digest)
+	}
+	var list []tags.Tag
+	for _, name := range listing.tags {
+		t := tags.Tag{Name: name}
+		// Build dates and digests cost a request per tag: only the
+		// strategies that need them ask, only for tags that pass the
+		// filters, and tags already seen come from the cache.
+		if (img.Strategy == tags.NewestBuild && img.Filter.Allows(name)) || (img.Strategy == tags.Digest && name == img.Constraint) {
+			m, err := meta(name)
+			if err != nil {
+				return nil, err
+			}
+			t.Created, t.Digest = m.Created, m.Digest
+		}
+		list = append(list, t)
+	}
+	res, err := tags.Select(list, tags.Options{Strategy: img.Strategy, Constraint: img.Constraint, Filter: img.Filter})
+	if err != nil {
+		return nil, err
+	}
+	if res.Tag == nil {
+		u.opts.Log.Debug("No tag to update to", "application", app.Name, "image", img.Name, "reason", res.Reason)
+		return nil, nil
+	}
+	// The name is written as image-list spells it (nginx, not
+	// docker.io/library/nginx), so overrides and manifests match.
+	c := &writeback.Change{Image: img, Name: img.Name, OldTag: cur.tag, NewTag: res.Tag.Name}
+	if img.Strategy == tags.Digest {
+		if res.Tag.Digest == cur.digest {
+			return nil, nil
+		}
+		c.Digest = res.Tag.Digest
+		return c, nil
+	}
+	if res.Tag.Name == cur.tag {
+		return nil, nil
+	}
+	if len(img.Platforms) > 0 {
+		if _, err := meta(res.Tag.Name); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// deployedImage is the version of an image an Application runs now.
+type deployedImage struct{ tag, digest string }
+
+// currentImage finds the version of an image the Application deploys:
+// its own override (Kustomize images, Helm parameters) when it has one,
+// else what the controller saw deployed (status.summary.images), matched
+// by the full name including the registry.
+func currentImage(app *v1alpha1.Application, img config.Image, full string, regs []config.Registry) (deployedImage, bool) {
+	same := func(name string) bool {
+		_, f := config.RegistryFor(regs, name)
+		return f == full
+	}
+	var found deployedImage
+	ok := false
+	for _, ref := range app.Status.Summary.Images {
+		name, tag, digest := writeback.SplitRef(ref)
+		if same(name) {
+			found, ok = deployedImage{tag, digest}, true
+			break
+		}
+	}
+	if src := app.Spec.Source; src != nil {
+		if src.Kustomize != nil {
+			for _, entry := range src.Kustomize.Images {
+				_, ref, hasOld := strings.Cut(string(entry), "=")
+				if !hasOld {
+					ref = string(entry)
+				}
+				if name, tag, digest := writeback.SplitRef(ref); same(name) {
+					found, ok = deployedImage{tag, digest}, true
+				}
+			}
+		}
+		if src.Helm != nil {
+			param, spec := writeback.HelmTagParameter(img)
+			for _, p := range src.Helm.Parameters {
+				if p.Name != param {
+					continue
+				}
+				if spec {
+					_, tag, digest := writeback.SplitRef(p.Value)
+					found = deployedImage{tag, digest}
+				} else {
+					tag, digest, _ := strings.Cut(p.Value, "@")
+					found = deployedImage{tag, digest}
+				}
+				ok = true
+			}
+		}
+	}
+	return found, ok
+}
+
+// write records an Application's changes by its write-back method and
+// reports whether anything changed.
+func (u *Updater) write(ctx context.Context, st config.Settings, w watched, changes []writeback.Change) (bool, error) {
+	app := w.app
+	if w.conf.WriteBack.Method != "git" {
+		return u.opts.Applications.SetImages(ctx, client.ObjectKeyFromObject(app), changes)
+	}
+	wb := w.conf.WriteBack
+	if u.opts.Git == nil {
+		return false, errors.New("git write-back is not available in this updater")
+	}
+	src := app.Spec.Source
+	if src == nil {
+		return false, errors.New("git write-back needs a single-source Application")
+	}
+	repoURL := wb.Repository
+	if repoURL == "" {
+		repoURL = src.RepoURL
+	}
+	gitCreds, err := u.gitCredentials(ctx, wb, repoURL)
+	if err != nil {
+		return false, err
+	}
+	base, target, _ := strings.Cut(wb.Branch, ":")
+	if base == "" {
+		if base = src.TargetRevision; base == "HEAD" {
+			base = ""
+		}
+	}
+	if target != "" {
+		if target, err = writeback.Render(target, app.Name, changes); err != nil {
+			return false, fmt.Errorf("annotation %sgit-branch: %w", config.Prefix, err)
+		}
+	}
+	tmpl := wb.CommitMessage
+	if tmpl == "" {
+		tmpl = st.CommitMessageTemplate
+	}
+	if tmpl == "" {
+		tmpl = writeback.DefaultCommitMessage
+	}
+	message, err := writeback.Render(tmpl, app.Name, changes)
+	if err != nil {
+		return false, fmt.Errorf("commit message: %w", err)
+	}
+	sha, err := u.opts.Git.Commit(ctx, repoURL, gitCreds, git.Change{
+		Base: base, Target: target, AuthorName: st.GitUser, AuthorEmail: st.GitEmail, Message: message,
+		Edit: writeback.GitEdit(app, wb, changes),
+	})
+	if err != nil {
+		return false, err
+	}
+	if sha == "" {
+		u.opts.Log.Info("Nothing to commit; Git already has these images", "application", app.Name, "repository", git.RedactURL(repoURL))
+		return false, nil
+	}
+	u.opts.Log.Info("Committed image update", "application", app.Name, "repository", git.RedactURL(repoURL), "commit", sha)
+	if u.opts.OnCommit != nil {
+		u.opts.OnCommit(repoURL)
+	}
+	return true, nil
+}
+
+// gitCredentials are a Git write-back's credentials: the Secret
+// git:secret:ns/name names (username and password, or sshPrivateKey), or
+// the repository's credentials from the repository Secrets.
+func (u *Updater) gitCredentials(ctx context.Context, wb config.WriteBack, repoURL string) (git.Creds, error) {
+	if wb.Secret == "" {
+		return (&settings.RepoCredentials{Reader: u.opts.Client, Namespace: u.opts.Namespace}).ForRepo(ctx, repoURL)
+	}
+	ns, name, _ := strings.Cut(wb.Secret, "/")
+	var s corev1.Secret
+	if err := u.opts.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &s); err != nil {
+		return git.Creds{}, fmt.Errorf("git write-back credentials Secret %s: %w", wb.Secret, err)
+	}
+	return git.Creds{Username: string(s.Data["username"]), Password: string(s.Data["password"]), SSHPrivateKey: string(s.Data["sshPrivateKey"])}, nil
+}
+
+// Run runs a cycle every interval, and a cycle limited to the pushed
+// images for each batch of webhook pushes, until ctx ends.
+func (u *Updater) Run(ctx context.Context, interval time.Duration, pushes <-chan []webhook.Push) error {
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	run := func(images ...string) {
+		if _, err := u.RunOnce(ctx, images...); err != nil && ctx.Err() == nil {
+			u.opts.Log.Error("Image update cycle failed", "error", err.Error())
+		}
+	}
+	run()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+			run()
+		case batch := <-pushes:
+			seen := map[string]bool{}
+			var images []string
+			for _, p := range batch {
+				if !seen[p.Image] {
+					seen[p.Image] = true
+					images = append(images, p.Image)
+				}
+			}
+			sort.Strings(images)
+			run(images...)
+		}
+	}
+}
