@@ -52,10 +52,10 @@ func TestSeed004GitWriteBack(t *testing.T) {
 	})
 
 	prod := r.app("prod", "prod", map[string]string{
-		p + "write-back-method":         "git",
-		p + "image-list":                "my-image=" + prodImage,
-		p + "my-image.update-strategy":  "semver",
-		p + "my-image.ignore-tags":      "latest",
+		p + "write-back-method":        "git",
+		p + "image-list":               "my-image=" + prodImage,
+		p + "my-image.update-strategy": "semver",
+		p + "my-image.ignore-tags":     "latest",
 	}, nil)
 	dev := r.app("dev", "dev", map[string]string{
 		p + "write-back-method":        "git",
@@ -135,14 +135,14 @@ image:
 			`"{{ .Values.image.repository }}:{{ .Values.image.tag }}"`, 1),
 	})
 	app := r.app("foo-application", "foo", map[string]string{
-		p + "image-list":                   "foo-image=" + image,
-		p + "write-back-target":            "helmvalues:values.yaml",
-		p + "foo-image.allow-tags":         `regexp:^v[0-9]+\.[0-9]+\.[0-9]+$`,
-		p + "foo-image.helm.image-name":    "image.repository",
-		p + "foo-image.helm.image-tag":     "image.tag",
-		p + "write-back-method":            "git",
-		p + "git.branch":                   "main",
-		p + "git.commit-message":           "イメージのタグを {{ .tag }} に更新しました",
+		p + "image-list":                "foo-image=" + image,
+		p + "write-back-target":         "helmvalues:values.yaml",
+		p + "foo-image.allow-tags":      `regexp:^v[0-9]+\.[0-9]+\.[0-9]+$`,
+		p + "foo-image.helm.image-name": "image.repository",
+		p + "foo-image.helm.image-tag":  "image.tag",
+		p + "write-back-method":         "git",
+		p + "git.branch":                "main",
+		p + "git.commit-message":        "イメージのタグを {{ .tag }} に更新しました",
 	}, nil)
 
 	if res := r.runOnce(); res.Updated != 1 || res.Errors != 0 {
@@ -191,16 +191,16 @@ func TestKustomizationTargetAndArgoCDWriteBack(t *testing.T) {
 			`"{{ .Values.image.name }}:{{ .Values.image.tag }}"`, 1),
 	})
 	kt := r.app("kt", "kt", map[string]string{
-		p + "image-list":                 "api=" + api,
-		p + "api.kustomize.image-name":   "api",
-		p + "api.pull-secret":            "secret:" + r.ns + "/registry-robot#creds",
-		p + "write-back-method":          "git",
-		p + "write-back-target":          "kustomization",
+		p + "image-list":               "api=" + api,
+		p + "api.kustomize.image-name": "api",
+		p + "api.pull-secret":          "secret:" + r.ns + "/registry-robot#creds",
+		p + "write-back-method":        "git",
+		p + "write-back-target":        "kustomization",
 	}, nil)
 	ka := r.app("ka", "ka", map[string]string{
-		p + "image-list":            "api=" + api + ",web=" + web,
-		p + "pull-secret":           "env:CAPSTAN_TEST_REGISTRY_CREDS",
-		p + "web.update-strategy":   "newest",
+		p + "image-list":          "api=" + api + ",web=" + web,
+		p + "pull-secret":         "env:CAPSTAN_TEST_REGISTRY_CREDS",
+		p + "web.update-strategy": "newest",
 	}, func(s *v1alpha1.ApplicationSource) { s.Kustomize = &v1alpha1.ApplicationSourceKustomize{} })
 	ha := r.app("ha", "ha", map[string]string{
 		p + "image-list":  "web=" + web,
