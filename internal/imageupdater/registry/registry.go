@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	lru "github.com/hashicorp/golang-lru/v2"
+	"golang.org/x/sync/singleflight"
 	"golang.org/x/time/rate"
 )
 
@@ -63,6 +64,8 @@ type Client struct {
 	opts      Options
 	cache     *lru.Cache[string, *Metadata]
 	transport http.RoundTripper
+	// flight makes concurrent reads of one tag's metadata one request.
+	flight singleflight.Group
 }
 
 // New returns a Client.
@@ -129,6 +132,14 @@ func (c *Client) Metadata(ctx context.Context, image, tag string, platforms []st
 			return m, nil
 		}
 	}
+	v, err, _ := c.flight.Do(key, func() (any, error) { return c.metadata(ctx, image, tag, platforms, creds, key) })
+	if err != nil {
+		return nil, err
+	}
+	return v.(*Metadata), nil
+}
+
+func (c *Client) metadata(ctx context.Context, image, tag string, platforms []string, creds Credentials, key string) (*Metadata, error) {
 	repo, err := c.repository(image)
 	if err != nil {
 		return nil, err

@@ -52,6 +52,22 @@ type rig struct {
 // newRig starts a rig; registryCreds is registries.conf's credentials
 // for the test registry (may be empty), expire its credsexpire.
 func newRig(tb testing.TB, registryCreds, expire string, configure func(*Options)) *rig {
+	r := newBareRig(tb, registryCreds, expire, configure)
+	renderer := repo.NewService(repo.Options{Root: tb.TempDir(), RefsTTL: time.Hour, Credentials: &settings.RepoCredentials{Reader: r.c, Namespace: r.ns}})
+	ctx, cancel := context.WithCancel(r.ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- controller.Run(ctx, controller.Options{
+			Config: cluster.Config, Namespace: r.ns, Resync: time.Hour, RepoPoll: time.Hour, RepoChanges: r.changes,
+			Renderer: renderer, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		})
+	}()
+	tb.Cleanup(func() { cancel(); <-done })
+	return r
+}
+
+// newBareRig is a rig without a controller: nothing is deployed.
+func newBareRig(tb testing.TB, registryCreds, expire string, configure func(*Options)) *rig {
 	ctx, cancel := context.WithCancel(context.Background())
 	tb.Cleanup(cancel)
 	if err := kube.InstallCRDs(ctx, cluster.Config); err != nil {
@@ -80,16 +96,6 @@ func newRig(tb testing.TB, registryCreds, expire string, configure func(*Options
 	r.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: config.ConfigMapName, Namespace: r.ns},
 		Data: map[string]string{"log.level": "debug", "registries.conf": conf}})
 
-	renderer := repo.NewService(repo.Options{Root: tb.TempDir(), RefsTTL: time.Hour, Credentials: &settings.RepoCredentials{Reader: c, Namespace: r.ns}})
-	done := make(chan error, 1)
-	go func() {
-		done <- controller.Run(ctx, controller.Options{
-			Config: cluster.Config, Namespace: r.ns, Resync: time.Hour, RepoPoll: time.Hour, RepoChanges: r.changes,
-			Renderer: renderer, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
-		})
-	}()
-	tb.Cleanup(func() { cancel(); <-done })
-
 	events, stop, err := NewEventRecorder(cluster.Config)
 	if err != nil {
 		tb.Fatal(err)
@@ -97,8 +103,13 @@ func newRig(tb testing.TB, registryCreds, expire string, configure func(*Options
 	tb.Cleanup(stop)
 	opts := Options{
 		Client: c, Namespace: r.ns, Git: git.NewWriter(tb.TempDir(), 3), Events: events,
-		OnCommit: func(url string) { r.changes <- url },
-		Log:      slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		OnCommit: func(url string) {
+			select {
+			case r.changes <- url:
+			default: // no controller listening, or a refresh is pending
+			}
+		},
+		Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
 	}
 	if configure != nil {
 		configure(&opts)
