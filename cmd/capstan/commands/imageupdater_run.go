@@ -58,6 +58,8 @@ type imageUpdaterFlags struct {
 	metricsPort    int
 	webhookPort    int
 	webhookSecret  string
+	// level, if set, follows the ConfigMap's log.level.
+	level *slog.LevelVar
 }
 
 func (f *imageUpdaterFlags) add(cmd *cobra.Command, prefix string, standalone bool) {
@@ -108,7 +110,9 @@ func newImageUpdaterRunCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+			// log.level in the ConfigMap sets the level once it is read.
+			f.level = new(slog.LevelVar)
+			log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: f.level}))
 			return runImageUpdater(ctx, f, cfg, log, nil)
 		},
 	}
@@ -143,6 +147,9 @@ func runImageUpdater(ctx context.Context, f *imageUpdaterFlags, cfg *rest.Config
 	st, err := probe.Settings(ctx)
 	if err != nil {
 		return err
+	}
+	if f.level != nil {
+		f.level.Set(logLevel(st.LogLevel))
 	}
 	if opts.Applications, err = f.applications(ctx, c, st); err != nil {
 		return err
@@ -224,4 +231,17 @@ func serveHTTP(ctx context.Context, addr, path string, h http.Handler) error {
 		return err
 	}
 	return nil
+}
+
+// logLevel maps Argo CD Image Updater's log levels onto slog's.
+func logLevel(level string) slog.Level {
+	switch level {
+	case "trace", "debug":
+		return slog.LevelDebug
+	case "warn":
+		return slog.LevelWarn
+	case "error":
+		return slog.LevelError
+	}
+	return slog.LevelInfo
 }

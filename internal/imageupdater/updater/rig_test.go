@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -101,8 +102,9 @@ func newBareRig(tb testing.TB, registryCreds, expire string, configure func(*Opt
 		tb.Fatal(err)
 	}
 	tb.Cleanup(stop)
+	r.metrics = NewMetrics(prometheus.NewRegistry())
 	opts := Options{
-		Client: c, Namespace: r.ns, Git: git.NewWriter(tb.TempDir(), 3), Events: events,
+		Client: c, Namespace: r.ns, Git: git.NewWriter(tb.TempDir(), 3), Events: events, Metrics: r.metrics,
 		OnCommit: func(url string) {
 			select {
 			case r.changes <- url:

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
@@ -68,6 +69,16 @@ func TestOneTagListPerImagePerCycle(t *testing.T) {
 	}
 	if n := r.reg.Requests() - before; n != 4 {
 		t.Errorf("a cycle with nothing new sent %d registry requests, want 4 tag lists", n)
+	}
+	m := r.metrics
+	if apps, images := testutil.ToFloat64(m.ApplicationsWatched), testutil.ToFloat64(m.ImagesWatched); apps != 40 || images != 4 {
+		t.Errorf("metrics: %v applications, %v images watched", apps, images)
+	}
+	if n := testutil.CollectAndCount(m.ImagesUpdated); n != 40 {
+		t.Errorf("metrics: images updated for %d applications, want 40", n)
+	}
+	if n := testutil.ToFloat64(m.RegistryRequests.WithLabelValues(r.reg.Host)); n < 8 {
+		t.Errorf("metrics: %v registry requests, want at least the 8 tag lists", n)
 	}
 }
 

@@ -172,6 +172,9 @@ type image struct {
 	tags  []string
 	creds registry.Credentials
 	err   error
+	// digests are the tags the digest strategy follows, read once per
+	// cycle (they move, so the cache across cycles is not used).
+	digests sync.Map // tag|platforms → *registry.Metadata
 }
 
 // RunOnce runs one cycle over every Application; images, if not empty,
@@ -398,7 +401,18 @@ func (u *Updater) decide(ctx context.Context, app *v1alpha1.Application, img con
 		return nil, nil
 	}
 	meta := func(tag string) (*registry.Metadata, error) {
-		return u.registry.Metadata(ctx, listing.full, tag, img.Platforms, listing.creds, img.Strategy == tags.Digest)
+		if img.Strategy != tags.Digest {
+			return u.registry.Metadata(ctx, listing.full, tag, img.Platforms, listing.creds, false)
+		}
+		key := tag + "|" + strings.Join(img.Platforms, ",")
+		if m, ok := listing.digests.Load(key); ok {
+			return m.(*registry.Metadata), nil
+		}
+		m, err := u.registry.Metadata(ctx, listing.full, tag, img.Platforms, listing.creds, true)
+		if err == nil {
+			listing.digests.Store(key, m)
+		}
+		return m, err
 	}
 	var list []tags.Tag
 	for _, name := range listing.tags {

@@ -174,9 +174,12 @@ func TestKustomizationTargetAndArgoCDWriteBack(t *testing.T) {
 	t.Setenv("CAPSTAN_TEST_REGISTRY_CREDS", r.reg.Username+":"+r.reg.Password)
 	r.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "registry-robot", Namespace: r.ns},
 		StringData: map[string]string{"creds": r.reg.Username + ":" + r.reg.Password}})
+	r.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "git-writer", Namespace: r.ns},
+		StringData: map[string]string{"username": r.git.Username, "password": r.git.Password}})
 	api, web := r.image("team/api"), r.image("team/web")
 	r.reg.PushImage(t, "team/api", t0, "1.0.0")
 	r.reg.PushImage(t, "team/api", t0.Add(time.Hour), "1.1.0")
+	latest := r.reg.PushImage(t, "team/api", t0.Add(2*time.Hour), "latest")
 	r.reg.PushImage(t, "team/web", t0, "2.0.0")
 	r.reg.PushImage(t, "team/web", t0.Add(time.Hour), "2.1.0")
 	kustomization := "# the API\nresources:\n- deployment.yaml\nimages:\n- name: api # updated by the image updater\n  newName: " + api + "\n  newTag: 1.0.0\n"
@@ -185,6 +188,8 @@ func TestKustomizationTargetAndArgoCDWriteBack(t *testing.T) {
 		"kt/deployment.yaml":    deploymentYAML("kt", "api:latest"),
 		"ka/kustomization.yaml": "resources:\n- deployment.yaml\n",
 		"ka/deployment.yaml":    deploymentYAML("ka", api+":1.0.0") + "---\n" + deploymentYAML("ka-web", web+":2.0.0"),
+		"kd/kustomization.yaml": "resources:\n- deployment.yaml\n",
+		"kd/deployment.yaml":    deploymentYAML("kd", api+":1.0.0"),
 		"ha/Chart.yaml":         "apiVersion: v2\nname: ha\nversion: 0.1.0\n",
 		"ha/values.yaml":        "image:\n  name: " + web + "\n  tag: 2.0.0\n",
 		"ha/templates/deployment.yaml": strings.Replace(deploymentYAML("ha", "IMAGE"), "IMAGE # set by the image updater",
@@ -194,8 +199,13 @@ func TestKustomizationTargetAndArgoCDWriteBack(t *testing.T) {
 		p + "image-list":               "api=" + api,
 		p + "api.kustomize.image-name": "api",
 		p + "api.pull-secret":          "secret:" + r.ns + "/registry-robot#creds",
-		p + "write-back-method":        "git",
+		p + "write-back-method":        "git:secret:" + r.ns + "/git-writer",
 		p + "write-back-target":        "kustomization",
+	}, nil)
+	kd := r.app("kd", "kd", map[string]string{
+		p + "image-list":          "api=" + api + ":latest",
+		p + "api.update-strategy": "digest",
+		p + "pull-secret":         "env:CAPSTAN_TEST_REGISTRY_CREDS",
 	}, nil)
 	ka := r.app("ka", "ka", map[string]string{
 		p + "image-list":          "api=" + api + ",web=" + web,
@@ -208,9 +218,10 @@ func TestKustomizationTargetAndArgoCDWriteBack(t *testing.T) {
 	}, nil)
 
 	res := r.runOnce()
-	if res.Updated != 3 {
-		t.Errorf("cycle %+v, want 3 updates (kt's api, ka's api, ha's web)", res)
+	if res.Updated != 4 {
+		t.Errorf("cycle %+v, want 4 updates (kt's, ka's and kd's api, ha's web)", res)
 	}
+	r.waitDeployed(kd, "kd", api+"@"+latest.String())
 	r.waitDeployed(kt, "kt", api+":1.1.0")
 	r.repo.Pull(t)
 	if got := r.repo.File(t, "kt/kustomization.yaml"); got != strings.Replace(kustomization, "newTag: 1.0.0", "newTag: 1.1.0", 1) {
