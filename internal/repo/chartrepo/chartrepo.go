@@ -24,6 +24,7 @@ import (
 	"helm.sh/helm/v3/pkg/repo"
 	"sigs.k8s.io/yaml"
 
+	"github.com/capstan-cd/capstan/internal/keylock"
 	"github.com/capstan-cd/capstan/internal/repo/git"
 )
 
@@ -47,7 +48,8 @@ type Client struct {
 
 	mu      sync.Mutex
 	indexes map[string]cachedVersions
-	locks   map[string]*sync.Mutex
+	// locks make one fetch of a chart version at a time.
+	locks keylock.Locks
 }
 
 type cachedVersions struct {
@@ -61,7 +63,7 @@ func NewClient(opts Options) *Client {
 	if opts.IndexTTL == 0 {
 		opts.IndexTTL = 3 * time.Second
 	}
-	return &Client{opts: opts, indexes: map[string]cachedVersions{}, locks: map[string]*sync.Mutex{}}
+	return &Client{opts: opts, indexes: map[string]cachedVersions{}}
 }
 
 // IsOCI reports whether a chart repository URL names an OCI registry:
@@ -100,9 +102,7 @@ func (c *Client) Fetch(ctx context.Context, repoURL, chart, version string, cred
 	if _, err := os.Stat(chartDir); err == nil {
 		return chartDir, nil
 	}
-	lock := c.lock(dir)
-	lock.Lock()
-	defer lock.Unlock()
+	defer c.locks.Lock(dir)()
 	if _, err := os.Stat(chartDir); err == nil {
 		return chartDir, nil
 	}
@@ -137,17 +137,6 @@ func (c *Client) Fetch(ctx context.Context, repoURL, chart, version string, cred
 		return "", err
 	}
 	return chartDir, nil
-}
-
-func (c *Client) lock(key string) *sync.Mutex {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	l, ok := c.locks[key]
-	if !ok {
-		l = &sync.Mutex{}
-		c.locks[key] = l
-	}
-	return l
 }
 
 func (c *Client) cached(key string, fresh bool) (cachedVersions, bool) {

@@ -11,7 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
+
+	"github.com/capstan-cd/capstan/internal/keylock"
 )
 
 // Change is one commit to make and push.
@@ -40,25 +41,14 @@ type Writer struct {
 	binary  string
 	retries int
 
-	mu    sync.Mutex
-	locks map[string]*sync.Mutex
+	// locks make one change at a time per repository.
+	locks keylock.Locks
 }
 
 // NewWriter returns a Writer keeping its work trees under root. A
 // rejected push is fetched, edited again and pushed up to retries times.
 func NewWriter(root string, retries int) *Writer {
-	return &Writer{root: root, binary: "git", retries: retries, locks: map[string]*sync.Mutex{}}
-}
-
-func (w *Writer) lock(key string) *sync.Mutex {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	l, ok := w.locks[key]
-	if !ok {
-		l = &sync.Mutex{}
-		w.locks[key] = l
-	}
-	return l
+	return &Writer{root: root, binary: "git", retries: retries}
 }
 
 // Commit applies c to the repository at url and pushes it. It returns
@@ -66,9 +56,7 @@ func (w *Writer) lock(key string) *sync.Mutex {
 // commit was made).
 func (w *Writer) Commit(ctx context.Context, url string, creds Creds, c Change) (string, error) {
 	key := NormalizeURL(url)
-	l := w.lock(key)
-	l.Lock()
-	defer l.Unlock()
+	defer w.locks.Lock(key)()
 	sum := sha256.Sum256([]byte(key))
 	t := &worktree{cmd: command{binary: w.binary, dir: filepath.Join(w.root, hex.EncodeToString(sum[:12])), creds: creds, url: url}}
 	if err := t.init(ctx); err != nil {
