@@ -143,16 +143,21 @@ func runImageUpdater(ctx context.Context, f *imageUpdaterFlags, cfg *rest.Config
 			return fmt.Errorf("--match-application-label: %w", err)
 		}
 	}
-	probe := updater.New(opts)
-	st, err := probe.Settings(ctx)
+	// A broken ConfigMap fails --once; a long-running updater logs it,
+	// writes through the Kubernetes API, and reports it every cycle.
+	st, err := updater.New(opts).Settings(ctx)
+	if err == nil {
+		if f.level != nil {
+			f.level.Set(logLevel(st.LogLevel))
+		}
+		opts.Applications, err = f.applications(ctx, c, st)
+	}
 	if err != nil {
-		return err
-	}
-	if f.level != nil {
-		f.level.Set(logLevel(st.LogLevel))
-	}
-	if opts.Applications, err = f.applications(ctx, c, st); err != nil {
-		return err
+		if f.once {
+			return err
+		}
+		log.Error("Image updater settings are not usable; writing back through the Kubernetes API", "error", err.Error())
+		opts.Applications = &updater.KubernetesApplications{Client: c}
 	}
 	u := updater.New(opts)
 	if f.once {

@@ -217,6 +217,16 @@ func TestKustomizationTargetAndArgoCDWriteBack(t *testing.T) {
 		p + "pull-secret": "env:CAPSTAN_TEST_REGISTRY_CREDS",
 	}, nil)
 
+	var cm corev1.ConfigMap
+	if err := r.c.Get(r.ctx, client.ObjectKey{Namespace: r.ns, Name: config.ConfigMapName}, &cm); err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["git.user"], cm.Data["git.email"] = "ci-bot", "ci-bot@example.com"
+	cm.Data["git.commit-message-template"] = "chore({{ .AppName }}): {{ range .AppChanges }}{{ .Image }} {{ .OldTag }} -> {{ .NewTag }}{{ end }}"
+	if err := r.c.Update(r.ctx, &cm); err != nil {
+		t.Fatal(err)
+	}
+
 	res := r.runOnce()
 	if res.Updated != 4 {
 		t.Errorf("cycle %+v, want 4 updates (kt's, ka's and kd's api, ha's web)", res)
@@ -226,6 +236,9 @@ func TestKustomizationTargetAndArgoCDWriteBack(t *testing.T) {
 	r.repo.Pull(t)
 	if got := r.repo.File(t, "kt/kustomization.yaml"); got != strings.Replace(kustomization, "newTag: 1.0.0", "newTag: 1.1.0", 1) {
 		t.Errorf("kustomization.yaml:\n%s", got)
+	}
+	if got, want := r.repo.Log(t, "main", 1)[0], fmt.Sprintf("chore(%s): %s 1.0.0 -> 1.1.0 <ci-bot ci-bot@example.com>", kt.Name, api); got != want {
+		t.Errorf("commit %q, want %q (the ConfigMap's template and author)", got, want)
 	}
 
 	r.waitDeployed(ka, "ka", api+":1.1.0")
