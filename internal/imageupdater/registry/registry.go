@@ -53,6 +53,9 @@ type Options struct {
 	// OnRequest, if set, is told of every request sent to a registry and
 	// whether it failed (a transport error or a 5xx answer).
 	OnRequest func(host string, failed bool)
+	// PageSize asks for tag lists in pages of this many tags (0: as the
+	// registry pages them); every page is read.
+	PageSize int
 	// CacheSize bounds the cached tag metadata. Default 10,000.
 	CacheSize int
 	// Transport is the HTTP transport. Default http.DefaultTransport.
@@ -113,7 +116,11 @@ func (c *Client) Tags(ctx context.Context, image string, creds Credentials) ([]s
 	if err != nil {
 		return nil, err
 	}
-	tags, err := remote.List(repo, c.remoteOptions(ctx, creds)...)
+	opts := c.remoteOptions(ctx, creds)
+	if c.opts.PageSize > 0 {
+		opts = append(opts, remote.WithPageSize(c.opts.PageSize))
+	}
+	tags, err := remote.List(repo, opts...)
 	if err != nil {
 		return nil, wrap(err, "listing the tags of "+repo.Name())
 	}

@@ -69,3 +69,46 @@ func TestTagsAndMetadataFromARealRegistry(t *testing.T) {
 		t.Errorf("a fresh read made no request: %v", err)
 	}
 }
+
+// TestBearerTokenAuth reads a registry that takes bearer tokens from a
+// token server, as Docker Hub, GHCR and Harbor do.
+func TestBearerTokenAuth(t *testing.T) {
+	reg := registryserver.StartWithTokens(t)
+	ctx := context.Background()
+	day := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	reg.PushImage(t, "team/app", day, "1.0.0", "1.1.0")
+	image := reg.Host + "/team/app"
+	c := New(Options{Insecure: func(h string) bool { return h == reg.Host }})
+	before := reg.TokenRequests()
+	list, err := c.Tags(ctx, image, Credentials{Username: reg.Username, Password: reg.Password})
+	if err != nil || !slices.Equal(list, []string{"1.0.0", "1.1.0"}) {
+		t.Fatalf("tags: %v %v", list, err)
+	}
+	if reg.TokenRequests() == before {
+		t.Error("the tags were read without a token")
+	}
+	m, err := c.Metadata(ctx, image, "1.1.0", nil, Credentials{Username: reg.Username, Password: reg.Password}, false)
+	if err != nil || !m.Created.Equal(day) {
+		t.Errorf("metadata: %+v %v", m, err)
+	}
+	if _, err := c.Tags(ctx, image, Credentials{Username: reg.Username, Password: "wrong"}); !errors.Is(err, ErrUnauthorized) {
+		t.Errorf("wrong password: %v, want ErrUnauthorized", err)
+	}
+}
+
+// TestPaginatedTagList reads every page of a tag list.
+func TestPaginatedTagList(t *testing.T) {
+	reg := registryserver.Start(t)
+	day := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	want := []string{"1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4.0"}
+	reg.PushImage(t, "team/app", day, want...)
+	c := New(Options{Insecure: func(h string) bool { return h == reg.Host }, PageSize: 2})
+	before := reg.Requests()
+	list, err := c.Tags(context.Background(), reg.Host+"/team/app", Credentials{Username: reg.Username, Password: reg.Password})
+	if err != nil || !slices.Equal(list, want) {
+		t.Fatalf("tags: %v %v", list, err)
+	}
+	if n := reg.Requests() - before; n != 3 {
+		t.Errorf("%d requests for 5 tags in pages of 2, want 3", n)
+	}
+}

@@ -1,6 +1,7 @@
 // Package registryserver runs a real container registry for tests: the
 // CNCF distribution registry (github.com/distribution/distribution/v3),
-// in memory, with htpasswd basic auth, on a free loopback port; and pushes
+// in memory, with htpasswd basic auth or bearer tokens from its own token
+// server, on a free loopback port; and pushes
 // images and multi-arch indexes to it with go-containerregistry.
 package registryserver
 
@@ -42,9 +43,10 @@ type Registry struct {
 	Username, Password string
 
 	requests atomic.Int64
+	tokens   atomic.Int64
 }
 
-// Start runs a registry until the test ends.
+// Start runs a registry with htpasswd basic auth until the test ends.
 func Start(t testing.TB) *Registry {
 	t.Helper()
 	r := &Registry{Username: "ci", Password: "registry-pa55"}
@@ -56,9 +58,22 @@ func Start(t testing.TB) *Registry {
 	if err := os.WriteFile(htpasswd, []byte(r.Username+":"+string(hash)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	r.serve(t, func(string) configuration.Auth {
+		return configuration.Auth{"htpasswd": configuration.Parameters{"realm": "capstan-test", "path": htpasswd}}
+	}, nil)
+	return r
+}
+
+// serve runs the registry until the test ends, with the auth that
+// auth returns for the registry's host:port; tokens, if set, answers
+// /token on the same host (a realm on the registry's own host is one
+// clients accept on a loopback address).
+func (r *Registry) serve(t testing.TB, auth func(host string) configuration.Auth, tokens http.Handler) {
+	srv := httptest.NewUnstartedServer(nil)
+	r.Host = srv.Listener.Addr().String()
 	cfg := &configuration.Configuration{
 		Storage: configuration.Storage{"inmemory": configuration.Parameters{}},
-		Auth:    configuration.Auth{"htpasswd": configuration.Parameters{"realm": "capstan-test", "path": htpasswd}},
+		Auth:    auth(r.Host),
 	}
 	cfg.Log.Level = "error"
 	cfg.HTTP.Headers = http.Header{"X-Content-Type-Options": []string{"nosniff"}}
@@ -66,15 +81,18 @@ func Start(t testing.TB) *Registry {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	app := handlers.NewApp(ctx, cfg)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if tokens != nil && req.URL.Path == "/token" {
+			tokens.ServeHTTP(w, req)
+			return
+		}
 		if strings.HasPrefix(req.URL.Path, "/v2/") && req.URL.Path != "/v2/" {
 			r.requests.Add(1)
 		}
 		app.ServeHTTP(w, req)
-	}))
+	})
+	srv.Start()
 	t.Cleanup(srv.Close)
-	r.Host = strings.TrimPrefix(srv.URL, "http://")
-	return r
 }
 
 // Requests counts the API requests under /v2/ other than the version
