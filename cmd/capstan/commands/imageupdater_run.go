@@ -143,21 +143,16 @@ func runImageUpdater(ctx context.Context, f *imageUpdaterFlags, cfg *rest.Config
 			return fmt.Errorf("--match-application-label: %w", err)
 		}
 	}
-	// A broken ConfigMap fails --once; a long-running updater logs it,
-	// writes through the Kubernetes API, and reports it every cycle.
-	st, err := updater.New(opts).Settings(ctx)
-	if err == nil {
-		if f.level != nil {
+	// Where argocd write-back goes follows the ConfigMap each cycle.
+	opts.ApplicationsFor = func(ctx context.Context, st config.Settings) (updater.Applications, error) {
+		return f.applications(ctx, c, st)
+	}
+	if f.level != nil {
+		// log.level is read once, at start; a broken ConfigMap is
+		// reported by each cycle.
+		if st, err := updater.New(opts).Settings(ctx); err == nil {
 			f.level.Set(logLevel(st.LogLevel))
 		}
-		opts.Applications, err = f.applications(ctx, c, st)
-	}
-	if err != nil {
-		if f.once {
-			return err
-		}
-		log.Error("Image updater settings are not usable; writing back through the Kubernetes API", "error", err.Error())
-		opts.Applications = &updater.KubernetesApplications{Client: c}
 	}
 	u := updater.New(opts)
 	if f.once {

@@ -54,6 +54,10 @@ type Options struct {
 	// Applications is where write-back method argocd writes. Default:
 	// the Kubernetes API through Client.
 	Applications Applications
+	// ApplicationsFor, if set, picks Applications anew each cycle from
+	// the ConfigMap's settings (applications_api and the server's
+	// address), so a change applies without a restart.
+	ApplicationsFor func(ctx context.Context, st config.Settings) (Applications, error)
 	// Git makes Git write-back commits. Required for method git.
 	Git *git.Writer
 	// Events, if set, records an Event per update and per error
@@ -188,6 +192,12 @@ func (u *Updater) RunOnce(ctx context.Context, images ...string) (Result, error)
 		return Result{}, err
 	}
 	u.regs.Store(&st.Registries)
+	writer := u.opts.Applications
+	if u.opts.ApplicationsFor != nil {
+		if writer, err = u.opts.ApplicationsFor(ctx, st); err != nil {
+			return Result{}, err
+		}
+	}
 	apps, err := u.applications(ctx, st)
 	if err != nil {
 		return Result{}, err
@@ -252,7 +262,7 @@ func (u *Updater) RunOnce(ctx context.Context, images ...string) (Result, error)
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			updated, errs := u.process(ctx, st, j.w, j.images)
+			updated, errs := u.process(ctx, st, writer, j.w, j.images)
 			mu.Lock()
 			res.Updated += updated
 			res.Errors += errs
@@ -345,7 +355,7 @@ func (u *Updater) fail(st config.Settings, app *v1alpha1.Application, reason str
 
 // process decides an Application's changes and writes them back. It
 // returns the number of images updated and of errors.
-func (u *Updater) process(ctx context.Context, st config.Settings, w watched, images []*image) (int, int) {
+func (u *Updater) process(ctx context.Context, st config.Settings, writer Applications, w watched, images []*image) (int, int) {
 	app := w.app
 	var changes []writeback.Change
 	errs := 0
@@ -369,7 +379,7 @@ func (u *Updater) process(ctx context.Context, st config.Settings, w watched, im
 	if u.opts.DryRun {
 		return 0, errs
 	}
-	written, err := u.write(ctx, st, w, changes)
+	written, err := u.write(ctx, st, writer, w, changes)
 	if err != nil {
 		u.fail(st, app, "ImageUpdateFailed", err)
 		return 0, errs + 1
@@ -511,12 +521,12 @@ func currentImage(app *v1alpha1.Application, img config.Image, full string, regs
 	return found, ok
 }
 
-// write records an Application's changes by its write-back method and
-// reports whether anything changed.
-func (u *Updater) write(ctx context.Context, st config.Settings, w watched, changes []writeback.Change) (bool, error) {
+// write records an Application's changes by its write-back method
+// (argocd through writer) and reports whether anything changed.
+func (u *Updater) write(ctx context.Context, st config.Settings, writer Applications, w watched, changes []writeback.Change) (bool, error) {
 	app := w.app
 	if w.conf.WriteBack.Method != "git" {
-		return u.opts.Applications.SetImages(ctx, client.ObjectKeyFromObject(app), changes)
+		return writer.SetImages(ctx, client.ObjectKeyFromObject(app), changes)
 	}
 	wb := w.conf.WriteBack
 	if u.opts.Git == nil {
