@@ -44,6 +44,12 @@ type EventRecorder interface {
 	Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...any)
 }
 
+// Committer commits a change to a repository and pushes it, returning
+// the commit's SHA ("" when the change changed nothing).
+type Committer interface {
+	Commit(ctx context.Context, url string, creds git.Creds, c git.Change) (string, error)
+}
+
 // Options configure an Updater.
 type Options struct {
 	// Client reads Applications, the updater's ConfigMap and Secrets.
@@ -58,8 +64,9 @@ type Options struct {
 	// the ConfigMap's settings (applications_api and the server's
 	// address), so a change applies without a restart.
 	ApplicationsFor func(ctx context.Context, st config.Settings) (Applications, error)
-	// Git makes Git write-back commits. Required for method git.
-	Git *git.Writer
+	// Git makes Git write-back commits (a *git.Writer). Required for
+	// method git.
+	Git Committer
 	// Events, if set, records an Event per update and per error
 	// (unless the ConfigMap turns kube.events off).
 	Events  EventRecorder

@@ -1,11 +1,13 @@
 package updater
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/imageupdater/config"
+	"github.com/capstan-cd/capstan/internal/repo/git"
 )
 
 const p = config.Prefix
@@ -300,5 +303,61 @@ func TestFailuresWriteNothing(t *testing.T) {
 	}
 	if d.Spec.Source.Kustomize != nil || d.Spec.Source.Helm != nil {
 		t.Errorf("a failed check changed the spec: %+v", d.Spec.Source)
+	}
+}
+
+// racingCommitter lets someone else push to the branch while the
+// updater edits its checkout, once.
+type racingCommitter struct {
+	next Committer
+	race func()
+	once sync.Once
+}
+
+func (r *racingCommitter) Commit(ctx context.Context, url string, creds git.Creds, c git.Change) (string, error) {
+	edit := c.Edit
+	c.Edit = func(dir string) error {
+		r.once.Do(r.race)
+		return edit(dir)
+	}
+	return r.next.Commit(ctx, url, creds, c)
+}
+
+// A push to the branch between the updater's fetch and its push: the
+// push is rejected, the change is made again on the new tip and pushed,
+// and the other commit is kept.
+func TestConcurrentPushIsReapplied(t *testing.T) {
+	r := newBareRig(t, "", "", nil)
+	r.dockerConfigSecret("pull", r.reg.Password)
+	image := r.image("team/racy")
+	r.reg.PushImage(t, "team/racy", t0, "1.0.0", "1.1.0")
+	r.repo.Commit(t, "app", map[string]string{"racy/deployment.yaml": deploymentYAML("racy", image+":1.0.0")})
+	r.u.opts.Git = &racingCommitter{next: r.u.opts.Git, race: func() {
+		r.repo.Commit(t, "someone else", map[string]string{"racy/service.yaml": "kind: Service\n"})
+	}}
+	r.create(&v1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: "racy", Namespace: r.ns, Annotations: map[string]string{
+			p + "image-list":        image,
+			p + "pull-secret":       "pullsecret:" + r.ns + "/pull",
+			p + "force-update":      "true",
+			p + "write-back-method": "git",
+		}},
+		Spec: v1alpha1.ApplicationSpec{Project: "default",
+			Source:      &v1alpha1.ApplicationSource{RepoURL: r.repo.URL, Path: "racy", TargetRevision: "main"},
+			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "racy"}},
+	})
+	if res := r.runOnce(); res.Updated != 1 || res.Errors != 0 {
+		t.Fatalf("cycle %+v, want the update pushed despite the race", res)
+	}
+	log := r.repo.Log(t, "main", 3)
+	if !strings.HasPrefix(log[0], "build: automatic update of racy") || !strings.HasPrefix(log[1], "someone else") {
+		t.Errorf("main: %q, want the update on top of the other push", log)
+	}
+	r.repo.Pull(t)
+	if got := r.repo.File(t, "racy/deployment.yaml"); got != deploymentYAML("racy", image+":1.1.0") {
+		t.Errorf("deployment.yaml:\n%s", got)
+	}
+	if got := r.repo.File(t, "racy/service.yaml"); got != "kind: Service\n" {
+		t.Errorf("the other push's file: %q", got)
 	}
 }
