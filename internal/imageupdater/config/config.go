@@ -64,6 +64,9 @@ type WriteBack struct {
 type App struct {
 	Images    []Image
 	WriteBack WriteBack
+	// WriteBackErr is set when the write-back annotations are malformed:
+	// nothing may then be written for the Application.
+	WriteBackErr error
 }
 
 // Error is a malformed annotation.
@@ -95,6 +98,7 @@ func Parse(annotations map[string]string) (*App, []error) {
 	wb, err := parseWriteBack(get)
 	if err != nil {
 		errs = append(errs, err)
+		app.WriteBackErr = err
 	}
 	app.WriteBack = wb
 	for _, entry := range strings.Split(list, ",") {

@@ -100,8 +100,8 @@ func TestMalformedAnnotationsAreNamed(t *testing.T) {
 		"write-back-method", "svn",
 		"write-back-target", "plain",
 	))
-	if len(app.Images) != 1 || app.Images[0].Alias != "good" || app.WriteBack.Method != "argocd" {
-		t.Errorf("the good image is still read, write-back falls back to argocd: %+v", app)
+	if len(app.Images) != 1 || app.Images[0].Alias != "good" || app.WriteBackErr == nil {
+		t.Errorf("the good image is still read, and write-back is marked unusable: %+v", app)
 	}
 	var named []string
 	for _, err := range errs {

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -386,6 +387,12 @@ func (u *Updater) process(ctx context.Context, st config.Settings, writer Applic
 	if u.opts.DryRun {
 		return 0, errs
 	}
+	if err := w.conf.WriteBackErr; err != nil {
+		// Never write somewhere the annotations did not mean; the
+		// annotation's event already says what is wrong.
+		u.opts.Log.Warn("Not writing back: the write-back annotations are malformed", "application", app.Name, "error", err.Error())
+		return 0, errs
+	}
 	written, err := u.write(ctx, st, writer, w, changes)
 	if err != nil {
 		u.fail(st, app, "ImageUpdateFailed", err)
@@ -431,22 +438,32 @@ func (u *Updater) decide(ctx context.Context, app *v1alpha1.Application, img con
 		}
 		return m, err
 	}
+	followed := img.Constraint
+	if img.Strategy == tags.Digest && followed == "" {
+		followed = "latest" // the digest strategy's default tag
+	}
 	var list []tags.Tag
 	for _, name := range listing.tags {
 		t := tags.Tag{Name: name}
 		// Build dates and digests cost a request per tag: only the
 		// strategies that need them ask, only for tags that pass the
 		// filters, and tags already seen come from the cache.
-		if (img.Strategy == tags.NewestBuild && img.Filter.Allows(name)) || (img.Strategy == tags.Digest && name == img.Constraint) {
+		if (img.Strategy == tags.NewestBuild && img.Filter.Allows(name)) || (img.Strategy == tags.Digest && name == followed) {
 			m, err := meta(name)
 			if err != nil {
-				return nil, err
+				if fatal(err) {
+					return nil, err
+				}
+				// One tag without the wanted platform, or unreadable, is
+				// left out; the others still count.
+				u.opts.Log.Debug("Tag left out", "application", app.Name, "image", img.Name, "tag", name, "reason", err.Error())
+				continue
 			}
 			t.Created, t.Digest = m.Created, m.Digest
 		}
 		list = append(list, t)
 	}
-	res, err := tags.Select(list, tags.Options{Strategy: img.Strategy, Constraint: img.Constraint, Filter: img.Filter})
+	res, err := u.selectTag(list, img, followed, meta)
 	if err != nil {
 		return nil, err
 	}
@@ -467,12 +484,32 @@ func (u *Updater) decide(ctx context.Context, app *v1alpha1.Application, img con
 	if res.Tag.Name == cur.tag {
 		return nil, nil
 	}
-	if len(img.Platforms) > 0 {
-		if _, err := meta(res.Tag.Name); err != nil {
+	return c, nil
+}
+
+// fatal tells errors that concern the whole image (credentials refused,
+// the cycle cancelled) from those of one tag.
+func fatal(err error) bool {
+	return errors.Is(err, registry.ErrUnauthorized) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// selectTag picks the image's next tag. With platforms, a pick that does
+// not offer them is left out and the next best is taken.
+func (u *Updater) selectTag(list []tags.Tag, img config.Image, followed string, meta func(string) (*registry.Metadata, error)) (*tags.Result, error) {
+	for {
+		res, err := tags.Select(list, tags.Options{Strategy: img.Strategy, Constraint: followed, Filter: img.Filter})
+		if err != nil || res.Tag == nil || len(img.Platforms) == 0 || img.Strategy == tags.NewestBuild || img.Strategy == tags.Digest {
+			return res, err // newest-build and digest read the platforms already
+		}
+		_, err = meta(res.Tag.Name)
+		if err == nil {
+			return res, nil
+		}
+		if fatal(err) {
 			return nil, err
 		}
+		list = slices.DeleteFunc(list, func(t tags.Tag) bool { return t.Name == res.Tag.Name })
 	}
-	return c, nil
 }
 
 // deployedImage is the version of an image an Application runs now.
@@ -558,7 +595,7 @@ func (u *Updater) write(ctx context.Context, st config.Settings, writer Applicat
 		}
 	}
 	if target != "" {
-		if target, err = writeback.Render(target, app.Name, changes); err != nil {
+		if target, err = writeback.Branch(target, app.Name, changes); err != nil {
 			return false, fmt.Errorf("annotation %sgit-branch: %w", config.Prefix, err)
 		}
 	}
@@ -609,6 +646,10 @@ func (u *Updater) gitCredentials(ctx context.Context, wb config.WriteBack, repoU
 // Run runs a cycle every interval, and a cycle limited to the pushed
 // images for each batch of webhook pushes, until ctx ends.
 func (u *Updater) Run(ctx context.Context, interval time.Duration, pushes <-chan []webhook.Push) error {
+	if interval <= 0 { // as Argo CD Image Updater: one cycle
+		_, err := u.RunOnce(ctx)
+		return err
+	}
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
 	run := func(images ...string) {

@@ -46,6 +46,7 @@ func TestSeed004GitWriteBack(t *testing.T) {
 	r.reg.PushImage(t, "some-gcp-project/prod", t0.Add(time.Hour), "1.1.0")
 	r.reg.PushImage(t, "some-gcp-project/prod", t0.Add(2*time.Hour), "1.2.0-rc1", "latest")
 	r.reg.PushImage(t, "some-gcp-project/dev", t0, "a1b2c3d")
+	r.reg.PushIndex(t, "some-gcp-project/dev", "0f0f0f0", t0.Add(30*time.Minute), "linux/amd64") // no arm64: left out
 	r.reg.PushIndex(t, "some-gcp-project/dev", "e4f5a6b7c8", t0.Add(time.Hour), "linux/amd64", "linux/arm64")
 	r.reg.PushImage(t, "some-gcp-project/dev", t0.Add(2*time.Hour), "latest", "test")
 	r.repo.Commit(t, "apps", map[string]string{
@@ -275,8 +276,11 @@ func TestFailuresWriteNothing(t *testing.T) {
 	image := r.image("team/locked")
 	r.reg.PushImage(t, "team/locked", t0, "1.0.0")
 	r.reg.PushImage(t, "team/locked", t0.Add(time.Hour), "1.1.0")
+	r.dockerConfigSecret("right-creds", r.reg.Password)
 	r.repo.Commit(t, "apps", map[string]string{
 		"locked/deployment.yaml": deploymentYAML("locked", image+":1.0.0"),
+		"kz/kustomization.yaml":  "resources:\n- deployment.yaml\n",
+		"kz/deployment.yaml":     deploymentYAML("kz", image+":1.0.0"),
 	})
 	wrong := r.app("locked", "locked", map[string]string{
 		p + "image-list":        image,
@@ -288,9 +292,22 @@ func TestFailuresWriteNothing(t *testing.T) {
 		p + "write-back-method": "git",
 		p + "force-update":      "true",
 	}, nil)
+	// A malformed write-back method must not fall back to writing the spec.
+	badMethod := r.app("bad-method", "kz", map[string]string{
+		p + "image-list":        image,
+		p + "pull-secret":       "pullsecret:" + r.ns + "/right-creds",
+		p + "write-back-method": "git:secret:no-namespace",
+	}, nil)
 	head := r.repo.Head(t, "main")
 	if res := r.runOnce(); res.Updated != 0 || res.Errors != 2 {
 		t.Errorf("cycle %+v, want 2 errors and no update", res)
+	}
+	r.event(badMethod, "InvalidAnnotation", p+"write-back-method")
+	if err := r.c.Get(r.ctx, client.ObjectKeyFromObject(badMethod), badMethod); err != nil {
+		t.Fatal(err)
+	}
+	if k := badMethod.Spec.Source.Kustomize; k != nil && len(k.Images) > 0 {
+		t.Errorf("a malformed write-back method wrote the spec: %v", k.Images)
 	}
 	r.event(wrong, "ImageCheckFailed", "refused the credentials")
 	r.event(down, "ImageCheckFailed", "127.0.0.1:1")

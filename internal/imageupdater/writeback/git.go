@@ -2,6 +2,7 @@ package writeback
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/imageupdater/config"
 	"github.com/capstan-cd/capstan/internal/repo/pathsafe"
+	"github.com/capstan-cd/capstan/internal/repo/render/directory"
 )
 
 // DefaultCommitMessage is Argo CD Image Updater's commit message.
@@ -28,17 +30,21 @@ updates image {{ .Image }} tag '{{ .OldTag }}' to '{{ .NewTag }}'
 `
 
 // messageData is what commit message and branch templates see: the
-// image updater's .AppName and .AppChanges, .SHA256 of the changes, and
-// the lower-case shorthands .app, .image and .tag for a single change.
+// image updater's .AppName, .AppChanges (Image, OldTag, NewTag), .Images
+// (Name, Alias, OldTag, NewTag) and .SHA256 of the changes, and the
+// lower-case shorthands .app, .image and .tag for a single change.
 func messageData(app string, changes []Change) map[string]any {
 	type appChange struct{ Image, OldTag, NewTag string }
+	type image struct{ Name, Alias, OldTag, NewTag string }
 	list := make([]appChange, len(changes))
+	images := make([]image, len(changes))
 	sum := sha256.New()
 	for i, c := range changes {
 		list[i] = appChange{Image: c.Name, OldTag: c.OldTag, NewTag: c.NewTag}
+		images[i] = image{Name: c.Name, Alias: c.Image.Alias, OldTag: c.OldTag, NewTag: c.NewTag}
 		fmt.Fprintf(sum, "%s:%s\n", c.Name, c.NewTag)
 	}
-	data := map[string]any{"AppName": app, "AppChanges": list, "SHA256": hex.EncodeToString(sum.Sum(nil)), "app": app}
+	data := map[string]any{"AppName": app, "AppChanges": list, "Images": images, "SHA256": hex.EncodeToString(sum.Sum(nil)), "app": app}
 	if len(changes) > 0 {
 		data["image"], data["tag"] = changes[0].Name, changes[0].NewTag
 	}
@@ -59,6 +65,24 @@ func Render(text, app string, changes []Change) (string, error) {
 	return buf.String(), nil
 }
 
+// Branch renders the target of git-branch base:target. An empty result
+// is an error (it would push to base), and a long one is cut to 255
+// characters, as Argo CD Image Updater does.
+func Branch(text, app string, changes []Change) (string, error) {
+	branch, err := Render(text, app, changes)
+	if err != nil {
+		return "", err
+	}
+	branch = strings.TrimSpace(branch)
+	if branch == "" {
+		return "", fmt.Errorf("branch template %q renders an empty branch name", text)
+	}
+	if len(branch) > 255 {
+		branch = branch[:255]
+	}
+	return branch, nil
+}
+
 // GitEdit returns the edit a Git write-back makes in a checkout of the
 // Application's repository: the write-back target edited in place, or
 // .argocd-source-<app>.yaml (Kustomize and Helm sources), or the
@@ -69,13 +93,12 @@ func GitEdit(app *v1alpha1.Application, wb config.WriteBack, changes []Change) f
 		if src == nil {
 			return errors.New("git write-back needs a single-source Application")
 		}
-		appDir, err := pathsafe.Join(root, src.Path)
-		if err != nil {
+		if _, err := pathsafe.Join(root, src.Path); err != nil {
 			return fmt.Errorf("source path %q: %w", src.Path, err)
 		}
 		switch wb.Target {
 		case "helmvalues":
-			return editFile(root, filepath.Join(src.Path, firstNonEmpty(wb.TargetPath, "values.yaml")), func(data []byte) ([]byte, error) {
+			return editFile(root, targetPath(src.Path, wb.TargetPath, "values.yaml"), func(data []byte) ([]byte, error) {
 				var values [][2]string
 				for _, c := range changes {
 					values = append(values, HelmValues(c)...)
@@ -83,7 +106,7 @@ func GitEdit(app *v1alpha1.Application, wb config.WriteBack, changes []Change) f
 				return SetValues(data, values)
 			})
 		case "kustomization":
-			name, err := kustomizationFile(root, filepath.Join(src.Path, firstNonEmpty(wb.TargetPath, ".")))
+			name, err := kustomizationFile(root, targetPath(src.Path, wb.TargetPath, "."))
 			if err != nil {
 				return err
 			}
@@ -98,13 +121,25 @@ func GitEdit(app *v1alpha1.Application, wb config.WriteBack, changes []Change) f
 		}
 		switch typ := SourceType(app); typ {
 		case v1alpha1.SourceTypeKustomize, v1alpha1.SourceTypeHelm:
-			return writeOverrideFile(appDir, app.Name, typ, changes)
+			return writeOverrideFile(root, filepath.Join(src.Path, ".argocd-source-"+app.Name+".yaml"), typ, changes)
 		case v1alpha1.SourceTypeDirectory:
-			return editManifests(appDir, changes)
+			return editManifests(root, src, changes)
 		default:
 			return fmt.Errorf("git write-back does not support %s sources", typ)
 		}
 	}
+}
+
+// targetPath is a write-back target's file: relative to the source path,
+// or to the repository's root when it starts with a slash.
+func targetPath(srcPath, target, def string) string {
+	if target == "" {
+		target = def
+	}
+	if rooted, ok := strings.CutPrefix(target, "/"); ok {
+		return rooted
+	}
+	return filepath.Join(srcPath, target)
 }
 
 func firstNonEmpty(s ...string) string {
@@ -156,10 +191,14 @@ func kustomizationFile(root, target string) (string, error) {
 	return "", fmt.Errorf("write-back target %q holds no kustomization", target)
 }
 
-// writeOverrideFile records the changes in .argocd-source-<app>.yaml,
-// keeping what the file already says about other images and settings.
-func writeOverrideFile(appDir, appName string, typ v1alpha1.ApplicationSourceType, changes []Change) error {
-	path := filepath.Join(appDir, ".argocd-source-"+appName+".yaml")
+// writeOverrideFile records the changes in .argocd-source-<app>.yaml
+// (name, inside the checkout at root), keeping what the file already says
+// about other images and settings.
+func writeOverrideFile(root, name string, typ v1alpha1.ApplicationSourceType, changes []Change) error {
+	path, err := pathsafe.Join(root, name)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
 	doc := map[string]any{}
 	var src v1alpha1.ApplicationSource
 	data, err := os.ReadFile(path)
@@ -175,6 +214,9 @@ func writeOverrideFile(appDir, appName string, typ v1alpha1.ApplicationSourceTyp
 			return fmt.Errorf("%s: %w", filepath.Base(path), err)
 		}
 	}
+	if doc == nil { // an empty file, or null
+		doc = map[string]any{}
+	}
 	SetOverrides(&src, typ, changes)
 	// Only the section written changes; the file's other settings stay.
 	if typ == v1alpha1.SourceTypeKustomize {
@@ -186,30 +228,26 @@ func writeOverrideFile(appDir, appName string, typ v1alpha1.ApplicationSourceTyp
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(appDir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
 	return os.WriteFile(path, out, 0o644)
 }
 
-// editManifests rewrites the image fields of the YAML manifests under
-// dir that use the changed images.
-func editManifests(dir string, changes []Change) error {
+// editManifests rewrites the image fields of the YAML manifests a
+// directory source renders (its recurse, include and exclude settings
+// apply) that use the changed images.
+func editManifests(root string, src *v1alpha1.ApplicationSource, changes []Change) error {
+	files, err := directory.Files(context.Background(), root, src.Path, src.Directory)
+	if err != nil {
+		return err
+	}
 	used := map[string]bool{}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	for _, f := range files {
+		if ext := strings.ToLower(filepath.Ext(f.Path)); ext != ".yaml" && ext != ".yml" {
+			continue // JSON and Jsonnet are not edited
 		}
-		if d.IsDir() {
-			if path != dir && strings.HasPrefix(d.Name(), ".") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if ext := filepath.Ext(path); ext != ".yaml" && ext != ".yml" || d.Type()&fs.ModeSymlink != 0 {
-			return nil
-		}
-		data, err := os.ReadFile(path)
+		data, err := os.ReadFile(f.Path)
 		if err != nil {
 			return err
 		}
@@ -217,18 +255,15 @@ func editManifests(dir string, changes []Change) error {
 		for _, c := range changes {
 			var found bool
 			if out, found, err = SetManifestImages(out, c); err != nil {
-				rel, _ := filepath.Rel(dir, path)
-				return fmt.Errorf("%s: %w", rel, err)
+				return fmt.Errorf("%s: %w", f.Rel, err)
 			}
 			used[c.Name] = used[c.Name] || found
 		}
-		if bytes.Equal(out, data) {
-			return nil
+		if !bytes.Equal(out, data) {
+			if err := os.WriteFile(f.Path, out, 0o644); err != nil {
+				return err
+			}
 		}
-		return os.WriteFile(path, out, 0o644)
-	})
-	if err != nil {
-		return err
 	}
 	for _, c := range changes {
 		if !used[c.Name] {

@@ -128,7 +128,9 @@ func scalarEnd(data []byte, start int, n *yaml.Node) (int, error) {
 			}
 		}
 	case n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) == 0:
-		if bytes.HasPrefix(rest, []byte(n.Value)) && !strings.Contains(n.Value, "\n") {
+		// An empty value (key: with nothing after it) has no text to
+		// replace; the caller encodes the document instead.
+		if n.Value != "" && bytes.HasPrefix(rest, []byte(n.Value)) && !strings.Contains(n.Value, "\n") {
 			return start + len(n.Value), nil
 		}
 	}
@@ -255,7 +257,7 @@ func SetValues(data []byte, values [][2]string) ([]byte, error) {
 		}
 	}
 	if len(missing) == 0 {
-		if out, err := applyEdits(data, edits); err == nil {
+		if out, err := applyEdits(data, edits); err == nil && holdsValues(out, values) {
 			return out, nil
 		}
 	}
@@ -271,6 +273,21 @@ func SetValues(data []byte, values [][2]string) ([]byte, error) {
 		}
 	}
 	return encode(doc)
+}
+
+// holdsValues reports whether a values file parses and holds the values:
+// the check that an in-place edit did what it meant to.
+func holdsValues(data []byte, values [][2]string) bool {
+	docs, err := parseDocs(data)
+	if err != nil || len(docs) != 1 {
+		return false
+	}
+	for _, kv := range values {
+		if n := lookup(docs[0], strings.Split(kv[0], ".")); n == nil || n.Kind != yaml.ScalarNode || n.Value != kv[1] {
+			return false
+		}
+	}
+	return true
 }
 
 // SetManifestImages rewrites the image fields (image: name:tag) of the
@@ -289,10 +306,13 @@ func SetManifestImages(data []byte, c Change) ([]byte, bool, error) {
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				k, v := n.Content[i], n.Content[i+1]
 				if k.Value == "image" && v.Kind == yaml.ScalarNode {
-					if name, _, _ := SplitRef(v.Value); name == c.Name {
+					if name, _, _ := SplitRef(v.Value); sameImage(name, c.Name) {
 						found = true
-						if v.Value != c.Ref() {
-							edits = append(edits, edit{v, c.Ref()})
+						// The manifest keeps its own spelling of the name.
+						ref := c
+						ref.Name = name
+						if v.Value != ref.Ref() {
+							edits = append(edits, edit{v, ref.Ref()})
 						}
 					}
 				}
@@ -309,7 +329,30 @@ func SetManifestImages(data []byte, c Change) ([]byte, bool, error) {
 		return data, found, nil
 	}
 	out, err := applyEdits(data, edits)
+	if err == nil {
+		if _, perr := parseDocs(out); perr != nil {
+			err = fmt.Errorf("the edited file does not parse: %w", perr)
+		}
+	}
 	return out, found, err
+}
+
+// sameImage reports whether two image names (without tag) name the same
+// image, as Docker reads them: nginx, library/nginx and
+// docker.io/library/nginx are one.
+func sameImage(a, b string) bool {
+	return a == b || dockerName(a) == dockerName(b)
+}
+
+func dockerName(n string) string {
+	first, _, hasSlash := strings.Cut(n, "/")
+	if hasSlash && (strings.ContainsAny(first, ".:") || first == "localhost") {
+		return n
+	}
+	if !hasSlash {
+		n = "library/" + n
+	}
+	return "docker.io/" + n
 }
 
 // SetKustomizationImage sets c's entry in a kustomization's images list
@@ -352,7 +395,9 @@ func SetKustomizationImage(data []byte, c Change) ([]byte, error) {
 			}
 			if complete {
 				if out, err := applyEdits(data, edits); err == nil {
-					return out, nil
+					if _, perr := parseDocs(out); perr == nil {
+						return out, nil
+					}
 				}
 			}
 			for field, value := range want {

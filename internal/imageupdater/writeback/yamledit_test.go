@@ -135,3 +135,13 @@ func TestRenderCommitMessages(t *testing.T) {
 		t.Error("a broken template should fail")
 	}
 }
+
+func TestSetValuesFillsAnEmptyValue(t *testing.T) {
+	out, err := SetValues([]byte("image:\n  tag: # set by CI\n  pullPolicy: Always\n"), [][2]string{{"image.tag", "1.2.3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !holdsValues(out, [][2]string{{"image.tag", "1.2.3"}, {"image.pullPolicy", "Always"}}) {
+		t.Errorf("got %q", out)
+	}
+}

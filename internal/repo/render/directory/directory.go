@@ -28,6 +28,38 @@ func Render(ctx context.Context, root, path string, opts *v1alpha1.ApplicationSo
 	if opts == nil {
 		opts = &v1alpha1.ApplicationSourceDirectory{}
 	}
+	files, err := Files(ctx, root, path, opts)
+	if err != nil {
+		return nil, err
+	}
+	vm, err := newJsonnetVM(root, opts.Jsonnet, env)
+	if err != nil {
+		return nil, err
+	}
+	var objs []*unstructured.Unstructured
+	for _, f := range files {
+		found, err := renderFile(vm, f.Path, f.Rel)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, found...)
+	}
+	return objs, nil
+}
+
+// File is a manifest file of a directory source.
+type File struct {
+	// Path is the file's path; Rel is its path from the source directory.
+	Path, Rel string
+}
+
+// Files lists the manifest files of the source directory path (inside
+// root) that Render reads: recursing only with directory.recurse, and
+// through directory.include and directory.exclude.
+func Files(ctx context.Context, root, path string, opts *v1alpha1.ApplicationSourceDirectory) ([]File, error) {
+	if opts == nil {
+		opts = &v1alpha1.ApplicationSourceDirectory{}
+	}
 	appDir, err := pathsafe.Join(root, path)
 	if err != nil {
 		return nil, err
@@ -43,12 +75,7 @@ func Render(ctx context.Context, root, path string, opts *v1alpha1.ApplicationSo
 	if err != nil {
 		return nil, err
 	}
-	vm, err := newJsonnetVM(root, opts.Jsonnet, env)
-	if err != nil {
-		return nil, err
-	}
-
-	var objs []*unstructured.Unstructured
+	var files []File
 	err = filepath.WalkDir(appDir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -72,17 +99,13 @@ func Render(ctx context.Context, root, path string, opts *v1alpha1.ApplicationSo
 		if include != nil && !include.Match(rel) {
 			return nil
 		}
-		found, err := renderFile(vm, p, rel)
-		if err != nil {
-			return err
-		}
-		objs = append(objs, found...)
+		files = append(files, File{Path: p, Rel: rel})
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return objs, nil
+	return files, nil
 }
 
 // isManifestFile says whether a file name is one the directory renderer
