@@ -89,6 +89,13 @@ func New(opts Options) *Client {
 // ErrUnauthorized is returned when the registry refuses the credentials.
 var ErrUnauthorized = errors.New("the registry refused the credentials")
 
+// ErrNoPlatform is returned for a multi-arch index offering none of the
+// wanted platforms.
+var ErrNoPlatform = errors.New("no wanted platform")
+
+// ErrNotFound is returned for a tag the registry no longer has.
+var ErrNotFound = errors.New("not found in the registry")
+
 func (c *Client) repository(image string) (name.Repository, error) {
 	var opts []name.Option
 	if c.opts.Insecure(strings.SplitN(image, "/", 2)[0]) {
@@ -180,7 +187,7 @@ func (c *Client) metadata(ctx context.Context, image, tag string, platforms []st
 			}
 		}
 		if chosen == nil {
-			return nil, fmt.Errorf("%s offers %s, none of %s", ref, strings.Join(m.Platforms, ", "), strings.Join(platforms, ", "))
+			return nil, fmt.Errorf("%w: %s offers %s, none of %s", ErrNoPlatform, ref, strings.Join(m.Platforms, ", "), strings.Join(platforms, ", "))
 		}
 		if img, err = idx.Image(chosen.Digest); err != nil {
 			return nil, wrap(err, "reading "+ref.String()+"@"+chosen.Digest.String())
@@ -217,6 +224,9 @@ func wrap(err error, what string) error {
 	var te *transport.Error
 	if errors.As(err, &te) && (te.StatusCode == http.StatusUnauthorized || te.StatusCode == http.StatusForbidden) {
 		return fmt.Errorf("%s: %w", what, ErrUnauthorized)
+	}
+	if errors.As(err, &te) && te.StatusCode == http.StatusNotFound {
+		return fmt.Errorf("%s: %w", what, ErrNotFound)
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }

@@ -53,8 +53,11 @@ func TestTagsAndMetadataFromARealRegistry(t *testing.T) {
 	if err != nil || !multi.Created.Equal(day.Add(96*time.Hour)) || !slices.Equal(multi.Platforms, []string{"linux/amd64", "linux/arm64/v8"}) {
 		t.Errorf("index metadata: %+v %v", multi, err)
 	}
-	if _, err := c.Metadata(ctx, image, "multi", []string{"windows/amd64"}, creds, true); err == nil {
-		t.Error("an index without the wanted platform gave no error")
+	if _, err := c.Metadata(ctx, image, "multi", []string{"windows/amd64"}, creds, true); !errors.Is(err, ErrNoPlatform) {
+		t.Errorf("an index without the wanted platform: %v, want ErrNoPlatform", err)
+	}
+	if _, err := c.Metadata(ctx, image, "9.9.9", nil, creds, true); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a tag the registry does not have: %v, want ErrNotFound", err)
 	}
 
 	// Metadata of a tag already seen costs no request; fresh asks again.

@@ -454,8 +454,8 @@ func (u *Updater) decide(ctx context.Context, app *v1alpha1.Application, img con
 				if fatal(err) {
 					return nil, err
 				}
-				// One tag without the wanted platform, or unreadable, is
-				// left out; the others still count.
+				// One tag without the wanted platform, or gone, is left
+				// out; the others still count.
 				u.opts.Log.Debug("Tag left out", "application", app.Name, "image", img.Name, "tag", name, "reason", err.Error())
 				continue
 			}
@@ -488,9 +488,10 @@ func (u *Updater) decide(ctx context.Context, app *v1alpha1.Application, img con
 }
 
 // fatal tells errors that concern the whole image (credentials refused,
-// the cycle cancelled) from those of one tag.
+// the registry unreachable) from those of one tag (an index without the
+// wanted platform, a tag deleted since it was listed).
 func fatal(err error) bool {
-	return errors.Is(err, registry.ErrUnauthorized) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+	return !errors.Is(err, registry.ErrNoPlatform) && !errors.Is(err, registry.ErrNotFound)
 }
 
 // selectTag picks the image's next tag. With platforms, a pick that does
