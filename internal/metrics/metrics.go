@@ -27,7 +27,6 @@ package metrics
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -41,14 +40,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/httpserve"
 )
 
 // Path is where Serve publishes the metrics, as Argo CD does.
 const Path = "/metrics"
-
-// shutdownTimeout bounds how long Serve waits for scrapes in flight once
-// its context ends.
-const shutdownTimeout = 5 * time.Second
 
 // reconcileBuckets are argocd_app_reconcile's buckets, in seconds; the
 // same as Argo CD's so that histogram_quantile over both agrees.
@@ -172,22 +168,8 @@ func (m *Metrics) Serve(ctx context.Context, addr string) error {
 func (m *Metrics) serve(ctx context.Context, ln net.Listener) error {
 	mux := http.NewServeMux()
 	mux.Handle(Path, m.Handler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	select {
-	case err := <-done:
-		return fmt.Errorf("serving metrics on %s: %w", ln.Addr(), err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
-	defer cancel()
-	err := srv.Shutdown(sctx)
-	if serr := <-done; !errors.Is(serr, http.ErrServerClosed) {
-		err = errors.Join(err, serr)
-	}
-	if err != nil {
-		return fmt.Errorf("stopping metrics server on %s: %w", ln.Addr(), err)
+	if err := httpserve.Serve(ctx, ln, mux); err != nil {
+		return fmt.Errorf("metrics: %w", err)
 	}
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -27,6 +26,7 @@ import (
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
 
 	"github.com/capstan-cd/capstan/internal/apiclient"
+	"github.com/capstan-cd/capstan/internal/httpserve"
 	"github.com/capstan-cd/capstan/internal/imageupdater/config"
 	"github.com/capstan-cd/capstan/internal/imageupdater/updater"
 	"github.com/capstan-cd/capstan/internal/imageupdater/webhook"
@@ -168,11 +168,11 @@ func runImageUpdater(ctx context.Context, f *imageUpdaterFlags, cfg *rest.Config
 			default: // a burst: the checks already queued cover it, the poll the rest
 			}
 		}}
-		g.Go(func() error { return serveHTTP(ctx, fmt.Sprintf(":%d", f.webhookPort), "/webhook", h) })
+		g.Go(func() error { return serveAt(ctx, fmt.Sprintf(":%d", f.webhookPort), "/webhook", h) })
 	}
 	if f.metricsPort > 0 {
 		g.Go(func() error {
-			return serveHTTP(ctx, fmt.Sprintf(":%d", f.metricsPort), "/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+			return serveAt(ctx, fmt.Sprintf(":%d", f.metricsPort), "/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 		})
 	}
 	g.Go(func() error { return u.Run(ctx, f.interval, pushes) })
@@ -212,25 +212,11 @@ func (f *imageUpdaterFlags) applications(ctx context.Context, c client.Client, s
 	}, token)}, nil
 }
 
-// serveHTTP serves one handler at path on addr until ctx ends.
-func serveHTTP(ctx context.Context, addr, path string, h http.Handler) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
+// serveAt serves one handler at path on addr until ctx ends.
+func serveAt(ctx context.Context, addr, path string, h http.Handler) error {
 	mux := http.NewServeMux()
 	mux.Handle(path, h)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
-	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return httpserve.ListenAndServe(ctx, addr, mux)
 }
 
 // logLevel maps Argo CD Image Updater's log levels onto slog's.

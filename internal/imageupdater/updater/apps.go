@@ -23,16 +23,18 @@ type Applications interface {
 	SetImages(ctx context.Context, app types.NamespacedName, changes []writeback.Change) (bool, error)
 }
 
-// setOverrides applies changes to an Application's spec.
-func setOverrides(app *v1alpha1.Application, changes []writeback.Change) error {
+// setOverrides applies changes to an Application's spec and reports
+// whether the spec changed.
+func setOverrides(app *v1alpha1.Application, changes []writeback.Change) (bool, error) {
 	if app.Spec.Source == nil {
-		return fmt.Errorf("application %s/%s: argocd write-back needs a single-source Application", app.Namespace, app.Name)
+		return false, fmt.Errorf("application %s/%s: argocd write-back needs a single-source Application", app.Namespace, app.Name)
 	}
+	before := app.Spec.DeepCopy()
 	typ := writeback.SourceType(app)
 	if !writeback.SetOverrides(app.Spec.Source, typ, changes) {
-		return fmt.Errorf("application %s/%s: argocd write-back needs a Kustomize or Helm source, not %s; use write-back-method git", app.Namespace, app.Name, typ)
+		return false, fmt.Errorf("application %s/%s: argocd write-back needs a Kustomize or Helm source, not %s; use write-back-method git", app.Namespace, app.Name, typ)
 	}
-	return nil
+	return !reflect.DeepEqual(before, &app.Spec), nil
 }
 
 // KubernetesApplications updates Applications through the Kubernetes API
@@ -49,12 +51,9 @@ func (k *KubernetesApplications) SetImages(ctx context.Context, key types.Namesp
 		if err := k.Client.Get(ctx, key, &app); err != nil {
 			return err
 		}
-		before := app.Spec.DeepCopy()
-		if err := setOverrides(&app, changes); err != nil {
+		var err error
+		if changed, err = setOverrides(&app, changes); err != nil || !changed {
 			return err
-		}
-		if changed = !reflect.DeepEqual(before, &app.Spec); !changed {
-			return nil
 		}
 		return k.Client.Update(ctx, &app)
 	})
@@ -76,12 +75,8 @@ func (a *APIApplications) SetImages(_ context.Context, key types.NamespacedName,
 	if err := a.Client.Do("GET", path+query, nil, &app); err != nil {
 		return false, fmt.Errorf("application %s: %w", key, err)
 	}
-	before := app.Spec.DeepCopy()
-	if err := setOverrides(&app, changes); err != nil {
+	if changed, err := setOverrides(&app, changes); err != nil || !changed {
 		return false, err
-	}
-	if reflect.DeepEqual(before, &app.Spec) {
-		return false, nil
 	}
 	if err := a.Client.Do("PUT", path+"/spec"+query, app.Spec, nil); err != nil {
 		return false, fmt.Errorf("updating application %s through the API: %w", key, err)
