@@ -135,7 +135,7 @@ func (s *Service) Resolve(ctx context.Context, req *ResolveRequest) (*ResolveRes
 	var rev string
 	if req.Chart != "" {
 		rev, err = s.charts.Resolve(ctx, req.RepoURL, req.Chart, req.Revision, creds, true)
-	} else {
+	} else if err = validGitSource(req.RepoURL, req.Revision); err == nil {
 		rev, err = s.git.Repo(req.RepoURL, creds).ResolveFresh(ctx, req.Revision)
 	}
 	if err != nil {
@@ -171,6 +171,9 @@ func (s *Service) resolveAll(ctx context.Context, req *Request) ([]resolved, err
 			}
 			continue
 		}
+		if err := validGitSource(src.RepoURL, rev); err != nil {
+			return nil, err
+		}
 		out[i].repo = s.git.Repo(src.RepoURL, creds)
 		resolve := out[i].repo.Resolve
 		if req.NoCache || req.NoRevisionCache {
@@ -181,6 +184,15 @@ func (s *Service) resolveAll(ctx context.Context, req *Request) ([]resolved, err
 		}
 	}
 	return out, nil
+}
+
+// validGitSource refuses a Git repository URL or revision git could take
+// for anything but a repository and a revision, before either is used.
+func validGitSource(repoURL, revision string) error {
+	if err := git.ValidateURL(repoURL); err != nil {
+		return err
+	}
+	return git.ValidateRevision(revision)
 }
 
 func (s *Service) render(ctx context.Context, req *Request, sources []resolved) (*Response, error) {

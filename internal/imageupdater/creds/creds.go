@@ -7,13 +7,16 @@
 package creds
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -190,15 +193,60 @@ func (r *Resolver) script(ctx context.Context, path, source string) (registry.Cr
 	if timeout == 0 {
 		timeout = DefaultScriptTimeout
 	}
+	if err := checkScript(path); err != nil {
+		return registry.Credentials{}, fmt.Errorf("credentials %s: %w", source, err)
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, path).Output()
+	// The path is run as it is, with no arguments and no shell, and what
+	// it prints is read up to maxScriptOutput.
+	cmd := exec.CommandContext(ctx, path)
+	var out bytes.Buffer
+	cmd.Stdout = &limitedWriter{w: &out, n: maxScriptOutput}
+	err := cmd.Run()
 	if ctx.Err() != nil {
 		return registry.Credentials{}, fmt.Errorf("credentials %s: the script ran longer than %s", source, timeout)
 	}
 	if err != nil {
 		return registry.Credentials{}, fmt.Errorf("credentials %s: %w", source, err)
 	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	return userPassword(lines[len(lines)-1], source)
+}
+
+// maxScriptOutput bounds what an ext: script's output is read to.
+const maxScriptOutput = 64 << 10
+
+// checkScript refuses an ext: path that is not an absolute path to an
+// executable regular file: it is never looked up in PATH, expanded or
+// handed to a shell.
+func checkScript(path string) error {
+	if !filepath.IsAbs(path) {
+		return fmt.Errorf("ext: needs an absolute path to a program, got %q", path)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("ext: %w", err)
+	}
+	if !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+		return fmt.Errorf("ext: %s is not an executable file", path)
+	}
+	return nil
+}
+
+// limitedWriter keeps the first n bytes written to it and drops the rest.
+type limitedWriter struct {
+	w io.Writer
+	n int
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	keep := min(len(p), l.n)
+	if keep > 0 {
+		if _, err := l.w.Write(p[:keep]); err != nil {
+			return 0, err
+		}
+		l.n -= keep
+	}
+	return len(p), nil
 }

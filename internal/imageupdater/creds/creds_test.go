@@ -85,6 +85,17 @@ func TestBadSourcesAreNamed(t *testing.T) {
 	if err := os.WriteFile(slow, []byte("#!/bin/sh\nsleep 5\necho a:b\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "pwned")
+	plain := filepath.Join(dir, "not-executable")
+	if err := os.WriteFile(plain, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if _, err := os.Stat(marker); !os.IsNotExist(err) {
+			t.Errorf("an ext: source ran a command: %s exists", marker)
+		}
+	}()
 	r := &Resolver{Client: c, ScriptTimeout: 200 * time.Millisecond}
 	for _, source := range []string{
 		"pullsecret:" + ns + "/missing",
@@ -94,6 +105,13 @@ func TestBadSourcesAreNamed(t *testing.T) {
 		"env:CAPSTAN_NOT_SET_ANYWHERE",
 		"ext:" + slow,
 		"ext:/no/such/script",
+		// Only an absolute path to an executable file runs, as it is:
+		// never looked up, split into arguments or given to a shell.
+		"ext:sh",
+		"ext:" + dir,
+		"ext:" + plain,
+		"ext:/bin/sh -c 'touch " + marker + "'",
+		"ext:$(touch " + marker + ")",
 		"vault:x",
 	} {
 		_, err := r.Resolve(context.Background(), source, "host", 0)

@@ -7,9 +7,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -19,7 +22,6 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/getter"
 	"helm.sh/helm/v3/pkg/registry"
 	"helm.sh/helm/v3/pkg/repo"
 	"sigs.k8s.io/yaml"
@@ -75,6 +77,9 @@ func IsOCI(repoURL string) bool {
 // Resolve returns the newest version of chart that satisfies constraint
 // (an exact version, a semver range, or empty/"*" for the newest).
 func (c *Client) Resolve(ctx context.Context, repoURL, chart, constraint string, creds git.Creds, fresh bool) (string, error) {
+	if err := validate(repoURL, chart); err != nil {
+		return "", err
+	}
 	if IsOCI(repoURL) {
 		tags, err := c.ociTags(ctx, repoURL, chart, creds, fresh)
 		if err != nil {
@@ -96,6 +101,9 @@ func (c *Client) Resolve(ctx context.Context, repoURL, chart, constraint string,
 // Fetch returns the directory of the unpacked chart at an exact version,
 // downloading it the first time.
 func (c *Client) Fetch(ctx context.Context, repoURL, chart, version string, creds git.Creds) (string, error) {
+	if err := validate(repoURL, chart); err != nil {
+		return "", err
+	}
 	sum := sha256.Sum256([]byte(git.NormalizeURL(repoURL) + "\x00" + chart + "\x00" + version))
 	dir := filepath.Join(c.opts.Root, hex.EncodeToString(sum[:12]))
 	chartDir := filepath.Join(dir, chart)
@@ -151,23 +159,6 @@ func (c *Client) remember(key string, v cachedVersions) {
 	c.mu.Lock()
 	c.indexes[key] = v
 	c.mu.Unlock()
-}
-
-// httpGetter returns Helm's HTTP getter with the repository's credentials.
-func httpGetter(repoURL string, creds git.Creds, tmp string) (getter.Getter, error) {
-	// WithURL lets Helm send the credentials to the repository's host only.
-	opts := []getter.Option{getter.WithURL(repoURL), getter.WithInsecureSkipVerifyTLS(creds.Insecure), getter.WithTimeout(60 * time.Second)}
-	if creds.Username != "" || creds.Password != "" {
-		opts = append(opts, getter.WithBasicAuth(creds.Username, creds.Password))
-	}
-	if len(creds.CAData) > 0 {
-		ca := filepath.Join(tmp, "ca.pem")
-		if err := os.WriteFile(ca, creds.CAData, 0o600); err != nil {
-			return nil, err
-		}
-		opts = append(opts, getter.WithTLSClientConfig("", "", ca))
-	}
-	return getter.NewHTTPGetter(opts...)
 }
 
 func (c *Client) index(ctx context.Context, repoURL string, creds git.Creds, fresh bool) (*repo.IndexFile, error) {
@@ -230,34 +221,47 @@ func resolveURL(repoURL, ref string) (string, error) {
 	return base.ResolveReference(r).String(), nil
 }
 
+// httpGet reads u, a file of the chart repository repoURL, sending the
+// repository's credentials only when u is on the repository's host (an
+// index may point elsewhere) and reading at most MaxDownloadBytes.
 func httpGet(ctx context.Context, repoURL, u string, creds git.Creds) ([]byte, error) {
-	tmp, err := os.MkdirTemp("", "capstan-chart-")
+	client, err := httpClient(repoURL, creds)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
-	g, err := httpGetter(repoURL, creds, tmp)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, err
+		return nil, errors.New(redactAuth(err.Error()))
 	}
-	type result struct {
-		buf *bytes.Buffer
-		err error
+	req.Header.Set("User-Agent", "Helm/"+strings.TrimPrefix(chartutil.DefaultCapabilities.HelmVersion.Version, "v"))
+	if base, err := url.Parse(repoURL); err == nil && base.Host == req.URL.Host && (creds.Username != "" || creds.Password != "") {
+		req.SetBasicAuth(creds.Username, creds.Password)
 	}
-	done := make(chan result, 1)
-	go func() {
-		buf, err := g.Get(u)
-		done <- result{buf, err}
-	}()
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case r := <-done:
-		if r.err != nil {
-			return nil, errors.New(redactAuth(r.err.Error()))
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, errors.New(redactAuth(err.Error()))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("failed to fetch %s : %s", redactAuth(u), resp.Status)
+	}
+	return readLimited(resp.Body, resp.ContentLength, MaxDownloadBytes, req.URL.Host)
+}
+
+// httpClient is an HTTP client with a repository's TLS options.
+func httpClient(repoURL string, creds git.Creds) (*http.Client, error) {
+	tlsConf := &tls.Config{InsecureSkipVerify: creds.Insecure} // the repository's own insecure setting
+	if len(creds.CAData) > 0 {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(creds.CAData) {
+			return nil, fmt.Errorf("chart repository %s: its CA data holds no PEM certificate", git.RedactURL(repoURL))
 		}
-		return r.buf.Bytes(), nil
+		tlsConf.RootCAs = pool
 	}
+	return &http.Client{
+		Timeout:   60 * time.Second,
+		Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, TLSClientConfig: tlsConf},
+	}, nil
 }
 
 // redactAuth keeps credentials embedded in URLs out of error text.

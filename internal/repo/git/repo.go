@@ -95,6 +95,11 @@ type command struct {
 // runGit runs git with the command's credentials, never prompting, and
 // returns an error naming the repository (without secrets) on failure.
 func runGit(ctx context.Context, c command, consume func(io.Reader) error, args ...string) error {
+	if c.url != "" {
+		if err := ValidateURL(c.url); err != nil {
+			return err
+		}
+	}
 	tmp, err := os.MkdirTemp("", "capstan-git-")
 	if err != nil {
 		return err
@@ -113,6 +118,9 @@ func runGit(ctx context.Context, c command, consume func(io.Reader) error, args 
 		"GIT_ASKPASS=",
 		"SSH_ASKPASS=",
 		"LC_ALL=C",
+		// Only the allowed transports, whatever a URL, a redirect or a
+		// submodule asks for.
+		"GIT_ALLOW_PROTOCOL="+allowProtocol,
 	)
 	cmd.Env = append(cmd.Env, credEnv...)
 	cmd.Env = append(cmd.Env, c.env...)
@@ -180,7 +188,7 @@ func (r *Repo) LsRemote(ctx context.Context, force bool) (Refs, error) {
 	}
 	v, err, _ := r.refsFlight.Do("ls-remote", func() (any, error) {
 		r.lsRemote.Add(1)
-		out, err := r.git(ctx, false, "ls-remote", "--symref", r.url)
+		out, err := r.git(ctx, false, "ls-remote", "--symref", "--", r.url)
 		if err != nil {
 			return nil, err
 		}
@@ -256,7 +264,7 @@ func (r *Repo) fetchLocked(ctx context.Context) error {
 		return err
 	}
 	r.fetches.Add(1)
-	_, err := r.git(ctx, true, "fetch", "--quiet", "--force", "--prune", "--no-recurse-submodules", r.url,
+	_, err := r.git(ctx, true, "fetch", "--quiet", "--force", "--prune", "--no-recurse-submodules", "--", r.url,
 		"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
 	return err
 }
@@ -292,7 +300,7 @@ func (r *Repo) Checkout(ctx context.Context, sha string) (string, error) {
 		if !r.hasCommit(ctx, sha) {
 			// Not on any branch or tag: ask for the commit itself.
 			r.fetches.Add(1)
-			if _, err := r.git(ctx, true, "fetch", "--quiet", r.url, sha); err != nil || !r.hasCommit(ctx, sha) {
+			if _, err := r.git(ctx, true, "fetch", "--quiet", "--", r.url, sha); err != nil || !r.hasCommit(ctx, sha) {
 				return "", fmt.Errorf("%w: commit %s in repository %s", ErrRevisionNotFound, sha, RedactURL(r.url))
 			}
 		}

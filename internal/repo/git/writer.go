@@ -97,7 +97,7 @@ func (t *worktree) init(ctx context.Context) error {
 
 // defaultBranch asks the remote which branch HEAD points at.
 func (t *worktree) defaultBranch(ctx context.Context) (string, error) {
-	out, err := t.git(ctx, "ls-remote", "--symref", t.cmd.url, "HEAD")
+	out, err := t.git(ctx, "ls-remote", "--symref", "--", t.cmd.url, "HEAD")
 	if err != nil {
 		return "", err
 	}
@@ -123,7 +123,12 @@ func (t *worktree) commit(ctx context.Context, c Change) (string, error) {
 	if target == "" {
 		target = base
 	}
-	if _, err := t.git(ctx, "fetch", "--quiet", "--depth", "1", "--no-tags", t.cmd.url, "+refs/heads/"+base+":refs/capstan/base"); err != nil {
+	for _, branch := range []string{base, target} {
+		if err := ValidateRefName(branch); err != nil {
+			return "", fmt.Errorf("branch of repository %s: %w", RedactURL(t.cmd.url), err)
+		}
+	}
+	if _, err := t.git(ctx, "fetch", "--quiet", "--depth", "1", "--no-tags", "--", t.cmd.url, "+refs/heads/"+base+":refs/capstan/base"); err != nil {
 		if strings.Contains(err.Error(), "couldn't find remote ref") {
 			return "", fmt.Errorf("%w: branch %q in repository %s", ErrRevisionNotFound, base, RedactURL(t.cmd.url))
 		}
@@ -157,7 +162,7 @@ func (t *worktree) commit(ctx context.Context, c Change) (string, error) {
 	if target != base {
 		refspec = "+" + refspec
 	}
-	if _, err := t.git(ctx, "push", "--quiet", t.cmd.url, refspec); err != nil {
+	if _, err := t.git(ctx, "push", "--quiet", "--", t.cmd.url, refspec); err != nil {
 		return "", err
 	}
 	return t.git(ctx, "rev-parse", "HEAD")
