@@ -7,9 +7,12 @@ import (
 // Application is a group of Kubernetes resources, declared in a source, that
 // Capstan keeps in sync with a destination cluster and namespace.
 //
+// As in Argo CD, status is not a subresource: the controller records an
+// operation's result and clears the operation in one write, and Argo CD's
+// own CRD definitions work unchanged.
+//
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:path=applications,shortName=app;apps,categories=argoproj
-// +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Sync Status",type=string,JSONPath=`.status.sync.status`
 // +kubebuilder:printcolumn:name="Health Status",type=string,JSONPath=`.status.health.status`
 // +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.sync.revision`,priority=10

@@ -12,7 +12,6 @@ const DefaultAppProjectName = "default"
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:path=appprojects,shortName=appproj;appprojs,categories=argoproj
-// +kubebuilder:subresource:status
 type AppProject struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata"`

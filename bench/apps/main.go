@@ -370,7 +370,7 @@ func floor(ctx context.Context, c client.Client, cfg *rest.Config, n int, repoUR
 					Resources: []*v1alpha1.ResourceResult{{Version: "v1", Kind: "ConfigMap", Namespace: "apps", Name: name, Status: v1alpha1.ResultCodeSynced, Message: "applied", SyncPhase: v1alpha1.SyncPhaseSync}}}},
 			History: []v1alpha1.RevisionHistory{{ID: 0, Revision: strings.Repeat("a", 40), Source: *app.Spec.Source, DeployedAt: now, DeployStartedAt: &now, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}}},
 		}
-		if err := c.Status().Patch(ctx, app, client.MergeFrom(orig)); err != nil {
+		if err := c.Patch(ctx, app, client.MergeFrom(orig)); err != nil {
 			return err
 		}
 		_, err := kube.EventsV1().Events("argocd").Create(ctx, &eventsv1.Event{

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -157,10 +158,11 @@ func Run(ctx context.Context, opts Options) error {
 	defer r.dests.stop(ctx)
 	err = ctrl.NewControllerManagedBy(mgr).
 		// Status updates, the controller's own writes, must not trigger
-		// another reconcile: only spec, operation (both bump generation),
-		// labels and annotations (refresh) do.
+		// another reconcile: only spec, operation, deletion, labels and
+		// annotations (refresh) do. (Status is not a subresource, as in
+		// Argo CD, so every write bumps the generation.)
 		For(&v1alpha1.Application{}, builder.WithPredicates(namespaces.predicate(), predicate.Or(
-			predicate.GenerationChangedPredicate{}, annotationsChanged(), predicate.LabelChangedPredicate{}))).
+			specOrOperationChanged(), annotationsChanged(), predicate.LabelChangedPredicate{}))).
 		Named("application").
 		// Several controllers may share a process (tests, one per shard).
 		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: opts.Workers, SkipNameValidation: ptrTo(true)}).
@@ -255,6 +257,21 @@ func annotationsChanged() predicate.Funcs {
 			}
 		}
 		return !maps.Equal(before, after)
+	}}
+}
+
+// specOrOperationChanged passes updates that change what the Application
+// asks for (its spec or operation) or start its deletion.
+func specOrOperationChanged() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		before, ok1 := e.ObjectOld.(*v1alpha1.Application)
+		after, ok2 := e.ObjectNew.(*v1alpha1.Application)
+		if !ok1 || !ok2 {
+			return true
+		}
+		return (before.DeletionTimestamp == nil) != (after.DeletionTimestamp == nil) ||
+			!equality.Semantic.DeepEqual(before.Operation, after.Operation) ||
+			!equality.Semantic.DeepEqual(before.Spec, after.Spec)
 	}}
 }
 

@@ -365,7 +365,7 @@ func TestOperationLeftRunningIsCompleted(t *testing.T) {
 		Operation: v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}, InitiatedBy: v1alpha1.OperationInitiator{Username: "admin"}},
 		Phase:     v1alpha1.OperationRunning, Message: "syncing", StartedAt: metav1.Now(),
 	}
-	if err := c.Status().Update(ctx, app); err != nil {
+	if err := c.Update(ctx, app); err != nil {
 		t.Fatal(err)
 	}
 

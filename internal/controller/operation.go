@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	gosync "sync"
 	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,10 +23,15 @@ import (
 const defaultHistoryLimit = 10
 
 // runningDelay is how long an operation runs before its Running state is
-// written. Most syncs finish sooner and write only their result; one that
-// is cut short before then is run again after a restart anyway (the
-// Application is still OutOfSync, or its operation field still set).
-const runningDelay = time.Second
+// first written, and progressInterval how often it is written after that.
+// Most syncs finish sooner and write only their result. A sync that is
+// cut short is resumed after a restart: from its Running state when one
+// was written (always before a hook is created), otherwise it runs again,
+// which applies the same objects again and creates no hook twice.
+const (
+	runningDelay     = time.Second
+	progressInterval = 5 * time.Second
+)
 
 // pendingOperation returns the operation to run now: the requested one,
 // one left Running (a retry, or a sync a stopped controller did not
@@ -86,11 +91,18 @@ func (r *reconciler) automatedOperation(app *v1alpha1.Application, cmp *comparis
 }
 
 // runOperation syncs and records the result, with the comparison that
-// led to it, in one status write (two if it runs past runningDelay).
+// led to it, in one write that also clears the operation.
 func (r *reconciler) runOperation(ctx context.Context, app *v1alpha1.Application, status *statusWriter, op *v1alpha1.Operation, cmp *comparison, checker *health.Checker, retryCount int64) error {
 	started := metav1.Now()
-	if st := app.Status.OperationState; retryCount > 0 && st != nil {
-		started = st.StartedAt
+	var done []*v1alpha1.ResourceResult
+	if st := app.Status.OperationState; st != nil && st.Phase == v1alpha1.OperationRunning {
+		if retryCount > 0 {
+			started = st.StartedAt
+		}
+		if st.SyncResult != nil && st.RetryCount == retryCount && equality.Semantic.DeepEqual(st.Operation, *op) {
+			// The same attempt, cut short: resume it.
+			started, done = st.StartedAt, st.SyncResult.Resources
+		}
 	}
 	terminating := app.Status.OperationState != nil && app.Status.OperationState.Phase == v1alpha1.OperationTerminating
 	app.Status.OperationState = &v1alpha1.OperationState{Operation: *op, Phase: v1alpha1.OperationRunning, Message: "syncing", StartedAt: started, RetryCount: retryCount}
@@ -100,31 +112,61 @@ func (r *reconciler) runOperation(ctx context.Context, app *v1alpha1.Application
 	syncCtx, cancelSync := context.WithCancel(ctx)
 	defer cancelSync()
 	terminated := r.watchTermination(syncCtx, app, cancelSync)
-	running := app.DeepCopy()
-	var mu gosync.Mutex
-	done := false
-	timer := time.AfterFunc(runningDelay, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if done || terminated.Load() {
-			return
-		}
-		if err := status.write(ctx, running); err != nil {
-			r.opts.Log.Error("recording the running operation", "application", app.Namespace+"/"+app.Name, "error", err)
-		}
-		r.events.Eventf(running, nil, corev1.EventTypeNormal, "OperationStarted", "Sync", "%s", startMessage(op))
-	})
-	res := r.sync(syncCtx, app, op, cmp, checker)
-	mu.Lock()
-	done = true // once set, the Running state can no longer overwrite the result
-	mu.Unlock()
-	timer.Stop()
+	progress := &progressWriter{r: r, app: app, status: status, op: op, since: time.Now(), resumed: done != nil}
+	res := r.sync(syncCtx, app, op, cmp, checker, done, progress.checkpoint)
 	if terminated.Load() {
 		stopped := *res.Result
-		stopped.Phase, stopped.Message = v1alpha1.OperationFailed, terminatedMessage
+		stopped.Phase, stopped.Message, stopped.Interrupted = v1alpha1.OperationFailed, terminatedMessage, false
 		res = &operationResult{Result: &stopped, cmp: res.cmp, refused: true}
 	}
+	if res.Interrupted {
+		// Not finished: the Running state (or the operation) stays, and
+		// the next reconcile resumes it.
+		return fmt.Errorf("sync of Application/%s/%s interrupted: %s", app.Namespace, app.Name, res.Message)
+	}
 	return r.finishOperation(ctx, app, status, op, started, res, checker)
+}
+
+// progressWriter records a running sync's progress in its Application's
+// status.operationState: when forced (around hooks), and otherwise once
+// the sync has run for runningDelay, then every progressInterval.
+type progressWriter struct {
+	r       *reconciler
+	app     *v1alpha1.Application
+	status  *statusWriter
+	op      *v1alpha1.Operation
+	since   time.Time // the sync's start, then the last write
+	wrote   bool
+	resumed bool
+}
+
+func (p *progressWriter) checkpoint(ctx context.Context, res *sync.Result, force bool) error {
+	wait := runningDelay
+	if p.wrote {
+		wait = progressInterval
+	}
+	if !force && time.Since(p.since) < wait {
+		return nil
+	}
+	st := p.app.Status.OperationState
+	st.Message = "syncing"
+	if p.resumed {
+		st.Message = "syncing (resumed after the controller restarted)"
+	}
+	st.SyncResult = &v1alpha1.SyncOperationResult{Resources: res.Resources}
+	err := p.status.write(ctx, p.app)
+	st.SyncResult = nil // the results are the sync's, and change after this
+	if err != nil {
+		if !force {
+			p.r.opts.Log.Error("recording the running operation", "application", p.app.Namespace+"/"+p.app.Name, "error", err)
+		}
+		return err
+	}
+	if !p.wrote {
+		p.r.events.Eventf(p.app, nil, corev1.EventTypeNormal, "OperationStarted", "Sync", "%s", startMessage(p.op))
+	}
+	p.wrote, p.since = true, time.Now()
+	return nil
 }
 
 // terminatedMessage ends an operation a user terminated, as in Argo CD.
@@ -162,8 +204,10 @@ func (r *reconciler) watchTermination(ctx context.Context, app *v1alpha1.Applica
 	return terminated
 }
 
-// sync runs one sync operation; cmp is the spec's comparison.
-func (r *reconciler) sync(ctx context.Context, app *v1alpha1.Application, op *v1alpha1.Operation, cmp *comparison, checker *health.Checker) *operationResult {
+// sync runs one sync operation; cmp is the spec's comparison, done the
+// results of an interrupted run of it, and checkpoint records progress.
+func (r *reconciler) sync(ctx context.Context, app *v1alpha1.Application, op *v1alpha1.Operation, cmp *comparison, checker *health.Checker,
+	done []*v1alpha1.ResourceResult, checkpoint func(context.Context, *sync.Result, bool) error) *operationResult {
 	if msg := automatedConflict(app, op); msg != "" {
 		return &operationResult{Result: &sync.Result{Phase: v1alpha1.OperationError, Message: msg}, refused: true}
 	}
@@ -177,7 +221,7 @@ func (r *reconciler) sync(ctx context.Context, app *v1alpha1.Application, op *v1
 		at.fresh = !op.InitiatedBy.Automated
 		var cond *v1alpha1.ApplicationCondition
 		if cmp, cond = r.compare(ctx, app, checker, at, nil); cond != nil {
-			return &operationResult{Result: &sync.Result{Phase: v1alpha1.OperationError, Message: cond.Message}}
+			return &operationResult{Result: &sync.Result{Phase: v1alpha1.OperationError, Message: cond.Message, Interrupted: ctx.Err() != nil}}
 		}
 	}
 	opts, err := sync.ParseOptionList(append(append([]string{}, syncOptions(app)...), op.Sync.SyncOptions...))
@@ -199,6 +243,7 @@ func (r *reconciler) sync(ctx context.Context, app *v1alpha1.Application, op *v1
 	res := applier.Run(ctx, &sync.Request{
 		App: r.appKey(app), Namespace: app.Spec.Destination.Namespace, Plan: plan,
 		Prune: prune, AllowPrune: op.Sync.Prune, DryRun: op.Sync.DryRun, Options: opts,
+		Done: done, Checkpoint: checkpoint,
 	})
 	for _, a := range res.Applied {
 		cmp.dest.differ.Record(a.Sent, a.Live)
@@ -291,19 +336,11 @@ func (r *reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 		appendHistory(app, state, started, op.InitiatedBy)
 	}
 	app.Status.Conditions = syncErrorCondition(app.Status.Conditions, op, state)
-	if err := status.write(ctx, app); err != nil {
+	if err := status.finish(ctx, app, op); err != nil {
 		return err
 	}
 	r.recordCompletion(app, op, state)
 	r.metrics.IncSync(app, state.Phase)
-	if app.Operation != nil {
-		orig := app.DeepCopy()
-		app.Operation = nil
-		if err := r.client.Patch(ctx, app, client.MergeFrom(orig)); err != nil {
-			return fmt.Errorf("clearing the operation of Application/%s/%s: %w", app.Namespace, app.Name, err)
-		}
-		r.written.note(app)
-	}
 	return nil
 }
 

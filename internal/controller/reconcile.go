@@ -177,28 +177,6 @@ func (r *reconciler) statusDue(orig, app *v1alpha1.Application) bool {
 	return !equality.Semantic.DeepEqual(a, b)
 }
 
-// statusWriter persists an Application's status as merge patches against
-// the last status it wrote. It is safe for concurrent use, so an operation
-// can persist its Running state from a timer while it syncs.
-type statusWriter struct {
-	client  client.Client
-	written *writtenVersions
-	mu      gosync.Mutex
-	base    *v1alpha1.Application
-}
-
-func (w *statusWriter) write(ctx context.Context, app *v1alpha1.Application) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	base := w.base
-	if err := w.client.Status().Patch(ctx, app, client.MergeFrom(base)); err != nil {
-		return fmt.Errorf("updating status of Application/%s/%s: %w", app.Namespace, app.Name, err)
-	}
-	w.written.note(app)
-	w.base = app.DeepCopy()
-	return nil
-}
-
 // ownShard reports whether this controller's shard manages the app's
 // destination cluster. An unknown destination belongs to shard 0, which
 // reports it on the Application.

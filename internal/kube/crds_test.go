@@ -339,7 +339,7 @@ func TestStatusIsASubresource(t *testing.T) {
 	app.Status.Sync.Status = v1alpha1.SyncStatusCodeSynced
 	app.Status.Health.Status = v1alpha1.HealthStatusHealthy
 	app.Status.Sync.Revision = "0123456789abcdef0123456789abcdef01234567"
-	if err := c.Status().Update(ctx, app); err != nil {
+	if err := c.Update(ctx, app); err != nil {
 		t.Fatalf("status update: %v", err)
 	}
 

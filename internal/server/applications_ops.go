@@ -111,7 +111,7 @@ func (s *Server) terminateOperation(w http.ResponseWriter, r *http.Request, c *c
 		}
 		st.Phase, st.Message = v1alpha1.OperationTerminating, "terminating"
 		app.Status.OperationState = st
-		return s.opts.Client.Status().Update(r.Context(), app)
+		return s.opts.Client.Update(r.Context(), app)
 	})
 	switch {
 	case errors.Is(err, errNoOperation):

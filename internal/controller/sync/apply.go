@@ -58,6 +58,19 @@ type Request struct {
 	DryRun bool
 	// Options are the Application's and operation's sync options.
 	Options Options
+	// Done are the results an earlier, interrupted run of this same
+	// operation recorded (status.operationState.syncResult.resources).
+	// A hook recorded as completed is not run again, and one recorded as
+	// started is waited for rather than recreated; everything else is
+	// applied again, which is idempotent.
+	Done []*v1alpha1.ResourceResult
+	// Checkpoint, if set, persists the results so far. It is called with
+	// force right before a hook is created and right after one completes
+	// (before it is deleted), so that a run cut short at any point knows
+	// on restart which hooks ran; a forced checkpoint that fails
+	// interrupts the sync. Between those it is called as the sync moves
+	// on, and may skip the write. Results must not be kept after it returns.
+	Checkpoint func(ctx context.Context, res *Result, force bool) error
 }
 
 // Result is the outcome of a sync.
@@ -71,6 +84,11 @@ type Result struct {
 	Applied []Applied
 	// Pruned are the objects deleted by the sync.
 	Pruned []*unstructured.Unstructured
+	// Interrupted is set when the sync stopped before it finished for a
+	// reason of the controller's (its context ended, or a checkpoint could
+	// not be written): it is neither failed nor succeeded, and running the
+	// same Request again with Done set to Resources resumes it.
+	Interrupted bool
 }
 
 // Applied is one object a sync applied.
@@ -93,8 +111,8 @@ func (a *Applier) Run(ctx context.Context, req *Request) *Result {
 		return res
 	}
 	res.Phase, res.Message = v1alpha1.OperationFailed, err.Error()
-	if ctx.Err() != nil {
-		res.Phase = v1alpha1.OperationError
+	if ctx.Err() != nil || errors.Is(err, errCheckpoint) {
+		res.Phase, res.Interrupted = v1alpha1.OperationError, true
 		return res
 	}
 	for _, wave := range req.Plan.Waves(v1alpha1.SyncPhaseSyncFail) {
@@ -159,6 +177,7 @@ func (a *Applier) run(ctx context.Context, req *Request, res *Result) error {
 func (a *Applier) runWave(ctx context.Context, req *Request, wave []*Task, res *Result, final bool) error {
 	results := make([]*v1alpha1.ResourceResult, len(wave))
 	live := make([]*unstructured.Unstructured, len(wave))
+	ran := make([]bool, len(wave)) // false: a hook an earlier run completed
 	defer func() {
 		for i, t := range wave {
 			if live[i] != nil && !t.Hook {
@@ -167,9 +186,8 @@ func (a *Applier) runWave(ctx context.Context, req *Request, wave []*Task, res *
 		}
 	}()
 	for i, t := range wave {
-		rr, obj, err := a.apply(ctx, req, t)
-		res.Resources = append(res.Resources, rr)
-		results[i], live[i] = rr, obj
+		rr, obj, done, err := a.apply(ctx, req, t, res)
+		results[i], live[i], ran[i] = rr, obj, !done
 		if err != nil {
 			return err
 		}
@@ -178,11 +196,12 @@ func (a *Applier) runWave(ctx context.Context, req *Request, wave []*Task, res *
 		live = make([]*unstructured.Unstructured, len(wave))
 		return nil
 	}
+	a.checkpoint(ctx, req, res)
 	for i, t := range wave {
-		if final && !t.Hook {
+		if !ran[i] || (final && !t.Hook) {
 			continue
 		}
-		obj, err := a.wait(ctx, req, t, results[i], live[i])
+		obj, err := a.wait(ctx, req, t, results[i], live[i], res)
 		if obj != nil {
 			live[i] = obj
 		}
@@ -208,21 +227,45 @@ func (a *Applier) resource(obj *unstructured.Unstructured, defaultNS string) (dy
 	return a.Client.Resource(m.Resource).Namespace(obj.GetNamespace()), nil
 }
 
-// apply applies one task and returns the object the API server returned.
-func (a *Applier) apply(ctx context.Context, req *Request, t *Task) (*v1alpha1.ResourceResult, *unstructured.Unstructured, error) {
+// apply applies one task, appending its result to res, and returns the
+// object the API server returned. done is set for a hook an earlier run
+// of the operation completed: it is not applied again.
+func (a *Applier) apply(ctx context.Context, req *Request, t *Task, res *Result) (rr *v1alpha1.ResourceResult, live *unstructured.Unstructured, done bool, err error) {
 	obj := t.Obj.DeepCopy()
 	ri, err := a.resource(obj, req.Namespace)
-	rr := resultFor(t, obj)
+	rr = resultFor(t, obj)
+	res.Resources = append(res.Resources, rr)
 	if err != nil {
 		return failed(rr, err)
 	}
 	tracking.Set(a.Tracking, req.App, obj)
-	a.emit(t, "apply")
-	if t.Hook && !req.DryRun && hasPolicy(t, BeforeHookCreation) {
-		if err := deleteAndWait(ctx, ri, obj.GetName(), a.PollInterval); err != nil {
-			return failed(rr, err)
+	if t.Hook && !req.DryRun {
+		prior := req.done(rr)
+		switch {
+		case prior != nil && prior.HookPhase == v1alpha1.OperationSucceeded:
+			*rr = *prior
+			t.Obj = obj
+			return rr, nil, true, nil
+		case prior != nil && prior.HookPhase.Completed():
+			*rr = *prior
+			return rr, nil, true, fmt.Errorf("%s: %s", kube.Ref(obj), prior.Message)
+		case prior == nil:
+			// A new run of the hook: remove the last one (as its policy
+			// asks), then record that this one is being created before
+			// creating it. A run resumed after an interruption finds the
+			// record and waits for the hook it created instead.
+			if hasPolicy(t, BeforeHookCreation) {
+				if err := deleteAndWait(ctx, ri, obj.GetName(), a.PollInterval); err != nil {
+					return failed(rr, err)
+				}
+			}
+			rr.HookPhase, rr.Message = v1alpha1.OperationRunning, "creating"
+			if err := a.forceCheckpoint(ctx, req, res); err != nil {
+				return failed(rr, err)
+			}
 		}
 	}
+	a.emit(t, "apply")
 	data, err := json.Marshal(obj)
 	if err != nil {
 		return failed(rr, err)
@@ -239,7 +282,6 @@ func (a *Applier) apply(ctx context.Context, req *Request, t *Task) (*v1alpha1.R
 	if v := firstSet(t.Options.Validate, req.Options.Validate); v != nil && !*v {
 		validation = "Ignore"
 	}
-	var live *unstructured.Unstructured
 	if (req.Options.Replace || t.Options.Replace) && !t.Hook {
 		live, err = a.replace(ctx, ri, obj, dryRun, validation)
 	} else {
@@ -256,7 +298,7 @@ func (a *Applier) apply(ctx context.Context, req *Request, t *Task) (*v1alpha1.R
 	if t.Hook {
 		rr.HookPhase = v1alpha1.OperationRunning
 	}
-	return rr, live, nil
+	return rr, live, false, nil
 }
 
 // replace creates obj, or replaces the live object with it whole (PUT), as
@@ -284,7 +326,7 @@ func (a *Applier) replace(ctx context.Context, ri dynamic.ResourceInterface, obj
 // wait checks the applied object until it is healthy, a hook completes, or
 // it degrades: first as the apply returned it, then by polling. It returns
 // the last state read.
-func (a *Applier) wait(ctx context.Context, req *Request, t *Task, rr *v1alpha1.ResourceResult, applied *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+func (a *Applier) wait(ctx context.Context, req *Request, t *Task, rr *v1alpha1.ResourceResult, applied *unstructured.Unstructured, res *Result) (*unstructured.Unstructured, error) {
 	ri, err := a.resource(t.Obj, req.Namespace)
 	if err != nil {
 		return nil, err
@@ -310,7 +352,13 @@ func (a *Applier) wait(ctx context.Context, req *Request, t *Task, rr *v1alpha1.
 		case v1alpha1.HealthStatusHealthy, v1alpha1.HealthStatusSuspended:
 			a.emit(t, "healthy")
 			if t.Hook {
+				// Recorded before the hook may be deleted: a run resumed
+				// later must know it ran, whether or not it still exists.
 				rr.HookPhase, rr.Message = v1alpha1.OperationSucceeded, firstNonEmpty(st.Message, "hook completed")
+				if err := a.forceCheckpoint(ctx, req, res); err != nil {
+					rr.HookPhase = v1alpha1.OperationRunning
+					return live, err
+				}
 				return live, a.deleteHook(ctx, ri, t, HookSucceeded)
 			}
 			return live, nil
@@ -319,12 +367,16 @@ func (a *Applier) wait(ctx context.Context, req *Request, t *Task, rr *v1alpha1.
 			if t.Hook {
 				rr.HookPhase, rr.Message = v1alpha1.OperationFailed, st.Message
 				rr.Status = v1alpha1.ResultCodeSyncFailed
+				if err := a.forceCheckpoint(ctx, req, res); err != nil {
+					return live, err
+				}
 				if err := a.deleteHook(ctx, ri, t, HookFailed); err != nil {
 					msg += "; " + err.Error()
 				}
 			}
 			return live, errors.New(msg)
 		}
+		a.checkpoint(ctx, req, res)
 		select {
 		case <-ctx.Done():
 			return live, fmt.Errorf("waiting for %s to become healthy (last: %s %s): %w", kube.Ref(t.Obj), st.Status, st.Message, ctx.Err())
@@ -443,9 +495,11 @@ func resultFor(t *Task, obj *unstructured.Unstructured) *v1alpha1.ResourceResult
 	return rr
 }
 
-func failed(rr *v1alpha1.ResourceResult, err error) (*v1alpha1.ResourceResult, *unstructured.Unstructured, error) {
-	rr.Status, rr.Message = v1alpha1.ResultCodeSyncFailed, err.Error()
-	return rr, nil, err
+func failed(rr *v1alpha1.ResourceResult, err error) (*v1alpha1.ResourceResult, *unstructured.Unstructured, bool, error) {
+	if !errors.Is(err, errCheckpoint) {
+		rr.Status, rr.Message = v1alpha1.ResultCodeSyncFailed, err.Error()
+	}
+	return rr, nil, false, err
 }
 
 func hasPolicy(t *Task, p DeletePolicy) bool {
