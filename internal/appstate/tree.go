@@ -46,10 +46,7 @@ func (r *Reader) Tree(ctx context.Context, app *v1alpha1.Application) (*Tree, er
 	if err != nil {
 		return nil, err
 	}
-	checker, err := health.NewChecker(cm)
-	if err != nil {
-		return nil, err
-	}
+	checker, _ := health.NewChecker(cm) // a broken check makes its kinds Unknown, naming it
 	tree := &Tree{Nodes: []ResourceNode{}}
 	owners := map[types.UID]ResourceRef{}
 	namespaces := map[string]bool{}

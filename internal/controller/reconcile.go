@@ -209,7 +209,8 @@ func (r *reconciler) healthChecker(ctx context.Context) (*health.Checker, error)
 	}
 	checker, err := health.NewChecker(data)
 	if err != nil {
-		return nil, err
+		// Only the kinds of the keys named are affected (Unknown health).
+		r.opts.Log.Warn("argocd-cm has custom health checks that cannot run", "error", err)
 	}
 	r.checker, r.checkerVersion = checker, version
 	return checker, nil

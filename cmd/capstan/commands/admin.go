@@ -61,7 +61,7 @@ func runAdminHealth(w io.Writer, file, cmFile, output string) error {
 	}
 	checker, err := health.NewChecker(cmData)
 	if err != nil {
-		return err
+		fmt.Fprintln(os.Stderr, "warning:", err)
 	}
 	data, err := os.ReadFile(file)
 	if err != nil {

@@ -44,13 +44,13 @@ type Checker struct {
 	custom []customCheck
 }
 
-// NewChecker reads the custom health checks of argocd-cm's data (nil for none).
+// NewChecker reads the custom health checks of argocd-cm's data (nil for
+// none). The Checker is always usable: an error names the keys that could
+// not be read, and only the kinds those keys are for report it, as
+// Unknown health.
 func NewChecker(argocdCM map[string]string) (*Checker, error) {
 	custom, err := parseCustomChecks(argocdCM)
-	if err != nil {
-		return nil, err
-	}
-	return &Checker{custom: custom}, nil
+	return &Checker{custom: custom}, err
 }
 
 // Check returns obj's health. A nil obj is Missing. Objects being deleted

@@ -141,8 +141,27 @@ func TestCustomLuaChecks(t *testing.T) {
 func TestBadLua(t *testing.T) {
 	defer func(d time.Duration) { luaTimeout = d }(luaTimeout)
 	luaTimeout = 200 * time.Millisecond
-	if _, err := NewChecker(map[string]string{"resource.customizations.health.apps_Deployment": "return {"}); err == nil || !strings.Contains(err.Error(), "apps_Deployment") {
+	// One key that does not compile is named, makes its own kind Unknown
+	// with that error, and leaves every other kind and key working.
+	c, err := NewChecker(map[string]string{
+		"resource.customizations.health.apps_Deployment": "return {",
+		"resource.customizations.health.ConfigMap":       `return {status = "Degraded", message = "custom"}`,
+	})
+	if err == nil || !strings.Contains(err.Error(), "apps_Deployment") {
 		t.Errorf("syntax error: got %v, want an error naming the key", err)
+	}
+	st, err := c.Check(obj(t, `{apiVersion: apps/v1, kind: Deployment, metadata: {name: d}}`))
+	if st.Status != v1alpha1.HealthStatusUnknown || err == nil || !strings.Contains(st.Message, "apps_Deployment") {
+		t.Errorf("the broken key's kind: got %+v, %v; want Unknown naming the key", st, err)
+	}
+	if st, err := c.Check(obj(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}}`)); err != nil || st.Message != "custom" {
+		t.Errorf("another key's kind: got %+v, %v; want its custom check", st, err)
+	}
+	if st, err := c.Check(obj(t, `{apiVersion: v1, kind: Service, metadata: {name: s}, spec: {type: ClusterIP}}`)); err != nil || st.Status != v1alpha1.HealthStatusHealthy {
+		t.Errorf("a built-in kind: got %+v, %v; want Healthy", st, err)
+	}
+	if _, err := NewChecker(map[string]string{"resource.customizations": "not: [valid"}); err == nil || !strings.Contains(err.Error(), "resource.customizations") {
+		t.Errorf("legacy key: got %v, want an error naming it", err)
 	}
 	for script, want := range map[string]string{
 		`return {status = "Great"}`:                          `"Great"`,

@@ -2,6 +2,7 @@ package health
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -31,33 +32,23 @@ type customCheck struct {
 	group  glob.Glob
 	kind   glob.Glob
 	script string
+	// broken is why the script cannot run (it does not compile): the
+	// kinds it is for are Unknown with this error, and no others suffer.
+	broken error
 }
 
 // parseCustomChecks reads `resource.customizations.health.<group>_<kind>`
 // keys (core kinds: just `<kind>`; `*` globs allowed) and the older
-// `resource.customizations` map of "group/Kind" to {health.lua}.
+// `resource.customizations` map of "group/Kind" to {health.lua}. A key
+// that cannot be read is named in the error and affects only its kinds:
+// a script that does not compile makes them Unknown.
 func parseCustomChecks(cm map[string]string) ([]customCheck, error) {
 	var checks []customCheck
-	add := func(source, groupKind, script string) error {
-		group, kind := "", groupKind
-		if g, k, ok := strings.Cut(groupKind, "_"); ok {
-			group, kind = g, k
-		} else if g, k, ok := strings.Cut(groupKind, "/"); ok {
-			group, kind = g, k
+	var errs []error
+	add := func(source, groupKind, script string) {
+		if err := addCheck(&checks, source, groupKind, script); err != nil {
+			errs = append(errs, err)
 		}
-		gg, err := glob.Compile(group)
-		if err != nil {
-			return fmt.Errorf("argocd-cm %s: group %q: %w", source, group, err)
-		}
-		kg, err := glob.Compile(kind)
-		if err != nil {
-			return fmt.Errorf("argocd-cm %s: kind %q: %w", source, kind, err)
-		}
-		if _, err := compileLua(script); err != nil {
-			return fmt.Errorf("argocd-cm %s: %w", source, err)
-		}
-		checks = append(checks, customCheck{key: source, group: gg, kind: kg, script: script})
-		return nil
 	}
 	keys := make([]string, 0, len(cm))
 	for k := range cm {
@@ -66,9 +57,7 @@ func parseCustomChecks(cm map[string]string) ([]customCheck, error) {
 	sort.Strings(keys) // deterministic precedence: the first match wins
 	for _, k := range keys {
 		if gk, ok := strings.CutPrefix(k, healthKeyPrefix); ok {
-			if err := add(k, gk, cm[k]); err != nil {
-				return nil, err
-			}
+			add(k, gk, cm[k])
 		}
 	}
 	if legacy := cm[legacyKey]; legacy != "" {
@@ -76,17 +65,45 @@ func parseCustomChecks(cm map[string]string) ([]customCheck, error) {
 			HealthLua string `json:"health.lua"`
 		}
 		if err := yaml.Unmarshal([]byte(legacy), &m); err != nil {
-			return nil, fmt.Errorf("argocd-cm %s: %w", legacyKey, err)
+			errs = append(errs, fmt.Errorf("argocd-cm %s: %w", legacyKey, err))
 		}
-		for gk, v := range m {
-			if v.HealthLua != "" {
-				if err := add(legacyKey+"["+gk+"]", gk, v.HealthLua); err != nil {
-					return nil, err
-				}
+		gks := make([]string, 0, len(m))
+		for gk := range m {
+			gks = append(gks, gk)
+		}
+		sort.Strings(gks)
+		for _, gk := range gks {
+			if v := m[gk]; v.HealthLua != "" {
+				add(legacyKey+"["+gk+"]", gk, v.HealthLua)
 			}
 		}
 	}
-	return checks, nil
+	return checks, errors.Join(errs...)
+}
+
+// addCheck adds the check of one key. A script that does not compile is
+// still added, broken, so that its kinds report the error.
+func addCheck(checks *[]customCheck, source, groupKind, script string) error {
+	group, kind := "", groupKind
+	if g, k, ok := strings.Cut(groupKind, "_"); ok {
+		group, kind = g, k
+	} else if g, k, ok := strings.Cut(groupKind, "/"); ok {
+		group, kind = g, k
+	}
+	gg, err := glob.Compile(group)
+	if err != nil {
+		return fmt.Errorf("argocd-cm %s: group %q: %w", source, group, err)
+	}
+	kg, err := glob.Compile(kind)
+	if err != nil {
+		return fmt.Errorf("argocd-cm %s: kind %q: %w", source, kind, err)
+	}
+	check := customCheck{key: source, group: gg, kind: kg, script: script}
+	if _, err := compileLua(script); err != nil {
+		check.broken = fmt.Errorf("argocd-cm %s: %w", source, err)
+	}
+	*checks = append(*checks, check)
+	return check.broken
 }
 
 func (c *Checker) customFor(gk schema.GroupKind) (customCheck, bool) {
@@ -130,6 +147,9 @@ func newSandbox(ctx context.Context) *lua.LState {
 // run executes the script with the object as the global obj, as Argo CD's
 // contract says, and reads the returned {status, message} table.
 func (c customCheck) run(obj *unstructured.Unstructured) (Status, error) {
+	if c.broken != nil {
+		return Status{}, c.broken
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), luaTimeout)
 	defer cancel()
 	L := newSandbox(ctx)
