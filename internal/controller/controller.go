@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -77,9 +78,15 @@ type Options struct {
 	ApplicationNamespaces []string
 	// Log receives one line per reconcile. Default: slog's default logger.
 	Log *slog.Logger
+	// InstallCRDs installs or upgrades Capstan's CRDs at start (when the
+	// API server allows it). Default false: they are waited for.
+	InstallCRDs bool
 }
 
-// Run reconciles Applications until ctx ends.
+// Run reconciles Applications until ctx ends. It waits for the API server
+// and the CRDs rather than fail, and when it stops for any reason but ctx
+// (the API server went away long enough to lose the leader Lease, say) it
+// stands by and starts again: only an invalid Options is an error.
 func Run(ctx context.Context, opts Options) error {
 	if opts.Namespace == "" {
 		opts.Namespace = "argocd"
@@ -106,6 +113,25 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("shard %d is not one of the %d replicas (0 to %d)", opts.Shard, opts.Replicas, opts.Replicas-1)
 	}
 	ctrl.SetLogger(logr.FromSlogHandler(opts.Log.Handler()))
+	err := kube.Until(ctx, opts.Log, "the application controller to run", kube.Backoff{Min: time.Second, Max: 30 * time.Second}, func(ctx context.Context) error {
+		if err := kube.WaitForCRDs(ctx, opts.Config, kube.PrepareOptions{Install: opts.InstallCRDs, Namespace: opts.Namespace, Log: opts.Log}); err != nil {
+			return err
+		}
+		err := run(ctx, opts)
+		if err == nil && ctx.Err() == nil {
+			err = errors.New("the controller stopped")
+		}
+		return err
+	})
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// run runs one controller manager until ctx ends or it fails (its leader
+// Lease lost, say).
+func run(ctx context.Context, opts Options) error {
 	scheme, err := kube.NewScheme()
 	if err != nil {
 		return err
@@ -191,8 +217,13 @@ func Run(ctx context.Context, opts Options) error {
 	if err := settings.EnsureDefaultProject(ctx, direct, opts.Namespace); err != nil {
 		return err
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	if opts.MetricsAddr != "" {
+		served := make(chan struct{})
+		defer func() { cancel(); <-served }() // the port is free for the next run
 		go func() {
+			defer close(served)
 			if err := m.Serve(ctx, opts.MetricsAddr); err != nil {
 				opts.Log.Error("serving metrics", "addr", opts.MetricsAddr, "error", err)
 			}

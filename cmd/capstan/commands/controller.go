@@ -32,6 +32,7 @@ type controllerFlags struct {
 	shard     int
 	replicas  int
 	elect     bool
+	crds      bool
 	metrics   int
 	appNS     []string
 }
@@ -49,6 +50,7 @@ func (f *controllerFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringSliceVar(&f.appNS, "application-namespaces", envList("ARGOCD_APPLICATION_NAMESPACES"), "other namespaces (globs) whose Applications are reconciled; their projects must list them in sourceNamespaces")
 	cmd.Flags().IntVar(&f.metrics, "metrics-port", 8082, "serve Prometheus metrics on this port (0: off)")
 	cmd.Flags().BoolVar(&f.elect, "leader-elect", true, "wait for a Lease (one per shard) so standby replicas can take over")
+	cmd.Flags().BoolVar(&f.crds, "install-crds", true, "install or upgrade the Application and AppProject CRDs at start (when allowed); otherwise wait for them")
 }
 
 // shardOf is the --shard flag, or Argo CD's fallbacks: the
@@ -137,7 +139,7 @@ func runController(ctx context.Context, f *controllerFlags, r repo.Renderer, cha
 	return controller.Run(ctx, controller.Options{
 		Config: cfg, Namespace: f.namespace, Renderer: r, Workers: f.workers, OperationWorkers: f.opWorkers, Resync: f.resync, RepoPoll: f.repoPoll,
 		Replicas: f.replicas, Shard: shard, LeaderElection: f.elect, MetricsAddr: metricsAddr(f.metrics),
-		ApplicationNamespaces: f.appNS, RepoChanges: changes,
+		ApplicationNamespaces: f.appNS, RepoChanges: changes, InstallCRDs: f.crds,
 		Log: slog.New(slog.NewJSONHandler(os.Stderr, nil)),
 	})
 }

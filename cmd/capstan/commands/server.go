@@ -67,9 +67,18 @@ func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.
 	if err != nil {
 		return err
 	}
-	srv, err := server.New(ctx, server.Options{Client: c, Config: cfg, Renderer: r, Namespace: namespace, Insecure: f.insecure, Log: log, RepoChanged: repoChanged})
-	if err != nil {
+	// The API server waits for the Kubernetes API and the CRDs (the
+	// controller installs them) rather than exit.
+	if err := kube.WaitForCRDs(ctx, cfg, kube.PrepareOptions{Namespace: namespace, Log: log}); err != nil {
+		return nil // ctx ended
+	}
+	var srv *server.Server
+	err = kube.Until(ctx, log, "the API server's settings", kube.Backoff{}, func(ctx context.Context) (err error) {
+		srv, err = server.New(ctx, server.Options{Client: c, Config: cfg, Renderer: r, Namespace: namespace, Insecure: f.insecure, Log: log, RepoChanged: repoChanged})
 		return err
+	})
+	if err != nil {
+		return nil // ctx ended
 	}
 	l, err := net.Listen("tcp", fmt.Sprintf(":%d", f.port))
 	if err != nil {
