@@ -68,6 +68,11 @@ lint: ## gofmt, go vet and staticcheck.
 test: deps kube dex lint check-generated ## Everything CI checks: lint, generated files, all tests with -race.
 	go test -race -count=1 ./...
 
+.PHONY: chaos
+CHAOS_ITERATIONS ?= 100
+chaos: kube ## The long fault suite: capstan killed at 100 random points of its syncs, a 60 s API server outage (make test runs a short slice).
+	go test -count=1 -timeout 120m -v ./chaos -args -chaos.iterations=$(CHAOS_ITERATIONS) -chaos.outage=60s
+
 .PHONY: dex
 dex: $(DEX_BIN)/dex ## Build Dex (the SSO tests' OpenID provider) into bin/dex.
 

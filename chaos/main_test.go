@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/go-logr/logr"
+	"k8s.io/klog/v2"
+
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
@@ -24,6 +27,8 @@ var (
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	// client-go's own retries (watches through an outage) are expected here.
+	klog.SetLogger(logr.Discard())
 	dir, err := os.MkdirTemp("", "capstan-chaos-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -49,6 +49,12 @@ type rig struct {
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
+	return newRigIn(t, cluster.NewNamespace(t))
+}
+
+// newRigIn is newRig with the control namespace ns.
+func newRigIn(t *testing.T, ns string) *rig {
+	t.Helper()
 	ctx := context.Background()
 	c, err := kube.NewClient(cluster.Config)
 	if err != nil {
@@ -57,7 +63,7 @@ func newRig(t *testing.T) *rig {
 	if err := kube.InstallCRDs(ctx, cluster.Config); err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{t: t, ns: cluster.NewNamespace(t), client: c, kube: kubernetes.NewForConfigOrDie(cluster.Config), git: gitserver.NewLocalRepo(t)}
+	r := &rig{t: t, ns: ns, client: c, kube: kubernetes.NewForConfigOrDie(cluster.Config), git: gitserver.NewLocalRepo(t)}
 	r.commit()
 	for _, name := range allApps {
 		app := &v1alpha1.Application{

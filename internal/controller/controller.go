@@ -2,17 +2,22 @@ package controller
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
@@ -113,11 +118,16 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("shard %d is not one of the %d replicas (0 to %d)", opts.Shard, opts.Replicas, opts.Replicas-1)
 	}
 	ctrl.SetLogger(logr.FromSlogHandler(opts.Log.Handler()))
+	// One leader identity for the process: a controller that starts again
+	// after losing its Lease to an API server outage takes it back at once
+	// instead of waiting for it to expire.
+	host, _ := os.Hostname()
+	identity := host + "_" + strings.ToLower(rand.Text())
 	err := kube.Until(ctx, opts.Log, "the application controller to run", kube.Backoff{Min: time.Second, Max: 30 * time.Second}, func(ctx context.Context) error {
 		if err := kube.WaitForCRDs(ctx, opts.Config, kube.PrepareOptions{Install: opts.InstallCRDs, Namespace: opts.Namespace, Log: opts.Log}); err != nil {
 			return err
 		}
-		err := run(ctx, opts)
+		err := run(ctx, opts, identity)
 		if err == nil && ctx.Err() == nil {
 			err = errors.New("the controller stopped")
 		}
@@ -130,11 +140,23 @@ func Run(ctx context.Context, opts Options) error {
 }
 
 // run runs one controller manager until ctx ends or it fails (its leader
-// Lease lost, say).
-func run(ctx context.Context, opts Options) error {
+// Lease lost, say); identity is its leader election identity.
+func run(ctx context.Context, opts Options, identity string) error {
 	scheme, err := kube.NewScheme()
 	if err != nil {
 		return err
+	}
+	var lock resourcelock.Interface
+	if opts.LeaderElection {
+		cs, err := kubernetes.NewForConfig(opts.Config)
+		if err != nil {
+			return err
+		}
+		lock, err = resourcelock.New(resourcelock.LeasesResourceLock, opts.Namespace, leaseName(opts), cs.CoreV1(), cs.CoordinationV1(),
+			resourcelock.ResourceLockConfig{Identity: identity})
+		if err != nil {
+			return err
+		}
 	}
 	namespaces := appNamespaces{control: opts.Namespace, globs: opts.ApplicationNamespaces}
 	cacheOpts := ctrlcache.Options{
@@ -150,14 +172,15 @@ func run(ctx context.Context, opts Options) error {
 		}
 	}
 	mgr, err := ctrl.NewManager(opts.Config, ctrl.Options{
-		Scheme:                        scheme,
-		Cache:                         cacheOpts,
-		Metrics:                       metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress:        "0",
-		LeaderElection:                opts.LeaderElection,
-		LeaderElectionID:              leaseName(opts),
-		LeaderElectionNamespace:       opts.Namespace,
-		LeaderElectionReleaseOnCancel: true,
+		Scheme:                              scheme,
+		Cache:                               cacheOpts,
+		Metrics:                             metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:              "0",
+		LeaderElection:                      opts.LeaderElection,
+		LeaderElectionID:                    leaseName(opts),
+		LeaderElectionNamespace:             opts.Namespace,
+		LeaderElectionResourceLockInterface: lock,
+		LeaderElectionReleaseOnCancel:       true,
 	})
 	if err != nil {
 		return err

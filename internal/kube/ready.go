@@ -75,7 +75,9 @@ func WaitForCRDs(ctx context.Context, cfg *rest.Config, opts PrepareOptions) err
 		opts.Log = slog.Default()
 	}
 	install := opts.Install
-	return Until(ctx, opts.Log, "the Kubernetes API server and Capstan's CRDs", Backoff{}, func(ctx context.Context) error {
+	// Asking every two seconds at most costs an absent API server little
+	// and notices its return soon.
+	return Until(ctx, opts.Log, "the Kubernetes API server and Capstan's CRDs", Backoff{Max: 2 * time.Second}, func(ctx context.Context) error {
 		if install {
 			err := InstallCRDs(ctx, cfg)
 			if apierrors.IsForbidden(err) {

@@ -216,6 +216,45 @@ func (c *Cluster) Stop() error {
 	return errors.Join(errs...)
 }
 
+// StopAPIServer stops kube-apiserver, and only it, as an outage of the
+// control plane would; the other components keep running and retry.
+func (c *Cluster) StopAPIServer() error {
+	p := c.process("kube-apiserver")
+	if p == nil {
+		return errors.New("kube-apiserver is not running")
+	}
+	return p.stop(10 * time.Second)
+}
+
+// StartAPIServer starts kube-apiserver again, on the same address and
+// data, and waits until it is ready.
+func (c *Cluster) StartAPIServer(ctx context.Context) error {
+	for i, p := range c.procs {
+		if p.name != "kube-apiserver" {
+			continue
+		}
+		if p.exited() == nil {
+			return errors.New("kube-apiserver is already running")
+		}
+		next, err := startProcess(p.name, p.bin, p.args, c.LogDir())
+		if err != nil {
+			return err
+		}
+		c.procs[i] = next
+		return c.waitReady(ctx)
+	}
+	return errors.New("the cluster has no kube-apiserver")
+}
+
+func (c *Cluster) process(name string) *process {
+	for _, p := range c.procs {
+		if p.name == name {
+			return p
+		}
+	}
+	return nil
+}
+
 // Pids returns the process ids of the running components.
 func (c *Cluster) Pids() []int {
 	pids := make([]int, 0, len(c.procs))

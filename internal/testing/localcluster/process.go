@@ -13,6 +13,8 @@ import (
 // process is one running component with its output in a log file.
 type process struct {
 	name    string
+	bin     string
+	args    []string
 	cmd     *exec.Cmd
 	logPath string
 	done    chan struct{}
@@ -36,7 +38,7 @@ func startProcess(name, bin string, args []string, logDir string) (*process, err
 		_ = logFile.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &process{name: name, cmd: cmd, logPath: logPath, done: make(chan struct{})}
+	p := &process{name: name, bin: bin, args: args, cmd: cmd, logPath: logPath, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		_ = logFile.Close()

@@ -1,0 +1,113 @@
+package chaos
+
+import (
+	"context"
+	"crypto/tls"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+)
+
+var outage = flag.Duration("chaos.outage", 25*time.Second, "how long the Kubernetes API server stays down (longer than the leader Lease)")
+
+// TestStartsBeforeCRDsAndOutlivesAPIOutage starts Capstan before its CRDs
+// exist (told not to install them), installs them a while later, then
+// stops the Kubernetes API server in the middle of a sync for longer than
+// the leader Lease lasts. Capstan must never exit, keep answering its own
+// API, and converge once the API server is back.
+func TestStartsBeforeCRDsAndOutlivesAPIOutage(t *testing.T) {
+	ctx := context.Background()
+	deleteCRDs(t)
+	ns := cluster.NewNamespace(t)
+	port := freePort(t)
+	c := newCapstan(t, ns, "--install-crds=false", "--leader-elect=true", "--server-port", fmt.Sprint(port), "--server-insecure")
+	c.start()
+	time.Sleep(5 * time.Second)
+	if !c.alive() {
+		t.Fatal("capstan exited while its CRDs did not exist")
+	}
+
+	r := newRigIn(t, ns) // installs the CRDs and creates the Applications
+	r.waitConverged(convergeTimeout)
+
+	r.commit()
+	time.Sleep(time.Duration(newRand(t).Int64N(int64(2 * time.Second))))
+	if err := cluster.StopAPIServer(); err != nil {
+		t.Fatal(err)
+	}
+	down := time.Now()
+	for time.Since(down) < *outage {
+		if !c.alive() {
+			t.Fatalf("capstan exited %s into the API server's outage", time.Since(down).Round(time.Second))
+		}
+		if err := get(fmt.Sprintf("http://127.0.0.1:%d/api/version", port)); err != nil {
+			t.Errorf("%s into the outage, Capstan's API: %v", time.Since(down).Round(time.Second), err)
+		}
+		time.Sleep(time.Second)
+	}
+	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := cluster.StartAPIServer(startCtx); err != nil {
+		t.Fatal(err)
+	}
+	back := time.Now()
+	r.waitConverged(convergeTimeout)
+	t.Logf("converged %s after the API server came back from %s down", time.Since(back).Round(time.Millisecond), outage.Round(time.Second))
+	if !c.alive() || c.runs != 1 {
+		t.Errorf("capstan exited (alive %v after %d starts)", c.alive(), c.runs)
+	}
+	r.checkHistory(2)
+}
+
+// deleteCRDs removes Capstan's CRDs, and with them every Application.
+func deleteCRDs(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	cs := apiextensionsclient.NewForConfigOrDie(cluster.Config)
+	for _, name := range []string{"applications.argoproj.io", "appprojects.argoproj.io"} {
+		if err := cs.ApiextensionsV1().CustomResourceDefinitions().Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(time.Minute)
+		for {
+			_, err := cs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("CRD %s still there: %v", name, err)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+}
+
+func get(url string) error {
+	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	resp, err := hc.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s answered %s", url, resp.Status)
+	}
+	return nil
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
