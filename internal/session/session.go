@@ -19,21 +19,39 @@ import (
 // Issuer is the iss claim of every token.
 const Issuer = "argocd"
 
-// Defaults as Argo CD's (ARGOCD_SESSION_MAX_FAIL_COUNT and
-// ARGOCD_SESSION_FAILURE_WINDOW_SECONDS).
+// Defaults as Argo CD's (ARGOCD_SESSION_FAILURE_MAX_FAIL_COUNT,
+// ARGOCD_SESSION_FAILURE_WINDOW_SECONDS and ARGOCD_SESSION_MAX_CACHE_SIZE).
 const (
 	DefaultMaxFailures   = 5
 	DefaultFailureWindow = 300 * time.Second
+	DefaultMaxTracked    = 10000
 	DefaultTTL           = 24 * time.Hour
 )
 
-// Errors a caller maps to 401 Unauthenticated.
+// MaxUsernameLength bounds the user name of a login, as Argo CD's does, so
+// that what is remembered of failed logins stays small.
+const MaxUsernameLength = 32
+
+// adminUser is never forgotten to make room for other users' failures.
+const adminUser = "admin"
+
+// Errors a caller maps to 401 Unauthenticated. The first two are Argo CD's
+// messages, capitals and all.
 var (
-	ErrInvalidLogin   = errors.New("invalid username or password")
+	//lint:ignore ST1005 Argo CD's message
+	ErrInvalidLogin = errors.New("Invalid username or password")
+	//lint:ignore ST1005 Argo CD's message
+	ErrBlankPassword  = errors.New("Blank passwords are not allowed")
 	ErrTooManyLogins  = errors.New("too many failed login attempts, try again later")
 	ErrInvalidToken   = errors.New("invalid session token")
 	ErrExpiredSession = errors.New("session expired")
 )
+
+// ErrUsernameTooLong refuses a login whose user name is longer than
+// MaxUsernameLength (a caller maps it to 400 InvalidArgument).
+//
+//lint:ignore ST1005 Argo CD's message
+var ErrUsernameTooLong = fmt.Errorf("Username is too long (%d bytes max)", MaxUsernameLength)
 
 // Claims are a token's claims. Subject is the account; ID (jti) names an
 // API key so it can be listed and revoked.
@@ -45,7 +63,10 @@ type Manager struct {
 	// MaxFailures and FailureWindow bound password guessing.
 	MaxFailures   int
 	FailureWindow time.Duration
-	now           func() time.Time
+	// MaxTracked bounds how many users' failures are remembered; when it
+	// is reached, another user's (never admin's) are forgotten.
+	MaxTracked int
+	now        func() time.Time
 
 	mu       sync.Mutex
 	failures map[string][]time.Time // by username
@@ -56,7 +77,8 @@ func NewManager(key []byte) (*Manager, error) {
 	if len(key) == 0 {
 		return nil, errors.New("no server.secretkey to sign sessions with")
 	}
-	return &Manager{key: key, MaxFailures: DefaultMaxFailures, FailureWindow: DefaultFailureWindow, now: time.Now, failures: map[string][]time.Time{}}, nil
+	return &Manager{key: key, MaxFailures: DefaultMaxFailures, FailureWindow: DefaultFailureWindow, MaxTracked: DefaultMaxTracked,
+		now: time.Now, failures: map[string][]time.Time{}}, nil
 }
 
 // Create returns a token for subject, valid for ttl (0: no expiry, as API
@@ -93,6 +115,12 @@ func (m *Manager) Parse(token string) (*Claims, error) {
 // bcrypt comparison, so unknown users cannot be told from wrong passwords
 // by timing.
 func (m *Manager) VerifyPassword(username, password string, hash []byte) error {
+	if len(username) > MaxUsernameLength {
+		return ErrUsernameTooLong
+	}
+	if password == "" {
+		return ErrBlankPassword
+	}
 	if m.locked(username) {
 		return ErrTooManyLogins
 	}
@@ -138,5 +166,25 @@ func (m *Manager) locked(username string) bool {
 func (m *Manager) fail(username string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if _, tracked := m.failures[username]; !tracked && len(m.failures) >= m.MaxTracked {
+		m.makeRoom(username)
+	}
 	m.failures[username] = append(m.recent(username), m.now())
+}
+
+// makeRoom forgets expired failures, then, if still full, one other
+// user's (never admin's): a flood of made-up names cannot grow the map,
+// nor reset the count of the account that matters most.
+func (m *Manager) makeRoom(username string) {
+	for u := range m.failures {
+		m.recent(u) // drops u when all its failures are old
+	}
+	for u := range m.failures { // map order is random
+		if len(m.failures) < m.MaxTracked {
+			return
+		}
+		if u != adminUser && u != username {
+			delete(m.failures, u)
+		}
+	}
 }

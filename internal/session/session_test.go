@@ -2,6 +2,7 @@ package session
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -93,5 +94,33 @@ func TestLoginsAreRateLimited(t *testing.T) {
 	c.t = c.t.Add(DefaultFailureWindow + time.Second)
 	if err := m.VerifyPassword("admin", "right", hash); err != nil {
 		t.Errorf("after the window the right password: %v", err)
+	}
+}
+
+func TestLoginInputsAreBounded(t *testing.T) {
+	m, _ := newManager(t, "k")
+	m.MaxTracked = 10
+	hash, _ := bcrypt.GenerateFromPassword([]byte("right"), bcrypt.MinCost)
+	if err := m.VerifyPassword(strings.Repeat("u", MaxUsernameLength+1), "x", nil); !errors.Is(err, ErrUsernameTooLong) {
+		t.Errorf("a long user name: %v", err)
+	}
+	if err := m.VerifyPassword("admin", "", hash); !errors.Is(err, ErrBlankPassword) {
+		t.Errorf("a blank password: %v", err)
+	}
+	// admin's failures survive a flood of made-up names that fills the table.
+	for range DefaultMaxFailures {
+		_ = m.VerifyPassword("admin", "wrong", hash)
+	}
+	for i := range 3 * m.MaxTracked {
+		_ = m.VerifyPassword(fmt.Sprintf("user-%d", i), "wrong", nil)
+	}
+	m.mu.Lock()
+	tracked := len(m.failures)
+	m.mu.Unlock()
+	if tracked > m.MaxTracked {
+		t.Errorf("%d users' failures remembered, want at most %d", tracked, m.MaxTracked)
+	}
+	if err := m.VerifyPassword("admin", "right", hash); !errors.Is(err, ErrTooManyLogins) {
+		t.Errorf("admin after the flood: %v, want still locked out", err)
 	}
 }

@@ -24,7 +24,7 @@ func TestLoginAndAppList(t *testing.T) {
 	}
 	config := f.config
 	addr := f.addr
-	if code, _, stderr := run("login", addr, "--username", "admin", "--password", "wrong", "--insecure"); code != 1 || !strings.Contains(stderr, "invalid username or password") {
+	if code, _, stderr := run("login", addr, "--username", "admin", "--password", "wrong", "--insecure"); code != 1 || !strings.Contains(stderr, "Invalid username or password") {
 		t.Errorf("a wrong password: exit %d, %q", code, stderr)
 	}
 	if code, _, stderr := run("app", "list"); code != 1 || !strings.Contains(stderr, "no current context") {
