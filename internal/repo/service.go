@@ -47,13 +47,19 @@ type Options struct {
 	MaxManifestBytes int
 	// MaxCheckoutBytes bounds one Git checkout. Default 2 GiB.
 	MaxCheckoutBytes int64
+	// Isolation, when set, renders each source in a worker process with a
+	// memory limit (see Isolation). Default nil: in-process, for tests and
+	// the command line's local renders.
+	Isolation *Isolation
 }
 
-// Service renders sources in-process.
+// Service resolves and fetches sources, renders them (in-process or in
+// worker processes) and caches the results.
 type Service struct {
-	opts   Options
-	git    *git.Store
-	charts *chartrepo.Client
+	opts    Options
+	git     *git.Store
+	charts  *chartrepo.Client
+	workers *pool // nil: render in-process
 }
 
 var _ Renderer = (*Service)(nil)
@@ -78,11 +84,24 @@ func NewService(opts Options) *Service {
 	if opts.MaxManifestBytes == 0 {
 		opts.MaxManifestBytes = 64 << 20
 	}
-	return &Service{
+	s := &Service{
 		opts:   opts,
 		git:    git.NewStore(git.Options{Root: filepath.Join(opts.Root, "git"), RefsTTL: opts.RefsTTL, MaxCheckoutBytes: opts.MaxCheckoutBytes}),
 		charts: chartrepo.NewClient(chartrepo.Options{Root: filepath.Join(opts.Root, "charts"), IndexTTL: opts.RefsTTL, PlainHTTP: opts.OCIPlainHTTP}),
 	}
+	if opts.Isolation != nil {
+		s.workers = newPool(*opts.Isolation, filepath.Join(opts.Root, "workers"), opts.MaxManifestBytes, dependencyFetcher{s}.FetchDependency)
+	}
+	return s
+}
+
+// renderSource renders one source, in a worker when the Service isolates
+// rendering.
+func (s *Service) renderSource(ctx context.Context, in *sourceInput) ([]*unstructured.Unstructured, v1alpha1.ApplicationSourceType, error) {
+	if s.workers != nil {
+		return s.workers.render(ctx, in)
+	}
+	return renderSource(ctx, in)
 }
 
 // GitStore exposes the shared clones, for stats and webhooks.
@@ -224,7 +243,7 @@ func (s *Service) render(ctx context.Context, req *Request, sources []resolved) 
 		if src.source.Ref != "" && src.source.Path == "" && src.source.Chart == "" {
 			continue // only referenced by other sources' $ref/ value files
 		}
-		objs, typ, err := renderSource(ctx, &sourceInput{
+		objs, typ, err := s.renderSource(ctx, &sourceInput{
 			root:     roots[i],
 			source:   src.source,
 			revision: src.revision,

@@ -276,6 +276,12 @@ func TestHelmChartRepositories(t *testing.T) {
 }
 
 func TestHelmDependenciesFetchedFromTheirRepositories(t *testing.T) {
+	checkHelmDependenciesFetched(t, NewService)
+}
+
+// checkHelmDependenciesFetched runs the test with a
+// Service made by newService from the options it needs.
+func checkHelmDependenciesFetched(t *testing.T, newService func(Options) *Service) {
 	lib := chartserver.Chart{Name: "lib", Version: "0.3.1", Files: map[string]string{
 		"values.yaml":       "greeting: hello\n",
 		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-lib\ndata:\n  greeting: {{ .Values.greeting }}\n",
@@ -299,7 +305,7 @@ func TestHelmDependenciesFetchedFromTheirRepositories(t *testing.T) {
 		remote.URL:   git.Creds{Username: srv.Username, Password: srv.Password},
 		httpRepo.URL: git.Creds{Username: httpRepo.Username, Password: httpRepo.Password},
 	}
-	svc := NewService(Options{Root: t.TempDir(), OCIPlainHTTP: true, Credentials: creds})
+	svc := newService(Options{Root: t.TempDir(), OCIPlainHTTP: true, Credentials: creds})
 	resp, err := svc.Render(context.Background(), &Request{AppName: "umb", Sources: []v1alpha1.ApplicationSource{{RepoURL: remote.URL, Path: "app"}}})
 	if err != nil {
 		t.Fatal(err)

@@ -181,7 +181,7 @@ func redactedURL(u string) string {
 // RenderLocal renders a source from a local directory, without Git: what
 // `capstan render --local` does. src.Path is relative to dir.
 func (s *Service) RenderLocal(ctx context.Context, dir string, src v1alpha1.ApplicationSource, req *Request) (*Response, error) {
-	objs, typ, err := renderSource(ctx, &sourceInput{root: dir, source: src, refs: map[string]string{}, req: req, deps: dependencyFetcher{s}})
+	objs, typ, err := s.renderSource(ctx, &sourceInput{root: dir, source: src, refs: map[string]string{}, req: req, deps: dependencyFetcher{s}})
 	if err != nil {
 		return nil, err
 	}

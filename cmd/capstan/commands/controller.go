@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -148,7 +147,8 @@ func newRunCommand() *cobra.Command {
 	f := &controllerFlags{}
 	sf := &serverFlags{}
 	uf := &imageUpdaterFlags{}
-	var root, redisAddr, repoListen string
+	var repoListen string
+	rf := &repoFlags{}
 	var withUpdater bool
 	cmd := &cobra.Command{
 		Use:     "run",
@@ -159,7 +159,7 @@ func newRunCommand() *cobra.Command {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-			svc, closeCache, err := newRepoService(ctx, f.namespace, root, redisAddr)
+			svc, closeCache, err := newRepoService(ctx, f.namespace, rf)
 			if err != nil {
 				return err
 			}
@@ -202,8 +202,7 @@ func newRunCommand() *cobra.Command {
 	}
 	f.add(cmd)
 	sf.add(cmd, "server-")
-	cmd.Flags().StringVar(&root, "root", filepath.Join(os.TempDir(), "capstan"), "directory for repository clones and charts")
-	cmd.Flags().StringVar(&redisAddr, "redis", "", "Redis host:port for the manifest cache (default: in memory)")
+	rf.add(cmd, "capstan")
 	cmd.Flags().StringVar(&repoListen, "repo-server-listen", "", "also serve the repo server over gRPC on this address")
 	cmd.Flags().BoolVar(&withUpdater, "image-updater", true, "also run the image updater (Argo CD Image Updater's annotations)")
 	uf.add(cmd, "image-updater-", false)

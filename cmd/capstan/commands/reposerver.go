@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
@@ -29,8 +30,24 @@ import (
 	"github.com/capstan-cd/capstan/internal/settings"
 )
 
+// repoFlags configure the repo server, alone or inside `capstan run`.
+type repoFlags struct {
+	root      string
+	redis     string
+	isolate   bool
+	maxMemory string
+}
+
+func (f *repoFlags) add(cmd *cobra.Command, defaultRoot string) {
+	cmd.Flags().StringVar(&f.root, "root", filepath.Join(os.TempDir(), defaultRoot), "directory for repository clones and charts")
+	cmd.Flags().StringVar(&f.redis, "redis", "", "Redis host:port for a manifest cache shared by replicas (default: in memory)")
+	cmd.Flags().BoolVar(&f.isolate, "render-isolation", true, "render Helm, Kustomize and Jsonnet sources in worker processes with a memory limit, so a hostile source cannot exhaust this process")
+	cmd.Flags().StringVar(&f.maxMemory, "render-max-memory", "1Gi", "memory limit of each render worker")
+}
+
 func newRepoServerCommand() *cobra.Command {
-	var listen, root, namespace, redisAddr string
+	var listen, namespace string
+	rf := &repoFlags{}
 	cmd := &cobra.Command{
 		Use:     "repo-server",
 		Example: "  capstan repo-server --listen :8081 --redis argocd-redis:6379",
@@ -40,7 +57,7 @@ func newRepoServerCommand() *cobra.Command {
 			log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			svc, closeCache, err := newRepoService(ctx, namespace, root, redisAddr)
+			svc, closeCache, err := newRepoService(ctx, namespace, rf)
 			if err != nil {
 				return err
 			}
@@ -49,24 +66,49 @@ func newRepoServerCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", ":8081", "address to serve gRPC on")
-	cmd.Flags().StringVar(&root, "root", filepath.Join(os.TempDir(), "capstan-repo-server"), "directory for repository clones and charts")
 	cmd.Flags().StringVar(&namespace, "namespace", "argocd", "namespace of the repository Secrets")
-	cmd.Flags().StringVar(&redisAddr, "redis", "", "Redis host:port for a manifest cache shared by replicas (default: in memory)")
+	rf.add(cmd, "capstan-repo-server")
 	return cmd
 }
 
+// newRenderWorkerCommand is what a repo server with render isolation runs
+// as its workers; it is not for people.
+func newRenderWorkerCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:     "repo-render-worker",
+		Example: "  capstan repo-render-worker   # started by capstan repo-server and capstan run, not by hand",
+		Short:   "Render sources sent on stdin (a repo server's render worker)",
+		Hidden:  true,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return repo.ServeWorker(cmd.Context(), os.Stdin, os.Stdout)
+		},
+	}
+}
+
 // newRepoService is the repo server with credentials from the Secrets of
-// namespace and, when redisAddr is set, a Redis cache; call the returned
-// function to close the cache.
-func newRepoService(ctx context.Context, namespace, root, redisAddr string) (*repo.Service, func(), error) {
+// namespace, a Redis cache when asked for, and render workers unless told
+// otherwise; call the returned function to close the cache.
+func newRepoService(ctx context.Context, namespace string, f *repoFlags) (*repo.Service, func(), error) {
 	creds, err := secretCredentials(ctx, namespace)
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := repo.Options{Root: root, Credentials: creds}
+	opts := repo.Options{Root: f.root, Credentials: creds}
+	if f.isolate {
+		self, err := os.Executable()
+		if err != nil {
+			return nil, nil, fmt.Errorf("finding this program to run render workers: %w", err)
+		}
+		limit, err := resource.ParseQuantity(f.maxMemory)
+		if err != nil || limit.Value() <= 0 {
+			return nil, nil, fmt.Errorf("--render-max-memory %q: want a quantity such as 1Gi", f.maxMemory)
+		}
+		opts.Isolation = &repo.Isolation{Command: []string{self, "repo-render-worker"}, MaxMemory: limit.Value()}
+	}
 	closeCache := func() {}
-	if redisAddr != "" {
-		rc, err := cache.NewRedis(ctx, redisAddr)
+	if f.redis != "" {
+		rc, err := cache.NewRedis(ctx, f.redis)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -24,6 +24,11 @@ import (
 var cluster *localcluster.Cluster
 
 func TestMain(m *testing.M) {
+	// The repo server's render workers are this program run again with
+	// repo-render-worker, as the capstan binary is.
+	if len(os.Args) > 1 && os.Args[1] == "repo-render-worker" {
+		os.Exit(Execute(os.Args[1:], os.Stdout, os.Stderr))
+	}
 	os.Exit(localcluster.RunTests(m, localcluster.Options{}, &cluster))
 }
 

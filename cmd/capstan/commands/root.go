@@ -19,7 +19,7 @@ func NewRoot() *cobra.Command {
 		// main prints errors as one line; see Execute.
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCommand(), newRenderCommand(), newRepoServerCommand(), newAdminCommand(), newControllerCommand(), newServerCommand(), newRunCommand(),
+	root.AddCommand(newVersionCommand(), newRenderCommand(), newRepoServerCommand(), newRenderWorkerCommand(), newAdminCommand(), newControllerCommand(), newServerCommand(), newRunCommand(),
 		newImageUpdaterCommand())
 	// The client commands share Argo CD's global client flags.
 	cf := &clientFlags{}

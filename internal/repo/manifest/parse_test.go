@@ -112,3 +112,27 @@ func TestParseKeepsIntegers(t *testing.T) {
 		t.Errorf("ratio is %T, want float64", spec["ratio"])
 	}
 }
+
+// TestAliasBombIsRefused parses a "billion laughs" document: nine levels
+// of aliases, each repeating the one below nine times. It must fail fast
+// with an error instead of expanding into billions of nodes.
+func TestAliasBombIsRefused(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bomb}\ndata:\n  a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n")
+	prev := "a"
+	for _, name := range []string{"b", "c", "d", "e", "f", "g", "h", "i"} {
+		b.WriteString("  " + name + ": &" + name + " [")
+		for i := range 9 {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString("*" + prev)
+		}
+		b.WriteString("]\n")
+		prev = name
+	}
+	_, err := Parse("bomb.yaml", []byte(b.String()))
+	if err == nil || !strings.Contains(err.Error(), "alias") {
+		t.Errorf("got %v, want an error about excessive aliasing", err)
+	}
+}

@@ -47,6 +47,18 @@ func Render(ctx context.Context, root, path string, opts *v1alpha1.ApplicationSo
 	return objs, nil
 }
 
+// Limits of one directory source, checked from file sizes before any file
+// is read: Argo CD's default for reposerver.max.combined.directory.manifests.size
+// (10M), and a bound on the number of manifest files.
+var (
+	MaxCombinedBytes int64 = 10 << 20
+	MaxFiles               = 10000
+)
+
+// ErrTooLarge means a directory source holds more manifest files, or more
+// bytes of them, than its limits allow.
+var ErrTooLarge = errors.New("directory source over its limits")
+
 // File is a manifest file of a directory source.
 type File struct {
 	// Path is the file's path; Rel is its path from the source directory.
@@ -76,6 +88,7 @@ func Files(ctx context.Context, root, path string, opts *v1alpha1.ApplicationSou
 		return nil, err
 	}
 	var files []File
+	var total int64
 	err = filepath.WalkDir(appDir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -98,6 +111,16 @@ func Files(ctx context.Context, root, path string, opts *v1alpha1.ApplicationSou
 		}
 		if include != nil && !include.Match(rel) {
 			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if total += info.Size(); total > MaxCombinedBytes {
+			return fmt.Errorf("%w: the manifest files of %q are over %d bytes in all", ErrTooLarge, path, MaxCombinedBytes)
+		}
+		if len(files) >= MaxFiles {
+			return fmt.Errorf("%w: %q holds more than %d manifest files", ErrTooLarge, path, MaxFiles)
 		}
 		files = append(files, File{Path: p, Rel: rel})
 		return nil

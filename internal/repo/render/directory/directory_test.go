@@ -3,6 +3,7 @@ package directory
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -113,5 +114,31 @@ func TestRenderRefusesEscapingSymlinks(t *testing.T) {
 	}
 	if _, err := Render(context.Background(), repo, "app", nil, nil); !errors.Is(err, pathsafe.ErrOutOfBounds) {
 		t.Errorf("got %v, want ErrOutOfBounds", err)
+	}
+}
+
+func TestDirectoryLimits(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "app"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		cm := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-%d}\ndata: {blob: %q}\n", i, strings.Repeat("x", 1000))
+		if err := os.WriteFile(filepath.Join(dir, "app", fmt.Sprintf("cm-%d.yaml", i)), []byte(cm), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func(b int64, n int) { MaxCombinedBytes, MaxFiles = b, n }(MaxCombinedBytes, MaxFiles)
+	MaxCombinedBytes = 2500
+	if _, err := Render(context.Background(), dir, "app", nil, nil); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "over 2500 bytes") {
+		t.Errorf("combined size: %v", err)
+	}
+	MaxCombinedBytes, MaxFiles = 1<<20, 2
+	if _, err := Render(context.Background(), dir, "app", nil, nil); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "more than 2 manifest files") {
+		t.Errorf("file count: %v", err)
+	}
+	MaxFiles = 3
+	if objs, err := Render(context.Background(), dir, "app", nil, nil); err != nil || len(objs) != 3 {
+		t.Errorf("within the limits: %d objects, %v", len(objs), err)
 	}
 }
