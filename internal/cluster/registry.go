@@ -113,10 +113,10 @@ func (c *Cluster) ShardOf(replicas int) int {
 // URL or by name (exactly one of them must be set, as Argo CD requires).
 func (r *Registry) Get(ctx context.Context, dest v1alpha1.ApplicationDestination) (*Cluster, error) {
 	if dest.Server != "" && dest.Name != "" {
-		return nil, fmt.Errorf("destination sets both server %q and name %q; set one", dest.Server, dest.Name)
+		return nil, destinationErr("application destination can't have both name and server defined: %s %s", dest.Name, dest.Server)
 	}
 	if dest.Server == "" && dest.Name == "" {
-		return nil, fmt.Errorf("destination sets neither server nor name")
+		return nil, destinationErr("Destination server missing from app spec")
 	}
 	all, err := r.List(ctx)
 	if err != nil {
@@ -132,12 +132,22 @@ func (r *Registry) Get(ctx context.Context, dest v1alpha1.ApplicationDestination
 	case len(found) == 1:
 		return found[0], nil
 	case len(found) > 1 && dest.Name != "":
-		return nil, fmt.Errorf("there are %d clusters with the name %q", len(found), dest.Name)
+		return nil, destinationErr("there are %d clusters with the same name: %s", len(found), dest.Name)
 	case len(found) > 1:
 		return found[0], nil
 	case dest.Name != "":
-		return nil, fmt.Errorf("cluster named %q not found", dest.Name)
+		return nil, destinationErr("application references destination cluster %s which does not exist", dest.Name)
 	default:
-		return nil, fmt.Errorf("cluster %q not found", dest.Server)
+		return nil, destinationErr("cluster '%s' has not been configured", dest.Server)
 	}
+}
+
+// DestinationError is an Application destination that names no
+// registered cluster, or names one ambiguously. Its message is Argo CD's.
+type DestinationError struct{ Message string }
+
+func (e *DestinationError) Error() string { return e.Message }
+
+func destinationErr(format string, args ...any) error {
+	return &DestinationError{Message: fmt.Sprintf(format, args...)}
 }

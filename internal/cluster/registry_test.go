@@ -99,10 +99,10 @@ func TestBadDestinationsAndSecrets(t *testing.T) {
 		dest v1alpha1.ApplicationDestination
 		want string
 	}{
-		{v1alpha1.ApplicationDestination{Name: "nope"}, `cluster named "nope" not found`},
-		{v1alpha1.ApplicationDestination{Server: "https://nope:6443"}, `cluster "https://nope:6443" not found`},
-		{v1alpha1.ApplicationDestination{Name: "a", Server: "https://b"}, "set one"},
-		{v1alpha1.ApplicationDestination{}, "neither"},
+		{v1alpha1.ApplicationDestination{Name: "nope"}, "application references destination cluster nope which does not exist"},
+		{v1alpha1.ApplicationDestination{Server: "https://nope:6443"}, "cluster 'https://nope:6443' has not been configured"},
+		{v1alpha1.ApplicationDestination{Name: "a", Server: "https://b"}, "can't have both name and server defined: a https://b"},
+		{v1alpha1.ApplicationDestination{}, "Destination server missing from app spec"},
 	} {
 		if _, err := reg.Get(context.Background(), tc.dest); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: got %v, want %q", tc.dest, err, tc.want)

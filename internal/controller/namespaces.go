@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/project"
 )
 
 // appNamespaces are the namespaces whose Applications the controller
@@ -19,7 +20,7 @@ type appNamespaces struct {
 }
 
 func (a appNamespaces) allowed(ns string) bool {
-	return ns == a.control || matchesAny(a.globs, ns, false)
+	return ns == a.control || project.MatchesAny(a.globs, ns, false)
 }
 
 // any reports whether Applications outside the control namespace count.

@@ -72,7 +72,7 @@ func (r *reconciler) automatedOperation(app *v1alpha1.Application, cmp *comparis
 	if cmp.sync != v1alpha1.SyncStatusCodeOutOfSync {
 		return nil
 	}
-	if len(cmp.desired) == 0 && pol.Automated.Prune && !pol.Automated.AllowEmpty {
+	if wipesOut(app, cmp) != nil {
 		return nil // never prune everything without allowEmpty
 	}
 	rev := app.Status.Sync.Revision
@@ -88,6 +88,41 @@ func (r *reconciler) automatedOperation(app *v1alpha1.Application, cmp *comparis
 		Sync:        &v1alpha1.SyncOperation{Revision: rev, Prune: pol.Automated.Prune},
 		InitiatedBy: v1alpha1.OperationInitiator{Automated: true},
 	}
+}
+
+// skipMessagePrefix starts the SyncError of an automated sync that was not
+// attempted, as Argo CD words it.
+const skipMessagePrefix = "Skipping sync attempt to "
+
+// wipesOut returns Argo CD's SyncError condition when an automated sync
+// with prune would delete every resource of the app (its source now
+// renders nothing) and allowEmpty is not set, and nil otherwise.
+func wipesOut(app *v1alpha1.Application, cmp *comparison) *v1alpha1.ApplicationCondition {
+	pol := app.Spec.SyncPolicy
+	if pol == nil || pol.Automated == nil || !pol.Automated.Prune || pol.Automated.AllowEmpty || len(cmp.desired) > 0 || len(cmp.prune) == 0 {
+		return nil
+	}
+	return &v1alpha1.ApplicationCondition{Type: v1alpha1.ApplicationConditionSyncError,
+		Message: skipMessagePrefix + app.Status.Sync.Revision + ": auto-sync will wipe out all resources", LastTransitionTime: ptrNow()}
+}
+
+// setSkipCondition replaces the SyncError of a skipped automated sync in
+// conds with cond (none when nil), keeping the time of an unchanged one.
+func setSkipCondition(conds []v1alpha1.ApplicationCondition, cond *v1alpha1.ApplicationCondition) []v1alpha1.ApplicationCondition {
+	var out []v1alpha1.ApplicationCondition
+	for _, c := range conds {
+		if c.Type == v1alpha1.ApplicationConditionSyncError && strings.HasPrefix(c.Message, skipMessagePrefix) {
+			if cond != nil && c.Message == cond.Message {
+				cond.LastTransitionTime = c.LastTransitionTime
+			}
+			continue
+		}
+		out = append(out, c)
+	}
+	if cond != nil {
+		out = append(out, *cond)
+	}
+	return out
 }
 
 // runOperation syncs and records the result, with the comparison that

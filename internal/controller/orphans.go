@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/project"
 	"github.com/capstan-cd/capstan/internal/tracking"
 )
 
@@ -49,7 +50,7 @@ func (r *reconciler) orphans(ctx context.Context, app *v1alpha1.Application, pro
 	n := 0
 	for _, obj := range dest.cache.InNamespace(ns) {
 		if len(obj.GetOwnerReferences()) > 0 || tracking.App(r.tracking, obj) != "" || isHook(obj) ||
-			unmonitored[obj.GroupVersionKind().GroupKind()] || builtIn(obj) || permitted(proj, obj, true) != nil {
+			unmonitored[obj.GroupVersionKind().GroupKind()] || builtIn(obj) || project.Permits(proj, obj, true) != nil {
 			continue
 		}
 		if ignoredOrphan(settings.Ignore, obj) {
@@ -77,7 +78,7 @@ func builtIn(obj *unstructured.Unstructured) bool {
 func ignoredOrphan(keys []v1alpha1.OrphanedResourceKey, obj *unstructured.Unstructured) bool {
 	gvk := obj.GroupVersionKind()
 	for _, k := range keys {
-		if globMatch(orStar(k.Group), gvk.Group) && globMatch(orStar(k.Kind), gvk.Kind) && globMatch(orStar(k.Name), obj.GetName()) {
+		if project.GlobMatch(project.OrStar(k.Group), gvk.Group) && project.GlobMatch(project.OrStar(k.Kind), gvk.Kind) && project.GlobMatch(project.OrStar(k.Name), obj.GetName()) {
 			return true
 		}
 	}

@@ -137,6 +137,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var op *v1alpha1.Operation
 	var retryCount int64
 	if cmp != nil && condition == nil {
+		app.Status.Conditions = setSkipCondition(app.Status.Conditions, wipesOut(app, cmp))
 		var wait time.Duration
 		op, retryCount, wait = r.pendingOperation(app, cmp)
 		if wait > 0 && wait < requeue {

@@ -63,6 +63,9 @@ func (s *Server) authorized(h func(http.ResponseWriter, *http.Request, *caller))
 		if rest, ok := strings.CutPrefix(claims.Subject, projectSubjectPrefix); ok {
 			c.project, _, _ = strings.Cut(rest, ":")
 		}
+		if kind := namedKind(r.URL.Path); kind != "" && !validName(w, kind, r.PathValue("name")) {
+			return
+		}
 		h(w, r, c)
 	}
 }
@@ -181,6 +184,9 @@ func (s *Server) loadApp(w http.ResponseWriter, r *http.Request, c *caller, acti
 	if ns == "" {
 		ns = s.opts.Namespace
 	}
+	if r.URL.Query().Has("appNamespace") && !validName(w, "namespace", ns) {
+		return nil
+	}
 	app := &v1alpha1.Application{}
 	err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: ns, Name: r.PathValue("name")}, app)
 	if apierrors.IsNotFound(err) {
@@ -287,8 +293,18 @@ func (s *Server) createApplication(w http.ResponseWriter, r *http.Request, c *ca
 		c.denied(w, "applications", "create", object)
 		return
 	}
-	if s.project(w, r, app) == nil {
+	if !validName(w, "application", app.Name) {
 		return
+	}
+	proj := s.project(w, r, app)
+	if proj == nil {
+		return
+	}
+	if r.URL.Query().Get("validate") != "false" {
+		if err := s.validateApplication(r.Context(), app, proj); err != nil {
+			writeError(w, statusOf(err), err.Error())
+			return
+		}
 	}
 	app.Status, app.Operation = v1alpha1.ApplicationStatus{}, nil
 	app.ResourceVersion, app.UID = "", ""

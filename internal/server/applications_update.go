@@ -114,8 +114,15 @@ func (s *Server) replaceApplication(w http.ResponseWriter, r *http.Request, c *c
 		c.denied(w, "applications", "update", object)
 		return
 	}
-	if r.URL.Query().Get("validate") != "false" && s.project(w, r, app) == nil {
-		return
+	if r.URL.Query().Get("validate") != "false" {
+		proj := s.project(w, r, app)
+		if proj == nil {
+			return
+		}
+		if err := s.validateApplication(r.Context(), app, proj); err != nil {
+			writeError(w, statusOf(err), err.Error())
+			return
+		}
 	}
 	if err := s.opts.Client.Update(r.Context(), app); err != nil {
 		writeError(w, statusOf(err), fmt.Sprintf("updating application %s: %v", app.Name, err))

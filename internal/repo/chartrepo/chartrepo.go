@@ -77,7 +77,7 @@ func IsOCI(repoURL string) bool {
 // Resolve returns the newest version of chart that satisfies constraint
 // (an exact version, a semver range, or empty/"*" for the newest).
 func (c *Client) Resolve(ctx context.Context, repoURL, chart, constraint string, creds git.Creds, fresh bool) (string, error) {
-	if err := validate(repoURL, chart); err != nil {
+	if err := Validate(repoURL, chart); err != nil {
 		return "", err
 	}
 	if IsOCI(repoURL) {
@@ -101,7 +101,7 @@ func (c *Client) Resolve(ctx context.Context, repoURL, chart, constraint string,
 // Fetch returns the directory of the unpacked chart at an exact version,
 // downloading it the first time.
 func (c *Client) Fetch(ctx context.Context, repoURL, chart, version string, creds git.Creds) (string, error) {
-	if err := validate(repoURL, chart); err != nil {
+	if err := Validate(repoURL, chart); err != nil {
 		return "", err
 	}
 	sum := sha256.Sum256([]byte(git.NormalizeURL(repoURL) + "\x00" + chart + "\x00" + version))

@@ -23,9 +23,9 @@ var MaxDownloadBytes int64 = 64 << 20
 // starting with a letter or digit, so it stays one path component.
 var chartName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$`)
 
-// validate refuses a chart name that is not one path component and a
+// Validate refuses a chart name that is not one path component and a
 // repository URL that is not http(s), oci:// or an OCI host/path.
-func validate(repoURL, chart string) error {
+func Validate(repoURL, chart string) error {
 	if !chartName.MatchString(chart) || strings.Contains(chart, "..") {
 		return fmt.Errorf("%w: chart name %q: want letters, digits, '.', '_' and '-'", ErrInvalidChart, truncate(chart))
 	}

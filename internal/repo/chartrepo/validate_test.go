@@ -32,12 +32,12 @@ func TestValidate(t *testing.T) {
 		{"https://charts.example.com\n", "nginx", false},
 		{"", "nginx", false},
 	} {
-		err := validate(tc.repo, tc.chart)
+		err := Validate(tc.repo, tc.chart)
 		if (err == nil) != tc.ok {
-			t.Errorf("validate(%q, %q) = %v, want ok=%v", tc.repo, tc.chart, err, tc.ok)
+			t.Errorf("Validate(%q, %q) = %v, want ok=%v", tc.repo, tc.chart, err, tc.ok)
 		}
 		if err != nil && !errors.Is(err, ErrInvalidChart) {
-			t.Errorf("validate(%q, %q) = %v, want ErrInvalidChart", tc.repo, tc.chart, err)
+			t.Errorf("Validate(%q, %q) = %v, want ErrInvalidChart", tc.repo, tc.chart, err)
 		}
 	}
 }
