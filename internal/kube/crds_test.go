@@ -129,8 +129,10 @@ func TestInstallCRDsIsIdempotentAndServesArgoCDNames(t *testing.T) {
 		if !reflect.DeepEqual(crd.Spec.Names.ShortNames, shortNames) {
 			t.Errorf("%s short names = %v, want %v", name, crd.Spec.Names.ShortNames, shortNames)
 		}
-		if v := crd.Spec.Versions[0]; v.Subresources == nil || v.Subresources.Status == nil {
-			t.Errorf("%s has no status subresource", name)
+		// As in Argo CD's CRDs: the controller writes status with the
+		// object, so an operation's result and its clearing are one write.
+		if v := crd.Spec.Versions[0]; v.Subresources != nil && v.Subresources.Status != nil {
+			t.Errorf("%s has a status subresource; Argo CD's has none", name)
 		}
 	}
 	app, err := cs.ApiextensionsV1().CustomResourceDefinitions().Get(context.Background(), "applications.argoproj.io", metav1.GetOptions{})
@@ -315,9 +317,10 @@ func TestMalformedApplicationsAreRejected(t *testing.T) {
 	}
 }
 
-// TestStatusIsASubresource checks that status is written only through the
-// status subresource, so users applying a spec never overwrite it.
-func TestStatusIsASubresource(t *testing.T) {
+// TestStatusIsWrittenWithTheObject checks that status is part of the
+// object, as in Argo CD's CRD (no status subresource), and that a user
+// applying a spec with server-side apply leaves it alone.
+func TestStatusIsWrittenWithTheObject(t *testing.T) {
 	installed(t)
 	ns := cluster.NewNamespace(t)
 	c, err := NewClient(cluster.Config)
@@ -343,10 +346,18 @@ func TestStatusIsASubresource(t *testing.T) {
 		t.Fatalf("status update: %v", err)
 	}
 
-	// A plain update carrying another status leaves status alone.
-	app.Status.Sync.Status = v1alpha1.SyncStatusCodeOutOfSync
-	app.Spec.Info = []v1alpha1.Info{{Name: "k", Value: "v"}}
-	if err := c.Update(ctx, app); err != nil {
+	// kubectl apply --server-side of the spec alone leaves status alone.
+	applied := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": v1alpha1.GroupVersion.String(), "kind": v1alpha1.ApplicationKind,
+		"metadata": map[string]any{"name": "status", "namespace": ns},
+		"spec": map[string]any{
+			"project":     "default",
+			"source":      map[string]any{"repoURL": "https://git.example.com/a.git", "path": "."},
+			"destination": map[string]any{"server": "https://kubernetes.default.svc", "namespace": "a"},
+			"info":        []any{map[string]any{"name": "k", "value": "v"}},
+		},
+	}}
+	if err := c.Patch(ctx, applied, client.Apply, client.FieldOwner("kubectl"), client.ForceOwnership); err != nil {
 		t.Fatal(err)
 	}
 	var got v1alpha1.Application
@@ -354,7 +365,7 @@ func TestStatusIsASubresource(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.Status.Sync.Status != v1alpha1.SyncStatusCodeSynced || got.Status.Health.Status != v1alpha1.HealthStatusHealthy {
-		t.Errorf("status = %+v, want Synced/Healthy from the status subresource", got.Status)
+		t.Errorf("status = %+v, want Synced/Healthy as written", got.Status)
 	}
 	if len(got.Spec.Info) != 1 {
 		t.Errorf("spec update lost: %+v", got.Spec.Info)

@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/casbin/casbin/v2"
 	"github.com/casbin/casbin/v2/model"
@@ -83,12 +84,21 @@ func Load(ctx context.Context, r client.Reader, namespace string) (Policy, error
 	return p, nil
 }
 
-// Enforcer answers whether subjects may act on objects.
+// Enforcer answers whether subjects may act on objects. It remembers its
+// decisions: an Enforcer is built for one version of the policy, and
+// listing a thousand Applications asks the same questions again and again.
 type Enforcer struct {
 	e           *casbin.SyncedEnforcer
 	defaultRole string
 	scopes      []string
+
+	decisions     sync.Map // question → bool
+	decisionCount atomic.Int64
 }
+
+// maxDecisions bounds the decisions an Enforcer remembers; past it, they
+// are forgotten all at once and learnt again.
+const maxDecisions = 200000
 
 // New builds an Enforcer from the built-in roles and p. A malformed line
 // is an error naming it.
@@ -155,6 +165,20 @@ func addLines(e *casbin.SyncedEnforcer, source, csv string) error {
 // Enforce reports whether any of subjects (a user and its groups), or
 // the default role, may perform action on object of resource.
 func (e *Enforcer) Enforce(subjects []string, resource, action, object string) bool {
+	question := strings.Join(subjects, "\x00") + "\x01" + resource + "\x01" + action + "\x01" + object
+	if ok, seen := e.decisions.Load(question); seen {
+		return ok.(bool)
+	}
+	ok := e.enforce(subjects, resource, action, object)
+	if e.decisionCount.Add(1) > maxDecisions {
+		e.decisions.Clear()
+		e.decisionCount.Store(0)
+	}
+	e.decisions.Store(question, ok)
+	return ok
+}
+
+func (e *Enforcer) enforce(subjects []string, resource, action, object string) bool {
 	try := func(sub string) bool {
 		ok, err := e.e.Enforce(sub, resource, action, object)
 		return err == nil && ok

@@ -70,34 +70,46 @@ func (s *Server) authorized(h func(http.ResponseWriter, *http.Request, *caller))
 	}
 }
 
-// enforcer returns the enforcer for argocd-rbac-cm's current version,
-// built once per version rather than per request; for a project role
-// token, one with that project's role policies added.
+// enforcer returns the enforcer for argocd-rbac-cm's current version
+// (and, for a project role token, its project's version, whose role
+// policies it adds), built once per version rather than per request.
 func (s *Server) enforcer(r *http.Request, claims *session.Claims) (*rbac.Enforcer, error) {
 	p, err := rbac.Load(r.Context(), s.opts.Client, s.opts.Namespace)
 	if err != nil {
 		return nil, err
 	}
+	key := "policy@" + p.Version
+	var proj *v1alpha1.AppProject
 	if rest, ok := strings.CutPrefix(claims.Subject, projectSubjectPrefix); ok {
-		project, _, _ := strings.Cut(rest, ":")
-		proj := &v1alpha1.AppProject{}
-		if err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: s.opts.Namespace, Name: project}, proj); err != nil {
+		name, _, _ := strings.Cut(rest, ":")
+		proj = &v1alpha1.AppProject{}
+		if err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: s.opts.Namespace, Name: name}, proj); err != nil {
 			return nil, err
 		}
-		p.CSV += "\n" + projectPolicy(proj)
-		return rbac.New(p)
+		key += "|project:" + name + "@" + proj.ResourceVersion
 	}
 	s.rbacMu.Lock()
 	defer s.rbacMu.Unlock()
-	if s.rbac == nil || s.rbacVersion != p.Version || p.Version == "" {
-		if s.rbac, err = rbac.New(p); err != nil {
-			s.rbac = nil
-			return nil, err
-		}
-		s.rbacVersion = p.Version
+	if e, ok := s.rbac[key]; ok {
+		return e, nil
 	}
-	return s.rbac, nil
+	if proj != nil {
+		p.CSV += "\n" + projectPolicy(proj)
+	}
+	e, err := rbac.New(p)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.rbac) >= maxEnforcers {
+		clear(s.rbac) // versions gone by; the current ones are built again
+	}
+	s.rbac[key] = e
+	return e, nil
 }
+
+// maxEnforcers bounds the enforcers kept, one per version of the policy
+// and of each project whose role tokens are in use.
+const maxEnforcers = 64
 
 // appObject is an Application's RBAC object: <project>/<name>, or
 // <project>/<namespace>/<name> outside the control namespace.
@@ -129,25 +141,28 @@ func (s *Server) listApplications(w http.ResponseWriter, r *http.Request, c *cal
 		}
 		opts = append(opts, client.MatchingLabelsSelector{Selector: parsed})
 	}
+	// Read from the informer cache without copies: nothing here changes
+	// the Applications, and each one's JSON is kept between requests.
 	var list v1alpha1.ApplicationList
-	if err := s.opts.Client.List(r.Context(), &list, opts...); err != nil {
+	if err := s.opts.Client.List(r.Context(), &list, append(opts, client.UnsafeDisableDeepCopy)...); err != nil {
 		s.internal(w, err)
 		return
 	}
 	projects := append(q["projects"], q["project"]...)
-	out := v1alpha1.ApplicationList{ListMeta: list.ListMeta, Items: []v1alpha1.Application{}}
-	for _, app := range list.Items {
+	out := make([]*v1alpha1.Application, 0, len(list.Items))
+	for i := range list.Items {
+		app := &list.Items[i]
 		if name := q.Get("name"); name != "" && app.Name != name {
 			continue
 		}
 		if len(projects) > 0 && !slices.Contains(projects, app.Spec.Project) {
 			continue
 		}
-		if c.can("applications", "get", s.appObject(&app)) {
-			out.Items = append(out.Items, app)
+		if c.can("applications", "get", s.appObject(app)) {
+			out = append(out, app)
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	s.writeApplicationList(w, list.ResourceVersion, out)
 }
 
 // getApplication answers GET /api/v1/applications/{name}.

@@ -73,10 +73,10 @@ type Server struct {
 
 	ssoCache ssoCache
 	limits   *limits
+	encoded  encodedApps
 
-	rbacMu      sync.Mutex
-	rbac        *rbac.Enforcer
-	rbacVersion string
+	rbacMu sync.Mutex
+	rbac   map[string]*rbac.Enforcer // by policy (and project) version
 }
 
 // New prepares a Server: it fills in argocd-secret on first start (secret
@@ -110,7 +110,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		Client: opts.Client, Namespace: opts.Namespace, Renderer: opts.Renderer,
 		Clusters: &destinations.Registry{Reader: opts.Client, Namespace: opts.Namespace, InCluster: opts.Config},
 	}
-	s := &Server{opts: opts, watcher: watcher, state: state, secret: secret, sessions: sessions, mux: http.NewServeMux(), limits: newLimits()}
+	s := &Server{opts: opts, watcher: watcher, state: state, secret: secret, sessions: sessions, mux: http.NewServeMux(), limits: newLimits(), rbac: map[string]*rbac.Enforcer{}}
 	s.routes()
 	return s, nil
 }

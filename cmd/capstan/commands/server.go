@@ -63,7 +63,9 @@ func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.
 	if err != nil {
 		return err
 	}
-	c, err := kube.NewClient(cfg)
+	// Applications, projects, settings and Secrets of the control
+	// namespace are read from an informer cache.
+	c, err := kube.NewCachedClient(ctx, cfg, namespace)
 	if err != nil {
 		return err
 	}
