@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 )
 
 var outage = flag.Duration("chaos.outage", 25*time.Second, "how long the Kubernetes API server stays down (longer than the leader Lease)")

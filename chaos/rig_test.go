@@ -82,7 +82,9 @@ func newRigIn(t *testing.T, ns string) *rig {
 		if err := c.Create(ctx, app); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = r.kube.CoreV1().Namespaces().Delete(context.Background(), r.dest(name), metav1.DeleteOptions{}) })
+		t.Cleanup(func() {
+			_ = r.kube.CoreV1().Namespaces().Delete(context.Background(), r.dest(name), metav1.DeleteOptions{})
+		})
 	}
 	r.countHookRuns()
 	return r

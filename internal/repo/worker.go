@@ -27,14 +27,14 @@ type frame struct {
 
 // renderJob is one source to render, as sourceInput holds it.
 type renderJob struct {
-	Root        string                         `json:"root"`
-	Source      v1alpha1.ApplicationSource     `json:"source"`
-	Revision    string                         `json:"revision"`
-	Refs        map[string]string              `json:"refs,omitempty"`
-	AppName     string                         `json:"appName"`
-	Namespace   string                         `json:"namespace"`
-	KubeVersion string                         `json:"kubeVersion,omitempty"`
-	APIVersions []string                       `json:"apiVersions,omitempty"`
+	Root        string                     `json:"root"`
+	Source      v1alpha1.ApplicationSource `json:"source"`
+	Revision    string                     `json:"revision"`
+	Refs        map[string]string          `json:"refs,omitempty"`
+	AppName     string                     `json:"appName"`
+	Namespace   string                     `json:"namespace"`
+	KubeVersion string                     `json:"kubeVersion,omitempty"`
+	APIVersions []string                   `json:"apiVersions,omitempty"`
 }
 
 type fetchRequest struct {

@@ -34,10 +34,16 @@ func (s *Server) rpcRoutes() {
 		func() (string, http.Handler) { return capstanv1connect.NewVersionServiceHandler(versionRPC{b}, read) },
 		func() (string, http.Handler) { return capstanv1connect.NewSessionServiceHandler(sessionRPC{b}, read) },
 		func() (string, http.Handler) { return capstanv1connect.NewSettingsServiceHandler(settingsRPC{b}, read) },
-		func() (string, http.Handler) { return capstanv1connect.NewApplicationServiceHandler(applicationRPC{b}, read) },
+		func() (string, http.Handler) {
+			return capstanv1connect.NewApplicationServiceHandler(applicationRPC{b}, read)
+		},
 		func() (string, http.Handler) { return capstanv1connect.NewProjectServiceHandler(projectRPC{b}, read) },
-		func() (string, http.Handler) { return capstanv1connect.NewRepositoryServiceHandler(repositoryRPC{b}, read) },
-		func() (string, http.Handler) { return capstanv1connect.NewRepoCredsServiceHandler(repoCredsRPC{b}, read) },
+		func() (string, http.Handler) {
+			return capstanv1connect.NewRepositoryServiceHandler(repositoryRPC{b}, read)
+		},
+		func() (string, http.Handler) {
+			return capstanv1connect.NewRepoCredsServiceHandler(repoCredsRPC{b}, read)
+		},
 		func() (string, http.Handler) { return capstanv1connect.NewClusterServiceHandler(clusterRPC{b}, read) },
 		func() (string, http.Handler) { return capstanv1connect.NewAccountServiceHandler(accountRPC{b}, read) },
 	} {

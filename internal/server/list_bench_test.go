@@ -111,9 +111,10 @@ func BenchmarkListApplications(b *testing.B) {
 	elapsed := time.Since(start)
 	b.StopTimer()
 	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
-	pct := func(p float64) float64 { return float64(latencies[int(p*float64(len(latencies)-1))].Microseconds()) / 1000 }
+	pct := func(p float64) float64 {
+		return float64(latencies[int(p*float64(len(latencies)-1))].Microseconds()) / 1000
+	}
 	b.ReportMetric(pct(0.5), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
 	b.ReportMetric(float64(len(latencies))/elapsed.Seconds(), "req/s")
 }
-
