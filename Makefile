@@ -73,6 +73,15 @@ CHAOS_ITERATIONS ?= 100
 chaos: kube ## The long fault suite: capstan killed at 100 random points of its syncs, a 60 s API server outage (make test runs a short slice).
 	go test -count=1 -timeout 120m -v ./chaos -args -chaos.iterations=$(CHAOS_ITERATIONS) -chaos.outage=60s
 
+.PHONY: fuzz
+FUZZTIME ?= 60s
+fuzz: ## Fuzz every parser of outside input for FUZZTIME each (their seed corpora run in make test).
+	@set -e; for pkg in $$(go list ./...); do \
+		for target in $$(go test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "== $$pkg $$target"; go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$pkg; \
+		done; \
+	done
+
 .PHONY: dex
 dex: $(DEX_BIN)/dex ## Build Dex (the SSO tests' OpenID provider) into bin/dex.
 
