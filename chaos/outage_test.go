@@ -3,16 +3,19 @@ package chaos
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 )
 
 var outage = flag.Duration("chaos.outage", 25*time.Second, "how long the Kubernetes API server stays down (longer than the leader Lease)")
@@ -37,6 +40,7 @@ func TestStartsBeforeCRDsAndOutlivesAPIOutage(t *testing.T) {
 	r := newRigIn(t, ns) // installs the CRDs and creates the Applications
 	r.waitConverged(convergeTimeout)
 
+	token := login(t, ns, port)
 	r.commit()
 	time.Sleep(time.Duration(newRand(t).Int64N(int64(2 * time.Second))))
 	if err := cluster.StopAPIServer(); err != nil {
@@ -49,6 +53,10 @@ func TestStartsBeforeCRDsAndOutlivesAPIOutage(t *testing.T) {
 		}
 		if err := get(fmt.Sprintf("http://127.0.0.1:%d/api/version", port)); err != nil {
 			t.Errorf("%s into the outage, Capstan's API: %v", time.Since(down).Round(time.Second), err)
+		}
+		// Applications are still listed, from the API server's cache.
+		if n, err := countApps(port, token); err != nil || n != len(allApps) {
+			t.Errorf("%s into the outage, listing Applications: %d, %v", time.Since(down).Round(time.Second), n, err)
 		}
 		time.Sleep(time.Second)
 	}
@@ -110,4 +118,47 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// login returns a session token of admin, whose password Capstan wrote
+// to argocd-initial-admin-secret.
+func login(t *testing.T, ns string, port int) string {
+	t.Helper()
+	kc := kubernetes.NewForConfigOrDie(cluster.Config)
+	var password string
+	waitFor(t, "the initial admin password", func() error {
+		s, err := kc.CoreV1().Secrets(ns).Get(context.Background(), "argocd-initial-admin-secret", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		password = string(s.Data["password"])
+		return nil
+	})
+	resp, err := http.Post(fmt.Sprintf("http://127.0.0.1:%d/api/v1/session", port), "application/json",
+		strings.NewReader(fmt.Sprintf(`{"username":"admin","password":%q}`, password)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var answer struct{ Token string }
+	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil || answer.Token == "" {
+		t.Fatalf("login: %s %v", resp.Status, err)
+	}
+	return answer.Token
+}
+
+// countApps lists the Applications through Capstan's API.
+func countApps(port int, token string) (int, error) {
+	req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/api/v1/applications", port), nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var list struct{ Items []json.RawMessage }
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		return 0, fmt.Errorf("%s: %w", resp.Status, err)
+	}
+	return len(list.Items), nil
 }

@@ -357,7 +357,7 @@ func TestStatusIsWrittenWithTheObject(t *testing.T) {
 			"info":        []any{map[string]any{"name": "k", "value": "v"}},
 		},
 	}}
-	if err := c.Patch(ctx, applied, client.Apply, client.FieldOwner("kubectl"), client.ForceOwnership); err != nil {
+	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied), client.FieldOwner("kubectl"), client.ForceOwnership); err != nil {
 		t.Fatal(err)
 	}
 	var got v1alpha1.Application
