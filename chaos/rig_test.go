@@ -55,6 +55,14 @@ func newRig(t *testing.T) *rig {
 // newRigIn is newRig with the control namespace ns.
 func newRigIn(t *testing.T, ns string) *rig {
 	t.Helper()
+	repo := gitserver.NewLocalRepo(t)
+	return newRigOver(t, ns, repo, repo.URL)
+}
+
+// newRigOver is newRigIn with the Applications following repoURL, a way
+// to reach repo (through a proxy, say); commits go to repo directly.
+func newRigOver(t *testing.T, ns string, repo *gitserver.Repo, repoURL string) *rig {
+	t.Helper()
 	ctx := context.Background()
 	c, err := kube.NewClient(cluster.Config)
 	if err != nil {
@@ -63,14 +71,14 @@ func newRigIn(t *testing.T, ns string) *rig {
 	if err := kube.InstallCRDs(ctx, cluster.Config); err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{t: t, ns: ns, client: c, kube: kubernetes.NewForConfigOrDie(cluster.Config), git: gitserver.NewLocalRepo(t)}
+	r := &rig{t: t, ns: ns, client: c, kube: kubernetes.NewForConfigOrDie(cluster.Config), git: repo}
 	r.commit()
 	for _, name := range allApps {
 		app := &v1alpha1.Application{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: r.ns},
 			Spec: v1alpha1.ApplicationSpec{
 				Project:     "default",
-				Source:      &v1alpha1.ApplicationSource{RepoURL: r.git.URL, Path: name, TargetRevision: "main"},
+				Source:      &v1alpha1.ApplicationSource{RepoURL: repoURL, Path: name, TargetRevision: "main"},
 				Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: r.dest(name)},
 				SyncPolicy: &v1alpha1.SyncPolicy{
 					Automated:   &v1alpha1.SyncPolicyAutomated{Prune: true},
@@ -171,9 +179,12 @@ spec:
 
 // declared are the names Git declares for an app at the latest revision,
 // by kind (hooks left out: they are not kept).
-func (r *rig) declared(app string) map[string][]string {
+func (r *rig) declared(app string) map[string][]string { return r.declaredAt(app, r.rev) }
+
+// declaredAt is declared at revision rev.
+func (r *rig) declaredAt(app string, rev int) map[string][]string {
 	out := map[string][]string{}
-	for path, content := range r.manifests(app, r.rev) {
+	for path, content := range r.manifests(app, rev) {
 		if strings.HasSuffix(path, "hook.yaml") {
 			continue
 		}
@@ -224,6 +235,41 @@ func (r *rig) live(ctx context.Context, app string) (map[string][]string, error)
 		sort.Strings(names)
 	}
 	return out, nil
+}
+
+// holdsARevision reports whether every app's live objects include all of
+// what one of the given revisions declares: whatever a fault interrupted,
+// nothing Git declares was pruned.
+func (r *rig) holdsARevision(ctx context.Context, revs ...int) string {
+	for _, name := range allApps {
+		live, err := r.live(ctx, name)
+		if err != nil {
+			return err.Error()
+		}
+		held := false
+		for _, rev := range revs {
+			held = held || includes(live, r.declaredAt(name, rev))
+		}
+		if !held {
+			return fmt.Sprintf("%s: live %v holds none of revisions %v", name, live, revs)
+		}
+	}
+	return ""
+}
+
+func includes(live, want map[string][]string) bool {
+	for kind, names := range want {
+		have := map[string]bool{}
+		for _, n := range live[kind] {
+			have[n] = true
+		}
+		for _, n := range names {
+			if !have[n] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // countHookRuns counts the hook Jobs created in hooked's namespace, for
@@ -321,4 +367,16 @@ func (r *rig) checkHistory(syncs int) {
 			r.t.Errorf("%s has %d history entries, want %d (one per revision): %v", name, got, syncs, revs)
 		}
 	}
+}
+
+func clientKey(ns, name string) client.ObjectKey { return client.ObjectKey{Namespace: ns, Name: name} }
+
+// newKubeClient is a client of the suite's cluster.
+func newKubeClient(t *testing.T) client.Client {
+	t.Helper()
+	c, err := kube.NewClient(cluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
@@ -36,7 +37,17 @@ func NewCachedClient(ctx context.Context, cfg *rest.Config, namespace string) (c
 	if err != nil {
 		return nil, err
 	}
+	// The types read on every request are watched from the start, so they
+	// are served even if the API server goes away before their first read.
+	for _, obj := range []client.Object{&v1alpha1.Application{}, &v1alpha1.AppProject{}, &corev1.ConfigMap{}, &corev1.Secret{}} {
+		if _, err := c.GetInformer(ctx, obj, ctrlcache.BlockUntilSynced(false)); err != nil {
+			return nil, err
+		}
+	}
 	go func() { _ = c.Start(ctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		return nil, fmt.Errorf("reading namespace %s from %s: %w", namespace, cfg.Host, ctx.Err())
+	}
 	direct, err := NewClient(cfg)
 	if err != nil {
 		return nil, err

@@ -28,6 +28,12 @@ const (
 	DefaultTTL           = 24 * time.Hour
 )
 
+// ClockSkew is how far apart the clocks of the API servers that issue and
+// check a token may be: a token is valid from ClockSkew before it was
+// issued to ClockSkew after it expires, so that replicas a few seconds
+// apart accept each other's tokens.
+const ClockSkew = time.Minute
+
 // MaxUsernameLength bounds the user name of a login, as Argo CD's does, so
 // that what is remembered of failed logins stays small.
 const MaxUsernameLength = 32
@@ -100,7 +106,7 @@ func (m *Manager) Create(subject string, ttl time.Duration, id string) (string, 
 func (m *Manager) Parse(token string) (*Claims, error) {
 	c := &Claims{}
 	_, err := jwt.ParseWithClaims(token, c, func(*jwt.Token) (any, error) { return m.key, nil },
-		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Name}), jwt.WithIssuer(Issuer), jwt.WithTimeFunc(m.now))
+		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Name}), jwt.WithIssuer(Issuer), jwt.WithTimeFunc(m.now), jwt.WithLeeway(ClockSkew))
 	switch {
 	case errors.Is(err, jwt.ErrTokenExpired):
 		return nil, ErrExpiredSession

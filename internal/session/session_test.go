@@ -112,7 +112,7 @@ func TestLoginInputsAreBounded(t *testing.T) {
 		_ = m.VerifyPassword("admin", "wrong", hash)
 	}
 	for i := range 3 * m.MaxTracked {
-		_ = m.VerifyPassword(fmt.Sprintf("user-%d", i), "wrong", nil)
+		m.fail(fmt.Sprintf("user-%d", i)) // what a failed login of each records
 	}
 	m.mu.Lock()
 	tracked := len(m.failures)
@@ -122,5 +122,32 @@ func TestLoginInputsAreBounded(t *testing.T) {
 	}
 	if err := m.VerifyPassword("admin", "right", hash); !errors.Is(err, ErrTooManyLogins) {
 		t.Errorf("admin after the flood: %v, want still locked out", err)
+	}
+}
+
+// TestTokensAllowForClockSkew checks a token issued by a replica whose
+// clock runs ahead (or behind) by less than ClockSkew is accepted, and
+// one far off is not.
+func TestTokensAllowForClockSkew(t *testing.T) {
+	issuer, issuerClock := newManager(t, "k")
+	checker, checkerClock := newManager(t, "k")
+	for _, tc := range []struct {
+		skew time.Duration
+		ok   bool
+	}{{30 * time.Second, true}, {-30 * time.Second, true}, {ClockSkew + time.Minute, false}} {
+		issuerClock.t = checkerClock.t.Add(tc.skew)
+		tok, err := issuer.Create("admin", time.Hour, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := checker.Parse(tok); (err == nil) != tc.ok {
+			t.Errorf("issued %s off: %v, want ok=%v", tc.skew, err, tc.ok)
+		}
+	}
+	// An expired token is refused once the skew allowance has passed.
+	tok, _ := issuer.Create("admin", time.Minute, "")
+	checkerClock.t = issuerClock.t.Add(time.Minute + ClockSkew + time.Second)
+	if _, err := checker.Parse(tok); !errors.Is(err, ErrExpiredSession) {
+		t.Errorf("expired token: %v", err)
 	}
 }

@@ -63,16 +63,19 @@ func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.
 	if err != nil {
 		return err
 	}
-	// Applications, projects, settings and Secrets of the control
-	// namespace are read from an informer cache.
-	c, err := kube.NewCachedClient(ctx, cfg, namespace)
-	if err != nil {
-		return err
-	}
 	// The API server waits for the Kubernetes API and the CRDs (the
 	// controller installs them) rather than exit.
 	if err := kube.WaitForCRDs(ctx, cfg, kube.PrepareOptions{Namespace: namespace, Log: log}); err != nil {
 		return nil // ctx ended
+	}
+	// Applications, projects, settings and Secrets of the control
+	// namespace are read from an informer cache.
+	c, err := kube.NewCachedClient(ctx, cfg, namespace)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
 	}
 	var srv *server.Server
 	err = kube.Until(ctx, log, "the API server's settings", kube.Backoff{}, func(ctx context.Context) (err error) {

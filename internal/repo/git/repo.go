@@ -3,6 +3,7 @@ package git
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -150,7 +151,7 @@ func runGit(ctx context.Context, c command, consume func(io.Reader) error, args 
 		if isPushRejected(msg) {
 			return fmt.Errorf("%w: git %s on %s: %s", ErrPushRejected, gitVerb(args), RedactURL(c.url), msg)
 		}
-		return fmt.Errorf("git %s on %s: %v: %s", gitVerb(args), RedactURL(c.url), err, msg)
+		return fmt.Errorf("git %s on %s: %w: %s", gitVerb(args), RedactURL(c.url), err, msg)
 	}
 	return nil
 }
@@ -306,6 +307,14 @@ func (r *Repo) Checkout(ctx context.Context, sha string) (string, error) {
 		}
 	}
 	if err := r.extract(ctx, sha, dst); err != nil {
+		var failed *exec.ExitError
+		if errors.As(err, &failed) && ctx.Err() == nil {
+			// git could not read the commit it holds: the clone is damaged
+			// (a fetch cut short by a full disk, say). Drop it; the next
+			// checkout fetches afresh.
+			_ = os.RemoveAll(r.bareDir())
+			return "", fmt.Errorf("extracting %s of %s (the local clone is damaged and was removed; it is fetched again next time): %w", sha, RedactURL(r.url), err)
+		}
 		return "", fmt.Errorf("extracting %s of %s: %w", sha, RedactURL(r.url), err)
 	}
 	return dst, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -269,4 +270,38 @@ func TestHTTPSCertificates(t *testing.T) {
 	if got, err := newStore(t).Repo(remote.URL, insecure).Resolve(context.Background(), "main"); err != nil || got != sha {
 		t.Errorf("insecure: %s, %v", got, err)
 	}
+}
+
+// TestDamagedCloneIsFetchedAfresh damages the local clone the way a fetch
+// cut short by a full disk does (a commit whose tree is missing): the
+// checkout fails saying so and drops the clone, and the next one works.
+func TestDamagedCloneIsFetchedAfresh(t *testing.T) {
+	remote := gitserver.NewLocalRepo(t)
+	first := remote.Commit(t, "first", map[string]string{"app/a.yaml": "a: 1\n"})
+	ctx := context.Background()
+	repo := newStore(t).Repo(remote.URL, Creds{})
+	if _, err := repo.Checkout(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	second := remote.Commit(t, "second", map[string]string{"app/b.yaml": "b: 2\n"})
+	gitIn := func(args ...string) string {
+		out, err := exec.Command("git", append([]string{"--git-dir", repo.bareDir()}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	gitIn("fetch", "--quiet", "--", remote.URL, "+refs/heads/*:refs/heads/*")
+	tree := gitIn("rev-parse", second+"^{tree}")
+	if err := os.Remove(filepath.Join(repo.bareDir(), "objects", tree[:2], tree[2:])); err != nil {
+		t.Fatalf("removing the tree object (is it packed?): %v", err)
+	}
+	if _, err := repo.Checkout(ctx, second); err == nil || !strings.Contains(err.Error(), "damaged") {
+		t.Fatalf("checkout of a damaged clone: %v", err)
+	}
+	dir, err := repo.Checkout(ctx, second)
+	if err != nil {
+		t.Fatalf("checkout after the repair: %v", err)
+	}
+	assertFile(t, filepath.Join(dir, "app/b.yaml"), "b: 2\n")
 }
