@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -76,7 +77,7 @@ func (r *reconciler) automatedOperation(app *v1alpha1.Application, cmp *comparis
 		return nil // never prune everything without allowEmpty
 	}
 	rev := app.Status.Sync.Revision
-	if st := app.Status.OperationState; st != nil && st.SyncResult != nil && st.SyncResult.Revision == rev && st.Operation.InitiatedBy.Automated {
+	if st := app.Status.OperationState; st != nil && st.SyncResult != nil && alreadySynced(app, st.SyncResult) && st.Operation.InitiatedBy.Automated {
 		if st.Phase == v1alpha1.OperationFailed || st.Phase == v1alpha1.OperationError {
 			return nil
 		}
@@ -123,6 +124,17 @@ func setSkipCondition(conds []v1alpha1.ApplicationCondition, cond *v1alpha1.Appl
 		out = append(out, *cond)
 	}
 	return out
+}
+
+// alreadySynced reports whether a sync result is of the app's current
+// revisions and sources, as Argo CD decides whether an automated sync was
+// attempted already: a change of the spec's source (an image override
+// written by the image updater, say) calls for a new one.
+func alreadySynced(app *v1alpha1.Application, res *v1alpha1.SyncOperationResult) bool {
+	if len(app.Spec.Sources) > 0 {
+		return slices.Equal(res.Revisions, app.Status.Sync.Revisions) && equality.Semantic.DeepEqual(res.Sources, app.Spec.Sources)
+	}
+	return res.Revision == app.Status.Sync.Revision && app.Spec.Source != nil && equality.Semantic.DeepEqual(res.Source, *app.Spec.Source)
 }
 
 // runOperation syncs and records the result, with the comparison that

@@ -109,3 +109,38 @@ func TestAutomatedSyncNeverWipesOutAnApp(t *testing.T) {
 		return ""
 	})
 }
+
+// TestSpecChangeIsSyncedAutomatically changes an automated app's source
+// (not its revision): as in Argo CD, that calls for a new automated sync
+// even without self-heal, which is how the image updater's argocd
+// write-back reaches the cluster.
+func TestSpecChangeIsSyncedAutomatically(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "two", map[string]string{
+		"app/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+		"app/b.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n",
+	})
+	dest := testCluster.NewNamespace(t)
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "spec", Namespace: e.ns}, Spec: v1alpha1.ApplicationSpec{
+		Project:     "default",
+		Source:      &v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "app", Directory: &v1alpha1.ApplicationSourceDirectory{Include: "a.yaml"}},
+		Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest},
+		SyncPolicy:  &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}},
+	}}
+	if err := e.client.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	e.waitSyncedHealthy("spec")
+	e.update("spec", func(a *v1alpha1.Application) { a.Spec.Source.Directory.Include = "*.yaml" })
+	e.eventually("b deployed", func() string {
+		if _, err := e.kube.CoreV1().ConfigMaps(dest).Get(ctx, "b", metav1.GetOptions{}); err != nil {
+			return err.Error()
+		}
+		return ""
+	})
+	if n := len(e.app("spec").Status.History); n != 2 {
+		t.Errorf("%d history entries, want 2", n)
+	}
+}
