@@ -307,7 +307,14 @@ func (r *rig) converged(ctx context.Context) string {
 		st := app.Status.OperationState
 		switch {
 		case app.Status.Sync.Revision != r.sha || app.Status.Sync.Status != v1alpha1.SyncStatusCodeSynced:
-			return fmt.Sprintf("%s: %s at %.7s, want Synced at %.7s (conditions %v)", name, app.Status.Sync.Status, app.Status.Sync.Revision, r.sha, app.Status.Conditions)
+			var outOfSync []string
+			for _, rs := range app.Status.Resources {
+				if rs.Status != v1alpha1.SyncStatusCodeSynced {
+					outOfSync = append(outOfSync, rs.Kind+"/"+rs.Name)
+				}
+			}
+			return fmt.Sprintf("%s: %s at %.7s, want Synced at %.7s (out of sync %v, conditions %v, last operation %s)",
+				name, app.Status.Sync.Status, app.Status.Sync.Revision, r.sha, outOfSync, app.Status.Conditions, describe(st))
 		case app.Operation != nil:
 			return name + ": an operation is still requested"
 		case st == nil || st.Phase != v1alpha1.OperationSucceeded || st.SyncResult == nil || st.SyncResult.Revision != r.sha:
