@@ -23,16 +23,13 @@ import (
 // defaultHistoryLimit is how many syncs status.history keeps by default.
 const defaultHistoryLimit = 10
 
-// runningDelay is how long an operation runs before its Running state is
-// first written, and progressInterval how often it is written after that.
-// Most syncs finish sooner and write only their result. A sync that is
-// cut short is resumed after a restart: from its Running state when one
-// was written (always before a hook is created), otherwise it runs again,
-// which applies the same objects again and creates no hook twice.
-const (
-	runningDelay     = time.Second
-	progressInterval = 5 * time.Second
-)
+// progressInterval is how often a running sync's progress is written.
+// Its Running state is written before it changes anything, and again
+// before each hook is created and after each completes, so a sync cut
+// short at any point is resumed after a restart: its objects applied
+// again (which changes nothing already applied), no hook run twice, and
+// its result and history entry recorded once.
+const progressInterval = 5 * time.Second
 
 // pendingOperation returns the operation to run now: the requested one,
 // one left Running (a retry, or a sync a stopped controller did not
@@ -159,7 +156,12 @@ func (r *reconciler) runOperation(ctx context.Context, app *v1alpha1.Application
 	syncCtx, cancelSync := context.WithCancel(ctx)
 	defer cancelSync()
 	terminated := r.watchTermination(syncCtx, app, cancelSync)
-	progress := &progressWriter{r: r, app: app, status: status, op: op, since: time.Now(), resumed: done != nil}
+	progress := &progressWriter{r: r, app: app, status: status, op: op, resumed: done != nil}
+	if !op.Sync.DryRun {
+		if err := progress.checkpoint(ctx, &sync.Result{Resources: done}, true); err != nil {
+			return fmt.Errorf("recording the start of the sync of Application/%s/%s: %w", app.Namespace, app.Name, err)
+		}
+	}
 	res := r.sync(syncCtx, app, op, cmp, checker, done, progress.checkpoint)
 	if terminated.Load() {
 		stopped := *res.Result
@@ -175,24 +177,20 @@ func (r *reconciler) runOperation(ctx context.Context, app *v1alpha1.Application
 }
 
 // progressWriter records a running sync's progress in its Application's
-// status.operationState: when forced (around hooks), and otherwise once
-// the sync has run for runningDelay, then every progressInterval.
+// status.operationState: when forced (at the start, around hooks), and
+// otherwise every progressInterval.
 type progressWriter struct {
 	r       *reconciler
 	app     *v1alpha1.Application
 	status  *statusWriter
 	op      *v1alpha1.Operation
-	since   time.Time // the sync's start, then the last write
+	since   time.Time // the last write
 	wrote   bool
 	resumed bool
 }
 
 func (p *progressWriter) checkpoint(ctx context.Context, res *sync.Result, force bool) error {
-	wait := runningDelay
-	if p.wrote {
-		wait = progressInterval
-	}
-	if !force && time.Since(p.since) < wait {
+	if !force && time.Since(p.since) < progressInterval {
 		return nil
 	}
 	st := p.app.Status.OperationState
@@ -421,8 +419,8 @@ func startMessage(op *v1alpha1.Operation) string {
 }
 
 // recordCompletion records an Event on the Application for a finished
-// operation: one per sync, so Events stay cheap at scale (a sync that runs
-// past runningDelay also records its start).
+// operation: one per sync (and one as it starts), so Events stay cheap at
+// scale.
 func (r *reconciler) recordCompletion(app *v1alpha1.Application, op *v1alpha1.Operation, state *v1alpha1.OperationState) {
 	rev := op.Sync.Revision
 	if state.SyncResult != nil && state.SyncResult.Revision != "" {
