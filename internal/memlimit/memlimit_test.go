@@ -26,3 +26,9 @@ func TestRead(t *testing.T) {
 		t.Errorf("a missing file: %d", got)
 	}
 }
+
+func ExampleSet() {
+	// In main, before anything else: the runtime aims to stay under 90% of
+	// the container's memory limit, unless GOMEMLIMIT says otherwise.
+	_ = Set()
+}
