@@ -38,6 +38,10 @@ const ClockSkew = time.Minute
 // that what is remembered of failed logins stays small.
 const MaxUsernameLength = 32
 
+// maxPasswordLength is bcrypt's limit: no stored password is longer, so a
+// longer one is wrong without comparing it.
+const maxPasswordLength = 72
+
 // adminUser is never forgotten to make room for other users' failures.
 const adminUser = "admin"
 
@@ -129,6 +133,10 @@ func (m *Manager) VerifyPassword(username, password string, hash []byte) error {
 	}
 	if m.locked(username) {
 		return ErrTooManyLogins
+	}
+	if len(password) > maxPasswordLength {
+		m.fail(username)
+		return ErrInvalidLogin
 	}
 	known := hash != nil
 	if !known {

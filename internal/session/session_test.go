@@ -107,6 +107,9 @@ func TestLoginInputsAreBounded(t *testing.T) {
 	if err := m.VerifyPassword("admin", "", hash); !errors.Is(err, ErrBlankPassword) {
 		t.Errorf("a blank password: %v", err)
 	}
+	if err := m.VerifyPassword("nobody", strings.Repeat("p", 1<<20), nil); !errors.Is(err, ErrInvalidLogin) {
+		t.Errorf("a 1 MB password: %v", err)
+	}
 	// admin's failures survive a flood of made-up names that fills the table.
 	for range DefaultMaxFailures {
 		_ = m.VerifyPassword("admin", "wrong", hash)
