@@ -15,10 +15,10 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/cluster"
-	"github.com/capstan-cd/capstan/internal/cluster/live"
-	"github.com/capstan-cd/capstan/internal/controller/diff"
+	"github.com/capstan-cd/capstan/internal/engine/live"
+	"github.com/capstan-cd/capstan/internal/engine/diff"
 	"github.com/capstan-cd/capstan/internal/metrics"
-	"github.com/capstan-cd/capstan/internal/tracking"
+	"github.com/capstan-cd/capstan/internal/engine/tracking"
 )
 
 // destination is what the controller keeps per destination cluster.

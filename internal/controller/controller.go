@@ -35,7 +35,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/metrics"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/settings"
-	"github.com/capstan-cd/capstan/internal/tracking"
+	"github.com/capstan-cd/capstan/internal/engine/tracking"
 )
 
 // fieldManager owns everything a sync applies.

@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	gosync "sync"
+	"sync"
 	"testing"
 	"time"
 
@@ -101,7 +101,7 @@ func startWith(t *testing.T, ns string, change func(*Options)) *env {
 		change(&opts)
 	}
 	go func() { done <- Run(ctx, opts) }()
-	var once gosync.Once
+	var once sync.Once
 	e.stop = func() {
 		once.Do(func() {
 			cancel()

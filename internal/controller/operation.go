@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
-	"github.com/capstan-cd/capstan/internal/controller/health"
-	"github.com/capstan-cd/capstan/internal/controller/sync"
+	"github.com/capstan-cd/capstan/internal/engine/health"
+	"github.com/capstan-cd/capstan/internal/engine/apply"
 )
 
 // defaultHistoryLimit is how many syncs status.history keeps by default.
@@ -151,14 +151,14 @@ func (r *reconciler) runOperation(ctx context.Context, app *v1alpha1.Application
 	terminating := app.Status.OperationState != nil && app.Status.OperationState.Phase == v1alpha1.OperationTerminating
 	app.Status.OperationState = &v1alpha1.OperationState{Operation: *op, Phase: v1alpha1.OperationRunning, Message: "syncing", StartedAt: started, RetryCount: retryCount}
 	if terminating { // terminated before it began
-		return r.finishOperation(ctx, app, status, op, started, &operationResult{Result: &sync.Result{Phase: v1alpha1.OperationFailed, Message: terminatedMessage}, refused: true}, checker)
+		return r.finishOperation(ctx, app, status, op, started, &operationResult{Result: &apply.Result{Phase: v1alpha1.OperationFailed, Message: terminatedMessage}, refused: true}, checker)
 	}
 	syncCtx, cancelSync := context.WithCancel(ctx)
 	defer cancelSync()
 	terminated := r.watchTermination(syncCtx, app, cancelSync)
 	progress := &progressWriter{r: r, app: app, status: status, op: op, resumed: done != nil}
 	if !op.Sync.DryRun {
-		if err := progress.checkpoint(ctx, &sync.Result{Resources: done}, true); err != nil {
+		if err := progress.checkpoint(ctx, &apply.Result{Resources: done}, true); err != nil {
 			return fmt.Errorf("recording the start of the sync of Application/%s/%s: %w", app.Namespace, app.Name, err)
 		}
 	}
@@ -189,7 +189,7 @@ type progressWriter struct {
 	resumed bool
 }
 
-func (p *progressWriter) checkpoint(ctx context.Context, res *sync.Result, force bool) error {
+func (p *progressWriter) checkpoint(ctx context.Context, res *apply.Result, force bool) error {
 	if !force && time.Since(p.since) < progressInterval {
 		return nil
 	}
@@ -252,9 +252,9 @@ func (r *reconciler) watchTermination(ctx context.Context, app *v1alpha1.Applica
 // sync runs one sync operation; cmp is the spec's comparison, done the
 // results of an interrupted run of it, and checkpoint records progress.
 func (r *reconciler) sync(ctx context.Context, app *v1alpha1.Application, op *v1alpha1.Operation, cmp *comparison, checker *health.Checker,
-	done []*v1alpha1.ResourceResult, checkpoint func(context.Context, *sync.Result, bool) error) *operationResult {
+	done []*v1alpha1.ResourceResult, checkpoint func(context.Context, *apply.Result, bool) error) *operationResult {
 	if msg := automatedConflict(app, op); msg != "" {
-		return &operationResult{Result: &sync.Result{Phase: v1alpha1.OperationError, Message: msg}, refused: true}
+		return &operationResult{Result: &apply.Result{Phase: v1alpha1.OperationError, Message: msg}, refused: true}
 	}
 	// A sync to another revision or source (a rollback) renders that, and
 	// a user's sync resolves branches and tags afresh.
@@ -266,26 +266,26 @@ func (r *reconciler) sync(ctx context.Context, app *v1alpha1.Application, op *v1
 		at.fresh = !op.InitiatedBy.Automated
 		var cond *v1alpha1.ApplicationCondition
 		if cmp, cond = r.compare(ctx, app, checker, at, nil); cond != nil {
-			return &operationResult{Result: &sync.Result{Phase: v1alpha1.OperationError, Message: cond.Message, Interrupted: ctx.Err() != nil}}
+			return &operationResult{Result: &apply.Result{Phase: v1alpha1.OperationError, Message: cond.Message, Interrupted: ctx.Err() != nil}}
 		}
 	}
-	opts, err := sync.ParseOptionList(append(append([]string{}, syncOptions(app)...), op.Sync.SyncOptions...))
+	opts, err := apply.ParseOptionList(append(append([]string{}, syncOptions(app)...), op.Sync.SyncOptions...))
 	if err != nil {
-		return &operationResult{Result: &sync.Result{Phase: v1alpha1.OperationError, Message: err.Error()}, cmp: cmp}
+		return &operationResult{Result: &apply.Result{Phase: v1alpha1.OperationError, Message: err.Error()}, cmp: cmp}
 	}
 	desired, prune := selectResources(op.Sync.Resources, append(append([]*unstructured.Unstructured{}, cmp.desired...), cmp.hooks...), cmp.prune)
 	if opts.ApplyOutOfSyncOnly {
 		desired = outOfSyncOnly(desired, cmp)
 	}
 	if msg := refusal(cmp, desired, prune, opts); msg != "" {
-		return &operationResult{Result: &sync.Result{Phase: v1alpha1.OperationFailed, Message: msg}, cmp: cmp}
+		return &operationResult{Result: &apply.Result{Phase: v1alpha1.OperationFailed, Message: msg}, cmp: cmp}
 	}
-	plan, err := sync.NewPlan(desired)
+	plan, err := apply.NewPlan(desired)
 	if err != nil {
-		return &operationResult{Result: &sync.Result{Phase: v1alpha1.OperationError, Message: err.Error()}, cmp: cmp}
+		return &operationResult{Result: &apply.Result{Phase: v1alpha1.OperationError, Message: err.Error()}, cmp: cmp}
 	}
-	applier := &sync.Applier{Client: cmp.dest.client, Mapper: cmp.dest.cache, Health: checker, FieldManager: fieldManager, Tracking: r.tracking}
-	res := applier.Run(ctx, &sync.Request{
+	applier := &apply.Applier{Client: cmp.dest.client, Mapper: cmp.dest.cache, Health: checker, FieldManager: fieldManager, Tracking: r.tracking}
+	res := applier.Run(ctx, &apply.Request{
 		App: r.appKey(app), Namespace: app.Spec.Destination.Namespace, Plan: plan,
 		Prune: prune, AllowPrune: op.Sync.Prune, DryRun: op.Sync.DryRun, Options: opts,
 		Done: done, Checkpoint: checkpoint,
@@ -316,7 +316,7 @@ func automatedConflict(app *v1alpha1.Application, op *v1alpha1.Operation) string
 // refusal is why a sync may not start, checked before anything is
 // applied: an object the project does not permit, or (with
 // FailOnSharedResource=true) an object another Application tracks.
-func refusal(cmp *comparison, desired, prune []*unstructured.Unstructured, opts sync.Options) string {
+func refusal(cmp *comparison, desired, prune []*unstructured.Unstructured, opts apply.Options) string {
 	var reasons []string
 	for _, obj := range append(append([]*unstructured.Unstructured{}, desired...), prune...) {
 		if why, ok := cmp.denied[resourceKey(obj)]; ok {
@@ -335,7 +335,7 @@ func refusal(cmp *comparison, desired, prune []*unstructured.Unstructured, opts 
 // operationResult is a sync's result and the comparison it synced (nil
 // when it could not render).
 type operationResult struct {
-	*sync.Result
+	*apply.Result
 	cmp *comparison
 	// refused is set when the operation was not allowed at all: retrying
 	// cannot help.
@@ -444,7 +444,7 @@ type synced struct {
 	gone map[string]bool
 }
 
-func newSynced(res *sync.Result) *synced {
+func newSynced(res *apply.Result) *synced {
 	s := &synced{live: map[string]*unstructured.Unstructured{}, gone: map[string]bool{}}
 	for _, a := range res.Applied {
 		s.live[resourceKey(a.Live)] = a.Live

@@ -9,7 +9,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/project"
-	"github.com/capstan-cd/capstan/internal/tracking"
+	"github.com/capstan-cd/capstan/internal/engine/tracking"
 )
 
 // unmonitored are kinds never reported as orphaned: objects the cluster

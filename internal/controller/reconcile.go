@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	gosync "sync"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,11 +21,11 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/cluster"
-	"github.com/capstan-cd/capstan/internal/controller/health"
+	"github.com/capstan-cd/capstan/internal/engine/health"
 	"github.com/capstan-cd/capstan/internal/metrics"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/repo/manifest"
-	"github.com/capstan-cd/capstan/internal/tracking"
+	"github.com/capstan-cd/capstan/internal/engine/tracking"
 )
 
 // conditionRetry is how soon a failed comparison is retried.
@@ -51,7 +51,7 @@ type reconciler struct {
 	// operations holds a slot per running sync (--operation-processors).
 	operations chan struct{}
 
-	checkerMu      gosync.Mutex
+	checkerMu      sync.Mutex
 	checker        *health.Checker
 	checkerVersion string
 }

@@ -2,7 +2,7 @@ package controller
 
 import (
 	"math"
-	gosync "sync"
+	"sync"
 	"time"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
@@ -69,7 +69,7 @@ func parseDuration(s string) time.Duration {
 // retryClock remembers when each Application's next retry is due. A
 // controller restart forgets it, and the retry then runs at once.
 type retryClock struct {
-	mu  gosync.Mutex
+	mu  sync.Mutex
 	due map[string]time.Time
 }
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"regexp"
-	gosync "sync"
+	"sync"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -98,7 +98,7 @@ func (p *revisionPoller) poll(ctx context.Context, repoURL string) {
 		}
 	}
 	work := make(chan *followed)
-	var wg gosync.WaitGroup
+	var wg sync.WaitGroup
 	for range min(8, len(groups)) {
 		wg.Go(func() {
 			for g := range work {

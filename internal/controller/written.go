@@ -2,7 +2,7 @@ package controller
 
 import (
 	"strconv"
-	gosync "sync"
+	"sync"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -12,7 +12,7 @@ import (
 // the informer cache (the write's watch event has not arrived yet) can
 // wait for it instead of acting on, and rewriting, a stale status.
 type writtenVersions struct {
-	m gosync.Map // namespace/name -> uint64
+	m sync.Map // namespace/name -> uint64
 }
 
 func (w *writtenVersions) note(obj client.Object) {

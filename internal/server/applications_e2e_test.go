@@ -30,7 +30,7 @@ import (
 // controller, as capstan run does.
 func startWithController(t *testing.T) *fixture {
 	t.Helper()
-	if err := kube.InstallCRDs(context.Background(), cluster.Config); err != nil {
+	if err := kube.InstallCRDs(context.Background(), kubeCluster.Config); err != nil {
 		t.Fatal(err)
 	}
 	f := start(t, true)
@@ -46,7 +46,7 @@ func runController(tb testing.TB, ns string, renderer repo.Renderer, changes <-c
 	done := make(chan error, 1)
 	go func() {
 		done <- controller.Run(ctx, controller.Options{
-			Config: cluster.Config, Namespace: ns, Resync: time.Hour, RepoPoll: time.Hour, RepoChanges: changes,
+			Config: kubeCluster.Config, Namespace: ns, Resync: time.Hour, RepoPoll: time.Hour, RepoChanges: changes,
 			Renderer: renderer, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		})
 	}()
@@ -97,7 +97,7 @@ func configMap(v string) string {
 func TestApplicationLifecycle(t *testing.T) {
 	f := startWithController(t)
 	ctx := context.Background()
-	dest := cluster.NewNamespace(t)
+	dest := kubeCluster.NewNamespace(t)
 	remote := gitserver.NewLocalRepo(t)
 	first := remote.Commit(t, "one", map[string]string{"app/cm.yaml": configMap("one"), "app/deploy.yaml": deployment})
 	admin := f.adminToken()

@@ -10,12 +10,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
-	destinations "github.com/capstan-cd/capstan/internal/cluster"
+	"github.com/capstan-cd/capstan/internal/cluster"
 )
 
 // clusterObject is a cluster's RBAC object: <project>/<server>, or the
 // server URL for a cluster of no project.
-func clusterObject(c *destinations.Spec) string {
+func clusterObject(c *cluster.Spec) string {
 	if c.Project != "" {
 		return c.Project + "/" + c.Server
 	}
@@ -24,25 +24,25 @@ func clusterObject(c *destinations.Spec) string {
 
 // clusters returns every cluster Secret's spec, and in-cluster unless a
 // Secret defines it.
-func (s *Server) clusters(r *http.Request) ([]*destinations.Spec, []*corev1.Secret, error) {
+func (s *Server) clusters(r *http.Request) ([]*cluster.Spec, []*corev1.Secret, error) {
 	var list corev1.SecretList
 	if err := s.opts.Client.List(r.Context(), &list, client.InNamespace(s.opts.Namespace),
 		client.MatchingLabels{v1alpha1.LabelSecretType: v1alpha1.SecretTypeCluster}); err != nil {
 		return nil, nil, err
 	}
-	var specs []*destinations.Spec
+	var specs []*cluster.Spec
 	var secrets []*corev1.Secret
 	inCluster := false
 	for i := range list.Items {
-		spec, err := destinations.SpecOf(&list.Items[i])
+		spec, err := cluster.SpecOf(&list.Items[i])
 		if err != nil {
 			return nil, nil, err
 		}
-		inCluster = inCluster || spec.Server == destinations.InClusterServer
+		inCluster = inCluster || spec.Server == cluster.InClusterServer
 		specs, secrets = append(specs, spec), append(secrets, &list.Items[i])
 	}
 	if !inCluster {
-		specs = append([]*destinations.Spec{{Server: destinations.InClusterServer, Name: destinations.InClusterName}}, specs...)
+		specs = append([]*cluster.Spec{{Server: cluster.InClusterServer, Name: cluster.InClusterName}}, specs...)
 		secrets = append([]*corev1.Secret{nil}, secrets...)
 	}
 	return specs, secrets, nil
@@ -54,7 +54,7 @@ func (s *Server) listClusters(w http.ResponseWriter, r *http.Request, c *caller)
 		s.internal(w, err)
 		return
 	}
-	items := []destinations.Spec{}
+	items := []cluster.Spec{}
 	for _, spec := range specs {
 		if c.can("clusters", "get", clusterObject(spec)) {
 			items = append(items, spec.Redacted())
@@ -66,7 +66,7 @@ func (s *Server) listClusters(w http.ResponseWriter, r *http.Request, c *caller)
 // findCluster returns the cluster the path names by server URL (or by
 // name), and its Secret (nil for in-cluster without one), writing the
 // error answer when there is none or the caller may not act on it.
-func (s *Server) findCluster(w http.ResponseWriter, r *http.Request, c *caller, action string) (*destinations.Spec, *corev1.Secret) {
+func (s *Server) findCluster(w http.ResponseWriter, r *http.Request, c *caller, action string) (*cluster.Spec, *corev1.Secret) {
 	server := strings.TrimSuffix(r.PathValue("server"), "/")
 	specs, secrets, err := s.clusters(r)
 	if err != nil {
@@ -100,7 +100,7 @@ func (s *Server) getCluster(w http.ResponseWriter, r *http.Request, c *caller) {
 // createCluster answers POST /api/v1/clusters: it writes the cluster
 // Secret as Argo CD does (cluster-<host>-<hash>).
 func (s *Server) createCluster(w http.ResponseWriter, r *http.Request, c *caller) {
-	spec := &destinations.Spec{}
+	spec := &cluster.Spec{}
 	if !decodeBody(w, r, spec, "cluster", false) {
 		return
 	}
@@ -156,7 +156,7 @@ func (s *Server) rotateClusterAuth(w http.ResponseWriter, r *http.Request, c *ca
 		writeError(w, http.StatusBadRequest, "in-cluster uses the server's own credentials; there is nothing to rotate")
 		return
 	}
-	cl, err := destinations.FromSecret(sec)
+	cl, err := cluster.FromSecret(sec)
 	if err != nil {
 		s.internal(w, err)
 		return
@@ -166,7 +166,7 @@ func (s *Server) rotateClusterAuth(w http.ResponseWriter, r *http.Request, c *ca
 		s.internal(w, err)
 		return
 	}
-	token, err := destinations.RotateManagerToken(r.Context(), cs)
+	token, err := cluster.RotateManagerToken(r.Context(), cs)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("rotating the credentials of cluster %s: %v", spec.Server, err))
 		return

@@ -28,11 +28,11 @@ func BenchmarkListApplications(b *testing.B) {
 	const apps, concurrent = 500, 50
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := kube.InstallCRDs(ctx, cluster.Config); err != nil {
+	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
 		b.Fatal(err)
 	}
-	ns := cluster.NewNamespace(b)
-	direct, err := kube.NewClient(cluster.Config)
+	ns := kubeCluster.NewNamespace(b)
+	direct, err := kube.NewClient(kubeCluster.Config)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -46,11 +46,11 @@ func BenchmarkListApplications(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	cached, err := kube.NewCachedClient(ctx, cluster.Config, ns)
+	cached, err := kube.NewCachedClient(ctx, kubeCluster.Config, ns)
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := New(ctx, Options{Client: cached, Config: cluster.Config, Namespace: ns, Insecure: true,
+	srv, err := New(ctx, Options{Client: cached, Config: kubeCluster.Config, Namespace: ns, Insecure: true,
 		Renderer: repo.NewService(repo.Options{Root: b.TempDir()})})
 	if err != nil {
 		b.Fatal(err)

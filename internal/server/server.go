@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/internal/appstate"
-	destinations "github.com/capstan-cd/capstan/internal/cluster"
+	"github.com/capstan-cd/capstan/internal/cluster"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo"
 
@@ -108,7 +108,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	state := &appstate.Reader{
 		Client: opts.Client, Namespace: opts.Namespace, Renderer: opts.Renderer,
-		Clusters: &destinations.Registry{Reader: opts.Client, Namespace: opts.Namespace, InCluster: opts.Config},
+		Clusters: &cluster.Registry{Reader: opts.Client, Namespace: opts.Namespace, InCluster: opts.Config},
 	}
 	s := &Server{opts: opts, watcher: watcher, state: state, secret: secret, sessions: sessions, mux: http.NewServeMux(), limits: newLimits(), rbac: map[string]*rbac.Enforcer{}}
 	s.routes()

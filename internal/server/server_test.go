@@ -25,10 +25,10 @@ import (
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
-var cluster *localcluster.Cluster
+var kubeCluster *localcluster.Cluster
 
 func TestMain(m *testing.M) {
-	os.Exit(localcluster.RunTests(m, localcluster.Options{}, &cluster))
+	os.Exit(localcluster.RunTests(m, localcluster.Options{}, &kubeCluster))
 }
 
 type fixture struct {
@@ -43,17 +43,17 @@ type fixture struct {
 // start runs a Server on a free port of 127.0.0.1.
 func start(t *testing.T, insecure bool) *fixture {
 	t.Helper()
-	c, err := kube.NewClient(cluster.Config)
+	c, err := kube.NewClient(kubeCluster.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := cluster.NewNamespace(t)
+	ns := kubeCluster.NewNamespace(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	if err := kube.InstallCRDs(ctx, cluster.Config); err != nil {
+	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(ctx, Options{Client: c, Config: cluster.Config, Namespace: ns, Insecure: insecure,
+	srv, err := New(ctx, Options{Client: c, Config: kubeCluster.Config, Namespace: ns, Insecure: insecure,
 		Renderer: repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Second})})
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +219,7 @@ func TestInsecureServesPlainHTTP(t *testing.T) {
 
 func TestApplicationsFollowRBAC(t *testing.T) {
 	ctx := context.Background()
-	if err := kube.InstallCRDs(ctx, cluster.Config); err != nil {
+	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
 		t.Fatal(err)
 	}
 	f := start(t, false)
@@ -286,7 +286,7 @@ func TestApplicationsFollowRBAC(t *testing.T) {
 
 func TestSyncAndDelete(t *testing.T) {
 	ctx := context.Background()
-	if err := kube.InstallCRDs(ctx, cluster.Config); err != nil {
+	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
 		t.Fatal(err)
 	}
 	f := start(t, false)
@@ -351,7 +351,7 @@ func TestSyncAndDelete(t *testing.T) {
 
 func TestCreateApplication(t *testing.T) {
 	ctx := context.Background()
-	if err := kube.InstallCRDs(ctx, cluster.Config); err != nil {
+	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
 		t.Fatal(err)
 	}
 	f := start(t, false) // makes the default project
@@ -465,7 +465,7 @@ func TestPasswordChangeEndsOlderSessions(t *testing.T) {
 
 func TestProjects(t *testing.T) {
 	ctx := context.Background()
-	if err := kube.InstallCRDs(ctx, cluster.Config); err != nil {
+	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
 		t.Fatal(err)
 	}
 	f := start(t, false)

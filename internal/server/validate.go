@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
-	destinations "github.com/capstan-cd/capstan/internal/cluster"
+	"github.com/capstan-cd/capstan/internal/cluster"
 	"github.com/capstan-cd/capstan/internal/project"
 	"github.com/capstan-cd/capstan/internal/repo/chartrepo"
 	"github.com/capstan-cd/capstan/internal/repo/git"
@@ -27,7 +27,7 @@ func (s *Server) validateApplication(ctx context.Context, app *v1alpha1.Applicat
 	problems = append(problems, sourceProblems(app.Spec)...)
 	dest := project.Destination{Server: app.Spec.Destination.Server, Name: app.Spec.Destination.Name, Namespace: app.Spec.Destination.Namespace}
 	c, err := s.state.Clusters.Get(ctx, app.Spec.Destination)
-	var bad *destinations.DestinationError
+	var bad *cluster.DestinationError
 	switch {
 	case errors.As(err, &bad):
 		problems = append(problems, bad.Message)

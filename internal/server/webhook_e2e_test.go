@@ -36,21 +36,21 @@ type webhookRig struct {
 func newWebhookRig(tb testing.TB) *webhookRig {
 	ctx, cancel := context.WithCancel(context.Background())
 	tb.Cleanup(cancel)
-	if err := kube.InstallCRDs(ctx, cluster.Config); err != nil {
+	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
 		tb.Fatal(err)
 	}
-	c, err := kube.NewWatchClient(cluster.Config)
+	c, err := kube.NewWatchClient(kubeCluster.Config)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	ns, dest := cluster.NewNamespace(tb), cluster.NewNamespace(tb)
+	ns, dest := kubeCluster.NewNamespace(tb), kubeCluster.NewNamespace(tb)
 	rig := &webhookRig{tb: tb, c: c, remote: gitserver.NewLocalRepo(tb)}
 	first := rig.commit()
 
 	renderer := repo.NewService(repo.Options{Root: tb.TempDir(), RefsTTL: time.Hour})
 	changes := make(chan string, 8)
 	runController(tb, ns, renderer, changes)
-	rig.srv, err = New(ctx, Options{Client: c, Config: cluster.Config, Renderer: renderer, Namespace: ns, Insecure: true,
+	rig.srv, err = New(ctx, Options{Client: c, Config: kubeCluster.Config, Renderer: renderer, Namespace: ns, Insecure: true,
 		RepoChanged: func(u string) {
 			select {
 			case changes <- u:

@@ -58,7 +58,7 @@ func (f *fixture) setSecret(key, value string) {
 
 func TestWebhooksAreVerifiedAndRefreshFollowers(t *testing.T) {
 	ctx := context.Background()
-	if err := kube.InstallCRDs(ctx, cluster.Config); err != nil {
+	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
 		t.Fatal(err)
 	}
 	f := start(t, false)
@@ -119,17 +119,17 @@ func TestWebhooksAreVerifiedAndRefreshFollowers(t *testing.T) {
 }
 
 func TestWebhookTellsTheInProcessController(t *testing.T) {
-	c, err := kube.NewClient(cluster.Config)
+	c, err := kube.NewClient(kubeCluster.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := cluster.NewNamespace(t)
+	ns := kubeCluster.NewNamespace(t)
 	var mu sync.Mutex
 	var heard []string
-	if err := kube.InstallCRDs(context.Background(), cluster.Config); err != nil {
+	if err := kube.InstallCRDs(context.Background(), kubeCluster.Config); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(context.Background(), Options{Client: c, Config: cluster.Config, Renderer: repo.NewService(repo.Options{Root: t.TempDir()}), Namespace: ns, Insecure: true, RepoChanged: func(u string) {
+	srv, err := New(context.Background(), Options{Client: c, Config: kubeCluster.Config, Renderer: repo.NewService(repo.Options{Root: t.TempDir()}), Namespace: ns, Insecure: true, RepoChanged: func(u string) {
 		mu.Lock()
 		heard = append(heard, u)
 		mu.Unlock()

@@ -29,7 +29,7 @@ func appCommandsEndToEnd(t *testing.T, flags ...string) {
 	f.flags = flags
 	f.login()
 	ctx := context.Background()
-	dest := cluster.NewNamespace(t)
+	dest := kubeCluster.NewNamespace(t)
 	remote := gitserver.NewLocalRepo(t)
 	first := remote.Commit(t, "one", map[string]string{"app/cm.yaml": configMapYAML("one")})
 	expect := f.expect

@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/capstan-cd/capstan/internal/apiclient"
-	destinations "github.com/capstan-cd/capstan/internal/cluster"
+	"github.com/capstan-cd/capstan/internal/cluster"
 )
 
 func newClusterCommand(f *clientFlags) *cobra.Command {
@@ -51,7 +51,7 @@ func newClusterAddCommand(f *clientFlags) *cobra.Command {
 			}
 			if !yes {
 				fmt.Fprintf(cmd.OutOrStdout(), "WARNING: This will create a service account `%s` on the cluster referenced by context `%s` with full %s level admin privileges. Do you want to continue [y/N]? ",
-					destinations.ManagerServiceAccount, args[0], map[bool]string{true: "cluster", false: "namespace"}[len(namespaces) == 0])
+					cluster.ManagerServiceAccount, args[0], map[bool]string{true: "cluster", false: "namespace"}[len(namespaces) == 0])
 				answer, _ := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')
 				if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
 					return fmt.Errorf("cluster add of %s cancelled", args[0])
@@ -61,7 +61,7 @@ func newClusterAddCommand(f *clientFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			token, err := destinations.InstallManager(cmd.Context(), cs, namespaces, func(msg string) { fmt.Fprintln(cmd.ErrOrStderr(), "INFO", msg) })
+			token, err := cluster.InstallManager(cmd.Context(), cs, namespaces, func(msg string) { fmt.Fprintln(cmd.ErrOrStderr(), "INFO", msg) })
 			if err != nil {
 				return fmt.Errorf("preparing cluster %s: %w", cfg.Host, err)
 			}
@@ -69,9 +69,9 @@ func newClusterAddCommand(f *clientFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			spec := destinations.Spec{
+			spec := cluster.Spec{
 				Server: strings.TrimSuffix(cfg.Host, "/"), Name: cmp.Or(name, args[0]), Namespaces: namespaces, ClusterResources: clusterResources, Project: project,
-				Config: destinations.Config{BearerToken: token, TLSClientConfig: destinations.TLSClientConfig{Insecure: cfg.Insecure, ServerName: cfg.ServerName, CAData: caData}},
+				Config: cluster.Config{BearerToken: token, TLSClientConfig: cluster.TLSClientConfig{Insecure: cfg.Insecure, ServerName: cfg.ServerName, CAData: caData}},
 			}
 			c, err := f.client()
 			if err != nil {
@@ -114,7 +114,7 @@ func newClusterListCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan cluster list\n  capstan cluster list -o json",
 		Args:    cobra.NoArgs,
 		RunE: f.withClient(func(cmd *cobra.Command, _ []string, c *apiclient.Client) error {
-			var resp struct{ Items []destinations.Spec }
+			var resp struct{ Items []cluster.Spec }
 			if err := c.Do("GET", "/api/v1/clusters", nil, &resp); err != nil {
 				return fmt.Errorf("listing clusters: %w", err)
 			}
@@ -141,7 +141,7 @@ func newClusterGetCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan cluster get https://kubernetes.default.svc",
 		Args:    cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			var spec destinations.Spec
+			var spec cluster.Spec
 			if err := c.Do("GET", clusterPath(args[0], ""), nil, &spec); err != nil {
 				return fmt.Errorf("getting cluster %s: %w", args[0], err)
 			}

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
-	destinations "github.com/capstan-cd/capstan/internal/cluster"
+	"github.com/capstan-cd/capstan/internal/cluster"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
@@ -71,11 +71,11 @@ func TestClusterAddDeploysToASecondCluster(t *testing.T) {
 		t.Fatalf("cluster Secrets: %v %d", err, len(secrets.Items))
 	}
 	sec := secrets.Items[0]
-	var cfg destinations.Config
+	var cfg cluster.Config
 	if err := json.Unmarshal(sec.Data["config"], &cfg); err != nil {
 		t.Fatal(err)
 	}
-	if sec.Name != destinations.SecretName(server) || !strings.HasPrefix(sec.Name, "cluster-127.0.0.1-") || sec.Annotations["managed-by"] != "argocd.argoproj.io" ||
+	if sec.Name != cluster.SecretName(server) || !strings.HasPrefix(sec.Name, "cluster-127.0.0.1-") || sec.Annotations["managed-by"] != "argocd.argoproj.io" ||
 		string(sec.Data["name"]) != "second" || string(sec.Data["server"]) != server || len(sec.Data) != 3 || cfg.BearerToken != managerToken(t, ctx, remote) {
 		t.Errorf("cluster Secret: %s %v %v %+v", sec.Name, sec.Annotations, slices.Sorted(maps.Keys(sec.Data)), cfg.TLSClientConfig)
 	}
@@ -141,7 +141,7 @@ func TestClusterAddAsksFirst(t *testing.T) {
 	f.login()
 	root := NewRoot()
 	var out, errOut strings.Builder
-	root.SetArgs([]string{"cluster", "add", "capstan-local", "--kubeconfig", cluster.KubeconfigPath, "--config", f.config})
+	root.SetArgs([]string{"cluster", "add", "capstan-local", "--kubeconfig", kubeCluster.KubeconfigPath, "--config", f.config})
 	root.SetIn(strings.NewReader("n\n"))
 	root.SetOut(&out)
 	root.SetErr(&errOut)
@@ -151,7 +151,7 @@ func TestClusterAddAsksFirst(t *testing.T) {
 	if !strings.Contains(out.String(), "WARNING: This will create a service account `argocd-manager`") {
 		t.Errorf("no confirmation asked:\n%s", out.String())
 	}
-	cs, err := cluster.Clientset()
+	cs, err := kubeCluster.Clientset()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,16 +37,16 @@ type capstanFixture struct {
 func startCapstan(t *testing.T, withController bool) *capstanFixture {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	if err := kube.InstallCRDs(ctx, cluster.Config); err != nil {
+	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
 		t.Fatal(err)
 	}
-	c, err := kube.NewClient(cluster.Config)
+	c, err := kube.NewClient(kubeCluster.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := cluster.NewNamespace(t)
+	ns := kubeCluster.NewNamespace(t)
 	renderer := repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Second})
-	srv, err := server.New(ctx, server.Options{Client: c, Config: cluster.Config, Renderer: renderer, Namespace: ns})
+	srv, err := server.New(ctx, server.Options{Client: c, Config: kubeCluster.Config, Renderer: renderer, Namespace: ns})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func startCapstan(t *testing.T, withController bool) *capstanFixture {
 	if withController {
 		waits++
 		go func() {
-			_ = controller.Run(ctx, controller.Options{Config: cluster.Config, Namespace: ns, Renderer: renderer, Resync: time.Hour, RepoPoll: time.Hour,
+			_ = controller.Run(ctx, controller.Options{Config: kubeCluster.Config, Namespace: ns, Renderer: renderer, Resync: time.Hour, RepoPoll: time.Hour,
 				Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 			done <- struct{}{}
 		}()

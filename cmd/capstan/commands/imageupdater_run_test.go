@@ -95,7 +95,7 @@ func TestImageUpdaterRunThroughTheAPI(t *testing.T) {
 	}
 	run := func(args ...string) {
 		t.Helper()
-		t.Setenv("KUBECONFIG", cluster.KubeconfigPath)
+		t.Setenv("KUBECONFIG", kubeCluster.KubeconfigPath)
 		args = append([]string{"image-updater", "run", "--once", "--argocd-namespace", f.ns, "--git-dir", t.TempDir()}, args...)
 		var out, errOut strings.Builder
 		if code := Execute(args, &out, &errOut); code != 0 {

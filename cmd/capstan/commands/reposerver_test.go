@@ -21,7 +21,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/testing/redisserver"
 )
 
-var cluster *localcluster.Cluster
+var kubeCluster *localcluster.Cluster
 
 func TestMain(m *testing.M) {
 	// The repo server's render workers are this program run again with
@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "repo-render-worker" {
 		os.Exit(Execute(os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(localcluster.RunTests(m, localcluster.Options{}, &cluster))
+	os.Exit(localcluster.RunTests(m, localcluster.Options{}, &kubeCluster))
 }
 
 // TestRepoServerUsesRepositorySecrets runs `capstan repo-server` against a
@@ -40,9 +40,9 @@ func TestRepoServerUsesRepositorySecrets(t *testing.T) {
 	remote := srv.NewRepo(t, "private")
 	remote.Commit(t, "c", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: private}\n"})
 
-	cs := kubernetes.NewForConfigOrDie(cluster.Config)
+	cs := kubernetes.NewForConfigOrDie(kubeCluster.Config)
 	ctx := context.Background()
-	ns := cluster.NewNamespace(t)
+	ns := kubeCluster.NewNamespace(t)
 	_, err := cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "private-repo", Labels: map[string]string{v1alpha1.LabelSecretType: v1alpha1.SecretTypeRepository}},
 		StringData: map[string]string{"url": remote.URL, "username": srv.Username, "password": srv.Password},
@@ -58,7 +58,7 @@ func TestRepoServerUsesRepositorySecrets(t *testing.T) {
 	}
 	addr := lis.Addr().String()
 	_ = lis.Close()
-	t.Setenv("KUBECONFIG", cluster.KubeconfigPath)
+	t.Setenv("KUBECONFIG", kubeCluster.KubeconfigPath)
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {

@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
-	"github.com/capstan-cd/capstan/internal/cluster/live"
+	"github.com/capstan-cd/capstan/internal/engine/live"
 	"github.com/capstan-cd/capstan/internal/repo/manifest"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )

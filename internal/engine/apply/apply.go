@@ -1,4 +1,4 @@
-package sync
+package apply
 
 import (
 	"context"
@@ -16,9 +16,9 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
-	"github.com/capstan-cd/capstan/internal/controller/health"
+	"github.com/capstan-cd/capstan/internal/engine/health"
 	"github.com/capstan-cd/capstan/internal/kube"
-	"github.com/capstan-cd/capstan/internal/tracking"
+	"github.com/capstan-cd/capstan/internal/engine/tracking"
 )
 
 // Applier runs sync plans against one cluster. Every field but Progress

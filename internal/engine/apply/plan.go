@@ -2,7 +2,7 @@
 // Argo CD's order: phases PreSync, Sync, PostSync (SyncFail after a
 // failure), waves inside each phase, then kinds (Namespaces before the
 // workloads that live in them), then names.
-package sync
+package apply
 
 import (
 	"fmt"

@@ -1,10 +1,10 @@
-package sync
+package apply
 
 import (
 	"context"
 	"os"
 	"strings"
-	stdsync "sync"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,8 +15,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
-	"github.com/capstan-cd/capstan/internal/cluster/live"
-	"github.com/capstan-cd/capstan/internal/controller/health"
+	"github.com/capstan-cd/capstan/internal/engine/live"
+	"github.com/capstan-cd/capstan/internal/engine/health"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 }
 
 type recorder struct {
-	mu     stdsync.Mutex
+	mu     sync.Mutex
 	events []string
 	// onApply runs before each apply, to look at the cluster at that moment.
 	onApply func(*Task)
