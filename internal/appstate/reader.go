@@ -1,12 +1,14 @@
 // Package appstate answers questions about one Application's resources on
 // demand, for the API server: its rendered manifests, the comparison of
-// each managed resource, the tree of live objects it owns, single live
+// each managed resource (a projection of the engine's comparison, the one
+// the controller records), the tree of live objects it owns, single live
 // objects and their events. It reads the destination cluster directly and
 // renders through the repo server, so it works beside a controller in
-// another process; the controller's own caches are not consulted.
+// another process; the controller's watch caches are not consulted.
 package appstate
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,30 +16,27 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/cluster"
+	"github.com/capstan-cd/capstan/internal/engine"
 	"github.com/capstan-cd/capstan/internal/engine/diff"
 	"github.com/capstan-cd/capstan/internal/engine/health"
-	"github.com/capstan-cd/capstan/internal/kube"
-	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/engine/tracking"
+	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/project"
+	"github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/settings"
 )
 
-// FieldManager is the field manager the controller syncs with; dry runs
-// use it so predictions match what a sync would do.
-const FieldManager = "capstan"
-
-// Reader reads Applications' resources. All fields are required.
+// Reader reads Applications' resources. Fields without a default are
+// required.
 type Reader struct {
-	// Client reads argocd-cm (tracking method, custom health checks).
+	// Client reads argocd-cm (tracking method, custom health checks) and
+	// AppProjects, usually from an informer cache.
 	Client client.Reader
 	// Namespace is the control namespace.
 	Namespace string
@@ -45,85 +44,26 @@ type Reader struct {
 	Clusters *cluster.Registry
 	// Renderer renders the Applications' sources.
 	Renderer repo.Renderer
+	// Destinations holds the clients of each destination cluster.
+	// Default: a set of the Reader's own.
+	Destinations *engine.Destinations
 
-	mu    sync.Mutex
-	dests map[string]*dest
+	once sync.Once
 }
 
-// dest is what the Reader keeps per destination cluster.
-type dest struct {
-	client dynamic.Interface
-	mapper *kube.DiscoveryMapper
-	differ *diff.Differ
-}
-
-func (r *Reader) dest(ctx context.Context, app *v1alpha1.Application) (*dest, error) {
+// dest returns the clients of the Application's destination cluster,
+// made afresh when its credentials changed.
+func (r *Reader) dest(ctx context.Context, app *v1alpha1.Application) (*engine.Destination, error) {
+	r.once.Do(func() {
+		if r.Destinations == nil {
+			r.Destinations = engine.NewDestinations(engine.DestinationOptions{})
+		}
+	})
 	c, err := r.Clusters.Get(ctx, app.Spec.Destination)
 	if err != nil {
 		return nil, err
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	key := c.Server + "|" + c.Name
-	if d, ok := r.dests[key]; ok {
-		return d, nil
-	}
-	dc, err := dynamic.NewForConfig(c.Config)
-	if err != nil {
-		return nil, err
-	}
-	disc, err := discovery.NewDiscoveryClientForConfig(c.Config)
-	if err != nil {
-		return nil, err
-	}
-	d := &dest{client: dc, mapper: kube.NewDiscoveryMapper(disc)}
-	d.differ = diff.New(dc, d.mapper, diff.Options{FieldManager: FieldManager, CacheSize: 1000})
-	if r.dests == nil {
-		r.dests = map[string]*dest{}
-	}
-	r.dests[key] = d
-	return d, nil
-}
-
-// resource returns the client for a kind in a namespace.
-func (d *dest) resource(gvk schema.GroupVersionKind, namespace string) (dynamic.ResourceInterface, bool, error) {
-	m, err := d.mapper.Mapping(gvk)
-	if err != nil {
-		return nil, false, err
-	}
-	if m.Scope.Name() == meta.RESTScopeNameNamespace {
-		return d.client.Resource(m.Resource).Namespace(namespace), true, nil
-	}
-	return d.client.Resource(m.Resource), false, nil
-}
-
-// get returns the live object, or nil when it does not exist.
-func (d *dest) get(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
-	ri, _, err := d.resource(gvk, namespace)
-	if err != nil {
-		return nil, err
-	}
-	obj, err := ri.Get(ctx, name, metaGet)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading %s %s/%s: %w", gvk.Kind, namespace, name, err)
-	}
-	return obj, nil
-}
-
-// settings reads argocd-cm (empty when absent).
-func (r *Reader) settings(ctx context.Context) (map[string]string, error) {
-	cm := &corev1.ConfigMap{}
-	err := r.Client.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: "argocd-cm"}, cm)
-	if apierrors.IsNotFound(err) {
-		return map[string]string{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading ConfigMap/%s/argocd-cm: %w", r.Namespace, err)
-	}
-	return cm.Data, nil
+	return r.Destinations.Get(c)
 }
 
 // Manifests renders the Application's sources, at revision when given
@@ -144,18 +84,19 @@ func (r *Reader) Manifests(ctx context.Context, app *v1alpha1.Application, revis
 }
 
 // ManagedResources compares each managed resource (rendered, or live and
-// tracked as the status lists it) with its live state, as the controller
-// does: the predicted state is a server-side dry run of the sync.
+// tracked as the status lists it) with its live state through the engine's
+// one comparison, the one the controller records: the predicted state is
+// a server-side dry run of the sync.
 func (r *Reader) ManagedResources(ctx context.Context, app *v1alpha1.Application) ([]ResourceDiff, error) {
 	d, err := r.dest(ctx, app)
 	if err != nil {
 		return nil, err
 	}
-	cm, err := r.settings(ctx)
+	cm, err := settings.LoadArgoCD(ctx, r.Client, r.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	method, err := tracking.ParseMethod(cm["application.resourceTrackingMethod"])
+	method, err := tracking.ParseMethod(cm.TrackingMethod())
 	if err != nil {
 		return nil, err
 	}
@@ -163,63 +104,62 @@ func (r *Reader) ManagedResources(ctx context.Context, app *v1alpha1.Application
 	if err != nil {
 		return nil, err
 	}
-	key := tracking.AppKey(app.Namespace, app.Name, r.Namespace)
-	seen := map[string]bool{}
-	var out []ResourceDiff
-	for _, obj := range resp.Objects {
-		gvk := obj.GroupVersionKind()
-		_, namespaced, err := d.resource(gvk, "")
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case !namespaced:
-			obj.SetNamespace("")
-		case obj.GetNamespace() == "":
-			obj.SetNamespace(app.Spec.Destination.Namespace)
-		}
-		tracking.Set(method, key, obj)
-		seen[refKey(gvk.Group, gvk.Kind, obj.GetNamespace(), obj.GetName())] = true
-		rd := ResourceDiff{Group: gvk.Group, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), Hook: v1alpha1.IsHook(obj.GetAnnotations())}
-		live, err := d.get(ctx, gvk, obj.GetNamespace(), obj.GetName())
-		if err != nil {
-			return nil, err
-		}
-		target, _ := diff.MaskSecret(obj, nil)
-		rd.TargetState = toJSON(target)
-		if rd.Hook {
-			out = append(out, rd)
-			continue
-		}
-		res, err := d.differ.Diff(ctx, obj, live, app.Spec.IgnoreDifferences)
-		if err != nil {
-			return nil, err
-		}
-		rd.Modified, rd.PredictedLiveState = res.Modified, toJSON(res.Predicted)
-		if live != nil {
-			masked, _ := diff.MaskSecret(live, nil)
-			rd.LiveState, rd.NormalizedLiveState, rd.ResourceVersion = toJSON(masked), toJSON(res.Live), live.GetResourceVersion()
-		}
-		out = append(out, rd)
+	checker, _ := health.NewChecker(cm.Data) // a broken check makes its kinds Unknown, naming it
+	comparison, err := d.Compare(ctx, engine.CompareRequest{
+		App: tracking.AppKey(app.Namespace, app.Name, r.Namespace), Tracking: method, Namespace: app.Spec.Destination.Namespace,
+		Desired: resp.Objects, Known: app.Status.Resources, IgnoreDifferences: app.Spec.IgnoreDifferences,
+		Permit: r.permit(ctx, app), Health: checker, Live: d.Direct(method),
+	})
+	if err != nil {
+		return nil, err
 	}
-	// Live objects the status lists that are no longer rendered: a sync
-	// would prune them.
-	for _, st := range app.Status.Resources {
-		if st.Hook || seen[refKey(st.Group, st.Kind, st.Namespace, st.Name)] {
-			continue
-		}
-		live, err := d.get(ctx, schema.GroupVersionKind{Group: st.Group, Version: st.Version, Kind: st.Kind}, st.Namespace, st.Name)
-		if err != nil || live == nil || tracking.App(method, live) != key {
-			continue
-		}
-		masked, _ := diff.MaskSecret(live, nil)
-		out = append(out, ResourceDiff{Group: st.Group, Kind: st.Kind, Namespace: st.Namespace, Name: st.Name,
-			LiveState: toJSON(masked), NormalizedLiveState: toJSON(masked), ResourceVersion: live.GetResourceVersion(), Modified: true})
+	out := make([]ResourceDiff, 0, len(comparison.Resources)+len(comparison.Hooks))
+	for _, res := range comparison.Resources {
+		out = append(out, resourceDiff(res))
 	}
-	sort.Slice(out, func(i, j int) bool {
+	for _, hook := range comparison.Hooks {
+		target, _ := diff.MaskSecret(hook, nil)
+		k := engine.KeyOf(hook)
+		out = append(out, ResourceDiff{Group: k.Group, Kind: k.Kind, Namespace: k.Namespace, Name: k.Name, TargetState: toJSON(target), Hook: true})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
 		return refKey(out[i].Group, out[i].Kind, out[i].Namespace, out[i].Name) < refKey(out[j].Group, out[j].Kind, out[j].Namespace, out[j].Name)
 	})
 	return out, nil
+}
+
+// resourceDiff projects one resource of a comparison in Argo CD's shape.
+func resourceDiff(res engine.Resource) ResourceDiff {
+	k := res.Key
+	rd := ResourceDiff{Group: k.Group, Kind: k.Kind, Namespace: k.Namespace, Name: k.Name, Modified: res.Modified()}
+	if res.Target != nil {
+		target, _ := diff.MaskSecret(res.Target, nil)
+		rd.TargetState = toJSON(target)
+	}
+	if res.Live != nil {
+		masked, _ := diff.MaskSecret(res.Live, nil)
+		rd.LiveState, rd.NormalizedLiveState, rd.ResourceVersion = toJSON(masked), toJSON(masked), res.Live.GetResourceVersion()
+	}
+	if res.Diff != nil {
+		rd.PredictedLiveState = toJSON(res.Diff.Predicted)
+		if res.Diff.Live != nil {
+			rd.NormalizedLiveState = toJSON(res.Diff.Live)
+		}
+	}
+	return rd
+}
+
+// permit returns the Application's project's verdict on an object, as the
+// controller applies it; nil (everything) when the project cannot be read,
+// which the controller reports on the Application.
+func (r *Reader) permit(ctx context.Context, app *v1alpha1.Application) func(*unstructured.Unstructured, bool) error {
+	proj := &v1alpha1.AppProject{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: cmp.Or(app.Spec.Project, v1alpha1.DefaultAppProjectName)}, proj); err != nil {
+		return nil
+	}
+	return func(obj *unstructured.Unstructured, namespaced bool) error {
+		return project.Permits(proj, obj, namespaced)
+	}
 }
 
 // Live returns a live object of the Application's tree: a managed object
@@ -238,7 +178,7 @@ func (r *Reader) Live(ctx context.Context, app *v1alpha1.Application, ref Resour
 	if err != nil {
 		return nil, err
 	}
-	obj, err := d.get(ctx, schema.GroupVersionKind{Group: node.Group, Version: node.Version, Kind: node.Kind}, node.Namespace, node.Name)
+	obj, err := d.Read(ctx, schema.GroupVersionKind{Group: node.Group, Version: node.Version, Kind: node.Kind}, node.Namespace, node.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +200,7 @@ func (r *Reader) Events(ctx context.Context, app *v1alpha1.Application, ref Reso
 	if err != nil {
 		return nil, err
 	}
-	ri, _, err := d.resource(corev1.SchemeGroupVersion.WithKind("Event"), obj.GetNamespace())
+	ri, _, err := d.Resource(corev1.SchemeGroupVersion.WithKind("Event"), obj.GetNamespace())
 	if err != nil {
 		return nil, err
 	}

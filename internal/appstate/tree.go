@@ -15,9 +15,8 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/engine/health"
 	"github.com/capstan-cd/capstan/internal/repo/manifest"
+	"github.com/capstan-cd/capstan/internal/settings"
 )
-
-var metaGet = metav1.GetOptions{}
 
 func listBy(fieldSelector string) metav1.ListOptions {
 	return metav1.ListOptions{FieldSelector: fieldSelector}
@@ -42,16 +41,16 @@ func (r *Reader) Tree(ctx context.Context, app *v1alpha1.Application) (*Tree, er
 	if err != nil {
 		return nil, err
 	}
-	cm, err := r.settings(ctx)
+	cm, err := settings.LoadArgoCD(ctx, r.Client, r.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	checker, _ := health.NewChecker(cm) // a broken check makes its kinds Unknown, naming it
+	checker, _ := health.NewChecker(cm.Data) // a broken check makes its kinds Unknown, naming it
 	tree := &Tree{Nodes: []ResourceNode{}}
 	owners := map[types.UID]ResourceRef{}
 	namespaces := map[string]bool{}
 	for _, st := range app.Status.Resources {
-		live, err := d.get(ctx, schema.GroupVersionKind{Group: st.Group, Version: st.Version, Kind: st.Kind}, st.Namespace, st.Name)
+		live, err := d.Read(ctx, schema.GroupVersionKind{Group: st.Group, Version: st.Version, Kind: st.Kind}, st.Namespace, st.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -71,7 +70,7 @@ func (r *Reader) Tree(ctx context.Context, app *v1alpha1.Application) (*Tree, er
 	var candidates []*unstructured.Unstructured
 	for ns := range namespaces {
 		for _, gvk := range childKinds {
-			ri, _, err := d.resource(gvk, ns)
+			ri, _, err := d.Resource(gvk, ns)
 			if err != nil {
 				continue // the kind is not served by this cluster
 			}

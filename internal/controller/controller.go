@@ -12,9 +12,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
@@ -31,15 +29,13 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/cluster"
+	"github.com/capstan-cd/capstan/internal/engine"
+	"github.com/capstan-cd/capstan/internal/engine/tracking"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/metrics"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/settings"
-	"github.com/capstan-cd/capstan/internal/engine/tracking"
 )
-
-// fieldManager owns everything a sync applies.
-const fieldManager = "capstan"
 
 // Options configure the controller. Fields without a default are required.
 type Options struct {
@@ -190,9 +186,13 @@ func run(ctx context.Context, opts Options, identity string) error {
 		return err
 	}
 	events := make(chan event.GenericEvent, 10000)
-	dests := &destinations{tracking: method, controlNamespace: opts.Namespace, events: events, byKey: map[string]*destination{}}
-	m := metrics.New(applicationLister{reader: mgr.GetClient(), namespaces: namespaces}, dests)
-	dests.metrics = m
+	counts := &clusterCounts{}
+	m := metrics.New(applicationLister{reader: mgr.GetClient(), namespaces: namespaces}, counts)
+	dests := engine.NewDestinations(engine.DestinationOptions{Tracking: method,
+		OnChange:      appEvents{controlNamespace: opts.Namespace, events: events}.notify,
+		WrapTransport: m.WrapTransport, // argocd_app_k8s_request_total
+	})
+	counts.dests = dests
 	r := &reconciler{
 		metrics:    m,
 		client:     mgr.GetClient(),
@@ -204,7 +204,7 @@ func run(ctx context.Context, opts Options, identity string) error {
 		namespaces: namespaces,
 		operations: make(chan struct{}, opts.OperationWorkers),
 	}
-	defer r.dests.stop(ctx)
+	defer dests.Stop()
 	err = ctrl.NewControllerManagedBy(mgr).
 		// Status updates, the controller's own writes, must not trigger
 		// another reconcile: only spec, operation, deletion, labels and
@@ -262,15 +262,11 @@ func trackingMethod(ctx context.Context, cfg *rest.Config, namespace string) (tr
 	if err != nil {
 		return "", err
 	}
-	cm := &corev1.ConfigMap{}
-	err = c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "argocd-cm"}, cm)
-	if apierrors.IsNotFound(err) {
-		return tracking.Annotation, nil
-	}
+	cm, err := settings.LoadArgoCD(ctx, c, namespace)
 	if err != nil {
-		return "", fmt.Errorf("reading ConfigMap/%s/argocd-cm: %w", namespace, err)
+		return "", err
 	}
-	return tracking.ParseMethod(cm.Data["application.resourceTrackingMethod"])
+	return tracking.ParseMethod(cm.TrackingMethod())
 }
 
 // applicationLister lists the Applications argocd_app_info describes.

@@ -5,13 +5,15 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/engine"
+	"github.com/capstan-cd/capstan/internal/engine/apply"
+	"github.com/capstan-cd/capstan/internal/kube"
 )
 
 // The finalizers that make deleting an Application delete its resources.
@@ -31,12 +33,16 @@ func (r *reconciler) finalize(ctx context.Context, app *v1alpha1.Application) er
 	if err != nil {
 		return err
 	}
-	dest, err := r.dests.get(c)
+	dest, err := r.dests.Get(c)
+	if err != nil {
+		return err
+	}
+	cache, err := dest.Live()
 	if err != nil {
 		return err
 	}
 	for _, rs := range app.Status.Resources {
-		if err := dest.cache.Watch(ctx, groupVersionKind(rs)); err != nil {
+		if err := cache.Watch(ctx, groupVersionKind(rs)); err != nil {
 			continue // the kind is gone, and its objects with it
 		}
 	}
@@ -45,7 +51,10 @@ func (r *reconciler) finalize(ctx context.Context, app *v1alpha1.Application) er
 		propagation = metav1.DeletePropagationBackground
 	}
 	remaining := 0
-	for _, obj := range dest.cache.ManagedBy(r.appKey(app)) {
+	for _, obj := range cache.ManagedBy(r.appKey(app)) {
+		if own, err := apply.ParseOptions(obj.GetAnnotations()[v1alpha1.AnnotationSyncOptions]); err == nil && own.Delete != nil && !*own.Delete {
+			continue // Delete=false: left in place, as Argo CD does
+		}
 		remaining++
 		if err := deleteObject(ctx, dest, obj, propagation); err != nil {
 			return err
@@ -60,20 +69,14 @@ func (r *reconciler) finalize(ctx context.Context, app *v1alpha1.Application) er
 	return r.client.Patch(ctx, app, client.MergeFrom(orig))
 }
 
-func deleteObject(ctx context.Context, dest *destination, obj *unstructured.Unstructured, propagation metav1.DeletionPropagation) error {
-	m, err := dest.cache.Mapping(obj.GroupVersionKind())
+func deleteObject(ctx context.Context, dest *engine.Destination, obj *unstructured.Unstructured, propagation metav1.DeletionPropagation) error {
+	ri, _, err := dest.Resource(obj.GroupVersionKind(), obj.GetNamespace())
 	if err != nil {
 		return err
 	}
-	ri := dest.client.Resource(m.Resource)
-	var err2 error
-	if m.Scope.Name() == meta.RESTScopeNameNamespace {
-		err2 = ri.Namespace(obj.GetNamespace()).Delete(ctx, obj.GetName(), metav1.DeleteOptions{PropagationPolicy: &propagation})
-	} else {
-		err2 = ri.Delete(ctx, obj.GetName(), metav1.DeleteOptions{PropagationPolicy: &propagation})
-	}
-	if err2 != nil && !apierrors.IsNotFound(err2) {
-		return fmt.Errorf("deleting %s/%s: %w", obj.GetKind(), obj.GetName(), err2)
+	err = ri.Delete(ctx, obj.GetName(), metav1.DeleteOptions{PropagationPolicy: &propagation})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting %s: %w", kube.Ref(obj), err)
 	}
 	return nil
 }

@@ -9,21 +9,6 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 )
 
-// resourceKey identifies an object by group, kind, namespace and name.
-func resourceKey(obj *unstructured.Unstructured) string {
-	gvk := obj.GroupVersionKind()
-	return gvk.Group + "/" + gvk.Kind + "/" + obj.GetNamespace() + "/" + obj.GetName()
-}
-
-func statusKey(s v1alpha1.ResourceStatus) string {
-	return s.Group + "/" + s.Kind + "/" + s.Namespace + "/" + s.Name
-}
-
-func resourceStatus(obj *unstructured.Unstructured) v1alpha1.ResourceStatus {
-	gvk := obj.GroupVersionKind()
-	return v1alpha1.ResourceStatus{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
-}
-
 func groupVersionKind(s v1alpha1.ResourceStatus) schema.GroupVersionKind {
 	return schema.GroupVersionKind{Group: s.Group, Version: s.Version, Kind: s.Kind}
 }

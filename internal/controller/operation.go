@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -13,11 +14,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
-	"github.com/capstan-cd/capstan/internal/engine/health"
+	"github.com/capstan-cd/capstan/internal/engine"
 	"github.com/capstan-cd/capstan/internal/engine/apply"
+	"github.com/capstan-cd/capstan/internal/engine/diff"
+	"github.com/capstan-cd/capstan/internal/engine/health"
 )
 
 // defaultHistoryLimit is how many syncs status.history keeps by default.
@@ -35,7 +39,7 @@ const progressInterval = 5 * time.Second
 // one left Running (a retry, or a sync a stopped controller did not
 // finish), or an automated sync. A positive duration asks to be called
 // again then (a retry waiting for its backoff).
-func (r *reconciler) pendingOperation(app *v1alpha1.Application, cmp *comparison) (*v1alpha1.Operation, int64, time.Duration) {
+func (r *reconciler) pendingOperation(app *v1alpha1.Application, comp *comparison) (*v1alpha1.Operation, int64, time.Duration) {
 	op := app.Operation
 	retryCount := int64(0)
 	if st := app.Status.OperationState; st != nil && st.Phase == v1alpha1.OperationRunning {
@@ -51,7 +55,7 @@ func (r *reconciler) pendingOperation(app *v1alpha1.Application, cmp *comparison
 		retryCount = st.RetryCount
 	}
 	if op == nil {
-		op = r.automatedOperation(app, cmp)
+		op = r.automatedOperation(app, comp)
 	}
 	if op == nil || op.Sync == nil {
 		return nil, 0, 0
@@ -62,15 +66,15 @@ func (r *reconciler) pendingOperation(app *v1alpha1.Application, cmp *comparison
 // automatedOperation returns the sync an automated policy calls for: the app
 // is OutOfSync and either its revision has not been synced yet or self-heal
 // is on. A revision whose automated sync failed is not retried by itself.
-func (r *reconciler) automatedOperation(app *v1alpha1.Application, cmp *comparison) *v1alpha1.Operation {
+func (r *reconciler) automatedOperation(app *v1alpha1.Application, comp *comparison) *v1alpha1.Operation {
 	pol := app.Spec.SyncPolicy
 	if pol == nil || pol.Automated == nil || (pol.Automated.Enabled != nil && !*pol.Automated.Enabled) {
 		return nil
 	}
-	if cmp.sync != v1alpha1.SyncStatusCodeOutOfSync {
+	if comp.Sync != v1alpha1.SyncStatusCodeOutOfSync {
 		return nil
 	}
-	if wipesOut(app, cmp) != nil {
+	if wipesOut(app, comp) != nil {
 		return nil // never prune everything without allowEmpty
 	}
 	rev := app.Status.Sync.Revision
@@ -95,9 +99,9 @@ const skipMessagePrefix = "Skipping sync attempt to "
 // wipesOut returns Argo CD's SyncError condition when an automated sync
 // with prune would delete every resource of the app (its source now
 // renders nothing) and allowEmpty is not set, and nil otherwise.
-func wipesOut(app *v1alpha1.Application, cmp *comparison) *v1alpha1.ApplicationCondition {
+func wipesOut(app *v1alpha1.Application, comp *comparison) *v1alpha1.ApplicationCondition {
 	pol := app.Spec.SyncPolicy
-	if pol == nil || pol.Automated == nil || !pol.Automated.Prune || pol.Automated.AllowEmpty || len(cmp.desired) > 0 || len(cmp.prune) == 0 {
+	if pol == nil || pol.Automated == nil || !pol.Automated.Prune || pol.Automated.AllowEmpty || len(comp.Desired) > 0 || len(comp.Prune) == 0 {
 		return nil
 	}
 	return &v1alpha1.ApplicationCondition{Type: v1alpha1.ApplicationConditionSyncError,
@@ -136,7 +140,7 @@ func alreadySynced(app *v1alpha1.Application, res *v1alpha1.SyncOperationResult)
 
 // runOperation syncs and records the result, with the comparison that
 // led to it, in one write that also clears the operation.
-func (r *reconciler) runOperation(ctx context.Context, app *v1alpha1.Application, status *statusWriter, op *v1alpha1.Operation, cmp *comparison, checker *health.Checker, retryCount int64) error {
+func (r *reconciler) runOperation(ctx context.Context, app *v1alpha1.Application, status *statusWriter, op *v1alpha1.Operation, comp *comparison, checker *health.Checker, retryCount int64) error {
 	started := metav1.Now()
 	var done []*v1alpha1.ResourceResult
 	if st := app.Status.OperationState; st != nil && st.Phase == v1alpha1.OperationRunning {
@@ -162,11 +166,11 @@ func (r *reconciler) runOperation(ctx context.Context, app *v1alpha1.Application
 			return fmt.Errorf("recording the start of the sync of Application/%s/%s: %w", app.Namespace, app.Name, err)
 		}
 	}
-	res := r.sync(syncCtx, app, op, cmp, checker, done, progress.checkpoint)
+	res := r.sync(syncCtx, app, op, comp, checker, done, progress.checkpoint)
 	if terminated.Load() {
 		stopped := *res.Result
 		stopped.Phase, stopped.Message, stopped.Interrupted = v1alpha1.OperationFailed, terminatedMessage, false
-		res = &operationResult{Result: &stopped, cmp: res.cmp, refused: true}
+		res = &operationResult{Result: &stopped, comp: res.comp, refused: true}
 	}
 	if res.Interrupted {
 		// Not finished: the Running state (or the operation) stays, and
@@ -249,9 +253,9 @@ func (r *reconciler) watchTermination(ctx context.Context, app *v1alpha1.Applica
 	return terminated
 }
 
-// sync runs one sync operation; cmp is the spec's comparison, done the
+// sync runs one sync operation; comp is the spec's comparison, done the
 // results of an interrupted run of it, and checkpoint records progress.
-func (r *reconciler) sync(ctx context.Context, app *v1alpha1.Application, op *v1alpha1.Operation, cmp *comparison, checker *health.Checker,
+func (r *reconciler) sync(ctx context.Context, app *v1alpha1.Application, op *v1alpha1.Operation, comp *comparison, checker *health.Checker,
 	done []*v1alpha1.ResourceResult, checkpoint func(context.Context, *apply.Result, bool) error) *operationResult {
 	if msg := automatedConflict(app, op); msg != "" {
 		return &operationResult{Result: &apply.Result{Phase: v1alpha1.OperationError, Message: msg}, refused: true}
@@ -265,35 +269,40 @@ func (r *reconciler) sync(ctx context.Context, app *v1alpha1.Application, op *v1
 	if at != nil {
 		at.fresh = !op.InitiatedBy.Automated
 		var cond *v1alpha1.ApplicationCondition
-		if cmp, cond = r.compare(ctx, app, checker, at, nil); cond != nil {
+		if comp, cond = r.compare(ctx, app, checker, at, nil); cond != nil {
 			return &operationResult{Result: &apply.Result{Phase: v1alpha1.OperationError, Message: cond.Message, Interrupted: ctx.Err() != nil}}
 		}
 	}
 	opts, err := apply.ParseOptionList(append(append([]string{}, syncOptions(app)...), op.Sync.SyncOptions...))
 	if err != nil {
-		return &operationResult{Result: &apply.Result{Phase: v1alpha1.OperationError, Message: err.Error()}, cmp: cmp}
+		return &operationResult{Result: &apply.Result{Phase: v1alpha1.OperationError, Message: err.Error()}, comp: comp}
 	}
-	desired, prune := selectResources(op.Sync.Resources, append(append([]*unstructured.Unstructured{}, cmp.desired...), cmp.hooks...), cmp.prune)
+	desired, prune := selectResources(op.Sync.Resources, append(append([]*unstructured.Unstructured{}, comp.Desired...), comp.Hooks...), comp.Prune)
 	if opts.ApplyOutOfSyncOnly {
-		desired = outOfSyncOnly(desired, cmp)
+		desired = outOfSyncOnly(desired, comp)
 	}
-	if msg := refusal(cmp, desired, prune, opts); msg != "" {
-		return &operationResult{Result: &apply.Result{Phase: v1alpha1.OperationFailed, Message: msg}, cmp: cmp}
+	if opts.RespectIgnoreDiff {
+		if desired, err = keepIgnored(desired, comp, app.Spec.IgnoreDifferences); err != nil {
+			return &operationResult{Result: &apply.Result{Phase: v1alpha1.OperationError, Message: err.Error()}, comp: comp}
+		}
+	}
+	if msg := refusal(comp, desired, prune, opts); msg != "" {
+		return &operationResult{Result: &apply.Result{Phase: v1alpha1.OperationFailed, Message: msg}, comp: comp}
 	}
 	plan, err := apply.NewPlan(desired)
 	if err != nil {
-		return &operationResult{Result: &apply.Result{Phase: v1alpha1.OperationError, Message: err.Error()}, cmp: cmp}
+		return &operationResult{Result: &apply.Result{Phase: v1alpha1.OperationError, Message: err.Error()}, comp: comp}
 	}
-	applier := &apply.Applier{Client: cmp.dest.client, Mapper: cmp.dest.cache, Health: checker, FieldManager: fieldManager, Tracking: r.tracking}
+	applier := &apply.Applier{Client: comp.dest.Client, Mapper: comp.dest.Mapper, Health: checker, FieldManager: engine.FieldManager, Tracking: r.tracking}
 	res := applier.Run(ctx, &apply.Request{
 		App: r.appKey(app), Namespace: app.Spec.Destination.Namespace, Plan: plan,
 		Prune: prune, AllowPrune: op.Sync.Prune, DryRun: op.Sync.DryRun, Options: opts,
 		Done: done, Checkpoint: checkpoint,
 	})
 	for _, a := range res.Applied {
-		cmp.dest.differ.Record(a.Sent, a.Live)
+		comp.dest.Differ.Record(a.Sent, a.Live)
 	}
-	return &operationResult{Result: res, cmp: cmp}
+	return &operationResult{Result: res, comp: comp}
 }
 
 // automatedConflict refuses, as Argo CD does, a user's rollback or sync to
@@ -308,7 +317,7 @@ func automatedConflict(app *v1alpha1.Application, op *v1alpha1.Operation) string
 		return "rollback cannot be initiated when auto-sync is enabled"
 	}
 	if app.Spec.Source != nil && op.Sync.Revision != "" && op.Sync.Revision != app.Spec.Source.TargetRevision && op.Sync.Revision != app.Status.Sync.Revision {
-		return fmt.Sprintf("cannot sync to %s: auto-sync currently set to %s", op.Sync.Revision, firstNonEmpty(app.Spec.Source.TargetRevision, "HEAD"))
+		return fmt.Sprintf("cannot sync to %s: auto-sync currently set to %s", op.Sync.Revision, cmp.Or(app.Spec.Source.TargetRevision, "HEAD"))
 	}
 	return ""
 }
@@ -316,18 +325,18 @@ func automatedConflict(app *v1alpha1.Application, op *v1alpha1.Operation) string
 // refusal is why a sync may not start, checked before anything is
 // applied: an object the project does not permit, or (with
 // FailOnSharedResource=true) an object another Application tracks.
-func refusal(cmp *comparison, desired, prune []*unstructured.Unstructured, opts apply.Options) string {
+func refusal(comp *comparison, desired, prune []*unstructured.Unstructured, opts apply.Options) string {
 	var reasons []string
 	for _, obj := range append(append([]*unstructured.Unstructured{}, desired...), prune...) {
-		if why, ok := cmp.denied[resourceKey(obj)]; ok {
+		if why, ok := comp.Denied[engine.KeyOf(obj)]; ok {
 			reasons = append(reasons, why)
 		}
 	}
 	if len(reasons) > 0 {
 		return "one or more synchronization tasks are not valid: " + strings.Join(reasons, "; ")
 	}
-	if opts.FailOnSharedResource && len(cmp.shared) > 0 {
-		return "shared resource found: " + strings.Join(cmp.shared, "; ")
+	if opts.FailOnSharedResource && len(comp.Shared) > 0 {
+		return "shared resource found: " + strings.Join(comp.Shared, "; ")
 	}
 	return ""
 }
@@ -336,7 +345,7 @@ func refusal(cmp *comparison, desired, prune []*unstructured.Unstructured, opts 
 // when it could not render).
 type operationResult struct {
 	*apply.Result
-	cmp *comparison
+	comp *comparison
 	// refused is set when the operation was not allowed at all: retrying
 	// cannot help.
 	refused bool
@@ -348,7 +357,7 @@ type operationResult struct {
 func (r *reconciler) finishOperation(ctx context.Context, app *v1alpha1.Application, status *statusWriter, op *v1alpha1.Operation, started metav1.Time, res *operationResult, checker *health.Checker) error {
 	finished := metav1.Now()
 	retryCount := app.Status.OperationState.RetryCount
-	if !op.Sync.DryRun && res.cmp != nil {
+	if !op.Sync.DryRun && res.comp != nil {
 		after, condition := r.compare(ctx, app, checker, nil, newSynced(res.Result))
 		r.writeComparison(app, after, condition)
 	}
@@ -361,19 +370,19 @@ func (r *reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 		}
 	}
 	state := &v1alpha1.OperationState{Operation: *op, Phase: res.Phase, Message: res.Message, StartedAt: started, FinishedAt: &finished, RetryCount: retryCount}
-	if res.cmp != nil {
+	if res.comp != nil {
 		state.SyncResult = &v1alpha1.SyncOperationResult{Resources: res.Resources}
 		if len(app.Spec.Sources) > 0 {
 			state.SyncResult.Sources = app.Spec.Sources
-			for _, s := range res.cmp.render.Sources {
+			for _, s := range res.comp.render.Sources {
 				state.SyncResult.Revisions = append(state.SyncResult.Revisions, s.Revision)
 			}
-		} else if app.Spec.Source != nil && len(res.cmp.render.Sources) == 1 {
+		} else if app.Spec.Source != nil && len(res.comp.render.Sources) == 1 {
 			state.SyncResult.Source = *app.Spec.Source
 			if op.Sync.Source != nil { // a rollback records what it deployed
 				state.SyncResult.Source = *op.Sync.Source
 			}
-			state.SyncResult.Revision = res.cmp.render.Sources[0].Revision
+			state.SyncResult.Revision = res.comp.render.Sources[0].Revision
 		}
 	}
 	app.Status.OperationState = state
@@ -415,7 +424,7 @@ func startMessage(op *v1alpha1.Operation) string {
 	if op.InitiatedBy.Automated {
 		who = "automated sync"
 	}
-	return fmt.Sprintf("Initiated %s to '%s'", who, firstNonEmpty(op.Sync.Revision, "HEAD"))
+	return fmt.Sprintf("Initiated %s to '%s'", who, cmp.Or(op.Sync.Revision, "HEAD"))
 }
 
 // recordCompletion records an Event on the Application for a finished
@@ -431,48 +440,67 @@ func (r *reconciler) recordCompletion(app *v1alpha1.Application, op *v1alpha1.Op
 		what = "Automated sync operation"
 	}
 	if state.Phase == v1alpha1.OperationSucceeded {
-		r.events.Eventf(app, nil, corev1.EventTypeNormal, "OperationCompleted", "Sync", "%s to %s succeeded", what, firstNonEmpty(rev, "HEAD"))
+		r.events.Eventf(app, nil, corev1.EventTypeNormal, "OperationCompleted", "Sync", "%s to %s succeeded", what, cmp.Or(rev, "HEAD"))
 		return
 	}
-	r.events.Eventf(app, nil, corev1.EventTypeWarning, "OperationCompleted", "Sync", "%s to %s %s: %s", what, firstNonEmpty(rev, "HEAD"), strings.ToLower(string(state.Phase)), state.Message)
+	r.events.Eventf(app, nil, corev1.EventTypeWarning, "OperationCompleted", "Sync", "%s to %s %s: %s", what, cmp.Or(rev, "HEAD"), strings.ToLower(string(state.Phase)), state.Message)
 }
 
 // synced is what a sync just applied and pruned, which the watches may
 // not have seen yet.
 type synced struct {
-	live map[string]*unstructured.Unstructured // by resourceKey
-	gone map[string]bool
+	live map[engine.ObjectKey]*unstructured.Unstructured
+	gone map[engine.ObjectKey]bool
 }
 
 func newSynced(res *apply.Result) *synced {
-	s := &synced{live: map[string]*unstructured.Unstructured{}, gone: map[string]bool{}}
+	s := &synced{live: map[engine.ObjectKey]*unstructured.Unstructured{}, gone: map[engine.ObjectKey]bool{}}
 	for _, a := range res.Applied {
-		s.live[resourceKey(a.Live)] = a.Live
+		s.live[engine.KeyOf(a.Live)] = a.Live
 	}
 	for _, obj := range res.Pruned {
-		s.gone[resourceKey(obj)] = true
+		s.gone[engine.KeyOf(obj)] = true
 	}
 	return s
 }
 
-// overlay puts the sync's objects into live (by resourceKey), unless the
-// watch already holds a newer version, and removes the pruned ones.
-func (s *synced) overlay(live map[string]*unstructured.Unstructured) {
+// over returns live as the sync left it: its objects in place of older
+// versions the watches hold, and the pruned ones gone.
+func (s *synced) over(live engine.LiveReader) engine.LiveReader {
 	if s == nil {
-		return
+		return live
 	}
-	for k := range s.gone {
+	return afterSync{LiveReader: live, s: s}
+}
+
+type afterSync struct {
+	engine.LiveReader
+	s *synced
+}
+
+func (a afterSync) Tracked(ctx context.Context, app string, kinds []schema.GroupVersionKind, known []v1alpha1.ResourceStatus) (map[engine.ObjectKey]*unstructured.Unstructured, error) {
+	live, err := a.LiveReader.Tracked(ctx, app, kinds, known)
+	if err != nil {
+		return nil, err
+	}
+	for k := range a.s.gone {
 		delete(live, k)
 	}
-	for k, obj := range s.live {
+	for k, obj := range a.s.live {
 		if cur, ok := live[k]; ok && newerVersion(cur, obj) {
 			continue
 		}
 		live[k] = obj
 	}
+	return live, nil
 }
 
-func (s *synced) deleted(key string) bool { return s != nil && s.gone[key] }
+func (a afterSync) Get(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
+	if a.s.gone[engine.ObjectKey{Group: gvk.Group, Kind: gvk.Kind, Namespace: namespace, Name: name}] {
+		return nil, nil
+	}
+	return a.LiveReader.Get(ctx, gvk, namespace, name)
+}
 
 // newerVersion reports whether a is a later version of the same object
 // than b. Resource versions are opaque, but the API server's are etcd
@@ -565,7 +593,7 @@ func selectResources(names []v1alpha1.SyncOperationResource, desired, prune []*u
 		var out []*unstructured.Unstructured
 		for _, o := range objs {
 			gvk := o.GroupVersionKind()
-			if want[resourceKey(o)] || want[gvk.Group+"/"+gvk.Kind+"/*/"+o.GetName()] {
+			if want[engine.KeyOf(o).String()] || want[gvk.Group+"/"+gvk.Kind+"/*/"+o.GetName()] {
 				out = append(out, o)
 			}
 		}
@@ -574,18 +602,36 @@ func selectResources(names []v1alpha1.SyncOperationResource, desired, prune []*u
 	return keep(desired), keep(prune)
 }
 
-func outOfSyncOnly(desired []*unstructured.Unstructured, cmp *comparison) []*unstructured.Unstructured {
-	inSync := map[string]bool{}
-	for _, rs := range cmp.resources {
-		if rs.Status == v1alpha1.SyncStatusCodeSynced {
-			inSync[statusKey(rs)] = true
+func outOfSyncOnly(desired []*unstructured.Unstructured, comp *comparison) []*unstructured.Unstructured {
+	inSync := map[engine.ObjectKey]bool{}
+	for _, res := range comp.Resources {
+		if res.Status == v1alpha1.SyncStatusCodeSynced {
+			inSync[res.Key] = true
 		}
 	}
 	var out []*unstructured.Unstructured
 	for _, o := range desired {
-		if !inSync[resourceKey(o)] || isHook(o) {
+		if !inSync[engine.KeyOf(o)] || isHook(o) {
 			out = append(out, o)
 		}
 	}
 	return out
+}
+
+// keepIgnored gives each desired object the live values of the fields
+// ignoreDifferences ignores (RespectIgnoreDifferences=true).
+func keepIgnored(desired []*unstructured.Unstructured, comp *comparison, ignore []v1alpha1.ResourceIgnoreDifferences) ([]*unstructured.Unstructured, error) {
+	live := map[engine.ObjectKey]*unstructured.Unstructured{}
+	for _, res := range comp.Resources {
+		live[res.Key] = res.Live
+	}
+	out := make([]*unstructured.Unstructured, len(desired))
+	for i, obj := range desired {
+		kept, err := diff.KeepIgnored(obj, live[engine.KeyOf(obj)], ignore)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = kept
+	}
+	return out, nil
 }

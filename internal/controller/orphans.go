@@ -8,8 +8,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
-	"github.com/capstan-cd/capstan/internal/project"
+	"github.com/capstan-cd/capstan/internal/engine"
 	"github.com/capstan-cd/capstan/internal/engine/tracking"
+	"github.com/capstan-cd/capstan/internal/project"
 )
 
 // unmonitored are kinds never reported as orphaned: objects the cluster
@@ -29,13 +30,17 @@ var unmonitored = map[schema.GroupKind]bool{
 // namespace's default ServiceAccount and kube-root-ca.crt ConfigMap, the
 // default/kubernetes Service, kinds the project forbids and the project's
 // ignore list are not counted. A negative count means monitoring is off.
-func (r *reconciler) orphans(ctx context.Context, app *v1alpha1.Application, proj *v1alpha1.AppProject, dest *destination) (int, error) {
+func (r *reconciler) orphans(ctx context.Context, app *v1alpha1.Application, proj *v1alpha1.AppProject, dest *engine.Destination) (int, error) {
 	settings := proj.Spec.OrphanedResources
 	ns := app.Spec.Destination.Namespace
 	if settings == nil || ns == "" {
 		return -1, nil
 	}
-	kinds, err := dest.cache.NamespacedKinds()
+	cache, err := dest.Live()
+	if err != nil {
+		return 0, err
+	}
+	kinds, err := cache.NamespacedKinds()
 	if err != nil {
 		return 0, err
 	}
@@ -43,12 +48,12 @@ func (r *reconciler) orphans(ctx context.Context, app *v1alpha1.Application, pro
 		if unmonitored[gvk.GroupKind()] {
 			continue
 		}
-		if err := dest.cache.Watch(ctx, gvk); err != nil {
+		if err := cache.Watch(ctx, gvk); err != nil {
 			return 0, fmt.Errorf("watching %s for orphaned resources: %w", gvk.Kind, err)
 		}
 	}
 	n := 0
-	for _, obj := range dest.cache.InNamespace(ns) {
+	for _, obj := range cache.InNamespace(ns) {
 		if len(obj.GetOwnerReferences()) > 0 || tracking.App(r.tracking, obj) != "" || isHook(obj) ||
 			unmonitored[obj.GroupVersionKind().GroupKind()] || builtIn(obj) || project.Permits(proj, obj, true) != nil {
 			continue

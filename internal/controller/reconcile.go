@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/events"
@@ -21,11 +18,14 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/cluster"
+	"github.com/capstan-cd/capstan/internal/engine"
 	"github.com/capstan-cd/capstan/internal/engine/health"
+	"github.com/capstan-cd/capstan/internal/engine/tracking"
 	"github.com/capstan-cd/capstan/internal/metrics"
+	"github.com/capstan-cd/capstan/internal/project"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/repo/manifest"
-	"github.com/capstan-cd/capstan/internal/engine/tracking"
+	"github.com/capstan-cd/capstan/internal/settings"
 )
 
 // conditionRetry is how soon a failed comparison is retried.
@@ -41,7 +41,7 @@ type reconciler struct {
 	metrics  *metrics.Metrics
 	opts     Options
 	clusters *cluster.Registry
-	dests    *destinations
+	dests    *engine.Destinations
 	retries  retryClock
 	// tracking is argocd-cm's application.resourceTrackingMethod.
 	tracking tracking.Method
@@ -66,24 +66,15 @@ type target struct {
 	fresh bool
 }
 
-// comparison is the outcome of comparing one Application.
+// comparison is the engine's comparison of one Application and what the
+// controller records beside it.
 type comparison struct {
-	dest      *destination
-	desired   []*unstructured.Unstructured
-	hooks     []*unstructured.Unstructured
-	live      map[string]*unstructured.Unstructured // by resourceKey
-	prune     []*unstructured.Unstructured
+	*engine.Comparison
+	dest      *engine.Destination
 	resources []v1alpha1.ResourceStatus
-	sync      v1alpha1.SyncStatusCode
-	health    v1alpha1.HealthStatusCode
 	render    *repo.Response
 	images    []string
 	urls      []string
-	// denied are the objects (desired or to prune) the project does not
-	// permit, by resourceKey, with the reason; a sync touching one fails.
-	denied map[string]string
-	// shared describes desired objects another Application tracks.
-	shared []string
 	// orphaned is the OrphanedResourceWarning, when the project asks.
 	orphaned *v1alpha1.ApplicationCondition
 }
@@ -116,8 +107,8 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	cmp, condition := r.compare(ctx, app, checker, nil, nil)
-	r.writeComparison(app, cmp, condition)
+	comp, condition := r.compare(ctx, app, checker, nil, nil)
+	r.writeComparison(app, comp, condition)
 	if _, refresh := app.Annotations[v1alpha1.AnnotationRefresh]; refresh {
 		before := app.DeepCopy()
 		delete(app.Annotations, v1alpha1.AnnotationRefresh)
@@ -136,10 +127,10 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	status := &statusWriter{client: r.client, base: orig, written: &r.written}
 	var op *v1alpha1.Operation
 	var retryCount int64
-	if cmp != nil && condition == nil {
-		app.Status.Conditions = setSkipCondition(app.Status.Conditions, wipesOut(app, cmp))
+	if comp != nil && condition == nil {
+		app.Status.Conditions = setSkipCondition(app.Status.Conditions, wipesOut(app, comp))
 		var wait time.Duration
-		op, retryCount, wait = r.pendingOperation(app, cmp)
+		op, retryCount, wait = r.pendingOperation(app, comp)
 		if wait > 0 && wait < requeue {
 			requeue = wait
 		}
@@ -151,7 +142,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		case <-ctx.Done():
 			return ctrl.Result{}, ctx.Err()
 		}
-		err = r.runOperation(ctx, app, status, op, cmp, checker, retryCount)
+		err = r.runOperation(ctx, app, status, op, comp, checker, retryCount)
 		<-r.operations
 	} else if r.statusDue(orig, app) {
 		err = status.write(ctx, app)
@@ -199,21 +190,21 @@ func (r *reconciler) appKey(app *v1alpha1.Application) string {
 // healthChecker returns the checker for argocd-cm's current custom health
 // checks, compiled once per version of the ConfigMap.
 func (r *reconciler) healthChecker(ctx context.Context) (*health.Checker, error) {
-	data, version, err := r.argocdCM(ctx)
+	cm, err := settings.LoadArgoCD(ctx, r.client, r.opts.Namespace)
 	if err != nil {
 		return nil, err
 	}
 	r.checkerMu.Lock()
 	defer r.checkerMu.Unlock()
-	if r.checker != nil && r.checkerVersion == version {
+	if r.checker != nil && r.checkerVersion == cm.Version {
 		return r.checker, nil
 	}
-	checker, err := health.NewChecker(data)
+	checker, err := health.NewChecker(cm.Data)
 	if err != nil {
 		// Only the kinds of the keys named are affected (Unknown health).
 		r.opts.Log.Warn("argocd-cm has custom health checks that cannot run", "error", err)
 	}
-	r.checker, r.checkerVersion = checker, version
+	r.checker, r.checkerVersion = checker, cm.Version
 	return checker, nil
 }
 
@@ -232,7 +223,7 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 	if err != nil {
 		return fail(v1alpha1.ApplicationConditionInvalidSpecError, err)
 	}
-	dest, err := r.dests.get(c)
+	dest, err := r.dests.Get(c)
 	if err != nil {
 		return fail(v1alpha1.ApplicationConditionUnknownError, err)
 	}
@@ -255,123 +246,35 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 	if err != nil {
 		return fail(v1alpha1.ApplicationConditionComparisonError, fmt.Errorf("rendering manifests: %w", err))
 	}
-	cmp := &comparison{dest: dest, render: resp, live: map[string]*unstructured.Unstructured{}, denied: map[string]string{}}
-	key := r.appKey(app)
-
-	// Watch every kind the app renders or had, so removed objects are found.
-	kinds := map[string]*unstructured.Unstructured{}
-	for _, obj := range resp.Objects {
-		m, err := dest.cache.Mapping(obj.GroupVersionKind())
-		if err != nil {
-			return fail(v1alpha1.ApplicationConditionComparisonError, err)
-		}
-		if m.Scope.Name() == meta.RESTScopeNameNamespace && obj.GetNamespace() == "" {
-			obj.SetNamespace(app.Spec.Destination.Namespace)
-		}
-		if m.Scope.Name() != meta.RESTScopeNameNamespace {
-			obj.SetNamespace("")
-		}
-		tracking.Set(r.tracking, key, obj)
-		if err := allowed(proj, c, obj, m.Scope.Name() == meta.RESTScopeNameNamespace); err != nil {
-			cmp.denied[resourceKey(obj)] = err.Error()
-		}
-		if isHook(obj) {
-			cmp.hooks = append(cmp.hooks, obj)
-			continue
-		}
-		cmp.desired = append(cmp.desired, obj)
-		kinds[obj.GroupVersionKind().String()] = obj
+	result, err := dest.Compare(ctx, engine.CompareRequest{
+		App: r.appKey(app), Tracking: r.tracking, Namespace: app.Spec.Destination.Namespace,
+		Desired: resp.Objects, Known: app.Status.Resources, IgnoreDifferences: app.Spec.IgnoreDifferences,
+		Permit: func(obj *unstructured.Unstructured, namespaced bool) error {
+			return project.Permits(proj, obj, namespaced)
+		},
+		Health: checker, Live: after.over(dest.Watched()),
+	})
+	if err != nil {
+		return fail(v1alpha1.ApplicationConditionComparisonError, err)
 	}
-	for _, rs := range app.Status.Resources {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(groupVersionKind(rs))
-		kinds[u.GroupVersionKind().String()] = u
-	}
-	for _, obj := range kinds {
-		if m, err := dest.cache.Mapping(obj.GroupVersionKind()); err == nil && m.Scope.Name() != meta.RESTScopeNameNamespace &&
-			len(c.Namespaces) > 0 && !c.ClusterResources {
-			continue // not managed there: never watched, refused by a sync
+	comp := &comparison{Comparison: result, dest: dest, render: resp}
+	for _, res := range result.Resources {
+		comp.resources = append(comp.resources, res.ResourceStatus())
+		if res.Target != nil && res.Live != nil && res.Denied == "" {
+			comp.images = append(comp.images, manifest.Images([]*unstructured.Unstructured{res.Live})...)
+			comp.urls = append(comp.urls, externalURLs(res.Live)...)
 		}
-		if err := dest.cache.Watch(ctx, obj.GroupVersionKind()); err != nil {
-			if _, mapErr := dest.cache.Mapping(obj.GroupVersionKind()); mapErr != nil {
-				continue // a kind that no longer exists has nothing live
-			}
-			return fail(v1alpha1.ApplicationConditionComparisonError, err)
-		}
-	}
-	for _, obj := range dest.cache.ManagedBy(key) {
-		cmp.live[resourceKey(obj)] = obj
-	}
-	after.overlay(cmp.live)
-
-	cmp.sync, cmp.health = v1alpha1.SyncStatusCodeSynced, v1alpha1.HealthStatusHealthy
-	desiredKeys := map[string]bool{}
-	for _, obj := range cmp.desired {
-		k := resourceKey(obj)
-		desiredKeys[k] = true
-		liveObj := cmp.live[k]
-		if liveObj == nil && !after.deleted(k) {
-			if got, found, _ := dest.cache.Get(obj.GroupVersionKind(), obj.GetNamespace(), obj.GetName()); found {
-				liveObj = got // exists but not yet tracked: compare, the sync will adopt it
-				if other := tracking.App(r.tracking, got); other != "" && other != key {
-					cmp.shared = append(cmp.shared, fmt.Sprintf("%s/%s is part of applications %s and %s", obj.GetKind(), obj.GetName(), key, other))
-				}
-			}
-		}
-		if _, denied := cmp.denied[k]; denied {
-			st := resourceStatus(obj)
-			st.Status = v1alpha1.SyncStatusCodeUnknown
-			cmp.sync = v1alpha1.SyncStatusCodeOutOfSync
-			cmp.resources = append(cmp.resources, st)
-			continue
-		}
-		d, err := dest.differ.Diff(ctx, obj, liveObj, app.Spec.IgnoreDifferences)
-		if err != nil {
-			return fail(v1alpha1.ApplicationConditionComparisonError, err)
-		}
-		st := resourceStatus(obj)
-		st.Status = v1alpha1.SyncStatusCodeSynced
-		if d.Modified {
-			st.Status = v1alpha1.SyncStatusCodeOutOfSync
-			cmp.sync = v1alpha1.SyncStatusCodeOutOfSync
-		}
-		h, _ := checker.Check(liveObj)
-		st.Health = &v1alpha1.HealthStatus{Status: h.Status, Message: h.Message}
-		cmp.health = health.Worst(cmp.health, h.Status)
-		cmp.resources = append(cmp.resources, st)
-		if liveObj != nil {
-			cmp.images = append(cmp.images, manifest.Images([]*unstructured.Unstructured{liveObj})...)
-			cmp.urls = append(cmp.urls, externalURLs(liveObj)...)
-		}
-	}
-	for k, obj := range cmp.live {
-		if desiredKeys[k] || isHook(obj) {
-			continue
-		}
-		m, err := dest.cache.Mapping(obj.GroupVersionKind())
-		if err == nil {
-			if err := allowed(proj, c, obj, m.Scope.Name() == meta.RESTScopeNameNamespace); err != nil {
-				cmp.denied[k] = err.Error()
-			}
-		}
-		st := resourceStatus(obj)
-		st.Status, st.RequiresPruning = v1alpha1.SyncStatusCodeOutOfSync, true
-		cmp.sync = v1alpha1.SyncStatusCodeOutOfSync
-		cmp.resources = append(cmp.resources, st)
-		cmp.prune = append(cmp.prune, obj)
 	}
 	if n, err := r.orphans(ctx, app, proj, dest); err != nil {
 		r.opts.Log.Warn("looking for orphaned resources", "application", app.Namespace+"/"+app.Name, "error", err)
 	} else {
-		cmp.orphaned = orphanWarning(proj, n)
+		comp.orphaned = orphanWarning(proj, n)
 	}
-	sort.Slice(cmp.resources, func(i, j int) bool { return statusKey(cmp.resources[i]) < statusKey(cmp.resources[j]) })
-	sort.Slice(cmp.prune, func(i, j int) bool { return resourceKey(cmp.prune[i]) < resourceKey(cmp.prune[j]) })
-	return cmp, nil
+	return comp, nil
 }
 
 // writeComparison records a comparison (or its failure) in the status.
-func (r *reconciler) writeComparison(app *v1alpha1.Application, cmp *comparison, condition *v1alpha1.ApplicationCondition) {
+func (r *reconciler) writeComparison(app *v1alpha1.Application, comp *comparison, condition *v1alpha1.ApplicationCondition) {
 	now := metav1.Now()
 	app.Status.ReconciledAt = &now
 	app.Status.ControllerNamespace = r.opts.Namespace
@@ -379,11 +282,11 @@ func (r *reconciler) writeComparison(app *v1alpha1.Application, cmp *comparison,
 	if condition != nil {
 		conditions = append(conditions, *condition)
 	} else {
-		if len(cmp.shared) > 0 {
-			conditions = append(conditions, v1alpha1.ApplicationCondition{Type: v1alpha1.ApplicationConditionSharedResourceWarning, Message: strings.Join(cmp.shared, "; ")})
+		if len(comp.Shared) > 0 {
+			conditions = append(conditions, v1alpha1.ApplicationCondition{Type: v1alpha1.ApplicationConditionSharedResourceWarning, Message: strings.Join(comp.Shared, "; ")})
 		}
-		if cmp.orphaned != nil {
-			conditions = append(conditions, *cmp.orphaned)
+		if comp.orphaned != nil {
+			conditions = append(conditions, *comp.orphaned)
 		}
 		for i := range conditions {
 			conditions[i].LastTransitionTime = &now
@@ -394,27 +297,27 @@ func (r *reconciler) writeComparison(app *v1alpha1.Application, cmp *comparison,
 		app.Status.Sync.Status = v1alpha1.SyncStatusCodeUnknown
 		return
 	}
-	app.Status.Resources = cmp.resources
-	app.Status.Sync.Status = cmp.sync
+	app.Status.Resources = comp.resources
+	app.Status.Sync.Status = comp.Sync
 	app.Status.Sync.ComparedTo = v1alpha1.ComparedTo{Destination: app.Spec.Destination, IgnoreDifferences: app.Spec.IgnoreDifferences}
 	if len(app.Spec.Sources) > 0 {
 		app.Status.Sync.ComparedTo.Sources = app.Spec.Sources
 		app.Status.Sync.Revisions, app.Status.SourceTypes = nil, nil
-		for _, s := range cmp.render.Sources {
+		for _, s := range comp.render.Sources {
 			app.Status.Sync.Revisions = append(app.Status.Sync.Revisions, s.Revision)
 			app.Status.SourceTypes = append(app.Status.SourceTypes, s.Type)
 		}
-	} else if app.Spec.Source != nil && len(cmp.render.Sources) == 1 {
+	} else if app.Spec.Source != nil && len(comp.render.Sources) == 1 {
 		app.Status.Sync.ComparedTo.Source = *app.Spec.Source
-		app.Status.Sync.Revision = cmp.render.Sources[0].Revision
-		app.Status.SourceType = cmp.render.Sources[0].Type
+		app.Status.Sync.Revision = comp.render.Sources[0].Revision
+		app.Status.SourceType = comp.render.Sources[0].Type
 	}
-	if app.Status.Health.Status != cmp.health {
+	if app.Status.Health.Status != comp.Health {
 		app.Status.Health.LastTransitionTime = &now
 	}
-	app.Status.Health.Status = cmp.health
-	app.Status.Summary.Images = dedupe(cmp.images)
-	app.Status.Summary.ExternalURLs = dedupe(cmp.urls)
+	app.Status.Health.Status = comp.Health
+	app.Status.Summary.Images = dedupe(comp.images)
+	app.Status.Summary.ExternalURLs = dedupe(comp.urls)
 }
 
 // comparisonConditions are the condition types each comparison sets anew.
@@ -444,20 +347,6 @@ func keepConditions(old, fresh []v1alpha1.ApplicationCondition) []v1alpha1.Appli
 		out = append(out, c)
 	}
 	return out
-}
-
-// argocdCM returns argocd-cm's data and resourceVersion; none when absent.
-// It is read from the manager's cache, not from the API server.
-func (r *reconciler) argocdCM(ctx context.Context) (map[string]string, string, error) {
-	cm := &corev1.ConfigMap{}
-	err := r.client.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: "argocd-cm"}, cm)
-	if apierrors.IsNotFound(err) {
-		return nil, "", nil
-	}
-	if err != nil {
-		return nil, "", fmt.Errorf("reading ConfigMap/%s/argocd-cm: %w", r.opts.Namespace, err)
-	}
-	return cm.Data, cm.ResourceVersion, nil
 }
 
 func ptrNow() *metav1.Time {

@@ -7,7 +7,7 @@ import (
 )
 
 // Mapper maps a kind to its resource and scope. A cluster's live cache
-// (internal/cluster/live) is one, refreshing discovery for new kinds.
+// (internal/engine/live) is one, refreshing discovery for new kinds.
 type Mapper interface {
 	Mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error)
 }

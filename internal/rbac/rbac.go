@@ -22,10 +22,10 @@ import (
 	"github.com/casbin/casbin/v2"
 	"github.com/casbin/casbin/v2/model"
 	"github.com/gobwas/glob"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/capstan-cd/capstan/internal/settings"
 )
 
 // ConfigMapName holds the policy.
@@ -65,9 +65,9 @@ type Policy struct {
 
 // Load reads argocd-rbac-cm from namespace; none means built-in roles only.
 func Load(ctx context.Context, r client.Reader, namespace string) (Policy, error) {
-	cm := &corev1.ConfigMap{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ConfigMapName}, cm); err != nil && !apierrors.IsNotFound(err) {
-		return Policy{}, fmt.Errorf("reading ConfigMap/%s/%s: %w", namespace, ConfigMapName, err)
+	cm, err := settings.ReadConfigMap(ctx, r, namespace, ConfigMapName)
+	if err != nil {
+		return Policy{}, err
 	}
 	p := Policy{Version: cm.ResourceVersion, CSV: cm.Data["policy.csv"], Default: cm.Data["policy.default"], MatchMode: cm.Data["policy.matchMode"], Scopes: []string{"groups"}}
 	// Further policy.<name>.csv keys are appended, as Argo CD does.

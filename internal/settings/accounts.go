@@ -53,9 +53,9 @@ type Token struct {
 // namespace. admin always exists (admin.enabled may turn it off) and can
 // log in. A malformed entry is an error naming the object and key.
 func Accounts(ctx context.Context, r client.Reader, namespace string) (map[string]*Account, error) {
-	cm := &corev1.ConfigMap{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: CMName}, cm); err != nil && !apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("reading ConfigMap/%s/%s: %w", namespace, CMName, err)
+	cm, err := ReadConfigMap(ctx, r, namespace, CMName)
+	if err != nil {
+		return nil, err
 	}
 	secret := &corev1.Secret{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ServerSecretName}, secret); err != nil && !apierrors.IsNotFound(err) {

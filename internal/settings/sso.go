@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 )
@@ -59,12 +58,9 @@ type SSO struct {
 // LoadSSO reads url and oidc.config from argocd-cm, replacing $<key> and
 // $<secret>:<key> references in the client secret with Secret values.
 func LoadSSO(ctx context.Context, c client.Reader, namespace string) (*SSO, error) {
-	cm := &corev1.ConfigMap{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: CMName}, cm); err != nil {
-		if apierrors.IsNotFound(err) {
-			return &SSO{}, nil
-		}
-		return nil, fmt.Errorf("reading ConfigMap/%s/%s: %w", namespace, CMName, err)
+	cm, err := ReadConfigMap(ctx, c, namespace, CMName)
+	if err != nil {
+		return nil, err
 	}
 	sso := &SSO{URL: strings.TrimSuffix(cm.Data["url"], "/")}
 	raw := cm.Data["oidc.config"]

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,8 +18,8 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/engine/health"
-	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/engine/tracking"
+	"github.com/capstan-cd/capstan/internal/kube"
 )
 
 // Applier runs sync plans against one cluster. Every field but Progress
@@ -27,7 +28,7 @@ type Applier struct {
 	Client dynamic.Interface
 	Mapper kube.Mapper
 	Health *health.Checker
-	// FieldManager owns what a sync applies. Default "capstan".
+	// FieldManager owns what a sync applies. Default kube.FieldManager.
 	FieldManager string
 	// Tracking marks applied objects as the Application's. Default annotation.
 	Tracking tracking.Method
@@ -37,10 +38,25 @@ type Applier struct {
 	Progress func(Event)
 }
 
+// Action is what a step of a sync did to an object.
+type Action string
+
+// The steps a sync reports.
+const (
+	// ActionApply: the object was applied (or, in a dry run, would be).
+	ActionApply Action = "apply"
+	// ActionHealthy: the object became healthy (a hook: completed).
+	ActionHealthy Action = "healthy"
+	// ActionDeleteHook: a completed hook was deleted by its delete policy.
+	ActionDeleteHook Action = "delete-hook"
+	// ActionPrune: the object was pruned.
+	ActionPrune Action = "prune"
+)
+
 // Event is one step of a sync.
 type Event struct {
 	Task   *Task
-	Action string // "apply", "healthy", "prune", "delete-hook"
+	Action Action
 }
 
 // Request is one sync of one Application.
@@ -126,7 +142,7 @@ func (a *Applier) Run(ctx context.Context, req *Request) *Result {
 
 func (a *Applier) defaults() {
 	if a.FieldManager == "" {
-		a.FieldManager = "capstan"
+		a.FieldManager = kube.FieldManager
 	}
 	if a.Tracking == "" {
 		a.Tracking = tracking.Annotation
@@ -152,7 +168,7 @@ func (a *Applier) run(ctx context.Context, req *Request, res *Result) error {
 			steps = append(steps, step{phase, wave})
 		}
 	}
-	pruned := false
+	pruned, pruneLast := false, a.pruneLast(req)
 	for i, st := range steps {
 		if st.phase != v1alpha1.SyncPhasePreSync && st.phase != v1alpha1.SyncPhaseSync && !pruned {
 			if err := a.prune(ctx, req, res); err != nil {
@@ -162,7 +178,9 @@ func (a *Applier) run(ctx context.Context, req *Request, res *Result) error {
 		}
 		// As in Argo CD, a wave waits for its resources to become healthy
 		// only when another wave follows; hooks always run to completion.
-		if err := a.runWave(ctx, req, st.tasks, res, i == len(steps)-1); err != nil {
+		// With PruneLast, the last wave is waited for too: what is pruned
+		// goes once everything else is healthy.
+		if err := a.runWave(ctx, req, st.tasks, res, i == len(steps)-1 && !pruneLast); err != nil {
 			return err
 		}
 	}
@@ -170,6 +188,23 @@ func (a *Applier) run(ctx context.Context, req *Request, res *Result) error {
 		return a.prune(ctx, req, res)
 	}
 	return nil
+}
+
+// pruneLast reports whether the sync, or an object it prunes, asks for
+// PruneLast while there is something to prune.
+func (a *Applier) pruneLast(req *Request) bool {
+	if !req.AllowPrune || len(req.Prune) == 0 {
+		return false
+	}
+	if req.Options.PruneLast {
+		return true
+	}
+	for _, obj := range req.Prune {
+		if own, err := ParseOptions(obj.GetAnnotations()[v1alpha1.AnnotationSyncOptions]); err == nil && own.PruneLast {
+			return true
+		}
+	}
+	return false
 }
 
 // runWave applies every task of a wave, then waits for all of them (for
@@ -265,7 +300,7 @@ func (a *Applier) apply(ctx context.Context, req *Request, t *Task, res *Result)
 			}
 		}
 	}
-	a.emit(t, "apply")
+	a.emit(t, ActionApply)
 	data, err := json.Marshal(obj)
 	if err != nil {
 		return failed(rr, err)
@@ -350,11 +385,11 @@ func (a *Applier) wait(ctx context.Context, req *Request, t *Task, rr *v1alpha1.
 		}
 		switch st.Status {
 		case v1alpha1.HealthStatusHealthy, v1alpha1.HealthStatusSuspended:
-			a.emit(t, "healthy")
+			a.emit(t, ActionHealthy)
 			if t.Hook {
 				// Recorded before the hook may be deleted: a run resumed
 				// later must know it ran, whether or not it still exists.
-				rr.HookPhase, rr.Message = v1alpha1.OperationSucceeded, firstNonEmpty(st.Message, "hook completed")
+				rr.HookPhase, rr.Message = v1alpha1.OperationSucceeded, cmp.Or(st.Message, "hook completed")
 				if err := a.forceCheckpoint(ctx, req, res); err != nil {
 					rr.HookPhase = v1alpha1.OperationRunning
 					return live, err
@@ -390,7 +425,7 @@ func (a *Applier) deleteHook(ctx context.Context, ri dynamic.ResourceInterface, 
 	if !hasPolicy(t, when) {
 		return nil
 	}
-	a.emit(t, "delete-hook")
+	a.emit(t, ActionDeleteHook)
 	err := ri.Delete(ctx, t.Obj.GetName(), metav1.DeleteOptions{PropagationPolicy: ptrTo(metav1.DeletePropagationBackground)})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting hook %s: %w", kube.Ref(t.Obj), err)
@@ -420,7 +455,7 @@ func (a *Applier) prune(ctx context.Context, req *Request, res *Result) error {
 			rr.Status, rr.Message = v1alpha1.ResultCodePruneSkipped, "ignored (Delete=false)"
 			continue
 		}
-		a.emit(t, "prune")
+		a.emit(t, ActionPrune)
 		if req.DryRun {
 			rr.Status, rr.Message = v1alpha1.ResultCodePruned, "pruned (dry run)"
 			continue
@@ -430,7 +465,7 @@ func (a *Applier) prune(ctx context.Context, req *Request, res *Result) error {
 			return err
 		}
 		propagation := metav1.DeletePropagationForeground
-		if p := firstNonEmpty(own.PrunePropagation, req.Options.PrunePropagation); p != "" {
+		if p := cmp.Or(own.PrunePropagation, req.Options.PrunePropagation); p != "" {
 			propagation = map[string]metav1.DeletionPropagation{"foreground": metav1.DeletePropagationForeground, "background": metav1.DeletePropagationBackground, "orphan": metav1.DeletePropagationOrphan}[p]
 		}
 		err = ri.Delete(ctx, obj.GetName(), metav1.DeleteOptions{PropagationPolicy: &propagation})
@@ -458,7 +493,7 @@ func (a *Applier) ensureNamespace(ctx context.Context, name string) error {
 	return nil
 }
 
-func (a *Applier) emit(t *Task, action string) {
+func (a *Applier) emit(t *Task, action Action) {
 	if a.Progress != nil {
 		a.Progress(Event{Task: t, Action: action})
 	}
@@ -518,15 +553,6 @@ func firstSet(vals ...*bool) *bool {
 		}
 	}
 	return nil
-}
-
-func firstNonEmpty(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 func ptrTrue() *bool      { return ptrTo(true) }

@@ -15,8 +15,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
-	"github.com/capstan-cd/capstan/internal/engine/live"
 	"github.com/capstan-cd/capstan/internal/engine/health"
+	"github.com/capstan-cd/capstan/internal/engine/live"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
@@ -39,7 +39,7 @@ func (r *recorder) record(e Event) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.events = append(r.events, e.Action+" "+e.Task.Obj.GetKind()+"/"+e.Task.Obj.GetName())
+	r.events = append(r.events, string(e.Action)+" "+e.Task.Obj.GetKind()+"/"+e.Task.Obj.GetName())
 }
 
 func newApplier(t *testing.T, rec *recorder) *Applier {

@@ -6,28 +6,45 @@ import (
 )
 
 // Options are sync options, from the Application's syncPolicy.syncOptions,
-// the operation, or an object's argocd.argoproj.io/sync-options.
+// the operation, or an object's argocd.argoproj.io/sync-options. Each is
+// acted on where its comment says.
 type Options struct {
-	CreateNamespace      bool
-	Prune                *bool // nil: as the sync says
-	PruneLast            bool
-	Replace              bool
-	ServerSideApply      bool
-	ApplyOutOfSyncOnly   bool
-	Validate             *bool // nil: validate
-	Delete               *bool // nil: delete when pruned
+	// CreateNamespace creates the destination namespace first (Applier).
+	CreateNamespace bool
+	// Prune, on an object, false keeps it when pruned (Applier); nil: as
+	// the sync says.
+	Prune *bool
+	// PruneLast prunes only once every other wave is healthy (Applier).
+	PruneLast bool
+	// Replace replaces objects instead of applying them (Applier).
+	Replace bool
+	// ApplyOutOfSyncOnly applies only the objects that differ (controller).
+	ApplyOutOfSyncOnly bool
+	// Validate false skips schema validation (Applier); nil: validate.
+	Validate *bool
+	// Delete, on an object, false keeps it when pruned (Applier) or when
+	// its Application is deleted (the controller's finalizer); nil: delete.
+	Delete *bool
+	// FailOnSharedResource refuses a sync touching an object another
+	// Application tracks (controller).
 	FailOnSharedResource bool
-	RespectIgnoreDiff    bool
-	PrunePropagation     string
+	// RespectIgnoreDiff applies ignored fields with their live values, so
+	// a sync leaves ignored differences alone (controller).
+	RespectIgnoreDiff bool
+	// PrunePropagation is how pruned objects' dependents are deleted:
+	// foreground (the default), background or orphan (Applier).
+	PrunePropagation string
 }
 
 // optionSetters are the known options, by key; each takes the value after "=".
 var optionSetters = map[string]func(o *Options, v bool){
-	"CreateNamespace":          func(o *Options, v bool) { o.CreateNamespace = v },
-	"Prune":                    func(o *Options, v bool) { o.Prune = &v },
-	"PruneLast":                func(o *Options, v bool) { o.PruneLast = v },
-	"Replace":                  func(o *Options, v bool) { o.Replace = v },
-	"ServerSideApply":          func(o *Options, v bool) { o.ServerSideApply = v },
+	"CreateNamespace": func(o *Options, v bool) { o.CreateNamespace = v },
+	"Prune":           func(o *Options, v bool) { o.Prune = &v },
+	"PruneLast":       func(o *Options, v bool) { o.PruneLast = v },
+	"Replace":         func(o *Options, v bool) { o.Replace = v },
+	// Every sync applies server-side already: the option is accepted and
+	// changes nothing.
+	"ServerSideApply":          func(*Options, bool) {},
 	"ApplyOutOfSyncOnly":       func(o *Options, v bool) { o.ApplyOutOfSyncOnly = v },
 	"Validate":                 func(o *Options, v bool) { o.Validate = &v },
 	"Delete":                   func(o *Options, v bool) { o.Delete = &v },

@@ -145,7 +145,7 @@ func TestParseOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !o.CreateNamespace || o.Prune == nil || *o.Prune || !o.PruneLast || !o.ServerSideApply || o.Delete == nil || !*o.Delete || o.PrunePropagation != "background" {
+	if !o.CreateNamespace || o.Prune == nil || *o.Prune || !o.PruneLast || o.Delete == nil || !*o.Delete || o.PrunePropagation != "background" {
 		t.Errorf("options = %+v", o)
 	}
 	for _, bad := range []string{"Nope=true", "Prune", "Replace=yes", "PrunePropagationPolicy=sideways"} {

@@ -89,7 +89,7 @@ func TestResumedSyncRunsEachHookOnce(t *testing.T) {
 			runCtx, kill := context.WithCancel(ctx)
 			first := newApplier(t, &recorder{})
 			first.Progress = func(e Event) {
-				if !s.dead && tc.killAt(s, e.Action, e.Task) {
+				if !s.dead && tc.killAt(s, string(e.Action), e.Task) {
 					s.dead = true
 					kill()
 				}

@@ -30,7 +30,7 @@ import (
 
 // Options configure a Differ.
 type Options struct {
-	// FieldManager is the sync's field manager. Default "capstan".
+	// FieldManager is the sync's field manager. Default kube.FieldManager.
 	FieldManager string
 	// CacheSize bounds the cached dry-run results. Default 10,000.
 	CacheSize int
@@ -47,7 +47,7 @@ type Differ struct {
 // New returns a Differ for the cluster client reaches.
 func New(client dynamic.Interface, mapper kube.Mapper, opts Options) *Differ {
 	if opts.FieldManager == "" {
-		opts.FieldManager = "capstan"
+		opts.FieldManager = kube.FieldManager
 	}
 	if opts.CacheSize == 0 {
 		opts.CacheSize = 10000

@@ -27,8 +27,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/engine/tracking"
+	"github.com/capstan-cd/capstan/internal/kube"
 )
 
 const byApp = "app"
@@ -46,6 +46,8 @@ type Options struct {
 	// Namespaces limits the watches to these namespaces (a cluster Secret's
 	// namespaces); empty watches all.
 	Namespaces []string
+	// Mapper maps kinds to resources. Default: a discovery mapper of its own.
+	Mapper *kube.DiscoveryMapper
 }
 
 // Cache is the live state of one cluster.
@@ -76,11 +78,14 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.Mapper == nil {
+		opts.Mapper = kube.NewDiscoveryMapper(disc)
+	}
 	c := &Cache{
 		opts:     opts,
 		client:   client,
 		disc:     disc,
-		mapper:   kube.NewDiscoveryMapper(disc),
+		mapper:   opts.Mapper,
 		watching: map[schema.GroupVersionResource][]cache.SharedIndexInformer{},
 		stop:     make(chan struct{}),
 	}

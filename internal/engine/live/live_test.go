@@ -13,9 +13,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/engine/tracking"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
-	"github.com/capstan-cd/capstan/internal/engine/tracking"
 )
 
 var cluster *localcluster.Cluster

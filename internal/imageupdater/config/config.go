@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"text/template"
 
 	"github.com/capstan-cd/capstan/internal/imageupdater/tags"
 )
@@ -39,20 +40,49 @@ type Image struct {
 	KustomizeImageName                         string
 }
 
+// WriteBackMethod is where new tags are written (write-back-method).
+type WriteBackMethod string
+
+// The write-back methods.
+const (
+	// WriteBackArgoCD writes to the Application's spec (the default).
+	WriteBackArgoCD WriteBackMethod = "argocd"
+	// WriteBackGit commits to the source's Git repository.
+	WriteBackGit WriteBackMethod = "git"
+)
+
+// WriteBackTarget is the file a Git write-back edits (write-back-target).
+type WriteBackTarget string
+
+// The write-back targets.
+const (
+	// TargetOverrideFile is .argocd-source-<app>.yaml beside the source
+	// (the default; plain directories have their manifests edited).
+	TargetOverrideFile WriteBackTarget = ""
+	// TargetKustomization is a kustomization's images list.
+	TargetKustomization WriteBackTarget = "kustomization"
+	// TargetHelmValues is a Helm values file.
+	TargetHelmValues WriteBackTarget = "helmvalues"
+)
+
 // WriteBack says where new tags go.
 type WriteBack struct {
-	// Method is "argocd" (the Application's spec) or "git".
-	Method string
+	Method WriteBackMethod
 	// Secret is the ns/name of the Git credentials of git:secret:ns/name;
 	// RepoCreds is set for git:repocreds.
 	Secret    string
 	RepoCreds bool
-	// Target is "" (.argocd-source-<app>.yaml), or kustomization or
-	// helmvalues, with TargetPath the file or directory it names.
-	Target, TargetPath string
-	// Branch is git-branch (or git.branch): "branch", or "base:target"
-	// to push to target created from base.
-	Branch string
+	// Target is the file a Git write-back edits, with TargetPath the file
+	// or directory it names.
+	Target     WriteBackTarget
+	TargetPath string
+	// Branch is git-branch (or git.branch) as written: "branch", or
+	// "base:target" to push to target created from base. BaseBranch and
+	// TargetBranch are its two parts; TargetBranch is a template of the
+	// changes (see writeback.Branch), checked when parsed.
+	Branch       string
+	BaseBranch   string
+	TargetBranch string
 	// Repository is git-repository: where to push, if not the source's.
 	Repository string
 	// CommitMessage is the Application's commit message template
@@ -188,32 +218,40 @@ func splitConstraint(ref string) (string, string) {
 }
 
 func parseWriteBack(get func(string) (string, bool)) (WriteBack, error) {
-	wb := WriteBack{Method: "argocd"}
+	wb := WriteBack{Method: WriteBackArgoCD}
 	method, _ := get("write-back-method")
 	switch {
-	case method == "" || method == "argocd":
-	case method == "git":
-		wb.Method = "git"
+	case method == "" || method == string(WriteBackArgoCD):
+	case method == string(WriteBackGit):
+		wb.Method = WriteBackGit
 	case method == "git:repocreds":
-		wb.Method, wb.RepoCreds = "git", true
+		wb.Method, wb.RepoCreds = WriteBackGit, true
 	case strings.HasPrefix(method, "git:secret:"):
-		wb.Method, wb.Secret = "git", strings.TrimPrefix(method, "git:secret:")
+		wb.Method, wb.Secret = WriteBackGit, strings.TrimPrefix(method, "git:secret:")
 		if ns, name, ok := strings.Cut(wb.Secret, "/"); !ok || ns == "" || name == "" {
-			return WriteBack{Method: "argocd"}, &Error{"write-back-method", fmt.Errorf("%q: the secret must be namespace/name", method)}
+			return WriteBack{Method: WriteBackArgoCD}, &Error{"write-back-method", fmt.Errorf("%q: the secret must be namespace/name", method)}
 		}
 	default:
-		return WriteBack{Method: "argocd"}, &Error{"write-back-method", fmt.Errorf("%q: want argocd, git, git:secret:ns/name or git:repocreds", method)}
+		return WriteBack{Method: WriteBackArgoCD}, &Error{"write-back-method", fmt.Errorf("%q: want argocd, git, git:secret:ns/name or git:repocreds", method)}
 	}
 	if target, ok := get("write-back-target"); ok && target != "" {
 		kind, path, _ := strings.Cut(target, ":")
-		if kind != "kustomization" && kind != "helmvalues" {
+		switch WriteBackTarget(kind) {
+		case TargetKustomization, TargetHelmValues:
+		default:
 			return wb, &Error{"write-back-target", fmt.Errorf("%q: want kustomization[:path] or helmvalues[:path]", target)}
 		}
-		wb.Target, wb.TargetPath = kind, path
+		wb.Target, wb.TargetPath = WriteBackTarget(kind), path
 	}
-	wb.Branch, _ = get("git-branch")
+	annotation := "git-branch"
+	wb.Branch, _ = get(annotation)
 	if wb.Branch == "" {
-		wb.Branch, _ = get("git.branch") // the spelling seed 002 uses
+		annotation = "git.branch" // the spelling seed 002 uses
+		wb.Branch, _ = get(annotation)
+	}
+	wb.BaseBranch, wb.TargetBranch, _ = strings.Cut(wb.Branch, ":")
+	if _, err := template.New("branch").Option("missingkey=error").Parse(wb.TargetBranch); err != nil {
+		return wb, &Error{annotation, fmt.Errorf("%q: the target branch is not a valid template: %w", wb.Branch, err)}
 	}
 	wb.Repository, _ = get("git-repository")
 	wb.CommitMessage, _ = get("git.commit-message")

@@ -45,12 +45,6 @@ type EventRecorder interface {
 	Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...any)
 }
 
-// Committer commits a change to a repository and pushes it, returning
-// the commit's SHA ("" when the change changed nothing).
-type Committer interface {
-	Commit(ctx context.Context, url string, creds git.Creds, c git.Change) (string, error)
-}
-
 // Options configure an Updater.
 type Options struct {
 	// Client reads Applications, the updater's ConfigMap and Secrets.
@@ -67,7 +61,7 @@ type Options struct {
 	ApplicationsFor func(ctx context.Context, st config.Settings) (Applications, error)
 	// Git makes Git write-back commits (a *git.Writer). Required for
 	// method git.
-	Git Committer
+	Git writeback.Committer
 	// Events, if set, records an Event per update and per error
 	// (unless the ConfigMap turns kube.events off).
 	Events  EventRecorder
@@ -569,52 +563,23 @@ func currentImage(app *v1alpha1.Application, img config.Image, full string, regs
 // write records an Application's changes by its write-back method
 // (argocd through writer) and reports whether anything changed.
 func (u *Updater) write(ctx context.Context, st config.Settings, writer Applications, w watched, changes []writeback.Change) (bool, error) {
-	app := w.app
-	if w.conf.WriteBack.Method != "git" {
+	app, wb := w.app, w.conf.WriteBack
+	if wb.Method != config.WriteBackGit {
 		return writer.SetImages(ctx, client.ObjectKeyFromObject(app), changes)
 	}
-	wb := w.conf.WriteBack
 	if u.opts.Git == nil {
 		return false, errors.New("git write-back is not available in this updater")
 	}
-	src := app.Spec.Source
-	if src == nil {
-		return false, errors.New("git write-back needs a single-source Application")
-	}
-	repoURL := wb.Repository
-	if repoURL == "" {
-		repoURL = src.RepoURL
-	}
-	gitCreds, err := u.gitCredentials(ctx, wb, repoURL)
+	repoURL, err := writeback.Repository(app, wb)
 	if err != nil {
 		return false, err
 	}
-	base, target, _ := strings.Cut(wb.Branch, ":")
-	if base == "" {
-		if base = src.TargetRevision; base == "HEAD" {
-			base = ""
-		}
-	}
-	if target != "" {
-		if target, err = writeback.Branch(target, app.Name, changes); err != nil {
-			return false, fmt.Errorf("annotation %sgit-branch: %w", config.Prefix, err)
-		}
-	}
-	tmpl := wb.CommitMessage
-	if tmpl == "" {
-		tmpl = st.CommitMessageTemplate
-	}
-	if tmpl == "" {
-		tmpl = writeback.DefaultCommitMessage
-	}
-	message, err := writeback.Render(tmpl, app.Name, changes)
+	creds, err := u.gitCredentials(ctx, wb, repoURL)
 	if err != nil {
-		return false, fmt.Errorf("commit message: %w", err)
+		return false, err
 	}
-	sha, err := u.opts.Git.Commit(ctx, repoURL, gitCreds, git.Change{
-		Base: base, Target: target, AuthorName: st.GitUser, AuthorEmail: st.GitEmail, Message: message,
-		Edit: writeback.GitEdit(app, wb, changes),
-	})
+	sha, err := writeback.Commit(ctx, u.opts.Git, writeback.GitCommit{App: app, WriteBack: wb, Changes: changes, Creds: creds,
+		AuthorName: st.GitUser, AuthorEmail: st.GitEmail, MessageTemplate: st.CommitMessageTemplate})
 	if err != nil {
 		return false, err
 	}

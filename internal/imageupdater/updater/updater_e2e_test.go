@@ -17,6 +17,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/imageupdater/config"
+	"github.com/capstan-cd/capstan/internal/imageupdater/writeback"
 	"github.com/capstan-cd/capstan/internal/repo/git"
 )
 
@@ -326,7 +327,7 @@ func TestFailuresWriteNothing(t *testing.T) {
 // racingCommitter lets someone else push to the branch while the
 // updater edits its checkout, once.
 type racingCommitter struct {
-	next Committer
+	next writeback.Committer
 	race func()
 	once sync.Once
 }

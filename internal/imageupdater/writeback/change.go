@@ -8,6 +8,7 @@
 package writeback
 
 import (
+	"cmp"
 	"strings"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
@@ -89,7 +90,7 @@ func HelmTagParameter(img config.Image) (name string, spec bool) {
 	if img.HelmImageSpec != "" {
 		return img.HelmImageSpec, true
 	}
-	return firstNonEmpty(img.HelmImageTag, "image.tag"), false
+	return cmp.Or(img.HelmImageTag, "image.tag"), false
 }
 
 // HelmValues returns the Helm values (dotted path → value) that deploy c:
@@ -100,7 +101,7 @@ func HelmValues(c Change) [][2]string {
 	if spec {
 		return [][2]string{{tag, c.Ref()}}
 	}
-	return [][2]string{{firstNonEmpty(c.Image.HelmImageName, "image.name"), c.Name}, {tag, c.tagValue()}}
+	return [][2]string{{cmp.Or(c.Image.HelmImageName, "image.name"), c.Name}, {tag, c.tagValue()}}
 }
 
 // SetHelmParameters sets c's values as string parameters, replacing

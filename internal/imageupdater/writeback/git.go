@@ -97,7 +97,7 @@ func GitEdit(app *v1alpha1.Application, wb config.WriteBack, changes []Change) f
 			return fmt.Errorf("source path %q: %w", src.Path, err)
 		}
 		switch wb.Target {
-		case "helmvalues":
+		case config.TargetHelmValues:
 			return editFile(root, targetPath(src.Path, wb.TargetPath, "values.yaml"), func(data []byte) ([]byte, error) {
 				var values [][2]string
 				for _, c := range changes {
@@ -105,7 +105,7 @@ func GitEdit(app *v1alpha1.Application, wb config.WriteBack, changes []Change) f
 				}
 				return SetValues(data, values)
 			})
-		case "kustomization":
+		case config.TargetKustomization:
 			name, err := kustomizationFile(root, targetPath(src.Path, wb.TargetPath, "."))
 			if err != nil {
 				return err
@@ -140,15 +140,6 @@ func targetPath(srcPath, target, def string) string {
 		return rooted
 	}
 	return filepath.Join(srcPath, target)
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // editFile rewrites a file of the checkout at root (never one outside it).

@@ -7,6 +7,7 @@ package helm
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -122,9 +123,9 @@ func newInstall(in Input, h *v1alpha1.ApplicationSourceHelm) (*action.Install, e
 	install.Replace = true
 	install.IncludeCRDs = !h.SkipCrds
 	install.SkipSchemaValidation = h.SkipSchemaValidation
-	install.ReleaseName = firstNonEmpty(os.Expand(h.ReleaseName, expander(in.Env)), in.AppName)
-	install.Namespace = firstNonEmpty(h.Namespace, in.Namespace, "default")
-	if kv := firstNonEmpty(h.KubeVersion, in.KubeVersion); kv != "" {
+	install.ReleaseName = cmp.Or(os.Expand(h.ReleaseName, expander(in.Env)), in.AppName)
+	install.Namespace = cmp.Or(h.Namespace, in.Namespace, "default")
+	if kv := cmp.Or(h.KubeVersion, in.KubeVersion); kv != "" {
 		parsed, err := chartutil.ParseKubeVersion(kv)
 		if err != nil {
 			return nil, fmt.Errorf("kube version %q: %w", kv, err)
@@ -307,13 +308,4 @@ func expander(env map[string]string) func(string) string {
 		}
 		return "$" + k
 	}
-}
-
-func firstNonEmpty(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

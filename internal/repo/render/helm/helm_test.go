@@ -2,6 +2,7 @@ package helm
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,14 +53,14 @@ func helmTemplate(t *testing.T, in Input) ([]*unstructured.Unstructured, error) 
 		h = &v1alpha1.ApplicationSourceHelm{}
 	}
 	chartDir := filepath.Join(in.Root, in.Path)
-	args := []string{"template", firstNonEmpty(h.ReleaseName, in.AppName), chartDir, "--namespace", firstNonEmpty(h.Namespace, in.Namespace, "default")}
+	args := []string{"template", cmp.Or(h.ReleaseName, in.AppName), chartDir, "--namespace", cmp.Or(h.Namespace, in.Namespace, "default")}
 	if !h.SkipCrds {
 		args = append(args, "--include-crds")
 	}
 	if h.SkipTests {
 		args = append(args, "--skip-tests")
 	}
-	if kv := firstNonEmpty(h.KubeVersion, in.KubeVersion); kv != "" {
+	if kv := cmp.Or(h.KubeVersion, in.KubeVersion); kv != "" {
 		args = append(args, "--kube-version", kv)
 	}
 	for _, api := range append(append([]string{}, in.APIVersions...), h.APIVersions...) {

@@ -1,0 +1,74 @@
+package writeback
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/imageupdater/config"
+	"github.com/capstan-cd/capstan/internal/repo/git"
+)
+
+// Committer commits a change to a repository and pushes it, returning
+// the commit's SHA ("" when the change changed nothing). *git.Writer is one.
+type Committer interface {
+	Commit(ctx context.Context, url string, creds git.Creds, c git.Change) (string, error)
+}
+
+// GitCommit is one Git write-back of an Application's changes.
+type GitCommit struct {
+	App       *v1alpha1.Application
+	WriteBack config.WriteBack
+	Changes   []Change
+	// Creds reach the repository (see Repository).
+	Creds git.Creds
+	// AuthorName and AuthorEmail sign the commit.
+	AuthorName, AuthorEmail string
+	// MessageTemplate is the updater's commit message template, used
+	// when the Application names none. Default DefaultCommitMessage.
+	MessageTemplate string
+}
+
+// Repository is where a Git write-back of app pushes: git-repository, else
+// the Application's source repository.
+func Repository(app *v1alpha1.Application, wb config.WriteBack) (string, error) {
+	src := app.Spec.Source
+	if src == nil {
+		return "", errors.New("git write-back needs a single-source Application")
+	}
+	return cmp.Or(wb.Repository, src.RepoURL), nil
+}
+
+// Commit writes the changes to Git: to the base branch (git-branch, else
+// the source's targetRevision, else the default branch), or to a target
+// branch made from it when git-branch names one. It returns the commit's
+// SHA, "" when Git already had the changes.
+func Commit(ctx context.Context, c Committer, gc GitCommit) (string, error) {
+	repoURL, err := Repository(gc.App, gc.WriteBack)
+	if err != nil {
+		return "", err
+	}
+	wb := gc.WriteBack
+	base := wb.BaseBranch
+	if base == "" {
+		if base = gc.App.Spec.Source.TargetRevision; base == "HEAD" {
+			base = ""
+		}
+	}
+	target := ""
+	if wb.TargetBranch != "" {
+		if target, err = Branch(wb.TargetBranch, gc.App.Name, gc.Changes); err != nil {
+			return "", fmt.Errorf("annotation %sgit-branch: %w", config.Prefix, err)
+		}
+	}
+	message, err := Render(cmp.Or(wb.CommitMessage, gc.MessageTemplate, DefaultCommitMessage), gc.App.Name, gc.Changes)
+	if err != nil {
+		return "", fmt.Errorf("commit message: %w", err)
+	}
+	return c.Commit(ctx, repoURL, gc.Creds, git.Change{
+		Base: base, Target: target, AuthorName: gc.AuthorName, AuthorEmail: gc.AuthorEmail, Message: message,
+		Edit: GitEdit(gc.App, wb, gc.Changes),
+	})
+}
