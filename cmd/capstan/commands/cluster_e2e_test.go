@@ -12,8 +12,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
@@ -91,6 +93,22 @@ func TestClusterAddDeploysToASecondCluster(t *testing.T) {
 		t.Fatalf("the app on the second cluster: %v %v", err, cm)
 	}
 
+	// The API server reads the app's resources with the cluster's token,
+	// and again, without a restart, once the token is rotated (and the
+	// old one revoked).
+	readThroughAPI := func(when string) {
+		t.Helper()
+		expect(0, "app", "diff", "remote")
+		if out := expect(0, "app", "resources", "remote", "-o", "tree"); !strings.Contains(out, "ConfigMap/settings") {
+			t.Errorf("resource tree %s:\n%s", when, out)
+		}
+		var live struct{ Manifest string }
+		if err := f.get("/api/v1/applications/remote/resource?namespace=default&resourceName=settings&version=v1&kind=ConfigMap", &live); err != nil ||
+			!strings.Contains(live.Manifest, `"settings"`) {
+			t.Errorf("live resource %s: %v %q", when, err, live.Manifest)
+		}
+	}
+	readThroughAPI("before rotate-auth")
 	old := cfg.BearerToken
 	expect(0, "cluster", "rotate-auth", server)
 	if err := f.c.Get(ctx, client.ObjectKeyFromObject(&sec), &sec); err != nil {
@@ -99,14 +117,34 @@ func TestClusterAddDeploysToASecondCluster(t *testing.T) {
 	if err := json.Unmarshal(sec.Data["config"], &cfg); err != nil || cfg.BearerToken == old || cfg.BearerToken != managerToken(t, ctx, remote) {
 		t.Fatalf("after rotate-auth the Secret holds the one live token: %v", err)
 	}
+	revoked(t, ctx, &rest.Config{Host: server, BearerToken: old, TLSClientConfig: rest.TLSClientConfig{CAData: cfg.TLSClientConfig.CAData, Insecure: cfg.TLSClientConfig.Insecure}})
 	repo.Commit(t, "two", map[string]string{"app/cm.yaml": configMapYAML("two")})
 	expect(0, "app", "sync", "remote", "--timeout", "60")
 	if cm, err := remote.CoreV1().ConfigMaps("default").Get(ctx, "settings", metav1.GetOptions{}); err != nil || cm.Data["v"] != "two" {
 		t.Fatalf("a sync with the rotated token: %v %v", err, cm)
 	}
+	readThroughAPI("after rotate-auth")
 
 	expect(0, "cluster", "rm", server)
 	expect(1, "cluster", "get", server)
+}
+
+// revoked waits until the cluster refuses cfg's token (the API server
+// remembers a token it accepted for a few seconds).
+func revoked(t *testing.T, ctx context.Context, cfg *rest.Config) {
+	t.Helper()
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		_, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{Limit: 1})
+		if apierrors.IsUnauthorized(err) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the old token is still accepted: %v", err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 // managerToken returns the token of the only argocd-manager token Secret.

@@ -3,9 +3,13 @@ package commands
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -109,4 +113,39 @@ func (f *capstanFixture) expect(want int, args ...string) string {
 func overBothAPIs(t *testing.T, test func(t *testing.T, flags ...string)) {
 	t.Run("REST", func(t *testing.T) { test(t) })
 	t.Run("gRPC-Web", func(t *testing.T) { test(t, "--grpc-web") })
+}
+
+// get GETs an API path as admin and decodes the JSON answer into out.
+func (f *capstanFixture) get(path string, out any) error {
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	base := "https://" + f.addr
+	body, _ := json.Marshal(map[string]string{"username": "admin", "password": f.password})
+	resp, err := hc.Post(base+"/api/v1/session", "application/json", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	var session struct{ Token string }
+	err = json.NewDecoder(resp.Body).Decode(&session)
+	_ = resp.Body.Close()
+	if err != nil {
+		return fmt.Errorf("logging in: %w", err)
+	}
+	req, err := http.NewRequest(http.MethodGet, base+path, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+session.Token)
+	resp, err = hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s: %s", path, resp.Status, data)
+	}
+	return json.Unmarshal(data, out)
 }
