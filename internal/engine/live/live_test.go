@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/engine/tracking"
@@ -149,3 +150,6 @@ func TestKindsInstalledLaterAndUnknownKinds(t *testing.T) {
 		t.Error("label-tracked Application not indexed")
 	}
 }
+
+// exampleConfig reaches the tests' cluster, for the examples.
+func exampleConfig() *rest.Config { return rest.CopyConfig(cluster.Config) }

@@ -1,0 +1,95 @@
+package controller
+
+import (
+	"context"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+)
+
+// TestRespectIgnoreDifferencesKeepsLiveValues: with the sync option, a
+// sync of a new commit applies the ignored field with its live value.
+func TestRespectIgnoreDifferencesKeepsLiveValues(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "one", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {v: one, w: one}\n"})
+	dest := testCluster.NewNamespace(t)
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "respect", Namespace: e.ns}, Spec: v1alpha1.ApplicationSpec{
+		Project:           "default",
+		Source:            &v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "app"},
+		Destination:       v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest},
+		IgnoreDifferences: []v1alpha1.ResourceIgnoreDifferences{{Kind: "ConfigMap", JSONPointers: []string{"/data/v"}}},
+		SyncPolicy:        &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}, SyncOptions: []string{"RespectIgnoreDifferences=true"}},
+	}}
+	if err := e.client.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	e.waitSyncedHealthy("respect")
+	cm, err := e.kube.CoreV1().ConfigMaps(dest).Get(ctx, "cm", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["v"] = "edited"
+	if _, err := e.kube.CoreV1().ConfigMaps(dest).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	remote.Commit(t, "two", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {v: one, w: two}\n"})
+	e.eventually("w deployed, v kept", func() string {
+		cm, err := e.kube.CoreV1().ConfigMaps(dest).Get(ctx, "cm", metav1.GetOptions{})
+		if err != nil {
+			return err.Error()
+		}
+		if cm.Data["w"] != "two" || cm.Data["v"] != "edited" {
+			return "data " + cm.Data["v"] + "/" + cm.Data["w"]
+		}
+		return ""
+	})
+}
+
+// TestDeleteFalseSurvivesAppDeletion: a cascading delete of an app leaves
+// the objects marked Delete=false, as Argo CD does.
+func TestDeleteFalseSurvivesAppDeletion(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "two", map[string]string{
+		"app/gone.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: gone}\n",
+		"app/kept.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kept, annotations: {argocd.argoproj.io/sync-options: Delete=false}}\n",
+	})
+	dest := testCluster.NewNamespace(t)
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "keep", Namespace: e.ns, Finalizers: []string{resourcesFinalizer}}, Spec: v1alpha1.ApplicationSpec{
+		Project:     "default",
+		Source:      &v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "app"},
+		Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest},
+		SyncPolicy:  &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}},
+	}}
+	if err := e.client.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	e.waitSyncedHealthy("keep")
+	if err := e.client.Delete(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("the app deleted", func() string {
+		err := e.client.Get(ctx, client.ObjectKeyFromObject(app), &v1alpha1.Application{})
+		if apierrors.IsNotFound(err) {
+			return ""
+		}
+		return "still there"
+	})
+	if _, err := e.kube.CoreV1().ConfigMaps(dest).Get(ctx, "kept", metav1.GetOptions{}); err != nil {
+		t.Errorf("the Delete=false ConfigMap: %v", err)
+	}
+	e.eventually("gone deleted", func() string {
+		if _, err := e.kube.CoreV1().ConfigMaps(dest).Get(ctx, "gone", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return "still there"
+		}
+		return ""
+	})
+}
