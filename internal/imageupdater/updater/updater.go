@@ -22,7 +22,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -132,13 +131,12 @@ type Result struct {
 // else argocd-image-updater-cm; defaults when neither exists).
 func (u *Updater) Settings(ctx context.Context) (config.Settings, error) {
 	for _, name := range []string{config.ConfigMapName, config.LegacyConfigMapName} {
-		var cm corev1.ConfigMap
-		err := u.opts.Client.Get(ctx, types.NamespacedName{Namespace: u.opts.Namespace, Name: name}, &cm)
-		if apierrors.IsNotFound(err) {
-			continue
-		}
+		cm, err := settings.ReadConfigMap(ctx, u.opts.Client, u.opts.Namespace, name)
 		if err != nil {
-			return config.Settings{}, fmt.Errorf("reading ConfigMap %s/%s: %w", u.opts.Namespace, name, err)
+			return config.Settings{}, err
+		}
+		if cm.ResourceVersion == "" {
+			continue // absent
 		}
 		s, err := config.ParseSettings(cm.Data)
 		if err != nil {
