@@ -123,7 +123,7 @@ func (r *Reader) ManagedResources(ctx context.Context, app *v1alpha1.Application
 		out = append(out, ResourceDiff{Group: k.Group, Kind: k.Kind, Namespace: k.Namespace, Name: k.Name, TargetState: toJSON(target), Hook: true})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
-		return refKey(out[i].Group, out[i].Kind, out[i].Namespace, out[i].Name) < refKey(out[j].Group, out[j].Kind, out[j].Namespace, out[j].Name)
+		return out[i].key().Less(out[j].key())
 	})
 	return out, nil
 }
@@ -226,8 +226,12 @@ func (e NotFoundError) Error() string {
 	return fmt.Sprintf("%s %s/%s not found as part of application %s", e.Ref.Kind, e.Ref.Namespace, e.Ref.Name, e.App)
 }
 
-func refKey(group, kind, namespace, name string) string {
-	return group + "/" + kind + "/" + namespace + "/" + name
+func (d ResourceDiff) key() engine.ObjectKey {
+	return engine.ObjectKey{Group: d.Group, Kind: d.Kind, Namespace: d.Namespace, Name: d.Name}
+}
+
+func (r ResourceRef) key() engine.ObjectKey {
+	return engine.ObjectKey{Group: r.Group, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
 }
 
 func toJSON(obj *unstructured.Unstructured) string {

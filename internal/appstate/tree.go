@@ -110,8 +110,7 @@ func (r *Reader) Tree(ctx context.Context, app *v1alpha1.Application) (*Tree, er
 		}
 	}
 	sort.Slice(tree.Nodes, func(i, j int) bool {
-		a, b := tree.Nodes[i], tree.Nodes[j]
-		return refKey(a.Group, a.Kind, a.Namespace, a.Name) < refKey(b.Group, b.Kind, b.Namespace, b.Name)
+		return tree.Nodes[i].key().Less(tree.Nodes[j].key())
 	})
 	return tree, nil
 }
