@@ -26,6 +26,9 @@ export CAPSTAN_KUBE_BIN := $(KUBE_BIN)
 # Dex, the OpenID provider the SSO tests log in through; tools/dex/go.mod pins it.
 DEX_BIN := $(CURDIR)/bin/dex
 export CAPSTAN_DEX_BIN := $(DEX_BIN)/dex
+# Argo CD's own CLI, which the compatibility tests drive; tools/argocd/go.mod pins it.
+ARGOCD_BIN := $(CURDIR)/bin/argocd
+export CAPSTAN_ARGOCD_BIN := $(ARGOCD_BIN)/argocd
 
 .PHONY: help
 help: ## List the targets.
@@ -65,7 +68,7 @@ lint: ## gofmt, go vet and staticcheck.
 	$(STATICCHECK) ./...
 
 .PHONY: test
-test: deps kube dex lint check-generated ## Everything CI checks: lint, generated files, all tests with -race.
+test: deps kube dex argocd lint check-generated ## Everything CI checks: lint, generated files, all tests with -race.
 	go test -race -count=1 ./...
 
 .PHONY: chaos
@@ -88,6 +91,18 @@ dex: $(DEX_BIN)/dex ## Build Dex (the SSO tests' OpenID provider) into bin/dex.
 $(DEX_BIN)/dex: tools/dex/go.mod tools/dex/go.sum
 	@mkdir -p $(DEX_BIN)
 	cd tools/dex && go build -trimpath -ldflags='-s -w' -o $(DEX_BIN)/ tool
+
+.PHONY: argocd
+argocd: $(ARGOCD_BIN)/argocd ## Build Argo CD's CLI (the compatibility tests' client) into bin/argocd.
+
+$(ARGOCD_BIN)/argocd: tools/argocd/go.mod tools/argocd/go.sum
+	@echo "Building Argo CD's CLI into $(ARGOCD_BIN) (several minutes the first time)..."
+	@mkdir -p $(ARGOCD_BIN)
+	cd tools/argocd && go build -trimpath -ldflags='-s -w' -o $(ARGOCD_BIN)/argocd github.com/argoproj/argo-cd/v3/cmd
+
+.PHONY: argocd-api
+argocd-api: ## Rewrite internal/argoapi/argocd.binpb, Argo CD's API schema, from the Argo CD module tools/argocd pins.
+	cd tools/argocd && go run ./cmd/argocd-api $(CURDIR)/internal/argoapi/argocd.binpb
 
 .PHONY: deps
 deps: ## Install the Debian packages the build and tests need (when missing).

@@ -112,6 +112,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, watcher: watcher, state: state, secret: secret, sessions: sessions, mux: http.NewServeMux(), limits: newLimits(), rbac: map[string]*rbac.Enforcer{}}
 	s.routes()
+	if err := s.argoRoutes(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/capstan-cd/capstan/internal/testing/toolbin"
 )
 
 // Client is an OAuth2 client Dex accepts.
@@ -42,13 +44,7 @@ const (
 // bin/dex/dex above the working directory.
 func Start(t testing.TB, clients ...Client) *Dex {
 	t.Helper()
-	bin := os.Getenv("CAPSTAN_DEX_BIN")
-	if bin == "" {
-		bin = findUp(t, filepath.Join("bin", "dex", "dex"))
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("Dex not built (run `make dex`): %v", err)
-	}
+	bin := toolbin.Find(t, "CAPSTAN_DEX_BIN", filepath.Join("bin", "dex", "dex"), "dex")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -102,22 +98,4 @@ func Start(t testing.TB, clients ...Client) *Dex {
 	data, _ := os.ReadFile(logs.Name())
 	t.Fatalf("Dex did not start at %s:\n%s", issuer, data)
 	return nil
-}
-
-// findUp looks for rel in the working directory and its parents.
-func findUp(t testing.TB, rel string) string {
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, rel)); err == nil {
-			return filepath.Join(dir, rel)
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return rel
-		}
-		dir = parent
-	}
 }

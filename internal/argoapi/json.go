@@ -1,0 +1,252 @@
+package argoapi
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// The Kubernetes types whose JSON is not their message's fields.
+const (
+	timeType        protoreflect.FullName = "k8s.io.apimachinery.pkg.apis.meta.v1.Time"
+	microTimeType   protoreflect.FullName = "k8s.io.apimachinery.pkg.apis.meta.v1.MicroTime"
+	durationType    protoreflect.FullName = "k8s.io.apimachinery.pkg.apis.meta.v1.Duration"
+	quantityType    protoreflect.FullName = "k8s.io.apimachinery.pkg.api.resource.Quantity"
+	intOrStringType protoreflect.FullName = "k8s.io.apimachinery.pkg.util.intstr.IntOrString"
+	rawType         protoreflect.FullName = "k8s.io.apimachinery.pkg.runtime.RawExtension"
+	extJSONType     protoreflect.FullName = "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.JSON"
+)
+
+// UnmarshalJSON fills m from the REST API's JSON of it. Keys that are no
+// field of the message are skipped, as a newer server's fields are.
+func UnmarshalJSON(data []byte, m protoreflect.Message) error {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return err
+	}
+	return fill(m, v)
+}
+
+// fill sets m from a decoded JSON value.
+func fill(m protoreflect.Message, v any) error {
+	if v == nil {
+		return nil
+	}
+	md := m.Descriptor()
+	if special, ok := fromSpecial[md.FullName()]; ok {
+		return special(m, v)
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("%s: want a JSON object, got %T", md.FullName(), v)
+	}
+	fields := md.Fields()
+	for key, val := range obj {
+		fd := fields.ByJSONName(key)
+		if fd == nil {
+			fd = fields.ByName(protoreflect.Name(key))
+		}
+		if fd == nil || val == nil {
+			continue
+		}
+		if err := setField(m, fd, val); err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+	}
+	return nil
+}
+
+func setField(m protoreflect.Message, fd protoreflect.FieldDescriptor, v any) error {
+	switch {
+	case fd.IsList():
+		arr, ok := v.([]any)
+		if !ok {
+			return fmt.Errorf("want a JSON array, got %T", v)
+		}
+		list := m.Mutable(fd).List()
+		for _, e := range arr {
+			if fd.Kind() == protoreflect.MessageKind {
+				el := list.NewElement()
+				if err := fill(el.Message(), e); err != nil {
+					return err
+				}
+				list.Append(el)
+				continue
+			}
+			pv, err := scalar(fd, e)
+			if err != nil {
+				return err
+			}
+			list.Append(pv)
+		}
+	case fd.IsMap():
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Errorf("want a JSON object, got %T", v)
+		}
+		mp := m.Mutable(fd).Map()
+		for k, e := range obj {
+			key, err := scalar(fd.MapKey(), k)
+			if err != nil {
+				return err
+			}
+			if fd.MapValue().Kind() == protoreflect.MessageKind {
+				val := mp.NewValue()
+				if err := fill(val.Message(), e); err != nil {
+					return err
+				}
+				mp.Set(key.MapKey(), val)
+				continue
+			}
+			if e == nil {
+				continue
+			}
+			val, err := scalar(fd.MapValue(), e)
+			if err != nil {
+				return err
+			}
+			mp.Set(key.MapKey(), val)
+		}
+	case fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind:
+		return fill(m.Mutable(fd).Message(), v)
+	default:
+		pv, err := scalar(fd, v)
+		if err != nil {
+			return err
+		}
+		m.Set(fd, pv)
+	}
+	return nil
+}
+
+// scalar converts a JSON value to a field's scalar value.
+func scalar(fd protoreflect.FieldDescriptor, v any) (protoreflect.Value, error) {
+	text := fmt.Sprint(v)
+	switch fd.Kind() {
+	case protoreflect.StringKind:
+		if s, ok := v.(string); ok {
+			return protoreflect.ValueOfString(s), nil
+		}
+		return protoreflect.ValueOfString(text), nil
+	case protoreflect.BoolKind:
+		b, err := strconv.ParseBool(text)
+		return protoreflect.ValueOfBool(b), err
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
+		n, err := strconv.ParseInt(text, 10, 32)
+		return protoreflect.ValueOfInt32(int32(n)), err
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+		n, err := strconv.ParseInt(text, 10, 64)
+		return protoreflect.ValueOfInt64(n), err
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+		n, err := strconv.ParseUint(text, 10, 32)
+		return protoreflect.ValueOfUint32(uint32(n)), err
+	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		n, err := strconv.ParseUint(text, 10, 64)
+		return protoreflect.ValueOfUint64(n), err
+	case protoreflect.FloatKind:
+		f, err := strconv.ParseFloat(text, 32)
+		return protoreflect.ValueOfFloat32(float32(f)), err
+	case protoreflect.DoubleKind:
+		f, err := strconv.ParseFloat(text, 64)
+		return protoreflect.ValueOfFloat64(f), err
+	case protoreflect.BytesKind:
+		b, err := base64.StdEncoding.DecodeString(text)
+		return protoreflect.ValueOfBytes(b), err
+	case protoreflect.EnumKind:
+		if ev := fd.Enum().Values().ByName(protoreflect.Name(text)); ev != nil {
+			return protoreflect.ValueOfEnum(ev.Number()), nil
+		}
+		n, err := strconv.ParseInt(text, 10, 32)
+		return protoreflect.ValueOfEnum(protoreflect.EnumNumber(n)), err
+	}
+	return protoreflect.Value{}, fmt.Errorf("unsupported field kind %s", fd.Kind())
+}
+
+// fromSpecial reads the Kubernetes types whose JSON is a scalar or a
+// whole document.
+var fromSpecial = map[protoreflect.FullName]func(protoreflect.Message, any) error{
+	timeType:      setTime,
+	microTimeType: setTime,
+	durationType: func(m protoreflect.Message, v any) error {
+		d, err := time.ParseDuration(fmt.Sprint(v))
+		if err != nil {
+			return err
+		}
+		return setNamed(m, "duration", protoreflect.ValueOfInt64(int64(d)))
+	},
+	quantityType: func(m protoreflect.Message, v any) error {
+		return setNamed(m, "string", protoreflect.ValueOfString(fmt.Sprint(v)))
+	},
+	intOrStringType: func(m protoreflect.Message, v any) error {
+		if s, ok := v.(string); ok {
+			if err := setNamed(m, "type", protoreflect.ValueOfInt64(1)); err != nil {
+				return err
+			}
+			return setNamed(m, "strVal", protoreflect.ValueOfString(s))
+		}
+		n, err := strconv.ParseInt(fmt.Sprint(v), 10, 32)
+		if err != nil {
+			return err
+		}
+		if err := setNamed(m, "type", protoreflect.ValueOfInt64(0)); err != nil {
+			return err
+		}
+		return setNamed(m, "intVal", protoreflect.ValueOfInt32(int32(n)))
+	},
+	rawType:     setRaw,
+	extJSONType: setRaw,
+}
+
+func setTime(m protoreflect.Message, v any) error {
+	t, err := time.Parse(time.RFC3339Nano, fmt.Sprint(v))
+	if err != nil {
+		return err
+	}
+	if err := setNamed(m, "seconds", protoreflect.ValueOfInt64(t.Unix())); err != nil {
+		return err
+	}
+	if t.Nanosecond() == 0 {
+		return nil
+	}
+	return setNamed(m, "nanos", protoreflect.ValueOfInt32(int32(t.Nanosecond())))
+}
+
+func setRaw(m protoreflect.Message, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return setNamed(m, "raw", protoreflect.ValueOfBytes(data))
+}
+
+// setNamed sets a field by name, converting the value to the field's kind
+// where both are integers.
+func setNamed(m protoreflect.Message, name protoreflect.Name, v protoreflect.Value) error {
+	fd := m.Descriptor().Fields().ByName(name)
+	if fd == nil {
+		return fmt.Errorf("%s has no field %s", m.Descriptor().FullName(), name)
+	}
+	switch fd.Kind() {
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
+		if n, ok := v.Interface().(int64); ok {
+			if n > math.MaxInt32 || n < math.MinInt32 {
+				return fmt.Errorf("%s: %d is out of range", name, n)
+			}
+			v = protoreflect.ValueOfInt32(int32(n))
+		}
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+		if n, ok := v.Interface().(int32); ok {
+			v = protoreflect.ValueOfInt64(int64(n))
+		}
+	}
+	m.Set(fd, v)
+	return nil
+}

@@ -1,0 +1,102 @@
+package argoapi
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
+)
+
+func message(t *testing.T, name protoreflect.FullName) *dynamicpb.Message {
+	t.Helper()
+	s, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.files.FindDescriptorByName(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dynamicpb.NewMessage(d.(protoreflect.MessageDescriptor))
+}
+
+const applicationJSON = `{
+  "metadata": {"name": "guestbook", "namespace": "argocd", "generation": 3, "creationTimestamp": "2026-11-01T10:00:00Z",
+    "labels": {"team": "web"}, "finalizers": ["resources-finalizer.argocd.argoproj.io"]},
+  "spec": {
+    "project": "default",
+    "source": {"repoURL": "https://git.example.com/apps.git", "path": "guestbook", "targetRevision": "HEAD",
+      "helm": {"parameters": [{"name": "replicas", "value": "2"}], "valuesObject": {"image": {"tag": "1.0"}}}},
+    "destination": {"server": "https://kubernetes.default.svc", "namespace": "guestbook"},
+    "syncPolicy": {"automated": {"prune": true, "selfHeal": true}, "syncOptions": ["CreateNamespace=true"],
+      "retry": {"limit": 5, "backoff": {"duration": "5s", "factor": 2, "maxDuration": "3m"}}},
+    "ignoreDifferences": [{"group": "apps", "kind": "Deployment", "jsonPointers": ["/spec/replicas"]}]
+  },
+  "status": {
+    "sync": {"status": "Synced", "revision": "abc123"},
+    "health": {"status": "Healthy"},
+    "resources": [{"version": "v1", "kind": "Service", "namespace": "guestbook", "name": "web", "status": "Synced", "health": {"status": "Healthy"}}],
+    "history": [{"id": 0, "revision": "abc123", "deployedAt": "2026-11-01T10:05:00Z", "deployStartedAt": "2026-11-01T10:04:58Z",
+      "source": {"repoURL": "https://git.example.com/apps.git", "path": "guestbook"}}],
+    "operationState": {"operation": {"sync": {"revision": "abc123", "prune": true}}, "phase": "Succeeded",
+      "message": "successfully synced (all tasks run)", "startedAt": "2026-11-01T10:04:58Z", "finishedAt": "2026-11-01T10:05:00Z",
+      "syncResult": {"revision": "abc123", "resources": [{"group": "", "version": "v1", "kind": "Service", "namespace": "guestbook",
+        "name": "web", "status": "Synced", "message": "service/web created", "hookPhase": "Running", "syncPhase": "Sync"}]}},
+    "reconciledAt": "2026-11-01T10:06:00Z",
+    "summary": {"images": ["nginx:1.27"]}
+  }
+}`
+
+// TestApplicationRoundTrips: an Application's REST JSON read into Argo
+// CD's message, written to the wire and back, gives the same JSON.
+func TestApplicationRoundTrips(t *testing.T) {
+	m := message(t, "github.com.argoproj.argo_cd.v3.pkg.apis.application.v1alpha1.Application")
+	if err := UnmarshalJSON([]byte(applicationJSON), m); err != nil {
+		t.Fatal(err)
+	}
+	wire, err := proto.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := dynamicpb.NewMessage(m.Descriptor())
+	if err := proto.Unmarshal(wire, back); err != nil {
+		t.Fatal(err)
+	}
+	out, err := MarshalJSON(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got any
+	_ = json.Unmarshal([]byte(applicationJSON), &want)
+	_ = json.Unmarshal(out, &got)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("round trip changed the Application:\n got %s\nwant %s", out, applicationJSON)
+	}
+}
+
+func TestKubernetesTypes(t *testing.T) {
+	for _, tc := range []struct {
+		name protoreflect.FullName
+		json string
+	}{
+		{timeType, `"2026-11-01T10:00:00Z"`},
+		{microTimeType, `"2026-11-01T10:00:00.123456Z"`},
+		{intOrStringType, `8080`},
+		{intOrStringType, `"http"`},
+		{quantityType, `"500m"`},
+		{durationType, `"1m30s"`},
+		{rawType, `{"a":[1,2]}`},
+	} {
+		m := message(t, tc.name)
+		if err := UnmarshalJSON([]byte(tc.json), m); err != nil {
+			t.Fatalf("%s %s: %v", tc.name, tc.json, err)
+		}
+		out, err := MarshalJSON(m)
+		if err != nil || string(out) != tc.json {
+			t.Errorf("%s: %s became %s (%v)", tc.name, tc.json, out, err)
+		}
+	}
+}

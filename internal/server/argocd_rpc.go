@@ -1,0 +1,219 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/capstan-cd/capstan/internal/argoapi"
+)
+
+// Argo CD's gRPC API (application.ApplicationService, session.SessionService,
+// …, with Argo CD's messages: internal/argoapi) is served on the API's port
+// with connect-go, so one listener answers gRPC over TLS or h2c and
+// gRPC-Web beside REST, as argocd-server does. Messages are dynamic, built
+// from Argo CD's schema; each method makes, in-process and with the
+// caller's token, the REST call its google.api.http option names, so
+// authentication, RBAC, validation and errors stay the REST handlers'.
+func (s *Server) argoRoutes() error {
+	schema, err := argoapi.Load()
+	if err != nil {
+		return err
+	}
+	methods, err := schema.Methods()
+	if err != nil {
+		return err
+	}
+	b := &rpcBridge{s: s}
+	for _, md := range methods {
+		procedure := "/" + string(md.Parent().FullName()) + "/" + string(md.Name())
+		opts := []connect.HandlerOption{
+			connect.WithSchema(md), connect.WithRequestInitializer(newDynamic),
+			connect.WithReadMaxBytes(maxBody), // refused from its declared length, before it is read
+		}
+		var h http.Handler
+		binding, bound := argoapi.BindingOf(md)
+		switch {
+		case !bound || md.IsStreamingClient() || md.IsStreamingServer():
+			h = connect.NewUnaryHandler(procedure, unimplemented(md), opts...)
+			if md.IsStreamingServer() {
+				h = connect.NewServerStreamHandler(procedure, unimplementedStream(md), opts...)
+			}
+		default:
+			h = connect.NewUnaryHandler(procedure, b.argoUnary(md, binding), opts...)
+		}
+		s.mux.Handle(procedure, uncompressedGRPCWeb(h))
+	}
+	return nil
+}
+
+// uncompressedGRPCWeb answers gRPC-Web requests uncompressed: Argo CD's
+// CLI reads gRPC-Web frames without looking at their compressed flag, so
+// a compressed answer would reach it as garbage.
+func uncompressedGRPCWeb(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc-web") {
+			r.Header.Del("Grpc-Accept-Encoding")
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// newDynamic makes the request message of a method from its schema.
+func newDynamic(spec connect.Spec, msg any) error {
+	md, ok := spec.Schema.(protoreflect.MethodDescriptor)
+	m, isDynamic := msg.(*dynamicpb.Message)
+	if !ok || !isDynamic {
+		return fmt.Errorf("%s: no schema for a dynamic message", spec.Procedure)
+	}
+	*m = *dynamicpb.NewMessage(md.Input())
+	return nil
+}
+
+func unimplemented(md protoreflect.MethodDescriptor) func(context.Context, *connect.Request[dynamicpb.Message]) (*connect.Response[dynamicpb.Message], error) {
+	return func(context.Context, *connect.Request[dynamicpb.Message]) (*connect.Response[dynamicpb.Message], error) {
+		return nil, connect.NewError(connect.CodeUnimplemented, fmt.Errorf("%s is not implemented", md.FullName()))
+	}
+}
+
+func unimplementedStream(md protoreflect.MethodDescriptor) func(context.Context, *connect.Request[dynamicpb.Message], *connect.ServerStream[dynamicpb.Message]) error {
+	return func(context.Context, *connect.Request[dynamicpb.Message], *connect.ServerStream[dynamicpb.Message]) error {
+		return connect.NewError(connect.CodeUnimplemented, fmt.Errorf("%s is not implemented", md.FullName()))
+	}
+}
+
+// argoUnary serves a unary method through its REST call.
+func (b *rpcBridge) argoUnary(md protoreflect.MethodDescriptor, binding argoapi.Binding) func(context.Context, *connect.Request[dynamicpb.Message]) (*connect.Response[dynamicpb.Message], error) {
+	return func(ctx context.Context, req *connect.Request[dynamicpb.Message]) (*connect.Response[dynamicpb.Message], error) {
+		r, err := argoRESTRequest(ctx, binding, req.Msg, req.Header())
+		if err != nil {
+			return nil, err
+		}
+		rec := &recorder{header: http.Header{}, status: http.StatusOK}
+		b.s.mux.ServeHTTP(rec, r)
+		if rec.status >= 300 {
+			return nil, rpcError(rec.status, rec.body.Bytes())
+		}
+		resp := dynamicpb.NewMessage(md.Output())
+		target := protoreflect.Message(resp)
+		if binding.ResponseBody != "" {
+			fd := md.Output().Fields().ByName(protoreflect.Name(binding.ResponseBody))
+			if fd == nil {
+				return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("%s: no response field %s", md.FullName(), binding.ResponseBody))
+			}
+			target = resp.Mutable(fd).Message()
+		}
+		if rec.body.Len() > 0 {
+			if err := argoapi.UnmarshalJSON(rec.body.Bytes(), target); err != nil {
+				return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("decoding the answer of %s: %w", md.FullName(), err))
+			}
+		}
+		return connect.NewResponse(resp), nil
+	}
+}
+
+var templateParam = regexp.MustCompile(`\{([\w.]+)(=[^}]*)?\}`)
+
+// argoRESTRequest builds the REST call of a request: its path's fields in
+// the path, the body the binding names, the other set scalar fields in the
+// query; the caller's token (Argo CD's "token" metadata, or an
+// Authorization header or cookie) goes with it.
+func argoRESTRequest(ctx context.Context, binding argoapi.Binding, msg *dynamicpb.Message, in http.Header) (*http.Request, error) {
+	inPath := map[string]bool{}
+	path := templateParam.ReplaceAllStringFunc(binding.Path, func(p string) string {
+		sub := templateParam.FindStringSubmatch(p)
+		inPath[sub[1]] = true
+		v, _ := fieldPath(msg, sub[1])
+		if sub[2] == "=**" {
+			return v
+		}
+		return url.PathEscape(v)
+	})
+	var body []byte
+	var err error
+	switch binding.Body {
+	case "":
+	case "*":
+		rest := dynamicpb.NewMessage(msg.Descriptor())
+		msg.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+			if !inPath[string(fd.Name())] {
+				rest.Set(fd, v)
+			}
+			return true
+		})
+		body, err = argoapi.MarshalJSON(rest)
+	default:
+		fd := msg.Descriptor().Fields().ByName(protoreflect.Name(binding.Body))
+		if fd == nil || fd.Kind() != protoreflect.MessageKind {
+			return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("body %q is not a message field", binding.Body))
+		}
+		body, err = argoapi.MarshalJSON(msg.Get(fd).Message())
+	}
+	if err != nil {
+		return nil, connect.NewError(connect.CodeInvalidArgument, err)
+	}
+	query := url.Values{}
+	if binding.Body != "*" {
+		msg.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+			name := string(fd.Name())
+			if inPath[name] || name == binding.Body {
+				return true
+			}
+			switch {
+			case fd.IsList() && fd.Kind() != protoreflect.MessageKind:
+				for i := 0; i < v.List().Len(); i++ {
+					query.Add(name, fmt.Sprint(v.List().Get(i).Interface()))
+				}
+			case !fd.IsList() && !fd.IsMap() && fd.Kind() != protoreflect.MessageKind:
+				query.Set(name, fmt.Sprint(v.Interface()))
+			}
+			return true
+		})
+	}
+	if enc := query.Encode(); enc != "" {
+		path += "?" + enc
+	}
+	r, err := http.NewRequestWithContext(ctx, binding.Method, path, bytes.NewReader(body))
+	if err != nil {
+		return nil, connect.NewError(connect.CodeInvalidArgument, err)
+	}
+	if len(body) > 0 {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	if tok := in.Get("Token"); tok != "" {
+		r.Header.Set("Authorization", "Bearer "+tok)
+	}
+	for _, h := range []string{"Authorization", "Cookie"} {
+		if v := in.Get(h); v != "" && r.Header.Get(h) == "" {
+			r.Header.Set(h, v)
+		}
+	}
+	return r, nil
+}
+
+// fieldPath returns the text of a (dotted) field of m, "" when unset.
+func fieldPath(m protoreflect.Message, path string) (string, bool) {
+	parts := strings.Split(path, ".")
+	for i, part := range parts {
+		fd := m.Descriptor().Fields().ByName(protoreflect.Name(part))
+		if fd == nil || !m.Has(fd) {
+			return "", false
+		}
+		if i == len(parts)-1 {
+			return fmt.Sprint(m.Get(fd).Interface()), true
+		}
+		if fd.Kind() != protoreflect.MessageKind {
+			return "", false
+		}
+		m = m.Get(fd).Message()
+	}
+	return "", false
+}

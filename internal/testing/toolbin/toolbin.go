@@ -1,0 +1,42 @@
+// Package toolbin finds the outside programs tests run (Dex, Argo CD's
+// CLI), which the Makefile builds from the tools/<name> modules into bin/.
+package toolbin
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Find returns the program named by the environment variable env, or rel
+// (bin/<name>/<name>) in the working directory or the nearest directory
+// above it that has it; the test fails, naming the make target, when it
+// is not built.
+func Find(t testing.TB, env, rel, target string) string {
+	t.Helper()
+	bin := os.Getenv(env)
+	if bin == "" {
+		bin = findUp(t, rel)
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("%s is not built (run `make %s`): %v", rel, target, err)
+	}
+	return bin
+}
+
+func findUp(t testing.TB, rel string) string {
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, rel)); err == nil {
+			return filepath.Join(dir, rel)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return rel
+		}
+		dir = parent
+	}
+}
