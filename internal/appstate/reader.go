@@ -120,7 +120,8 @@ func (r *Reader) ManagedResources(ctx context.Context, app *v1alpha1.Application
 	for _, hook := range comparison.Hooks {
 		target, _ := diff.MaskSecret(hook, nil)
 		k := engine.KeyOf(hook)
-		out = append(out, ResourceDiff{Group: k.Group, Kind: k.Kind, Namespace: k.Namespace, Name: k.Name, TargetState: toJSON(target), Hook: true})
+		out = append(out, ResourceDiff{Group: k.Group, Kind: k.Kind, Namespace: k.Namespace, Name: k.Name, Hook: true,
+			TargetState: toJSON(target), LiveState: toJSON(nil), NormalizedLiveState: toJSON(nil), PredictedLiveState: toJSON(nil)})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		return out[i].key().Less(out[j].key())
@@ -128,23 +129,19 @@ func (r *Reader) ManagedResources(ctx context.Context, app *v1alpha1.Application
 	return out, nil
 }
 
-// resourceDiff projects one resource of a comparison in Argo CD's shape.
+// resourceDiff projects one resource of a comparison in Argo CD's shape:
+// every state is a JSON document, "null" when there is none.
 func resourceDiff(res engine.Resource) ResourceDiff {
 	k := res.Key
-	rd := ResourceDiff{Group: k.Group, Kind: k.Kind, Namespace: k.Namespace, Name: k.Name, Modified: res.Modified()}
-	if res.Target != nil {
-		target, _ := diff.MaskSecret(res.Target, nil)
-		rd.TargetState = toJSON(target)
-	}
+	target, _ := diff.MaskSecret(res.Target, nil)
+	live, _ := diff.MaskSecret(res.Live, nil)
+	rd := ResourceDiff{Group: k.Group, Kind: k.Kind, Namespace: k.Namespace, Name: k.Name, Modified: res.Modified(),
+		TargetState: toJSON(target), LiveState: toJSON(live), NormalizedLiveState: toJSON(live), PredictedLiveState: toJSON(nil)}
 	if res.Live != nil {
-		masked, _ := diff.MaskSecret(res.Live, nil)
-		rd.LiveState, rd.NormalizedLiveState, rd.ResourceVersion = toJSON(masked), toJSON(masked), res.Live.GetResourceVersion()
+		rd.ResourceVersion = res.Live.GetResourceVersion()
 	}
 	if res.Diff != nil {
-		rd.PredictedLiveState = toJSON(res.Diff.Predicted)
-		if res.Diff.Live != nil {
-			rd.NormalizedLiveState = toJSON(res.Diff.Live)
-		}
+		rd.PredictedLiveState, rd.NormalizedLiveState = toJSON(res.Diff.Predicted), toJSON(res.Diff.Live)
 	}
 	return rd
 }
@@ -234,13 +231,16 @@ func (r ResourceRef) key() engine.ObjectKey {
 	return engine.ObjectKey{Group: r.Group, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
 }
 
+// noState is the JSON of an absent state, as Argo CD's API writes it.
+const noState = "null"
+
 func toJSON(obj *unstructured.Unstructured) string {
 	if obj == nil {
-		return ""
+		return noState
 	}
 	data, err := json.Marshal(obj)
 	if err != nil {
-		return ""
+		return noState
 	}
 	return string(data)
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // ResourceDiff is one managed resource's comparison, in Argo CD's JSON
-// shape: each state is the object as a JSON string, empty when absent.
+// shape: each state is the object as a JSON string, "null" when absent.
 type ResourceDiff struct {
 	Group     string `json:"group,omitempty"`
 	Kind      string `json:"kind"`

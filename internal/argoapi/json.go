@@ -23,6 +23,20 @@ const (
 	extJSONType     protoreflect.FullName = "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.JSON"
 )
 
+// inline are the fields whose Go structs Argo CD embeds inline in JSON:
+// their own fields appear in the enclosing object.
+var inline = map[protoreflect.FullName]bool{
+	v1alpha1 + ".ResourceNode.resourceRef":               true,
+	v1alpha1 + ".KustomizeSelector.resId":                true,
+	v1alpha1 + ".KustomizeResId.gvk":                     true,
+	v1alpha1 + ".ApplicationSourcePluginParameter.map":   true,
+	v1alpha1 + ".ApplicationSourcePluginParameter.array": true,
+	"k8s.io.apimachinery.pkg.runtime.Unknown.typeMeta":   true,
+}
+
+// v1alpha1 is the package of Argo CD's resource types.
+const v1alpha1 = "github.com.argoproj.argo_cd.v3.pkg.apis.application.v1alpha1"
+
 // UnmarshalJSON fills m from the REST API's JSON of it. Keys that are no
 // field of the message are skipped, as a newer server's fields are.
 func UnmarshalJSON(data []byte, m protoreflect.Message) error {
@@ -48,20 +62,37 @@ func fill(m protoreflect.Message, v any) error {
 	if !ok {
 		return fmt.Errorf("%s: want a JSON object, got %T", md.FullName(), v)
 	}
-	fields := md.Fields()
 	for key, val := range obj {
-		fd := fields.ByJSONName(key)
-		if fd == nil {
-			fd = fields.ByName(protoreflect.Name(key))
-		}
+		target, fd := fieldFor(m, key)
 		if fd == nil || val == nil {
 			continue
 		}
-		if err := setField(m, fd, val); err != nil {
+		if err := setField(target, fd, val); err != nil {
 			return fmt.Errorf("%s: %w", key, err)
 		}
 	}
 	return nil
+}
+
+// fieldFor finds the field a JSON key names, in m or in one of its inline
+// fields, and the message that holds it.
+func fieldFor(m protoreflect.Message, key string) (protoreflect.Message, protoreflect.FieldDescriptor) {
+	fields := m.Descriptor().Fields()
+	fd := fields.ByJSONName(key)
+	if fd == nil {
+		fd = fields.ByName(protoreflect.Name(key))
+	}
+	if fd != nil && !inline[fd.FullName()] {
+		return m, fd
+	}
+	for i := 0; i < fields.Len(); i++ {
+		if f := fields.Get(i); inline[f.FullName()] {
+			if target, found := fieldFor(m.Mutable(f).Message(), key); found != nil {
+				return target, found
+			}
+		}
+	}
+	return m, nil
 }
 
 func setField(m protoreflect.Message, fd protoreflect.FieldDescriptor, v any) error {

@@ -100,3 +100,28 @@ func TestKubernetesTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestInlineFields: fields Argo CD's Go types embed inline read and write
+// at the level of their enclosing object.
+func TestInlineFields(t *testing.T) {
+	const node = `{"group":"apps","version":"v1","kind":"Deployment","namespace":"shop","name":"web","uid":"u1","resourceVersion":"5"}`
+	m := message(t, v1alpha1+".ResourceNode")
+	if err := UnmarshalJSON([]byte(node), m); err != nil {
+		t.Fatal(err)
+	}
+	out, err := MarshalJSON(m)
+	var want, got any
+	_ = json.Unmarshal([]byte(node), &want)
+	_ = json.Unmarshal(out, &got)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("ResourceNode: %s became %s (%v)", node, out, err)
+	}
+	const param = `{"name":"p","map":{"a":"b"}}`
+	m = message(t, v1alpha1+".ApplicationSourcePluginParameter")
+	if err := UnmarshalJSON([]byte(param), m); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := MarshalJSON(m); err != nil || string(out) != `{"map":{"a":"b"},"name":"p"}` {
+		t.Errorf("plugin parameter: %s became %s (%v)", param, out, err)
+	}
+}

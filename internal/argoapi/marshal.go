@@ -23,6 +23,14 @@ func value(m protoreflect.Message) any {
 	}
 	out := map[string]any{}
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if inline[fd.FullName()] {
+			if fields, ok := value(v.Message()).(map[string]any); ok {
+				for k, e := range fields {
+					out[k] = e
+				}
+			}
+			return true
+		}
 		out[fd.JSONName()] = fieldValue(fd, v)
 		return true
 	})

@@ -115,7 +115,7 @@ func TestApplicationLifecycle(t *testing.T) {
 	}
 	var diffs struct{ Items []appstate.ResourceDiff }
 	if code := f.call("GET", "/api/v1/applications/web/managed-resources", "", admin, &diffs); code != 200 || len(diffs.Items) != 2 ||
-		!diffs.Items[0].Modified || diffs.Items[0].LiveState != "" || !strings.Contains(diffs.Items[0].TargetState, `"name":"settings"`) {
+		!diffs.Items[0].Modified || diffs.Items[0].LiveState != "null" || !strings.Contains(diffs.Items[0].TargetState, `"name":"settings"`) {
 		t.Fatalf("managed resources before the first sync: %d %+v", code, diffs.Items)
 	}
 

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -33,6 +34,9 @@ func (s *Server) argoRoutes() error {
 		return err
 	}
 	b := &rpcBridge{s: s}
+	if err := s.unimplementedREST(methods); err != nil {
+		return err
+	}
 	for _, md := range methods {
 		procedure := "/" + string(md.Parent().FullName()) + "/" + string(md.Name())
 		opts := []connect.HandlerOption{
@@ -42,11 +46,10 @@ func (s *Server) argoRoutes() error {
 		var h http.Handler
 		binding, bound := argoapi.BindingOf(md)
 		switch {
-		case !bound || md.IsStreamingClient() || md.IsStreamingServer():
+		case !bound || md.IsStreamingClient():
 			h = connect.NewUnaryHandler(procedure, unimplemented(md), opts...)
-			if md.IsStreamingServer() {
-				h = connect.NewServerStreamHandler(procedure, unimplementedStream(md), opts...)
-			}
+		case md.IsStreamingServer():
+			h = connect.NewServerStreamHandler(procedure, b.argoStream(md, binding), opts...)
 		default:
 			h = connect.NewUnaryHandler(procedure, b.argoUnary(md, binding), opts...)
 		}
@@ -67,6 +70,43 @@ func uncompressedGRPCWeb(h http.Handler) http.Handler {
 	})
 }
 
+// unimplementedREST routes each of Argo CD's REST operations Capstan does
+// not serve yet to Argo CD's Unimplemented error (501, code 12), so a
+// client learns the feature is missing rather than that the path is wrong.
+func (s *Server) unimplementedREST(methods []protoreflect.MethodDescriptor) error {
+	seen := map[string]bool{}
+	for _, md := range methods {
+		b, ok := argoapi.BindingOf(md)
+		if !ok {
+			continue
+		}
+		probe, err := http.NewRequest(b.Method, templateParam.ReplaceAllString(b.Path, "x"), nil)
+		if err != nil {
+			return fmt.Errorf("%s: %w", md.FullName(), err)
+		}
+		if _, pattern := s.mux.Handler(probe); pattern != "" {
+			continue
+		}
+		n := 0
+		pattern := b.Method + " " + templateParam.ReplaceAllStringFunc(b.Path, func(p string) string {
+			n++
+			if strings.HasSuffix(p, "=**}") {
+				return fmt.Sprintf("{p%d...}", n)
+			}
+			return fmt.Sprintf("{p%d}", n)
+		})
+		if seen[pattern] {
+			continue
+		}
+		seen[pattern] = true
+		msg := fmt.Sprintf("%s is not implemented", md.FullName())
+		s.mux.HandleFunc(pattern, func(w http.ResponseWriter, _ *http.Request) {
+			writeError(w, http.StatusNotImplemented, msg)
+		})
+	}
+	return nil
+}
+
 // newDynamic makes the request message of a method from its schema.
 func newDynamic(spec connect.Spec, msg any) error {
 	md, ok := spec.Schema.(protoreflect.MethodDescriptor)
@@ -84,9 +124,33 @@ func unimplemented(md protoreflect.MethodDescriptor) func(context.Context, *conn
 	}
 }
 
-func unimplementedStream(md protoreflect.MethodDescriptor) func(context.Context, *connect.Request[dynamicpb.Message], *connect.ServerStream[dynamicpb.Message]) error {
-	return func(context.Context, *connect.Request[dynamicpb.Message], *connect.ServerStream[dynamicpb.Message]) error {
-		return connect.NewError(connect.CodeUnimplemented, fmt.Errorf("%s is not implemented", md.FullName()))
+// argoStream serves a server-streaming method (Watch, WatchResourceTree,
+// PodLogs) from the event stream its REST call answers with: one message
+// per Server-Sent Event, from the event's "result".
+func (b *rpcBridge) argoStream(md protoreflect.MethodDescriptor, binding argoapi.Binding) func(context.Context, *connect.Request[dynamicpb.Message], *connect.ServerStream[dynamicpb.Message]) error {
+	return func(ctx context.Context, req *connect.Request[dynamicpb.Message], stream *connect.ServerStream[dynamicpb.Message]) error {
+		r, err := argoRESTRequest(ctx, binding, req.Msg, req.Header())
+		if err != nil {
+			return err
+		}
+		w := &eventRelay{recorder: recorder{header: http.Header{}, status: http.StatusOK}, send: func(data []byte) error {
+			var event struct {
+				Result json.RawMessage `json:"result"`
+			}
+			if err := json.Unmarshal(data, &event); err != nil {
+				return err
+			}
+			msg := dynamicpb.NewMessage(md.Output())
+			if err := argoapi.UnmarshalJSON(event.Result, msg); err != nil {
+				return err
+			}
+			return stream.Send(msg)
+		}}
+		b.s.mux.ServeHTTP(w, r)
+		if w.status >= 300 {
+			return rpcError(w.status, w.body.Bytes())
+		}
+		return w.err
 	}
 }
 

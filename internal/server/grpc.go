@@ -60,7 +60,7 @@ var rpcCodes = map[int]connect.Code{
 	http.StatusBadRequest: connect.CodeInvalidArgument, http.StatusUnauthorized: connect.CodeUnauthenticated,
 	http.StatusForbidden: connect.CodePermissionDenied, http.StatusNotFound: connect.CodeNotFound,
 	http.StatusConflict: connect.CodeAlreadyExists, http.StatusRequestEntityTooLarge: connect.CodeResourceExhausted,
-	http.StatusTooManyRequests: connect.CodeResourceExhausted,
+	http.StatusTooManyRequests: connect.CodeResourceExhausted, http.StatusNotImplemented: connect.CodeUnimplemented,
 }
 
 // unary serves one method: its request becomes the REST call its http

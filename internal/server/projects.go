@@ -8,6 +8,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/cluster"
+	"github.com/capstan-cd/capstan/internal/settings"
 )
 
 // listProjects answers GET /api/v1/projects with the projects the caller
@@ -120,4 +122,47 @@ func countIn(apps []v1alpha1.Application, project string) int {
 		}
 	}
 	return n
+}
+
+// getDetailedProject answers GET /api/v1/projects/{name}/detailed: the
+// project with the repositories and clusters scoped to it (credentials
+// left out), as Argo CD's API shows them. Capstan has no global projects.
+func (s *Server) getDetailedProject(w http.ResponseWriter, r *http.Request, c *caller) {
+	name := r.PathValue("name")
+	if !c.can("projects", "get", name) {
+		c.denied(w, "projects", "get", name)
+		return
+	}
+	p := &v1alpha1.AppProject{}
+	if err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: s.opts.Namespace, Name: name}, p); err != nil {
+		writeError(w, statusOf(err), fmt.Sprintf("project %s: %v", name, err))
+		return
+	}
+	repos, err := settings.RepositorySecrets(r.Context(), s.opts.Client, s.opts.Namespace, false)
+	if err != nil {
+		s.internal(w, err)
+		return
+	}
+	specs, _, err := s.clusters(r)
+	if err != nil {
+		s.internal(w, err)
+		return
+	}
+	out := struct {
+		Project        *v1alpha1.AppProject  `json:"project"`
+		GlobalProjects []v1alpha1.AppProject `json:"globalProjects"`
+		Repositories   []settings.Repository `json:"repositories"`
+		Clusters       []cluster.Spec        `json:"clusters"`
+	}{Project: p, GlobalProjects: []v1alpha1.AppProject{}, Repositories: []settings.Repository{}, Clusters: []cluster.Spec{}}
+	for _, repo := range repos {
+		if repo.Project == name {
+			out.Repositories = append(out.Repositories, repo.Redacted())
+		}
+	}
+	for _, spec := range specs {
+		if spec.Project == name {
+			out.Clusters = append(out.Clusters, spec.Redacted())
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
 }

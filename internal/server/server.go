@@ -129,6 +129,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /auth/callback", s.ssoCallback)
 	s.mux.HandleFunc("GET /api/v1/projects", s.authorized(s.listProjects))
 	s.mux.HandleFunc("GET /api/v1/projects/{name}", s.authorized(s.getProject))
+	s.mux.HandleFunc("GET /api/v1/projects/{name}/detailed", s.authorized(s.getDetailedProject))
 	s.mux.HandleFunc("POST /api/v1/projects", s.authorized(s.createProject))
 	s.mux.HandleFunc("DELETE /api/v1/projects/{name}", s.authorized(s.deleteProject))
 	s.mux.HandleFunc("PUT /api/v1/projects/{name}", s.authorized(s.updateProject))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,8 +28,9 @@ type applicationEvent struct {
 
 // streamApplications answers GET /api/v1/stream/applications with
 // Server-Sent Events: every Application the caller may get, filtered like
-// the list (name, projects, selector), first as ADDED (unless
-// resourceVersion is given) and then each change as it happens.
+// the list (name, projects, selector), first as ADDED (unless a
+// resourceVersion is given without a name) and then each change as it
+// happens.
 func (s *Server) streamApplications(w http.ResponseWriter, r *http.Request, c *caller) {
 	q := r.URL.Query()
 	ns := q.Get("appNamespace")
@@ -70,16 +72,26 @@ func (s *Server) streamApplications(w http.ResponseWriter, r *http.Request, c *c
 		return true
 	}
 
+	// As Argo CD's: the list comes first when no resourceVersion is given
+	// or one Application is named, and nothing older than a given
+	// resourceVersion is sent.
 	rv := q.Get("resourceVersion")
+	minVersion, _ := strconv.ParseUint(rv, 10, 64)
+	recent := func(app *v1alpha1.Application) bool {
+		v, err := strconv.ParseUint(app.ResourceVersion, 10, 64)
+		return err != nil || v >= minVersion
+	}
+	first := rv == "" || q.Get("name") != ""
 	for r.Context().Err() == nil {
-		if rv == "" {
+		if rv == "" || first {
+			first = false
 			var list v1alpha1.ApplicationList
 			if err := s.watcher.List(r.Context(), &list, opts...); err != nil {
 				s.opts.Log.Error("listing applications for a stream", "error", err)
 				return
 			}
 			for i := range list.Items {
-				if wanted(&list.Items[i]) && !send(watch.Added, &list.Items[i]) {
+				if wanted(&list.Items[i]) && recent(&list.Items[i]) && !send(watch.Added, &list.Items[i]) {
 					return
 				}
 			}

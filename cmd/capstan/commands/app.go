@@ -242,7 +242,7 @@ func newAppManifestsCommand(f *clientFlags) *cobra.Command {
 					return fmt.Errorf("reading the resources of %s: %w", args[0], err)
 				}
 				for _, d := range resp.Items {
-					if d.LiveState != "" {
+					if d.LiveState != "" && d.LiveState != "null" {
 						docs = append(docs, d.LiveState)
 					}
 				}

@@ -104,7 +104,7 @@ func printDiff(w io.Writer, d appstate.ResourceDiff, colored bool) error {
 
 // toYAML turns a JSON state into YAML; empty stays empty.
 func toYAML(state string) (string, error) {
-	if state == "" {
+	if state == "" || state == "null" { // Argo CD's API writes an absent state as null
 		return "", nil
 	}
 	y, err := yaml.JSONToYAML([]byte(state))

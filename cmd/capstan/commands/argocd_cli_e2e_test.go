@@ -46,3 +46,55 @@ func TestArgoCDCLI(t *testing.T) {
 		})
 	}
 }
+
+// TestArgoCDCLIScript runs the commands of a CI pipeline with Argo CD's CLI
+// against Capstan and its controller: create, diff, sync, wait, history,
+// rollback, manifests, resources and a cascading delete.
+func TestArgoCDCLIScript(t *testing.T) {
+	for _, flags := range [][]string{nil, {"--grpc-web"}} {
+		t.Run(strings.Join(append([]string{"gRPC"}, flags...), " "), func(t *testing.T) {
+			f := startCapstan(t, true)
+			// Apps of the control namespace are tracked by name alone: each
+			// run has its own, so one's leftovers are not another's.
+			web := "web" + strings.ReplaceAll(strings.Join(flags, ""), "-", "")
+			dest := kubeCluster.NewNamespace(t)
+			remote := gitserver.NewLocalRepo(t)
+			first := remote.Commit(t, "one", map[string]string{"app/cm.yaml": configMapYAML("one")})
+			argocd := argocdcli.New(t)
+			argocd.Flags = flags
+			argocd.Expect(0, "login", f.addr, "--username", "admin", "--password", f.password, "--insecure")
+			argocd.Expect(0, "app", "create", web, "--repo", remote.URL, "--path", "app", "--revision", "main",
+				"--dest-server", "https://kubernetes.default.svc", "--dest-namespace", dest)
+			var app struct {
+				Metadata struct{ Name string }
+				Spec     struct{ Destination struct{ Namespace string } }
+			}
+			if err := json.Unmarshal([]byte(argocd.Expect(0, "app", "get", web, "-o", "json")), &app); err != nil || app.Spec.Destination.Namespace != dest {
+				t.Errorf("app get -o json: %v %+v", err, app)
+			}
+			if out := argocd.Expect(1, "app", "diff", web); !strings.Contains(out, "v: one") {
+				t.Errorf("app diff before the first sync:\n%s", out)
+			}
+			argocd.Expect(0, "app", "sync", web, "--timeout", "60")
+			argocd.Expect(0, "app", "wait", web, "--health", "--sync", "--timeout", "60")
+			argocd.Expect(0, "app", "diff", web)
+			remote.Commit(t, "two", map[string]string{"app/cm.yaml": configMapYAML("two")})
+			argocd.Expect(0, "app", "sync", web, "--timeout", "60")
+			if out := argocd.Expect(0, "app", "history", web); !strings.Contains(out, first[:7]) {
+				t.Errorf("app history:\n%s", out)
+			}
+			argocd.Expect(0, "app", "rollback", web, "0", "--timeout", "60")
+			if out := argocd.Expect(0, "app", "manifests", web); !strings.Contains(out, "name: settings") {
+				t.Errorf("app manifests:\n%s", out)
+			}
+			if out := argocd.Expect(0, "app", "resources", web); !strings.Contains(out, "settings") {
+				t.Errorf("app resources:\n%s", out)
+			}
+			if out := argocd.Expect(0, "cluster", "list"); !strings.Contains(out, "https://kubernetes.default.svc") {
+				t.Errorf("cluster list:\n%s", out)
+			}
+			argocd.Expect(0, "app", "delete", web, "--cascade", "--yes")
+			argocd.Expect(0, "logout", f.addr)
+		})
+	}
+}
