@@ -36,6 +36,27 @@ func (s *Server) listAccounts(w http.ResponseWriter, r *http.Request, c *caller)
 	writeJSON(w, http.StatusOK, map[string]any{"items": items})
 }
 
+// getAccount answers GET /api/v1/account/{name}: one account, to the
+// caller itself or one who may get it.
+func (s *Server) getAccount(w http.ResponseWriter, r *http.Request, c *caller) {
+	name := r.PathValue("name")
+	if !c.can("accounts", "get", name) && name != c.claims.Subject {
+		c.denied(w, "accounts", "get", name)
+		return
+	}
+	accounts, err := settings.Accounts(r.Context(), s.opts.Client, s.opts.Namespace)
+	if err != nil {
+		s.internal(w, err)
+		return
+	}
+	a := accounts[name]
+	if a == nil {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("account '%s' does not exist", name))
+		return
+	}
+	writeJSON(w, http.StatusOK, accountInfo{Name: name, Enabled: a.Enabled, Capabilities: a.Capabilities, Tokens: a.Tokens})
+}
+
 // canI answers GET /api/v1/account/can-i/{resource}/{action}/{object...}
 // with {"value": "yes"|"no"}.
 func (s *Server) canI(w http.ResponseWriter, r *http.Request, c *caller) {

@@ -216,10 +216,14 @@ func argoRESTRequest(ctx context.Context, binding argoapi.Binding, msg *dynamicp
 		body, err = argoapi.MarshalJSON(rest)
 	default:
 		fd := msg.Descriptor().Fields().ByName(protoreflect.Name(binding.Body))
-		if fd == nil || fd.Kind() != protoreflect.MessageKind {
-			return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("body %q is not a message field", binding.Body))
+		switch {
+		case fd == nil:
+			return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("body %q is not a field", binding.Body))
+		case fd.Kind() == protoreflect.MessageKind:
+			body, err = argoapi.MarshalJSON(msg.Get(fd).Message())
+		default: // a scalar body is its JSON value; the other fields go in the query
+			body, err = json.Marshal(msg.Get(fd).Interface())
 		}
-		body, err = argoapi.MarshalJSON(msg.Get(fd).Message())
 	}
 	if err != nil {
 		return nil, connect.NewError(connect.CodeInvalidArgument, err)

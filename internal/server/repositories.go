@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -144,4 +146,51 @@ func (s *Server) testRepository(ctx context.Context, repo *settings.Repository) 
 		return fmt.Errorf("unable to connect to repository %s: %w", repo.URL, err)
 	}
 	return nil
+}
+
+// validateRepository answers POST /api/v1/repositories/{url}/validate:
+// whether the repository can be reached with the credentials given (or,
+// when none are given, those of a matching credential template), as Argo
+// CD's CLI checks before it adds one.
+func (s *Server) validateRepository(w http.ResponseWriter, r *http.Request, c *caller) {
+	var q struct {
+		Username      string `json:"username"`
+		Password      string `json:"password"`
+		SSHPrivateKey string `json:"sshPrivateKey"`
+		Insecure      bool   `json:"insecure"`
+		Type          string `json:"type"`
+		Name          string `json:"name"`
+		Project       string `json:"project"`
+		EnableOCI     bool   `json:"enableOci"`
+	}
+	// Argo CD's gateway takes the URL as the body and the rest in the
+	// query; its web UI sends them all in a JSON object.
+	data, err := io.ReadAll(r.Body) // bounded by limit
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if err := json.Unmarshal(data, &q); err != nil {
+		qs := r.URL.Query()
+		q.Username, q.Password, q.SSHPrivateKey, q.Type, q.Name, q.Project = qs.Get("username"), qs.Get("password"), qs.Get("sshPrivateKey"), qs.Get("type"), qs.Get("name"), qs.Get("project")
+		q.Insecure, q.EnableOCI = qs.Get("insecure") == "true", qs.Get("enableOci") == "true"
+	}
+	repo := &settings.Repository{URL: r.PathValue("url"), Type: q.Type, Name: q.Name, Username: q.Username, Password: q.Password,
+		SSHPrivateKey: q.SSHPrivateKey, Insecure: q.Insecure, Project: q.Project, EnableOCI: q.EnableOCI}
+	if object := repoObject(repo); !c.can("repositories", "create", object) {
+		c.denied(w, "repositories", "create", object)
+		return
+	}
+	if !repo.HasCredentials() {
+		if stored, err := (&settings.RepoCredentials{Reader: s.opts.Client, Namespace: s.opts.Namespace}).Lookup(r.Context(), repo.URL); err == nil && stored != nil {
+			repo.Username, repo.Password, repo.SSHPrivateKey = stored.Username, stored.Password, stored.SSHPrivateKey
+		}
+	}
+	if repo.Type != "helm" {
+		if err := s.testRepository(r.Context(), repo); err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]string{})
 }

@@ -1,9 +1,13 @@
 package commands
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/capstan-cd/capstan/internal/testing/argocdcli"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
@@ -54,15 +58,48 @@ func TestArgoCDCLIScript(t *testing.T) {
 	for _, flags := range [][]string{nil, {"--grpc-web"}} {
 		t.Run(strings.Join(append([]string{"gRPC"}, flags...), " "), func(t *testing.T) {
 			f := startCapstan(t, true)
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "argocd-cm"}, Data: map[string]string{"accounts.ci": "apiKey"}}
+			if err := f.c.Create(context.Background(), cm); err != nil {
+				t.Fatal(err)
+			}
 			// Apps of the control namespace are tracked by name alone: each
 			// run has its own, so one's leftovers are not another's.
 			web := "web" + strings.ReplaceAll(strings.Join(flags, ""), "-", "")
 			dest := kubeCluster.NewNamespace(t)
 			remote := gitserver.NewLocalRepo(t)
-			first := remote.Commit(t, "one", map[string]string{"app/cm.yaml": configMapYAML("one")})
+			first := remote.Commit(t, "one", map[string]string{
+				"app/cm.yaml":                  configMapYAML("one"),
+				"kustomize/kustomization.yaml": "namePrefix: kustomized-\nresources: [cm.yaml]\n",
+				"kustomize/cm.yaml":            configMapYAML("k"),
+				"helm/Chart.yaml":              "apiVersion: v2\nname: settings\nversion: 1.0.0\n",
+				"helm/templates/cm.yaml":       "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: helm-settings}\ndata: {v: {{ .Values.v | quote }}}\n",
+			})
 			argocd := argocdcli.New(t)
 			argocd.Flags = flags
 			argocd.Expect(0, "login", f.addr, "--username", "admin", "--password", f.password, "--insecure")
+			argocd.Expect(0, "account", "update-password", "--current-password", f.password, "--new-password", "a-new-password-1")
+			argocd.Expect(0, "login", f.addr, "--username", "admin", "--password", "a-new-password-1", "--insecure")
+			if out := argocd.Expect(0, "repo", "add", remote.URL); !strings.Contains(out, "added") {
+				t.Errorf("repo add:\n%s", out)
+			}
+			if out := argocd.Expect(0, "repo", "list"); !strings.Contains(out, remote.URL) {
+				t.Errorf("repo list:\n%s", out)
+			}
+			argocd.Expect(0, "proj", "create", "team", "--dest", "https://kubernetes.default.svc,"+dest, "--src", "*")
+			if out := argocd.Expect(0, "proj", "get", "team"); !strings.Contains(out, dest) {
+				t.Errorf("proj get:\n%s", out)
+			}
+			argocd.Expect(0, "app", "create", web+"-kustomize", "--project", "team", "--repo", remote.URL, "--path", "kustomize", "--revision", "main",
+				"--dest-server", "https://kubernetes.default.svc", "--dest-namespace", dest)
+			argocd.Expect(0, "app", "create", web+"-helm", "--project", "team", "--repo", remote.URL, "--path", "helm", "--revision", "main",
+				"--dest-server", "https://kubernetes.default.svc", "--dest-namespace", dest, "--helm-set", "v=from-helm")
+			if out := argocd.Expect(0, "app", "manifests", web+"-kustomize"); !strings.Contains(out, "name: kustomized-settings") {
+				t.Errorf("manifests of the Kustomize app:\n%s", out)
+			}
+			if out := argocd.Expect(0, "app", "manifests", web+"-helm"); !strings.Contains(out, "from-helm") {
+				t.Errorf("manifests of the Helm app:\n%s", out)
+			}
+			argocd.Expect(0, "app", "sync", web+"-kustomize", web+"-helm", "--timeout", "60")
 			argocd.Expect(0, "app", "create", web, "--repo", remote.URL, "--path", "app", "--revision", "main",
 				"--dest-server", "https://kubernetes.default.svc", "--dest-namespace", dest)
 			var app struct {
@@ -94,6 +131,9 @@ func TestArgoCDCLIScript(t *testing.T) {
 				t.Errorf("cluster list:\n%s", out)
 			}
 			argocd.Expect(0, "app", "delete", web, "--cascade", "--yes")
+			if out := argocd.Expect(0, "account", "generate-token", "--account", "ci"); len(strings.TrimSpace(out)) < 20 {
+				t.Errorf("generate-token: %q", out)
+			}
 			argocd.Expect(0, "logout", f.addr)
 		})
 	}
