@@ -163,27 +163,37 @@ func (r *Reader) permit(ctx context.Context, app *v1alpha1.Application) func(*un
 // or one it owns. Others are not found, so the API cannot be used to read
 // arbitrary objects of a cluster.
 func (r *Reader) Live(ctx context.Context, app *v1alpha1.Application, ref ResourceRef) (*unstructured.Unstructured, error) {
-	tree, err := r.Tree(ctx, app)
+	obj, _, err := r.live(ctx, app, ref)
 	if err != nil {
 		return nil, err
-	}
-	node := tree.Find(ref.Group, ref.Kind, ref.Namespace, ref.Name)
-	if node == nil {
-		return nil, NotFoundError{Ref: ref, App: app.Name}
-	}
-	d, err := r.dest(ctx, app)
-	if err != nil {
-		return nil, err
-	}
-	obj, err := d.Read(ctx, schema.GroupVersionKind{Group: node.Group, Version: node.Version, Kind: node.Kind}, node.Namespace, node.Name)
-	if err != nil {
-		return nil, err
-	}
-	if obj == nil {
-		return nil, NotFoundError{Ref: ref, App: app.Name}
 	}
 	masked, _ := diff.MaskSecret(obj, nil)
 	return masked, nil
+}
+
+// live reads an object of the Application's tree, unmasked, with its
+// destination.
+func (r *Reader) live(ctx context.Context, app *v1alpha1.Application, ref ResourceRef) (*unstructured.Unstructured, *engine.Destination, error) {
+	tree, err := r.Tree(ctx, app)
+	if err != nil {
+		return nil, nil, err
+	}
+	node := tree.Find(ref.Group, ref.Kind, ref.Namespace, ref.Name)
+	if node == nil {
+		return nil, nil, NotFoundError{Ref: ref, App: app.Name}
+	}
+	d, err := r.dest(ctx, app)
+	if err != nil {
+		return nil, nil, err
+	}
+	obj, err := d.Read(ctx, schema.GroupVersionKind{Group: node.Group, Version: node.Version, Kind: node.Kind}, node.Namespace, node.Name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if obj == nil {
+		return nil, nil, NotFoundError{Ref: ref, App: app.Name}
+	}
+	return obj, d, nil
 }
 
 // Events lists the Kubernetes events of a live object of the

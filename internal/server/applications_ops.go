@@ -241,8 +241,7 @@ func (s *Server) liveResource(w http.ResponseWriter, r *http.Request, c *caller)
 	if app == nil {
 		return
 	}
-	q := r.URL.Query()
-	obj, err := s.state.Live(r.Context(), app, appstate.ResourceRef{Group: q.Get("group"), Version: q.Get("version"), Kind: q.Get("kind"), Namespace: q.Get("namespace"), Name: q.Get("resourceName")})
+	obj, err := s.state.Live(r.Context(), app, refFromQuery(r))
 	if err != nil {
 		s.answer(w, nil, err)
 		return

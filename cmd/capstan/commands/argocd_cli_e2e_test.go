@@ -6,8 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/internal/testing/argocdcli"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
@@ -73,6 +76,10 @@ func TestArgoCDCLIScript(t *testing.T) {
 				"kustomize/cm.yaml":            configMapYAML("k"),
 				"helm/Chart.yaml":              "apiVersion: v2\nname: settings\nversion: 1.0.0\n",
 				"helm/templates/cm.yaml":       "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: helm-settings}\ndata: {v: {{ .Values.v | quote }}}\n",
+				"actions/deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api}\nspec:\n  selector: {matchLabels: {app: api}}\n" +
+					"  template:\n    metadata: {labels: {app: api}}\n    spec: {containers: [{name: api, image: api:1}]}\n",
+				"actions/cron.yaml": "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: nightly}\nspec:\n  schedule: '@daily'\n" +
+					"  jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: job, image: job:1}]}}}}\n",
 			})
 			argocd := argocdcli.New(t)
 			argocd.Flags = flags
@@ -129,6 +136,26 @@ func TestArgoCDCLIScript(t *testing.T) {
 			}
 			if out := argocd.Expect(0, "cluster", "list"); !strings.Contains(out, "https://kubernetes.default.svc") {
 				t.Errorf("cluster list:\n%s", out)
+			}
+			// Resource actions: restart a Deployment, suspend a CronJob.
+			argocd.Expect(0, "app", "create", web+"-actions", "--repo", remote.URL, "--path", "actions", "--revision", "main",
+				"--dest-server", "https://kubernetes.default.svc", "--dest-namespace", dest)
+			argocd.Expect(0, "app", "sync", web+"-actions", "--async")
+			argocd.Expect(0, "app", "wait", web+"-actions", "--sync", "--timeout", "60")
+			if out := argocd.Expect(0, "app", "actions", "list", web+"-actions", "--kind", "Deployment"); !strings.Contains(out, "restart") {
+				t.Errorf("app actions list:\n%s", out)
+			}
+			argocd.Expect(0, "app", "actions", "run", web+"-actions", "restart", "--kind", "Deployment")
+			deploy := &appsv1.Deployment{}
+			if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: dest, Name: "api"}, deploy); err != nil ||
+				deploy.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] == "" {
+				t.Errorf("the restarted Deployment: %v %v", err, deploy.Spec.Template.Annotations)
+			}
+			argocd.Expect(0, "app", "actions", "run", web+"-actions", "suspend", "--kind", "CronJob")
+			cron := &batchv1.CronJob{}
+			if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: dest, Name: "nightly"}, cron); err != nil ||
+				cron.Spec.Suspend == nil || !*cron.Spec.Suspend {
+				t.Errorf("the suspended CronJob: %v %v", err, cron.Spec.Suspend)
 			}
 			argocd.Expect(0, "app", "delete", web, "--cascade", "--yes")
 			if out := argocd.Expect(0, "account", "generate-token", "--account", "ci"); len(strings.TrimSpace(out)) < 20 {
