@@ -21,7 +21,12 @@ const (
 	intOrStringType protoreflect.FullName = "k8s.io.apimachinery.pkg.util.intstr.IntOrString"
 	rawType         protoreflect.FullName = "k8s.io.apimachinery.pkg.runtime.RawExtension"
 	extJSONType     protoreflect.FullName = "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.JSON"
+	fieldsV1Type    protoreflect.FullName = "k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1"
 )
+
+// typeMeta are the keys of Kubernetes' TypeMeta, which Argo CD's Go types
+// embed in JSON but its messages leave out.
+var typeMeta = map[string]bool{"kind": true, "apiVersion": true}
 
 // inline are the fields whose Go structs Argo CD embeds inline in JSON:
 // their own fields appear in the enclosing object.
@@ -40,17 +45,31 @@ const v1alpha1 = "github.com.argoproj.argo_cd.v3.pkg.apis.application.v1alpha1"
 // UnmarshalJSON fills m from the REST API's JSON of it. Keys that are no
 // field of the message are skipped, as a newer server's fields are.
 func UnmarshalJSON(data []byte, m protoreflect.Message) error {
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
+	return decoder{}.unmarshal(data, m)
+}
+
+// UnmarshalJSONStrict is UnmarshalJSON that fails on a key that is no
+// field of Argo CD's message, naming it: what a conformance test asks of
+// Capstan's answers.
+func UnmarshalJSONStrict(data []byte, m protoreflect.Message) error {
+	return decoder{strict: true}.unmarshal(data, m)
+}
+
+// decoder reads JSON into messages.
+type decoder struct{ strict bool }
+
+func (d decoder) unmarshal(data []byte, m protoreflect.Message) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
 	var v any
-	if err := d.Decode(&v); err != nil {
+	if err := dec.Decode(&v); err != nil {
 		return err
 	}
-	return fill(m, v)
+	return d.fill(m, v)
 }
 
 // fill sets m from a decoded JSON value.
-func fill(m protoreflect.Message, v any) error {
+func (d decoder) fill(m protoreflect.Message, v any) error {
 	if v == nil {
 		return nil
 	}
@@ -64,10 +83,13 @@ func fill(m protoreflect.Message, v any) error {
 	}
 	for key, val := range obj {
 		target, fd := fieldFor(m, key)
+		if fd == nil && d.strict && !typeMeta[key] {
+			return fmt.Errorf("%s has no field %q", md.FullName(), key)
+		}
 		if fd == nil || val == nil {
 			continue
 		}
-		if err := setField(target, fd, val); err != nil {
+		if err := d.setField(target, fd, val); err != nil {
 			return fmt.Errorf("%s: %w", key, err)
 		}
 	}
@@ -95,7 +117,7 @@ func fieldFor(m protoreflect.Message, key string) (protoreflect.Message, protore
 	return m, nil
 }
 
-func setField(m protoreflect.Message, fd protoreflect.FieldDescriptor, v any) error {
+func (d decoder) setField(m protoreflect.Message, fd protoreflect.FieldDescriptor, v any) error {
 	switch {
 	case fd.IsList():
 		arr, ok := v.([]any)
@@ -106,7 +128,7 @@ func setField(m protoreflect.Message, fd protoreflect.FieldDescriptor, v any) er
 		for _, e := range arr {
 			if fd.Kind() == protoreflect.MessageKind {
 				el := list.NewElement()
-				if err := fill(el.Message(), e); err != nil {
+				if err := d.fill(el.Message(), e); err != nil {
 					return err
 				}
 				list.Append(el)
@@ -131,7 +153,7 @@ func setField(m protoreflect.Message, fd protoreflect.FieldDescriptor, v any) er
 			}
 			if fd.MapValue().Kind() == protoreflect.MessageKind {
 				val := mp.NewValue()
-				if err := fill(val.Message(), e); err != nil {
+				if err := d.fill(val.Message(), e); err != nil {
 					return err
 				}
 				mp.Set(key.MapKey(), val)
@@ -147,7 +169,7 @@ func setField(m protoreflect.Message, fd protoreflect.FieldDescriptor, v any) er
 			mp.Set(key.MapKey(), val)
 		}
 	case fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind:
-		return fill(m.Mutable(fd).Message(), v)
+		return d.fill(m.Mutable(fd).Message(), v)
 	default:
 		pv, err := scalar(fd, v)
 		if err != nil {
@@ -234,6 +256,13 @@ var fromSpecial = map[protoreflect.FullName]func(protoreflect.Message, any) erro
 	},
 	rawType:     setRaw,
 	extJSONType: setRaw,
+	fieldsV1Type: func(m protoreflect.Message, v any) error {
+		data, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		return setNamed(m, "Raw", protoreflect.ValueOfBytes(data))
+	},
 }
 
 func setTime(m protoreflect.Message, v any) error {

@@ -89,6 +89,7 @@ func TestKubernetesTypes(t *testing.T) {
 		{quantityType, `"500m"`},
 		{durationType, `"1m30s"`},
 		{rawType, `{"a":[1,2]}`},
+		{fieldsV1Type, `{"f:spec":{"f:replicas":{}}}`},
 	} {
 		m := message(t, tc.name)
 		if err := UnmarshalJSON([]byte(tc.json), m); err != nil {

@@ -89,6 +89,12 @@ var toSpecial = map[protoreflect.FullName]func(protoreflect.Message) any{
 	},
 	rawType:     rawValue,
 	extJSONType: rawValue,
+	fieldsV1Type: func(m protoreflect.Message) any {
+		if raw := named(m, "Raw").Bytes(); len(raw) > 0 {
+			return json.RawMessage(raw)
+		}
+		return nil
+	},
 }
 
 func timeValue(m protoreflect.Message) any {

@@ -36,6 +36,8 @@ type capstanFixture struct {
 	config   string
 	// flags are added to every command, such as --grpc-web.
 	flags []string
+	// token is the admin session the REST helpers use, made on first use.
+	token string
 }
 
 func startCapstan(t *testing.T, withController bool) *capstanFixture {
@@ -117,35 +119,45 @@ func overBothAPIs(t *testing.T, test func(t *testing.T, flags ...string)) {
 
 // get GETs an API path as admin and decodes the JSON answer into out.
 func (f *capstanFixture) get(path string, out any) error {
+	status, data, err := f.call(http.MethodGet, path, nil)
+	if err != nil {
+		return err
+	}
+	if status != http.StatusOK {
+		return fmt.Errorf("GET %s: %d: %s", path, status, data)
+	}
+	return json.Unmarshal(data, out)
+}
+
+// call makes one REST call as admin and returns the status and body.
+func (f *capstanFixture) call(method, path string, body []byte) (int, []byte, error) {
 	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	base := "https://" + f.addr
-	body, _ := json.Marshal(map[string]string{"username": "admin", "password": f.password})
-	resp, err := hc.Post(base+"/api/v1/session", "application/json", bytes.NewReader(body))
-	if err != nil {
-		return err
+	if f.token == "" {
+		login, _ := json.Marshal(map[string]string{"username": "admin", "password": f.password})
+		resp, err := hc.Post(base+"/api/v1/session", "application/json", bytes.NewReader(login))
+		if err != nil {
+			return 0, nil, err
+		}
+		var session struct{ Token string }
+		err = json.NewDecoder(resp.Body).Decode(&session)
+		_ = resp.Body.Close()
+		if err != nil {
+			return 0, nil, fmt.Errorf("logging in: %w", err)
+		}
+		f.token = session.Token
 	}
-	var session struct{ Token string }
-	err = json.NewDecoder(resp.Body).Decode(&session)
-	_ = resp.Body.Close()
+	req, err := http.NewRequest(method, base+path, bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("logging in: %w", err)
+		return 0, nil, err
 	}
-	req, err := http.NewRequest(http.MethodGet, base+path, nil)
+	req.Header.Set("Authorization", "Bearer "+f.token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := hc.Do(req)
 	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+session.Token)
-	resp, err = hc.Do(req)
-	if err != nil {
-		return err
+		return 0, nil, err
 	}
 	defer func() { _ = resp.Body.Close() }()
 	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s: %s", path, resp.Status, data)
-	}
-	return json.Unmarshal(data, out)
+	return resp.StatusCode, data, err
 }
