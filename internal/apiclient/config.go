@@ -53,6 +53,24 @@ func DefaultPath() string {
 	return filepath.Join(dir, "capstan", "config")
 }
 
+// ArgoCDPath is where Argo CD's CLI keeps its configuration, which Capstan
+// reads and writes when it runs as argocd (the format is the same):
+// $ARGOCD_CONFIG_DIR/config, else ~/.argocd/config when that exists (older
+// installs), else ~/.config/argocd/config.
+func ArgoCDPath() string {
+	if dir := os.Getenv("ARGOCD_CONFIG_DIR"); dir != "" {
+		return filepath.Join(dir, "config")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		home = "."
+	}
+	if _, err := os.Stat(filepath.Join(home, ".argocd")); err == nil {
+		return filepath.Join(home, ".argocd", "config")
+	}
+	return filepath.Join(home, ".config", "argocd", "config")
+}
+
 // Load reads the configuration; a missing file is an empty one.
 func Load(path string) (*Config, error) {
 	data, err := os.ReadFile(path)

@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -163,5 +164,26 @@ func TestArgoCDCLIScript(t *testing.T) {
 			}
 			argocd.Expect(0, "logout", f.addr)
 		})
+	}
+}
+
+// TestRunAsArgoCD: run as argocd, Capstan's CLI keeps Argo CD's config
+// file, which Argo CD's own CLI then uses as it is.
+func TestRunAsArgoCD(t *testing.T) {
+	f := startCapstan(t, false)
+	dir := t.TempDir()
+	t.Setenv("ARGOCD_CONFIG_DIR", dir)
+	var out, errOut strings.Builder
+	if code := ExecuteAs(ArgoCDName, []string{"login", f.addr, "--username", "admin", "--password", f.password, "--insecure"}, &out, &errOut); code != 0 {
+		t.Fatalf("argocd login: exit %d: %s%s", code, out.String(), errOut.String())
+	}
+	out.Reset()
+	if code := ExecuteAs(ArgoCDName, []string{"--help"}, &out, &errOut); code != 0 || !strings.HasPrefix(strings.SplitN(out.String(), "Usage:\n  ", 2)[1], "argocd") {
+		t.Errorf("argocd --help names itself: %s", out.String())
+	}
+	argocd := argocdcli.New(t)
+	argocd.Flags = []string{"--config", filepath.Join(dir, "config")}
+	if out := argocd.Expect(0, "account", "get-user-info"); !strings.Contains(out, "admin") {
+		t.Errorf("Argo CD's CLI with the config Capstan wrote:\n%s", out)
 	}
 }

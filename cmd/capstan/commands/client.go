@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"text/tabwriter"
@@ -13,16 +14,19 @@ import (
 
 // clientFlags are Argo CD's global client flags.
 type clientFlags struct {
-	config    string
-	server    string
-	authToken string
-	insecure  bool
-	plaintext bool
-	grpcWeb   bool
+	// defaultConfig is the --config default: Capstan's, or Argo CD's when
+	// the binary runs as argocd.
+	defaultConfig string
+	config        string
+	server        string
+	authToken     string
+	insecure      bool
+	plaintext     bool
+	grpcWeb       bool
 }
 
 func (f *clientFlags) add(cmd *cobra.Command) {
-	cmd.PersistentFlags().StringVar(&f.config, "config", apiclient.DefaultPath(), "path to the CLI configuration (servers, users, contexts)")
+	cmd.PersistentFlags().StringVar(&f.config, "config", cmp.Or(f.defaultConfig, apiclient.DefaultPath()), "path to the CLI configuration (servers, users, contexts)")
 	cmd.PersistentFlags().StringVar(&f.server, "server", "", "API server address (default: the current context's)")
 	cmd.PersistentFlags().StringVar(&f.authToken, "auth-token", "", "token to authenticate with (default: the current context's)")
 	cmd.PersistentFlags().BoolVar(&f.insecure, "insecure", false, "skip verifying the server's TLS certificate")

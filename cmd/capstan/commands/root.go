@@ -8,12 +8,22 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/capstan-cd/capstan/internal/apiclient"
 )
 
 // NewRoot returns the capstan command with every subcommand attached.
-func NewRoot() *cobra.Command {
+func NewRoot() *cobra.Command { return newRootAs("capstan") }
+
+// ArgoCDName is the name under which the binary behaves as Argo CD's CLI:
+// a copy or link of capstan named argocd keeps Argo CD's configuration
+// file, so scripts written for argocd need no edit.
+const ArgoCDName = "argocd"
+
+// newRootAs returns the root command of the binary run as program.
+func newRootAs(program string) *cobra.Command {
 	root := &cobra.Command{
-		Use:          "capstan",
+		Use:          program,
 		Short:        "GitOps continuous delivery for Kubernetes, compatible with Argo CD",
 		SilenceUsage: true,
 		// main prints errors as one line; see Execute.
@@ -23,6 +33,9 @@ func NewRoot() *cobra.Command {
 		newImageUpdaterCommand())
 	// The client commands share Argo CD's global client flags.
 	cf := &clientFlags{}
+	if program == ArgoCDName {
+		cf.defaultConfig = apiclient.ArgoCDPath()
+	}
 	for _, c := range []*cobra.Command{newLoginCommand(cf), newLogoutCommand(cf), newContextCommand(cf), newAppCommand(cf),
 		newRepoCommand(cf, false), newRepoCommand(cf, true), newClusterCommand(cf), newProjCommand(cf), newAccountCommand(cf)} {
 		cf.add(c)
@@ -35,7 +48,13 @@ func NewRoot() *cobra.Command {
 // 1 after printing the error on one line of stderr (a command may choose
 // another code, as app diff does).
 func Execute(args []string, stdout, stderr io.Writer) int {
-	root := NewRoot()
+	return ExecuteAs("capstan", args, stdout, stderr)
+}
+
+// ExecuteAs is Execute for the binary run under the name program: as
+// argocd, it is Argo CD's CLI.
+func ExecuteAs(program string, args []string, stdout, stderr io.Writer) int {
+	root := newRootAs(program)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
