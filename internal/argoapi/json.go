@@ -310,3 +310,37 @@ func setNamed(m protoreflect.Message, name protoreflect.Name, v protoreflect.Val
 	m.Set(fd, v)
 	return nil
 }
+
+// FillRequired sets every unset required field of m (and of the messages
+// it holds) to its zero value: Argo CD's schema marks some fields
+// required (a log entry's last), which a JSON answer leaves out when
+// false, and a message missing one cannot be sent.
+func FillRequired(m protoreflect.Message) {
+	fields := m.Descriptor().Fields()
+	for i := 0; i < fields.Len(); i++ {
+		fd := fields.Get(i)
+		if fd.Cardinality() == protoreflect.Required && !m.Has(fd) {
+			if fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind {
+				m.Mutable(fd)
+			} else {
+				m.Set(fd, fd.Default())
+			}
+		}
+	}
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList() && fd.Message() != nil:
+			for i := 0; i < v.List().Len(); i++ {
+				FillRequired(v.List().Get(i).Message())
+			}
+		case fd.IsMap() && fd.MapValue().Message() != nil:
+			v.Map().Range(func(_ protoreflect.MapKey, e protoreflect.Value) bool {
+				FillRequired(e.Message())
+				return true
+			})
+		case !fd.IsList() && !fd.IsMap() && fd.Message() != nil:
+			FillRequired(v.Message())
+		}
+		return true
+	})
+}

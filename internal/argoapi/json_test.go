@@ -126,3 +126,14 @@ func TestInlineFields(t *testing.T) {
 		t.Errorf("plugin parameter: %s became %s (%v)", param, out, err)
 	}
 }
+
+func TestFillRequired(t *testing.T) {
+	m := message(t, "application.LogEntry")
+	if _, err := proto.Marshal(m); err == nil {
+		t.Fatal("a log entry without last marshalled: the schema no longer requires it")
+	}
+	FillRequired(m)
+	if _, err := proto.Marshal(m); err != nil {
+		t.Errorf("after FillRequired: %v", err)
+	}
+}

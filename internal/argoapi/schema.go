@@ -96,14 +96,35 @@ type Binding struct {
 
 // BindingOf returns a method's REST binding (its google.api.http option).
 func BindingOf(md protoreflect.MethodDescriptor) (Binding, bool) {
+	all := BindingsOf(md)
+	if len(all) == 0 {
+		return Binding{}, false
+	}
+	return all[0], true
+}
+
+// BindingsOf returns a method's REST bindings: the google.api.http
+// option's, then its additional ones (PodLogs is served with and without
+// a pod's name in the path).
+func BindingsOf(md protoreflect.MethodDescriptor) []Binding {
 	opts, ok := md.Options().(*descriptorpb.MethodOptions)
 	if !ok || opts == nil || !proto.HasExtension(opts, annotations.E_Http) {
-		return Binding{}, false
+		return nil
 	}
 	rule, _ := proto.GetExtension(opts, annotations.E_Http).(*annotations.HttpRule)
 	if rule == nil {
-		return Binding{}, false
+		return nil
 	}
+	var out []Binding
+	for _, r := range append([]*annotations.HttpRule{rule}, rule.GetAdditionalBindings()...) {
+		if b, ok := binding(r); ok {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+func binding(rule *annotations.HttpRule) (Binding, bool) {
 	b := Binding{Body: rule.GetBody(), ResponseBody: rule.GetResponseBody()}
 	switch p := rule.GetPattern().(type) {
 	case *annotations.HttpRule_Get:

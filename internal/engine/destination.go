@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/capstan-cd/capstan/internal/cluster"
@@ -84,6 +85,7 @@ type Destination struct {
 
 	mu   sync.Mutex
 	live *live.Cache
+	kube kubernetes.Interface
 }
 
 // Get returns the destination of a cluster, by server URL and name.
@@ -160,6 +162,21 @@ func (d *Destination) Live() (*live.Cache, error) {
 	}
 	d.live = c
 	return c, nil
+}
+
+// Kube returns a typed client of the cluster, made on first use, for what
+// the dynamic client cannot do (pod logs).
+func (d *Destination) Kube() (kubernetes.Interface, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.kube == nil {
+		cs, err := kubernetes.NewForConfig(d.config)
+		if err != nil {
+			return nil, fmt.Errorf("cluster %s: %w", d.Cluster.Server, err)
+		}
+		d.kube = cs
+	}
+	return d.kube, nil
 }
 
 // Watching returns the watch cache if one was made.

@@ -44,14 +44,14 @@ func (s *Server) argoRoutes() error {
 			connect.WithReadMaxBytes(maxBody), // refused from its declared length, before it is read
 		}
 		var h http.Handler
-		binding, bound := argoapi.BindingOf(md)
+		bindings := argoapi.BindingsOf(md)
 		switch {
-		case !bound || md.IsStreamingClient():
+		case len(bindings) == 0 || md.IsStreamingClient():
 			h = connect.NewUnaryHandler(procedure, unimplemented(md), opts...)
 		case md.IsStreamingServer():
-			h = connect.NewServerStreamHandler(procedure, b.argoStream(md, binding), opts...)
+			h = connect.NewServerStreamHandler(procedure, b.argoStream(md, bindings), opts...)
 		default:
-			h = connect.NewUnaryHandler(procedure, b.argoUnary(md, binding), opts...)
+			h = connect.NewUnaryHandler(procedure, b.argoUnary(md, bindings), opts...)
 		}
 		s.mux.Handle(procedure, uncompressedGRPCWeb(h))
 	}
@@ -76,34 +76,41 @@ func uncompressedGRPCWeb(h http.Handler) http.Handler {
 func (s *Server) unimplementedREST(methods []protoreflect.MethodDescriptor) error {
 	seen := map[string]bool{}
 	for _, md := range methods {
-		b, ok := argoapi.BindingOf(md)
-		if !ok {
-			continue
-		}
-		probe, err := http.NewRequest(b.Method, templateParam.ReplaceAllString(b.Path, "x"), nil)
-		if err != nil {
-			return fmt.Errorf("%s: %w", md.FullName(), err)
-		}
-		if _, pattern := s.mux.Handler(probe); pattern != "" {
-			continue
-		}
-		n := 0
-		pattern := b.Method + " " + templateParam.ReplaceAllStringFunc(b.Path, func(p string) string {
-			n++
-			if strings.HasSuffix(p, "=**}") {
-				return fmt.Sprintf("{p%d...}", n)
+		for _, b := range argoapi.BindingsOf(md) {
+			if err := s.unimplementedBinding(md, b, seen); err != nil {
+				return err
 			}
-			return fmt.Sprintf("{p%d}", n)
-		})
-		if seen[pattern] {
-			continue
 		}
-		seen[pattern] = true
-		msg := fmt.Sprintf("%s is not implemented", md.FullName())
-		s.mux.HandleFunc(pattern, func(w http.ResponseWriter, _ *http.Request) {
-			writeError(w, http.StatusNotImplemented, msg)
-		})
 	}
+	return nil
+}
+
+// unimplementedBinding routes one binding to Unimplemented unless a
+// handler serves it.
+func (s *Server) unimplementedBinding(md protoreflect.MethodDescriptor, b argoapi.Binding, seen map[string]bool) error {
+	probe, err := http.NewRequest(b.Method, templateParam.ReplaceAllString(b.Path, "x"), nil)
+	if err != nil {
+		return fmt.Errorf("%s: %w", md.FullName(), err)
+	}
+	if _, pattern := s.mux.Handler(probe); pattern != "" {
+		return nil
+	}
+	n := 0
+	pattern := b.Method + " " + templateParam.ReplaceAllStringFunc(b.Path, func(p string) string {
+		n++
+		if strings.HasSuffix(p, "=**}") {
+			return fmt.Sprintf("{p%d...}", n)
+		}
+		return fmt.Sprintf("{p%d}", n)
+	})
+	if seen[pattern] {
+		return nil
+	}
+	seen[pattern] = true
+	msg := fmt.Sprintf("%s is not implemented", md.FullName())
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, _ *http.Request) {
+		writeError(w, http.StatusNotImplemented, msg)
+	})
 	return nil
 }
 
@@ -127,8 +134,9 @@ func unimplemented(md protoreflect.MethodDescriptor) func(context.Context, *conn
 // argoStream serves a server-streaming method (Watch, WatchResourceTree,
 // PodLogs) from the event stream its REST call answers with: one message
 // per Server-Sent Event, from the event's "result".
-func (b *rpcBridge) argoStream(md protoreflect.MethodDescriptor, binding argoapi.Binding) func(context.Context, *connect.Request[dynamicpb.Message], *connect.ServerStream[dynamicpb.Message]) error {
+func (b *rpcBridge) argoStream(md protoreflect.MethodDescriptor, bindings []argoapi.Binding) func(context.Context, *connect.Request[dynamicpb.Message], *connect.ServerStream[dynamicpb.Message]) error {
 	return func(ctx context.Context, req *connect.Request[dynamicpb.Message], stream *connect.ServerStream[dynamicpb.Message]) error {
+		binding := pickBinding(bindings, req.Msg)
 		r, err := argoRESTRequest(ctx, binding, req.Msg, req.Header())
 		if err != nil {
 			return err
@@ -144,6 +152,7 @@ func (b *rpcBridge) argoStream(md protoreflect.MethodDescriptor, binding argoapi
 			if err := argoapi.UnmarshalJSON(event.Result, msg); err != nil {
 				return err
 			}
+			argoapi.FillRequired(msg)
 			return stream.Send(msg)
 		}}
 		b.s.mux.ServeHTTP(w, r)
@@ -155,8 +164,9 @@ func (b *rpcBridge) argoStream(md protoreflect.MethodDescriptor, binding argoapi
 }
 
 // argoUnary serves a unary method through its REST call.
-func (b *rpcBridge) argoUnary(md protoreflect.MethodDescriptor, binding argoapi.Binding) func(context.Context, *connect.Request[dynamicpb.Message]) (*connect.Response[dynamicpb.Message], error) {
+func (b *rpcBridge) argoUnary(md protoreflect.MethodDescriptor, bindings []argoapi.Binding) func(context.Context, *connect.Request[dynamicpb.Message]) (*connect.Response[dynamicpb.Message], error) {
 	return func(ctx context.Context, req *connect.Request[dynamicpb.Message]) (*connect.Response[dynamicpb.Message], error) {
+		binding := pickBinding(bindings, req.Msg)
 		r, err := argoRESTRequest(ctx, binding, req.Msg, req.Header())
 		if err != nil {
 			return nil, err
@@ -180,8 +190,26 @@ func (b *rpcBridge) argoUnary(md protoreflect.MethodDescriptor, binding argoapi.
 				return nil, connect.NewError(connect.CodeInternal, fmt.Errorf("decoding the answer of %s: %w", md.FullName(), err))
 			}
 		}
+		argoapi.FillRequired(resp)
 		return connect.NewResponse(resp), nil
 	}
+}
+
+// pickBinding returns the first binding whose path's fields the request
+// sets, else the first.
+func pickBinding(bindings []argoapi.Binding, msg *dynamicpb.Message) argoapi.Binding {
+	for _, b := range bindings {
+		complete := true
+		for _, m := range templateParam.FindAllStringSubmatch(b.Path, -1) {
+			if v, ok := fieldPath(msg, m[1]); !ok || v == "" {
+				complete = false
+			}
+		}
+		if complete {
+			return b
+		}
+	}
+	return bindings[0]
 }
 
 var templateParam = regexp.MustCompile(`\{([\w.]+)(=[^}]*)?\}`)

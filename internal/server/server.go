@@ -157,6 +157,8 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /api/v1/applications/{name}/resource-tree", s.authorized(s.resourceTree))
 	s.mux.HandleFunc("GET /api/v1/applications/{name}/resource", s.authorized(s.liveResource))
 	s.mux.HandleFunc("GET /api/v1/applications/{name}/resource/actions", s.authorized(s.listActions))
+	s.mux.HandleFunc("GET /api/v1/applications/{name}/logs", s.authorized(s.podLogs))
+	s.mux.HandleFunc("GET /api/v1/applications/{name}/pods/{podName}/logs", s.authorized(s.podLogs))
 	s.mux.HandleFunc("POST /api/v1/applications/{name}/resource/actions", s.authorized(s.runAction))
 	s.mux.HandleFunc("POST /api/v1/applications/{name}/resource/actions/v2", s.authorized(s.runAction))
 	s.mux.HandleFunc("GET /api/v1/stream/applications", s.authorized(s.streamApplications))

@@ -6,15 +6,18 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/internal/testing/argocdcli"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestArgoCDCLI drives Capstan with Argo CD's own CLI, over gRPC and
@@ -143,6 +146,14 @@ func TestArgoCDCLIScript(t *testing.T) {
 				"--dest-server", "https://kubernetes.default.svc", "--dest-namespace", dest)
 			argocd.Expect(0, "app", "sync", web+"-actions", "--async")
 			argocd.Expect(0, "app", "wait", web+"-actions", "--sync", "--timeout", "60")
+			// Pod logs: the Deployment's pod logs what the fake node's containers log.
+			waitRunning(t, f, dest, "app=api")
+			if out := argocd.Expect(0, "app", "logs", web+"-actions", "--kind", "Deployment", "--group", "apps", "--name", "api"); !strings.Contains(out, localcluster.PodLogLines[1]) {
+				t.Errorf("app logs:\n%s", out)
+			}
+			if out := argocd.Expect(0, "app", "logs", web+"-actions", "--filter", "line 2"); strings.Contains(out, localcluster.PodLogLines[0]) || !strings.Contains(out, localcluster.PodLogLines[1]) {
+				t.Errorf("app logs --filter:\n%s", out)
+			}
 			if out := argocd.Expect(0, "app", "actions", "list", web+"-actions", "--kind", "Deployment"); !strings.Contains(out, "restart") {
 				t.Errorf("app actions list:\n%s", out)
 			}
@@ -185,5 +196,30 @@ func TestRunAsArgoCD(t *testing.T) {
 	argocd.Flags = []string{"--config", filepath.Join(dir, "config")}
 	if out := argocd.Expect(0, "account", "get-user-info"); !strings.Contains(out, "admin") {
 		t.Errorf("Argo CD's CLI with the config Capstan wrote:\n%s", out)
+	}
+}
+
+// waitRunning waits until a pod of namespace with the label selector runs.
+func waitRunning(t *testing.T, f *capstanFixture, namespace, selector string) {
+	t.Helper()
+	sel, err := labels.Parse(selector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var pods corev1.PodList
+		if err := f.c.List(context.Background(), &pods, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no running pod %s in %s", selector, namespace)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }

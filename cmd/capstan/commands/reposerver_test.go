@@ -29,7 +29,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "repo-render-worker" {
 		os.Exit(Execute(os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(localcluster.RunTests(m, localcluster.Options{}, &kubeCluster))
+	// Workloads: Deployments get pods (kwok plays their kubelet), whose
+	// logs the app logs tests read.
+	os.Exit(localcluster.RunTests(m, localcluster.Options{Workloads: true}, &kubeCluster))
 }
 
 // TestRepoServerUsesRepositorySecrets runs `capstan repo-server` against a

@@ -160,3 +160,34 @@ func TestLastLines(t *testing.T) {
 		}
 	}
 }
+
+// TestPodLogs: the fake node serves every container's log (PodLogLines)
+// through the API server, as a kubelet would.
+func TestPodLogs(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs, err := cluster.Clientset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := cluster.NewNamespace(t)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "talker", Namespace: ns}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "talker:1"}}}}
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, "talker", metav1.GetOptions{})
+		if err == nil && p.Status.Phase == corev1.PodRunning {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the pod never ran: %v", err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	data, err := cs.CoreV1().Pods(ns).GetLogs("talker", &corev1.PodLogOptions{Container: "main"}).DoRaw(ctx)
+	if want := strings.Join(PodLogLines, "\n") + "\n"; err != nil || string(data) != want {
+		t.Errorf("logs: %q, %v; want %q", data, err, want)
+	}
+}

@@ -3,7 +3,10 @@ package localcluster
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,6 +30,10 @@ func (c *Cluster) startWorkloadComponents(ctx context.Context, server string, bi
 		kubeconfigs[who] = path
 	}
 	ports, err := freePorts(1)
+	if err != nil {
+		return err
+	}
+	logsConfig, err := c.writePodLogs()
 	if err != nil {
 		return err
 	}
@@ -56,10 +63,16 @@ func (c *Cluster) startWorkloadComponents(ctx context.Context, server string, bi
 		{"kwok", []string{
 			"--kubeconfig=" + kubeconfigs["kwok"],
 			"--config=" + bins["kwok-stages.yaml"],
+			"--config=" + logsConfig,
 			"--manage-all-nodes=false",
 			"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
+			// kwok serves the kubelet's API (pod logs) there, over TLS, and
+			// the node's address sends the API server to it.
 			"--server-address=127.0.0.1:" + strconv.Itoa(ports[0]),
-			"--node-ip=10.244.0.1",
+			"--tls-cert-file=" + c.pki.certFile,
+			"--tls-private-key-file=" + c.pki.keyFile,
+			"--node-ip=127.0.0.1",
+			"--node-port=" + strconv.Itoa(ports[0]),
 			"--cidr=10.244.0.0/16",
 		}},
 	}
@@ -77,6 +90,25 @@ func (c *Cluster) startWorkloadComponents(ctx context.Context, server string, bi
 		return fmt.Errorf("creating node %s: %w", c.opts.NodeName, err)
 	}
 	return c.waitNodeSchedulable(ctx, cs)
+}
+
+// PodLogLines are what every container of the fake node logs.
+var PodLogLines = []string{"capstan test log line 1", "capstan test log line 2"}
+
+// writePodLogs writes the log every fake container shows, in the CRI
+// format kwok reads, and the kwok configuration that serves it.
+func (c *Cluster) writePodLogs() (string, error) {
+	logs := filepath.Join(c.Dir, "pod.log")
+	var lines strings.Builder
+	for i, l := range PodLogLines {
+		fmt.Fprintf(&lines, "2026-01-01T00:00:0%dZ stdout F %s\n", i, l)
+	}
+	if err := os.WriteFile(logs, []byte(lines.String()), 0o644); err != nil {
+		return "", err
+	}
+	config := filepath.Join(c.Dir, "kwok-logs.yaml")
+	doc := "apiVersion: kwok.x-k8s.io/v1alpha1\nkind: ClusterLogs\nmetadata: {name: all-pods}\nspec:\n  selector: {}\n  logs:\n  - containers: []\n    logsFile: " + logs + "\n"
+	return config, os.WriteFile(config, []byte(doc), 0o644)
 }
 
 // fakeNode is a node kwok plays the kubelet for: it accepts any pod and has
