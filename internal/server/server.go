@@ -122,6 +122,8 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /api/version", s.version)
 	s.mux.HandleFunc("POST /api/v1/session", s.login)
 	s.mux.HandleFunc("DELETE /api/v1/session", s.logout)
+	s.mux.HandleFunc("GET /api/logout", s.logoutRedirect)
+	s.mux.HandleFunc("GET /healthz", healthz)
 	s.mux.HandleFunc("GET /api/v1/session/userinfo", s.userInfo)
 	s.mux.HandleFunc("POST /api/webhook", s.webhook)
 	s.mux.HandleFunc("GET /api/v1/settings", s.settings)
@@ -249,6 +251,19 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 func (s *Server) logout(w http.ResponseWriter, _ *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: !s.opts.Insecure})
 	writeJSON(w, http.StatusOK, map[string]string{})
+}
+
+// logoutRedirect answers GET /api/logout, the browser's way out, as Argo
+// CD's: the session cookie is dropped and the browser sent to the login page.
+func (s *Server) logoutRedirect(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: !s.opts.Insecure})
+	http.Redirect(w, r, "/login", http.StatusSeeOther)
+}
+
+// healthz answers GET /healthz for probes: the server is up.
+func healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte("ok"))
 }
 
 type userInfo struct {

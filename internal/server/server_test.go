@@ -511,3 +511,27 @@ func TestProjects(t *testing.T) {
 		t.Errorf("deleting an unused project: %d", code)
 	}
 }
+
+// TestHealthzAndLogout: /healthz answers ok without a session, and
+// /api/logout drops the session cookie and sends the browser to /login.
+func TestHealthzAndLogout(t *testing.T) {
+	f := start(t, false)
+	resp := f.send(context.Background(), http.MethodGet, "/healthz", "", "")
+	data, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(data) != "ok" {
+		t.Errorf("/healthz: %d %q", resp.StatusCode, data)
+	}
+	noRedirect := *f.client
+	noRedirect.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	req, _ := http.NewRequest(http.MethodGet, f.base+"/api/logout", nil)
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	cookies := resp.Cookies()
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/login" || len(cookies) != 1 || cookies[0].Name != tokenCookie || cookies[0].MaxAge >= 0 {
+		t.Errorf("/api/logout: %d %q %v", resp.StatusCode, resp.Header.Get("Location"), cookies)
+	}
+}
