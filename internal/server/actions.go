@@ -3,9 +3,14 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/appstate"
 	"github.com/capstan-cd/capstan/internal/engine/actions"
 )
@@ -73,4 +78,86 @@ func (s *Server) runAction(w http.ResponseWriter, r *http.Request, c *caller) {
 func refFromQuery(r *http.Request) appstate.ResourceRef {
 	q := r.URL.Query()
 	return appstate.ResourceRef{Group: q.Get("group"), Version: q.Get("version"), Kind: q.Get("kind"), Namespace: q.Get("namespace"), Name: q.Get("resourceName")}
+}
+
+// mayChangeResource reports whether the caller may act (update or delete)
+// on an object of the app: on the whole app, or on that object alone
+// (action/<group>/<kind>/<namespace>/<name>), as Argo CD's fine-grained
+// permissions allow; when not, it answers 403.
+func (s *Server) mayChangeResource(w http.ResponseWriter, c *caller, app *v1alpha1.Application, action string, ref appstate.ResourceRef) bool {
+	object := s.appObject(app)
+	fine := action + "/" + ref.Group + "/" + ref.Kind + "/" + ref.Namespace + "/" + ref.Name
+	if c.can("applications", action, object) || c.can("applications", fine, object) {
+		return true
+	}
+	c.denied(w, "applications", fine, object)
+	return false
+}
+
+// patchTypes are the patches a live object takes.
+var patchTypes = map[string]types.PatchType{
+	string(types.JSONPatchType): types.JSONPatchType, string(types.MergePatchType): types.MergePatchType,
+	string(types.StrategicMergePatchType): types.StrategicMergePatchType,
+}
+
+// patchResource answers POST /api/v1/applications/{name}/resource: the
+// patch (a JSON string, or the raw patch) applied to an object of the
+// app's tree, its patchType in the query; the answer is the object.
+func (s *Server) patchResource(w http.ResponseWriter, r *http.Request, c *caller) {
+	app := s.loadApp(w, r, c, "get")
+	if app == nil {
+		return
+	}
+	ref := refFromQuery(r)
+	if !s.mayChangeResource(w, c, app, "update", ref) {
+		return
+	}
+	pt, ok := patchTypes[r.URL.Query().Get("patchType")]
+	if !ok {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("patch type %q: use %s, %s or %s", r.URL.Query().Get("patchType"),
+			types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType))
+		return
+	}
+	data, err := io.ReadAll(r.Body) // bounded by limit
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	var patch string
+	if json.Unmarshal(data, &patch) != nil {
+		patch = string(data)
+	}
+	obj, err := s.state.PatchResource(r.Context(), app, ref, pt, []byte(patch))
+	if err != nil {
+		s.answer(w, nil, err)
+		return
+	}
+	manifest, err := json.Marshal(obj)
+	s.answer(w, map[string]string{"manifest": string(manifest)}, err)
+}
+
+// deleteResource answers DELETE /api/v1/applications/{name}/resource:
+// an object of the app's tree deleted in the foreground, or orphaning its
+// dependents (orphan=true), or at once in the background (force=true).
+func (s *Server) deleteResource(w http.ResponseWriter, r *http.Request, c *caller) {
+	app := s.loadApp(w, r, c, "get")
+	if app == nil {
+		return
+	}
+	ref := refFromQuery(r)
+	if !s.mayChangeResource(w, c, app, "delete", ref) {
+		return
+	}
+	q := r.URL.Query()
+	policy := metav1.DeletePropagationForeground
+	opts := metav1.DeleteOptions{PropagationPolicy: &policy}
+	switch {
+	case q.Get("orphan") == "true":
+		policy = metav1.DeletePropagationOrphan
+	case q.Get("force") == "true":
+		policy = metav1.DeletePropagationBackground
+		zero := int64(0)
+		opts.GracePeriodSeconds = &zero
+	}
+	s.answer(w, map[string]any{}, s.state.DeleteResource(r.Context(), app, ref, opts))
 }

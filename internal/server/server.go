@@ -158,6 +158,8 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /api/v1/applications/{name}/managed-resources", s.authorized(s.managedResources))
 	s.mux.HandleFunc("GET /api/v1/applications/{name}/resource-tree", s.authorized(s.resourceTree))
 	s.mux.HandleFunc("GET /api/v1/applications/{name}/resource", s.authorized(s.liveResource))
+	s.mux.HandleFunc("POST /api/v1/applications/{name}/resource", s.authorized(s.patchResource))
+	s.mux.HandleFunc("DELETE /api/v1/applications/{name}/resource", s.authorized(s.deleteResource))
 	s.mux.HandleFunc("GET /api/v1/applications/{name}/resource/actions", s.authorized(s.listActions))
 	s.mux.HandleFunc("GET /api/v1/applications/{name}/logs", s.authorized(s.podLogs))
 	s.mux.HandleFunc("GET /api/v1/applications/{name}/pods/{podName}/logs", s.authorized(s.podLogs))

@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -168,6 +169,16 @@ func TestArgoCDCLIScript(t *testing.T) {
 			if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: dest, Name: "nightly"}, cron); err != nil ||
 				cron.Spec.Suspend == nil || !*cron.Spec.Suspend {
 				t.Errorf("the suspended CronJob: %v %v", err, cron.Spec.Suspend)
+			}
+			// A live resource patched and deleted.
+			argocd.Expect(0, "app", "patch-resource", web+"-actions", "--kind", "CronJob", "--resource-name", "nightly",
+				"--patch", `{"spec":{"schedule":"@hourly"}}`, "--patch-type", "application/merge-patch+json")
+			if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: dest, Name: "nightly"}, cron); err != nil || cron.Spec.Schedule != "@hourly" {
+				t.Errorf("the patched CronJob: %v %q", err, cron.Spec.Schedule)
+			}
+			argocd.Expect(0, "app", "delete-resource", web+"-actions", "--kind", "CronJob", "--resource-name", "nightly", "--orphan")
+			if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: dest, Name: "nightly"}, cron); !apierrors.IsNotFound(err) && cron.DeletionTimestamp == nil {
+				t.Errorf("the deleted CronJob: %v", err)
 			}
 			argocd.Expect(0, "app", "delete", web, "--cascade", "--yes")
 			if out := argocd.Expect(0, "account", "generate-token", "--account", "ci"); len(strings.TrimSpace(out)) < 20 {
