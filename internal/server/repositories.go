@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -37,6 +38,7 @@ func (s *Server) repositoryRoutes(prefix string, templates bool) {
 	s.mux.HandleFunc("GET "+prefix+"/{url}", s.authorized(rr.get))
 	s.mux.HandleFunc("POST "+prefix, s.authorized(rr.create))
 	s.mux.HandleFunc("DELETE "+prefix+"/{url}", s.authorized(rr.delete))
+	s.mux.HandleFunc("PUT "+prefix+"/{url}", s.authorized(rr.update))
 }
 
 func (rr *repositoryRoutes) list(w http.ResponseWriter, r *http.Request, c *caller) {
@@ -45,10 +47,10 @@ func (rr *repositoryRoutes) list(w http.ResponseWriter, r *http.Request, c *call
 		rr.s.internal(w, err)
 		return
 	}
-	items := []settings.Repository{}
+	items := []any{}
 	for _, repo := range all {
 		if c.can("repositories", "get", repoObject(repo)) {
-			items = append(items, repo.Redacted())
+			items = append(items, rr.view(repo))
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"items": items})
@@ -83,13 +85,42 @@ func (rr *repositoryRoutes) find(w http.ResponseWriter, r *http.Request, c *call
 
 func (rr *repositoryRoutes) get(w http.ResponseWriter, r *http.Request, c *caller) {
 	if repo := rr.find(w, r, c, "get"); repo != nil {
-		writeJSON(w, http.StatusOK, repo.Redacted())
+		writeJSON(w, http.StatusOK, rr.view(repo))
 	}
 }
 
+// decode reads a repository from the body. Argo CD names a credential
+// template's URL "url" (its RepoCreds), a repository's "repo".
+func (rr *repositoryRoutes) decode(w http.ResponseWriter, r *http.Request) *settings.Repository {
+	var body struct {
+		settings.Repository
+		CredsURL string `json:"url"`
+	}
+	if !decodeBody(w, r, &body, rr.what, false) {
+		return nil
+	}
+	repo := body.Repository
+	repo.URL = cmp.Or(repo.URL, body.CredsURL)
+	return &repo
+}
+
+// view is a stored repository as the API shows it: without credentials,
+// and for a credential template with its URL also under "url", as Argo
+// CD's RepoCreds has it.
+func (rr *repositoryRoutes) view(repo *settings.Repository) any {
+	shown := repo.Redacted()
+	if !rr.templates {
+		return shown
+	}
+	return struct {
+		settings.Repository
+		CredsURL string `json:"url"`
+	}{shown, shown.URL}
+}
+
 func (rr *repositoryRoutes) create(w http.ResponseWriter, r *http.Request, c *caller) {
-	repo := &settings.Repository{}
-	if !decodeBody(w, r, repo, rr.what, false) {
+	repo := rr.decode(w, r)
+	if repo == nil {
 		return
 	}
 	if repo.URL == "" {
@@ -116,7 +147,39 @@ func (rr *repositoryRoutes) create(w http.ResponseWriter, r *http.Request, c *ca
 		writeError(w, code, err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, repo.Redacted())
+	writeJSON(w, http.StatusOK, rr.view(repo))
+}
+
+// update answers PUT <prefix>/{url}: the stored repository (or credential
+// template) the path names replaced by the body, in the same Secret; a
+// repository's connection is tested first, as when it is added.
+func (rr *repositoryRoutes) update(w http.ResponseWriter, r *http.Request, c *caller) {
+	found := rr.find(w, r, c, "update")
+	if found == nil {
+		return
+	}
+	repo := rr.decode(w, r)
+	if repo == nil {
+		return
+	}
+	repo.URL, repo.Template = found.URL, rr.templates
+	if object := repoObject(repo); !c.can("repositories", "update", object) {
+		c.denied(w, "repositories", "update", object)
+		return
+	}
+	if !rr.templates && repo.Type != "helm" {
+		if err := rr.s.testRepository(r.Context(), repo); err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+	}
+	sec := repo.Secret(rr.s.opts.Namespace)
+	sec.Name = found.SecretName
+	if code, err := rr.s.storeSecret(r.Context(), sec, rr.what, true); err != nil {
+		writeError(w, code, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, rr.view(repo))
 }
 
 func (rr *repositoryRoutes) delete(w http.ResponseWriter, r *http.Request, c *caller) {

@@ -93,3 +93,41 @@ func TestRESTConformance(t *testing.T) {
 		t.Errorf("only %d answers were checked against Argo CD's messages", checked)
 	}
 }
+
+// TestRepositoryUpdate: PUT /api/v1/repositories/{url} and
+// /api/v1/repocreds/{url} replace what is stored, in the same Secret, as
+// Argo CD's RepositoryService.UpdateRepository and
+// RepoCredsService.UpdateRepositoryCredentials do.
+func TestRepositoryUpdate(t *testing.T) {
+	f := startCapstan(t, false)
+	f.login()
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "one", map[string]string{"app/cm.yaml": configMapYAML("one")})
+	f.expect(0, "repo", "add", remote.URL)
+	path := "/api/v1/repositories/" + url.PathEscape(remote.URL)
+	status, body, err := f.call(http.MethodPut, path, []byte(`{"repo":"`+remote.URL+`","name":"renamed"}`))
+	if err != nil || status != http.StatusOK {
+		t.Fatalf("PUT %s: %d %s %v", path, status, body, err)
+	}
+	var got struct{ Name string }
+	if err := f.get(path, &got); err != nil || got.Name != "renamed" {
+		t.Errorf("after the update: %v %+v", err, got)
+	}
+	if status, body, _ := f.call(http.MethodPut, "/api/v1/repositories/"+url.PathEscape("https://nowhere.example/none.git"), []byte(`{}`)); status != http.StatusNotFound {
+		t.Errorf("updating a repository never added: %d %s", status, body)
+	}
+	creds := "/api/v1/repocreds"
+	if status, body, _ := f.call(http.MethodPost, creds, []byte(`{"url":"https://git.example.com/team","username":"a","password":"b"}`)); status != http.StatusOK {
+		t.Fatalf("POST %s: %d %s", creds, status, body)
+	}
+	item := creds + "/" + url.PathEscape("https://git.example.com/team")
+	if status, body, _ := f.call(http.MethodPut, item, []byte(`{"url":"https://git.example.com/team","username":"c","password":"d"}`)); status != http.StatusOK {
+		t.Fatalf("PUT %s: %d %s", item, status, body)
+	}
+	var list struct {
+		Items []struct{ URL, Username string }
+	}
+	if err := f.get(creds, &list); err != nil || len(list.Items) != 1 || list.Items[0].Username != "c" {
+		t.Errorf("credential templates after the update: %v %+v", err, list)
+	}
+}
