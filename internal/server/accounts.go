@@ -44,17 +44,26 @@ func (s *Server) getAccount(w http.ResponseWriter, r *http.Request, c *caller) {
 		c.denied(w, "accounts", "get", name)
 		return
 	}
-	accounts, err := settings.Accounts(r.Context(), s.opts.Client, s.opts.Namespace)
-	if err != nil {
-		s.internal(w, err)
-		return
-	}
-	a := accounts[name]
+	a := s.findAccount(w, r, name)
 	if a == nil {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("account '%s' does not exist", name))
 		return
 	}
 	writeJSON(w, http.StatusOK, accountInfo{Name: name, Enabled: a.Enabled, Capabilities: a.Capabilities, Tokens: a.Tokens})
+}
+
+// findAccount returns the local account name, or answers 404 (or the
+// error reading the settings) and returns nil.
+func (s *Server) findAccount(w http.ResponseWriter, r *http.Request, name string) *settings.Account {
+	accounts, err := settings.Accounts(r.Context(), s.opts.Client, s.opts.Namespace)
+	if err != nil {
+		s.internal(w, err)
+		return nil
+	}
+	a := accounts[name]
+	if a == nil {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("account %s does not exist", name))
+	}
+	return a
 }
 
 // canI answers GET /api/v1/account/can-i/{resource}/{action}/{object...}
@@ -89,14 +98,8 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request, c *caller) 
 		c.denied(w, "accounts", "update", name)
 		return
 	}
-	accounts, err := settings.Accounts(r.Context(), s.opts.Client, s.opts.Namespace)
-	if err != nil {
-		s.internal(w, err)
-		return
-	}
-	a := accounts[name]
+	a := s.findAccount(w, r, name)
 	if a == nil {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("account %s does not exist", name))
 		return
 	}
 	if !a.Enabled || !a.Can(settings.CapabilityAPIKey) {

@@ -141,25 +141,14 @@ func (b *rpcBridge) argoStream(md protoreflect.MethodDescriptor, bindings []argo
 		if err != nil {
 			return err
 		}
-		w := &eventRelay{recorder: recorder{header: http.Header{}, status: http.StatusOK}, send: func(data []byte) error {
-			var event struct {
-				Result json.RawMessage `json:"result"`
-			}
-			if err := json.Unmarshal(data, &event); err != nil {
-				return err
-			}
+		return b.relay(r, func(result json.RawMessage) error {
 			msg := dynamicpb.NewMessage(md.Output())
-			if err := argoapi.UnmarshalJSON(event.Result, msg); err != nil {
+			if err := argoapi.UnmarshalJSON(result, msg); err != nil {
 				return err
 			}
 			argoapi.FillRequired(msg)
 			return stream.Send(msg)
-		}}
-		b.s.mux.ServeHTTP(w, r)
-		if w.status >= 300 {
-			return rpcError(w.status, w.body.Bytes())
-		}
-		return w.err
+		})
 	}
 }
 

@@ -219,18 +219,26 @@ func (b *rpcBridge) watch(ctx context.Context, req *connect.Request[capstanv1.Ap
 	if err != nil {
 		return err
 	}
-	w := &eventRelay{recorder: recorder{header: http.Header{}, status: http.StatusOK}, send: func(data []byte) error {
-		var msg struct {
-			Result json.RawMessage `json:"result"`
-		}
-		if err := json.Unmarshal(data, &msg); err != nil {
-			return err
-		}
+	return b.relay(r, func(result json.RawMessage) error {
 		ev := &capstanv1.ApplicationWatchEvent{}
-		if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(msg.Result, ev); err != nil {
+		if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(result, ev); err != nil {
 			return err
 		}
 		return stream.Send(ev)
+	})
+}
+
+// relay serves an event-stream REST call in-process and hands each
+// Server-Sent Event's "result" to send, as it comes.
+func (b *rpcBridge) relay(r *http.Request, send func(result json.RawMessage) error) error {
+	w := &eventRelay{recorder: recorder{header: http.Header{}, status: http.StatusOK}, send: func(data []byte) error {
+		var event struct {
+			Result json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal(data, &event); err != nil {
+			return err
+		}
+		return send(event.Result)
 	}}
 	b.s.mux.ServeHTTP(w, r)
 	if w.status >= 300 {

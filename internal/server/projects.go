@@ -31,17 +31,25 @@ func (s *Server) listProjects(w http.ResponseWriter, r *http.Request, c *caller)
 
 // getProject answers GET /api/v1/projects/{name}.
 func (s *Server) getProject(w http.ResponseWriter, r *http.Request, c *caller) {
+	if p := s.loadProject(w, r, c); p != nil {
+		writeJSON(w, http.StatusOK, p)
+	}
+}
+
+// loadProject reads the project the path names for a caller who may get
+// it, or answers the error and returns nil.
+func (s *Server) loadProject(w http.ResponseWriter, r *http.Request, c *caller) *v1alpha1.AppProject {
 	name := r.PathValue("name")
 	if !c.can("projects", "get", name) {
 		c.denied(w, "projects", "get", name)
-		return
+		return nil
 	}
 	p := &v1alpha1.AppProject{}
 	if err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: s.opts.Namespace, Name: name}, p); err != nil {
 		writeError(w, statusOf(err), fmt.Sprintf("project %s: %v", name, err))
-		return
+		return nil
 	}
-	writeJSON(w, http.StatusOK, p)
+	return p
 }
 
 // createProject answers POST /api/v1/projects with {"project": {...},
@@ -128,16 +136,11 @@ func countIn(apps []v1alpha1.Application, project string) int {
 // project with the repositories and clusters scoped to it (credentials
 // left out), as Argo CD's API shows them. Capstan has no global projects.
 func (s *Server) getDetailedProject(w http.ResponseWriter, r *http.Request, c *caller) {
-	name := r.PathValue("name")
-	if !c.can("projects", "get", name) {
-		c.denied(w, "projects", "get", name)
+	p := s.loadProject(w, r, c)
+	if p == nil {
 		return
 	}
-	p := &v1alpha1.AppProject{}
-	if err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: s.opts.Namespace, Name: name}, p); err != nil {
-		writeError(w, statusOf(err), fmt.Sprintf("project %s: %v", name, err))
-		return
-	}
+	name := p.Name
 	repos, err := settings.RepositorySecrets(r.Context(), s.opts.Client, s.opts.Namespace, false)
 	if err != nil {
 		s.internal(w, err)
