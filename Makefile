@@ -101,8 +101,9 @@ $(ARGOCD_BIN)/argocd: tools/argocd/go.mod tools/argocd/go.sum
 	cd tools/argocd && go build -trimpath -ldflags='-s -w' -o $(ARGOCD_BIN)/argocd github.com/argoproj/argo-cd/v3/cmd
 
 .PHONY: argocd-api
-argocd-api: ## Rewrite internal/argoapi/argocd.binpb, Argo CD's API schema, from the Argo CD module tools/argocd pins.
+argocd-api: ## Rewrite Argo CD's API schema (internal/argoapi/argocd.binpb) and CLI tree (cmd/capstan/commands/testdata/argocd-cli.txt) from the Argo CD module tools/argocd pins.
 	cd tools/argocd && go run ./cmd/argocd-api $(CURDIR)/internal/argoapi/argocd.binpb
+	cd tools/argocd && go run ./cmd/argocd-cli $(CURDIR)/cmd/capstan/commands/testdata/argocd-cli.txt
 
 .PHONY: deps
 deps: ## Install the Debian packages the build and tests need (when missing).

@@ -37,7 +37,7 @@ func newRootAs(program string) *cobra.Command {
 		cf.defaultConfig = apiclient.ArgoCDPath()
 	}
 	for _, c := range []*cobra.Command{newLoginCommand(cf), newLogoutCommand(cf), newContextCommand(cf), newAppCommand(cf),
-		newRepoCommand(cf, false), newRepoCommand(cf, true), newClusterCommand(cf), newProjCommand(cf), newAccountCommand(cf)} {
+		newRepoCommand(cf, false), newRepoCommand(cf, true), newClusterCommand(cf), newProjCommand(cf), newAccountCommand(cf), newCertCommand(cf), newGPGCommand(cf)} {
 		cf.add(c)
 		root.AddCommand(c)
 	}
