@@ -416,4 +416,6 @@ func refuse(kind error, format string, args ...any) error {
 	return &refusal{kind: kind, msg: fmt.Sprintf(format, args...)}
 }
 
-func invalidCert(format string, args ...any) error { return refuse(ErrInvalidCertificate, format, args...) }
+func invalidCert(format string, args ...any) error {
+	return refuse(ErrInvalidCertificate, format, args...)
+}
