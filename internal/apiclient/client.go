@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -24,6 +23,16 @@ type Client struct {
 
 // New returns a Client for s, sending token (if any) as a bearer token.
 func New(s Server, token string) *Client {
+	c, err := Connect(s, token, Options{})
+	if err != nil {
+		panic(err) // the zero Options read no file and cannot fail
+	}
+	return c
+}
+
+// Connect returns a Client for s with the flags' connection options o,
+// sending token (if any) as a bearer token.
+func Connect(s Server, token string, o Options) (*Client, error) {
 	scheme := "https://"
 	if s.PlainText {
 		scheme = "http://"
@@ -32,14 +41,20 @@ func New(s Server, token string) *Client {
 	if !strings.Contains(base, "://") {
 		base = scheme + base
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: s.Insecure} // #nosec: only when the user asks with --insecure
-	c := &Client{base: strings.TrimSuffix(base, "/"), token: token, http: &http.Client{Transport: tr, Timeout: 60 * time.Second}}
-	if s.GRPCWeb {
+	base = strings.TrimSuffix(base, "/")
+	if root := strings.Trim(s.GRPCWebRootPath, "/"); root != "" {
+		base += "/" + root
+	}
+	tr, err := o.transport(s)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{base: base, token: token, http: &http.Client{Transport: tr, Timeout: 60 * time.Second}}
+	if s.GRPCWeb || s.GRPCWebRootPath != "" {
 		// gRPC-Web works over HTTP/1.1; streams must outlive Timeout.
 		c.rpcHTTP = &http.Client{Transport: tr}
 	}
-	return c
+	return c, nil
 }
 
 // Error is an error the API answered with.

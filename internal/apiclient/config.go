@@ -36,6 +36,9 @@ type Server struct {
 	// GRPCWeb carries the calls over the RPC API with gRPC-Web, for
 	// proxies that pass nothing else.
 	GRPCWeb bool `json:"grpc-web,omitempty"`
+	// GRPCWebRootPath is the path the server is served under behind a
+	// reverse proxy; setting it implies GRPCWeb.
+	GRPCWebRootPath string `json:"grpc-web-root-path,omitempty"`
 }
 
 // User holds a session token.
@@ -149,9 +152,18 @@ func (c *Config) Use(name string) error {
 }
 
 // Current returns the server and token of the current context.
-func (c *Config) Current() (Server, string, error) {
+func (c *Config) Current() (Server, string, error) { return c.Context("") }
+
+// Context returns the server and token of context name ("": the current
+// one).
+func (c *Config) Context(name string) (Server, string, error) {
+	if name == "" {
+		name = c.CurrentContext
+	} else if !slices.ContainsFunc(c.Contexts, func(x Context) bool { return x.Name == name }) {
+		return Server{}, "", fmt.Errorf("no context named %q", name)
+	}
 	for _, ctx := range c.Contexts {
-		if ctx.Name != c.CurrentContext {
+		if ctx.Name != name {
 			continue
 		}
 		var s Server

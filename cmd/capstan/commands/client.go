@@ -3,11 +3,16 @@ package commands
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/capstan-cd/capstan/internal/apiclient"
 )
@@ -16,43 +21,135 @@ import (
 type clientFlags struct {
 	// defaultConfig is the --config default: Capstan's, or Argo CD's when
 	// the binary runs as argocd.
-	defaultConfig string
-	config        string
-	server        string
-	authToken     string
-	insecure      bool
-	plaintext     bool
-	grpcWeb       bool
+	defaultConfig   string
+	config          string
+	context         string
+	server          string
+	authToken       string
+	insecure        bool
+	plaintext       bool
+	grpcWeb         bool
+	grpcWebRootPath string
+	promptsEnabled  bool
+	conn            apiclient.Options
+	logLevel        string
+	logFormat       string
+	// Core and port-forward mode reach Argo CD's components in the
+	// cluster through the kubeconfig; these name them.
+	core, portForward    bool
+	portForwardNamespace string
+	kubeContext          string
+	componentNames       map[string]*string
 }
 
-func (f *clientFlags) add(cmd *cobra.Command) {
-	cmd.PersistentFlags().StringVar(&f.config, "config", cmp.Or(f.defaultConfig, apiclient.DefaultPath()), "path to the CLI configuration (servers, users, contexts)")
-	cmd.PersistentFlags().StringVar(&f.server, "server", "", "API server address (default: the current context's)")
-	cmd.PersistentFlags().StringVar(&f.authToken, "auth-token", "", "token to authenticate with (default: the current context's)")
-	cmd.PersistentFlags().BoolVar(&f.insecure, "insecure", false, "skip verifying the server's TLS certificate")
-	cmd.PersistentFlags().BoolVar(&f.plaintext, "plaintext", false, "talk plain HTTP, no TLS")
-	cmd.PersistentFlags().BoolVar(&f.grpcWeb, "grpc-web", false, "carry the calls over the gRPC API with gRPC-Web, for proxies that pass nothing else")
+// add puts the client flags on root, for every command.
+func (f *clientFlags) add(root *cobra.Command) {
+	pf := root.PersistentFlags()
+	pf.StringVar(&f.config, "config", cmp.Or(f.defaultConfig, apiclient.DefaultPath()), "path to the CLI configuration (servers, users, contexts)")
+	pf.StringVar(&f.context, "argocd-context", "", "the context of the configuration to use (default: the current one)")
+	pf.StringVar(&f.server, "server", "", "API server address (default: the current context's)")
+	pf.StringVar(&f.authToken, "auth-token", "", "token to authenticate with (default: the current context's)")
+	pf.BoolVar(&f.insecure, "insecure", false, "skip verifying the server's TLS certificate")
+	pf.BoolVar(&f.plaintext, "plaintext", false, "talk plain HTTP, no TLS")
+	pf.BoolVar(&f.grpcWeb, "grpc-web", false, "carry the calls over the gRPC API with gRPC-Web, for proxies that pass nothing else")
+	pf.StringVar(&f.grpcWebRootPath, "grpc-web-root-path", "", "path the server is served under behind a reverse proxy (implies --grpc-web)")
+	pf.StringSliceVarP(&f.conn.Headers, "header", "H", nil, "extra header for every request, as 'Name: value' (repeatable)")
+	pf.StringVar(&f.conn.ClientCert, "client-crt", "", "file of a TLS client certificate to present")
+	pf.StringVar(&f.conn.ClientKey, "client-crt-key", "", "file of the TLS client certificate's key")
+	pf.StringVar(&f.conn.ServerCA, "server-crt", "", "file of the certificate authorities the server's certificate is checked against")
+	pf.IntVar(&f.conn.RetryMax, "http-retry-max", 0, "times to retry a request that did not reach the server")
+	pf.BoolVar(&f.promptsEnabled, "prompts-enabled", false, "ask before destructive actions (default: the configuration's prompts-enabled)")
+	pf.StringVar(&f.logLevel, "loglevel", "info", "log level: debug, info, warn or error")
+	pf.StringVar(&f.logFormat, "logformat", "json", "log format: json or text")
+	pf.BoolVar(&f.core, "core", false, "talk to the Kubernetes API directly instead of an API server")
+	pf.BoolVar(&f.portForward, "port-forward", false, "reach the API server through a port forward to its pod")
+	pf.StringVar(&f.portForwardNamespace, "port-forward-namespace", "", "namespace of the API server's pod for --port-forward (default: the kubeconfig's)")
+	pf.StringVar(&f.kubeContext, "kube-context", "", "kubeconfig context for --core and --port-forward")
+	f.componentNames = map[string]*string{}
+	for flag, def := range map[string]string{"server-name": "argocd-server", "repo-server-name": "argocd-repo-server", "controller-name": "argocd-application-controller",
+		"redis-name": "argocd-redis", "redis-haproxy-name": "argocd-redis-ha-haproxy", "redis-compress": "gzip"} {
+		v := new(string)
+		f.componentNames[flag] = v
+		pf.StringVar(v, flag, def, "for --core and --port-forward: "+strings.ReplaceAll(flag, "-", " ")+" of Argo CD's install")
+	}
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return f.setLogging(cmd) }
+}
+
+// withKubeFlags gives a command group the kubeconfig flags Argo CD's CLI
+// puts on its groups (kubectl's, without --server), which only --core mode
+// reads.
+func withKubeFlags(group *cobra.Command) *cobra.Command {
+	flags := pflag.NewFlagSet("kube", pflag.ContinueOnError)
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	flags.StringVar(&rules.ExplicitPath, "kubeconfig", "", "path to a kubeconfig, for --core")
+	clientcmd.BindOverrideFlags(&clientcmd.ConfigOverrides{}, flags, clientcmd.RecommendedConfigOverrideFlags(""))
+	flags.VisitAll(func(f *pflag.Flag) {
+		if f.Name != "server" && group.Flags().Lookup(f.Name) == nil {
+			group.Flags().AddFlag(f)
+		}
+	})
+	return group
+}
+
+// setLogging makes the default logger write --logformat at --loglevel to
+// stderr.
+func (f *clientFlags) setLogging(cmd *cobra.Command) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return fmt.Errorf("--loglevel: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch f.logFormat {
+	case "json":
+		slog.SetDefault(slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), opts)))
+	case "text":
+		slog.SetDefault(slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), opts)))
+	default:
+		return fmt.Errorf("--logformat %q: use json or text", f.logFormat)
+	}
+	return nil
+}
+
+// errNoCore is the answer to --core and --port-forward until Capstan is
+// installed in clusters the way Argo CD is.
+var errNoCore = errors.New("--core and --port-forward are not supported by Capstan's CLI yet: log in to Capstan's API server instead")
+
+// hasServer reports whether the flags or the configuration name a server.
+func (f *clientFlags) hasServer() bool {
+	if f.server != "" || f.core || f.portForward {
+		return true
+	}
+	cfg, err := apiclient.Load(f.config)
+	return err == nil && cfg.CurrentContext != ""
 }
 
 // client returns an API client from the flags, falling back to the
 // current context.
 func (f *clientFlags) client() (*apiclient.Client, error) {
-	if f.server != "" {
-		return apiclient.New(apiclient.Server{Server: f.server, Insecure: f.insecure, PlainText: f.plaintext, GRPCWeb: f.grpcWeb}, f.authToken), nil
+	if f.core || f.portForward {
+		return nil, errNoCore
 	}
-	cfg, err := apiclient.Load(f.config)
-	if err != nil {
-		return nil, err
+	s := apiclient.Server{Server: f.server, Insecure: f.insecure, PlainText: f.plaintext, GRPCWeb: f.grpcWeb, GRPCWebRootPath: f.grpcWebRootPath}
+	token := f.authToken
+	if f.server == "" {
+		cfg, err := apiclient.Load(f.config)
+		if err != nil {
+			return nil, err
+		}
+		var saved apiclient.Server
+		if saved, token, err = cfg.Context(f.context); err != nil {
+			return nil, err
+		}
+		if f.authToken != "" {
+			token = f.authToken
+		}
+		saved.Insecure = saved.Insecure || f.insecure
+		saved.PlainText = saved.PlainText || f.plaintext
+		saved.GRPCWeb = saved.GRPCWeb || f.grpcWeb
+		saved.GRPCWebRootPath = cmp.Or(f.grpcWebRootPath, saved.GRPCWebRootPath)
+		s = saved
 	}
-	s, token, err := cfg.Current()
-	if err != nil {
-		return nil, err
-	}
-	if f.authToken != "" {
-		token = f.authToken
-	}
-	s.GRPCWeb = s.GRPCWeb || f.grpcWeb
-	return apiclient.New(s, token), nil
+	return apiclient.Connect(s, token, f.conn)
 }
 
 func newLoginCommand(f *clientFlags) *cobra.Command {
@@ -66,7 +163,7 @@ func newLoginCommand(f *clientFlags) *cobra.Command {
 		Short: "Log in to an API server and save the session as the current context",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s := apiclient.Server{Server: args[0], Insecure: f.insecure, PlainText: f.plaintext, GRPCWeb: f.grpcWeb}
+			s := apiclient.Server{Server: args[0], Insecure: f.insecure, PlainText: f.plaintext, GRPCWeb: f.grpcWeb, GRPCWebRootPath: f.grpcWebRootPath}
 			var resp struct {
 				Token string `json:"token"`
 			}
@@ -78,7 +175,9 @@ func newLoginCommand(f *clientFlags) *cobra.Command {
 					return fmt.Errorf("SSO login to %s: %w", args[0], err)
 				}
 				resp.Token, username = token, "SSO user"
-			} else if err := apiclient.New(s, "").Do("POST", "/api/v1/session", map[string]string{"username": username, "password": password}, &resp); err != nil {
+			} else if c, err := apiclient.Connect(s, "", f.conn); err != nil {
+				return err
+			} else if err := c.Do("POST", "/api/v1/session", map[string]string{"username": username, "password": password}, &resp); err != nil {
 				return fmt.Errorf("logging in to %s: %w", args[0], err)
 			}
 			cfg, err := apiclient.Load(f.config)

@@ -20,32 +20,16 @@ import (
 func newProjCommand(f *clientFlags) *cobra.Command {
 	cmd := &cobra.Command{Use: "proj", Short: "Manage AppProjects"}
 	cmd.AddCommand(newProjCreateCommand(f), newProjGetCommand(f), newProjListCommand(f), newProjDeleteCommand(f),
-		newProjEditCommand(f, "add-source PROJECT URL", "Allow a source repository (a URL or glob)", 2,
+		newProjEditCommand(f, "add-source PROJECT URL", "Allow a source repository (a URL or glob)", "  capstan proj add-source team-a https://github.com/team-a/*", 2,
 			func(p *v1alpha1.AppProject, args []string) error {
 				if !slices.Contains(p.Spec.SourceRepos, args[1]) {
 					p.Spec.SourceRepos = append(p.Spec.SourceRepos, args[1])
 				}
 				return nil
 			}),
-		newProjEditCommand(f, "add-destination PROJECT SERVER NAMESPACE", "Allow a destination cluster and namespace", 3,
-			func(p *v1alpha1.AppProject, args []string) error {
-				d := v1alpha1.ApplicationDestination{Server: args[1], Namespace: args[2]}
-				if !slices.Contains(p.Spec.Destinations, d) {
-					p.Spec.Destinations = append(p.Spec.Destinations, d)
-				}
-				return nil
-			}),
-		newProjEditCommand(f, "allow-cluster-resource PROJECT GROUP KIND", "Allow a cluster-scoped kind (use \"\" for the core group)", 3,
-			func(p *v1alpha1.AppProject, args []string) error {
-				item := v1alpha1.ClusterResourceRestrictionItem{Group: args[1], Kind: args[2]}
-				if !slices.ContainsFunc(p.Spec.ClusterResourceWhitelist, func(i v1alpha1.ClusterResourceRestrictionItem) bool {
-					return i.Group == item.Group && i.Kind == item.Kind
-				}) {
-					p.Spec.ClusterResourceWhitelist = append(p.Spec.ClusterResourceWhitelist, item)
-				}
-				return nil
-			}),
-		newProjRoleCommand(f))
+		newProjAddDestinationCommand(f), newProjSetCommand(f), newProjWindowsCommand(f), newProjRoleCommand(f), newProjYAMLEditCommand(f))
+	cmd.AddCommand(newProjListCommands(f)...)
+	cmd.AddCommand(newProjResourceCommands(f)...)
 	return cmd
 }
 
@@ -67,10 +51,11 @@ func putProj(c *apiclient.Client, p *v1alpha1.AppProject) error {
 }
 
 func newProjCreateCommand(f *clientFlags) *cobra.Command {
-	var description, file string
-	var sources, dests []string
+	var file string
 	var upsert bool
-	cmd := &cobra.Command{
+	spec := &projSpecFlags{}
+	var cmd *cobra.Command
+	cmd = &cobra.Command{
 		Use:   "create NAME",
 		Short: "Create a project",
 		Example: "  capstan proj create team-a --description \"Team A\" --src https://github.com/team-a/* --dest https://kubernetes.default.svc,team-a\n" +
@@ -93,16 +78,8 @@ func newProjCreateCommand(f *clientFlags) *cobra.Command {
 			if p.Name == "" {
 				return fmt.Errorf("a project name is required")
 			}
-			if description != "" {
-				p.Spec.Description = description
-			}
-			p.Spec.SourceRepos = append(p.Spec.SourceRepos, sources...)
-			for _, d := range dests {
-				server, ns, ok := strings.Cut(d, ",")
-				if !ok {
-					return fmt.Errorf("destination %q is not SERVER,NAMESPACE", d)
-				}
-				p.Spec.Destinations = append(p.Spec.Destinations, v1alpha1.ApplicationDestination{Server: server, Namespace: ns})
+			if err := spec.apply(cmd.Flags(), &p.Spec); err != nil {
+				return err
 			}
 			c, err := f.client()
 			if err != nil {
@@ -115,9 +92,7 @@ func newProjCreateCommand(f *clientFlags) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&description, "description", "", "description")
-	cmd.Flags().StringArrayVarP(&sources, "src", "s", nil, "allowed source repository URL or glob (repeatable)")
-	cmd.Flags().StringArrayVarP(&dests, "dest", "d", nil, "allowed destination SERVER,NAMESPACE (repeatable)")
+	spec.add(cmd.Flags())
 	cmd.Flags().StringVarP(&file, "file", "f", "", "read the AppProject from this YAML or JSON file")
 	cmd.Flags().BoolVar(&upsert, "upsert", false, "replace an existing project")
 	return cmd
@@ -203,98 +178,31 @@ func newProjDeleteCommand(f *clientFlags) *cobra.Command {
 	}
 }
 
-// newProjEditCommand is a command that reads a project, changes it and
-// writes it back.
-func newProjEditCommand(f *clientFlags, use, short string, nargs int, edit func(*v1alpha1.AppProject, []string) error) *cobra.Command {
-	name := strings.Fields(use)[0]
+// newProjEditCommand is a command that reads a project, changes it with
+// edit and writes it back.
+func newProjEditCommand(f *clientFlags, use, short, example string, nargs int, edit func(*v1alpha1.AppProject, []string) error) *cobra.Command {
 	return &cobra.Command{
 		Use:     use,
 		Short:   short,
-		Example: "  capstan proj " + map[string]string{"add-source": "add-source team-a https://github.com/team-a/*", "add-destination": "add-destination team-a https://kubernetes.default.svc team-a", "allow-cluster-resource": "allow-cluster-resource team-a \"\" Namespace"}[name],
+		Example: example,
 		Args:    cobra.ExactArgs(nargs),
-		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			p, err := getProj(c, args[0])
-			if err != nil {
-				return err
-			}
-			if err := edit(p, args); err != nil {
-				return err
-			}
-			return putProj(c, p)
-		}),
+		RunE:    f.withClient(editProject(edit)),
 	}
 }
 
-func newProjRoleCommand(f *clientFlags) *cobra.Command {
-	cmd := &cobra.Command{Use: "role", Short: "Manage a project's roles and their tokens"}
-	var description string
-	create := newProjEditCommand(f, "create PROJECT ROLE", "Create a project role", 2, func(p *v1alpha1.AppProject, args []string) error {
-		if slices.ContainsFunc(p.Spec.Roles, func(r v1alpha1.ProjectRole) bool { return r.Name == args[1] }) {
-			return fmt.Errorf("role %s already exists in project %s", args[1], p.Name)
+// editProject makes a command body that changes the project named by the
+// first argument with edit and writes it back.
+func editProject(edit func(*v1alpha1.AppProject, []string) error) func(*cobra.Command, []string, *apiclient.Client) error {
+	return func(_ *cobra.Command, args []string, c *apiclient.Client) error {
+		p, err := getProj(c, args[0])
+		if err != nil {
+			return err
 		}
-		p.Spec.Roles = append(p.Spec.Roles, v1alpha1.ProjectRole{Name: args[1], Description: description})
-		return nil
-	})
-	create.Example = "  capstan proj role create team-a ci --description \"CI pipeline\""
-	create.Flags().StringVar(&description, "description", "", "description")
-
-	var action, object, permission string
-	addPolicy := newProjEditCommand(f, "add-policy PROJECT ROLE", "Add a policy to a project role", 2, func(p *v1alpha1.AppProject, args []string) error {
-		i := slices.IndexFunc(p.Spec.Roles, func(r v1alpha1.ProjectRole) bool { return r.Name == args[1] })
-		if i < 0 {
-			return fmt.Errorf("role %s does not exist in project %s", args[1], p.Name)
+		if err := edit(p, args); err != nil {
+			return err
 		}
-		line := fmt.Sprintf("p, proj:%s:%s, applications, %s, %s/%s, %s", p.Name, args[1], action, p.Name, object, permission)
-		if !slices.Contains(p.Spec.Roles[i].Policies, line) {
-			p.Spec.Roles[i].Policies = append(p.Spec.Roles[i].Policies, line)
-		}
-		return nil
-	})
-	addPolicy.Example = "  capstan proj role add-policy team-a ci --action sync --object '*'"
-	addPolicy.Flags().StringVarP(&action, "action", "a", "get", "action on applications: get, create, update, delete, sync, override")
-	addPolicy.Flags().StringVarP(&object, "object", "o", "*", "application name or glob, within the project")
-	addPolicy.Flags().StringVarP(&permission, "permission", "p", "allow", "allow or deny")
-
-	var expiresIn, id string
-	createToken := &cobra.Command{
-		Use:     "create-token PROJECT ROLE",
-		Short:   "Issue a JWT for a project role (printed once; it can be revoked)",
-		Example: "  capstan proj role create-token team-a ci --expires-in 720h --id pipeline",
-		Args:    cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			secs, err := durationSeconds(expiresIn)
-			if err != nil {
-				return err
-			}
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			var resp struct{ Token string }
-			if err := c.Do("POST", projPath(args[0], "/roles/"+url.PathEscape(args[1])+"/token"), map[string]any{"expiresIn": secs, "id": id}, &resp); err != nil {
-				return fmt.Errorf("creating a token for role %s of project %s: %w", args[1], args[0], err)
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), resp.Token)
-			return nil
-		},
+		return putProj(c, p)
 	}
-	createToken.Flags().StringVarP(&expiresIn, "expires-in", "e", "0s", "lifetime, such as 24h (0s: never expires)")
-	createToken.Flags().StringVarP(&id, "id", "i", "", "token id (default: generated)")
-
-	deleteToken := &cobra.Command{
-		Use:     "delete-token PROJECT ROLE ID",
-		Short:   "Revoke a project role's token",
-		Example: "  capstan proj role delete-token team-a ci pipeline",
-		Args:    cobra.ExactArgs(3),
-		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			if err := c.Do("DELETE", projPath(args[0], "/roles/"+url.PathEscape(args[1])+"/token/0?id="+url.QueryEscape(args[2])), nil, nil); err != nil {
-				return fmt.Errorf("revoking token %s: %w", args[2], err)
-			}
-			return nil
-		}),
-	}
-	cmd.AddCommand(create, addPolicy, createToken, deleteToken)
-	return cmd
 }
 
 // durationSeconds parses a Go duration (or a number of seconds) into

@@ -12,6 +12,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/argocdcli"
 )
 
 // TestProjAndAccountCommands builds a project with a role through the
@@ -33,8 +34,8 @@ func projAndAccountCommands(t *testing.T, flags ...string) {
 	expect(0, "proj", "add-destination", "team-a", "https://kubernetes.default.svc", "team-a-staging")
 	expect(0, "proj", "allow-cluster-resource", "team-a", "", "Namespace")
 	expect(0, "proj", "role", "create", "team-a", "ci")
-	expect(0, "proj", "role", "add-policy", "team-a", "ci", "--action", "get")
-	expect(0, "proj", "role", "add-policy", "team-a", "ci", "--action", "sync")
+	expect(0, "proj", "role", "add-policy", "team-a", "ci", "--action", "get", "--object", "*")
+	expect(0, "proj", "role", "add-policy", "team-a", "ci", "--action", "sync", "--object", "*")
 	p := &v1alpha1.AppProject{}
 	if err := f.c.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "team-a"}, p); err != nil {
 		t.Fatal(err)
@@ -53,7 +54,7 @@ func projAndAccountCommands(t *testing.T, flags ...string) {
 			t.Fatal(err)
 		}
 	}
-	token := strings.TrimSpace(expect(0, "proj", "role", "create-token", "team-a", "ci", "--id", "pipeline", "--expires-in", "1h"))
+	token := strings.TrimSpace(expect(0, "proj", "role", "create-token", "team-a", "ci", "--id", "pipeline", "--expires-in", "1h", "--token-only"))
 	if out := expect(0, "app", "list", "-o", "name", "--auth-token", token); strings.TrimSpace(out) != f.ns+"/mine" {
 		t.Errorf("the role token lists %q, want only its project's app", out)
 	}
@@ -85,4 +86,69 @@ func projAndAccountCommands(t *testing.T, flags ...string) {
 	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
 	expect(0, "account", "update-password", "--current-password", f.password, "--new-password", "longenough1")
 	expect(1, "app", "list") // the session predates the new password
+}
+
+// TestProjEditCommands edits every part of a project with the CLI's
+// Argo CD commands (windows, roles, lists, kinds, set), checks the stored
+// AppProject, and reads the windows back with Argo CD's own CLI.
+func TestProjEditCommands(t *testing.T) {
+	f := startCapstan(t, false)
+	f.login()
+	expect := f.expect
+	expect(0, "proj", "create", "team-b", "--src", "https://github.com/team-b/*", "--dest", "https://kubernetes.default.svc,team-b",
+		"--allow-namespaced-resource", "apps/Deployment", "--orphaned-resources")
+	expect(0, "proj", "windows", "add", "team-b", "--kind", "deny", "--schedule", "0 22 * * *", "--duration", "8h", "--applications", "*", "--time-zone", "Europe/Paris")
+	expect(0, "proj", "windows", "add", "team-b", "--kind", "allow", "--schedule", "* * * * *", "--duration", "1h", "--namespaces", "team-b")
+	expect(1, "proj", "windows", "add", "team-b", "--kind", "deny", "--schedule", "not a schedule", "--duration", "1h")
+	expect(0, "proj", "windows", "update", "team-b", "0", "--duration", "4h")
+	expect(0, "proj", "windows", "enable-manual-sync", "team-b", "0")
+	if out := expect(0, "proj", "windows", "list", "team-b"); !strings.Contains(out, "Active") || !strings.Contains(out, "Europe/Paris") {
+		t.Errorf("windows list:\n%s", out)
+	}
+	expect(0, "proj", "windows", "delete", "team-b", "1")
+	expect(1, "proj", "windows", "delete", "team-b", "7")
+	expect(0, "proj", "role", "create", "team-b", "deployer", "--description", "deploys")
+	expect(0, "proj", "role", "add-policy", "team-b", "deployer", "-a", "sync", "-o", "*")
+	expect(0, "proj", "role", "add-policy", "team-b", "deployer", "-a", "get", "-o", "*", "-r", "logs")
+	expect(0, "proj", "role", "remove-policy", "team-b", "deployer", "-a", "sync", "-o", "*")
+	expect(0, "proj", "role", "add-group", "team-b", "deployer", "team-b-admins")
+	expect(1, "proj", "role", "add-group", "team-b", "deployer", "team-b-admins")
+	if out := expect(0, "proj", "role", "get", "team-b", "deployer"); !strings.Contains(out, "p, proj:team-b:deployer, logs, get, team-b/*, allow") || !strings.Contains(out, "team-b-admins") {
+		t.Errorf("role get:\n%s", out)
+	}
+	expect(0, "proj", "role", "create-token", "team-b", "deployer", "--id", "one")
+	if out := expect(0, "proj", "role", "list-tokens", "team-b", "deployer"); !strings.Contains(out, "one") {
+		t.Errorf("role list-tokens:\n%s", out)
+	}
+	if out := expect(0, "proj", "role", "list", "team-b"); !strings.Contains(out, "deployer") {
+		t.Errorf("role list:\n%s", out)
+	}
+	expect(0, "proj", "add-orphaned-ignore", "team-b", "", "ConfigMap", "--name", "kube-root-ca.crt")
+	expect(0, "proj", "add-signature-key", "team-b", "4AEE18F83AFDEB23")
+	expect(1, "proj", "add-signature-key", "team-b", "4AEE18F83AFDEB23")
+	expect(0, "proj", "add-source-namespace", "team-b", "team-b-apps")
+	expect(0, "proj", "add-destination-service-account", "team-b", "https://kubernetes.default.svc", "team-b", "deployer")
+	expect(0, "proj", "remove-source", "team-b", "https://github.com/team-b/*")
+	expect(1, "proj", "remove-source", "team-b", "https://github.com/nobody/*")
+	expect(0, "proj", "add-destination", "team-b", "in-cluster", "team-b-*", "--name")
+	expect(0, "proj", "deny-cluster-resource", "team-b", "rbac.authorization.k8s.io", "ClusterRole", "--list", "deny")
+	expect(0, "proj", "deny-namespace-resource", "team-b", "apps", "Deployment")
+	expect(0, "proj", "set", "team-b", "--description", "Team B")
+
+	p := &v1alpha1.AppProject{}
+	if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: f.ns, Name: "team-b"}, p); err != nil {
+		t.Fatal(err)
+	}
+	s := p.Spec
+	if s.Description != "Team B" || len(s.SourceRepos) != 0 || len(s.SyncWindows) != 1 || s.SyncWindows[0].Duration != "4h" || !s.SyncWindows[0].ManualSync ||
+		len(s.Roles) != 1 || len(s.Roles[0].Policies) != 1 || len(s.Roles[0].Groups) != 1 || s.OrphanedResources == nil || len(s.OrphanedResources.Ignore) != 1 ||
+		len(s.SignatureKeys) != 1 || len(s.SourceNamespaces) != 1 || len(s.DestinationServiceAccounts) != 1 || len(s.Destinations) != 2 ||
+		s.Destinations[1].Name != "in-cluster" || len(s.ClusterResourceBlacklist) != 1 || len(s.NamespaceResourceWhitelist) != 0 {
+		t.Errorf("the edited project: %+v", s)
+	}
+	argocd := argocdcli.New(t)
+	argocd.Expect(0, "login", f.addr, "--username", "admin", "--password", f.password, "--insecure")
+	if out := argocd.Expect(0, "proj", "windows", "list", "team-b"); !strings.Contains(out, "0 22 * * *") || !strings.Contains(out, "Enabled") {
+		t.Errorf("Argo CD's proj windows list:\n%s", out)
+	}
 }

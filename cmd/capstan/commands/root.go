@@ -29,17 +29,18 @@ func newRootAs(program string) *cobra.Command {
 		// main prints errors as one line; see Execute.
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCommand(), newRenderCommand(), newRepoServerCommand(), newRenderWorkerCommand(), newAdminCommand(), newControllerCommand(), newServerCommand(), newRunCommand(),
+	root.AddCommand(newRenderCommand(), newRepoServerCommand(), newRenderWorkerCommand(), newAdminCommand(), newControllerCommand(), newServerCommand(), newRunCommand(),
 		newImageUpdaterCommand())
-	// The client commands share Argo CD's global client flags.
+	// Argo CD's global client flags are the root's, as in Argo CD's CLI.
 	cf := &clientFlags{}
 	if program == ArgoCDName {
 		cf.defaultConfig = apiclient.ArgoCDPath()
 	}
-	for _, c := range []*cobra.Command{newLoginCommand(cf), newLogoutCommand(cf), newContextCommand(cf), newAppCommand(cf),
-		newRepoCommand(cf, false), newRepoCommand(cf, true), newClusterCommand(cf), newProjCommand(cf), newAccountCommand(cf), newCertCommand(cf), newGPGCommand(cf)} {
-		cf.add(c)
-		root.AddCommand(c)
+	cf.add(root)
+	root.AddCommand(newLoginCommand(cf), newLogoutCommand(cf), newContextCommand(cf))
+	for _, group := range []*cobra.Command{newVersionCommand(cf), newAppCommand(cf), newRepoCommand(cf, false), newRepoCommand(cf, true), newClusterCommand(cf),
+		newProjCommand(cf), newAccountCommand(cf), newCertCommand(cf), newGPGCommand(cf)} {
+		root.AddCommand(withKubeFlags(group))
 	}
 	return root
 }

@@ -13,7 +13,7 @@ func TestVersionJSON(t *testing.T) {
 	var out bytes.Buffer
 	root := NewRoot()
 	root.SetOut(&out)
-	root.SetArgs([]string{"version", "-o", "json"})
+	root.SetArgs([]string{"version", "--client", "-o", "json"})
 	if err := root.Execute(); err != nil {
 		t.Fatal(err)
 	}
@@ -34,13 +34,13 @@ func TestVersionJSON(t *testing.T) {
 
 func TestVersionWideAndErrors(t *testing.T) {
 	var out bytes.Buffer
-	if err := printVersion(&out, version.Get(), "wide"); err != nil {
+	if err := printVersion(&out, "capstan", clientVersion{Client: version.Get()}, "wide"); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(out.String(), "capstan: ") || !strings.Contains(out.String(), "Platform: ") {
 		t.Errorf("unexpected wide output:\n%s", out.String())
 	}
-	if err := printVersion(&out, version.Get(), "yaml2"); err == nil {
+	if err := printVersion(&out, "capstan", clientVersion{Client: version.Get()}, "yaml2"); err == nil {
 		t.Error("unknown output format was accepted")
 	}
 }
