@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -97,38 +98,61 @@ func (s *Server) patchApplication(w http.ResponseWriter, r *http.Request, c *cal
 // checks the caller may update it in its old and its new project (and
 // that the new project exists), and stores it. reply picks what is
 // answered; an error it returns is a bad request and nothing is stored.
+// When the controller wrote the Application meanwhile, the change is made
+// again on the newer copy, as Argo CD's server does.
 func (s *Server) replaceApplication(w http.ResponseWriter, r *http.Request, c *caller, edit func(*v1alpha1.Application), reply func(*v1alpha1.Application) any) {
+	const attempts = 10
+	for attempt := 1; ; attempt++ {
+		app := s.editedApplication(w, r, c, edit, reply)
+		if app == nil {
+			return
+		}
+		err := s.opts.Client.Update(r.Context(), app)
+		if apierrors.IsConflict(err) && attempt < attempts {
+			// A cached reader catches up with the newer copy in a moment.
+			time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
+			continue
+		}
+		if err != nil {
+			writeError(w, statusOf(err), fmt.Sprintf("updating application %s: %v", app.Name, err))
+			return
+		}
+		writeJSON(w, http.StatusOK, reply(app))
+		return
+	}
+}
+
+// editedApplication loads and changes the Application for
+// replaceApplication and checks the result, or writes why not and
+// returns nil.
+func (s *Server) editedApplication(w http.ResponseWriter, r *http.Request, c *caller, edit func(*v1alpha1.Application), reply func(*v1alpha1.Application) any) *v1alpha1.Application {
 	app := s.loadApp(w, r, c, "update")
 	if app == nil {
-		return
+		return nil
 	}
 	edit(app)
 	if err, ok := reply(app).(error); ok {
 		writeError(w, http.StatusBadRequest, "applying the patch: "+err.Error())
-		return
+		return nil
 	}
 	if app.Spec.Project == "" {
 		app.Spec.Project = v1alpha1.DefaultAppProjectName
 	}
 	if object := s.appObject(app); !c.can("applications", "update", object) {
 		c.denied(w, "applications", "update", object)
-		return
+		return nil
 	}
 	if r.URL.Query().Get("validate") != "false" {
 		proj := s.project(w, r, app)
 		if proj == nil {
-			return
+			return nil
 		}
 		if err := s.validateApplication(r.Context(), app, proj); err != nil {
 			writeError(w, statusOf(err), err.Error())
-			return
+			return nil
 		}
 	}
-	if err := s.opts.Client.Update(r.Context(), app); err != nil {
-		writeError(w, statusOf(err), fmt.Sprintf("updating application %s: %v", app.Name, err))
-		return
-	}
-	writeJSON(w, http.StatusOK, reply(app))
+	return app
 }
 
 // project returns the Application's AppProject, or writes 400 when it

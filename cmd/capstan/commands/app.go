@@ -24,7 +24,9 @@ func newAppCommand(f *clientFlags) *cobra.Command {
 	cmd := &cobra.Command{Use: "app", Short: "Manage Applications through the API server"}
 	cmd.AddCommand(newAppListCommand(f), newAppGetCommand(f), newAppCreateCommand(f), newAppSetCommand(f), newAppUnsetCommand(f),
 		newAppSyncCommand(f), newAppWaitCommand(f), newAppDiffCommand(f), newAppHistoryCommand(f), newAppRollbackCommand(f),
-		newAppManifestsCommand(f), newAppResourcesCommand(f), newAppTerminateOpCommand(f), newAppDeleteCommand(f))
+		newAppManifestsCommand(f), newAppResourcesCommand(f), newAppTerminateOpCommand(f), newAppDeleteCommand(f),
+		newAppLogsCommand(f), newAppActionsCommand(f), newAppPatchResourceCommand(f), newAppDeleteResourceCommand(f), newAppGetResourceCommand(f),
+		newAppPatchCommand(f), newAppEditCommand(f), newAppConfirmDeletionCommand(f), newAppRemoveSourceCommand(f))
 	return cmd
 }
 

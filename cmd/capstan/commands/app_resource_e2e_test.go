@@ -1,0 +1,70 @@
+package commands
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+)
+
+// TestAppResourceCommands drives an Application's live objects with
+// Capstan's CLI, with Argo CD's command names and flags: logs, actions,
+// get-resource, patch-resource, delete-resource, patch and confirm-deletion.
+func TestAppResourceCommands(t *testing.T) {
+	f := startCapstan(t, true)
+	f.login()
+	dest := kubeCluster.NewNamespace(t)
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "one", map[string]string{
+		"actions/deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api}\nspec:\n  selector: {matchLabels: {app: api}}\n" +
+			"  template:\n    metadata: {labels: {app: api}}\n    spec: {containers: [{name: api, image: api:1}]}\n",
+		"actions/cron.yaml": "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: nightly}\nspec:\n  schedule: '@daily'\n" +
+			"  jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: job, image: job:1}]}}}}\n",
+	})
+	expect := f.expect
+	expect(0, "app", "create", "ops", "--repo", remote.URL, "--path", "actions", "--revision", "main",
+		"--dest-server", "https://kubernetes.default.svc", "--dest-namespace", dest)
+	expect(0, "app", "sync", "ops", "--timeout", "60")
+	waitRunning(t, f, dest, "app=api")
+	if out := expect(0, "app", "logs", "ops", "--kind", "Deployment", "--group", "apps", "--name", "api"); !strings.Contains(out, localcluster.PodLogLines[1]) {
+		t.Errorf("app logs:\n%s", out)
+	}
+	if out := expect(0, "app", "logs", "ops", "--filter", "line 2"); strings.Contains(out, localcluster.PodLogLines[0]) || !strings.Contains(out, localcluster.PodLogLines[1]) {
+		t.Errorf("app logs --filter:\n%s", out)
+	}
+	if out := expect(0, "app", "actions", "list", "ops", "--kind", "Deployment"); !strings.Contains(out, "restart") {
+		t.Errorf("app actions list:\n%s", out)
+	}
+	expect(1, "app", "actions", "run", "ops", "restart") // two objects match: --kind or --all is needed
+	expect(0, "app", "actions", "run", "ops", "restart", "--kind", "Deployment")
+	deploy := &appsv1.Deployment{}
+	if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: dest, Name: "api"}, deploy); err != nil ||
+		deploy.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] == "" {
+		t.Errorf("the restarted Deployment: %v %v", err, deploy.Spec.Template.Annotations)
+	}
+	expect(0, "app", "patch-resource", "ops", "--kind", "CronJob", "--resource-name", "nightly",
+		"--patch", `{"spec":{"schedule":"@hourly"}}`, "--patch-type", "application/merge-patch+json")
+	if out := expect(0, "app", "get-resource", "ops", "--kind", "CronJob", "--filter-fields", "spec.schedule"); !strings.Contains(out, "schedule: '@hourly'") || strings.Contains(out, "jobTemplate") {
+		t.Errorf("get-resource --filter-fields:\n%s", out)
+	}
+	expect(0, "app", "delete-resource", "ops", "--kind", "CronJob", "--resource-name", "nightly", "--orphan")
+	cron := &batchv1.CronJob{}
+	if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: dest, Name: "nightly"}, cron); !apierrors.IsNotFound(err) && cron.DeletionTimestamp == nil {
+		t.Errorf("the deleted CronJob: %v", err)
+	}
+	expect(0, "app", "patch", "ops", "--type", "merge", "--patch", `{"metadata":{"labels":{"team":"ops"}}}`)
+	expect(0, "app", "confirm-deletion", "ops")
+	app := &v1alpha1.Application{}
+	if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: f.ns, Name: "ops"}, app); err != nil ||
+		app.Labels["team"] != "ops" || app.Annotations["argocd.argoproj.io/deletion-approved"] == "" {
+		t.Errorf("the patched Application: %v %v %v", err, app.Labels, app.Annotations)
+	}
+}
