@@ -19,6 +19,8 @@ type Config struct {
 	Contexts       []Context `json:"contexts"`
 	Servers        []Server  `json:"servers"`
 	Users          []User    `json:"users"`
+	// PromptsEnabled makes the CLI ask before destructive actions.
+	PromptsEnabled bool `json:"prompts-enabled,omitempty"`
 }
 
 // Context names a server and the user to reach it as.

@@ -13,10 +13,27 @@ import (
 
 // accountInfo is an account as GET /api/v1/account lists it.
 type accountInfo struct {
-	Name         string           `json:"name"`
-	Enabled      bool             `json:"enabled"`
-	Capabilities []string         `json:"capabilities"`
-	Tokens       []settings.Token `json:"tokens,omitempty"`
+	Name         string         `json:"name"`
+	Enabled      bool           `json:"enabled"`
+	Capabilities []string       `json:"capabilities"`
+	Tokens       []accountToken `json:"tokens,omitempty"`
+}
+
+// accountToken is Argo CD's account Token message: its int64 times are
+// strings in JSON.
+type accountToken struct {
+	ID        string `json:"id"`
+	IssuedAt  int64  `json:"issuedAt,string"`
+	ExpiresAt int64  `json:"expiresAt,string,omitempty"`
+}
+
+// newAccountInfo is the API's view of a local account.
+func newAccountInfo(name string, a *settings.Account) accountInfo {
+	info := accountInfo{Name: name, Enabled: a.Enabled, Capabilities: a.Capabilities}
+	for _, t := range a.Tokens {
+		info.Tokens = append(info.Tokens, accountToken{ID: t.ID, IssuedAt: t.IssuedAt, ExpiresAt: t.ExpiresAt})
+	}
+	return info
 }
 
 // listAccounts answers GET /api/v1/account.
@@ -29,7 +46,7 @@ func (s *Server) listAccounts(w http.ResponseWriter, r *http.Request, c *caller)
 	items := []accountInfo{}
 	for name, a := range accounts {
 		if c.can("accounts", "get", name) || name == c.claims.Subject {
-			items = append(items, accountInfo{Name: name, Enabled: a.Enabled, Capabilities: a.Capabilities, Tokens: a.Tokens})
+			items = append(items, newAccountInfo(name, a))
 		}
 	}
 	sort.Slice(items, func(i, j int) bool { return items[i].Name < items[j].Name })
@@ -48,7 +65,7 @@ func (s *Server) getAccount(w http.ResponseWriter, r *http.Request, c *caller) {
 	if a == nil {
 		return
 	}
-	writeJSON(w, http.StatusOK, accountInfo{Name: name, Enabled: a.Enabled, Capabilities: a.Capabilities, Tokens: a.Tokens})
+	writeJSON(w, http.StatusOK, newAccountInfo(name, a))
 }
 
 // findAccount returns the local account name, or answers 404 (or the

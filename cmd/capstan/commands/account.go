@@ -14,6 +14,7 @@ import (
 func newAccountCommand(f *clientFlags) *cobra.Command {
 	cmd := &cobra.Command{Use: "account", Short: "Manage local accounts, their passwords and API tokens"}
 
+	var infoOutput, listOutput string
 	userInfo := &cobra.Command{
 		Use:     "get-user-info",
 		Short:   "Show who you are logged in as",
@@ -28,6 +29,9 @@ func newAccountCommand(f *clientFlags) *cobra.Command {
 			}
 			if err := c.Do("GET", "/api/v1/session/userinfo", nil, &info); err != nil {
 				return fmt.Errorf("reading user info: %w", err)
+			}
+			if infoOutput != "" {
+				return printObject(cmd.OutOrStdout(), map[string]any{"loggedIn": info.LoggedIn, "username": info.Username, "iss": info.Iss, "groups": info.Groups}, infoOutput)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Logged In: %t\n", info.LoggedIn)
 			if info.LoggedIn {
@@ -53,6 +57,9 @@ func newAccountCommand(f *clientFlags) *cobra.Command {
 			if err := c.Do("GET", "/api/v1/account", nil, &resp); err != nil {
 				return fmt.Errorf("listing accounts: %w", err)
 			}
+			if listOutput != "" {
+				return printObject(cmd.OutOrStdout(), resp.Items, listOutput)
+			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tENABLED\tCAPABILITIES")
 			for _, a := range resp.Items {
@@ -61,6 +68,9 @@ func newAccountCommand(f *clientFlags) *cobra.Command {
 			return tw.Flush()
 		}),
 	}
+
+	userInfo.Flags().StringVarP(&infoOutput, "output", "o", "", "output format: json or yaml (default: text)")
+	list.Flags().StringVarP(&listOutput, "output", "o", "", "output format: json or yaml (default: a table)")
 
 	var account, expiresIn, id string
 	generateToken := &cobra.Command{
@@ -146,7 +156,7 @@ func newAccountCommand(f *clientFlags) *cobra.Command {
 			return nil
 		}),
 	}
-	cmd.AddCommand(userInfo, list, generateToken, deleteToken, updatePassword, canI)
+	cmd.AddCommand(userInfo, list, generateToken, deleteToken, updatePassword, canI, newAccountGetCommand(f), newAccountBcryptCommand())
 	return cmd
 }
 

@@ -2,9 +2,12 @@ package commands
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -111,25 +114,79 @@ func newAppGetCommand(f *clientFlags) *cobra.Command {
 }
 
 func newAppDeleteCommand(f *clientFlags) *cobra.Command {
-	var cascade bool
-	var propagation string
+	var cascade, yes, wait bool
+	var propagation, selector, appNamespace string
 	cmd := &cobra.Command{
-		Use:     "delete NAME",
-		Short:   "Delete an Application (and, with --cascade, its resources)",
-		Example: "  capstan app delete guestbook\n  capstan app delete guestbook --cascade=false   # keep its resources",
-		Args:    cobra.ExactArgs(1),
+		Use:   "delete [NAME...]",
+		Short: "Delete Applications (and, with --cascade, their resources)",
+		Example: "  capstan app delete guestbook\n  capstan app delete guestbook --cascade=false   # keep its resources\n" +
+			"  capstan app delete -l team=web --yes --wait",
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			q := url.Values{"cascade": {strconv.FormatBool(cascade)}, "propagationPolicy": {propagation}}
-			if err := c.Do("DELETE", appPath(args[0], "?"+q.Encode()), nil, nil); err != nil {
-				return fmt.Errorf("deleting application %s: %w", args[0], err)
+			names, err := appNames(c, args, selector)
+			if err != nil {
+				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "application '%s' deleted\n", args[0])
+			for _, name := range names {
+				if !f.confirm(cmd, yes, fmt.Sprintf("Are you sure you want to delete '%s' and all its resources? [y/n] ", name)) {
+					fmt.Fprintf(cmd.OutOrStdout(), "The command to delete '%s' was cancelled.\n", name)
+					continue
+				}
+				q := url.Values{"cascade": {strconv.FormatBool(cascade)}, "propagationPolicy": {propagation}, "appNamespace": {appNamespace}}
+				if err := c.Do("DELETE", appPath(name, "?"+q.Encode()), nil, nil); err != nil {
+					return fmt.Errorf("deleting application %s: %w", name, err)
+				}
+				if wait {
+					if err := waitGone(cmd.Context(), c, name); err != nil {
+						return err
+					}
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "application '%s' deleted\n", name)
+			}
 			return nil
 		}),
 	}
 	cmd.Flags().BoolVar(&cascade, "cascade", true, "delete the Application's resources too")
 	cmd.Flags().StringVarP(&propagation, "propagation-policy", "p", "foreground", "how resources are deleted: foreground (their dependents first) or background")
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation, even with --prompts-enabled")
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait until the Application is gone")
+	cmd.Flags().StringVarP(&selector, "selector", "l", "", "delete the Applications with these labels, such as team=web")
+	cmd.Flags().StringVarP(&appNamespace, "app-namespace", "N", "", "namespace of the Applications")
 	return cmd
+}
+
+// appNames returns the named Applications, or with a selector those it
+// picks.
+func appNames(c *apiclient.Client, names []string, selector string) ([]string, error) {
+	if selector == "" {
+		if len(names) == 0 {
+			return nil, fmt.Errorf("name an Application or pass --selector")
+		}
+		return names, nil
+	}
+	var list v1alpha1.ApplicationList
+	if err := c.Do("GET", "/api/v1/applications?selector="+url.QueryEscape(selector), nil, &list); err != nil {
+		return nil, fmt.Errorf("listing applications: %w", err)
+	}
+	for _, a := range list.Items {
+		names = append(names, a.Name)
+	}
+	return names, nil
+}
+
+// waitGone polls until the Application no longer exists.
+func waitGone(ctx context.Context, c *apiclient.Client, name string) error {
+	for {
+		err := c.Do("GET", appPath(name, ""), nil, nil)
+		var apiErr *apiclient.Error
+		if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 func newAppHistoryCommand(f *clientFlags) *cobra.Command {

@@ -183,6 +183,10 @@ func newCertRmCommand(f *clientFlags) *cobra.Command {
 			if args[0] == "*" {
 				return errors.New("a single wildcard is not allowed as REPOSERVER name")
 			}
+			if !f.confirm(cmd, false, fmt.Sprintf("Are you sure you want to remove all certificates for '%s'? [y/n] ", args[0])) {
+				fmt.Fprintf(cmd.OutOrStdout(), "The command to remove all certificates for '%s' was cancelled.\n", args[0])
+				return nil
+			}
 			q := url.Values{"hostNamePattern": {args[0]}, "certType": {certType}, "certSubType": {certSubType}}
 			var removed certList
 			if err := c.Do("DELETE", "/api/v1/certificates?"+q.Encode(), nil, &removed); err != nil {

@@ -114,6 +114,23 @@ func (f *clientFlags) setLogging(cmd *cobra.Command) error {
 // installed in clusters the way Argo CD is.
 var errNoCore = errors.New("--core and --port-forward are not supported by Capstan's CLI yet: log in to Capstan's API server instead")
 
+// confirm asks question on the terminal when prompts are enabled (by
+// --prompts-enabled or the configuration) and yes is not set; it reports
+// whether to go ahead.
+func (f *clientFlags) confirm(cmd *cobra.Command, yes bool, question string) bool {
+	enabled := f.promptsEnabled
+	if cfg, err := apiclient.Load(f.config); err == nil && !cmd.Flags().Changed("prompts-enabled") {
+		enabled = cfg.PromptsEnabled
+	}
+	if yes || !enabled {
+		return true
+	}
+	fmt.Fprint(cmd.OutOrStdout(), question)
+	var answer string
+	_, _ = fmt.Fscanln(cmd.InOrStdin(), &answer)
+	return strings.EqualFold(answer, "y") || strings.EqualFold(answer, "yes")
+}
+
 // hasServer reports whether the flags or the configuration name a server.
 func (f *clientFlags) hasServer() bool {
 	if f.server != "" || f.core || f.portForward {

@@ -125,6 +125,10 @@ func newGPGRmCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan gpg rm 4AEE18F83AFDEB23",
 		Args:    cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
+			if !f.confirm(cmd, false, fmt.Sprintf("Are you sure you want to remove key with key ID '%s'? [y/n] ", args[0])) {
+				fmt.Fprintf(cmd.OutOrStdout(), "The command to delete key with key ID '%s' was cancelled.\n", args[0])
+				return nil
+			}
 			if err := c.Do("DELETE", "/api/v1/gpgkeys?keyID="+url.QueryEscape(args[0]), nil, nil); err != nil {
 				return fmt.Errorf("removing GPG key %s: %w", args[0], err)
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strconv"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -105,5 +106,40 @@ func newRepoCommand(f *clientFlags, templates bool) *cobra.Command {
 		}),
 	}
 	cmd.AddCommand(add, list, rm)
+	if !templates {
+		cmd.AddCommand(newRepoGetCommand(f))
+	}
+	return cmd
+}
+
+func newRepoGetCommand(f *clientFlags) *cobra.Command {
+	var output, project, refresh string
+	cmd := &cobra.Command{
+		Use:     "get REPO",
+		Short:   "Show a repository (its credentials are never shown)",
+		Example: "  capstan repo get https://github.com/example/app.git\n  capstan repo get https://github.com/example/app.git -o yaml",
+		Args:    cobra.ExactArgs(1),
+		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
+			q := url.Values{"forceRefresh": {strconv.FormatBool(refresh == "hard")}, "appProject": {project}}
+			var r settings.Repository
+			if err := c.Do("GET", "/api/v1/repositories/"+url.PathEscape(args[0])+"?"+q.Encode(), nil, &r); err != nil {
+				return fmt.Errorf("getting repository %s: %w", args[0], err)
+			}
+			switch output {
+			case "url":
+				fmt.Fprintln(cmd.OutOrStdout(), r.URL)
+				return nil
+			case "wide", "":
+				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+				fmt.Fprintln(tw, "TYPE\tNAME\tREPO\tINSECURE\tOCI\tPROJECT")
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%t\t%s\n", r.Type, r.Name, r.URL, r.Insecure, r.EnableOCI, r.Project)
+				return tw.Flush()
+			}
+			return printObject(cmd.OutOrStdout(), r, output)
+		}),
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide, url, json or yaml")
+	cmd.Flags().StringVar(&project, "project", "", "project of the repository")
+	cmd.Flags().StringVar(&refresh, "refresh", "", "hard: check the connection anew")
 	return cmd
 }

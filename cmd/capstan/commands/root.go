@@ -37,9 +37,9 @@ func newRootAs(program string) *cobra.Command {
 		cf.defaultConfig = apiclient.ArgoCDPath()
 	}
 	cf.add(root)
-	root.AddCommand(newLoginCommand(cf), newLogoutCommand(cf), newContextCommand(cf))
+	root.AddCommand(newLoginCommand(cf), newLogoutCommand(cf), newContextCommand(cf), newReloginCommand(cf))
 	for _, group := range []*cobra.Command{newVersionCommand(cf), newAppCommand(cf), newRepoCommand(cf, false), newRepoCommand(cf, true), newClusterCommand(cf),
-		newProjCommand(cf), newAccountCommand(cf), newCertCommand(cf), newGPGCommand(cf)} {
+		newProjCommand(cf), newAccountCommand(cf), newCertCommand(cf), newGPGCommand(cf), newConfigureCommand(cf)} {
 		root.AddCommand(withKubeFlags(group))
 	}
 	return root
