@@ -187,6 +187,8 @@ type syncRequest struct {
 		Items []string `json:"items"`
 	} `json:"syncOptions"`
 	Retry *v1alpha1.RetryStrategy `json:"retryStrategy"`
+	// Infos are name/value notes kept on the operation.
+	Infos []*v1alpha1.Info `json:"infos"`
 }
 
 // loadApp reads the named Application (in appNamespace, default the
@@ -240,6 +242,7 @@ func (s *Server) syncApplication(w http.ResponseWriter, r *http.Request, c *call
 	op := &v1alpha1.Operation{
 		Sync:        &v1alpha1.SyncOperation{Revision: req.Revision, Prune: req.Prune, DryRun: req.DryRun, Resources: req.Resources, SyncOptions: req.SyncOptions.Items},
 		InitiatedBy: v1alpha1.OperationInitiator{Username: c.claims.Subject},
+		Info:        req.Infos,
 	}
 	if req.Retry != nil {
 		op.Retry = *req.Retry

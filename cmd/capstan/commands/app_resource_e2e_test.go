@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -66,5 +67,17 @@ func TestAppResourceCommands(t *testing.T) {
 	if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: f.ns, Name: "ops"}, app); err != nil ||
 		app.Labels["team"] != "ops" || app.Annotations["argocd.argoproj.io/deletion-approved"] == "" {
 		t.Errorf("the patched Application: %v %v %v", err, app.Labels, app.Annotations)
+	}
+
+	// Sync by selector with Argo CD's retry, info and option flags.
+	expect(0, "app", "patch", "ops", "--type", "merge", "--patch", `{"metadata":{"labels":{"team":"ops"}}}`)
+	expect(0, "app", "sync", "-l", "team=ops", "--retry-limit", "2", "--info", "reason=release", "--apply-out-of-sync-only", "--server-side", "--timeout", "60")
+	if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: f.ns, Name: "ops"}, app); err != nil || app.Status.OperationState == nil ||
+		app.Status.OperationState.Operation.Retry.Limit != 2 || len(app.Status.OperationState.Operation.Info) != 1 ||
+		!slices.Contains(app.Status.OperationState.Operation.Sync.SyncOptions, "ApplyOutOfSyncOnly=true") {
+		t.Errorf("the operation of a sync by selector: %v %+v", err, app.Status.OperationState)
+	}
+	if code, _, errOut := f.run("app", "sync", "ops", "--force"); code != 1 || !strings.Contains(errOut, "--force: not supported by Capstan yet") {
+		t.Errorf("app sync --force: exit %d, %s", code, errOut)
 	}
 }

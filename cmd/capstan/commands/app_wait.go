@@ -21,18 +21,30 @@ import (
 )
 
 func newAppSyncCommand(f *clientFlags) *cobra.Command {
-	var revision string
-	var prune, dryRun, async bool
-	var resources, options []string
+	var revision, selector, appNamespace, output string
+	var prune, dryRun, async, serverSide, outOfSyncOnly, replace, assumeYes bool
+	var resources, options, infos, projects []string
 	var timeout uint
+	retry := &retryFlags{}
 	cmd := &cobra.Command{
-		Use:   "sync NAME",
-		Short: "Sync an Application and follow its resources until the sync is done",
+		Use:   "sync [APPNAME... | -l selector | --project project]",
+		Short: "Sync Applications and follow their resources until the syncs are done",
 		Example: "  capstan app sync guestbook\n  capstan app sync guestbook --prune --revision v1.2.0\n" +
-			"  capstan app sync guestbook --resource apps:Deployment:guestbook-ui --async",
-		Args: cobra.ExactArgs(1),
+			"  capstan app sync guestbook --resource apps:Deployment:guestbook-ui --async\n  capstan app sync -l team=web --server-side --retry-limit 3",
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			body := map[string]any{"revision": revision, "prune": prune, "dryRun": dryRun, "syncOptions": map[string]any{"items": options}}
+			if err := refuseUnsupported(cmd); err != nil {
+				return err
+			}
+			names, err := syncTargets(c, args, selector, projects)
+			if err != nil {
+				return err
+			}
+			for flag, option := range map[string]string{"server-side": "ServerSideApply=true", "apply-out-of-sync-only": "ApplyOutOfSyncOnly=true", "replace": "Replace=true"} {
+				if set, _ := cmd.Flags().GetBool(flag); set {
+					options = append(options, option)
+				}
+			}
+			body := map[string]any{"revision": revision, "prune": prune, "dryRun": dryRun, "syncOptions": map[string]any{"items": options}, "appNamespace": appNamespace}
 			var picked []v1alpha1.SyncOperationResource
 			for _, r := range resources {
 				res, err := parseResource(r)
@@ -44,25 +56,90 @@ func newAppSyncCommand(f *clientFlags) *cobra.Command {
 			if len(picked) > 0 {
 				body["resources"] = picked
 			}
-			started := &v1alpha1.Application{}
-			if err := c.Do("POST", appPath(args[0], "/sync"), body, started); err != nil {
-				return fmt.Errorf("syncing application %s: %w", args[0], err)
+			if body["infos"], err = parseInfos(infos); err != nil {
+				return err
 			}
-			if async {
-				fmt.Fprintf(cmd.OutOrStdout(), "sync of %s started\n", args[0])
-				return nil
+			if body["retryStrategy"], err = retry.strategy(cmd); err != nil {
+				return err
 			}
-			return waitForOperation(cmd, c, started, timeout)
+			for _, name := range names {
+				started := &v1alpha1.Application{}
+				if err := c.Do("POST", appPath(name, "/sync?appNamespace="+url.QueryEscape(appNamespace)), body, started); err != nil {
+					return fmt.Errorf("syncing application %s: %w", name, err)
+				}
+				if async {
+					fmt.Fprintf(cmd.OutOrStdout(), "sync of %s started\n", name)
+					continue
+				}
+				if err := waitForOperation(cmd, c, started, timeout); err != nil {
+					return err
+				}
+			}
+			return nil
 		}),
 	}
-	cmd.Flags().StringVar(&revision, "revision", "", "revision to sync to (default: the target revision)")
-	cmd.Flags().BoolVar(&prune, "prune", false, "delete resources no longer in Git")
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what a sync would do without doing it")
-	cmd.Flags().BoolVar(&async, "async", false, "start the sync and return at once")
-	cmd.Flags().StringArrayVar(&resources, "resource", nil, "sync only GROUP:KIND:NAME or GROUP:KIND:NAMESPACE/NAME (repeatable)")
-	cmd.Flags().StringArrayVar(&options, "sync-option", nil, "sync option for this sync, such as Replace=true (repeatable)")
-	cmd.Flags().UintVar(&timeout, "timeout", 0, "seconds to wait for the sync (0: no limit)")
+	fl := cmd.Flags()
+	fl.StringVar(&revision, "revision", "", "revision to sync to (default: the target revision)")
+	fl.BoolVar(&prune, "prune", false, "delete resources no longer in Git")
+	fl.BoolVar(&dryRun, "dry-run", false, "show what a sync would do without doing it")
+	fl.BoolVar(&async, "async", false, "start the sync and return at once")
+	fl.StringArrayVar(&resources, "resource", nil, "sync only GROUP:KIND:NAME or GROUP:KIND:NAMESPACE/NAME (repeatable)")
+	fl.StringArrayVar(&options, "sync-option", nil, "sync option for this sync, such as Replace=true (repeatable)")
+	fl.UintVar(&timeout, "timeout", 0, "seconds to wait for the sync (0: no limit)")
+	fl.StringVarP(&selector, "selector", "l", "", "sync the Applications with these labels")
+	fl.StringArrayVar(&projects, "project", nil, "sync the Applications of these projects (repeatable)")
+	fl.StringVarP(&appNamespace, "app-namespace", "N", "", "namespace of the Applications")
+	fl.BoolVar(&serverSide, "server-side", false, "apply server-side (Capstan always does; kept for Argo CD's scripts)")
+	fl.BoolVar(&outOfSyncOnly, "apply-out-of-sync-only", false, "apply only the resources that differ")
+	fl.BoolVar(&replace, "replace", false, "replace resources instead of applying them")
+	fl.StringArrayVar(&infos, "info", nil, "note NAME=VALUE kept on the operation (repeatable)")
+	fl.BoolVar(&assumeYes, "assumeYes", false, "do not ask for confirmation")
+	fl.StringVarP(&output, "output", "o", "wide", "output format of the result: wide")
+	retry.add(fl, "retry-")
+	unsupported(cmd, map[string]string{"force": "bool", "strategy": "string", "label": "stringArray", "local": "string", "local-repo-root": "string",
+		"preview-changes": "bool", "revisions": "stringArray", "source-names": "stringArray", "source-positions": "int64Slice",
+		"ignore-normalizer-jq-execution-timeout": "duration"})
 	return cmd
+}
+
+// syncTargets are the named Applications plus those a selector or the
+// projects pick.
+func syncTargets(c *apiclient.Client, names []string, selector string, projects []string) ([]string, error) {
+	if selector == "" && len(projects) == 0 {
+		if len(names) == 0 {
+			return nil, fmt.Errorf("name an Application, or pass --selector or --project")
+		}
+		return names, nil
+	}
+	q := url.Values{"selector": {selector}}
+	for _, p := range projects {
+		q.Add("projects", p)
+	}
+	var list v1alpha1.ApplicationList
+	if err := c.Do("GET", "/api/v1/applications?"+q.Encode(), nil, &list); err != nil {
+		return nil, fmt.Errorf("listing applications: %w", err)
+	}
+	for _, a := range list.Items {
+		if !slices.Contains(names, a.Name) {
+			names = append(names, a.Name)
+		}
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("no Application matches the selector %q and projects %v", selector, projects)
+	}
+	return names, nil
+}
+
+func parseInfos(infos []string) ([]*v1alpha1.Info, error) {
+	var out []*v1alpha1.Info
+	for _, i := range infos {
+		name, value, ok := strings.Cut(i, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("info %q is not NAME=VALUE", i)
+		}
+		out = append(out, &v1alpha1.Info{Name: name, Value: value})
+	}
+	return out, nil
 }
 
 // parseResource reads Argo CD's GROUP:KIND:[NAMESPACE/]NAME.

@@ -1,0 +1,99 @@
+package commands
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+)
+
+// unsupportedAnnotation marks a flag of Argo CD's whose feature Capstan
+// does not have yet.
+const unsupportedAnnotation = "capstan-unsupported"
+
+// unsupported registers Argo CD flags (name to pflag type) that Capstan
+// accepts on the command line but refuses with a clear error when given,
+// rather than ignoring them.
+func unsupported(cmd *cobra.Command, flags map[string]string) {
+	fs := cmd.Flags()
+	for name, typ := range flags {
+		usage := "not supported by Capstan yet: using it is an error"
+		switch typ {
+		case "bool":
+			fs.Bool(name, false, usage)
+		case "string":
+			fs.String(name, "", usage)
+		case "stringArray":
+			fs.StringArray(name, nil, usage)
+		case "stringSlice":
+			fs.StringSlice(name, nil, usage)
+		case "int64Slice":
+			fs.Int64Slice(name, nil, usage)
+		case "int64":
+			fs.Int64(name, 0, usage)
+		case "int":
+			fs.Int(name, 0, usage)
+		case "duration":
+			fs.Duration(name, 0, usage)
+		default:
+			panic("unsupported flag type " + typ)
+		}
+		_ = fs.SetAnnotation(name, unsupportedAnnotation, []string{"true"})
+	}
+}
+
+// refuseUnsupported fails when a flag registered by unsupported was given.
+func refuseUnsupported(cmd *cobra.Command) error {
+	var given []string
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if _, ok := f.Annotations[unsupportedAnnotation]; ok {
+			given = append(given, "--"+f.Name)
+		}
+	})
+	if len(given) == 0 {
+		return nil
+	}
+	slices.Sort(given)
+	return fmt.Errorf("%s: not supported by Capstan yet", strings.Join(given, ", "))
+}
+
+// retryFlags are Argo CD's sync retry flags (--retry-limit, …, or with the
+// sync- prefix on app create and set).
+type retryFlags struct {
+	prefix                string
+	limit, factor         int64
+	duration, maxDuration time.Duration
+	refresh               bool
+}
+
+func (r *retryFlags) add(fs *pflag.FlagSet, prefix string) {
+	r.prefix = prefix
+	fs.Int64Var(&r.limit, prefix+"limit", 0, "retry a failed sync this many times (0: no retries)")
+	fs.DurationVar(&r.duration, prefix+"backoff-duration", 5*time.Second, "wait before the first retry")
+	fs.Int64Var(&r.factor, prefix+"backoff-factor", 2, "multiply the wait by this after each retry")
+	fs.DurationVar(&r.maxDuration, prefix+"backoff-max-duration", 3*time.Minute, "longest wait between retries")
+	fs.BoolVar(&r.refresh, prefix+"refresh", false, "retry at once when the target revision changes")
+}
+
+// strategy is the retry strategy the flags give, nil when no retry flag
+// was set.
+func (r *retryFlags) strategy(cmd *cobra.Command) (*v1alpha1.RetryStrategy, error) {
+	set := false
+	for _, name := range []string{"limit", "backoff-duration", "backoff-factor", "backoff-max-duration", "refresh"} {
+		set = set || cmd.Flags().Changed(r.prefix+name)
+	}
+	if !set {
+		return nil, nil
+	}
+	if r.limit < 0 || r.factor < 1 || r.duration < 0 || r.maxDuration < 0 {
+		return nil, fmt.Errorf("--%slimit, --%sbackoff-* must not be negative and the factor must be at least 1", r.prefix, r.prefix)
+	}
+	factor := r.factor
+	return &v1alpha1.RetryStrategy{Limit: r.limit, Refresh: r.refresh,
+		Backoff: &v1alpha1.Backoff{Duration: r.duration.String(), Factor: &factor, MaxDuration: r.maxDuration.String()}}, nil
+}
