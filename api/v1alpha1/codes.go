@@ -117,6 +117,10 @@ const (
 	LabelSecretType = "argocd.argoproj.io/secret-type"
 	// LabelAppInstance is the label-based tracking method's label.
 	LabelAppInstance = "app.kubernetes.io/instance"
+	// ResourcesFinalizerName on an Application makes its deletion delete
+	// its resources first (in the foreground; with a /background suffix,
+	// in the background).
+	ResourcesFinalizerName = "resources-finalizer.argocd.argoproj.io"
 )
 
 // Values of the argocd.argoproj.io/secret-type label.

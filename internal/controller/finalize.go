@@ -18,8 +18,8 @@ import (
 
 // The finalizers that make deleting an Application delete its resources.
 const (
-	resourcesFinalizer           = "resources-finalizer.argocd.argoproj.io"
-	resourcesFinalizerBackground = "resources-finalizer.argocd.argoproj.io/background"
+	resourcesFinalizer           = v1alpha1.ResourcesFinalizerName
+	resourcesFinalizerBackground = v1alpha1.ResourcesFinalizerName + "/background"
 )
 
 // finalize deletes the resources of an Application being deleted, when it

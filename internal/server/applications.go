@@ -175,7 +175,7 @@ func (s *Server) getApplication(w http.ResponseWriter, r *http.Request, c *calle
 var errNoSession = errors.New("no session information")
 
 // resourcesFinalizer makes deleting an Application delete its resources.
-const resourcesFinalizer = "resources-finalizer.argocd.argoproj.io"
+const resourcesFinalizer = v1alpha1.ResourcesFinalizerName
 
 // syncRequest is the body of POST /api/v1/applications/{name}/sync.
 type syncRequest struct {

@@ -29,7 +29,7 @@ func newAppCommand(f *clientFlags) *cobra.Command {
 		newAppSyncCommand(f), newAppWaitCommand(f), newAppDiffCommand(f), newAppHistoryCommand(f), newAppRollbackCommand(f),
 		newAppManifestsCommand(f), newAppResourcesCommand(f), newAppTerminateOpCommand(f), newAppDeleteCommand(f),
 		newAppLogsCommand(f), newAppActionsCommand(f), newAppPatchResourceCommand(f), newAppDeleteResourceCommand(f), newAppGetResourceCommand(f),
-		newAppPatchCommand(f), newAppEditCommand(f), newAppConfirmDeletionCommand(f), newAppRemoveSourceCommand(f))
+		newAppPatchCommand(f), newAppEditCommand(f), newAppConfirmDeletionCommand(f), newAppRemoveSourceCommand(f), newAppAddSourceCommand(f))
 	return cmd
 }
 

@@ -1,8 +1,11 @@
 package commands
 
 import (
+	"cmp"
 	"fmt"
+	"net/url"
 	"os"
+	"strconv"
 	"slices"
 	"strings"
 
@@ -23,7 +26,17 @@ type specFlags struct {
 	autoPrune, selfHeal, recurse                 bool
 	helmSets, helmSetStrings, values             []string
 	kustomizeImages, syncOptions                 []string
+	allowEmpty                                   bool
+	historyLimit                                 int
+	sourcePosition                               int
+	retry                                        retryFlags
+	sourceFlags
 }
+
+// hydratorFlags are Argo CD's source hydrator flags, which Capstan does
+// not support yet.
+var hydratorFlags = map[string]string{"sync-source-branch": "string", "sync-source-path": "string", "hydrate-to-branch": "string",
+	"dry-source-path": "string", "dry-source-repo": "string", "dry-source-revision": "string", "parameter": "stringArray/p", "env": "string"}
 
 func (s *specFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&s.repo, "repo", "", "repository URL (Git, or a Helm repository with --helm-chart)")
@@ -44,6 +57,10 @@ func (s *specFlags) add(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&s.values, "values", nil, "Helm values file in the repository (repeatable)")
 	fs.StringArrayVar(&s.kustomizeImages, "kustomize-image", nil, "Kustomize image override, such as nginx=nginx:1.27 (repeatable)")
 	fs.StringArrayVar(&s.syncOptions, "sync-option", nil, "sync option, such as CreateNamespace=true (repeatable)")
+	fs.BoolVar(&s.allowEmpty, "allow-empty", false, "let automated sync prune every resource when the source renders none")
+	fs.IntVar(&s.historyLimit, "revision-history-limit", 10, "how many syncs the history keeps")
+	s.retry.add(fs, "sync-retry-")
+	s.sourceFlags.add(fs)
 }
 
 // apply changes app by the flags that were given.
@@ -55,11 +72,24 @@ func (s *specFlags) apply(fs *pflag.FlagSet, app *v1alpha1.Application) error {
 	}
 	src := spec.Source
 	if src == nil {
-		if changed("repo") || changed("path") || changed("revision") || changed("helm-chart") || changed("helm-set") ||
-			changed("helm-set-string") || changed("values") || changed("kustomize-image") || changed("directory-recurse") || changed("release-name") {
-			return fmt.Errorf("application %s has several sources; edit them with app patch or kubectl", app.Name)
+		switch {
+		case s.sourcePosition >= 1 && s.sourcePosition <= len(spec.Sources):
+			src = &spec.Sources[s.sourcePosition-1]
+		case s.sourcePosition > len(spec.Sources):
+			return fmt.Errorf("--source-position %d: application %s has %d sources", s.sourcePosition, app.Name, len(spec.Sources))
+		case changed("repo") || changed("path") || changed("revision") || changed("helm-chart") || changed("helm-set") ||
+			changed("helm-set-string") || changed("values") || changed("kustomize-image") || changed("directory-recurse") || changed("release-name"):
+			return fmt.Errorf("application %s has several sources: pick one with --source-position", app.Name)
+		default:
+			src = &v1alpha1.ApplicationSource{}
 		}
-		src = &v1alpha1.ApplicationSource{}
+	}
+	if err := s.sourceFlags.apply(fs, src); err != nil {
+		return err
+	}
+	if changed("revision-history-limit") {
+		limit := int64(s.historyLimit)
+		spec.RevisionHistoryLimit = &limit
 	}
 	set := func(flag string, dst *string, v string) {
 		if changed(flag) {
@@ -137,9 +167,12 @@ func (s *specFlags) apply(fs *pflag.FlagSet, app *v1alpha1.Application) error {
 			return fmt.Errorf("sync policy %q: use automated or none", s.syncPolicy)
 		}
 	}
-	if changed("auto-prune") || changed("self-heal") {
+	if changed("auto-prune") || changed("self-heal") || changed("allow-empty") {
 		if spec.SyncPolicy == nil || spec.SyncPolicy.Automated == nil {
-			return fmt.Errorf("--auto-prune and --self-heal need --sync-policy automated")
+			return fmt.Errorf("--auto-prune, --self-heal and --allow-empty need --sync-policy automated")
+		}
+		if changed("allow-empty") {
+			spec.SyncPolicy.Automated.AllowEmpty = s.allowEmpty
 		}
 		if changed("auto-prune") {
 			spec.SyncPolicy.Automated.Prune = s.autoPrune
@@ -147,6 +180,16 @@ func (s *specFlags) apply(fs *pflag.FlagSet, app *v1alpha1.Application) error {
 		if changed("self-heal") {
 			spec.SyncPolicy.Automated.SelfHeal = s.selfHeal
 		}
+	}
+	retry, err := s.retry.strategy(fs)
+	if err != nil {
+		return err
+	}
+	if retry != nil {
+		if spec.SyncPolicy == nil {
+			spec.SyncPolicy = &v1alpha1.SyncPolicy{}
+		}
+		spec.SyncPolicy.Retry = retry
 	}
 	for _, o := range s.syncOptions {
 		if spec.SyncPolicy == nil {
@@ -176,9 +219,9 @@ func imageName(img string) string {
 
 func newAppCreateCommand(f *clientFlags) *cobra.Command {
 	s := &specFlags{}
-	var file string
-	var labels []string
-	var upsert bool
+	var file, name, appNamespace string
+	var labels, annotations []string
+	var upsert, finalizer, validate bool
 	cmd := &cobra.Command{
 		Use:   "create NAME",
 		Short: "Create an Application from flags or from a file",
@@ -199,18 +242,30 @@ func newAppCreateCommand(f *clientFlags) *cobra.Command {
 					return fmt.Errorf("reading %s: %w", file, err)
 				}
 			}
-			if len(args) == 1 {
-				app.Name = args[0]
+			if err := refuseUnsupported(cmd); err != nil {
+				return err
 			}
+			app.Name = cmp.Or(append(args, name, app.Name)...)
 			if app.Name == "" {
 				return fmt.Errorf("an application name is required")
 			}
-			for _, l := range labels {
-				k, v, _ := strings.Cut(l, "=")
-				if app.Labels == nil {
-					app.Labels = map[string]string{}
+			if appNamespace != "" {
+				app.Namespace = appNamespace
+			}
+			for _, m := range []struct {
+				values []string
+				dst    *map[string]string
+			}{{labels, &app.Labels}, {annotations, &app.Annotations}} {
+				for _, l := range m.values {
+					k, v, _ := strings.Cut(l, "=")
+					if *m.dst == nil {
+						*m.dst = map[string]string{}
+					}
+					(*m.dst)[k] = v
 				}
-				app.Labels[k] = v
+			}
+			if finalizer && !slices.Contains(app.Finalizers, v1alpha1.ResourcesFinalizerName) {
+				app.Finalizers = append(app.Finalizers, v1alpha1.ResourcesFinalizerName)
 			}
 			if err := s.apply(cmd.Flags(), app); err != nil {
 				return err
@@ -219,7 +274,7 @@ func newAppCreateCommand(f *clientFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := c.Do("POST", fmt.Sprintf("/api/v1/applications?upsert=%t", upsert), app, nil); err != nil {
+			if err := c.Do("POST", fmt.Sprintf("/api/v1/applications?upsert=%t&validate=%t", upsert, validate), app, nil); err != nil {
 				return fmt.Errorf("creating application %s: %w", app.Name, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "application '%s' created\n", app.Name)
@@ -230,21 +285,75 @@ func newAppCreateCommand(f *clientFlags) *cobra.Command {
 	cmd.Flags().StringVarP(&file, "file", "f", "", "read the Application from this YAML or JSON file (flags override it)")
 	cmd.Flags().StringArrayVarP(&labels, "label", "l", nil, "label KEY=VALUE (repeatable)")
 	cmd.Flags().BoolVar(&upsert, "upsert", false, "replace an existing Application with a different spec")
+	cmd.Flags().StringVar(&name, "name", "", "name of the Application (instead of the argument)")
+	cmd.Flags().StringArrayVar(&annotations, "annotations", nil, "annotation KEY=VALUE (repeatable)")
+	cmd.Flags().BoolVar(&finalizer, "set-finalizer", false, "add the finalizer that deletes the resources with the Application")
+	cmd.Flags().BoolVar(&validate, "validate", true, "check the source renders and the project allows the Application before creating it")
+	cmd.Flags().StringVarP(&appNamespace, "app-namespace", "N", "", "namespace of the Application")
+	unsupported(cmd, hydratorFlags)
 	return cmd
 }
 
 func newAppSetCommand(f *clientFlags) *cobra.Command {
 	s := &specFlags{}
+	var appNamespace string
+	var validate bool
 	cmd := &cobra.Command{
 		Use:     "set NAME",
 		Short:   "Change an Application's spec",
 		Example: "  capstan app set guestbook --revision v1.2.0\n  capstan app set web --helm-set image.tag=1.28 --sync-policy automated --auto-prune",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return editApp(f, args[0], func(app *v1alpha1.Application) error { return s.apply(cmd.Flags(), app) })
+			if err := refuseUnsupported(cmd); err != nil {
+				return err
+			}
+			return editApp(f, args[0], url.Values{"appNamespace": {appNamespace}, "validate": {strconv.FormatBool(validate)}},
+				func(app *v1alpha1.Application) error { return s.apply(cmd.Flags(), app) })
 		},
 	}
 	s.add(cmd.Flags())
+	cmd.Flags().IntVar(&s.sourcePosition, "source-position", -1, "1-based position of the source to change, for a multi-source Application")
+	cmd.Flags().BoolVar(&validate, "validate", true, "check the source renders and the project allows the change first")
+	cmd.Flags().StringVarP(&appNamespace, "app-namespace", "N", "", "namespace of the Application")
+	unsupported(cmd, hydratorFlags)
+	return cmd
+}
+
+func newAppAddSourceCommand(f *clientFlags) *cobra.Command {
+	s := &specFlags{}
+	var appNamespace string
+	var validate bool
+	cmd := &cobra.Command{
+		Use:     "add-source APPNAME",
+		Short:   "Add a source to an Application, making it multi-source",
+		Example: "  capstan app add-source guestbook --repo https://github.com/example/values.git --ref values\n  capstan app add-source web --repo https://charts.example.com --helm-chart web --revision 1.2.0",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := refuseUnsupported(cmd); err != nil {
+				return err
+			}
+			q := url.Values{"appNamespace": {appNamespace}, "validate": {strconv.FormatBool(validate)}}
+			return editApp(f, args[0], q, func(app *v1alpha1.Application) error {
+				added := &v1alpha1.Application{ObjectMeta: app.ObjectMeta}
+				if err := s.apply(cmd.Flags(), added); err != nil {
+					return err
+				}
+				if added.Spec.Source.RepoURL == "" {
+					return fmt.Errorf("--repo is required")
+				}
+				if app.Spec.Source != nil {
+					app.Spec.Sources = v1alpha1.ApplicationSources{*app.Spec.Source}
+					app.Spec.Source = nil
+				}
+				app.Spec.Sources = append(app.Spec.Sources, *added.Spec.Source)
+				return nil
+			})
+		},
+	}
+	s.add(cmd.Flags())
+	cmd.Flags().BoolVar(&validate, "validate", true, "check the new source renders and the project allows it first")
+	cmd.Flags().StringVarP(&appNamespace, "app-namespace", "N", "", "namespace of the Application")
+	unsupported(cmd, hydratorFlags)
 	return cmd
 }
 
@@ -256,7 +365,7 @@ func newAppUnsetCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan app unset web --helm-set image.tag --values values-prod.yaml\n  capstan app unset guestbook --kustomize-image nginx",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return editApp(f, args[0], func(app *v1alpha1.Application) error {
+			return editApp(f, args[0], nil, func(app *v1alpha1.Application) error {
 				src := app.Spec.Source
 				if src == nil {
 					return fmt.Errorf("application %s has several sources; edit them with app patch or kubectl", app.Name)
@@ -278,20 +387,21 @@ func newAppUnsetCommand(f *clientFlags) *cobra.Command {
 	return cmd
 }
 
-// editApp reads an Application, changes its spec and writes it back.
-func editApp(f *clientFlags, name string, edit func(*v1alpha1.Application) error) error {
+// editApp reads an Application, changes its spec and writes it back; q
+// (appNamespace, validate) goes with both calls.
+func editApp(f *clientFlags, name string, q url.Values, edit func(*v1alpha1.Application) error) error {
 	c, err := f.client()
 	if err != nil {
 		return err
 	}
-	app, err := getApp(c, name)
-	if err != nil {
-		return err
+	app := &v1alpha1.Application{}
+	if err := c.Do("GET", appPath(name, "?"+q.Encode()), nil, app); err != nil {
+		return fmt.Errorf("getting application %s: %w", name, err)
 	}
 	if err := edit(app); err != nil {
 		return err
 	}
-	if err := c.Do("PUT", appPath(name, "/spec"), app.Spec, nil); err != nil {
+	if err := c.Do("PUT", appPath(name, "/spec?"+q.Encode()), app.Spec, nil); err != nil {
 		return fmt.Errorf("updating application %s: %w", name, err)
 	}
 	return nil

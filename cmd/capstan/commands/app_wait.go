@@ -59,7 +59,7 @@ func newAppSyncCommand(f *clientFlags) *cobra.Command {
 			if body["infos"], err = parseInfos(infos); err != nil {
 				return err
 			}
-			if body["retryStrategy"], err = retry.strategy(cmd); err != nil {
+			if body["retryStrategy"], err = retry.strategy(cmd.Flags()); err != nil {
 				return err
 			}
 			for _, name := range names {

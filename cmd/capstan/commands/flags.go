@@ -16,30 +16,32 @@ import (
 // does not have yet.
 const unsupportedAnnotation = "capstan-unsupported"
 
-// unsupported registers Argo CD flags (name to pflag type) that Capstan
+// unsupported registers Argo CD flags (name to pflag type, with "/x" for a
+// shorthand) that Capstan
 // accepts on the command line but refuses with a clear error when given,
 // rather than ignoring them.
 func unsupported(cmd *cobra.Command, flags map[string]string) {
 	fs := cmd.Flags()
 	for name, typ := range flags {
 		usage := "not supported by Capstan yet: using it is an error"
+		typ, short, _ := strings.Cut(typ, "/")
 		switch typ {
 		case "bool":
-			fs.Bool(name, false, usage)
+			fs.BoolP(name, short, false, usage)
 		case "string":
-			fs.String(name, "", usage)
+			fs.StringP(name, short, "", usage)
 		case "stringArray":
-			fs.StringArray(name, nil, usage)
+			fs.StringArrayP(name, short, nil, usage)
 		case "stringSlice":
-			fs.StringSlice(name, nil, usage)
+			fs.StringSliceP(name, short, nil, usage)
 		case "int64Slice":
-			fs.Int64Slice(name, nil, usage)
+			fs.Int64SliceP(name, short, nil, usage)
 		case "int64":
-			fs.Int64(name, 0, usage)
+			fs.Int64P(name, short, 0, usage)
 		case "int":
-			fs.Int(name, 0, usage)
+			fs.IntP(name, short, 0, usage)
 		case "duration":
-			fs.Duration(name, 0, usage)
+			fs.DurationP(name, short, 0, usage)
 		default:
 			panic("unsupported flag type " + typ)
 		}
@@ -82,10 +84,10 @@ func (r *retryFlags) add(fs *pflag.FlagSet, prefix string) {
 
 // strategy is the retry strategy the flags give, nil when no retry flag
 // was set.
-func (r *retryFlags) strategy(cmd *cobra.Command) (*v1alpha1.RetryStrategy, error) {
+func (r *retryFlags) strategy(fs *pflag.FlagSet) (*v1alpha1.RetryStrategy, error) {
 	set := false
 	for _, name := range []string{"limit", "backoff-duration", "backoff-factor", "backoff-max-duration", "refresh"} {
-		set = set || cmd.Flags().Changed(r.prefix+name)
+		set = set || fs.Changed(r.prefix+name)
 	}
 	if !set {
 		return nil, nil

@@ -54,8 +54,7 @@ func newProjCreateCommand(f *clientFlags) *cobra.Command {
 	var file string
 	var upsert bool
 	spec := &projSpecFlags{}
-	var cmd *cobra.Command
-	cmd = &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "create NAME",
 		Short: "Create a project",
 		Example: "  capstan proj create team-a --description \"Team A\" --src https://github.com/team-a/* --dest https://kubernetes.default.svc,team-a\n" +

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 )
 
@@ -36,6 +37,16 @@ func TestSessionAndAccountCommands(t *testing.T) {
 	for _, name := range []string{"one", "two"} {
 		f.expect(0, "app", "create", name, "--repo", remote.URL, "--path", "app", "--label", "team=web",
 			"--dest-server", "https://kubernetes.default.svc", "--dest-namespace", "default")
+	}
+	f.expect(0, "app", "add-source", "one", "--repo", remote.URL, "--path", "app", "--ref", "values", "--validate=false")
+	var one v1alpha1.Application
+	if err := f.get("/api/v1/applications/one", &one); err != nil || one.Spec.Source != nil || len(one.Spec.Sources) != 2 || one.Spec.Sources[1].Ref != "values" {
+		t.Errorf("after add-source: %v %+v", err, one.Spec)
+	}
+	f.expect(0, "app", "set", "one", "--source-position", "1", "--revision", "main")
+	f.expect(0, "app", "remove-source", "one", "--source-position", "2")
+	if err := f.get("/api/v1/applications/one", &one); err != nil || len(one.Spec.Sources) != 1 || one.Spec.Sources[0].TargetRevision != "main" {
+		t.Errorf("after set and remove-source: %v %+v", err, one.Spec)
 	}
 	f.expect(0, "configure", "--prompts-enabled")
 	if data, err := os.ReadFile(f.config); err != nil || !strings.Contains(string(data), "prompts-enabled: true") {
