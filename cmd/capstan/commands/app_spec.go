@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
