@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strings"
 
@@ -23,7 +24,9 @@ const (
 )
 
 func newAppDiffCommand(f *clientFlags) *cobra.Command {
-	var color string
+	var color, appNamespace string
+	var refresh, hardRefresh, exitCode bool
+	var diffExitCode int
 	cmd := &cobra.Command{
 		Use:   "diff NAME",
 		Short: "Show how the live resources differ from Git; exit 0 in sync, 1 with differences, 2 on error",
@@ -31,12 +34,23 @@ func newAppDiffCommand(f *clientFlags) *cobra.Command {
 			"  capstan app diff guestbook || echo \"out of sync\"",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := refuseUnsupported(cmd); err != nil {
+				return exitError{code: diffError, err: err}
+			}
 			c, err := f.client()
 			if err != nil {
 				return exitError{code: diffError, err: err}
 			}
+			q := url.Values{"appNamespace": {appNamespace}}
+			if refresh || hardRefresh {
+				q.Set("refresh", map[bool]string{false: "normal", true: "hard"}[hardRefresh])
+				if err := c.Do("GET", appPath(args[0], "?"+q.Encode()), nil, nil); err != nil {
+					return exitError{code: diffError, err: fmt.Errorf("refreshing application %s: %w", args[0], err)}
+				}
+				q.Del("refresh")
+			}
 			var resp struct{ Items []appstate.ResourceDiff }
-			if err := c.Do("GET", appPath(args[0], "/managed-resources"), nil, &resp); err != nil {
+			if err := c.Do("GET", appPath(args[0], "/managed-resources?"+q.Encode()), nil, &resp); err != nil {
 				return exitError{code: diffError, err: fmt.Errorf("comparing application %s: %w", args[0], err)}
 			}
 			colored := color == "always" || (color == "auto" && isTerminal(cmd.OutOrStdout()))
@@ -50,13 +64,21 @@ func newAppDiffCommand(f *clientFlags) *cobra.Command {
 					return exitError{code: diffError, err: err}
 				}
 			}
-			if found {
-				return exitError{code: diffFound}
+			if found && exitCode {
+				return exitError{code: diffExitCode}
 			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&color, "color", "auto", "colour the diff: auto (on a terminal), always or never")
+	cmd.Flags().BoolVar(&refresh, "refresh", false, "compare with the latest state of Git first")
+	cmd.Flags().BoolVar(&hardRefresh, "hard-refresh", false, "like --refresh, also rendering anew")
+	cmd.Flags().BoolVar(&exitCode, "exit-code", true, "exit with --diff-exit-code when there are differences (false: exit 0)")
+	cmd.Flags().IntVar(&diffExitCode, "diff-exit-code", diffFound, "exit code when there are differences")
+	cmd.Flags().StringVarP(&appNamespace, "app-namespace", "N", "", "namespace of the Application")
+	unsupported(cmd, map[string]string{"local": "string", "local-include": "stringArray", "local-repo-root": "string", "revision": "string",
+		"revisions": "stringArray", "source-names": "stringArray", "source-positions": "int64Slice", "server-side-generate": "bool",
+		"server-side-diff": "bool", "ignore-normalizer-jq-execution-timeout": "duration"})
 	return cmd
 }
 

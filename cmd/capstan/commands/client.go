@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -91,21 +92,27 @@ func withKubeFlags(group *cobra.Command) *cobra.Command {
 	return group
 }
 
-// setLogging makes the default logger write --logformat at --loglevel to
-// stderr.
+// setLogging checks --loglevel and --logformat and, in a process of its
+// own (stderr is the process's), makes the default logger write that
+// format at that level to stderr. Run in-process (tests, embedding), it
+// leaves the process's logger alone.
 func (f *clientFlags) setLogging(cmd *cobra.Command) error {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
 		return fmt.Errorf("--loglevel: %w", err)
 	}
 	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler
 	switch f.logFormat {
 	case "json":
-		slog.SetDefault(slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), opts)))
+		h = slog.NewJSONHandler(os.Stderr, opts)
 	case "text":
-		slog.SetDefault(slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), opts)))
+		h = slog.NewTextHandler(os.Stderr, opts)
 	default:
 		return fmt.Errorf("--logformat %q: use json or text", f.logFormat)
+	}
+	if cmd.ErrOrStderr() == os.Stderr {
+		slog.SetDefault(slog.New(h))
 	}
 	return nil
 }
