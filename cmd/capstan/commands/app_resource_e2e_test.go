@@ -80,7 +80,9 @@ func TestAppResourceCommands(t *testing.T) {
 	if code, _, errOut := f.run("app", "sync", "ops", "--force"); code != 1 || !strings.Contains(errOut, "--force: not supported by Capstan yet") {
 		t.Errorf("app sync --force: exit %d, %s", code, errOut)
 	}
-	// The CronJob was deleted by hand: the app differs from Git.
+	// A live change to the Deployment: the app differs from Git.
+	expect(0, "app", "patch-resource", "ops", "--kind", "Deployment", "--resource-name", "api",
+		"--patch", `{"spec":{"template":{"spec":{"containers":[{"name":"api","image":"api:2"}]}}}}`, "--patch-type", "application/merge-patch+json")
 	f.expect(1, "app", "diff", "ops", "--hard-refresh")
 	f.expect(5, "app", "diff", "ops", "--refresh", "--diff-exit-code", "5")
 	f.expect(0, "app", "diff", "ops", "--exit-code=false")
