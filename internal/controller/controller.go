@@ -216,6 +216,8 @@ func run(ctx context.Context, opts Options, identity string) error {
 		// Several controllers may share a process (tests, one per shard).
 		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: opts.Workers, SkipNameValidation: ptrTo(true)}).
 		WatchesRawSource(source.Channel(events, &handler.EnqueueRequestForObject{})).
+		Watches(&v1alpha1.AppProject{}, handler.EnqueueRequestsFromMapFunc(projectApps(mgr.GetClient(), namespaces)),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Complete(r)
 	if err != nil {
 		return err

@@ -63,6 +63,20 @@ func (r *reconciler) pendingOperation(app *v1alpha1.Application, comp *compariso
 	return op, retryCount, 0
 }
 
+// requested reports whether the app has an operation asked for or under
+// way, rather than an automated sync only now called for.
+func (r *reconciler) requested(app *v1alpha1.Application) bool {
+	st := app.Status.OperationState
+	return app.Operation != nil || (st != nil && st.Phase == v1alpha1.OperationRunning)
+}
+
+// terminating reports whether a user asked to end the app's operation.
+// It ends at once, whatever the sync windows say.
+func terminating(app *v1alpha1.Application) bool {
+	st := app.Status.OperationState
+	return st != nil && st.Phase == v1alpha1.OperationTerminating
+}
+
 // automatedOperation returns the sync an automated policy calls for: the app
 // is OutOfSync and either its revision has not been synced yet or self-heal
 // is on. A revision whose automated sync failed is not retried by itself.
@@ -152,9 +166,9 @@ func (r *reconciler) runOperation(ctx context.Context, app *v1alpha1.Application
 			started, done = st.StartedAt, st.SyncResult.Resources
 		}
 	}
-	terminating := app.Status.OperationState != nil && app.Status.OperationState.Phase == v1alpha1.OperationTerminating
+	ended := terminating(app)
 	app.Status.OperationState = &v1alpha1.OperationState{Operation: *op, Phase: v1alpha1.OperationRunning, Message: "syncing", StartedAt: started, RetryCount: retryCount}
-	if terminating { // terminated before it began
+	if ended { // terminated before it began
 		return r.finishOperation(ctx, app, status, op, started, &operationResult{Result: &apply.Result{Phase: v1alpha1.OperationFailed, Message: terminatedMessage}, refused: true}, checker)
 	}
 	syncCtx, cancelSync := context.WithCancel(ctx)

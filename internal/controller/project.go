@@ -1,10 +1,16 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/cluster"
@@ -27,4 +33,62 @@ func (r *reconciler) checkProject(ctx context.Context, app *v1alpha1.Application
 		return nil, err
 	}
 	return proj, nil
+}
+
+// projectApps maps a changed AppProject to its Applications, so a change
+// of its permissions or sync windows is acted on at once.
+func projectApps(reader client.Reader, namespaces appNamespaces) handler.MapFunc {
+	return func(ctx context.Context, obj client.Object) []reconcile.Request {
+		apps, err := namespaces.list(ctx, reader)
+		if err != nil {
+			return nil
+		}
+		var out []reconcile.Request
+		for _, app := range apps {
+			if cmp.Or(app.Spec.Project, v1alpha1.DefaultAppProjectName) == obj.GetName() {
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&app)})
+			}
+		}
+		return out
+	}
+}
+
+// windowVerdict is what a project's sync windows say of an operation.
+type windowVerdict struct {
+	blocked bool
+	// err is a window that cannot be read (which blocks every sync).
+	err error
+	// again is when the windows next open or close, to decide again.
+	again time.Duration
+}
+
+// checkWindows decides whether the sync windows of the app's project let
+// op run now, as Argo CD does; a manual sync may pass where an automated
+// one may not.
+func checkWindows(app *v1alpha1.Application, proj *v1alpha1.AppProject, op *v1alpha1.Operation, now time.Time) windowVerdict {
+	ws := project.MatchWindows(proj, app)
+	ok, err := ws.CanSync(!op.InitiatedBy.Automated, now)
+	if ok {
+		return windowVerdict{}
+	}
+	v := windowVerdict{blocked: true, err: err, again: time.Minute}
+	if next := ws.NextChange(now); !next.IsZero() {
+		v.again = next.Sub(now) + time.Second
+	}
+	return v
+}
+
+// holdOperation records that a requested operation waits for its sync
+// windows: Running, with Argo CD's message (and the window's error).
+func holdOperation(app *v1alpha1.Application, op *v1alpha1.Operation, v windowVerdict) {
+	msg := project.OperationBlockedBySyncWindow
+	if v.err != nil {
+		msg += ": " + v.err.Error()
+	}
+	st := app.Status.OperationState
+	if st == nil || st.Phase != v1alpha1.OperationRunning || !equality.Semantic.DeepEqual(st.Operation, *op) {
+		st = &v1alpha1.OperationState{Operation: *op, Phase: v1alpha1.OperationRunning, StartedAt: metav1.Now()}
+		app.Status.OperationState = st
+	}
+	st.Message = msg
 }

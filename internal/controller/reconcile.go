@@ -77,6 +77,8 @@ type comparison struct {
 	urls      []string
 	// orphaned is the OrphanedResourceWarning, when the project asks.
 	orphaned *v1alpha1.ApplicationCondition
+	// project is the Application's AppProject as compared.
+	project *v1alpha1.AppProject
 }
 
 func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -133,6 +135,17 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		op, retryCount, wait = r.pendingOperation(app, comp)
 		if wait > 0 && wait < requeue {
 			requeue = wait
+		}
+		if op != nil && !terminating(app) {
+			if v := checkWindows(app, comp.project, op, time.Now()); v.blocked {
+				requeue = min(requeue, v.again)
+				if r.requested(app) {
+					holdOperation(app, op, v)
+				} else {
+					r.opts.Log.Info("Sync prevented by sync window", "application", app.Namespace+"/"+app.Name)
+				}
+				op = nil
+			}
 		}
 	}
 	if op != nil {
@@ -257,7 +270,7 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 	if err != nil {
 		return fail(v1alpha1.ApplicationConditionComparisonError, err)
 	}
-	comp := &comparison{Comparison: result, dest: dest, render: resp}
+	comp := &comparison{Comparison: result, dest: dest, render: resp, project: proj}
 	for _, res := range result.Resources {
 		comp.resources = append(comp.resources, res.ResourceStatus())
 		if res.Target != nil && res.Live != nil && res.Denied == "" {

@@ -229,25 +229,26 @@ func (s *Server) loadApp(w http.ResponseWriter, r *http.Request, c *caller, acti
 // which the controller runs, and returns the Application.
 func (s *Server) syncApplication(w http.ResponseWriter, r *http.Request, c *caller) {
 	var req syncRequest
-	app := s.appForOperation(w, r, c, &req, "sync request")
-	if app == nil {
-		return
-	}
-	if pol := app.Spec.SyncPolicy; pol != nil && pol.Automated != nil && !req.DryRun && app.Spec.Source != nil && req.Revision != "" {
-		if target := app.Spec.Source.TargetRevision; req.Revision != target && !(target == "" && req.Revision == "HEAD") {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("cannot sync to %s: auto-sync currently set to %s", req.Revision, cmp.Or(target, "HEAD")))
-			return
+	s.startOperation(w, r, c, &req, "sync request", func(app *v1alpha1.Application) *v1alpha1.Operation {
+		if !s.syncAllowed(w, r, app) {
+			return nil
 		}
-	}
-	op := &v1alpha1.Operation{
-		Sync:        &v1alpha1.SyncOperation{Revision: req.Revision, Prune: req.Prune, DryRun: req.DryRun, Resources: req.Resources, SyncOptions: req.SyncOptions.Items},
-		InitiatedBy: v1alpha1.OperationInitiator{Username: c.claims.Subject},
-		Info:        req.Infos,
-	}
-	if req.Retry != nil {
-		op.Retry = *req.Retry
-	}
-	s.startOperation(w, r, app, op)
+		if pol := app.Spec.SyncPolicy; pol != nil && pol.Automated != nil && !req.DryRun && app.Spec.Source != nil && req.Revision != "" {
+			if target := app.Spec.Source.TargetRevision; req.Revision != target && !(target == "" && req.Revision == "HEAD") {
+				writeError(w, http.StatusBadRequest, fmt.Sprintf("cannot sync to %s: auto-sync currently set to %s", req.Revision, cmp.Or(target, "HEAD")))
+				return nil
+			}
+		}
+		op := &v1alpha1.Operation{
+			Sync:        &v1alpha1.SyncOperation{Revision: req.Revision, Prune: req.Prune, DryRun: req.DryRun, Resources: req.Resources, SyncOptions: req.SyncOptions.Items},
+			InitiatedBy: v1alpha1.OperationInitiator{Username: c.claims.Subject},
+			Info:        req.Infos,
+		}
+		if req.Retry != nil {
+			op.Retry = *req.Retry
+		}
+		return op
+	})
 }
 
 // deleteApplication deletes an Application; cascade (the default) deletes

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,67 +29,76 @@ type rollbackRequest struct {
 // which would undo the rollback at once.
 func (s *Server) rollbackApplication(w http.ResponseWriter, r *http.Request, c *caller) {
 	var req rollbackRequest
-	app := s.appForOperation(w, r, c, &req, "rollback request")
-	if app == nil {
-		return
-	}
-	if pol := app.Spec.SyncPolicy; pol != nil && pol.Automated != nil && (pol.Automated.Enabled == nil || *pol.Automated.Enabled) && !req.DryRun {
-		writeError(w, http.StatusBadRequest, "rollback cannot be initiated when auto-sync is enabled")
-		return
-	}
-	var entry *v1alpha1.RevisionHistory
-	for i := range app.Status.History {
-		if app.Status.History[i].ID == int64(req.ID) {
-			entry = &app.Status.History[i]
+	s.startOperation(w, r, c, &req, "rollback request", func(app *v1alpha1.Application) *v1alpha1.Operation {
+		if pol := app.Spec.SyncPolicy; pol != nil && pol.Automated != nil && (pol.Automated.Enabled == nil || *pol.Automated.Enabled) && !req.DryRun {
+			writeError(w, http.StatusBadRequest, "rollback cannot be initiated when auto-sync is enabled")
+			return nil
 		}
-	}
-	if entry == nil {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("application %s does not have deployment with id %d", app.Name, req.ID))
+		var entry *v1alpha1.RevisionHistory
+		for i := range app.Status.History {
+			if app.Status.History[i].ID == int64(req.ID) {
+				entry = &app.Status.History[i]
+			}
+		}
+		if entry == nil {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("application %s does not have deployment with id %d", app.Name, req.ID))
+			return nil
+		}
+		op := &v1alpha1.SyncOperation{Revision: entry.Revision, Revisions: entry.Revisions, DryRun: req.DryRun, Prune: req.Prune}
+		if len(entry.Sources) > 0 {
+			op.Sources = entry.Sources
+		} else {
+			src := entry.Source
+			op.Source = &src
+		}
+		return &v1alpha1.Operation{Sync: op, InitiatedBy: v1alpha1.OperationInitiator{Username: c.claims.Subject}}
+	})
+}
+
+// startOperation decodes the request body (which may be empty) into req,
+// loads the Application, lets build make the operation from it and sets
+// it, which the controller runs. build writes why not and returns nil
+// when the operation cannot start. An operation already in progress is
+// refused; when the Application changed meanwhile (the controller wrote
+// its status), the operation is made again on the newer copy, as Argo
+// CD's server does, so two callers still cannot both start one.
+func (s *Server) startOperation(w http.ResponseWriter, r *http.Request, c *caller, req any, what string, build func(*v1alpha1.Application) *v1alpha1.Operation) {
+	if !decodeBody(w, r, req, what, true) {
 		return
 	}
-	op := &v1alpha1.SyncOperation{Revision: entry.Revision, Revisions: entry.Revisions, DryRun: req.DryRun, Prune: req.Prune}
-	if len(entry.Sources) > 0 {
-		op.Sources = entry.Sources
-	} else {
-		src := entry.Source
-		op.Source = &src
-	}
-	s.startOperation(w, r, app, &v1alpha1.Operation{Sync: op, InitiatedBy: v1alpha1.OperationInitiator{Username: c.claims.Subject}})
-}
-
-// appForOperation decodes the request body (which may be empty) into req
-// and loads the Application for a sync, refusing when an operation is
-// already in progress. It writes the error answer and returns nil when
-// the operation cannot start.
-func (s *Server) appForOperation(w http.ResponseWriter, r *http.Request, c *caller, req any, what string) *v1alpha1.Application {
-	if !decodeBody(w, r, req, what, true) {
-		return nil
-	}
-	app := s.loadApp(w, r, c, "sync")
-	if app == nil {
-		return nil
-	}
-	if app.Operation != nil {
-		writeError(w, http.StatusBadRequest, "another operation is already in progress")
-		return nil
-	}
-	return app
-}
-
-// startOperation sets the Application's operation, which the controller
-// runs, with an optimistic lock so two callers cannot both start one.
-func (s *Server) startOperation(w http.ResponseWriter, r *http.Request, app *v1alpha1.Application, op *v1alpha1.Operation) {
-	orig := app.DeepCopy()
-	app.Operation = op
-	if err := s.opts.Client.Patch(r.Context(), app, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-		if statusOf(err) == http.StatusConflict {
-			writeError(w, http.StatusConflict, "the application changed while starting the operation; try again")
+	const attempts = 10
+	for attempt := 1; ; attempt++ {
+		app := s.loadApp(w, r, c, "sync")
+		if app == nil {
 			return
 		}
-		s.internal(w, err)
+		if app.Operation != nil {
+			writeError(w, http.StatusBadRequest, "another operation is already in progress")
+			return
+		}
+		op := build(app)
+		if op == nil {
+			return
+		}
+		orig := app.DeepCopy()
+		app.Operation = op
+		err := s.opts.Client.Patch(r.Context(), app, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+		if apierrors.IsConflict(err) && attempt < attempts {
+			// A cached reader catches up with the newer copy in a moment.
+			time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
+			continue
+		}
+		if apierrors.IsConflict(err) {
+			writeError(w, http.StatusConflict, fmt.Sprintf("application %s kept changing while starting the operation; try again", app.Name))
+			return
+		}
+		if err != nil {
+			s.internal(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, app)
 		return
 	}
-	writeJSON(w, http.StatusOK, app)
 }
 
 // terminateOperation answers DELETE /api/v1/applications/{name}/operation:

@@ -166,6 +166,8 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /api/v1/applications/{name}/resource/actions", s.authorized(s.runAction))
 	s.mux.HandleFunc("POST /api/v1/applications/{name}/resource/actions/v2", s.authorized(s.runAction))
 	s.mux.HandleFunc("GET /api/v1/stream/applications", s.authorized(s.streamApplications))
+	s.mux.HandleFunc("GET /api/v1/applications/{name}/syncwindows", s.authorized(s.applicationSyncWindows))
+	s.mux.HandleFunc("GET /api/v1/projects/{name}/syncwindows", s.authorized(s.projectSyncWindows))
 	s.certificateRoutes()
 	s.gpgKeyRoutes()
 	s.rpcRoutes()

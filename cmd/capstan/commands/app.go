@@ -90,17 +90,24 @@ func newAppGetCommand(f *clientFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			var windows *syncWindowsView
+			if output == "tree" || output == "wide" || output == "" {
+				windows = &syncWindowsView{}
+				if err := c.Do("GET", appPath(args[0], "/syncwindows"), nil, windows); err != nil {
+					return fmt.Errorf("reading the sync windows of %s: %w", args[0], err)
+				}
+			}
 			switch output {
 			case "tree":
 				var tree appstate.Tree
 				if err := c.Do("GET", appPath(args[0], "/resource-tree"), nil, &tree); err != nil {
 					return fmt.Errorf("reading the resource tree of %s: %w", args[0], err)
 				}
-				printAppSummary(cmd.OutOrStdout(), app)
+				printAppSummary(cmd.OutOrStdout(), app, windows)
 				fmt.Fprintln(cmd.OutOrStdout())
 				return printTree(cmd.OutOrStdout(), &tree)
 			case "wide", "":
-				printAppSummary(cmd.OutOrStdout(), app)
+				printAppSummary(cmd.OutOrStdout(), app, windows)
 				fmt.Fprintln(cmd.OutOrStdout())
 				return printResources(cmd.OutOrStdout(), app.Status.Resources)
 			}
@@ -418,8 +425,56 @@ func printObject(w io.Writer, v any, output string) error {
 	return fmt.Errorf("unknown output format %q (want json or yaml)", output)
 }
 
-// printAppSummary prints the header of Argo CD's app get.
-func printAppSummary(w io.Writer, a *v1alpha1.Application) {
+// syncWindowsView is the API's answer about the sync windows that apply
+// to one Application.
+type syncWindowsView struct {
+	ActiveWindows, AssignedWindows []struct {
+		Kind, Schedule, Duration string
+		ManualSync               bool
+	}
+	CanSync bool
+}
+
+// status words the windows' verdict as Argo CD's app get does: syncs are
+// allowed, only manual ones, or none. No view (app wait) reads as allowed.
+func (v *syncWindowsView) status() string {
+	if v == nil || len(v.AssignedWindows) == 0 {
+		return "Sync Allowed"
+	}
+	activeDeny, activeAllows, allows := false, 0, 0
+	for _, w := range v.ActiveWindows {
+		if w.Kind == "deny" {
+			activeDeny = true
+		} else {
+			activeAllows++
+		}
+	}
+	for _, w := range v.AssignedWindows {
+		if w.Kind == "allow" {
+			allows++
+		}
+	}
+	if activeDeny || (activeAllows == 0 && allows > 0) {
+		if v.CanSync {
+			return "Manual Allowed"
+		}
+		return "Sync Denied"
+	}
+	return "Sync Allowed"
+}
+
+// assigned lists the windows as kind:schedule:duration.
+func (v *syncWindowsView) assigned() string {
+	var out []string
+	for _, w := range v.AssignedWindows {
+		out = append(out, w.Kind+":"+w.Schedule+":"+w.Duration)
+	}
+	return strings.Join(out, ",")
+}
+
+// printAppSummary prints the header of Argo CD's app get; windows is what
+// applies of the project's sync windows (nil when not read).
+func printAppSummary(w io.Writer, a *v1alpha1.Application, windows *syncWindowsView) {
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
 	var src v1alpha1.ApplicationSource
 	if a.Spec.Source != nil {
@@ -433,10 +488,14 @@ func printAppSummary(w io.Writer, a *v1alpha1.Application) {
 		{"Repo:", src.RepoURL},
 		{"Target:", src.TargetRevision},
 		{"Path:", src.Path},
-		{"SyncWindow:", "Sync Allowed"},
+		{"SyncWindow:", windows.status()},
 		{"Sync Policy:", syncPolicy(a)},
 		{"Sync Status:", fmt.Sprintf("%s to %s (%s)", a.Status.Sync.Status, cmp.Or(src.TargetRevision, "HEAD"), short(a.Status.Sync.Revision))},
 		{"Health Status:", string(a.Status.Health.Status)},
+	}
+	if windows != nil && len(windows.AssignedWindows) > 0 {
+		i := slices.IndexFunc(rows, func(r [2]string) bool { return r[0] == "SyncWindow:" })
+		rows = slices.Insert(rows, i+1, [2]string{"Assigned Windows:", windows.assigned()})
 	}
 	if len(a.Spec.Sources) > 0 {
 		rows = slices.DeleteFunc(rows, func(r [2]string) bool { return r[0] == "Repo:" || r[0] == "Target:" || r[0] == "Path:" })

@@ -183,7 +183,7 @@ func newAppWaitCommand(f *clientFlags) *cobra.Command {
 				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout())
-			printAppSummary(cmd.OutOrStdout(), app)
+			printAppSummary(cmd.OutOrStdout(), app, nil)
 			return nil
 		},
 	}
