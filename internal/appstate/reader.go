@@ -150,8 +150,8 @@ func resourceDiff(res engine.Resource) ResourceDiff {
 // controller applies it; nil (everything) when the project cannot be read,
 // which the controller reports on the Application.
 func (r *Reader) permit(ctx context.Context, app *v1alpha1.Application) func(*unstructured.Unstructured, bool) error {
-	proj := &v1alpha1.AppProject{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: cmp.Or(app.Spec.Project, v1alpha1.DefaultAppProjectName)}, proj); err != nil {
+	proj, err := project.Load(ctx, r.Client, r.Namespace, cmp.Or(app.Spec.Project, v1alpha1.DefaultAppProjectName))
+	if err != nil {
 		return nil
 	}
 	return func(obj *unstructured.Unstructured, namespaced bool) error {

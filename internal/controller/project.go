@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -20,13 +21,13 @@ import (
 // checkProject returns the Application's AppProject, or why the project
 // does not allow the Application to deploy to dst.
 func (r *reconciler) checkProject(ctx context.Context, app *v1alpha1.Application, dst *cluster.Cluster) (*v1alpha1.AppProject, error) {
-	proj := &v1alpha1.AppProject{}
-	name := app.Spec.Project
-	if name == "" {
-		name = v1alpha1.DefaultAppProjectName
-	}
-	if err := r.client.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: name}, proj); err != nil {
+	name := cmp.Or(app.Spec.Project, v1alpha1.DefaultAppProjectName)
+	proj, err := project.Load(ctx, r.client, r.opts.Namespace, name)
+	if apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("application references project %s which does not exist", name)
+	}
+	if err != nil {
+		return nil, err
 	}
 	dest := project.Destination{Server: dst.Server, Name: dst.Name, Namespace: app.Spec.Destination.Namespace}
 	if err := project.CheckApplication(proj, app, r.opts.Namespace, dest); err != nil {

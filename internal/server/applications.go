@@ -229,14 +229,14 @@ func (s *Server) loadApp(w http.ResponseWriter, r *http.Request, c *caller, acti
 // which the controller runs, and returns the Application.
 func (s *Server) syncApplication(w http.ResponseWriter, r *http.Request, c *caller) {
 	var req syncRequest
-	s.startOperation(w, r, c, &req, "sync request", func(app *v1alpha1.Application) *v1alpha1.Operation {
+	s.startOperation(w, r, c, &req, "sync request", func(app *v1alpha1.Application) (*v1alpha1.Operation, string) {
 		if !s.syncAllowed(w, r, app) {
-			return nil
+			return nil, ""
 		}
 		if pol := app.Spec.SyncPolicy; pol != nil && pol.Automated != nil && !req.DryRun && app.Spec.Source != nil && req.Revision != "" {
 			if target := app.Spec.Source.TargetRevision; req.Revision != target && !(target == "" && req.Revision == "HEAD") {
 				writeError(w, http.StatusBadRequest, fmt.Sprintf("cannot sync to %s: auto-sync currently set to %s", req.Revision, cmp.Or(target, "HEAD")))
-				return nil
+				return nil, ""
 			}
 		}
 		op := &v1alpha1.Operation{
@@ -247,7 +247,15 @@ func (s *Server) syncApplication(w http.ResponseWriter, r *http.Request, c *call
 		if req.Retry != nil {
 			op.Retry = *req.Retry
 		}
-		return op
+		partial := ""
+		if len(req.Resources) > 0 {
+			partial = "partial "
+		}
+		target := ""
+		if srcs := app.Spec.GetSources(); len(srcs) > 0 {
+			target = srcs[0].TargetRevision
+		}
+		return op, fmt.Sprintf("initiated %ssync to %s", partial, cmp.Or(req.Revision, target, "HEAD"))
 	})
 }
 
@@ -285,6 +293,7 @@ func (s *Server) deleteApplication(w http.ResponseWriter, r *http.Request, c *ca
 		s.internal(w, err)
 		return
 	}
+	s.audit(r.Context(), c, app, reasonDeleted, "deleted application")
 	writeJSON(w, http.StatusOK, map[string]string{})
 }
 
@@ -333,6 +342,7 @@ func (s *Server) createApplication(w http.ResponseWriter, r *http.Request, c *ca
 			writeError(w, statusOf(err), err.Error())
 			return
 		}
+		s.audit(r.Context(), c, app, reasonCreated, "created application")
 		writeJSON(w, http.StatusOK, app)
 		return
 	}
@@ -358,6 +368,7 @@ func (s *Server) createApplication(w http.ResponseWriter, r *http.Request, c *ca
 		writeError(w, statusOf(err), err.Error())
 		return
 	}
+	s.audit(r.Context(), c, existing, reasonUpdated, "updated application")
 	writeJSON(w, http.StatusOK, existing)
 }
 

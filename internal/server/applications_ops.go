@@ -29,10 +29,10 @@ type rollbackRequest struct {
 // which would undo the rollback at once.
 func (s *Server) rollbackApplication(w http.ResponseWriter, r *http.Request, c *caller) {
 	var req rollbackRequest
-	s.startOperation(w, r, c, &req, "rollback request", func(app *v1alpha1.Application) *v1alpha1.Operation {
+	s.startOperation(w, r, c, &req, "rollback request", func(app *v1alpha1.Application) (*v1alpha1.Operation, string) {
 		if pol := app.Spec.SyncPolicy; pol != nil && pol.Automated != nil && (pol.Automated.Enabled == nil || *pol.Automated.Enabled) && !req.DryRun {
 			writeError(w, http.StatusBadRequest, "rollback cannot be initiated when auto-sync is enabled")
-			return nil
+			return nil, ""
 		}
 		var entry *v1alpha1.RevisionHistory
 		for i := range app.Status.History {
@@ -42,7 +42,7 @@ func (s *Server) rollbackApplication(w http.ResponseWriter, r *http.Request, c *
 		}
 		if entry == nil {
 			writeError(w, http.StatusBadRequest, fmt.Sprintf("application %s does not have deployment with id %d", app.Name, req.ID))
-			return nil
+			return nil, ""
 		}
 		op := &v1alpha1.SyncOperation{Revision: entry.Revision, Revisions: entry.Revisions, DryRun: req.DryRun, Prune: req.Prune}
 		if len(entry.Sources) > 0 {
@@ -51,18 +51,19 @@ func (s *Server) rollbackApplication(w http.ResponseWriter, r *http.Request, c *
 			src := entry.Source
 			op.Source = &src
 		}
-		return &v1alpha1.Operation{Sync: op, InitiatedBy: v1alpha1.OperationInitiator{Username: c.claims.Subject}}
+		return &v1alpha1.Operation{Sync: op, InitiatedBy: v1alpha1.OperationInitiator{Username: c.claims.Subject}},
+			fmt.Sprintf("initiated rollback to %d", req.ID)
 	})
 }
 
 // startOperation decodes the request body (which may be empty) into req,
-// loads the Application, lets build make the operation from it and sets
-// it, which the controller runs. build writes why not and returns nil
-// when the operation cannot start. An operation already in progress is
+// loads the Application, lets build make the operation (and the action
+// the audit Event names) from it and sets it, which the controller runs.
+// build writes why not and returns nil when the operation cannot start. An operation already in progress is
 // refused; when the Application changed meanwhile (the controller wrote
 // its status), the operation is made again on the newer copy, as Argo
 // CD's server does, so two callers still cannot both start one.
-func (s *Server) startOperation(w http.ResponseWriter, r *http.Request, c *caller, req any, what string, build func(*v1alpha1.Application) *v1alpha1.Operation) {
+func (s *Server) startOperation(w http.ResponseWriter, r *http.Request, c *caller, req any, what string, build func(*v1alpha1.Application) (*v1alpha1.Operation, string)) {
 	if !decodeBody(w, r, req, what, true) {
 		return
 	}
@@ -76,7 +77,7 @@ func (s *Server) startOperation(w http.ResponseWriter, r *http.Request, c *calle
 			writeError(w, http.StatusBadRequest, "another operation is already in progress")
 			return
 		}
-		op := build(app)
+		op, action := build(app)
 		if op == nil {
 			return
 		}
@@ -96,6 +97,7 @@ func (s *Server) startOperation(w http.ResponseWriter, r *http.Request, c *calle
 			s.internal(w, err)
 			return
 		}
+		s.audit(r.Context(), c, app, reasonOperation, action)
 		writeJSON(w, http.StatusOK, app)
 		return
 	}
@@ -130,6 +132,7 @@ func (s *Server) terminateOperation(w http.ResponseWriter, r *http.Request, c *c
 	case err != nil:
 		writeError(w, statusOf(err), fmt.Sprintf("terminating the operation of application %s: %v", app.Name, err))
 	default:
+		s.audit(r.Context(), c, app, reasonUpdated, "terminated running operation")
 		writeJSON(w, http.StatusOK, map[string]string{})
 	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -8,9 +9,9 @@ import (
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/project"
 )
 
 // updateApplication answers PUT /api/v1/applications/{name}: the body's
@@ -24,7 +25,7 @@ func (s *Server) updateApplication(w http.ResponseWriter, r *http.Request, c *ca
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("application name %q does not match the path's %q", in.Name, r.PathValue("name")))
 		return
 	}
-	s.replaceApplication(w, r, c, func(app *v1alpha1.Application) {
+	s.replaceApplication(w, r, c, "updated application", func(app *v1alpha1.Application) {
 		app.Spec, app.Labels, app.Annotations, app.Finalizers = in.Spec, in.Labels, in.Annotations, in.Finalizers
 	}, func(app *v1alpha1.Application) any { return app })
 }
@@ -35,7 +36,7 @@ func (s *Server) updateApplicationSpec(w http.ResponseWriter, r *http.Request, c
 	if !decodeBody(w, r, &spec, "application spec", false) {
 		return
 	}
-	s.replaceApplication(w, r, c, func(app *v1alpha1.Application) { app.Spec = spec },
+	s.replaceApplication(w, r, c, "updated application spec", func(app *v1alpha1.Application) { app.Spec = spec },
 		func(app *v1alpha1.Application) any { return app.Spec })
 }
 
@@ -69,7 +70,7 @@ func (s *Server) patchApplication(w http.ResponseWriter, r *http.Request, c *cal
 		return
 	}
 	var patchErr error
-	s.replaceApplication(w, r, c, func(app *v1alpha1.Application) {
+	s.replaceApplication(w, r, c, "patched application", func(app *v1alpha1.Application) {
 		doc, err := json.Marshal(app)
 		if err == nil {
 			doc, err = apply(doc)
@@ -99,8 +100,9 @@ func (s *Server) patchApplication(w http.ResponseWriter, r *http.Request, c *cal
 // that the new project exists), and stores it. reply picks what is
 // answered; an error it returns is a bad request and nothing is stored.
 // When the controller wrote the Application meanwhile, the change is made
-// again on the newer copy, as Argo CD's server does.
-func (s *Server) replaceApplication(w http.ResponseWriter, r *http.Request, c *caller, edit func(*v1alpha1.Application), reply func(*v1alpha1.Application) any) {
+// again on the newer copy, as Argo CD's server does. action is what the
+// audit Event says was done.
+func (s *Server) replaceApplication(w http.ResponseWriter, r *http.Request, c *caller, action string, edit func(*v1alpha1.Application), reply func(*v1alpha1.Application) any) {
 	const attempts = 10
 	for attempt := 1; ; attempt++ {
 		app := s.editedApplication(w, r, c, edit, reply)
@@ -117,6 +119,7 @@ func (s *Server) replaceApplication(w http.ResponseWriter, r *http.Request, c *c
 			writeError(w, statusOf(err), fmt.Sprintf("updating application %s: %v", app.Name, err))
 			return
 		}
+		s.audit(r.Context(), c, app, reasonUpdated, action)
 		writeJSON(w, http.StatusOK, reply(app))
 		return
 	}
@@ -158,11 +161,11 @@ func (s *Server) editedApplication(w http.ResponseWriter, r *http.Request, c *ca
 // project returns the Application's AppProject, or writes 400 when it
 // does not exist (and 500 when it cannot be read) and returns nil.
 func (s *Server) project(w http.ResponseWriter, r *http.Request, app *v1alpha1.Application) *v1alpha1.AppProject {
-	proj := &v1alpha1.AppProject{}
-	err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: s.opts.Namespace, Name: app.Spec.Project}, proj)
+	name := cmp.Or(app.Spec.Project, v1alpha1.DefaultAppProjectName)
+	proj, err := project.Load(r.Context(), s.opts.Client, s.opts.Namespace, name)
 	switch {
 	case apierrors.IsNotFound(err):
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("application references project %s which does not exist", app.Spec.Project))
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("application references project %s which does not exist", name))
 		return nil
 	case err != nil:
 		s.internal(w, err)

@@ -127,6 +127,7 @@ func (s *Server) updateProject(w http.ResponseWriter, r *http.Request, c *caller
 		writeError(w, statusOf(err), fmt.Sprintf("updating project %s: %v", name, err))
 		return
 	}
+	s.audit(r.Context(), c, p, reasonUpdated, "updated project")
 	writeJSON(w, http.StatusOK, p)
 }
 

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"net/http"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/cluster"
+	"github.com/capstan-cd/capstan/internal/project"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
 
@@ -76,8 +78,10 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request, c *caller
 		return
 	}
 	p.Namespace, p.ResourceVersion, p.UID = s.opts.Namespace, "", ""
+	reason, action := reasonCreated, "created project"
 	err := s.opts.Client.Create(r.Context(), p)
 	if apierrors.IsAlreadyExists(err) && req.Upsert {
+		reason, action = reasonUpdated, "updated project"
 		if !c.can("projects", "update", p.Name) {
 			c.denied(w, "projects", "update", p.Name)
 			return
@@ -93,6 +97,7 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request, c *caller
 		writeError(w, statusOf(err), fmt.Sprintf("project %s: %v", p.Name, err))
 		return
 	}
+	s.audit(r.Context(), c, p, reason, action)
 	writeJSON(w, http.StatusOK, p)
 }
 
@@ -114,11 +119,15 @@ func (s *Server) deleteProject(w http.ResponseWriter, r *http.Request, c *caller
 		return
 	}
 	p := &v1alpha1.AppProject{}
-	p.Namespace, p.Name = s.opts.Namespace, name
+	if err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: s.opts.Namespace, Name: name}, p); err != nil {
+		writeError(w, statusOf(err), fmt.Sprintf("project %s: %v", name, err))
+		return
+	}
 	if err := s.opts.Client.Delete(r.Context(), p); err != nil {
 		writeError(w, statusOf(err), fmt.Sprintf("project %s: %v", name, err))
 		return
 	}
+	s.audit(r.Context(), c, p, reasonDeleted, "deleted project")
 	writeJSON(w, http.StatusOK, map[string]string{})
 }
 
@@ -134,7 +143,7 @@ func countIn(apps []v1alpha1.Application, project string) int {
 
 // getDetailedProject answers GET /api/v1/projects/{name}/detailed: the
 // project with the repositories and clusters scoped to it (credentials
-// left out), as Argo CD's API shows them. Capstan has no global projects.
+// left out) and its global projects, as Argo CD's API shows them.
 func (s *Server) getDetailedProject(w http.ResponseWriter, r *http.Request, c *caller) {
 	p := s.loadProject(w, r, c)
 	if p == nil {
@@ -157,6 +166,14 @@ func (s *Server) getDetailedProject(w http.ResponseWriter, r *http.Request, c *c
 		Repositories   []settings.Repository `json:"repositories"`
 		Clusters       []cluster.Spec        `json:"clusters"`
 	}{Project: p, GlobalProjects: []v1alpha1.AppProject{}, Repositories: []settings.Repository{}, Clusters: []cluster.Spec{}}
+	globals, err := project.Globals(r.Context(), s.opts.Client, p)
+	if err != nil {
+		s.internal(w, err)
+		return
+	}
+	for _, g := range globals {
+		out.GlobalProjects = append(out.GlobalProjects, *g)
+	}
 	for _, repo := range repos {
 		if repo.Project == name {
 			out.Repositories = append(out.Repositories, repo.Redacted())
@@ -168,4 +185,35 @@ func (s *Server) getDetailedProject(w http.ResponseWriter, r *http.Request, c *c
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// globalProjects answers GET /api/v1/projects/{name}/globalprojects: the
+// global projects whose settings the project gets (argocd-cm
+// globalProjects).
+func (s *Server) globalProjects(w http.ResponseWriter, r *http.Request, c *caller) {
+	p := s.loadProject(w, r, c)
+	if p == nil {
+		return
+	}
+	globals, err := project.Globals(r.Context(), s.opts.Client, p)
+	if err != nil {
+		s.internal(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Items []*v1alpha1.AppProject `json:"items,omitempty"`
+	}{globals})
+}
+
+// projectEvents answers GET /api/v1/projects/{name}/events: the
+// Kubernetes Events about the project.
+func (s *Server) projectEvents(w http.ResponseWriter, r *http.Request, c *caller) {
+	p := s.loadProject(w, r, c)
+	if p == nil {
+		return
+	}
+	list := &corev1.EventList{}
+	err := s.opts.Client.List(r.Context(), list, client.InNamespace(p.Namespace),
+		client.MatchingFields{"involvedObject.name": p.Name, "involvedObject.uid": string(p.UID)})
+	s.answer(w, list, err)
 }

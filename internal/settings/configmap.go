@@ -6,7 +6,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 )
 
 // ReadConfigMap reads one of the settings ConfigMaps (argocd-cm,
@@ -50,3 +52,54 @@ func LoadArgoCD(ctx context.Context, r client.Reader, namespace string) (*ArgoCD
 	}
 	return &ArgoCD{Data: data, Version: cm.ResourceVersion}, nil
 }
+
+// The argocd-cm keys that hold deep links, by what the links are for.
+const (
+	ApplicationLinks = "application.links"
+	ResourceLinks    = "resource.links"
+	ProjectLinks     = "project.links"
+)
+
+// DeepLink is one deep link of argocd-cm: a URL template shown beside an
+// Application, a resource or a project, when its condition holds.
+type DeepLink struct {
+	// URL is a Go template over the object the link is for.
+	URL string `json:"url"`
+	// Title is what the link shows.
+	Title string `json:"title"`
+	// Description, IconClass and If are optional.
+	Description *string `json:"description,omitempty"`
+	IconClass   *string `json:"icon.class,omitempty"`
+	// If is an expression (expr-lang) the link needs to be true.
+	If *string `json:"if,omitempty"`
+}
+
+// DeepLinks reads the deep links under key (ApplicationLinks, …); none
+// when the key is absent.
+func (a *ArgoCD) DeepLinks(key string) ([]DeepLink, error) {
+	var links []DeepLink
+	if err := yaml.Unmarshal([]byte(a.Data[key]), &links); err != nil {
+		return nil, fmt.Errorf("argocd-cm %s: %w", key, err)
+	}
+	return links, nil
+}
+
+// GlobalProject is an entry of argocd-cm globalProjects: the project
+// whose settings every project its label selector matches also gets.
+type GlobalProject struct {
+	ProjectName   string                `json:"projectName"`
+	LabelSelector *metav1.LabelSelector `json:"labelSelector"`
+}
+
+// GlobalProjects reads argocd-cm globalProjects.
+func (a *ArgoCD) GlobalProjects() ([]GlobalProject, error) {
+	var out []GlobalProject
+	if err := yaml.Unmarshal([]byte(a.Data["globalProjects"]), &out); err != nil {
+		return nil, fmt.Errorf("argocd-cm globalProjects: %w", err)
+	}
+	return out, nil
+}
+
+// StatusBadgeEnabled is statusbadge.enabled: the /api/badge images show
+// real statuses only when it is "true".
+func (a *ArgoCD) StatusBadgeEnabled() bool { return a.Data["statusbadge.enabled"] == "true" }
