@@ -34,7 +34,7 @@ func CheckApplication(proj *v1alpha1.AppProject, app *v1alpha1.Application, cont
 		return fmt.Errorf("application '%s' in namespace '%s' is not permitted to use project '%s'", app.Name, app.Namespace, name)
 	}
 	for _, src := range app.Spec.GetSources() {
-		if !MatchesAny(proj.Spec.SourceRepos, git.NormalizeURL(src.RepoURL), true) {
+		if !SourcePermitted(proj, src.RepoURL) {
 			return fmt.Errorf("application repo %s is not permitted in project '%s'", git.RedactURL(src.RepoURL), name)
 		}
 	}
@@ -47,6 +47,12 @@ func CheckApplication(proj *v1alpha1.AppProject, app *v1alpha1.Application, cont
 			server, dest.Namespace, name)
 	}
 	return nil
+}
+
+// SourcePermitted reports whether the project's sourceRepos allow a
+// repository.
+func SourcePermitted(proj *v1alpha1.AppProject, repoURL string) bool {
+	return MatchesAny(proj.Spec.SourceRepos, git.NormalizeURL(repoURL), true)
 }
 
 // DestinationPermitted reports whether one of the project's destinations

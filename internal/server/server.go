@@ -47,8 +47,9 @@ type Options struct {
 	// Config reaches the control cluster: watches for the stream endpoint
 	// and the in-cluster destination. Required.
 	Config *rest.Config
-	// Renderer renders Applications' sources (manifests, diffs). Required.
-	Renderer repo.Renderer
+	// Renderer renders Applications' sources (manifests, diffs) and
+	// explores repositories (branches, apps, commit metadata). Required.
+	Renderer repo.Server
 	// Insecure serves plain HTTP (behind a TLS-terminating ingress).
 	Insecure bool
 	// Hosts are the names the generated certificate is for. Default localhost.
@@ -173,6 +174,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /api/v1/projects/{name}/links", s.authorized(s.projectLinks))
 	s.mux.HandleFunc("GET /api/v1/projects/{name}/globalprojects", s.authorized(s.globalProjects))
 	s.mux.HandleFunc("GET /api/v1/projects/{name}/events", s.authorized(s.projectEvents))
+	s.exploreRoutes()
 	s.certificateRoutes()
 	s.gpgKeyRoutes()
 	s.rpcRoutes()

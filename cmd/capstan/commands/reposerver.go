@@ -149,7 +149,7 @@ func secretCredentials(ctx context.Context, namespace string) (repo.Credentials,
 	return &settings.RepoCredentials{Reader: c, Namespace: namespace}, nil
 }
 
-func serveRepo(ctx context.Context, log *slog.Logger, listen string, r repo.Renderer) error {
+func serveRepo(ctx context.Context, log *slog.Logger, listen string, r repo.Server) error {
 	lis, err := net.Listen("tcp", listen)
 	if err != nil {
 		return err

@@ -289,22 +289,13 @@ func (r *Repo) Checkout(ctx context.Context, sha string) (string, error) {
 	if _, err := os.Stat(dst); err == nil {
 		return dst, nil
 	}
+	if err := r.ensureCommit(ctx, sha); err != nil {
+		return "", err
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, err := os.Stat(dst); err == nil {
 		return dst, nil
-	}
-	if !r.hasCommit(ctx, sha) {
-		if err := r.fetchLocked(ctx); err != nil {
-			return "", err
-		}
-		if !r.hasCommit(ctx, sha) {
-			// Not on any branch or tag: ask for the commit itself.
-			r.fetches.Add(1)
-			if _, err := r.git(ctx, true, "fetch", "--quiet", "--", r.url, sha); err != nil || !r.hasCommit(ctx, sha) {
-				return "", fmt.Errorf("%w: commit %s in repository %s", ErrRevisionNotFound, sha, RedactURL(r.url))
-			}
-		}
 	}
 	if err := r.extract(ctx, sha, dst); err != nil {
 		var failed *exec.ExitError

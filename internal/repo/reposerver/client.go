@@ -10,14 +10,15 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/repo/chartrepo"
 )
 
-// Client is a repo.Renderer that calls a remote repo server.
+// Client is a repo.Server that calls a remote repo server.
 type Client struct {
 	conn *grpc.ClientConn
 }
 
-var _ repo.Renderer = (*Client)(nil)
+var _ repo.Server = (*Client)(nil)
 
 // Dial connects to a repo server at addr (host:port). The connection is
 // plaintext: repo servers are reached inside the cluster network, as in
@@ -36,17 +37,48 @@ func Dial(addr string, opts ...grpc.DialOption) (*Client, error) {
 
 // Render asks the repo server to render req.
 func (c *Client) Render(ctx context.Context, req *repo.Request) (*repo.Response, error) {
-	resp := &repo.Response{}
-	if err := c.invoke(ctx, renderMethod, req, resp); err != nil {
-		return nil, err
-	}
-	return resp, nil
+	return call[repo.Response](ctx, c, "Render", req)
 }
 
 // Resolve asks the repo server what a revision points at now.
 func (c *Client) Resolve(ctx context.Context, req *repo.ResolveRequest) (*repo.ResolveResponse, error) {
-	resp := &repo.ResolveResponse{}
-	if err := c.invoke(ctx, resolveMethod, req, resp); err != nil {
+	return call[repo.ResolveResponse](ctx, c, "Resolve", req)
+}
+
+// Refs asks the repo server for a repository's branches and tags.
+func (c *Client) Refs(ctx context.Context, req *repo.RefsRequest) (*repo.RefsResponse, error) {
+	return call[repo.RefsResponse](ctx, c, "Refs", req)
+}
+
+// Apps asks the repo server for the apps of a revision.
+func (c *Client) Apps(ctx context.Context, req *repo.AppsRequest) (*repo.AppsResponse, error) {
+	return call[repo.AppsResponse](ctx, c, "Apps", req)
+}
+
+// AppDetails asks the repo server to describe a source.
+func (c *Client) AppDetails(ctx context.Context, req *repo.AppDetailsRequest) (*repo.AppDetails, error) {
+	return call[repo.AppDetails](ctx, c, "AppDetails", req)
+}
+
+// RevisionMetadata asks the repo server for a commit's metadata.
+func (c *Client) RevisionMetadata(ctx context.Context, req *repo.RevisionMetadataRequest) (*repo.RevisionMetadata, error) {
+	return call[repo.RevisionMetadata](ctx, c, "RevisionMetadata", req)
+}
+
+// ChartDetails asks the repo server what a chart's Chart.yaml says.
+func (c *Client) ChartDetails(ctx context.Context, req *repo.ChartDetailsRequest) (*chartrepo.Details, error) {
+	return call[chartrepo.Details](ctx, c, "ChartDetails", req)
+}
+
+// Charts asks the repo server for a chart repository's charts.
+func (c *Client) Charts(ctx context.Context, req *repo.ChartsRequest) (*repo.ChartsResponse, error) {
+	return call[repo.ChartsResponse](ctx, c, "Charts", req)
+}
+
+// call invokes one method and decodes its answer into a new Resp.
+func call[Resp any](ctx context.Context, c *Client, name string, req any) (*Resp, error) {
+	resp := new(Resp)
+	if err := c.invoke(ctx, method(name), req, resp); err != nil {
 		return nil, err
 	}
 	return resp, nil
@@ -72,6 +104,15 @@ type RemoteError struct {
 }
 
 func (e *RemoteError) Error() string { return e.Message }
+
+// Unwrap gives repo.ErrNotFound for a NotFound answer, so repo.IsNotFound
+// holds for it as for the same error in-process.
+func (e *RemoteError) Unwrap() error {
+	if e.Code == "NotFound" {
+		return repo.ErrNotFound
+	}
+	return nil
+}
 
 // IsCode reports whether err is a RemoteError with the given gRPC code name.
 func IsCode(err error, code string) bool {

@@ -14,7 +14,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 )
 
-func serve(t *testing.T, r repo.Renderer) *Client {
+func serve(t *testing.T, r repo.Server) *Client {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -99,8 +99,9 @@ func TestErrorsKeepTheirKind(t *testing.T) {
 	}
 }
 
-// slowRenderer blocks until its context ends, to check deadlines cross the wire.
-type slowRenderer struct{}
+// slowRenderer blocks until its context ends, to check deadlines cross the
+// wire. It explores nothing.
+type slowRenderer struct{ repo.Explorer }
 
 func (slowRenderer) Render(ctx context.Context, _ *repo.Request) (*repo.Response, error) {
 	<-ctx.Done()
@@ -125,5 +126,36 @@ func TestDeadlinePropagates(t *testing.T) {
 	}
 	if time.Since(start) > 10*time.Second {
 		t.Error("the server did not stop at the caller's deadline")
+	}
+}
+
+// TestExploreOverGRPCMatchesInProcess: the repo server's answers about a
+// repository cross the wire unchanged.
+func TestExploreOverGRPCMatchesInProcess(t *testing.T) {
+	ctx := context.Background()
+	remote := gitserver.NewLocalRepo(t)
+	sha := remote.Commit(t, "add a chart", map[string]string{"web/Chart.yaml": "apiVersion: v2\nname: web\nversion: 0.1.0\n", "web/values.yaml": "a: {b: 1}\n"})
+	remote.Tag(t, "v1")
+	svc := repo.NewService(repo.Options{Root: t.TempDir()})
+	client := serve(t, svc)
+	for name, call := range map[string]func(repo.Server) (any, error){
+		"Refs":             func(s repo.Server) (any, error) { return s.Refs(ctx, &repo.RefsRequest{RepoURL: remote.URL}) },
+		"Apps":             func(s repo.Server) (any, error) { return s.Apps(ctx, &repo.AppsRequest{RepoURL: remote.URL, Revision: "v1"}) },
+		"RevisionMetadata": func(s repo.Server) (any, error) { return s.RevisionMetadata(ctx, &repo.RevisionMetadataRequest{RepoURL: remote.URL, Revision: sha}) },
+		"AppDetails": func(s repo.Server) (any, error) {
+			return s.AppDetails(ctx, &repo.AppDetailsRequest{Source: v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "web"}})
+		},
+	} {
+		local, err := call(svc)
+		if err != nil {
+			t.Fatalf("%s in-process: %v", name, err)
+		}
+		remote, err := call(client)
+		if err != nil || !reflect.DeepEqual(local, remote) {
+			t.Errorf("%s over gRPC = %+v, %v; in-process %+v", name, remote, err, local)
+		}
+	}
+	if _, err := client.RevisionMetadata(ctx, &repo.RevisionMetadataRequest{RepoURL: remote.URL, Revision: "nope"}); !IsCode(err, "NotFound") {
+		t.Errorf("metadata of an unknown revision: %v, want code NotFound", err)
 	}
 }

@@ -17,27 +17,32 @@ import (
 	"github.com/capstan-cd/capstan/internal/repo/pathsafe"
 )
 
-const (
-	serviceName   = "capstan.repo.v1.RepoService"
-	renderMethod  = "/" + serviceName + "/Render"
-	resolveMethod = "/" + serviceName + "/Resolve"
-)
+const serviceName = "capstan.repo.v1.RepoService"
+
+// method is the full gRPC name of one of the service's methods.
+func method(name string) string { return "/" + serviceName + "/" + name }
 
 // serviceDesc describes the service by hand; see codec.go for why there is
 // no generated code.
 var serviceDesc = grpc.ServiceDesc{
 	ServiceName: serviceName,
-	HandlerType: (*repo.Renderer)(nil),
+	HandlerType: (*repo.Server)(nil),
 	Methods: []grpc.MethodDesc{
-		unary("Render", repo.Renderer.Render),
-		unary("Resolve", repo.Renderer.Resolve),
+		unary("Render", repo.Server.Render),
+		unary("Resolve", repo.Server.Resolve),
+		unary("Refs", repo.Server.Refs),
+		unary("Apps", repo.Server.Apps),
+		unary("AppDetails", repo.Server.AppDetails),
+		unary("RevisionMetadata", repo.Server.RevisionMetadata),
+		unary("ChartDetails", repo.Server.ChartDetails),
+		unary("Charts", repo.Server.Charts),
 	},
 	Metadata: "capstan/repo/v1",
 }
 
-// unary adapts one Renderer method to a gRPC method.
-func unary[Req, Resp any](name string, method func(repo.Renderer, context.Context, *Req) (*Resp, error)) grpc.MethodDesc {
-	full := "/" + serviceName + "/" + name
+// unary adapts one repo.Server method to a gRPC method.
+func unary[Req, Resp any](name string, call func(repo.Server, context.Context, *Req) (*Resp, error)) grpc.MethodDesc {
+	full := method(name)
 	return grpc.MethodDesc{
 		MethodName: name,
 		Handler: func(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
@@ -46,7 +51,7 @@ func unary[Req, Resp any](name string, method func(repo.Renderer, context.Contex
 				return nil, status.Errorf(codes.InvalidArgument, "decoding request: %v", err)
 			}
 			call := func(ctx context.Context, r any) (any, error) {
-				resp, err := method(srv.(repo.Renderer), ctx, r.(*Req))
+				resp, err := call(srv.(repo.Server), ctx, r.(*Req))
 				if err != nil {
 					return nil, toStatus(err)
 				}
@@ -61,7 +66,7 @@ func unary[Req, Resp any](name string, method func(repo.Renderer, context.Contex
 }
 
 // Register adds the repo service, backed by r, to a gRPC server.
-func Register(s *grpc.Server, r repo.Renderer) {
+func Register(s *grpc.Server, r repo.Server) {
 	s.RegisterService(&serviceDesc, r)
 }
 

@@ -1,0 +1,223 @@
+package server
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/project"
+	reposvc "github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/settings"
+)
+
+// What a user picking a source asks of a repository, answered by the repo
+// server: GET /api/v1/repositories/{repo}/refs, …/oci-tags, …/apps,
+// …/helmcharts, POST …/{source.repoURL}/appdetails, and of an app's
+// revisions GET /api/v1/applications/{name}/revisions/{revision}/metadata
+// and …/chartdetails. The caller needs repositories get on the repository
+// (stored or not: a public one need not be).
+
+func (s *Server) exploreRoutes() {
+	s.mux.HandleFunc("GET /api/v1/repositories/{url}/refs", s.authorized(s.repositoryRefs))
+	s.mux.HandleFunc("GET /api/v1/repositories/{url}/oci-tags", s.authorized(s.repositoryRefs))
+	s.mux.HandleFunc("GET /api/v1/repositories/{url}/apps", s.authorized(s.repositoryApps))
+	s.mux.HandleFunc("GET /api/v1/repositories/{url}/helmcharts", s.authorized(s.repositoryCharts))
+	s.mux.HandleFunc("POST /api/v1/repositories/{url}/appdetails", s.authorized(s.repositoryAppDetails))
+	s.mux.HandleFunc("GET /api/v1/applications/{name}/revisions/{revision}/metadata", s.authorized(s.revisionMetadata))
+	s.mux.HandleFunc("GET /api/v1/applications/{name}/revisions/{revision}/chartdetails", s.authorized(s.chartDetails))
+}
+
+// exploredRepo checks the caller may read the repository at url (the
+// stored one of the project, when there is one) and writes 403 when not.
+func (s *Server) exploredRepo(w http.ResponseWriter, r *http.Request, c *caller, url, proj string) bool {
+	repo := &settings.Repository{URL: url}
+	all, err := settings.RepositorySecrets(r.Context(), s.opts.Client, s.opts.Namespace, false)
+	if err != nil {
+		s.internal(w, err)
+		return false
+	}
+	for _, stored := range all {
+		if strings.TrimSuffix(stored.URL, "/") == strings.TrimSuffix(url, "/") && (proj == "" || stored.Project == "" || stored.Project == proj) {
+			repo = stored
+			break
+		}
+	}
+	if object := repoObject(repo); !c.can("repositories", "get", object) {
+		c.denied(w, "repositories", "get", object)
+		return false
+	}
+	return true
+}
+
+// repositoryRefs answers the refs (branches and tags) and oci-tags calls.
+func (s *Server) repositoryRefs(w http.ResponseWriter, r *http.Request, c *caller) {
+	url := r.PathValue("url")
+	if !s.exploredRepo(w, r, c, url, r.URL.Query().Get("appProject")) {
+		return
+	}
+	refs, err := s.opts.Renderer.Refs(r.Context(), &reposvc.RefsRequest{RepoURL: url, OCI: strings.HasSuffix(r.URL.Path, "/oci-tags")})
+	s.answerRepo(w, refs, err)
+}
+
+// repositoryApps lists the apps (Helm charts, Kustomizations) of a
+// revision, for a caller who may create or update appName in appProject,
+// whose sourceRepos allow the repository.
+func (s *Server) repositoryApps(w http.ResponseWriter, r *http.Request, c *caller) {
+	url, q := r.PathValue("url"), r.URL.Query()
+	if !s.exploredRepo(w, r, c, url, q.Get("appProject")) || !s.mayPickSource(w, r, c, url, q.Get("appProject"), q.Get("appName")) {
+		return
+	}
+	apps, err := s.opts.Renderer.Apps(r.Context(), &reposvc.AppsRequest{RepoURL: url, Revision: q.Get("revision")})
+	s.answerRepo(w, apps, err)
+}
+
+// mayPickSource checks, when a project is named, that the caller may
+// create or update appName in it and that it allows the repository.
+func (s *Server) mayPickSource(w http.ResponseWriter, r *http.Request, c *caller, url, projName, appName string) bool {
+	if projName == "" {
+		return true
+	}
+	object := projName + "/" + appName
+	if !c.can("applications", "create", object) && !c.can("applications", "update", object) {
+		c.denied(w, "applications", "create", object)
+		return false
+	}
+	proj, err := project.Load(r.Context(), s.opts.Client, s.opts.Namespace, projName)
+	if err != nil {
+		writeError(w, statusOf(err), err.Error())
+		return false
+	}
+	if !project.SourcePermitted(proj, url) {
+		writeError(w, http.StatusForbidden, fmt.Sprintf("repository '%s' not permitted in project '%s'", url, projName))
+		return false
+	}
+	return true
+}
+
+// repositoryCharts lists a Helm repository's charts and versions.
+func (s *Server) repositoryCharts(w http.ResponseWriter, r *http.Request, c *caller) {
+	url := r.PathValue("url")
+	if !s.exploredRepo(w, r, c, url, "") {
+		return
+	}
+	charts, err := s.opts.Renderer.Charts(r.Context(), &reposvc.ChartsRequest{RepoURL: url})
+	s.answerRepo(w, charts, err)
+}
+
+// repositoryAppDetails describes the source in the body (Argo CD's
+// RepoAppDetailsQuery) for a caller who may read, or create, its app.
+func (s *Server) repositoryAppDetails(w http.ResponseWriter, r *http.Request, c *caller) {
+	var q struct {
+		Source     *v1alpha1.ApplicationSource `json:"source"`
+		AppName    string                      `json:"appName"`
+		AppProject string                      `json:"appProject"`
+	}
+	if !decodeBody(w, r, &q, "app details query", false) {
+		return
+	}
+	if q.Source == nil {
+		writeError(w, http.StatusBadRequest, "missing payload in request")
+		return
+	}
+	if q.Source.RepoURL == "" {
+		q.Source.RepoURL = r.PathValue("url")
+	}
+	if !s.exploredRepo(w, r, c, q.Source.RepoURL, q.AppProject) || !s.mayPickSource(w, r, c, q.Source.RepoURL, q.AppProject, q.AppName) {
+		return
+	}
+	details, err := s.opts.Renderer.AppDetails(r.Context(), &reposvc.AppDetailsRequest{Source: *q.Source})
+	s.answerRepo(w, details, err)
+}
+
+// revisionSource picks the source a revision call is about: the app's
+// source at ?sourceIndex (default 0), of the history entry ?versionId
+// when given, as Argo CD picks it.
+func revisionSource(app *v1alpha1.Application, r *http.Request) (*v1alpha1.ApplicationSource, error) {
+	q := r.URL.Query()
+	sources := app.Spec.GetSources()
+	if v := q.Get("versionId"); v != "" {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("versionId %q: %w", v, err)
+		}
+		if len(app.Status.History) == 0 {
+			return nil, fmt.Errorf("version ID %d not found because the app has no history", id)
+		}
+		sources = nil
+		for _, h := range app.Status.History {
+			if h.ID == id {
+				sources = h.Sources
+				if len(sources) == 0 {
+					sources = v1alpha1.ApplicationSources{h.Source}
+				}
+			}
+		}
+		if sources == nil {
+			return nil, fmt.Errorf("revision history not found for version ID %d", id)
+		}
+	}
+	index, err := strconv.Atoi(cmp.Or(q.Get("sourceIndex"), "0"))
+	if err != nil || index < 0 || index >= len(sources) {
+		if len(sources) == 1 {
+			return nil, fmt.Errorf("source index %s not found because there is only 1 source", q.Get("sourceIndex"))
+		}
+		return nil, fmt.Errorf("source index %s not found because there are only %d sources", q.Get("sourceIndex"), len(sources))
+	}
+	return &sources[index], nil
+}
+
+// revisionMetadata answers a commit's author, date, tags and message.
+func (s *Server) revisionMetadata(w http.ResponseWriter, r *http.Request, c *caller) {
+	app := s.loadApp(w, r, c, "get")
+	if app == nil {
+		return
+	}
+	src, err := revisionSource(app, r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "error getting app source by source index and version ID: "+err.Error())
+		return
+	}
+	meta, err := s.opts.Renderer.RevisionMetadata(r.Context(), &reposvc.RevisionMetadataRequest{RepoURL: src.RepoURL, Revision: r.PathValue("revision")})
+	s.answerRepo(w, meta, err)
+}
+
+// chartDetails answers what a chart version's Chart.yaml says.
+func (s *Server) chartDetails(w http.ResponseWriter, r *http.Request, c *caller) {
+	app := s.loadApp(w, r, c, "get")
+	if app == nil {
+		return
+	}
+	src, err := revisionSource(app, r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "error getting app source by source index and version ID: "+err.Error())
+		return
+	}
+	if src.Chart == "" {
+		writeError(w, http.StatusBadRequest, "no chart found for application: "+app.Name)
+		return
+	}
+	details, err := s.opts.Renderer.ChartDetails(r.Context(), &reposvc.ChartDetailsRequest{RepoURL: src.RepoURL, Chart: src.Chart, Revision: r.PathValue("revision")})
+	s.answerRepo(w, details, err)
+}
+
+// answerRepo writes a repo server's answer, or its error: a revision or
+// chart that does not exist is 404, a request it refuses 400.
+func (s *Server) answerRepo(w http.ResponseWriter, v any, err error) {
+	var se statusError
+	switch {
+	case err == nil:
+		writeJSON(w, http.StatusOK, v)
+	case errors.As(err, &se), apierrors.IsNotFound(err):
+		writeError(w, statusOf(err), err.Error())
+	case reposvc.IsNotFound(err):
+		writeError(w, http.StatusNotFound, err.Error())
+	default:
+		writeError(w, http.StatusBadRequest, err.Error())
+	}
+}
