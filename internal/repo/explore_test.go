@@ -24,10 +24,10 @@ func TestExplore(t *testing.T) {
 	remote.Commit(t, "first", map[string]string{"plain/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"})
 	remote.Tag(t, "v1.0.0")
 	sha := remote.Commit(t, "Add the web chart\n\nWith its production values.", map[string]string{
-		"charts/web/Chart.yaml":       "apiVersion: v2\nname: web\nversion: 0.1.0\n",
-		"charts/web/values.yaml":      "replicas: 1\nimage:\n  tag: \"1.27\"\nports: [80, 443]\n",
-		"charts/web/values-prod.yaml": "replicas: 3\n",
-		"charts/web/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\n",
+		"charts/web/Chart.yaml":            "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+		"charts/web/values.yaml":           "replicas: 1\nimage:\n  tag: \"1.27\"\nports: [80, 443]\n",
+		"charts/web/values-prod.yaml":      "replicas: 3\n",
+		"charts/web/templates/cm.yaml":     "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\n",
 		"overlays/prod/kustomization.yaml": "resources: [deploy.yaml]\nimages: [{name: nginx, newTag: \"1.27\"}]\n",
 		"overlays/prod/deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  selector: {matchLabels: {app: web}}\n" +
 			"  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: web, image: nginx}]\n",
@@ -101,4 +101,3 @@ func TestExplore(t *testing.T) {
 		t.Errorf("OCI tags = %+v, %v", ociTags, err)
 	}
 }
-

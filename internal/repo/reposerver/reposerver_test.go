@@ -139,9 +139,13 @@ func TestExploreOverGRPCMatchesInProcess(t *testing.T) {
 	svc := repo.NewService(repo.Options{Root: t.TempDir()})
 	client := serve(t, svc)
 	for name, call := range map[string]func(repo.Server) (any, error){
-		"Refs":             func(s repo.Server) (any, error) { return s.Refs(ctx, &repo.RefsRequest{RepoURL: remote.URL}) },
-		"Apps":             func(s repo.Server) (any, error) { return s.Apps(ctx, &repo.AppsRequest{RepoURL: remote.URL, Revision: "v1"}) },
-		"RevisionMetadata": func(s repo.Server) (any, error) { return s.RevisionMetadata(ctx, &repo.RevisionMetadataRequest{RepoURL: remote.URL, Revision: sha}) },
+		"Refs": func(s repo.Server) (any, error) { return s.Refs(ctx, &repo.RefsRequest{RepoURL: remote.URL}) },
+		"Apps": func(s repo.Server) (any, error) {
+			return s.Apps(ctx, &repo.AppsRequest{RepoURL: remote.URL, Revision: "v1"})
+		},
+		"RevisionMetadata": func(s repo.Server) (any, error) {
+			return s.RevisionMetadata(ctx, &repo.RevisionMetadataRequest{RepoURL: remote.URL, Revision: sha})
+		},
 		"AppDetails": func(s repo.Server) (any, error) {
 			return s.AppDetails(ctx, &repo.AppDetailsRequest{Source: v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "web"}})
 		},
