@@ -39,6 +39,9 @@ type Cluster struct {
 	ID string
 	// Config reaches the cluster's API server.
 	Config *rest.Config
+	// RefreshRequested is when its cache was last asked to be rebuilt
+	// (the Secret's refresh annotation); a new value rebuilds it.
+	RefreshRequested string
 }
 
 // Registry lists destination clusters from the cluster Secrets of one namespace.

@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
 )
 
 // Config is the JSON in a cluster Secret's "config" key, as Argo CD writes it.
@@ -44,7 +46,8 @@ type ExecProviderConfig struct {
 func fromSecret(s *corev1.Secret) (*Cluster, error) {
 	ref := "Secret/" + s.Namespace + "/" + s.Name
 	str := func(k string) string { return strings.TrimSpace(string(s.Data[k])) }
-	c := &Cluster{Name: str("name"), Server: strings.TrimSuffix(str("server"), "/"), Project: str("project"), SecretName: s.Name, ID: string(s.UID)}
+	c := &Cluster{Name: str("name"), Server: strings.TrimSuffix(str("server"), "/"), Project: str("project"), SecretName: s.Name, ID: string(s.UID),
+		RefreshRequested: s.Annotations[v1alpha1.AnnotationRefresh]}
 	if c.Server == "" {
 		return nil, fmt.Errorf("cluster %s: no server", ref)
 	}

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +27,9 @@ type Spec struct {
 	Shard            *int64            `json:"shard,omitempty"`
 	Labels           map[string]string `json:"labels,omitempty"`
 	Annotations      map[string]string `json:"annotations,omitempty"`
+	// RefreshRequestedAt is when the cluster's cache was last asked to be
+	// rebuilt (stored as the Secret's refresh annotation).
+	RefreshRequestedAt *metav1.Time `json:"refreshRequestedAt,omitempty"`
 }
 
 // managedByAnnotation marks Secrets written through the API, as Argo CD's.
@@ -56,6 +60,9 @@ func (s *Spec) Secret(namespace string) (*corev1.Secret, error) {
 	annotations := map[string]string{managedByAnnotation: "argocd.argoproj.io"}
 	for k, v := range s.Annotations {
 		annotations[k] = v
+	}
+	if s.RefreshRequestedAt != nil {
+		annotations[v1alpha1.AnnotationRefresh] = s.RefreshRequestedAt.UTC().Format(time.RFC3339)
 	}
 	sec := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: SecretName(s.Server), Namespace: namespace, Labels: labels, Annotations: annotations},
@@ -97,8 +104,11 @@ func SpecOf(sec *corev1.Secret) (*Spec, error) {
 			s.Labels[k] = v
 		}
 	}
+	if at, err := time.Parse(time.RFC3339, sec.Annotations[v1alpha1.AnnotationRefresh]); err == nil {
+		s.RefreshRequestedAt = &metav1.Time{Time: at}
+	}
 	for k, v := range sec.Annotations {
-		if k != managedByAnnotation {
+		if k != managedByAnnotation && k != v1alpha1.AnnotationRefresh {
 			if s.Annotations == nil {
 				s.Annotations = map[string]string{}
 			}

@@ -242,12 +242,13 @@ func (d *Destination) Manages(obj *unstructured.Unstructured, namespaced bool) e
 	return nil
 }
 
-// credentialsOf fingerprints a cluster's credentials and TLS settings.
+// credentialsOf fingerprints a cluster's credentials and TLS settings,
+// and the last request to rebuild its cache (invalidate-cache).
 func credentialsOf(c *cluster.Cluster) string {
 	cfg := c.Config
 	h := sha256.New()
 	for _, part := range [][]byte{[]byte(cfg.BearerToken), []byte(cfg.Username), []byte(cfg.Password), cfg.CertData, cfg.KeyData, cfg.CAData,
-		[]byte(strconv.FormatBool(cfg.Insecure)), []byte(cfg.BearerTokenFile), []byte(cfg.ServerName)} {
+		[]byte(strconv.FormatBool(cfg.Insecure)), []byte(cfg.BearerTokenFile), []byte(cfg.ServerName), []byte(c.RefreshRequested)} {
 		h.Write(part)
 		h.Write([]byte{0})
 	}

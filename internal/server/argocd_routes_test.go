@@ -52,8 +52,6 @@ var notImplementedYet = []string{
 	"applicationset.ApplicationSetService.Get",
 	"applicationset.ApplicationSetService.List",
 	"applicationset.ApplicationSetService.ResourceTree",
-	"cluster.ClusterService.InvalidateCache",
-	"cluster.ClusterService.Update",
 	"cluster.SettingsService.GetPlugins",
 	"notification.NotificationService.ListServices",
 	"notification.NotificationService.ListTemplates",

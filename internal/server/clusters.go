@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -68,13 +69,20 @@ func (s *Server) listClusters(w http.ResponseWriter, r *http.Request, c *caller)
 // error answer when there is none or the caller may not act on it.
 func (s *Server) findCluster(w http.ResponseWriter, r *http.Request, c *caller, action string) (*cluster.Spec, *corev1.Secret) {
 	server := strings.TrimSuffix(r.PathValue("server"), "/")
+	byName := r.URL.Query().Get("id.type") == "name"
+	if r.URL.Query().Get("id.type") == "name_escaped" {
+		byName = true
+		if unescaped, err := url.QueryUnescape(server); err == nil {
+			server = unescaped
+		}
+	}
 	specs, secrets, err := s.clusters(r)
 	if err != nil {
 		s.internal(w, err)
 		return nil, nil
 	}
 	for i, spec := range specs {
-		if spec.Server != server && !(r.URL.Query().Get("id.type") == "name" && spec.Name == server) {
+		if (!byName && spec.Server != server) || (byName && spec.Name != server) {
 			continue
 		}
 		if !c.can("clusters", action, clusterObject(spec)) {

@@ -186,6 +186,8 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /api/v1/clusters", s.authorized(s.createCluster))
 	s.mux.HandleFunc("DELETE /api/v1/clusters/{server}", s.authorized(s.deleteCluster))
 	s.mux.HandleFunc("POST /api/v1/clusters/{server}/rotate-auth", s.authorized(s.rotateClusterAuth))
+	s.mux.HandleFunc("PUT /api/v1/clusters/{server}", s.authorized(s.updateCluster))
+	s.mux.HandleFunc("POST /api/v1/clusters/{server}/invalidate-cache", s.authorized(s.invalidateClusterCache))
 }
 
 // Handler is the API as an http.Handler, with its request limits.
