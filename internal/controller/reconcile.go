@@ -112,14 +112,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	comp, condition := r.compare(ctx, app, checker, nil, nil)
 	r.writeComparison(app, comp, condition)
 	if _, refresh := app.Annotations[v1alpha1.AnnotationRefresh]; refresh {
-		before := app.DeepCopy()
+		// Cleared in the same write as the refresh's status, as Argo CD
+		// does: whoever waits for the annotation to go sees the result.
 		delete(app.Annotations, v1alpha1.AnnotationRefresh)
-		if err := r.client.Patch(ctx, app, client.MergeFrom(before)); err != nil {
-			return ctrl.Result{}, fmt.Errorf("clearing the refresh annotation of Application/%s/%s: %w", app.Namespace, app.Name, err)
-		}
-		r.written.note(app)
-		orig.Annotations = app.Annotations
-		orig.ResourceVersion = app.ResourceVersion
 		orig.Status.ReconciledAt = nil // a refresh always records its reconcile
 	}
 	requeue := r.opts.Resync

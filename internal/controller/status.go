@@ -27,10 +27,20 @@ type statusWriter struct {
 	base    *v1alpha1.Application
 }
 
-// write persists app's status.
-func (w *statusWriter) write(ctx context.Context, app *v1alpha1.Application) error {
+// next is the last written Application with app's status, and without
+// the refresh annotation once app has answered it.
+func (w *statusWriter) next(app *v1alpha1.Application) *v1alpha1.Application {
 	next := w.base.DeepCopy()
 	next.Status = *app.Status.DeepCopy()
+	if _, asked := app.Annotations[v1alpha1.AnnotationRefresh]; !asked {
+		delete(next.Annotations, v1alpha1.AnnotationRefresh)
+	}
+	return next
+}
+
+// write persists app's status.
+func (w *statusWriter) write(ctx context.Context, app *v1alpha1.Application) error {
+	next := w.next(app)
 	if err := w.client.Patch(ctx, next, client.MergeFrom(w.base)); err != nil {
 		return fmt.Errorf("updating status of Application/%s/%s: %w", app.Namespace, app.Name, err)
 	}
@@ -45,8 +55,7 @@ func (w *statusWriter) write(ctx context.Context, app *v1alpha1.Application) err
 // meantime (one other than ran) is left in place for the next reconcile.
 func (w *statusWriter) finish(ctx context.Context, app *v1alpha1.Application, ran *v1alpha1.Operation) error {
 	for attempt := 0; ; attempt++ {
-		next := w.base.DeepCopy()
-		next.Status = *app.Status.DeepCopy()
+		next := w.next(app)
 		patch := client.MergeFrom(w.base)
 		if next.Operation != nil && equality.Semantic.DeepEqual(*next.Operation, *ran) {
 			next.Operation = nil

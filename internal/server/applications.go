@@ -165,11 +165,20 @@ func (s *Server) listApplications(w http.ResponseWriter, r *http.Request, c *cal
 	s.writeApplicationList(w, list.ResourceVersion, out)
 }
 
-// getApplication answers GET /api/v1/applications/{name}.
+// getApplication answers GET /api/v1/applications/{name}; with
+// ?refresh=normal or hard it first asks the controller to refresh the app
+// and answers once it has, as Argo CD does.
 func (s *Server) getApplication(w http.ResponseWriter, r *http.Request, c *caller) {
-	if app := s.loadApp(w, r, c, "get"); app != nil {
-		writeJSON(w, http.StatusOK, app)
+	app := s.loadApp(w, r, c, "get")
+	if app == nil {
+		return
 	}
+	if refresh := r.URL.Query().Get("refresh"); refresh != "" {
+		if app = s.refreshApp(w, r, app, refresh); app == nil {
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, app)
 }
 
 var errNoSession = errors.New("no session information")

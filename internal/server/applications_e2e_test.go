@@ -258,8 +258,14 @@ spec: {template: {spec: {restartPolicy: Never, containers: [{name: m, image: bus
 	}
 }
 
-// stream opens a Server-Sent Events stream and delivers its messages.
+// stream opens the application event stream and delivers its messages.
 func (f *fixture) stream(t *testing.T, path, token string) <-chan applicationEvent {
+	return streamOf[applicationEvent](t, f, path, token)
+}
+
+// streamOf opens a Server-Sent Events stream and delivers the result of
+// each message.
+func streamOf[T any](t *testing.T, f *fixture, path, token string) <-chan T {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -272,7 +278,7 @@ func (f *fixture) stream(t *testing.T, path, token string) <-chan applicationEve
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("stream: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
-	out := make(chan applicationEvent, 100)
+	out := make(chan T, 100)
 	go func() {
 		defer resp.Body.Close()
 		sc := bufio.NewScanner(resp.Body)
@@ -282,7 +288,7 @@ func (f *fixture) stream(t *testing.T, path, token string) <-chan applicationEve
 			if !ok {
 				continue
 			}
-			var msg struct{ Result applicationEvent }
+			var msg struct{ Result T }
 			if json.Unmarshal([]byte(data), &msg) == nil {
 				select {
 				case out <- msg.Result:

@@ -61,6 +61,7 @@ var rpcCodes = map[int]connect.Code{
 	http.StatusForbidden: connect.CodePermissionDenied, http.StatusNotFound: connect.CodeNotFound,
 	http.StatusConflict: connect.CodeAlreadyExists, http.StatusRequestEntityTooLarge: connect.CodeResourceExhausted,
 	http.StatusTooManyRequests: connect.CodeResourceExhausted, http.StatusNotImplemented: connect.CodeUnimplemented,
+	http.StatusGatewayTimeout: connect.CodeDeadlineExceeded,
 }
 
 // unary serves one method: its request becomes the REST call its http

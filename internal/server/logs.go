@@ -3,7 +3,6 @@ package server
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -59,25 +58,11 @@ func (s *Server) podLogs(w http.ResponseWriter, r *http.Request, c *caller) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	flusher, ok := w.(http.Flusher)
-	if !ok {
-		s.internal(w, fmt.Errorf("the connection cannot stream"))
+	stream := s.startEventStream(w)
+	if stream == nil {
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	var mu sync.Mutex
-	send := func(e logEntry) bool {
-		data, _ := json.Marshal(map[string]any{"result": e})
-		mu.Lock()
-		defer mu.Unlock()
-		if _, err := fmt.Fprintf(w, "data: %s\n\n", data); err != nil {
-			return false
-		}
-		flusher.Flush()
-		return true
-	}
+	send := func(e logEntry) bool { return stream.send(e) }
 	keep := lineFilter(q.Get("filter"), q.Get("matchCase") == "true")
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()

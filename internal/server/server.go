@@ -125,9 +125,13 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("DELETE /api/v1/session", s.logout)
 	s.mux.HandleFunc("GET /api/logout", s.logoutRedirect)
 	s.mux.HandleFunc("GET /healthz", healthz)
+	s.mux.HandleFunc("GET /api/badge", s.badge)
+	s.mux.HandleFunc("GET /swagger.json", s.swaggerJSON)
+	s.mux.HandleFunc("GET /swagger-ui", s.swaggerUI)
 	s.mux.HandleFunc("GET /api/v1/session/userinfo", s.userInfo)
 	s.mux.HandleFunc("POST /api/webhook", s.webhook)
 	s.mux.HandleFunc("GET /api/v1/settings", s.settings)
+	s.mux.HandleFunc("GET /api/v1/settings/plugins", s.authorized(plugins))
 	s.mux.HandleFunc("GET /auth/login", s.ssoLogin)
 	s.mux.HandleFunc("GET /auth/callback", s.ssoCallback)
 	s.mux.HandleFunc("GET /api/v1/projects", s.authorized(s.listProjects))
@@ -167,6 +171,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /api/v1/applications/{name}/resource/actions", s.authorized(s.runAction))
 	s.mux.HandleFunc("POST /api/v1/applications/{name}/resource/actions/v2", s.authorized(s.runAction))
 	s.mux.HandleFunc("GET /api/v1/stream/applications", s.authorized(s.streamApplications))
+	s.mux.HandleFunc("GET /api/v1/stream/applications/{applicationName}/resource-tree", s.authorized(s.streamResourceTree))
 	s.mux.HandleFunc("GET /api/v1/applications/{name}/syncwindows", s.authorized(s.applicationSyncWindows))
 	s.mux.HandleFunc("GET /api/v1/projects/{name}/syncwindows", s.authorized(s.projectSyncWindows))
 	s.mux.HandleFunc("GET /api/v1/applications/{name}/links", s.authorized(s.applicationLinks))
@@ -432,4 +437,11 @@ func (n *jsonInt) UnmarshalJSON(data []byte) error {
 	}
 	*n = jsonInt(v)
 	return nil
+}
+
+// plugins answers GET /api/v1/settings/plugins: the Config Management
+// Plugins the repo server offers. Capstan's runs none, so there are none
+// to pick (a plugin source is refused with a clear error when rendered).
+func plugins(w http.ResponseWriter, _ *http.Request, _ *caller) {
+	writeJSON(w, http.StatusOK, map[string]any{})
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -52,24 +51,12 @@ func (s *Server) streamApplications(w http.ResponseWriter, r *http.Request, c *c
 			(len(projects) == 0 || slices.Contains(projects, app.Spec.Project)) &&
 			c.can("applications", "get", s.appObject(app))
 	}
-	flusher, ok := w.(http.Flusher)
-	if !ok {
-		s.internal(w, fmt.Errorf("the connection cannot stream"))
+	stream := s.startEventStream(w)
+	if stream == nil {
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
 	send := func(t watch.EventType, app *v1alpha1.Application) bool {
-		data, err := json.Marshal(map[string]any{"result": applicationEvent{Type: t, Application: app}})
-		if err != nil {
-			return true
-		}
-		if _, err := fmt.Fprintf(w, "data: %s\n\n", data); err != nil {
-			return false
-		}
-		flusher.Flush()
-		return true
+		return stream.send(applicationEvent{Type: t, Application: app})
 	}
 
 	// As Argo CD's: the list comes first when no resourceVersion is given
@@ -98,7 +85,7 @@ func (s *Server) streamApplications(w http.ResponseWriter, r *http.Request, c *c
 			rv = list.ResourceVersion
 		}
 		var done bool
-		if rv, done = s.follow(w, r, flusher, append(opts, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true}}), rv, wanted, send); done {
+		if rv, done = s.follow(r, stream, append(opts, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true}}), rv, wanted, send); done {
 			return
 		}
 	}
@@ -107,7 +94,7 @@ func (s *Server) streamApplications(w http.ResponseWriter, r *http.Request, c *c
 // follow relays one watch until it ends and returns the resource version
 // to resume from ("" to list afresh, after the watch expired), and
 // whether the client is gone.
-func (s *Server) follow(w http.ResponseWriter, r *http.Request, flusher http.Flusher, opts []client.ListOption, rv string,
+func (s *Server) follow(r *http.Request, stream *eventStream, opts []client.ListOption, rv string,
 	wanted func(*v1alpha1.Application) bool, send func(watch.EventType, *v1alpha1.Application) bool) (string, bool) {
 	wi, err := s.watcher.Watch(r.Context(), &v1alpha1.ApplicationList{}, opts...)
 	if err != nil {
@@ -127,10 +114,9 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request, flusher http.Flu
 		case <-r.Context().Done():
 			return rv, true
 		case <-tick.C:
-			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+			if !stream.keepAlive() {
 				return rv, true
 			}
-			flusher.Flush()
 		case ev, ok := <-wi.ResultChan():
 			if !ok {
 				return rv, false

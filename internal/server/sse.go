@@ -1,0 +1,54 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+)
+
+// eventStream writes Server-Sent Events as Argo CD's gateway streams
+// results: each message a "data:" line holding {"result": ...}. It is
+// safe for concurrent senders.
+type eventStream struct {
+	mu      sync.Mutex
+	w       http.ResponseWriter
+	flusher http.Flusher
+}
+
+// startEventStream answers the request with an event stream, or writes
+// the error and returns nil when the connection cannot stream.
+func (s *Server) startEventStream(w http.ResponseWriter) *eventStream {
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		s.internal(w, errors.New("the connection cannot stream"))
+		return nil
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	return &eventStream{w: w, flusher: flusher}
+}
+
+// send writes one result; false means the client is gone.
+func (e *eventStream) send(result any) bool {
+	data, err := json.Marshal(map[string]any{"result": result})
+	if err != nil {
+		return true // nothing sendable; the stream goes on
+	}
+	return e.write(fmt.Sprintf("data: %s\n\n", data))
+}
+
+// keepAlive writes a comment, so proxies keep an idle stream open.
+func (e *eventStream) keepAlive() bool { return e.write(": keep-alive\n\n") }
+
+func (e *eventStream) write(msg string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, err := fmt.Fprint(e.w, msg); err != nil {
+		return false
+	}
+	e.flusher.Flush()
+	return true
+}
