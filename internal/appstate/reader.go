@@ -66,15 +66,16 @@ func (r *Reader) dest(ctx context.Context, app *v1alpha1.Application) (*engine.D
 	return r.Destinations.Get(c)
 }
 
-// Manifests renders the Application's sources, at revision when given
-// (one source), as the repo server returns them.
-func (r *Reader) Manifests(ctx context.Context, app *v1alpha1.Application, revision string) (*repo.Response, error) {
-	req := &repo.Request{AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Sources: app.Spec.GetSources()}
+// Manifests renders the Application's sources, each at the revision
+// revisions gives it (by the source's index; an empty or missing entry
+// keeps its targetRevision), as the repo server returns them.
+func (r *Reader) Manifests(ctx context.Context, app *v1alpha1.Application, revisions []string) (*repo.Response, error) {
+	req := &repo.Request{AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Sources: app.Spec.GetSources(), Revisions: revisions}
 	if len(req.Sources) == 0 {
 		return nil, fmt.Errorf("application %s has no source", app.Name)
 	}
-	if revision != "" {
-		req.Revisions = []string{revision}
+	if len(revisions) > len(req.Sources) {
+		return nil, fmt.Errorf("application %s has %d sources, not %d", app.Name, len(req.Sources), len(revisions))
 	}
 	resp, err := r.Renderer.Render(ctx, req)
 	if err != nil {
@@ -88,6 +89,17 @@ func (r *Reader) Manifests(ctx context.Context, app *v1alpha1.Application, revis
 // one comparison, the one the controller records: the predicted state is
 // a server-side dry run of the sync.
 func (r *Reader) ManagedResources(ctx context.Context, app *v1alpha1.Application) ([]ResourceDiff, error) {
+	resp, err := r.Manifests(ctx, app, nil)
+	if err != nil {
+		return nil, err
+	}
+	return r.DiffWith(ctx, app, resp.Objects)
+}
+
+// DiffWith is ManagedResources with desired (rendered from another
+// revision, or locally) in place of what the app's sources render now:
+// Argo CD's server-side diff.
+func (r *Reader) DiffWith(ctx context.Context, app *v1alpha1.Application, desired []*unstructured.Unstructured) ([]ResourceDiff, error) {
 	d, err := r.dest(ctx, app)
 	if err != nil {
 		return nil, err
@@ -100,14 +112,10 @@ func (r *Reader) ManagedResources(ctx context.Context, app *v1alpha1.Application
 	if err != nil {
 		return nil, err
 	}
-	resp, err := r.Manifests(ctx, app, "")
-	if err != nil {
-		return nil, err
-	}
 	checker, _ := health.NewChecker(cm.Data) // a broken check makes its kinds Unknown, naming it
 	comparison, err := d.Compare(ctx, engine.CompareRequest{
 		App: tracking.AppKey(app.Namespace, app.Name, r.Namespace), Tracking: method, Namespace: app.Spec.Destination.Namespace,
-		Desired: resp.Objects, Known: app.Status.Resources, IgnoreDifferences: app.Spec.IgnoreDifferences,
+		Desired: desired, Known: app.Status.Resources, IgnoreDifferences: app.Spec.IgnoreDifferences,
 		Permit: r.permit(ctx, app), Health: checker, Live: d.Direct(method),
 	})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/rbac"
+	"github.com/capstan-cd/capstan/internal/repo/git"
 	"github.com/capstan-cd/capstan/internal/session"
 )
 
@@ -125,8 +126,8 @@ func (s *Server) appObject(app *v1alpha1.Application) string {
 }
 
 // listApplications answers GET /api/v1/applications with the Applications
-// the caller may get, filtered by the projects, selector and name query
-// parameters as Argo CD's API does.
+// the caller may get, filtered by the projects, selector, repo and name
+// query parameters as Argo CD's API does.
 func (s *Server) listApplications(w http.ResponseWriter, r *http.Request, c *caller) {
 	q := r.URL.Query()
 	opts := []client.ListOption{client.InNamespace(s.opts.Namespace)}
@@ -158,11 +159,20 @@ func (s *Server) listApplications(w http.ResponseWriter, r *http.Request, c *cal
 		if len(projects) > 0 && !slices.Contains(projects, app.Spec.Project) {
 			continue
 		}
+		if repo := q.Get("repo"); repo != "" && !usesRepo(app, repo) {
+			continue
+		}
 		if c.can("applications", "get", s.appObject(app)) {
 			out = append(out, app)
 		}
 	}
 	s.writeApplicationList(w, list.ResourceVersion, out)
+}
+
+// usesRepo reports whether one of the app's sources is the repository.
+func usesRepo(app *v1alpha1.Application, repoURL string) bool {
+	want := git.NormalizeURL(repoURL)
+	return slices.ContainsFunc(app.Spec.GetSources(), func(s v1alpha1.ApplicationSource) bool { return git.NormalizeURL(s.RepoURL) == want })
 }
 
 // getApplication answers GET /api/v1/applications/{name}; with
@@ -198,6 +208,11 @@ type syncRequest struct {
 	Retry *v1alpha1.RetryStrategy `json:"retryStrategy"`
 	// Infos are name/value notes kept on the operation.
 	Infos []*v1alpha1.Info `json:"infos"`
+	// Revisions of several sources, by SourcePositions (from 1) or
+	// SourceNames.
+	Revisions       []string  `json:"revisions"`
+	SourcePositions []jsonInt `json:"sourcePositions"`
+	SourceNames     []string  `json:"sourceNames"`
 }
 
 // loadApp reads the named Application (in appNamespace, default the
@@ -248,8 +263,18 @@ func (s *Server) syncApplication(w http.ResponseWriter, r *http.Request, c *call
 				return nil, ""
 			}
 		}
+		positions := make([]int64, len(req.SourcePositions))
+		for i, p := range req.SourcePositions {
+			positions[i] = int64(p)
+		}
+		revisions, err := sourceRevisions(app, "", req.Revisions, positions, req.SourceNames)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return nil, ""
+		}
 		op := &v1alpha1.Operation{
-			Sync:        &v1alpha1.SyncOperation{Revision: req.Revision, Prune: req.Prune, DryRun: req.DryRun, Resources: req.Resources, SyncOptions: req.SyncOptions.Items},
+			Sync: &v1alpha1.SyncOperation{Revision: req.Revision, Revisions: revisions, Prune: req.Prune, DryRun: req.DryRun,
+				Resources: req.Resources, SyncOptions: req.SyncOptions.Items},
 			InitiatedBy: v1alpha1.OperationInitiator{Username: c.claims.Subject},
 			Info:        req.Infos,
 		}

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -194,7 +197,12 @@ func (s *Server) manifests(w http.ResponseWriter, r *http.Request, c *caller) {
 	if app == nil {
 		return
 	}
-	resp, err := s.state.Manifests(r.Context(), app, r.URL.Query().Get("revision"))
+	revisions, err := revisionsOf(app, r.URL.Query())
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	resp, err := s.state.Manifests(r.Context(), app, revisions)
 	if err != nil {
 		s.answer(w, nil, err)
 		return
@@ -212,6 +220,51 @@ func (s *Server) manifests(w http.ResponseWriter, r *http.Request, c *caller) {
 		out.Revision, out.SourceType = resp.Sources[0].Revision, string(resp.Sources[0].Type)
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// revisionsOf reads the revisions a manifests query asks for, by source
+// index.
+func revisionsOf(app *v1alpha1.Application, q url.Values) ([]string, error) {
+	positions := make([]int64, 0, len(q["sourcePositions"]))
+	for _, p := range q["sourcePositions"] {
+		n, err := strconv.ParseInt(p, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("sourcePositions %q is not a number", p)
+		}
+		positions = append(positions, n)
+	}
+	return sourceRevisions(app, q.Get("revision"), q["revisions"], positions, q["sourceNames"])
+}
+
+// sourceRevisions places the revisions a request asks for by source
+// index: revision for the first (or only) source, or revisions beside the
+// sourcePositions (from 1) or sourceNames they are for. Other sources keep
+// their targetRevision (an empty entry).
+func sourceRevisions(app *v1alpha1.Application, revision string, revisions []string, positions []int64, names []string) ([]string, error) {
+	if len(revisions) == 0 {
+		if revision == "" {
+			return nil, nil
+		}
+		return []string{revision}, nil
+	}
+	sources := app.Spec.GetSources()
+	if len(positions) != len(revisions) && len(names) != len(revisions) {
+		return nil, fmt.Errorf("%d revisions need as many source positions or source names", len(revisions))
+	}
+	out := make([]string, len(sources))
+	for i, rev := range revisions {
+		index := -1
+		if len(positions) == len(revisions) {
+			index = int(positions[i]) - 1
+		} else {
+			index = slices.IndexFunc(sources, func(s v1alpha1.ApplicationSource) bool { return s.Name == names[i] })
+		}
+		if index < 0 || index >= len(sources) {
+			return nil, fmt.Errorf("application %s has no such source (position %d of %d)", app.Name, index+1, len(sources))
+		}
+		out[index] = rev
+	}
+	return out, nil
 }
 
 // managedResources answers GET /api/v1/applications/{name}/managed-resources,

@@ -173,6 +173,8 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /api/v1/stream/applications", s.authorized(s.streamApplications))
 	s.mux.HandleFunc("GET /api/v1/stream/applications/{applicationName}/resource-tree", s.authorized(s.streamResourceTree))
 	s.mux.HandleFunc("GET /api/v1/applications/{name}/syncwindows", s.authorized(s.applicationSyncWindows))
+	s.mux.HandleFunc("GET /api/v1/applications/{appName}/server-side-diff", s.authorized(s.serverSideDiff))
+	s.mux.HandleFunc("POST /api/v1/applications/{appName}/server-side-diff", s.authorized(s.serverSideDiff))
 	s.mux.HandleFunc("GET /api/v1/projects/{name}/syncwindows", s.authorized(s.projectSyncWindows))
 	s.mux.HandleFunc("GET /api/v1/applications/{name}/links", s.authorized(s.applicationLinks))
 	s.mux.HandleFunc("GET /api/v1/applications/{name}/resource/links", s.authorized(s.resourceLinks))

@@ -33,9 +33,32 @@ func newAppCommand(f *clientFlags) *cobra.Command {
 	return cmd
 }
 
-// appPath is the API path of an Application, with an optional suffix.
+// appPath is the API path of an Application named name, or
+// namespace/name for one outside the control namespace, with an optional
+// suffix (a sub-path and a query).
 func appPath(name, suffix string) string {
-	return "/api/v1/applications/" + url.PathEscape(name) + suffix
+	ns, name, qualifiedName := strings.Cut(name, "/")
+	if !qualifiedName {
+		name, ns = ns, ""
+	}
+	p := "/api/v1/applications/" + url.PathEscape(name) + suffix
+	if ns != "" {
+		sep := "?"
+		if strings.Contains(suffix, "?") {
+			sep = "&"
+		}
+		p += sep + "appNamespace=" + url.QueryEscape(ns)
+	}
+	return p
+}
+
+// qualified names an Application as namespace/name when a namespace is
+// given (-N) and the name has none, as Argo CD's CLI takes either.
+func qualified(name, namespace string) string {
+	if namespace == "" || strings.Contains(name, "/") {
+		return name
+	}
+	return namespace + "/" + name
 }
 
 // getApp reads one Application.
@@ -48,76 +71,176 @@ func getApp(c *apiclient.Client, name string) (*v1alpha1.Application, error) {
 }
 
 func newAppListCommand(f *clientFlags) *cobra.Command {
-	var output, selector string
+	var output, selector, appNamespace, cluster, repoURL string
 	var projects []string
 	cmd := &cobra.Command{
 		Use:     "list",
 		Short:   "List the Applications you may see",
-		Example: "  capstan app list\n  capstan app list -p default -l team=web -o name",
+		Example: "  capstan app list\n  capstan app list -p default -l team=web -o name\n  capstan app list -c in-cluster -r https://github.com/org/apps.git",
 		Args:    cobra.NoArgs,
 		RunE: f.withClient(func(cmd *cobra.Command, _ []string, c *apiclient.Client) error {
-			q := url.Values{"selector": {selector}, "projects": projects}
+			q := url.Values{"selector": {selector}, "projects": projects, "appNamespace": {appNamespace}, "repo": {repoURL}}
 			var apps v1alpha1.ApplicationList
 			if err := c.Do("GET", "/api/v1/applications?"+q.Encode(), nil, &apps); err != nil {
 				return fmt.Errorf("listing applications: %w", err)
 			}
+			if cluster != "" {
+				apps.Items = slices.DeleteFunc(apps.Items, func(a v1alpha1.Application) bool {
+					return a.Spec.Destination.Server != cluster && a.Spec.Destination.Name != cluster
+				})
+			}
 			return printApps(cmd.OutOrStdout(), apps.Items, output)
 		}),
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide, name, json or yaml")
-	cmd.Flags().StringVarP(&selector, "selector", "l", "", "label selector, such as team=web")
-	cmd.Flags().StringSliceVarP(&projects, "project", "p", nil, "only these projects")
+	fl := cmd.Flags()
+	fl.StringVarP(&output, "output", "o", "wide", "output format: wide, name, json or yaml")
+	fl.StringVarP(&selector, "selector", "l", "", "label selector, such as team=web")
+	fl.StringArrayVarP(&projects, "project", "p", nil, "only these projects (repeatable)")
+	fl.StringVarP(&appNamespace, "app-namespace", "N", "", "only the Applications of this namespace")
+	fl.StringVarP(&cluster, "cluster", "c", "", "only the Applications deploying to this cluster (server URL or name)")
+	fl.StringVarP(&repoURL, "repo", "r", "", "only the Applications with a source from this repository")
 	return cmd
 }
 
 func newAppGetCommand(f *clientFlags) *cobra.Command {
-	var output string
-	var refresh, hardRefresh bool
+	var output, appNamespace, sourceName string
+	var refresh, hardRefresh, showOperation, showParams bool
+	var sourcePosition int
+	var timeout uint
 	cmd := &cobra.Command{
-		Use:     "get NAME",
-		Short:   "Show one Application",
-		Example: "  capstan app get guestbook\n  capstan app get guestbook -o tree\n  capstan app get guestbook --refresh -o yaml",
-		Args:    cobra.ExactArgs(1),
+		Use:   "get NAME",
+		Short: "Show one Application",
+		Example: "  capstan app get guestbook\n  capstan app get guestbook -o tree\n  capstan app get guestbook --refresh -o yaml\n" +
+			"  capstan app get guestbook --show-params --show-operation",
+		Args: cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
+			name := qualified(args[0], appNamespace)
+			suffix := ""
 			if refresh || hardRefresh {
-				kind := map[bool]string{false: "normal", true: "hard"}[hardRefresh]
-				patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, v1alpha1.AnnotationRefresh, kind)
-				if err := c.Do("PATCH", appPath(args[0], ""), map[string]string{"patch": patch, "patchType": "merge"}, nil); err != nil {
-					return fmt.Errorf("refreshing application %s: %w", args[0], err)
-				}
+				// The server answers once the controller has refreshed the app.
+				suffix = "?refresh=" + map[bool]string{false: "normal", true: "hard"}[hardRefresh]
 			}
-			app, err := getApp(c, args[0])
-			if err != nil {
-				return err
+			app := &v1alpha1.Application{}
+			if err := withTimeout(timeout, func() error { return c.Do("GET", appPath(name, suffix), nil, app) }); err != nil {
+				return fmt.Errorf("getting application %s: %w", args[0], err)
 			}
 			var windows *syncWindowsView
 			if output == "tree" || output == "wide" || output == "" {
 				windows = &syncWindowsView{}
-				if err := c.Do("GET", appPath(args[0], "/syncwindows"), nil, windows); err != nil {
+				if err := c.Do("GET", appPath(name, "/syncwindows"), nil, windows); err != nil {
 					return fmt.Errorf("reading the sync windows of %s: %w", args[0], err)
 				}
 			}
+			out := cmd.OutOrStdout()
 			switch output {
-			case "tree":
+			case "tree", "wide", "":
+				printAppSummary(out, app, windows)
+				if showOperation && app.Status.OperationState != nil {
+					fmt.Fprintln(out)
+					printOperation(out, app)
+				}
+				if showParams {
+					if err := printParams(out, app, sourceName, sourcePosition); err != nil {
+						return err
+					}
+				}
+				fmt.Fprintln(out)
+				if output != "tree" {
+					return printResources(out, app.Status.Resources)
+				}
 				var tree appstate.Tree
-				if err := c.Do("GET", appPath(args[0], "/resource-tree"), nil, &tree); err != nil {
+				if err := c.Do("GET", appPath(name, "/resource-tree"), nil, &tree); err != nil {
 					return fmt.Errorf("reading the resource tree of %s: %w", args[0], err)
 				}
-				printAppSummary(cmd.OutOrStdout(), app, windows)
-				fmt.Fprintln(cmd.OutOrStdout())
-				return printTree(cmd.OutOrStdout(), &tree)
-			case "wide", "":
-				printAppSummary(cmd.OutOrStdout(), app, windows)
-				fmt.Fprintln(cmd.OutOrStdout())
-				return printResources(cmd.OutOrStdout(), app.Status.Resources)
+				return printTree(out, &tree)
 			}
-			return printApps(cmd.OutOrStdout(), []v1alpha1.Application{*app}, output)
+			return printApps(out, []v1alpha1.Application{*app}, output)
 		}),
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide, tree, name, json or yaml")
-	cmd.Flags().BoolVar(&refresh, "refresh", false, "compare with the latest state of Git first")
-	cmd.Flags().BoolVar(&hardRefresh, "hard-refresh", false, "like --refresh, also rendering anew")
+	fl := cmd.Flags()
+	fl.StringVarP(&output, "output", "o", "wide", "output format: wide, tree, name, json or yaml")
+	fl.BoolVar(&refresh, "refresh", false, "compare with the latest state of Git first")
+	fl.BoolVar(&hardRefresh, "hard-refresh", false, "like --refresh, also rendering anew")
+	fl.StringVarP(&appNamespace, "app-namespace", "N", "", "namespace of the Application")
+	fl.BoolVar(&showOperation, "show-operation", false, "show the last operation's details")
+	fl.BoolVar(&showParams, "show-params", false, "show the source's Helm parameters and Kustomize images")
+	fl.StringVar(&sourceName, "source-name", "", "with --show-params, the source of that name")
+	fl.IntVar(&sourcePosition, "source-position", -1, "with --show-params, the source at this position (from 1)")
+	fl.UintVar(&timeout, "timeout", 0, "seconds to wait for a refresh (0: the API's limit)")
 	return cmd
+}
+
+// withTimeout runs call, failing after seconds (0: no limit of its own).
+func withTimeout(seconds uint, call func() error) error {
+	if seconds == 0 {
+		return call()
+	}
+	done := make(chan error, 1)
+	go func() { done <- call() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(time.Duration(seconds) * time.Second):
+		return fmt.Errorf("timed out after %ds", seconds)
+	}
+}
+
+// printOperation prints the last operation, as app get --show-operation
+// and app sync do.
+func printOperation(w io.Writer, a *v1alpha1.Application) {
+	st := a.Status.OperationState
+	if st == nil {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
+	fmt.Fprintf(tw, "Operation:\tSync\n")
+	if st.SyncResult != nil {
+		fmt.Fprintf(tw, "Sync Revision:\t%s\n", cmp.Or(st.SyncResult.Revision, strings.Join(st.SyncResult.Revisions, ",")))
+	}
+	fmt.Fprintf(tw, "Phase:\t%s\n", st.Phase)
+	fmt.Fprintf(tw, "Start:\t%s\n", st.StartedAt.Format(time.RFC3339))
+	if st.FinishedAt != nil {
+		fmt.Fprintf(tw, "Finished:\t%s\n", st.FinishedAt.Format(time.RFC3339))
+		fmt.Fprintf(tw, "Duration:\t%s\n", st.FinishedAt.Sub(st.StartedAt.Time).Round(time.Second))
+	}
+	fmt.Fprintf(tw, "Message:\t%s\n", st.Message)
+	_ = tw.Flush()
+}
+
+// printParams prints the overrides of one source: Helm parameters, or
+// Kustomize images.
+func printParams(w io.Writer, a *v1alpha1.Application, name string, position int) error {
+	sources := a.Spec.GetSources()
+	i := 0
+	switch {
+	case name != "":
+		if i = slices.IndexFunc(sources, func(s v1alpha1.ApplicationSource) bool { return s.Name == name }); i < 0 {
+			return fmt.Errorf("application %s has no source named %q", a.Name, name)
+		}
+	case position > 0:
+		if i = position - 1; i >= len(sources) {
+			return fmt.Errorf("application %s has %d sources, not %d", a.Name, len(sources), position)
+		}
+	}
+	if len(sources) == 0 {
+		return nil
+	}
+	src := sources[i]
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw)
+	if src.Helm != nil {
+		fmt.Fprintln(tw, "NAME\tVALUE")
+		for _, p := range src.Helm.Parameters {
+			fmt.Fprintf(tw, "%s\t%s\n", p.Name, p.Value)
+		}
+	}
+	if src.Kustomize != nil && len(src.Kustomize.Images) > 0 {
+		fmt.Fprintln(tw, "IMAGE")
+		for _, img := range src.Kustomize.Images {
+			fmt.Fprintln(tw, img)
+		}
+	}
+	return tw.Flush()
 }
 
 func newAppDeleteCommand(f *clientFlags) *cobra.Command {
@@ -197,14 +320,14 @@ func waitGone(ctx context.Context, c *apiclient.Client, name string) error {
 }
 
 func newAppHistoryCommand(f *clientFlags) *cobra.Command {
-	var output string
+	var output, appNamespace string
 	cmd := &cobra.Command{
 		Use:     "history NAME",
 		Short:   "Show an Application's deployment history",
 		Example: "  capstan app history guestbook",
 		Args:    cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			app, err := getApp(c, args[0])
+			app, err := getApp(c, qualified(args[0], appNamespace))
 			if err != nil {
 				return err
 			}
@@ -228,12 +351,14 @@ func newAppHistoryCommand(f *clientFlags) *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide, json or yaml")
+	cmd.Flags().StringVarP(&appNamespace, "app-namespace", "N", "", "namespace of the Application")
 	return cmd
 }
 
 func newAppRollbackCommand(f *clientFlags) *cobra.Command {
 	var prune, dryRun bool
 	var timeout uint
+	var appNamespace, output string
 	cmd := &cobra.Command{
 		Use:   "rollback NAME [ID]",
 		Short: "Sync an Application back to a deployment of its history (default: the one before the last)",
@@ -241,7 +366,8 @@ func newAppRollbackCommand(f *clientFlags) *cobra.Command {
 			"  capstan app rollback guestbook 3      # to history id 3",
 		Args: cobra.RangeArgs(1, 2),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			app, err := getApp(c, args[0])
+			name := qualified(args[0], appNamespace)
+			app, err := getApp(c, name)
 			if err != nil {
 				return err
 			}
@@ -258,12 +384,21 @@ func newAppRollbackCommand(f *clientFlags) *cobra.Command {
 				id = h[len(h)-2].ID
 			}
 			started := &v1alpha1.Application{}
-			if err := c.Do("POST", appPath(args[0], "/rollback"), map[string]any{"id": id, "prune": prune, "dryRun": dryRun}, started); err != nil {
+			if err := c.Do("POST", appPath(name, "/rollback"), map[string]any{"id": id, "prune": prune, "dryRun": dryRun}, started); err != nil {
 				return fmt.Errorf("rolling back application %s: %w", args[0], err)
 			}
-			return waitForOperation(cmd, c, started, timeout)
+			if err := waitForOperation(cmd, c, started, timeout); err != nil || output == "wide" {
+				return err
+			}
+			done, err := getApp(c, name)
+			if err != nil {
+				return err
+			}
+			return printApps(cmd.OutOrStdout(), []v1alpha1.Application{*done}, output)
 		}),
 	}
+	cmd.Flags().StringVarP(&appNamespace, "app-namespace", "N", "", "namespace of the Application")
+	cmd.Flags().StringVarP(&output, "output", "o", "wide", "output format of the result: wide, name, json or yaml")
 	cmd.Flags().BoolVar(&prune, "prune", false, "delete resources the deployment did not have")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what the rollback would do without doing it")
 	cmd.Flags().UintVar(&timeout, "timeout", 0, "seconds to wait for the rollback (0: no limit)")
@@ -287,21 +422,22 @@ func newAppTerminateOpCommand(f *clientFlags) *cobra.Command {
 }
 
 func newAppManifestsCommand(f *clientFlags) *cobra.Command {
-	var source, revision string
+	var source string
+	var targets targetFlags
 	cmd := &cobra.Command{
-		Use:     "manifests NAME",
-		Short:   "Print an Application's manifests, as rendered from Git or as live in the cluster",
-		Example: "  capstan app manifests guestbook\n  capstan app manifests guestbook --source live\n  capstan app manifests guestbook --revision v1.2.0",
-		Args:    cobra.ExactArgs(1),
+		Use:   "manifests NAME",
+		Short: "Print an Application's manifests, as rendered from Git or as live in the cluster",
+		Example: "  capstan app manifests guestbook\n  capstan app manifests guestbook --source live\n  capstan app manifests guestbook --revision v1.2.0\n" +
+			"  capstan app manifests guestbook --local ./guestbook --local-repo-root .",
+		Args: cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			var docs []string
 			switch source {
 			case "git":
-				var resp struct{ Manifests []string }
-				if err := c.Do("GET", appPath(args[0], "/manifests?"+url.Values{"revision": {revision}}.Encode()), nil, &resp); err != nil {
-					return fmt.Errorf("rendering application %s: %w", args[0], err)
+				var err error
+				if docs, err = targets.manifests(cmd.Context(), c, args[0]); err != nil {
+					return err
 				}
-				docs = resp.Manifests
 			case "live":
 				var resp struct{ Items []appstate.ResourceDiff }
 				if err := c.Do("GET", appPath(args[0], "/managed-resources"), nil, &resp); err != nil {
@@ -326,12 +462,12 @@ func newAppManifestsCommand(f *clientFlags) *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVar(&source, "source", "git", "git (rendered) or live (in the cluster)")
-	cmd.Flags().StringVar(&revision, "revision", "", "render this revision instead of the target revision")
+	targets.add(cmd.Flags(), "render this revision instead of the target revision")
 	return cmd
 }
 
 func newAppResourcesCommand(f *clientFlags) *cobra.Command {
-	var output string
+	var output, project string
 	cmd := &cobra.Command{
 		Use:     "resources NAME",
 		Short:   "List an Application's resources",
@@ -340,7 +476,7 @@ func newAppResourcesCommand(f *clientFlags) *cobra.Command {
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			if output == "tree" {
 				var tree appstate.Tree
-				if err := c.Do("GET", appPath(args[0], "/resource-tree"), nil, &tree); err != nil {
+				if err := c.Do("GET", appPath(args[0], "/resource-tree?"+url.Values{"project": {project}}.Encode()), nil, &tree); err != nil {
 					return fmt.Errorf("reading the resource tree of %s: %w", args[0], err)
 				}
 				return printTree(cmd.OutOrStdout(), &tree)
@@ -358,6 +494,8 @@ func newAppResourcesCommand(f *clientFlags) *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide or tree")
+	cmd.Flags().StringVar(&project, "project", "", "the Application's project")
+	unsupported(cmd, map[string]string{"orphaned": "bool"})
 	return cmd
 }
 
@@ -506,11 +644,6 @@ func printAppSummary(w io.Writer, a *v1alpha1.Application, windows *syncWindowsV
 	}
 	for _, c := range a.Status.Conditions {
 		fmt.Fprintf(tw, "Condition:\t%s: %s\n", c.Type, c.Message)
-	}
-	if st := a.Status.OperationState; st != nil {
-		fmt.Fprintf(tw, "\nOperation:\tSync\n")
-		fmt.Fprintf(tw, "Phase:\t%s\n", st.Phase)
-		fmt.Fprintf(tw, "Message:\t%s\n", st.Message)
 	}
 	_ = tw.Flush()
 }

@@ -25,8 +25,9 @@ const (
 
 func newAppDiffCommand(f *clientFlags) *cobra.Command {
 	var color, appNamespace string
-	var refresh, hardRefresh, exitCode bool
+	var refresh, hardRefresh, exitCode, serverSide bool
 	var diffExitCode int
+	var targets targetFlags
 	cmd := &cobra.Command{
 		Use:   "diff NAME",
 		Short: "Show how the live resources differ from Git; exit 0 in sync, 1 with differences, 2 on error",
@@ -50,7 +51,16 @@ func newAppDiffCommand(f *clientFlags) *cobra.Command {
 				q.Del("refresh")
 			}
 			var resp struct{ Items []appstate.ResourceDiff }
-			if err := c.Do("GET", appPath(args[0], "/managed-resources?"+q.Encode()), nil, &resp); err != nil {
+			if targets.given() {
+				manifests, err := targets.manifests(cmd.Context(), c, qualified(args[0], appNamespace))
+				if err != nil {
+					return exitError{code: diffError, err: err}
+				}
+				body := map[string]any{"appNamespace": appNamespace, "targetManifests": manifests}
+				if err := c.Do("POST", appPath(args[0], "/server-side-diff"), body, &resp); err != nil {
+					return exitError{code: diffError, err: fmt.Errorf("comparing application %s: %w", args[0], err)}
+				}
+			} else if err := c.Do("GET", appPath(args[0], "/managed-resources?"+q.Encode()), nil, &resp); err != nil {
 				return exitError{code: diffError, err: fmt.Errorf("comparing application %s: %w", args[0], err)}
 			}
 			colored := color == "always" || (color == "auto" && isTerminal(cmd.OutOrStdout()))
@@ -76,9 +86,10 @@ func newAppDiffCommand(f *clientFlags) *cobra.Command {
 	cmd.Flags().BoolVar(&exitCode, "exit-code", true, "exit with --diff-exit-code when there are differences (false: exit 0)")
 	cmd.Flags().IntVar(&diffExitCode, "diff-exit-code", diffFound, "exit code when there are differences")
 	cmd.Flags().StringVarP(&appNamespace, "app-namespace", "N", "", "namespace of the Application")
-	unsupported(cmd, map[string]string{"local": "string", "local-include": "stringArray", "local-repo-root": "string", "revision": "string",
-		"revisions": "stringArray", "source-names": "stringArray", "source-positions": "int64Slice", "server-side-generate": "bool",
-		"server-side-diff": "bool", "ignore-normalizer-jq-execution-timeout": "duration"})
+	targets.add(cmd.Flags(), "compare with this revision of the source instead of its target revision")
+	cmd.Flags().BoolVar(&serverSide, "server-side-diff", false, "compare through a server-side dry run of the sync, which Capstan always does")
+	unsupported(cmd, map[string]string{"local-include": "stringArray", "server-side-generate": "bool",
+		"ignore-normalizer-jq-execution-timeout": "duration"})
 	return cmd
 }
 

@@ -357,33 +357,92 @@ func newAppAddSourceCommand(f *clientFlags) *cobra.Command {
 	return cmd
 }
 
+// unsetFlags are what app unset removes from a source.
+type unsetFlags struct {
+	params, helmSets, values, images, replicas, pluginEnv                           []string
+	valuesLiteral, ignoreMissingValueFiles, passCredentials                         bool
+	namePrefix, nameSuffix, kustomizeVersion, kustomizeNamespace, ignoreMissingComp bool
+	ref                                                                             bool
+}
+
+// apply removes the flagged overrides from src.
+func (u *unsetFlags) apply(src *v1alpha1.ApplicationSource) {
+	if h := src.Helm; h != nil {
+		drop := append(slices.Clone(u.params), u.helmSets...)
+		h.Parameters = slices.DeleteFunc(h.Parameters, func(p v1alpha1.HelmParameter) bool { return slices.Contains(drop, p.Name) })
+		h.ValueFiles = slices.DeleteFunc(h.ValueFiles, func(v string) bool { return slices.Contains(u.values, v) })
+		if u.valuesLiteral {
+			h.Values, h.ValuesObject = "", nil
+		}
+		h.IgnoreMissingValueFiles = h.IgnoreMissingValueFiles && !u.ignoreMissingValueFiles
+		h.PassCredentials = h.PassCredentials && !u.passCredentials
+	}
+	if k := src.Kustomize; k != nil {
+		k.Images = slices.DeleteFunc(k.Images, func(i v1alpha1.KustomizeImage) bool { return slices.Contains(u.images, imageName(string(i))) })
+		k.Replicas = slices.DeleteFunc(k.Replicas, func(r v1alpha1.KustomizeReplica) bool { return slices.Contains(u.replicas, r.Name) })
+		for _, f := range []struct {
+			unset bool
+			field *string
+		}{{u.namePrefix, &k.NamePrefix}, {u.nameSuffix, &k.NameSuffix}, {u.kustomizeVersion, &k.Version}, {u.kustomizeNamespace, &k.Namespace}} {
+			if f.unset {
+				*f.field = ""
+			}
+		}
+		k.IgnoreMissingComponents = k.IgnoreMissingComponents && !u.ignoreMissingComp
+	}
+	if p := src.Plugin; p != nil {
+		p.Env = slices.DeleteFunc(p.Env, func(e *v1alpha1.EnvEntry) bool { return e != nil && slices.Contains(u.pluginEnv, e.Name) })
+	}
+	if u.ref {
+		src.Ref = ""
+	}
+}
+
 func newAppUnsetCommand(f *clientFlags) *cobra.Command {
-	var params, values, images []string
+	u := &unsetFlags{}
+	var appNamespace string
+	var sourcePosition int
 	cmd := &cobra.Command{
-		Use:     "unset NAME",
-		Short:   "Remove overrides from an Application's source",
-		Example: "  capstan app unset web --helm-set image.tag --values values-prod.yaml\n  capstan app unset guestbook --kustomize-image nginx",
-		Args:    cobra.ExactArgs(1),
+		Use:   "unset NAME",
+		Short: "Remove overrides from an Application's source",
+		Example: "  capstan app unset web -p image.tag --values values-prod.yaml\n  capstan app unset guestbook --kustomize-image nginx --nameprefix\n" +
+			"  capstan app unset multi --source-position 2 --ref",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return editApp(f, args[0], nil, func(app *v1alpha1.Application) error {
-				src := app.Spec.Source
-				if src == nil {
-					return fmt.Errorf("application %s has several sources; edit them with app patch or kubectl", app.Name)
+			return editApp(f, qualified(args[0], appNamespace), nil, func(app *v1alpha1.Application) error {
+				if len(app.Spec.Sources) == 0 {
+					if app.Spec.Source == nil {
+						return fmt.Errorf("application %s has no source", app.Name)
+					}
+					u.apply(app.Spec.Source)
+					return nil
 				}
-				if h := src.Helm; h != nil {
-					h.Parameters = slices.DeleteFunc(h.Parameters, func(p v1alpha1.HelmParameter) bool { return slices.Contains(params, p.Name) })
-					h.ValueFiles = slices.DeleteFunc(h.ValueFiles, func(v string) bool { return slices.Contains(values, v) })
+				if sourcePosition < 1 || sourcePosition > len(app.Spec.Sources) {
+					return fmt.Errorf("application %s has %d sources: pick one with --source-position (from 1)", app.Name, len(app.Spec.Sources))
 				}
-				if k := src.Kustomize; k != nil {
-					k.Images = slices.DeleteFunc(k.Images, func(i v1alpha1.KustomizeImage) bool { return slices.Contains(images, imageName(string(i))) })
-				}
+				u.apply(&app.Spec.Sources[sourcePosition-1])
 				return nil
 			})
 		},
 	}
-	cmd.Flags().StringArrayVar(&params, "helm-set", nil, "Helm parameter NAME to remove (repeatable)")
-	cmd.Flags().StringArrayVar(&values, "values", nil, "Helm values file to remove (repeatable)")
-	cmd.Flags().StringArrayVar(&images, "kustomize-image", nil, "Kustomize image override to remove, by image name (repeatable)")
+	fl := cmd.Flags()
+	fl.StringArrayVarP(&u.params, "parameter", "p", nil, "Helm parameter NAME to remove (repeatable)")
+	fl.StringArrayVar(&u.helmSets, "helm-set", nil, "Helm parameter NAME to remove (repeatable)")
+	fl.StringArrayVar(&u.values, "values", nil, "Helm values file to remove (repeatable)")
+	fl.BoolVar(&u.valuesLiteral, "values-literal", false, "remove the inline Helm values")
+	fl.BoolVar(&u.ignoreMissingValueFiles, "ignore-missing-value-files", false, "stop ignoring missing Helm value files")
+	fl.BoolVar(&u.passCredentials, "pass-credentials", false, "stop passing credentials to every Helm chart domain")
+	fl.StringArrayVar(&u.images, "kustomize-image", nil, "Kustomize image override to remove, by image name (repeatable)")
+	fl.StringArrayVar(&u.replicas, "kustomize-replica", nil, "Kustomize replica override to remove, by name (repeatable)")
+	fl.BoolVar(&u.namePrefix, "nameprefix", false, "remove the Kustomize name prefix")
+	fl.BoolVar(&u.nameSuffix, "namesuffix", false, "remove the Kustomize name suffix")
+	fl.BoolVar(&u.kustomizeVersion, "kustomize-version", false, "remove the Kustomize version")
+	fl.BoolVar(&u.kustomizeNamespace, "kustomize-namespace", false, "remove the Kustomize namespace")
+	fl.BoolVar(&u.ignoreMissingComp, "ignore-missing-components", false, "stop ignoring missing Kustomize components")
+	fl.StringArrayVar(&u.pluginEnv, "plugin-env", nil, "plugin environment variable NAME to remove (repeatable)")
+	fl.BoolVar(&u.ref, "ref", false, "remove the source's ref name")
+	fl.IntVar(&sourcePosition, "source-position", -1, "the source (from 1) of a multi-source Application")
+	fl.StringVarP(&appNamespace, "app-namespace", "N", "", "namespace of the Application")
 	return cmd
 }
 

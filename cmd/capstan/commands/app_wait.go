@@ -1,13 +1,13 @@
 package commands
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -18,12 +18,14 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/apiclient"
+	"github.com/capstan-cd/capstan/internal/appstate"
 )
 
 func newAppSyncCommand(f *clientFlags) *cobra.Command {
 	var revision, selector, appNamespace, output string
-	var prune, dryRun, async, serverSide, outOfSyncOnly, replace, assumeYes bool
-	var resources, options, infos, projects []string
+	var prune, dryRun, async, serverSide, outOfSyncOnly, replace, assumeYes, preview bool
+	var resources, options, infos, projects, revisions, sourceNames, labels []string
+	var sourcePositions []int64
 	var timeout uint
 	retry := &retryFlags{}
 	cmd := &cobra.Command{
@@ -44,7 +46,8 @@ func newAppSyncCommand(f *clientFlags) *cobra.Command {
 					options = append(options, option)
 				}
 			}
-			body := map[string]any{"revision": revision, "prune": prune, "dryRun": dryRun, "syncOptions": map[string]any{"items": options}, "appNamespace": appNamespace}
+			body := map[string]any{"revision": revision, "prune": prune, "dryRun": dryRun, "syncOptions": map[string]any{"items": options}, "appNamespace": appNamespace,
+				"revisions": revisions, "sourcePositions": sourcePositions, "sourceNames": sourceNames}
 			var picked []v1alpha1.SyncOperationResource
 			for _, r := range resources {
 				res, err := parseResource(r)
@@ -53,9 +56,6 @@ func newAppSyncCommand(f *clientFlags) *cobra.Command {
 				}
 				picked = append(picked, res)
 			}
-			if len(picked) > 0 {
-				body["resources"] = picked
-			}
 			if body["infos"], err = parseInfos(infos); err != nil {
 				return err
 			}
@@ -63,8 +63,20 @@ func newAppSyncCommand(f *clientFlags) *cobra.Command {
 				return err
 			}
 			for _, name := range names {
+				name = qualified(name, appNamespace)
+				body["resources"] = picked
+				if len(labels) > 0 {
+					labelled, err := resourcesLabelled(c, name, labels)
+					if err != nil {
+						return err
+					}
+					body["resources"] = append(slices.Clone(picked), labelled...)
+				}
+				if preview && !previewSync(cmd, c, name, assumeYes) {
+					continue
+				}
 				started := &v1alpha1.Application{}
-				if err := c.Do("POST", appPath(name, "/sync?appNamespace="+url.QueryEscape(appNamespace)), body, started); err != nil {
+				if err := c.Do("POST", appPath(name, "/sync"), body, started); err != nil {
 					return fmt.Errorf("syncing application %s: %w", name, err)
 				}
 				if async {
@@ -95,11 +107,74 @@ func newAppSyncCommand(f *clientFlags) *cobra.Command {
 	fl.StringArrayVar(&infos, "info", nil, "note NAME=VALUE kept on the operation (repeatable)")
 	fl.BoolVar(&assumeYes, "assumeYes", false, "do not ask for confirmation")
 	fl.StringVarP(&output, "output", "o", "wide", "output format of the result: wide")
+	fl.StringArrayVar(&revisions, "revisions", nil, "revisions of several sources, each with a --source-positions or --source-names entry")
+	fl.Int64SliceVar(&sourcePositions, "source-positions", nil, "positions (from 1) of the sources --revisions are for")
+	fl.StringArrayVar(&sourceNames, "source-names", nil, "names of the sources --revisions are for")
+	fl.StringArrayVar(&labels, "label", nil, "sync only the resources with this label, KEY=VALUE (repeatable)")
+	fl.BoolVar(&preview, "preview-changes", false, "show the differences and ask before syncing")
 	retry.add(fl, "retry-")
-	unsupported(cmd, map[string]string{"force": "bool", "strategy": "string", "label": "stringArray", "local": "string", "local-repo-root": "string",
-		"preview-changes": "bool", "revisions": "stringArray", "source-names": "stringArray", "source-positions": "int64Slice",
+	unsupported(cmd, map[string]string{"force": "bool", "strategy": "string", "local": "string", "local-repo-root": "string",
 		"ignore-normalizer-jq-execution-timeout": "duration"})
 	return cmd
+}
+
+// resourcesLabelled are the app's resources whose desired state carries
+// every KEY=VALUE label, as Argo CD's app sync --label picks them.
+func resourcesLabelled(c *apiclient.Client, name string, labels []string) ([]v1alpha1.SyncOperationResource, error) {
+	want := map[string]string{}
+	for _, l := range labels {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--label %q is not KEY=VALUE", l)
+		}
+		want[k] = v
+	}
+	var resp struct{ Items []appstate.ResourceDiff }
+	if err := c.Do("GET", appPath(name, "/managed-resources"), nil, &resp); err != nil {
+		return nil, fmt.Errorf("reading the resources of %s: %w", name, err)
+	}
+	var out []v1alpha1.SyncOperationResource
+	for _, d := range resp.Items {
+		var target struct {
+			Metadata struct{ Labels map[string]string }
+		}
+		if d.TargetState == "" || json.Unmarshal([]byte(d.TargetState), &target) != nil {
+			continue
+		}
+		matches := true
+		for k, v := range want {
+			matches = matches && target.Metadata.Labels[k] == v
+		}
+		if matches {
+			out = append(out, v1alpha1.SyncOperationResource{Group: d.Group, Kind: d.Kind, Namespace: d.Namespace, Name: d.Name})
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no resource of %s has the labels %v", name, labels)
+	}
+	return out, nil
+}
+
+// previewSync prints what a sync of the app would change and asks
+// whether to go ahead (yes answers it).
+func previewSync(cmd *cobra.Command, c *apiclient.Client, name string, yes bool) bool {
+	var resp struct{ Items []appstate.ResourceDiff }
+	if err := c.Do("GET", appPath(name, "/managed-resources"), nil, &resp); err != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "comparing %s: %v\n", name, err)
+		return false
+	}
+	for _, d := range resp.Items {
+		if d.Modified && !d.Hook {
+			_ = printDiff(cmd.OutOrStdout(), d, isTerminal(cmd.OutOrStdout()))
+		}
+	}
+	if yes {
+		return true
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "Do you want to continue and sync %s? [y/n] ", name)
+	var answer string
+	_, _ = fmt.Fscanln(cmd.InOrStdin(), &answer)
+	return strings.EqualFold(answer, "y") || strings.EqualFold(answer, "yes")
 }
 
 // syncTargets are the named Applications plus those a selector or the
@@ -156,51 +231,131 @@ func parseResource(s string) (v1alpha1.SyncOperationResource, error) {
 }
 
 func newAppWaitCommand(f *clientFlags) *cobra.Command {
-	var sync, health, operation, degraded, suspended bool
+	var sync, health, operation, degraded, suspended, deleted bool
 	var timeout uint
+	var selector, appNamespace, output string
+	var resources []string
 	cmd := &cobra.Command{
-		Use:   "wait NAME",
-		Short: "Wait until an Application is synced, healthy and has no operation running",
+		Use:   "wait [APPNAME... | -l selector]",
+		Short: "Wait until Applications are synced, healthy and have no operation running (or are deleted)",
 		Example: "  capstan app wait guestbook\n  capstan app wait guestbook --health --timeout 120\n" +
-			"  capstan app wait guestbook --sync --operation",
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if !sync && !health && !operation {
+			"  capstan app wait -l team=web --sync --operation\n  capstan app wait guestbook --resource apps:Deployment:web --health\n  capstan app wait guestbook --delete",
+		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
+			if !sync && !health && !operation && !deleted {
 				sync, health, operation = true, true, true
 			}
-			c, err := f.client()
+			var only []v1alpha1.SyncOperationResource
+			for _, r := range resources {
+				res, err := parseResource(r)
+				if err != nil {
+					return err
+				}
+				only = append(only, res)
+			}
+			names, err := syncTargets(c, args, selector, nil)
 			if err != nil {
 				return err
 			}
-			done := func(a *v1alpha1.Application) (bool, error) {
-				h := a.Status.Health.Status
-				healthy := h == v1alpha1.HealthStatusHealthy || (degraded && h == v1alpha1.HealthStatusDegraded) || (suspended && h == v1alpha1.HealthStatusSuspended)
+			done := func(a *v1alpha1.Application, gone bool) (bool, error) {
+				if deleted {
+					return gone, nil
+				}
+				if gone {
+					return false, fmt.Errorf("application %s was deleted", a.Name)
+				}
+				st := waitState(a, only)
+				healthy := st.health == v1alpha1.HealthStatusHealthy || (degraded && st.health == v1alpha1.HealthStatusDegraded) ||
+					(suspended && st.health == v1alpha1.HealthStatusSuspended)
 				idle := a.Operation == nil && (a.Status.OperationState == nil || a.Status.OperationState.Phase.Completed())
-				return (!sync || a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced) && (!health || healthy) && (!operation || idle), nil
+				return (!sync || st.synced) && (!health || healthy) && (!operation || idle), nil
 			}
-			app, err := follow(cmd, c, args[0], "", timeout, done)
-			if err != nil {
-				return err
+			for _, name := range names {
+				if deleted && gone(c, qualified(name, appNamespace)) {
+					fmt.Fprintf(cmd.OutOrStdout(), "application %s was deleted\n", name)
+					continue
+				}
+				app, err := follow(cmd, c, qualified(name, appNamespace), "", timeout, done)
+				if err != nil {
+					return err
+				}
+				if deleted {
+					fmt.Fprintf(cmd.OutOrStdout(), "application %s was deleted\n", name)
+					continue
+				}
+				switch output {
+				case "wide", "":
+					fmt.Fprintln(cmd.OutOrStdout())
+					printAppSummary(cmd.OutOrStdout(), app, nil)
+				default:
+					if err := printApps(cmd.OutOrStdout(), []v1alpha1.Application{*app}, output); err != nil {
+						return err
+					}
+				}
 			}
-			fmt.Fprintln(cmd.OutOrStdout())
-			printAppSummary(cmd.OutOrStdout(), app, nil)
 			return nil
-		},
+		}),
 	}
-	cmd.Flags().BoolVar(&sync, "sync", false, "wait until Synced")
-	cmd.Flags().BoolVar(&health, "health", false, "wait until Healthy")
-	cmd.Flags().BoolVar(&operation, "operation", false, "wait until no operation is running")
-	cmd.Flags().BoolVar(&degraded, "degraded", false, "accept Degraded as the end of --health")
-	cmd.Flags().BoolVar(&suspended, "suspended", false, "accept Suspended as the end of --health")
-	cmd.Flags().UintVar(&timeout, "timeout", 0, "seconds to wait (0: no limit)")
+	fl := cmd.Flags()
+	fl.BoolVar(&sync, "sync", false, "wait until Synced")
+	fl.BoolVar(&health, "health", false, "wait until Healthy")
+	fl.BoolVar(&operation, "operation", false, "wait until no operation is running")
+	fl.BoolVar(&degraded, "degraded", false, "accept Degraded as the end of --health")
+	fl.BoolVar(&suspended, "suspended", false, "accept Suspended as the end of --health")
+	fl.BoolVar(&deleted, "delete", false, "wait until the Application is deleted")
+	fl.UintVar(&timeout, "timeout", 0, "seconds to wait (0: no limit)")
+	fl.StringVarP(&selector, "selector", "l", "", "wait for the Applications with these labels")
+	fl.StringVarP(&appNamespace, "app-namespace", "N", "", "namespace of the Applications")
+	fl.StringArrayVar(&resources, "resource", nil, "wait only for GROUP:KIND:NAME or GROUP:KIND:NAMESPACE/NAME (repeatable)")
+	fl.StringVarP(&output, "output", "o", "wide", "output format of the result: wide, name, json or yaml")
+	unsupported(cmd, map[string]string{"hydrated": "bool"})
 	return cmd
+}
+
+// gone reports whether the API answers that the Application does not
+// exist.
+func gone(c *apiclient.Client, name string) bool {
+	var e *apiclient.Error
+	err := c.Do("GET", appPath(name, ""), nil, nil)
+	return errors.As(err, &e) && e.Status == http.StatusNotFound
+}
+
+// waitedState is what app wait looks at: the whole app's sync and health,
+// or only those of the resources named.
+type waitedState struct {
+	synced bool
+	health v1alpha1.HealthStatusCode
+}
+
+// waitState is the app's state, or the worst of the named resources'.
+func waitState(a *v1alpha1.Application, only []v1alpha1.SyncOperationResource) waitedState {
+	if len(only) == 0 {
+		return waitedState{synced: a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced, health: a.Status.Health.Status}
+	}
+	st := waitedState{synced: true, health: v1alpha1.HealthStatusHealthy}
+	for _, want := range only {
+		i := slices.IndexFunc(a.Status.Resources, func(r v1alpha1.ResourceStatus) bool {
+			return r.Group == want.Group && r.Kind == want.Kind && r.Name == want.Name && (want.Namespace == "" || r.Namespace == want.Namespace)
+		})
+		if i < 0 {
+			return waitedState{health: v1alpha1.HealthStatusMissing}
+		}
+		r := a.Status.Resources[i]
+		st.synced = st.synced && r.Status == v1alpha1.SyncStatusCodeSynced
+		if r.Health != nil && r.Health.Status != v1alpha1.HealthStatusHealthy {
+			st.health = r.Health.Status
+		}
+	}
+	return st
 }
 
 // waitForOperation follows the operation started on the Application (as
 // the API returned it) until it completes, printing resources as they
 // change, and fails unless it succeeded.
 func waitForOperation(cmd *cobra.Command, c *apiclient.Client, started *v1alpha1.Application, timeout uint) error {
-	app, err := follow(cmd, c, started.Name, started.ResourceVersion, timeout, func(a *v1alpha1.Application) (bool, error) {
+	app, err := follow(cmd, c, started.Namespace+"/"+started.Name, started.ResourceVersion, timeout, func(a *v1alpha1.Application, gone bool) (bool, error) {
+		if gone {
+			return false, fmt.Errorf("application %s was deleted", a.Name)
+		}
 		st := a.Status.OperationState
 		return a.Operation == nil && st != nil && st.Phase.Completed(), nil
 	})
@@ -209,21 +364,8 @@ func waitForOperation(cmd *cobra.Command, c *apiclient.Client, started *v1alpha1
 	}
 	st := app.Status.OperationState
 	out := cmd.OutOrStdout()
-	fmt.Fprintln(out)
-	tw := tabwriter.NewWriter(out, 0, 0, 1, ' ', 0)
-	fmt.Fprintf(tw, "Name:\t%s/%s\n", app.Namespace, app.Name)
-	fmt.Fprintf(tw, "Operation:\tSync\n")
-	if st.SyncResult != nil {
-		fmt.Fprintf(tw, "Sync Revision:\t%s\n", cmp.Or(st.SyncResult.Revision, strings.Join(st.SyncResult.Revisions, ",")))
-	}
-	fmt.Fprintf(tw, "Phase:\t%s\n", st.Phase)
-	fmt.Fprintf(tw, "Start:\t%s\n", st.StartedAt.Format(time.RFC3339))
-	if st.FinishedAt != nil {
-		fmt.Fprintf(tw, "Finished:\t%s\n", st.FinishedAt.Format(time.RFC3339))
-		fmt.Fprintf(tw, "Duration:\t%s\n", st.FinishedAt.Sub(st.StartedAt.Time).Round(time.Second))
-	}
-	fmt.Fprintf(tw, "Message:\t%s\n", st.Message)
-	_ = tw.Flush()
+	fmt.Fprintf(out, "\nName: %s/%s\n", app.Namespace, app.Name)
+	printOperation(out, app)
 	if st.Phase != v1alpha1.OperationSucceeded {
 		return fmt.Errorf("operation of application %s ended %s: %s", app.Name, st.Phase, st.Message)
 	}
@@ -231,9 +373,10 @@ func waitForOperation(cmd *cobra.Command, c *apiclient.Client, started *v1alpha1
 }
 
 // follow streams the Application's changes (from resourceVersion, or
-// from its current state) until done accepts it, printing a row each time
-// one of its resources changes. timeout 0 waits without a limit.
-func follow(cmd *cobra.Command, c *apiclient.Client, name, resourceVersion string, timeout uint, done func(*v1alpha1.Application) (bool, error)) (*v1alpha1.Application, error) {
+// from its current state) until done accepts it (gone: it was deleted),
+// printing a row each time one of its resources changes. name may be
+// namespace/name; timeout 0 waits without a limit.
+func follow(cmd *cobra.Command, c *apiclient.Client, name, resourceVersion string, timeout uint, done func(a *v1alpha1.Application, gone bool) (bool, error)) (*v1alpha1.Application, error) {
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
@@ -245,6 +388,10 @@ func follow(cmd *cobra.Command, c *apiclient.Client, name, resourceVersion strin
 	}
 	progress := newProgress(cmd.OutOrStdout())
 	q := url.Values{"name": {name}}
+	if ns, short, ok := strings.Cut(name, "/"); ok {
+		q = url.Values{"name": {short}, "appNamespace": {ns}}
+		name = short
+	}
 	if resourceVersion != "" {
 		q.Set("resourceVersion", resourceVersion)
 	}
@@ -261,13 +408,12 @@ func follow(cmd *cobra.Command, c *apiclient.Client, name, resourceVersion strin
 		if decodeErr = json.Unmarshal(data, &msg); decodeErr != nil || msg.Result.Application == nil {
 			return decodeErr == nil
 		}
-		if msg.Result.Type == "DELETED" {
-			decodeErr = fmt.Errorf("application %s was deleted", name)
-			return false
-		}
 		last = msg.Result.Application
-		progress.update(last)
-		finished, decodeErr = done(last)
+		gone := msg.Result.Type == "DELETED"
+		if !gone {
+			progress.update(last)
+		}
+		finished, decodeErr = done(last, gone)
 		return !finished && decodeErr == nil
 	})
 	switch {

@@ -73,7 +73,12 @@ func (f *clientFlags) add(root *cobra.Command) {
 		f.componentNames[flag] = v
 		pf.StringVar(v, flag, def, "for --core and --port-forward: "+strings.ReplaceAll(flag, "-", " ")+" of Argo CD's install")
 	}
-	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return f.setLogging(cmd) }
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if err := refuseUnsupported(cmd); err != nil {
+			return err
+		}
+		return f.setLogging(cmd)
+	}
 }
 
 // withKubeFlags gives a command group the kubeconfig flags Argo CD's CLI
