@@ -11,7 +11,6 @@ KUBECTL      := $(KUBE_BIN)/kubectl
 LOCAL        := $(CURDIR)/.local
 
 CONTROLLER_GEN := go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.21.0
-BUF            := go run github.com/bufbuild/buf/cmd/buf@v1.75.0
 STATICCHECK    := go run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 GIT_COMMIT  := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
@@ -49,16 +48,14 @@ $(KUBE_BIN)/.built: tools/kube/go.mod tools/kube/go.sum $(wildcard tools/kube/cm
 	@touch $@
 
 .PHONY: generate
-generate: ## Regenerate deepcopy code and CRD manifests from api/, and the protobuf API's Go code from proto/.
+generate: ## Regenerate deepcopy code and CRD manifests from api/.
 	$(CONTROLLER_GEN) object paths=./api/...
 	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./api/... output:crd:artifacts:config=manifests/crds
-	$(BUF) lint
-	$(BUF) generate
 
 .PHONY: check-generated
 check-generated: generate ## Fail when generated files differ from the committed ones.
-	@if [ -n "$$(git status --porcelain -- api manifests/crds internal/api)" ]; then \
-		git status --porcelain -- api manifests/crds internal/api; git --no-pager diff --stat -- api manifests/crds internal/api; \
+	@if [ -n "$$(git status --porcelain -- api manifests/crds)" ]; then \
+		git status --porcelain -- api manifests/crds; git --no-pager diff --stat -- api manifests/crds; \
 		echo "generated files are stale: run 'make generate' and commit the result"; exit 1; fi
 
 .PHONY: lint

@@ -1,27 +1,31 @@
 package apiclient
 
 import (
+	"fmt"
 	"net/url"
+	"strings"
 	"testing"
-
-	"github.com/capstan-cd/capstan/internal/api/capstanv1"
 )
 
 func TestMatchFindsTheRouteAndItsParameters(t *testing.T) {
 	for _, tc := range []struct {
-		method, path, pattern string
+		method, path, method2 string
 		params                map[string]string
 	}{
-		{"GET", "/api/v1/applications/guestbook", "/api/v1/applications/{name}", map[string]string{"name": "guestbook"}},
-		{"POST", "/api/v1/applications/guestbook/sync", "/api/v1/applications/{name}/sync", map[string]string{"name": "guestbook"}},
-		{"GET", "/api/v1/account/can-i/applications/sync/team-a/web", "/api/v1/account/can-i/{resource}/{action}/{subresource...}",
+		{"GET", "/api/v1/applications/guestbook", "application.ApplicationService.Get", map[string]string{"name": "guestbook"}},
+		{"POST", "/api/v1/applications/guestbook/sync", "application.ApplicationService.Sync", map[string]string{"name": "guestbook"}},
+		{"GET", "/api/v1/account/can-i/applications/sync/team-a/web", "account.AccountService.CanI",
 			map[string]string{"resource": "applications", "action": "sync", "subresource": "team-a/web"}},
-		{"DELETE", "/api/v1/projects/p/roles/ci/token/0", "/api/v1/projects/{project}/roles/{role}/token/{iat}", map[string]string{"project": "p", "role": "ci", "iat": "0"}},
-		{"DELETE", "/api/v1/repositories/" + url.PathEscape("https://git.example.com/a.git"), "/api/v1/repositories/{repo}", map[string]string{"repo": "https://git.example.com/a.git"}},
+		{"DELETE", "/api/v1/repositories/" + url.PathEscape("https://git.example.com/a.git"), "repository.RepositoryService.Delete",
+			map[string]string{"repo": "https://git.example.com/a.git"}},
+		{"POST", "/api/v1/repositories/" + url.PathEscape("https://git.example.com/a.git") + "/appdetails", "repository.RepositoryService.GetAppDetails",
+			map[string]string{"source.repoURL": "https://git.example.com/a.git"}},
+		// A POST a GET binding carries, its body read as the query.
+		{"POST", "/api/v1/applications/web/server-side-diff", "application.ApplicationService.ServerSideDiff", map[string]string{"appName": "web"}},
 	} {
-		r, params := match(tc.method, tc.path)
-		if r == nil || rule(r.descriptor()).GetPath() != tc.pattern {
-			t.Errorf("%s %s: matched %v", tc.method, tc.path, r)
+		m, params, err := match(tc.method, tc.path, false)
+		if err != nil || string(m.md.FullName()) != tc.method2 {
+			t.Errorf("%s %s: %v %v", tc.method, tc.path, m, err)
 			continue
 		}
 		for k, v := range tc.params {
@@ -30,31 +34,31 @@ func TestMatchFindsTheRouteAndItsParameters(t *testing.T) {
 			}
 		}
 	}
-	for _, miss := range [][2]string{{"GET", "/api/v1/applications/a/b/c"}, {"PUT", "/api/v1/applications"}, {"GET", "/api/v2/x"}} {
-		if r, _ := match(miss[0], miss[1]); r != nil {
-			t.Errorf("%s %s matched %s", miss[0], miss[1], r.descriptor().FullName())
+	if m, _, err := match("GET", "/api/v1/stream/applications", true); err != nil || m.md.Name() != "Watch" {
+		t.Errorf("the application stream: %v %v", m, err)
+	}
+	for _, miss := range [][2]string{{"GET", "/api/v1/applications/a/b/c"}, {"PUT", "/api/v2/x"}} {
+		if m, _, err := match(miss[0], miss[1], false); err == nil {
+			t.Errorf("%s %s matched %s", miss[0], miss[1], m.md.FullName())
 		}
 	}
 }
 
-// TestEveryMethodNamesARESTCall: the table covers every unary method of
-// the API, and every method has an http option.
-func TestEveryMethodNamesARESTCall(t *testing.T) {
-	seen := map[string]bool{}
-	for _, m := range methods {
-		seen[string(m.descriptor().FullName())] = true
+// TestRequestFromREST: path, query (nested by dotted JSON names) and body
+// fill a method's request.
+func TestRequestFromREST(t *testing.T) {
+	m, params, err := match("PUT", "/api/v1/clusters/"+url.PathEscape("https://k8s.example.com"), false)
+	if err != nil {
+		t.Fatal(err)
 	}
-	services := capstanv1.File_capstan_v1_api_proto.Services()
-	for i := 0; i < services.Len(); i++ {
-		ms := services.Get(i).Methods()
-		for j := 0; j < ms.Len(); j++ {
-			md := ms.Get(j)
-			if r := rule(md); r == nil || r.GetMethod() == "" || r.GetPath() == "" {
-				t.Errorf("%s has no http option", md.FullName())
-			}
-			if !md.IsStreamingServer() && !seen[string(md.FullName())] {
-				t.Errorf("%s is missing from the client's methods", md.FullName())
-			}
+	req, err := m.request(params, url.Values{"updatedFields": {"name", "labels"}, "id.type": {"server"}}, []byte(`{"name":"prod","labels":{"env":"prod"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprint(req)
+	for _, want := range []string{`updatedFields:"name"`, `updatedFields:"labels"`, `name:"prod"`, `type:"server"`, `value:"https://k8s.example.com"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("request %s lacks %s", got, want)
 		}
 	}
 }

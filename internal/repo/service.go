@@ -149,7 +149,7 @@ func (s *Service) Resolve(ctx context.Context, req *ResolveRequest) (*ResolveRes
 		return nil, fmt.Errorf("credentials for %s: %w", git.RedactURL(req.RepoURL), err)
 	}
 	if c := req.Credentials; c != nil {
-		creds.Username, creds.Password, creds.SSHPrivateKey, creds.Insecure = c.Username, c.Password, c.SSHPrivateKey, c.Insecure
+		c.apply(&creds)
 	}
 	var rev string
 	if req.Chart != "" {

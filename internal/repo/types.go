@@ -37,6 +37,20 @@ type TestCredentials struct {
 	Password      string `json:"password,omitempty"`
 	SSHPrivateKey string `json:"sshPrivateKey,omitempty"`
 	Insecure      bool   `json:"insecure,omitempty"`
+	TLSClientCert string `json:"tlsClientCert,omitempty"`
+	TLSClientKey  string `json:"tlsClientKey,omitempty"`
+	BearerToken   string `json:"bearerToken,omitempty"`
+	Proxy         string `json:"proxy,omitempty"`
+	NoProxy       string `json:"noProxy,omitempty"`
+}
+
+// apply puts the credentials in place of creds', keeping the trusted
+// certificates and SSH host keys settings give.
+func (c *TestCredentials) apply(creds *git.Creds) {
+	ca, known := creds.CAData, creds.KnownHosts
+	*creds = git.Creds{Username: c.Username, Password: c.Password, SSHPrivateKey: c.SSHPrivateKey, Insecure: c.Insecure,
+		TLSClientCert: c.TLSClientCert, TLSClientKey: c.TLSClientKey, BearerToken: c.BearerToken, Proxy: c.Proxy, NoProxy: c.NoProxy,
+		CAData: ca, KnownHosts: known}
 }
 
 // ResolveResponse is what a revision resolved to.

@@ -155,6 +155,7 @@ func (b *rpcBridge) argoStream(md protoreflect.MethodDescriptor, bindings []argo
 // argoUnary serves a unary method through its REST call.
 func (b *rpcBridge) argoUnary(md protoreflect.MethodDescriptor, bindings []argoapi.Binding) func(context.Context, *connect.Request[dynamicpb.Message]) (*connect.Response[dynamicpb.Message], error) {
 	return func(ctx context.Context, req *connect.Request[dynamicpb.Message]) (*connect.Response[dynamicpb.Message], error) {
+		clusterIDFromFields(req.Msg)
 		binding := pickBinding(bindings, req.Msg)
 		r, err := argoRESTRequest(ctx, binding, req.Msg, req.Header())
 		if err != nil {
@@ -181,6 +182,27 @@ func (b *rpcBridge) argoUnary(md protoreflect.MethodDescriptor, bindings []argoa
 		}
 		argoapi.FillRequired(resp)
 		return connect.NewResponse(resp), nil
+	}
+}
+
+// clusterIDFromFields fills a cluster query's id (what its REST path
+// carries) from its server or name field when the caller set only those,
+// as Argo CD's CLI does over gRPC.
+func clusterIDFromFields(m *dynamicpb.Message) {
+	fields := m.Descriptor().Fields()
+	id := fields.ByName("id")
+	if id == nil || id.Kind() != protoreflect.MessageKind || m.Has(id) {
+		return
+	}
+	for _, by := range []string{"server", "name"} {
+		fd := fields.ByName(protoreflect.Name(by))
+		if fd == nil || fd.Kind() != protoreflect.StringKind || m.Get(fd).String() == "" {
+			continue
+		}
+		idm := m.Mutable(id).Message()
+		idm.Set(idm.Descriptor().Fields().ByName("type"), protoreflect.ValueOfString(by))
+		idm.Set(idm.Descriptor().Fields().ByName("value"), m.Get(fd))
+		return
 	}
 }
 
@@ -289,11 +311,17 @@ func fieldPath(m protoreflect.Message, path string) (string, bool) {
 	parts := strings.Split(path, ".")
 	for i, part := range parts {
 		fd := m.Descriptor().Fields().ByName(protoreflect.Name(part))
-		if fd == nil || !m.Has(fd) {
+		if fd == nil {
 			return "", false
 		}
-		if i == len(parts)-1 {
-			return fmt.Sprint(m.Get(fd).Interface()), true
+		if i == len(parts)-1 && fd.Kind() != protoreflect.MessageKind && !fd.IsList() {
+			// A number left at zero is still a value of the path (a
+			// token's iat when it is named by id).
+			v := fmt.Sprint(m.Get(fd).Interface())
+			return v, m.Has(fd) || fd.Kind() != protoreflect.StringKind
+		}
+		if !m.Has(fd) {
+			return "", false
 		}
 		if fd.Kind() != protoreflect.MessageKind {
 			return "", false

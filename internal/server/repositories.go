@@ -203,8 +203,12 @@ const repoTestTimeout = 30 * time.Second
 func (s *Server) testRepository(ctx context.Context, repo *settings.Repository) error {
 	ctx, cancel := context.WithTimeout(ctx, repoTestTimeout)
 	defer cancel()
+	if _, err := repo.Creds(); err != nil {
+		return err
+	}
 	_, err := s.opts.Renderer.Resolve(ctx, &reposvc.ResolveRequest{RepoURL: repo.URL, Revision: "HEAD", Credentials: &reposvc.TestCredentials{
-		Username: repo.Username, Password: repo.Password, SSHPrivateKey: repo.SSHPrivateKey, Insecure: repo.Insecure}})
+		Username: repo.Username, Password: repo.Password, SSHPrivateKey: repo.SSHPrivateKey, Insecure: repo.Insecure,
+		TLSClientCert: repo.TLSClientCertData, TLSClientKey: repo.TLSClientCertKey, BearerToken: repo.BearerToken, Proxy: repo.Proxy, NoProxy: repo.NoProxy}})
 	if err != nil {
 		return fmt.Errorf("unable to connect to repository %s: %w", repo.URL, err)
 	}
@@ -217,14 +221,20 @@ func (s *Server) testRepository(ctx context.Context, repo *settings.Repository) 
 // CD's CLI checks before it adds one.
 func (s *Server) validateRepository(w http.ResponseWriter, r *http.Request, c *caller) {
 	var q struct {
-		Username      string `json:"username"`
-		Password      string `json:"password"`
-		SSHPrivateKey string `json:"sshPrivateKey"`
-		Insecure      bool   `json:"insecure"`
-		Type          string `json:"type"`
-		Name          string `json:"name"`
-		Project       string `json:"project"`
-		EnableOCI     bool   `json:"enableOci"`
+		Username            string `json:"username"`
+		Password            string `json:"password"`
+		SSHPrivateKey       string `json:"sshPrivateKey"`
+		Insecure            bool   `json:"insecure"`
+		Type                string `json:"type"`
+		Name                string `json:"name"`
+		Project             string `json:"project"`
+		EnableOCI           bool   `json:"enableOci"`
+		TLSClientCertData   string `json:"tlsClientCertData"`
+		TLSClientCertKey    string `json:"tlsClientCertKey"`
+		BearerToken         string `json:"bearerToken"`
+		Proxy               string `json:"proxy"`
+		NoProxy             string `json:"noProxy"`
+		GithubAppPrivateKey string `json:"githubAppPrivateKey"`
 	}
 	// Argo CD's gateway takes the URL as the body and the rest in the
 	// query; its web UI sends them all in a JSON object.
@@ -237,9 +247,15 @@ func (s *Server) validateRepository(w http.ResponseWriter, r *http.Request, c *c
 		qs := r.URL.Query()
 		q.Username, q.Password, q.SSHPrivateKey, q.Type, q.Name, q.Project = qs.Get("username"), qs.Get("password"), qs.Get("sshPrivateKey"), qs.Get("type"), qs.Get("name"), qs.Get("project")
 		q.Insecure, q.EnableOCI = qs.Get("insecure") == "true", qs.Get("enableOci") == "true"
+		q.TLSClientCertData, q.TLSClientCertKey, q.BearerToken = qs.Get("tlsClientCertData"), qs.Get("tlsClientCertKey"), qs.Get("bearerToken")
+		q.Proxy, q.NoProxy, q.GithubAppPrivateKey = qs.Get("proxy"), qs.Get("noProxy"), qs.Get("githubAppPrivateKey")
 	}
 	repo := &settings.Repository{URL: r.PathValue("url"), Type: q.Type, Name: q.Name, Username: q.Username, Password: q.Password,
-		SSHPrivateKey: q.SSHPrivateKey, Insecure: q.Insecure, Project: q.Project, EnableOCI: q.EnableOCI}
+		SSHPrivateKey: q.SSHPrivateKey, Insecure: q.Insecure, Project: q.Project, EnableOCI: q.EnableOCI,
+		TLSClientCertData: q.TLSClientCertData, TLSClientCertKey: q.TLSClientCertKey, BearerToken: q.BearerToken, Proxy: q.Proxy, NoProxy: q.NoProxy}
+	if q.GithubAppPrivateKey != "" {
+		repo.Unsupported = []string{"githubAppPrivateKey"}
+	}
 	if object := repoObject(repo); !c.can("repositories", "create", object) {
 		c.denied(w, "repositories", "create", object)
 		return
@@ -247,6 +263,7 @@ func (s *Server) validateRepository(w http.ResponseWriter, r *http.Request, c *c
 	if !repo.HasCredentials() {
 		if stored, err := (&settings.RepoCredentials{Reader: s.opts.Client, Namespace: s.opts.Namespace}).Lookup(r.Context(), repo.URL); err == nil && stored != nil {
 			repo.Username, repo.Password, repo.SSHPrivateKey = stored.Username, stored.Password, stored.SSHPrivateKey
+			repo.TLSClientCertData, repo.TLSClientCertKey, repo.BearerToken, repo.Unsupported = stored.TLSClientCertData, stored.TLSClientCertKey, stored.BearerToken, stored.Unsupported
 		}
 	}
 	if repo.Type != "helm" {

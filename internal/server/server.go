@@ -184,7 +184,6 @@ func (s *Server) routes() {
 	s.exploreRoutes()
 	s.certificateRoutes()
 	s.gpgKeyRoutes()
-	s.rpcRoutes()
 	s.repositoryRoutes("/api/v1/repositories", false)
 	s.mux.HandleFunc("POST /api/v1/repositories/{url}/validate", s.authorized(s.validateRepository))
 	s.repositoryRoutes("/api/v1/repocreds", true)

@@ -43,27 +43,67 @@ type Repository struct {
 	Insecure      bool   `json:"insecure,omitempty"`
 	EnableOCI     bool   `json:"enableOCI,omitempty"`
 	Project       string `json:"project,omitempty"`
+	// TLSClientCertData and TLSClientCertKey are a PEM client certificate
+	// and its key, for HTTPS servers that ask for one.
+	TLSClientCertData string `json:"tlsClientCertData,omitempty"`
+	TLSClientCertKey  string `json:"tlsClientCertKey,omitempty"`
+	// BearerToken authenticates over HTTPS in place of a password.
+	BearerToken string `json:"bearerToken,omitempty"`
+	// Proxy is the HTTP(S) proxy to reach the repository through; NoProxy
+	// lists the hosts reached directly.
+	Proxy   string `json:"proxy,omitempty"`
+	NoProxy string `json:"noProxy,omitempty"`
+	// ForceHTTPBasicAuth sends basic auth without waiting to be asked,
+	// which Capstan always does.
+	ForceHTTPBasicAuth bool `json:"forceHttpBasicAuth,omitempty"`
+	// Unsupported names the Secret's credential keys Capstan cannot use
+	// (GitHub App, Google Cloud and Azure credentials).
+	Unsupported []string `json:"-"`
 }
+
+// unsupportedCredentials are credential keys of Argo CD's repository
+// Secrets that Capstan does not use yet; a repository that relies on
+// them is refused by name rather than reached without credentials.
+var unsupportedCredentials = []string{"githubAppPrivateKey", "githubAppID", "githubAppInstallationID", "gcpServiceAccountKey", "useAzureWorkloadIdentity"}
 
 // HasCredentials reports whether the Secret carries any credential.
 func (r *Repository) HasCredentials() bool {
-	return r.Username != "" || r.Password != "" || r.SSHPrivateKey != ""
+	return r.Username != "" || r.Password != "" || r.SSHPrivateKey != "" || r.BearerToken != "" || r.TLSClientCertKey != "" || len(r.Unsupported) > 0
+}
+
+// Creds are the credentials and options git is given for the repository.
+func (r *Repository) Creds() (git.Creds, error) {
+	if len(r.Unsupported) > 0 {
+		return git.Creds{}, fmt.Errorf("repository %s: its %s credentials are not supported by Capstan yet", git.RedactURL(r.URL), strings.Join(r.Unsupported, ", "))
+	}
+	return git.Creds{Username: r.Username, Password: r.Password, SSHPrivateKey: r.SSHPrivateKey, Insecure: r.Insecure,
+		TLSClientCert: r.TLSClientCertData, TLSClientKey: r.TLSClientCertKey, BearerToken: r.BearerToken, Proxy: r.Proxy, NoProxy: r.NoProxy}, nil
 }
 
 func repositoryFromSecret(s *corev1.Secret) (*Repository, error) {
 	str := func(k string) string { return strings.TrimSpace(string(s.Data[k])) }
 	r := &Repository{
-		SecretName:    s.Name,
-		Template:      s.Labels[v1alpha1.LabelSecretType] == v1alpha1.SecretTypeRepoCredentials,
-		URL:           str(repositorySecretURLKey),
-		Type:          str("type"),
-		Name:          str("name"),
-		Username:      str("username"),
-		Password:      string(s.Data["password"]),
-		SSHPrivateKey: string(s.Data["sshPrivateKey"]),
-		Project:       str("project"),
+		SecretName:        s.Name,
+		Template:          s.Labels[v1alpha1.LabelSecretType] == v1alpha1.SecretTypeRepoCredentials,
+		URL:               str(repositorySecretURLKey),
+		Type:              str("type"),
+		Name:              str("name"),
+		Username:          str("username"),
+		Password:          string(s.Data["password"]),
+		SSHPrivateKey:     string(s.Data["sshPrivateKey"]),
+		Project:           str("project"),
+		TLSClientCertData: string(s.Data["tlsClientCertData"]),
+		TLSClientCertKey:  string(s.Data["tlsClientCertKey"]),
+		BearerToken:       str("bearerToken"),
+		Proxy:             str("proxy"),
+		NoProxy:           str("noProxy"),
 	}
-	for key, dst := range map[string]*bool{"insecure": &r.Insecure, "enableOCI": &r.EnableOCI} {
+	for _, key := range unsupportedCredentials {
+		if v := str(key); v != "" && v != "false" {
+			r.Unsupported = append(r.Unsupported, key)
+		}
+	}
+	for key, dst := range map[string]*bool{"insecure": &r.Insecure, "enableOCI": &r.EnableOCI, "forceHttpBasicAuth": &r.ForceHTTPBasicAuth} {
 		if v := str(key); v != "" {
 			b, err := strconv.ParseBool(v)
 			if err != nil {
@@ -103,7 +143,9 @@ func (r *RepoCredentials) ForRepo(ctx context.Context, repoURL string) (git.Cred
 	}
 	creds := git.Creds{}
 	if repo != nil {
-		creds = git.Creds{Username: repo.Username, Password: repo.Password, SSHPrivateKey: repo.SSHPrivateKey, Insecure: repo.Insecure}
+		if creds, err = repo.Creds(); err != nil {
+			return git.Creds{}, err
+		}
 	}
 	if err := r.addTrust(ctx, repoURL, &creds); err != nil {
 		return git.Creds{}, err
@@ -146,6 +188,11 @@ func (r *RepoCredentials) Lookup(ctx context.Context, repoURL string) (*Reposito
 		// The repository Secret's own options win; credentials come from the template.
 		merged := *exact
 		merged.Username, merged.Password, merged.SSHPrivateKey = template.Username, template.Password, template.SSHPrivateKey
+		merged.TLSClientCertData, merged.TLSClientCertKey, merged.BearerToken = template.TLSClientCertData, template.TLSClientCertKey, template.BearerToken
+		merged.Unsupported = template.Unsupported
+		if merged.Proxy == "" {
+			merged.Proxy, merged.NoProxy = template.Proxy, template.NoProxy
+		}
 		return &merged, nil
 	}
 	return template, nil
@@ -203,7 +250,8 @@ func (r *Repository) Secret(namespace string) *corev1.Secret {
 	_, _ = h.Write([]byte(r.Project))
 	data := map[string][]byte{repositorySecretURLKey: []byte(r.URL)}
 	for k, v := range map[string]string{"type": r.Type, "name": r.Name, "username": r.Username, "password": r.Password,
-		"sshPrivateKey": r.SSHPrivateKey, "project": r.Project} {
+		"sshPrivateKey": r.SSHPrivateKey, "project": r.Project, "tlsClientCertData": r.TLSClientCertData, "tlsClientCertKey": r.TLSClientCertKey,
+		"bearerToken": r.BearerToken, "proxy": r.Proxy, "noProxy": r.NoProxy} {
 		if v != "" {
 			data[k] = []byte(v)
 		}
@@ -214,6 +262,9 @@ func (r *Repository) Secret(namespace string) *corev1.Secret {
 	if r.EnableOCI {
 		data["enableOCI"] = []byte("true")
 	}
+	if r.ForceHTTPBasicAuth {
+		data["forceHttpBasicAuth"] = []byte("true")
+	}
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", prefix, h.Sum32()), Namespace: namespace,
 			Labels: map[string]string{v1alpha1.LabelSecretType: kind}, Annotations: map[string]string{"managed-by": "argocd.argoproj.io"}},
@@ -222,10 +273,10 @@ func (r *Repository) Secret(namespace string) *corev1.Secret {
 	}
 }
 
-// Redacted returns the repository without its password and key, as the
-// API shows repositories.
+// Redacted returns the repository without its password, keys and token,
+// as the API shows repositories.
 func (r Repository) Redacted() Repository {
-	r.Password, r.SSHPrivateKey = "", ""
+	r.Password, r.SSHPrivateKey, r.TLSClientCertKey, r.BearerToken = "", "", "", ""
 	return r
 }
 

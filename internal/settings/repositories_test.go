@@ -105,3 +105,37 @@ func TestBadRepositorySecretNamesTheSecret(t *testing.T) {
 		t.Errorf("got %v, want an error naming the Secret and the key", err)
 	}
 }
+
+// TestRepositoryCreds: a repository Secret's client certificate, bearer
+// token and proxy reach git; GitHub App credentials, which Capstan cannot
+// use, are refused by name rather than dropped.
+func TestRepositoryCreds(t *testing.T) {
+	secret := func(data map[string]string) *corev1.Secret {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "repo-1", Namespace: "argocd",
+			Labels: map[string]string{v1alpha1.LabelSecretType: v1alpha1.SecretTypeRepository}}, Data: map[string][]byte{}}
+		for k, v := range data {
+			s.Data[k] = []byte(v)
+		}
+		return s
+	}
+	r, err := repositoryFromSecret(secret(map[string]string{"url": "https://git.example.com/a.git", "tlsClientCertData": "CERT", "tlsClientCertKey": "KEY",
+		"bearerToken": "tok", "proxy": "http://proxy:3128", "noProxy": "internal", "forceHttpBasicAuth": "true"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds, err := r.Creds()
+	if err != nil || creds.TLSClientCert != "CERT" || creds.TLSClientKey != "KEY" || creds.BearerToken != "tok" || creds.Proxy != "http://proxy:3128" ||
+		creds.NoProxy != "internal" || !r.ForceHTTPBasicAuth {
+		t.Errorf("creds %+v, %v", creds, err)
+	}
+	if shown := r.Redacted(); shown.TLSClientCertKey != "" || shown.BearerToken != "" || shown.TLSClientCertData != "CERT" {
+		t.Errorf("redacted: %+v", shown)
+	}
+	app, err := repositoryFromSecret(secret(map[string]string{"url": "https://github.com/org/a.git", "githubAppID": "1", "githubAppPrivateKey": "KEY"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := app.Creds(); err == nil || !strings.Contains(err.Error(), "githubAppPrivateKey, githubAppID credentials are not supported by Capstan yet") {
+		t.Errorf("GitHub App credentials: %v", err)
+	}
+}

@@ -1,6 +1,8 @@
 package commands
 
 import (
+	"cmp"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -27,8 +29,8 @@ func newRepoCommand(f *clientFlags, templates bool) *cobra.Command {
 	cmd := &cobra.Command{Use: use, Short: "Manage " + what}
 
 	repo := &settings.Repository{}
-	var keyPath string
-	var upsert bool
+	var keyPath, certPath, certKeyPath string
+	var upsert, ignoreHostKey bool
 	add := &cobra.Command{
 		Use:     "add URL",
 		Short:   "Add " + map[bool]string{false: "a repository", true: "a credential template"}[templates],
@@ -36,18 +38,33 @@ func newRepoCommand(f *clientFlags, templates bool) *cobra.Command {
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			repo.URL = args[0]
-			if keyPath != "" {
-				key, err := os.ReadFile(keyPath)
-				if err != nil {
-					return fmt.Errorf("reading the SSH private key: %w", err)
+			repo.Insecure = repo.Insecure || ignoreHostKey
+			for _, file := range []struct {
+				path, what string
+				into       *string
+			}{{keyPath, "the SSH private key", &repo.SSHPrivateKey}, {certPath, "the TLS client certificate", &repo.TLSClientCertData},
+				{certKeyPath, "the TLS client certificate's key", &repo.TLSClientCertKey}} {
+				if file.path == "" {
+					continue
 				}
-				repo.SSHPrivateKey = string(key)
+				data, err := os.ReadFile(file.path)
+				if err != nil {
+					return fmt.Errorf("reading %s: %w", file.what, err)
+				}
+				*file.into = string(data)
+			}
+			if (repo.TLSClientCertData == "") != (repo.TLSClientCertKey == "") {
+				return fmt.Errorf("--tls-client-cert-path and --tls-client-cert-key-path go together")
 			}
 			c, err := f.client()
 			if err != nil {
 				return err
 			}
-			if err := c.Do("POST", fmt.Sprintf("%s?upsert=%t", prefix, upsert), repo, nil); err != nil {
+			body, err := repoBody(repo, templates)
+			if err != nil {
+				return err
+			}
+			if err := c.Do("POST", fmt.Sprintf("%s?upsert=%t", prefix, upsert), body, nil); err != nil {
 				return fmt.Errorf("adding %s: %w", args[0], err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s '%s' added\n", map[bool]string{false: "Repository", true: "Repository credentials"}[templates], args[0])
@@ -63,6 +80,21 @@ func newRepoCommand(f *clientFlags, templates bool) *cobra.Command {
 	add.Flags().BoolVar(&repo.EnableOCI, "enable-oci", false, "the Helm repository is an OCI registry")
 	add.Flags().StringVar(&repo.Project, "project", "", "limit the repository to one project")
 	add.Flags().BoolVar(&upsert, "upsert", false, "replace an existing entry with different settings")
+	add.Flags().StringVar(&certPath, "tls-client-cert-path", "", "file with a TLS client certificate (PEM) for HTTPS")
+	add.Flags().StringVar(&certKeyPath, "tls-client-cert-key-path", "", "file with the TLS client certificate's key (PEM)")
+	add.Flags().StringVar(&repo.BearerToken, "bearer-token", "", "bearer token for HTTPS, in place of a password (Bitbucket Data Center)")
+	add.Flags().BoolVar(&repo.ForceHTTPBasicAuth, "force-http-basic-auth", false, "send basic auth without being asked, which Capstan always does")
+	proxyFlag := "proxy"
+	if templates {
+		proxyFlag = "proxy-url"
+	} else {
+		add.Flags().BoolVar(&ignoreHostKey, "insecure-ignore-host-key", false, "skip SSH host key checks (the same as --insecure-skip-server-verification)")
+		add.Flags().StringVar(&repo.NoProxy, "no-proxy", "", "hosts reached without the proxy (comma-separated)")
+		unsupported(add, map[string]string{"enable-lfs": "bool", "insecure-oci-force-http": "bool"})
+	}
+	add.Flags().StringVar(&repo.Proxy, proxyFlag, "", "HTTP(S) proxy to reach the repository through")
+	unsupported(add, map[string]string{"github-app-id": "int64", "github-app-installation-id": "int64", "github-app-private-key-path": "string",
+		"github-app-enterprise-base-url": "string", "gcp-service-account-key-path": "string", "use-azure-workload-identity": "bool"})
 
 	var output string
 	list := &cobra.Command{
@@ -71,16 +103,26 @@ func newRepoCommand(f *clientFlags, templates bool) *cobra.Command {
 		Example: "  capstan " + use + " list",
 		Args:    cobra.NoArgs,
 		RunE: f.withClient(func(cmd *cobra.Command, _ []string, c *apiclient.Client) error {
-			var resp struct{ Items []settings.Repository }
+			var resp struct {
+				Items []struct {
+					settings.Repository
+					CredsURL string `json:"url"` // a credential template's URL, as Argo CD's RepoCreds names it
+				}
+			}
 			if err := c.Do("GET", prefix, nil, &resp); err != nil {
 				return fmt.Errorf("listing %s: %w", use, err)
 			}
+			items := make([]settings.Repository, len(resp.Items))
+			for i, r := range resp.Items {
+				items[i] = r.Repository
+				items[i].URL = cmp.Or(r.URL, r.CredsURL)
+			}
 			if output != "wide" {
-				return printObject(cmd.OutOrStdout(), resp.Items, output)
+				return printObject(cmd.OutOrStdout(), items, output)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "TYPE\tNAME\tREPO\tINSECURE\tOCI\tPROJECT\tCREDS")
-			for _, r := range resp.Items {
+			for _, r := range items {
 				creds := "false"
 				if r.Username != "" {
 					creds = "true"
@@ -142,4 +184,23 @@ func newRepoGetCommand(f *clientFlags) *cobra.Command {
 	cmd.Flags().StringVar(&project, "project", "", "project of the repository")
 	cmd.Flags().StringVar(&refresh, "refresh", "", "hard: check the connection anew")
 	return cmd
+}
+
+// repoBody is a repository as the API takes it; a credential template
+// names its URL "url", as Argo CD's RepoCreds does.
+func repoBody(repo *settings.Repository, template bool) (any, error) {
+	if !template {
+		return repo, nil
+	}
+	data, err := json.Marshal(repo)
+	if err != nil {
+		return nil, err
+	}
+	var body map[string]any
+	if err := json.Unmarshal(data, &body); err != nil {
+		return nil, err
+	}
+	body["url"] = body["repo"]
+	delete(body, "repo")
+	return body, nil
 }

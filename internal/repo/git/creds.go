@@ -23,15 +23,45 @@ type Creds struct {
 	Insecure bool
 	// CAData are PEM certificates trusted for the server's TLS certificate.
 	CAData []byte
+	// TLSClientCert and TLSClientKey are a PEM certificate and key
+	// presented to an HTTPS server that asks for one.
+	TLSClientCert, TLSClientKey string
+	// BearerToken authenticates over HTTPS instead of Username and
+	// Password (Bitbucket Data Center's access tokens).
+	BearerToken string
+	// Proxy is the HTTP(S) proxy URL to reach the repository through, and
+	// NoProxy the hosts reached directly (comma-separated, as NO_PROXY).
+	Proxy, NoProxy string
 }
 
 // env returns the environment that gives git these credentials without
 // putting secrets in command-line arguments, writing key files into dir.
 func (c Creds) env(dir string) ([]string, error) {
 	var config [][2]string
-	if c.Username != "" || c.Password != "" {
+	var env []string
+	switch {
+	case c.BearerToken != "":
+		config = append(config, [2]string{"http.extraHeader", "Authorization: Bearer " + c.BearerToken})
+	case c.Username != "" || c.Password != "":
 		auth := base64.StdEncoding.EncodeToString([]byte(c.Username + ":" + c.Password))
 		config = append(config, [2]string{"http.extraHeader", "Authorization: Basic " + auth})
+	}
+	if c.TLSClientCert != "" && c.TLSClientKey != "" {
+		certPath, keyPath := filepath.Join(dir, "client.crt"), filepath.Join(dir, "client.key")
+		if err := os.WriteFile(certPath, []byte(c.TLSClientCert), 0o600); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(keyPath, []byte(c.TLSClientKey), 0o600); err != nil {
+			return nil, err
+		}
+		config = append(config, [2]string{"http.sslCert", certPath}, [2]string{"http.sslKey", keyPath})
+		env = append(env, "GIT_SSL_CERT="+certPath, "GIT_SSL_KEY="+keyPath)
+	}
+	if c.Proxy != "" {
+		config = append(config, [2]string{"http.proxy", c.Proxy})
+	}
+	if c.NoProxy != "" {
+		env = append(env, "NO_PROXY="+c.NoProxy, "no_proxy="+c.NoProxy)
 	}
 	if c.Insecure {
 		config = append(config, [2]string{"http.sslVerify", "false"})
@@ -43,7 +73,7 @@ func (c Creds) env(dir string) ([]string, error) {
 		}
 		config = append(config, [2]string{"http.sslCAInfo", path})
 	}
-	env := []string{"GIT_CONFIG_COUNT=" + strconv.Itoa(len(config))}
+	env = append(env, "GIT_CONFIG_COUNT="+strconv.Itoa(len(config)))
 	// The environment's GIT_SSL_* variables win over configuration, so the
 	// repository's TLS options are set there too.
 	if c.Insecure {

@@ -6,10 +6,17 @@ package gitserver
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/subtle"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -19,47 +26,64 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Server is a running Git smart-HTTP server.
 type Server struct {
 	// URL is the base URL; a repository named r is at URL + "/r.git".
 	URL string
-	// Username and Password are the basic-auth credentials every request needs.
+	// Username and Password are the basic-auth credentials every request
+	// needs (or the BearerToken, when Options set one).
 	Username, Password string
+	// BearerToken is accepted in place of basic auth, when set.
+	BearerToken string
+	// ClientCert and ClientKey are the PEM certificate and key a client
+	// must present when Options asked for client certificates.
+	ClientCert, ClientKey []byte
 
 	root    string
 	fetches atomic.Int64
 	srv     *httptest.Server
 }
 
+// Options shape a server.
+type Options struct {
+	// TLS serves HTTPS with a self-signed certificate (see CAData).
+	TLS bool
+	// ClientCerts, with TLS, refuses clients without the certificate in
+	// ClientCert.
+	ClientCerts bool
+	// BearerToken, if set, is accepted in place of basic auth.
+	BearerToken string
+}
+
 // New starts a plain-HTTP server that stops when the test ends.
-func New(t testing.TB) *Server { return start(t, false) }
+func New(t testing.TB) *Server { return NewWith(t, Options{}) }
 
 // NewTLS starts an HTTPS server with a self-signed certificate; CAData
 // returns the certificate clients must trust.
-func NewTLS(t testing.TB) *Server { return start(t, true) }
+func NewTLS(t testing.TB) *Server { return NewWith(t, Options{TLS: true}) }
 
 // CAData is the PEM certificate of an HTTPS server.
 func (s *Server) CAData() []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.srv.Certificate().Raw})
 }
 
-func start(t testing.TB, useTLS bool) *Server {
+// NewWith starts a server shaped by opts.
+func NewWith(t testing.TB, opts Options) *Server {
 	t.Helper()
 	execPath, err := exec.Command("git", "--exec-path").Output()
 	if err != nil {
 		t.Fatalf("git --exec-path: %v", err)
 	}
-	s := &Server{Username: "git-user", Password: "s3cret-pa55", root: t.TempDir()}
+	s := &Server{Username: "git-user", Password: "s3cret-pa55", BearerToken: opts.BearerToken, root: t.TempDir()}
 	backend := &cgi.Handler{
 		Path: filepath.Join(strings.TrimSpace(string(execPath)), "git-http-backend"),
 		Env:  []string{"GIT_PROJECT_ROOT=" + s.root, "GIT_HTTP_EXPORT_ALL=1"},
 	}
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		user, pass, ok := r.BasicAuth()
-		if !ok || subtle.ConstantTimeCompare([]byte(user), []byte(s.Username)) != 1 ||
-			subtle.ConstantTimeCompare([]byte(pass), []byte(s.Password)) != 1 {
+		if !s.authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
@@ -78,14 +102,65 @@ func start(t testing.TB, useTLS bool) *Server {
 		}
 		backend.ServeHTTP(w, r)
 	}))
-	if useTLS {
+	switch {
+	case opts.TLS && opts.ClientCerts:
+		pool := s.issueClientCert(t)
+		s.srv.TLS = &tls.Config{ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool}
 		s.srv.StartTLS()
-	} else {
+	case opts.TLS:
+		s.srv.StartTLS()
+	default:
 		s.srv.Start()
 	}
 	t.Cleanup(s.srv.Close)
 	s.URL = s.srv.URL
 	return s
+}
+
+// authorized checks a request's basic auth, or its bearer token.
+func (s *Server) authorized(r *http.Request) bool {
+	if token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && s.BearerToken != "" {
+		return subtle.ConstantTimeCompare([]byte(token), []byte(s.BearerToken)) == 1
+	}
+	user, pass, ok := r.BasicAuth()
+	return ok && subtle.ConstantTimeCompare([]byte(user), []byte(s.Username)) == 1 &&
+		subtle.ConstantTimeCompare([]byte(pass), []byte(s.Password)) == 1
+}
+
+// issueClientCert makes a CA and a client certificate it signs, kept in
+// ClientCert and ClientKey, and returns the pool the server trusts.
+func (s *Server) issueClientCert(t testing.TB) *x509.CertPool {
+	t.Helper()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "git clients"}, IsCA: true, BasicConstraintsValid: true,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour), KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "capstan"}, NotBefore: time.Now().Add(-time.Hour),
+		NotAfter: time.Now().Add(24 * time.Hour), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.ClientCert = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	s.ClientKey = pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+	pool := x509.NewCertPool()
+	pool.AddCert(ca)
+	return pool
 }
 
 // readBody reads the request body, leaves an identical one in its place, and

@@ -1,0 +1,100 @@
+package commands
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/httpproxy"
+)
+
+// TestRepoAddWithClientCertsTokensAndProxies adds repositories that need
+// a TLS client certificate, a bearer token or a proxy to reach, as
+// Argo CD's repo add flags give them: the API tries each with what it is
+// given before storing it, stores them in Argo CD's Secret keys, and
+// never shows a key or token back. GitHub App credentials are refused by
+// name.
+func TestRepoAddWithClientCertsTokensAndProxies(t *testing.T) {
+	overBothAPIs(t, repoAddWithClientCertsTokensAndProxies)
+}
+
+func repoAddWithClientCertsTokensAndProxies(t *testing.T, flags ...string) {
+	f := startCapstan(t, false)
+	f.flags = flags
+	f.login()
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+
+	mtls := gitserver.NewWith(t, gitserver.Options{TLS: true, ClientCerts: true})
+	certs := mtls.NewRepo(t, "certs")
+	certs.Commit(t, "c", map[string]string{"README": "certs"})
+	base := []string{"repo", "add", certs.URL, "--username", mtls.Username, "--password", mtls.Password, "--insecure-skip-server-verification"}
+	if code, _, errOut := f.run(base...); code != 1 || !strings.Contains(errOut, "unable to connect to repository") {
+		t.Errorf("a repository that wants a client certificate, added without one: %d %s", code, errOut)
+	}
+	f.expect(0, append(base, "--tls-client-cert-path", write("client.crt", mtls.ClientCert), "--tls-client-cert-key-path", write("client.key", mtls.ClientKey))...)
+
+	bearer := gitserver.NewWith(t, gitserver.Options{BearerToken: "bitbucket-token"})
+	tokenRepo := bearer.NewRepo(t, "token")
+	tokenRepo.Commit(t, "c", map[string]string{"README": "token"})
+	if code, _, _ := f.run("repo", "add", tokenRepo.URL, "--bearer-token", "wrong"); code != 1 {
+		t.Error("a wrong bearer token was accepted")
+	}
+	f.expect(0, "repo", "add", tokenRepo.URL, "--bearer-token", "bitbucket-token", "--force-http-basic-auth")
+
+	proxy := httpproxy.New(t)
+	plain := gitserver.New(t)
+	proxied := plain.NewRepo(t, "proxied")
+	proxied.Commit(t, "c", map[string]string{"README": "proxied"})
+	f.expect(0, "repo", "add", proxied.URL, "--username", plain.Username, "--password", plain.Password, "--proxy", proxy.URL, "--no-proxy", "example.com")
+	if proxy.Carried() == 0 {
+		t.Error("the repository was not reached through its proxy")
+	}
+
+	stored := map[string]corev1.Secret{}
+	list := &corev1.SecretList{}
+	if err := f.c.List(context.Background(), list, client.InNamespace(f.ns), client.MatchingLabels{v1alpha1.LabelSecretType: v1alpha1.SecretTypeRepository}); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range list.Items {
+		stored[string(s.Data["url"])] = s
+	}
+	if s := stored[certs.URL]; string(s.Data["tlsClientCertData"]) != string(mtls.ClientCert) || string(s.Data["tlsClientCertKey"]) != string(mtls.ClientKey) {
+		t.Errorf("client certificate Secret: %v", keys(s.Data))
+	}
+	if s := stored[tokenRepo.URL]; string(s.Data["bearerToken"]) != "bitbucket-token" || string(s.Data["forceHttpBasicAuth"]) != "true" {
+		t.Errorf("bearer token Secret: %v", keys(s.Data))
+	}
+	if s := stored[proxied.URL]; string(s.Data["proxy"]) != proxy.URL || string(s.Data["noProxy"]) != "example.com" {
+		t.Errorf("proxy Secret: %v", keys(s.Data))
+	}
+	out := f.expect(0, "repo", "list", "-o", "json")
+	if strings.Contains(out, "bitbucket-token") || strings.Contains(out, "PRIVATE KEY") || !strings.Contains(out, proxy.URL) {
+		t.Errorf("repo list shows a secret, or not the proxy:\n%s", out)
+	}
+	if code, _, errOut := f.run("repo", "add", "https://github.com/org/app.git", "--github-app-id", "1", "--github-app-installation-id", "2",
+		"--github-app-private-key-path", write("app.pem", []byte("key"))); code != 1 || !strings.Contains(errOut, "not supported by Capstan yet") {
+		t.Errorf("GitHub App credentials: %d %s", code, errOut)
+	}
+}
+
+func keys(data map[string][]byte) []string {
+	var out []string
+	for k := range data {
+		out = append(out, k)
+	}
+	return out
+}
