@@ -80,4 +80,3 @@ func (s *countingSink) Patch(e *corev1.Event, data []byte) (*corev1.Event, error
 	s.written.Add(1)
 	return out, err
 }
-
