@@ -144,6 +144,27 @@ func (c *Config) Logout(name string) error {
 	return nil
 }
 
+// Delete forgets context name, and its server and user when no other
+// context names them; deleting the current context leaves none current.
+func (c *Config) Delete(name string) error {
+	i := slices.IndexFunc(c.Contexts, func(x Context) bool { return x.Name == name })
+	if i < 0 {
+		return fmt.Errorf("no context named %q", name)
+	}
+	gone := c.Contexts[i]
+	c.Contexts = slices.Delete(c.Contexts, i, i+1)
+	if !slices.ContainsFunc(c.Contexts, func(x Context) bool { return x.Server == gone.Server }) {
+		c.Servers = slices.DeleteFunc(c.Servers, func(s Server) bool { return s.Server == gone.Server })
+	}
+	if !slices.ContainsFunc(c.Contexts, func(x Context) bool { return x.User == gone.User }) {
+		c.Users = slices.DeleteFunc(c.Users, func(u User) bool { return u.Name == gone.User })
+	}
+	if c.CurrentContext == name {
+		c.CurrentContext = ""
+	}
+	return nil
+}
+
 // Use makes context name the current one.
 func (c *Config) Use(name string) error {
 	if !slices.ContainsFunc(c.Contexts, func(x Context) bool { return x.Name == name }) {

@@ -3,6 +3,8 @@ package cluster
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -81,6 +83,12 @@ func fromSecret(s *corev1.Secret) (*Cluster, error) {
 			return nil, fmt.Errorf("cluster %s: config is not valid JSON: %w", ref, err)
 		}
 	}
+	if cfg.ProxyURL != "" {
+		u, err := url.Parse(cfg.ProxyURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "socks5") || u.Host == "" {
+			return nil, fmt.Errorf("cluster %s: proxyUrl %q is not an http, https or socks5 URL", ref, cfg.ProxyURL)
+		}
+	}
 	c.Config = restConfig(c.Server, &cfg)
 	return c, nil
 }
@@ -100,6 +108,11 @@ func restConfig(server string, cfg *Config) *rest.Config {
 			CAData:     cfg.TLSClientConfig.CAData,
 		},
 		DisableCompression: cfg.DisableCompression,
+	}
+	if cfg.ProxyURL != "" {
+		if u, err := url.Parse(cfg.ProxyURL); err == nil {
+			rc.Proxy = http.ProxyURL(u)
+		}
 	}
 	if cfg.ExecProviderConfig != nil {
 		e := cfg.ExecProviderConfig

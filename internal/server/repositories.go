@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -47,10 +48,20 @@ func (rr *repositoryRoutes) list(w http.ResponseWriter, r *http.Request, c *call
 		rr.s.internal(w, err)
 		return
 	}
-	items := []any{}
+	var visible []*settings.Repository
 	for _, repo := range all {
 		if c.can("repositories", "get", repoObject(repo)) {
+			visible = append(visible, repo)
+		}
+	}
+	items := []any{}
+	if rr.templates {
+		for _, repo := range visible {
 			items = append(items, rr.view(repo))
+		}
+	} else {
+		for _, v := range rr.s.withConnections(r.Context(), visible, r.URL.Query().Get("forceRefresh") == "true") {
+			items = append(items, v)
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"items": items})
@@ -65,6 +76,11 @@ func (rr *repositoryRoutes) find(w http.ResponseWriter, r *http.Request, c *call
 		rr.s.internal(w, err)
 		return nil
 	}
+	// Several projects may each have the URL: the query's project picks one.
+	project := cmp.Or(r.URL.Query().Get("appProject"), r.URL.Query().Get("project"))
+	slices.SortStableFunc(all, func(a, b *settings.Repository) int {
+		return cmp.Compare(boolRank(a.Project != project), boolRank(b.Project != project))
+	})
 	for _, repo := range all {
 		if strings.TrimSuffix(repo.URL, "/") != strings.TrimSuffix(url, "/") {
 			continue
@@ -84,8 +100,13 @@ func (rr *repositoryRoutes) find(w http.ResponseWriter, r *http.Request, c *call
 }
 
 func (rr *repositoryRoutes) get(w http.ResponseWriter, r *http.Request, c *caller) {
-	if repo := rr.find(w, r, c, "get"); repo != nil {
+	repo := rr.find(w, r, c, "get")
+	switch {
+	case repo == nil:
+	case rr.templates:
 		writeJSON(w, http.StatusOK, rr.view(repo))
+	default:
+		writeJSON(w, http.StatusOK, rr.s.withConnections(r.Context(), []*settings.Repository{repo}, r.URL.Query().Get("forceRefresh") == "true")[0])
 	}
 }
 
@@ -273,4 +294,12 @@ func (s *Server) validateRepository(w http.ResponseWriter, r *http.Request, c *c
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]string{})
+}
+
+// boolRank orders false before true.
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -75,6 +75,7 @@ type Server struct {
 	ssoCache ssoCache
 	limits   *limits
 	encoded  encodedApps
+	conns    connections
 
 	rbacMu sync.Mutex
 	rbac   map[string]*rbac.Enforcer // by policy (and project) version

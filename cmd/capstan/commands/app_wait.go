@@ -121,13 +121,9 @@ func newAppSyncCommand(f *clientFlags) *cobra.Command {
 // resourcesLabelled are the app's resources whose desired state carries
 // every KEY=VALUE label, as Argo CD's app sync --label picks them.
 func resourcesLabelled(c *apiclient.Client, name string, labels []string) ([]v1alpha1.SyncOperationResource, error) {
-	want := map[string]string{}
-	for _, l := range labels {
-		k, v, ok := strings.Cut(l, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--label %q is not KEY=VALUE", l)
-		}
-		want[k] = v
+	want, err := keyValues("label", labels)
+	if err != nil {
+		return nil, err
 	}
 	var resp struct{ Items []appstate.ResourceDiff }
 	if err := c.Do("GET", appPath(name, "/managed-resources"), nil, &resp); err != nil {

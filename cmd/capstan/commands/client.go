@@ -182,8 +182,8 @@ func (f *clientFlags) client() (*apiclient.Client, error) {
 }
 
 func newLoginCommand(f *clientFlags) *cobra.Command {
-	var username, password, name string
-	var sso, launchBrowser bool
+	var username, password, name, callback string
+	var sso, launchBrowser, skipTestTLS bool
 	var ssoPort int
 	cmd := &cobra.Command{
 		Use: "login SERVER",
@@ -199,7 +199,7 @@ func newLoginCommand(f *clientFlags) *cobra.Command {
 			if sso {
 				ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Minute)
 				defer cancel()
-				token, err := ssoLogin(ctx, s, ssoPort, launchBrowser, cmd.OutOrStdout())
+				token, err := ssoLogin(ctx, s, ssoPort, callback, launchBrowser, cmd.OutOrStdout())
 				if err != nil {
 					return fmt.Errorf("SSO login to %s: %w", args[0], err)
 				}
@@ -230,6 +230,8 @@ func newLoginCommand(f *clientFlags) *cobra.Command {
 	cmd.Flags().BoolVar(&sso, "sso", false, "log in through the server's OIDC provider in a browser")
 	cmd.Flags().IntVar(&ssoPort, "sso-port", 8085, "localhost port the browser returns to after an SSO login")
 	cmd.Flags().BoolVar(&launchBrowser, "sso-launch-browser", true, "open the browser for an SSO login (otherwise only print the address)")
+	cmd.Flags().StringVar(&callback, "callback", "", "scheme, host and port the provider sends the browser back to after an SSO login (default http://localhost:--sso-port)")
+	cmd.Flags().BoolVar(&skipTestTLS, "skip-test-tls", false, "do not probe whether the server speaks TLS (Capstan's CLI never probes: --plaintext says it does not)")
 	return cmd
 }
 
@@ -248,13 +250,19 @@ func newLogoutCommand(f *clientFlags) *cobra.Command {
 }
 
 func newContextCommand(f *clientFlags) *cobra.Command {
-	return &cobra.Command{
+	var remove bool
+	cmd := &cobra.Command{
 		Use:     "context [NAME]",
-		Example: "  capstan context            # list contexts, * marks the current one\n  capstan context staging    # switch",
-		Short:   "List the contexts, or switch to one",
+		Example: "  capstan context            # list contexts, * marks the current one\n  capstan context staging    # switch\n  capstan context staging --delete",
+		Short:   "List the contexts, switch to one, or delete one",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
+			switch {
+			case remove && len(args) == 0:
+				return fmt.Errorf("name the context to delete")
+			case remove:
+				return editConfig(f, func(cfg *apiclient.Config) error { return cfg.Delete(args[0]) })
+			case len(args) == 1:
 				return editConfig(f, func(cfg *apiclient.Config) error { return cfg.Use(args[0]) })
 			}
 			cfg, err := apiclient.Load(f.config)
@@ -273,6 +281,8 @@ func newContextCommand(f *clientFlags) *cobra.Command {
 			return tw.Flush()
 		},
 	}
+	cmd.Flags().BoolVar(&remove, "delete", false, "delete the named context")
+	return cmd
 }
 
 // editConfig loads the CLI configuration, changes it and saves it.

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
@@ -24,7 +26,7 @@ import (
 // authorization-code flow with PKCE through the browser to a callback on
 // localhost:port, and returns the ID token, which the server accepts as a
 // session.
-func ssoLogin(ctx context.Context, s apiclient.Server, port int, launch bool, out io.Writer) (string, error) {
+func ssoLogin(ctx context.Context, s apiclient.Server, port int, callback string, launch bool, out io.Writer) (string, error) {
 	var settings struct {
 		OIDCConfig *struct {
 			Issuer      string   `json:"issuer"`
@@ -53,7 +55,7 @@ func ssoLogin(ctx context.Context, s apiclient.Server, port int, launch bool, ou
 		return "", fmt.Errorf("listening for the SSO callback: %w", err)
 	}
 	conf := &oauth2.Config{ClientID: clientID, Endpoint: provider.Endpoint(), Scopes: oc.Scopes,
-		RedirectURL: fmt.Sprintf("http://localhost:%d/auth/callback", port)}
+		RedirectURL: cmp.Or(strings.TrimSuffix(callback, "/"), fmt.Sprintf("http://localhost:%d", port)) + "/auth/callback"}
 	state, verifier := rand.Text(), oauth2.GenerateVerifier()
 
 	type result struct {

@@ -66,7 +66,7 @@ func newReloginCommand(f *clientFlags) *cobra.Command {
 				}
 				ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Minute)
 				defer cancel()
-				if token, err = ssoLogin(ctx, s, ssoPort, launch, cmd.OutOrStdout()); err != nil {
+				if token, err = ssoLogin(ctx, s, ssoPort, "", launch, cmd.OutOrStdout()); err != nil {
 					return fmt.Errorf("SSO login to %s: %w", s.Server, err)
 				}
 			} else {

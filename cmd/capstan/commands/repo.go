@@ -96,20 +96,24 @@ func newRepoCommand(f *clientFlags, templates bool) *cobra.Command {
 	unsupported(add, map[string]string{"github-app-id": "int64", "github-app-installation-id": "int64", "github-app-private-key-path": "string",
 		"github-app-enterprise-base-url": "string", "gcp-service-account-key-path": "string", "use-azure-workload-identity": "bool"})
 
-	var output string
+	var output, refresh string
 	list := &cobra.Command{
 		Use:     "list",
 		Short:   "List " + what + " (credentials are never shown)",
-		Example: "  capstan " + use + " list",
+		Example: "  capstan " + use + " list\n  capstan " + use + " list --refresh hard",
 		Args:    cobra.NoArgs,
 		RunE: f.withClient(func(cmd *cobra.Command, _ []string, c *apiclient.Client) error {
+			if refresh != "" && refresh != "hard" {
+				return fmt.Errorf("--refresh %q: the only value is hard", refresh)
+			}
 			var resp struct {
 				Items []struct {
 					settings.Repository
-					CredsURL string `json:"url"` // a credential template's URL, as Argo CD's RepoCreds names it
+					CredsURL        string                            `json:"url"` // a credential template's URL, as Argo CD's RepoCreds names it
+					ConnectionState *struct{ Status, Message string } `json:"connectionState,omitempty"`
 				}
 			}
-			if err := c.Do("GET", prefix, nil, &resp); err != nil {
+			if err := c.Do("GET", prefix+"?"+url.Values{"forceRefresh": {strconv.FormatBool(refresh == "hard")}}.Encode(), nil, &resp); err != nil {
 				return fmt.Errorf("listing %s: %w", use, err)
 			}
 			items := make([]settings.Repository, len(resp.Items))
@@ -121,31 +125,42 @@ func newRepoCommand(f *clientFlags, templates bool) *cobra.Command {
 				return printObject(cmd.OutOrStdout(), items, output)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "TYPE\tNAME\tREPO\tINSECURE\tOCI\tPROJECT\tCREDS")
-			for _, r := range items {
+			fmt.Fprintln(tw, "TYPE\tNAME\tREPO\tINSECURE\tOCI\tPROJECT\tCREDS\tSTATUS\tMESSAGE")
+			for i, r := range items {
 				creds := "false"
 				if r.Username != "" {
 					creds = "true"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%t\t%s\t%s\n", r.Type, r.Name, r.URL, r.Insecure, r.EnableOCI, r.Project, creds)
+				status, message := "", ""
+				if st := resp.Items[i].ConnectionState; st != nil {
+					status, message = st.Status, st.Message
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%t\t%s\t%s\t%s\t%s\n", r.Type, r.Name, r.URL, r.Insecure, r.EnableOCI, r.Project, creds, status, message)
 			}
 			return tw.Flush()
 		}),
 	}
 	list.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide, json or yaml")
+	if !templates {
+		list.Flags().StringVar(&refresh, "refresh", "", "hard: test each repository's connection anew")
+	}
 
+	var rmProject string
 	rm := &cobra.Command{
 		Use:     "rm URL",
 		Short:   "Remove " + map[bool]string{false: "a repository", true: "a credential template"}[templates],
 		Example: "  capstan " + use + " rm https://github.com/example/app.git",
 		Args:    cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			if err := c.Do("DELETE", prefix+"/"+url.PathEscape(args[0]), nil, nil); err != nil {
+			if err := c.Do("DELETE", prefix+"/"+url.PathEscape(args[0])+"?"+url.Values{"appProject": {rmProject}}.Encode(), nil, nil); err != nil {
 				return fmt.Errorf("removing %s: %w", args[0], err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "'%s' removed\n", args[0])
 			return nil
 		}),
+	}
+	if !templates {
+		rm.Flags().StringVar(&rmProject, "project", "", "project of the repository (when several projects have its URL)")
 	}
 	cmd.AddCommand(add, list, rm)
 	if !templates {
@@ -163,7 +178,10 @@ func newRepoGetCommand(f *clientFlags) *cobra.Command {
 		Args:    cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			q := url.Values{"forceRefresh": {strconv.FormatBool(refresh == "hard")}, "appProject": {project}}
-			var r settings.Repository
+			var r struct {
+				settings.Repository
+				ConnectionState struct{ Status, Message string } `json:"connectionState"`
+			}
 			if err := c.Do("GET", "/api/v1/repositories/"+url.PathEscape(args[0])+"?"+q.Encode(), nil, &r); err != nil {
 				return fmt.Errorf("getting repository %s: %w", args[0], err)
 			}
@@ -173,8 +191,8 @@ func newRepoGetCommand(f *clientFlags) *cobra.Command {
 				return nil
 			case "wide", "":
 				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "TYPE\tNAME\tREPO\tINSECURE\tOCI\tPROJECT")
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%t\t%s\n", r.Type, r.Name, r.URL, r.Insecure, r.EnableOCI, r.Project)
+				fmt.Fprintln(tw, "TYPE\tNAME\tREPO\tINSECURE\tOCI\tPROJECT\tSTATUS\tMESSAGE")
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%t\t%s\t%s\t%s\n", r.Type, r.Name, r.URL, r.Insecure, r.EnableOCI, r.Project, r.ConnectionState.Status, r.ConnectionState.Message)
 				return tw.Flush()
 			}
 			return printObject(cmd.OutOrStdout(), r, output)
