@@ -121,11 +121,11 @@ func windowMatches(w *v1alpha1.SyncWindow, name string, dst v1alpha1.Application
 		patterns []string
 		matches  func(pattern string) bool
 	}{
-		{w.Applications, func(p string) bool { return windowGlob(p, name) }},
+		{w.Applications, func(p string) bool { return GlobMatchAll(p, name) }},
 		{w.Clusters, func(p string) bool {
-			return (dst.Name != "" && windowGlob(p, dst.Name)) || (dst.Server != "" && windowGlob(p, dst.Server))
+			return (dst.Name != "" && GlobMatchAll(p, dst.Name)) || (dst.Server != "" && GlobMatchAll(p, dst.Server))
 		}},
-		{w.Namespaces, func(p string) bool { return windowGlob(p, dst.Namespace) }},
+		{w.Namespaces, func(p string) bool { return GlobMatchAll(p, dst.Namespace) }},
 	}
 	anySet := false
 	for _, s := range selectors {
@@ -142,9 +142,10 @@ func windowMatches(w *v1alpha1.SyncWindow, name string, dst v1alpha1.Application
 	return anySet && w.UseAndOperator
 }
 
-// windowGlob matches a window's pattern as Argo CD does: '*' spans
-// every character, '/' included, so https://* matches a cluster's URL.
-func windowGlob(pattern, value string) bool {
+// GlobMatchAll matches value against a glob whose '*' spans every
+// character, '/' included, so https://* matches a cluster's URL (as sync
+// windows and the admin commands match clusters).
+func GlobMatchAll(pattern, value string) bool {
 	if pattern == "*" || pattern == value {
 		return true
 	}

@@ -61,6 +61,8 @@ type Policy struct {
 	Default   string
 	Scopes    []string
 	MatchMode string
+	// NoBuiltin leaves out the built-in roles (role:readonly, role:admin).
+	NoBuiltin bool
 }
 
 // Load reads argocd-rbac-cm from namespace; none means built-in roles only.
@@ -69,16 +71,26 @@ func Load(ctx context.Context, r client.Reader, namespace string) (Policy, error
 	if err != nil {
 		return Policy{}, err
 	}
-	p := Policy{Version: cm.ResourceVersion, CSV: cm.Data["policy.csv"], Default: cm.Data["policy.default"], MatchMode: cm.Data["policy.matchMode"], Scopes: []string{"groups"}}
+	p, err := FromData(cm.Data)
+	if err != nil {
+		return Policy{}, fmt.Errorf("ConfigMap/%s/%s: %w", namespace, ConfigMapName, err)
+	}
+	p.Version = cm.ResourceVersion
+	return p, nil
+}
+
+// FromData reads a policy from argocd-rbac-cm's data.
+func FromData(data map[string]string) (Policy, error) {
+	p := Policy{CSV: data["policy.csv"], Default: data["policy.default"], MatchMode: data["policy.matchMode"], Scopes: []string{"groups"}}
 	// Further policy.<name>.csv keys are appended, as Argo CD does.
-	for k, v := range cm.Data {
+	for k, v := range data {
 		if strings.HasPrefix(k, "policy.") && strings.HasSuffix(k, ".csv") && k != "policy.csv" {
 			p.CSV += "\n" + v
 		}
 	}
-	if s := cm.Data["scopes"]; s != "" {
+	if s := data["scopes"]; s != "" {
 		if err := yaml.Unmarshal([]byte(s), &p.Scopes); err != nil {
-			return Policy{}, fmt.Errorf("ConfigMap/%s/%s: scopes is not a list: %w", namespace, ConfigMapName, err)
+			return Policy{}, fmt.Errorf("scopes is not a list: %w", err)
 		}
 	}
 	return p, nil
@@ -125,8 +137,10 @@ func New(p Policy) (*Enforcer, error) {
 		pattern, _ := args[1].(string)
 		return match(pattern, value), nil
 	})
-	if err := addLines(e, "built-in policy", builtinPolicy); err != nil {
-		return nil, err
+	if !p.NoBuiltin {
+		if err := addLines(e, "built-in policy", builtinPolicy); err != nil {
+			return nil, err
+		}
 	}
 	if err := addLines(e, "policy.csv", p.CSV); err != nil {
 		return nil, err

@@ -98,9 +98,15 @@ func (p *pool) render(ctx context.Context, in *sourceInput) ([]*unstructured.Uns
 
 func (p *pool) take() (*worker, error) {
 	p.mu.Lock()
-	if n := len(p.idle); n > 0 {
+	for n := len(p.idle); n > 0; n = len(p.idle) {
 		w := p.idle[n-1]
 		p.idle = p.idle[:n-1]
+		select {
+		case <-w.done: // it died while idle: a new one takes its place
+			_ = os.RemoveAll(w.tmp)
+			continue
+		default:
+		}
 		p.mu.Unlock()
 		return w, nil
 	}
@@ -226,6 +232,11 @@ func (w *worker) watch(ctx context.Context, max int64, stop <-chan struct{}, kil
 		case <-tick.C:
 		}
 		if rss := residentBytes(w.cmd.Process.Pid); rss > max {
+			select {
+			case <-stop: // the render ended meanwhile: the worker is idle, or another's
+				return
+			default:
+			}
 			killed <- fmt.Sprintf("it used more than %d MiB of memory", max>>20)
 			_ = w.cmd.Process.Kill()
 			return

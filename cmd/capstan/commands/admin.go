@@ -17,7 +17,9 @@ import (
 
 func newAdminCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "admin", Short: "Administrative tools that work without a server"}
-	cmd.AddCommand(newAdminHealthCommand())
+	cmd.AddCommand(newAdminHealthCommand(), newAdminAppCommand(), newAdminProjCommand(), newAdminRepoCommand(), newAdminClusterCommand(),
+		newAdminSettingsCommand(), newAdminInitialPasswordCommand(), newAdminRedisPasswordCommand(), newAdminDashboardCommand(),
+		newAdminNotificationsCommand(), newAdminExportCommand(), newAdminImportCommand())
 	return cmd
 }
 

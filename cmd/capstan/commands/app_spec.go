@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -217,11 +216,74 @@ func imageName(img string) string {
 	return img
 }
 
+// appCreateFlags are what app create and admin app generate-spec make an
+// Application from: a file, a name, labels and annotations, and the
+// source, destination and sync flags.
+type appCreateFlags struct {
+	spec                specFlags
+	file, name          string
+	labels, annotations []string
+	finalizer           bool
+}
+
+func (a *appCreateFlags) add(fs *pflag.FlagSet) {
+	a.spec.add(fs)
+	fs.StringVarP(&a.file, "file", "f", "", "read the Application from this YAML or JSON file (flags override it)")
+	fs.StringArrayVarP(&a.labels, "label", "l", nil, "label KEY=VALUE (repeatable)")
+	fs.StringVar(&a.name, "name", "", "name of the Application (instead of the argument)")
+	fs.StringArrayVar(&a.annotations, "annotations", nil, "annotation KEY=VALUE (repeatable)")
+	fs.BoolVar(&a.finalizer, "set-finalizer", false, "add the finalizer that deletes the resources with the Application")
+}
+
+// build makes the Application the flags describe.
+func (a *appCreateFlags) build(fs *pflag.FlagSet, args []string) (*v1alpha1.Application, error) {
+	app := &v1alpha1.Application{}
+	if a.file != "" {
+		if err := readObject(a.file, app); err != nil {
+			return nil, err
+		}
+	}
+	app.Name = cmp.Or(append(args, a.name, app.Name)...)
+	if app.Name == "" {
+		return nil, fmt.Errorf("an application name is required")
+	}
+	for _, m := range []struct {
+		values []string
+		dst    *map[string]string
+	}{{a.labels, &app.Labels}, {a.annotations, &app.Annotations}} {
+		for _, l := range m.values {
+			k, v, _ := strings.Cut(l, "=")
+			if *m.dst == nil {
+				*m.dst = map[string]string{}
+			}
+			(*m.dst)[k] = v
+		}
+	}
+	if a.finalizer && !slices.Contains(app.Finalizers, v1alpha1.ResourcesFinalizerName) {
+		app.Finalizers = append(app.Finalizers, v1alpha1.ResourcesFinalizerName)
+	}
+	if err := a.spec.apply(fs, app); err != nil {
+		return nil, err
+	}
+	return app, nil
+}
+
+// readObject reads a YAML or JSON file into obj, refusing unknown fields.
+func readObject(file string, obj any) error {
+	data, err := readBounded(file)
+	if err != nil {
+		return err
+	}
+	if err := yaml.UnmarshalStrict(data, obj); err != nil {
+		return fmt.Errorf("reading %s: %w", file, err)
+	}
+	return nil
+}
+
 func newAppCreateCommand(f *clientFlags) *cobra.Command {
-	s := &specFlags{}
-	var file, name, appNamespace string
-	var labels, annotations []string
-	var upsert, finalizer, validate bool
+	a := &appCreateFlags{}
+	var appNamespace string
+	var upsert, validate bool
 	cmd := &cobra.Command{
 		Use:   "create NAME",
 		Short: "Create an Application from flags or from a file",
@@ -232,43 +294,12 @@ func newAppCreateCommand(f *clientFlags) *cobra.Command {
 			"  capstan app create -f application.yaml",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			app := &v1alpha1.Application{}
-			if file != "" {
-				data, err := os.ReadFile(file)
-				if err != nil {
-					return err
-				}
-				if err := yaml.UnmarshalStrict(data, app); err != nil {
-					return fmt.Errorf("reading %s: %w", file, err)
-				}
-			}
-			if err := refuseUnsupported(cmd); err != nil {
+			app, err := a.build(cmd.Flags(), args)
+			if err != nil {
 				return err
-			}
-			app.Name = cmp.Or(append(args, name, app.Name)...)
-			if app.Name == "" {
-				return fmt.Errorf("an application name is required")
 			}
 			if appNamespace != "" {
 				app.Namespace = appNamespace
-			}
-			for _, m := range []struct {
-				values []string
-				dst    *map[string]string
-			}{{labels, &app.Labels}, {annotations, &app.Annotations}} {
-				for _, l := range m.values {
-					k, v, _ := strings.Cut(l, "=")
-					if *m.dst == nil {
-						*m.dst = map[string]string{}
-					}
-					(*m.dst)[k] = v
-				}
-			}
-			if finalizer && !slices.Contains(app.Finalizers, v1alpha1.ResourcesFinalizerName) {
-				app.Finalizers = append(app.Finalizers, v1alpha1.ResourcesFinalizerName)
-			}
-			if err := s.apply(cmd.Flags(), app); err != nil {
-				return err
 			}
 			c, err := f.client()
 			if err != nil {
@@ -281,13 +312,8 @@ func newAppCreateCommand(f *clientFlags) *cobra.Command {
 			return nil
 		},
 	}
-	s.add(cmd.Flags())
-	cmd.Flags().StringVarP(&file, "file", "f", "", "read the Application from this YAML or JSON file (flags override it)")
-	cmd.Flags().StringArrayVarP(&labels, "label", "l", nil, "label KEY=VALUE (repeatable)")
+	a.add(cmd.Flags())
 	cmd.Flags().BoolVar(&upsert, "upsert", false, "replace an existing Application with a different spec")
-	cmd.Flags().StringVar(&name, "name", "", "name of the Application (instead of the argument)")
-	cmd.Flags().StringArrayVar(&annotations, "annotations", nil, "annotation KEY=VALUE (repeatable)")
-	cmd.Flags().BoolVar(&finalizer, "set-finalizer", false, "add the finalizer that deletes the resources with the Application")
 	cmd.Flags().BoolVar(&validate, "validate", true, "check the source renders and the project allows the Application before creating it")
 	cmd.Flags().StringVarP(&appNamespace, "app-namespace", "N", "", "namespace of the Application")
 	unsupported(cmd, hydratorFlags)

@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/capstan-cd/capstan/internal/apiclient"
 )
@@ -79,22 +77,6 @@ func (f *clientFlags) add(root *cobra.Command) {
 		}
 		return f.setLogging(cmd)
 	}
-}
-
-// withKubeFlags gives a command group the kubeconfig flags Argo CD's CLI
-// puts on its groups (kubectl's, without --server), which only --core mode
-// reads.
-func withKubeFlags(group *cobra.Command) *cobra.Command {
-	flags := pflag.NewFlagSet("kube", pflag.ContinueOnError)
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	flags.StringVar(&rules.ExplicitPath, "kubeconfig", "", "path to a kubeconfig, for --core")
-	clientcmd.BindOverrideFlags(&clientcmd.ConfigOverrides{}, flags, clientcmd.RecommendedConfigOverrideFlags(""))
-	flags.VisitAll(func(f *pflag.Flag) {
-		if f.Name != "server" && group.Flags().Lookup(f.Name) == nil {
-			group.Flags().AddFlag(f)
-		}
-	})
-	return group
 }
 
 // setLogging checks --loglevel and --logformat and, in a process of its

@@ -38,6 +38,10 @@ type clusterAddFlags struct {
 	execCommand, execAPIVersion, execInstallHint                                   string
 	execArgs                                                                       []string
 	execEnv                                                                        map[string]string
+	// bearerToken, when set, is used as it is; noToken registers none
+	// (admin cluster generate-spec without --generate-bearer-token).
+	bearerToken string
+	noToken     bool
 }
 
 func newClusterAddCommand(f *clientFlags) *cobra.Command {
@@ -69,21 +73,28 @@ func newClusterAddCommand(f *clientFlags) *cobra.Command {
 			return nil
 		},
 	}
+	o.add(cmd)
+	cmd.Flags().BoolVarP(&o.yes, "yes", "y", false, "do not ask for confirmation")
+	cmd.Flags().BoolVar(&o.upsert, "upsert", false, "replace an existing cluster with different settings")
+	cmd.Flags().StringVar(&o.proxyURL, "proxy-url", "", "HTTP(S) or SOCKS5 proxy to reach the cluster through")
+	return cmd
+}
+
+// add registers the flags cluster add shares with admin cluster
+// generate-spec.
+func (o *clusterAddFlags) add(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
 	fl.StringVar(&o.name, "name", "", "cluster name (default: the context's name)")
 	fl.StringArrayVar(&o.namespaces, "namespace", nil, "manage only this namespace, with a Role instead of a ClusterRole (repeatable)")
 	fl.BoolVar(&o.clusterResources, "cluster-resources", false, "with --namespace, still manage cluster-scoped resources")
 	fl.StringVar(&o.project, "project", "", "limit the cluster to one project")
-	fl.BoolVarP(&o.yes, "yes", "y", false, "do not ask for confirmation")
-	fl.BoolVar(&o.upsert, "upsert", false, "replace an existing cluster with different settings")
 	fl.StringArrayVar(&o.labels, "label", nil, "label KEY=VALUE of the cluster (repeatable)")
 	fl.StringArrayVar(&o.annotations, "annotation", nil, "annotation KEY=VALUE of the cluster (repeatable)")
 	fl.Int64Var(&o.shard, "shard", -1, "the controller shard that manages the cluster (default: by hash)")
 	fl.StringVar(&o.serviceAccount, "service-account", "", "use this existing ServiceAccount's token instead of creating argocd-manager")
 	fl.StringVar(&o.systemNamespace, "system-namespace", cluster.ManagerNamespace, "namespace of the ServiceAccount")
 	fl.BoolVar(&o.inCluster, "in-cluster", false, "Capstan runs in this cluster: reach it as https://kubernetes.default.svc with its own ServiceAccount")
-	fl.StringVar(&o.proxyURL, "proxy-url", "", "HTTP(S) or SOCKS5 proxy to reach the cluster through")
 	fl.BoolVar(&o.disableCompression, "disable-compression", false, "ask the cluster for uncompressed responses")
 	fl.StringVar(&o.endpoint, "cluster-endpoint", "kubeconfig", "the server address to register: kubeconfig (the context's)")
 	fl.StringVar(&o.execCommand, "exec-command", "", "command that prints the cluster's credentials (a kubeconfig exec plugin)")
@@ -92,7 +103,6 @@ func newClusterAddCommand(f *clientFlags) *cobra.Command {
 	fl.StringVar(&o.execAPIVersion, "exec-command-api-version", "client.authentication.k8s.io/v1", "the exec plugin's API version")
 	fl.StringVar(&o.execInstallHint, "exec-command-install-hint", "", "what to tell a user whose machine lacks --exec-command")
 	unsupported(cmd, map[string]string{"aws-cluster-name": "string", "aws-role-arn": "string", "aws-profile": "string"})
-	return cmd
 }
 
 // spec makes the cluster to register from a context: its server and CA,
@@ -127,6 +137,8 @@ func (o *clusterAddFlags) spec(cmd *cobra.Command, context string) (*cluster.Spe
 	case o.execCommand != "":
 		spec.Config.ExecProviderConfig = &cluster.ExecProviderConfig{Command: o.execCommand, Args: o.execArgs, Env: o.execEnv,
 			APIVersion: o.execAPIVersion, InstallHint: o.execInstallHint}
+	case o.bearerToken != "" || o.noToken:
+		spec.Config.BearerToken = o.bearerToken
 	default:
 		token, err := o.token(cmd, cfg, context)
 		if err != nil {

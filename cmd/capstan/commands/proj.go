@@ -4,14 +4,13 @@ import (
 	"cmp"
 	"fmt"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
+	"github.com/spf13/pflag"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/apiclient"
@@ -61,23 +60,8 @@ func newProjCreateCommand(f *clientFlags) *cobra.Command {
 			"  capstan proj create -f project.yaml",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p := &v1alpha1.AppProject{}
-			if file != "" {
-				data, err := os.ReadFile(file)
-				if err != nil {
-					return err
-				}
-				if err := yaml.UnmarshalStrict(data, p); err != nil {
-					return fmt.Errorf("reading %s: %w", file, err)
-				}
-			}
-			if len(args) == 1 {
-				p.Name = args[0]
-			}
-			if p.Name == "" {
-				return fmt.Errorf("a project name is required")
-			}
-			if err := spec.apply(cmd.Flags(), &p.Spec); err != nil {
+			p, err := spec.build(cmd.Flags(), file, args)
+			if err != nil {
 				return err
 			}
 			c, err := f.client()
@@ -95,6 +79,26 @@ func newProjCreateCommand(f *clientFlags) *cobra.Command {
 	cmd.Flags().StringVarP(&file, "file", "f", "", "read the AppProject from this YAML or JSON file")
 	cmd.Flags().BoolVar(&upsert, "upsert", false, "replace an existing project")
 	return cmd
+}
+
+// build makes the AppProject the flags (and file, if any) describe.
+func (spec *projSpecFlags) build(fs *pflag.FlagSet, file string, args []string) (*v1alpha1.AppProject, error) {
+	p := &v1alpha1.AppProject{}
+	if file != "" {
+		if err := readObject(file, p); err != nil {
+			return nil, err
+		}
+	}
+	if len(args) == 1 {
+		p.Name = args[0]
+	}
+	if p.Name == "" {
+		return nil, fmt.Errorf("a project name is required")
+	}
+	if err := spec.apply(fs, &p.Spec); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 func newProjGetCommand(f *clientFlags) *cobra.Command {

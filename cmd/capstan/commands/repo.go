@@ -28,33 +28,17 @@ func newRepoCommand(f *clientFlags, templates bool) *cobra.Command {
 	}
 	cmd := &cobra.Command{Use: use, Short: "Manage " + what}
 
-	repo := &settings.Repository{}
-	var keyPath, certPath, certKeyPath string
-	var upsert, ignoreHostKey bool
+	r := &repoAddFlags{}
+	var upsert bool
 	add := &cobra.Command{
 		Use:     "add URL",
 		Short:   "Add " + map[bool]string{false: "a repository", true: "a credential template"}[templates],
 		Example: example,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			repo.URL = args[0]
-			repo.Insecure = repo.Insecure || ignoreHostKey
-			for _, file := range []struct {
-				path, what string
-				into       *string
-			}{{keyPath, "the SSH private key", &repo.SSHPrivateKey}, {certPath, "the TLS client certificate", &repo.TLSClientCertData},
-				{certKeyPath, "the TLS client certificate's key", &repo.TLSClientCertKey}} {
-				if file.path == "" {
-					continue
-				}
-				data, err := os.ReadFile(file.path)
-				if err != nil {
-					return fmt.Errorf("reading %s: %w", file.what, err)
-				}
-				*file.into = string(data)
-			}
-			if (repo.TLSClientCertData == "") != (repo.TLSClientCertKey == "") {
-				return fmt.Errorf("--tls-client-cert-path and --tls-client-cert-key-path go together")
+			repo, err := r.build(args[0])
+			if err != nil {
+				return err
 			}
 			c, err := f.client()
 			if err != nil {
@@ -71,30 +55,8 @@ func newRepoCommand(f *clientFlags, templates bool) *cobra.Command {
 			return nil
 		},
 	}
-	add.Flags().StringVar(&repo.Username, "username", "", "user name for HTTPS")
-	add.Flags().StringVar(&repo.Password, "password", "", "password or token for HTTPS")
-	add.Flags().StringVar(&keyPath, "ssh-private-key-path", "", "file with the SSH private key")
-	add.Flags().BoolVar(&repo.Insecure, "insecure-skip-server-verification", false, "skip TLS verification and SSH host key checks")
-	add.Flags().StringVar(&repo.Type, "type", "git", "git or helm")
-	add.Flags().StringVar(&repo.Name, "name", "", "name (needed for Helm repositories)")
-	add.Flags().BoolVar(&repo.EnableOCI, "enable-oci", false, "the Helm repository is an OCI registry")
-	add.Flags().StringVar(&repo.Project, "project", "", "limit the repository to one project")
+	r.add(add, templates)
 	add.Flags().BoolVar(&upsert, "upsert", false, "replace an existing entry with different settings")
-	add.Flags().StringVar(&certPath, "tls-client-cert-path", "", "file with a TLS client certificate (PEM) for HTTPS")
-	add.Flags().StringVar(&certKeyPath, "tls-client-cert-key-path", "", "file with the TLS client certificate's key (PEM)")
-	add.Flags().StringVar(&repo.BearerToken, "bearer-token", "", "bearer token for HTTPS, in place of a password (Bitbucket Data Center)")
-	add.Flags().BoolVar(&repo.ForceHTTPBasicAuth, "force-http-basic-auth", false, "send basic auth without being asked, which Capstan always does")
-	proxyFlag := "proxy"
-	if templates {
-		proxyFlag = "proxy-url"
-	} else {
-		add.Flags().BoolVar(&ignoreHostKey, "insecure-ignore-host-key", false, "skip SSH host key checks (the same as --insecure-skip-server-verification)")
-		add.Flags().StringVar(&repo.NoProxy, "no-proxy", "", "hosts reached without the proxy (comma-separated)")
-		unsupported(add, map[string]string{"enable-lfs": "bool", "insecure-oci-force-http": "bool"})
-	}
-	add.Flags().StringVar(&repo.Proxy, proxyFlag, "", "HTTP(S) proxy to reach the repository through")
-	unsupported(add, map[string]string{"github-app-id": "int64", "github-app-installation-id": "int64", "github-app-private-key-path": "string",
-		"github-app-enterprise-base-url": "string", "gcp-service-account-key-path": "string", "use-azure-workload-identity": "bool"})
 
 	var output, refresh string
 	list := &cobra.Command{
@@ -221,4 +183,65 @@ func repoBody(repo *settings.Repository, template bool) (any, error) {
 	body["url"] = body["repo"]
 	delete(body, "repo")
 	return body, nil
+}
+
+// repoAddFlags are what repo add, repocreds add and admin repo
+// generate-spec make a repository from.
+type repoAddFlags struct {
+	repo                            settings.Repository
+	keyPath, certPath, certKeyPath string
+	ignoreHostKey                   bool
+}
+
+func (r *repoAddFlags) add(cmd *cobra.Command, template bool) {
+	fs, repo := cmd.Flags(), &r.repo
+	fs.StringVar(&repo.Username, "username", "", "user name for HTTPS")
+	fs.StringVar(&repo.Password, "password", "", "password or token for HTTPS")
+	fs.StringVar(&r.keyPath, "ssh-private-key-path", "", "file with the SSH private key")
+	fs.BoolVar(&repo.Insecure, "insecure-skip-server-verification", false, "skip TLS verification and SSH host key checks")
+	fs.StringVar(&repo.Type, "type", "git", "git or helm")
+	fs.StringVar(&repo.Name, "name", "", "name (needed for Helm repositories)")
+	fs.BoolVar(&repo.EnableOCI, "enable-oci", false, "the Helm repository is an OCI registry")
+	fs.StringVar(&repo.Project, "project", "", "limit the repository to one project")
+	fs.StringVar(&r.certPath, "tls-client-cert-path", "", "file with a TLS client certificate (PEM) for HTTPS")
+	fs.StringVar(&r.certKeyPath, "tls-client-cert-key-path", "", "file with the TLS client certificate's key (PEM)")
+	fs.StringVar(&repo.BearerToken, "bearer-token", "", "bearer token for HTTPS, in place of a password (Bitbucket Data Center)")
+	fs.BoolVar(&repo.ForceHTTPBasicAuth, "force-http-basic-auth", false, "send basic auth without being asked, which Capstan always does")
+	proxyFlag := "proxy"
+	if template {
+		proxyFlag = "proxy-url"
+	} else {
+		fs.BoolVar(&r.ignoreHostKey, "insecure-ignore-host-key", false, "skip SSH host key checks (the same as --insecure-skip-server-verification)")
+		fs.StringVar(&repo.NoProxy, "no-proxy", "", "hosts reached without the proxy (comma-separated)")
+		unsupported(cmd, map[string]string{"enable-lfs": "bool", "insecure-oci-force-http": "bool"})
+	}
+	fs.StringVar(&repo.Proxy, proxyFlag, "", "HTTP(S) proxy to reach the repository through")
+	unsupported(cmd, map[string]string{"github-app-id": "int64", "github-app-installation-id": "int64", "github-app-private-key-path": "string",
+		"github-app-enterprise-base-url": "string", "gcp-service-account-key-path": "string", "use-azure-workload-identity": "bool"})
+}
+
+// build makes the repository at url the flags describe, reading the key
+// and certificate files they name.
+func (r *repoAddFlags) build(url string) (*settings.Repository, error) {
+	repo := r.repo
+	repo.URL = url
+	repo.Insecure = repo.Insecure || r.ignoreHostKey
+	for _, file := range []struct {
+		path, what string
+		into       *string
+	}{{r.keyPath, "the SSH private key", &repo.SSHPrivateKey}, {r.certPath, "the TLS client certificate", &repo.TLSClientCertData},
+		{r.certKeyPath, "the TLS client certificate's key", &repo.TLSClientCertKey}} {
+		if file.path == "" {
+			continue
+		}
+		data, err := os.ReadFile(file.path)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", file.what, err)
+		}
+		*file.into = string(data)
+	}
+	if (repo.TLSClientCertData == "") != (repo.TLSClientCertKey == "") {
+		return nil, fmt.Errorf("--tls-client-cert-path and --tls-client-cert-key-path go together")
+	}
+	return &repo, nil
 }
