@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -154,8 +154,8 @@ func newAdminExportCommand() *cobra.Command {
 // importFlags are admin import's options.
 type importFlags struct {
 	dryRun, prune, verbose, stopOperation, overrideOnConflict, ignoreTracking bool
-	skipLabel                                                                  string
-	appNamespaces, appSetNamespaces                                            []string
+	skipLabel                                                                 string
+	appNamespaces, appSetNamespaces                                           []string
 }
 
 func newAdminImportCommand() *cobra.Command {

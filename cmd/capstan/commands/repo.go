@@ -188,9 +188,9 @@ func repoBody(repo *settings.Repository, template bool) (any, error) {
 // repoAddFlags are what repo add, repocreds add and admin repo
 // generate-spec make a repository from.
 type repoAddFlags struct {
-	repo                            settings.Repository
+	repo                           settings.Repository
 	keyPath, certPath, certKeyPath string
-	ignoreHostKey                   bool
+	ignoreHostKey                  bool
 }
 
 func (r *repoAddFlags) add(cmd *cobra.Command, template bool) {
