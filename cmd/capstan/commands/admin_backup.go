@@ -43,7 +43,8 @@ var (
 	applicationSetGVK = v1alpha1.GroupVersion.WithKind("ApplicationSet")
 )
 
-// backupObjects lists what a backup of the install in ns holds.
+// backupObjects lists the install's objects a backup holds, as they are
+// in the cluster (export makes them portable).
 func backupObjects(ctx context.Context, c client.Client, ns string, appNamespaces, appSetNamespaces []string) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
 	list := func(gvk schema.GroupVersionKind, namespace string, keep func(*unstructured.Unstructured) bool) error {
@@ -82,9 +83,6 @@ func backupObjects(ctx context.Context, c client.Client, ns string, appNamespace
 		if err != nil {
 			return nil, err
 		}
-	}
-	for _, o := range out {
-		portable(o, ns)
 	}
 	return out, nil
 }
@@ -135,6 +133,7 @@ func newAdminExportCommand() *cobra.Command {
 			}
 			bw := bufio.NewWriter(w)
 			for _, o := range objs {
+				portable(o, k.namespace())
 				data, err := yaml.Marshal(o.Object)
 				if err != nil {
 					return err
@@ -230,7 +229,7 @@ func (o *importFlags) restore(ctx context.Context, w io.Writer, c client.Client,
 			delete(obj.Object, "operation")
 		}
 		wanted[backupKey(obj)] = true
-		ref := obj.GroupVersionKind().GroupKind().String() + " " + obj.GetNamespace() + "/" + obj.GetName()
+		ref := obj.GetKind() + " " + obj.GetNamespace() + "/" + obj.GetName()
 		live := &unstructured.Unstructured{}
 		live.SetGroupVersionKind(obj.GroupVersionKind())
 		err := c.Get(ctx, client.ObjectKeyFromObject(obj), live)
@@ -264,13 +263,10 @@ func (o *importFlags) restore(ctx context.Context, w io.Writer, c client.Client,
 		return err
 	}
 	for _, obj := range current {
-		if obj.GetNamespace() == "" {
-			obj.SetNamespace(ns)
-		}
 		if wanted[backupKey(obj)] {
 			continue
 		}
-		ref := obj.GroupVersionKind().GroupKind().String() + " " + obj.GetNamespace() + "/" + obj.GetName()
+		ref := obj.GetKind() + " " + obj.GetNamespace() + "/" + obj.GetName()
 		if !o.dryRun {
 			if obj.GetKind() == v1alpha1.ApplicationKind && len(obj.GetFinalizers()) > 0 {
 				// Pruning an Application from the backup must not delete
