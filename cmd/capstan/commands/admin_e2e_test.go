@@ -178,4 +178,9 @@ func TestAdminCommands(t *testing.T) {
 	if code, _, errOut := f.run("admin", "dashboard"); code != 1 || !strings.Contains(errOut, "not supported by Capstan yet") {
 		t.Errorf("admin dashboard: %d %s", code, errOut)
 	}
+	// ApplicationSets: the commands reach the API, which says the feature
+	// is missing rather than that the path is wrong.
+	if code, _, errOut := f.run("appset", "list"); code != 1 || !strings.Contains(errOut, "ApplicationSetService.List is not implemented") {
+		t.Errorf("appset list: %d %s", code, errOut)
+	}
 }

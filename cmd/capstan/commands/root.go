@@ -39,7 +39,7 @@ func newRootAs(program string) *cobra.Command {
 	cf.add(root)
 	root.AddCommand(newLoginCommand(cf), newLogoutCommand(cf), newContextCommand(cf), newReloginCommand(cf))
 	for _, group := range []*cobra.Command{newVersionCommand(cf), newAppCommand(cf), newRepoCommand(cf, false), newRepoCommand(cf, true), newClusterCommand(cf),
-		newProjCommand(cf), newAccountCommand(cf), newCertCommand(cf), newGPGCommand(cf), newConfigureCommand(cf)} {
+		newProjCommand(cf), newAccountCommand(cf), newCertCommand(cf), newGPGCommand(cf), newConfigureCommand(cf), newApplicationSetCommand(cf)} {
 		root.AddCommand(withKubeFlags(group))
 	}
 	return root
