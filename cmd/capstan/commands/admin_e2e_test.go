@@ -159,7 +159,7 @@ func TestAdminCommands(t *testing.T) {
 	if err != nil || cfg.Host != server || cfg.BearerToken == "" {
 		t.Errorf("cluster kubeconfig: %v %+v", err, cfg)
 	}
-	if shards := admin(0, "cluster", "shards", "--replicas", "2"); !regexp.MustCompile(`(?m)^1\s+`+regexp.QuoteMeta(server)).MatchString(shards) {
+	if shards := admin(0, "cluster", "shards", "--replicas", "2"); !regexp.MustCompile(`(?m)^1\s+` + regexp.QuoteMeta(server)).MatchString(shards) {
 		t.Errorf("cluster shards:\n%s", shards)
 	}
 
