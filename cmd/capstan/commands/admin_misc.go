@@ -65,7 +65,7 @@ func newAdminRedisPasswordCommand() *cobra.Command {
 				}
 			}
 			if err != nil {
-				return fmt.Errorf("Secret/%s/%s: %w", ns, redisSecret, err)
+				return fmt.Errorf("read Secret/%s/%s: %w", ns, redisSecret, err)
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), string(sec.Data["auth"]))
 			return nil
