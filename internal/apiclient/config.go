@@ -41,7 +41,13 @@ type Server struct {
 	// GRPCWebRootPath is the path the server is served under behind a
 	// reverse proxy; setting it implies GRPCWeb.
 	GRPCWebRootPath string `json:"grpc-web-root-path,omitempty"`
+	// Core reaches the install through the kubeconfig instead of an API
+	// server (what login --core saves, under the server name kubernetes).
+	Core bool `json:"core,omitempty"`
 }
+
+// CoreServer is the server login --core saves.
+const CoreServer = "kubernetes"
 
 // User holds a session token.
 type User struct {

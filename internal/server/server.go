@@ -61,6 +61,11 @@ type Options struct {
 	RepoChanged func(repoURL string)
 	// Log receives errors. Default: slog's default logger.
 	Log *slog.Logger
+	// Headless serves one local user with the kubeconfig's rights, as the
+	// CLI's --core mode runs it: no login, every caller an administrator,
+	// and the install's settings only read, never written (no generated
+	// secret key, admin password or default project). Default false.
+	Headless bool
 }
 
 // Server serves the API.
@@ -93,11 +98,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if len(opts.Hosts) == 0 {
 		opts.Hosts = []string{"localhost", "127.0.0.1", "argocd-server"}
 	}
-	secret, err := settings.EnsureServerSecret(ctx, opts.Client, opts.Namespace, opts.Hosts)
+	secret, err := serverSecret(ctx, opts)
 	if err != nil {
-		return nil, err
-	}
-	if err := settings.EnsureDefaultProject(ctx, opts.Client, opts.Namespace); err != nil {
 		return nil, err
 	}
 	sessions, err := session.NewManager(secret.SecretKey)
@@ -195,6 +197,22 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /api/v1/clusters/{server}/rotate-auth", s.authorized(s.rotateClusterAuth))
 	s.mux.HandleFunc("PUT /api/v1/clusters/{server}", s.authorized(s.updateCluster))
 	s.mux.HandleFunc("POST /api/v1/clusters/{server}/invalidate-cache", s.authorized(s.invalidateClusterCache))
+}
+
+// serverSecret is argocd-secret, filled in on a first start (with the
+// default project); a headless server only needs a key of its own.
+func serverSecret(ctx context.Context, opts Options) (*settings.ServerSecret, error) {
+	if opts.Headless {
+		return &settings.ServerSecret{SecretKey: []byte(rand.Text() + rand.Text())}, nil
+	}
+	secret, err := settings.EnsureServerSecret(ctx, opts.Client, opts.Namespace, opts.Hosts)
+	if err != nil {
+		return nil, err
+	}
+	if err := settings.EnsureDefaultProject(ctx, opts.Client, opts.Namespace); err != nil {
+		return nil, err
+	}
+	return secret, nil
 }
 
 // Handler is the API as an http.Handler, with its request limits.
@@ -296,6 +314,10 @@ type userInfo struct {
 }
 
 func (s *Server) userInfo(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Headless {
+		writeJSON(w, http.StatusOK, userInfo{LoggedIn: true, Username: headlessUser})
+		return
+	}
 	c, raw, err := s.authenticate(r)
 	if err != nil {
 		writeJSON(w, http.StatusOK, userInfo{LoggedIn: false})

@@ -43,6 +43,14 @@ type fixture struct {
 // start runs a Server on a free port of 127.0.0.1.
 func start(t *testing.T, insecure bool) *fixture {
 	t.Helper()
+	return startWith(t, Options{Insecure: insecure})
+}
+
+// startWith runs a Server with opts, completed with a client, a fresh
+// namespace and a renderer.
+func startWith(t *testing.T, opts Options) *fixture {
+	t.Helper()
+	insecure := opts.Insecure
 	c, err := kube.NewClient(kubeCluster.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -53,8 +61,9 @@ func start(t *testing.T, insecure bool) *fixture {
 	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(ctx, Options{Client: c, Config: kubeCluster.Config, Namespace: ns, Insecure: insecure,
-		Renderer: repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Second})})
+	opts.Client, opts.Config, opts.Namespace = c, kubeCluster.Config, ns
+	opts.Renderer = repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Second})
+	srv, err := New(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

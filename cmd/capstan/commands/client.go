@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -39,6 +40,11 @@ type clientFlags struct {
 	portForwardNamespace string
 	kubeContext          string
 	componentNames       map[string]*string
+	// --core's server, started by the first client and stopped by release.
+	coreOnce sync.Once
+	coreAddr string
+	coreErr  error
+	coreStop func()
 }
 
 // add puts the client flags on root, for every command.
@@ -60,7 +66,7 @@ func (f *clientFlags) add(root *cobra.Command) {
 	pf.BoolVar(&f.promptsEnabled, "prompts-enabled", false, "ask before destructive actions (default: the configuration's prompts-enabled)")
 	pf.StringVar(&f.logLevel, "loglevel", "info", "log level: debug, info, warn or error")
 	pf.StringVar(&f.logFormat, "logformat", "json", "log format: json or text")
-	pf.BoolVar(&f.core, "core", false, "talk to the Kubernetes API directly instead of an API server")
+	pf.BoolVar(&f.core, "core", false, "reach the install through the kubeconfig (--kube-context) instead of an API server")
 	pf.BoolVar(&f.portForward, "port-forward", false, "reach the API server through a port forward to its pod")
 	pf.StringVar(&f.portForwardNamespace, "port-forward-namespace", "", "namespace of the API server's pod for --port-forward (default: the kubeconfig's)")
 	pf.StringVar(&f.kubeContext, "kube-context", "", "kubeconfig context for --core and --port-forward")
@@ -104,9 +110,9 @@ func (f *clientFlags) setLogging(cmd *cobra.Command) error {
 	return nil
 }
 
-// errNoCore is the answer to --core and --port-forward until Capstan is
+// errNoPortForward is the answer to --port-forward until Capstan is
 // installed in clusters the way Argo CD is.
-var errNoCore = errors.New("--core and --port-forward are not supported by Capstan's CLI yet: log in to Capstan's API server instead")
+var errNoPortForward = errors.New("--port-forward is not supported by Capstan's CLI yet: use --core, or log in to Capstan's API server")
 
 // confirm asks question on the terminal when prompts are enabled (by
 // --prompts-enabled or the configuration) and yes is not set; it reports
@@ -137,8 +143,11 @@ func (f *clientFlags) hasServer() bool {
 // client returns an API client from the flags, falling back to the
 // current context.
 func (f *clientFlags) client() (*apiclient.Client, error) {
-	if f.core || f.portForward {
-		return nil, errNoCore
+	if f.portForward {
+		return nil, errNoPortForward
+	}
+	if f.core {
+		return f.coreClient()
 	}
 	s := apiclient.Server{Server: f.server, Insecure: f.insecure, PlainText: f.plaintext, GRPCWeb: f.grpcWeb, GRPCWebRootPath: f.grpcWebRootPath}
 	token := f.authToken
@@ -158,6 +167,9 @@ func (f *clientFlags) client() (*apiclient.Client, error) {
 		saved.PlainText = saved.PlainText || f.plaintext
 		saved.GRPCWeb = saved.GRPCWeb || f.grpcWeb
 		saved.GRPCWebRootPath = cmp.Or(f.grpcWebRootPath, saved.GRPCWebRootPath)
+		if saved.Core {
+			return f.coreClient()
+		}
 		s = saved
 	}
 	return apiclient.Connect(s, token, f.conn)
@@ -170,10 +182,17 @@ func newLoginCommand(f *clientFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "login SERVER",
 		Example: "  capstan login capstan.example.com --username admin --password \"$PASSWORD\"\n" +
-			"  capstan login capstan.example.com --sso\n  capstan login localhost:8080 --insecure",
+			"  capstan login capstan.example.com --sso\n  capstan login localhost:8080 --insecure\n" +
+			"  capstan login --core   # no server: the kubeconfig's context reaches the install",
 		Short: "Log in to an API server and save the session as the current context",
-		Args:  cobra.ExactArgs(1),
+		Args:  cobra.RangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.core {
+				return saveCoreContext(cmd, f, cmp.Or(name, apiclient.CoreServer))
+			}
+			if len(args) == 0 {
+				return errors.New("name the server to log in to, or use --core")
+			}
 			s := apiclient.Server{Server: args[0], Insecure: f.insecure, PlainText: f.plaintext, GRPCWeb: f.grpcWeb, GRPCWebRootPath: f.grpcWebRootPath}
 			var resp struct {
 				Token string `json:"token"`
@@ -215,6 +234,19 @@ func newLoginCommand(f *clientFlags) *cobra.Command {
 	cmd.Flags().StringVar(&callback, "callback", "", "scheme, host and port the provider sends the browser back to after an SSO login (default http://localhost:--sso-port)")
 	cmd.Flags().BoolVar(&skipTestTLS, "skip-test-tls", false, "do not probe whether the server speaks TLS (Capstan's CLI never probes: --plaintext says it does not)")
 	return cmd
+}
+
+// saveCoreContext saves a context that reaches the install through the
+// kubeconfig, as login --core does, and makes it the current one.
+func saveCoreContext(cmd *cobra.Command, f *clientFlags, name string) error {
+	err := editConfig(f, func(cfg *apiclient.Config) error {
+		cfg.Upsert(name, apiclient.Server{Server: apiclient.CoreServer, Core: true}, "")
+		return nil
+	})
+	if err == nil {
+		fmt.Fprintf(cmd.OutOrStdout(), "Context '%s' updated\n", name)
+	}
+	return err
 }
 
 func newLogoutCommand(f *clientFlags) *cobra.Command {

@@ -3,6 +3,7 @@
 package commands
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -13,15 +14,20 @@ import (
 )
 
 // NewRoot returns the capstan command with every subcommand attached.
-func NewRoot() *cobra.Command { return newRootAs("capstan") }
+func NewRoot() *cobra.Command {
+	root, _ := newRootAs("capstan")
+	return root
+}
 
 // ArgoCDName is the name under which the binary behaves as Argo CD's CLI:
 // a copy or link of capstan named argocd keeps Argo CD's configuration
 // file, so scripts written for argocd need no edit.
 const ArgoCDName = "argocd"
 
-// newRootAs returns the root command of the binary run as program.
-func newRootAs(program string) *cobra.Command {
+// newRootAs returns the root command of the binary run as program, and
+// what releases the resources its commands hold once it has run (--core's
+// server and render cache).
+func newRootAs(program string) (*cobra.Command, func()) {
 	root := &cobra.Command{
 		Use:          program,
 		Short:        "GitOps continuous delivery for Kubernetes, compatible with Argo CD",
@@ -42,7 +48,7 @@ func newRootAs(program string) *cobra.Command {
 		newProjCommand(cf), newAccountCommand(cf), newCertCommand(cf), newGPGCommand(cf), newConfigureCommand(cf), newApplicationSetCommand(cf)} {
 		root.AddCommand(withKubeFlags(group))
 	}
-	return root
+	return root, cf.release
 }
 
 // Execute runs the command line and returns the process exit code: 0, or
@@ -55,11 +61,12 @@ func Execute(args []string, stdout, stderr io.Writer) int {
 // ExecuteAs is Execute for the binary run under the name program: as
 // argocd, it is Argo CD's CLI.
 func ExecuteAs(program string, args []string, stdout, stderr io.Writer) int {
-	root := newRootAs(program)
+	root, release := newRootAs(program)
+	defer release()
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	if err := root.Execute(); err != nil {
+	if err := root.ExecuteContext(context.Background()); err != nil {
 		code, show := exitCode(err)
 		if show {
 			fmt.Fprintln(stderr, "error:", strings.Join(strings.Fields(err.Error()), " "))
