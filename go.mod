@@ -20,6 +20,7 @@ require (
 	github.com/google/go-jsonnet v0.22.0
 	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/itchyny/gojq v0.12.20
+	github.com/mattn/go-shellwords v1.0.13
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2
 	github.com/prometheus/client_golang v1.23.2
 	github.com/prometheus/client_model v0.6.2

@@ -52,8 +52,8 @@ func (f *clientFlags) add(root *cobra.Command) {
 	pf := root.PersistentFlags()
 	pf.StringVar(&f.config, "config", cmp.Or(f.defaultConfig, apiclient.DefaultPath()), "path to the CLI configuration (servers, users, contexts)")
 	pf.StringVar(&f.context, "argocd-context", "", "the context of the configuration to use (default: the current one)")
-	pf.StringVar(&f.server, "server", "", "API server address (default: the current context's)")
-	pf.StringVar(&f.authToken, "auth-token", "", "token to authenticate with (default: the current context's)")
+	pf.StringVar(&f.server, "server", "", "API server address; set this or the ARGOCD_SERVER environment variable (default: the current context's)")
+	pf.StringVar(&f.authToken, "auth-token", "", "token to authenticate with; set this or the ARGOCD_AUTH_TOKEN environment variable (default: the current context's)")
 	pf.BoolVar(&f.insecure, "insecure", false, "skip verifying the server's TLS certificate")
 	pf.BoolVar(&f.plaintext, "plaintext", false, "talk plain HTTP, no TLS")
 	pf.BoolVar(&f.grpcWeb, "grpc-web", false, "carry the calls over the gRPC API with gRPC-Web, for proxies that pass nothing else")
@@ -77,7 +77,11 @@ func (f *clientFlags) add(root *cobra.Command) {
 		f.componentNames[flag] = v
 		pf.StringVar(v, flag, def, "for --core and --port-forward: "+strings.ReplaceAll(flag, "-", " ")+" of Argo CD's install")
 	}
+	envErr := applyEnvDefaults(pf)
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if envErr != nil {
+			return envErr
+		}
 		if err := refuseUnsupported(cmd); err != nil {
 			return err
 		}
@@ -133,7 +137,7 @@ func (f *clientFlags) confirm(cmd *cobra.Command, yes bool, question string) boo
 
 // hasServer reports whether the flags or the configuration name a server.
 func (f *clientFlags) hasServer() bool {
-	if f.server != "" || f.core || f.portForward {
+	if f.server != "" || os.Getenv(envServer) != "" || f.core || f.portForward {
 		return true
 	}
 	cfg, err := apiclient.Load(f.config)
@@ -149,20 +153,18 @@ func (f *clientFlags) client() (*apiclient.Client, error) {
 	if f.core {
 		return f.coreClient()
 	}
-	s := apiclient.Server{Server: f.server, Insecure: f.insecure, PlainText: f.plaintext, GRPCWeb: f.grpcWeb, GRPCWebRootPath: f.grpcWebRootPath}
-	token := f.authToken
-	if f.server == "" {
+	server, token := cmp.Or(f.server, os.Getenv(envServer)), cmp.Or(f.authToken, os.Getenv(envAuthToken))
+	s := apiclient.Server{Server: server, Insecure: f.insecure, PlainText: f.plaintext, GRPCWeb: f.grpcWeb, GRPCWebRootPath: f.grpcWebRootPath}
+	if server == "" {
 		cfg, err := apiclient.Load(f.config)
 		if err != nil {
 			return nil, err
 		}
-		var saved apiclient.Server
-		if saved, token, err = cfg.Context(f.context); err != nil {
+		saved, savedToken, err := cfg.Context(f.context)
+		if err != nil {
 			return nil, err
 		}
-		if f.authToken != "" {
-			token = f.authToken
-		}
+		token = cmp.Or(token, savedToken)
 		saved.Insecure = saved.Insecure || f.insecure
 		saved.PlainText = saved.PlainText || f.plaintext
 		saved.GRPCWeb = saved.GRPCWeb || f.grpcWeb
