@@ -152,7 +152,14 @@ func TestAdminCommands(t *testing.T) {
 
 	server := strings.TrimSuffix(kubeCluster.Config.Host, "/")
 	f.login()
-	f.expect(0, "cluster", "add", "capstan-local", "--kubeconfig", kubeCluster.KubeconfigPath, "--name", "self", "--yes", "--label", "env=test", "--shard", "1")
+	// A service account of its own: argocd-manager stays absent for the
+	// tests that check cluster add creates it.
+	manager := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "admin-test-manager"}}
+	if err := f.c.Create(ctx, manager); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.c.Delete(context.Background(), manager) })
+	f.expect(0, "cluster", "add", "capstan-local", "--kubeconfig", kubeCluster.KubeconfigPath, "--name", "self", "--yes", "--service-account", "admin-test-manager", "--label", "env=test", "--shard", "1")
 	out := filepath.Join(dir, "self.kubeconfig")
 	admin(0, "cluster", "kubeconfig", server, out)
 	cfg, err := clientcmd.BuildConfigFromFlags("", out)

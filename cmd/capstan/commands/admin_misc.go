@@ -76,7 +76,7 @@ func newAdminRedisPasswordCommand() *cobra.Command {
 }
 
 func newAdminDashboardCommand() *cobra.Command {
-	cmd := notYet("dashboard", "serve the web UI on this machine, reaching the install through the kubeconfig")
+	cmd := notYet("dashboard", "serve the web UI on this machine, reaching the install through the kubeconfig", "  capstan admin dashboard --port 8080")
 	cmd.Flags().Int("port", 8080, "port to serve the dashboard on")
 	cmd.Flags().String("address", "localhost", "address to serve the dashboard on")
 	addKubeFlags(cmd.Flags())
@@ -95,15 +95,15 @@ func newAdminNotificationsCommand() *cobra.Command {
 	pf.Bool("argocd-repo-server-strict-tls", false, "check the repo server's certificate")
 	addKubeFlags(pf)
 	template := &cobra.Command{Use: "template", Short: "Notification templates"}
-	templateGet := notYet("get [NAME]", "print notification templates")
+	templateGet := notYet("get [NAME]", "print notification templates", "  capstan admin notifications template get app-sync-succeeded")
 	templateGet.Flags().StringP("output", "o", "wide", "output format")
-	templateNotify := notYet("notify NAME RESOURCE_NAME", "render a template for an Application and send it")
+	templateNotify := notYet("notify NAME RESOURCE_NAME", "render a template for an Application and send it", "  capstan admin notifications template notify app-sync-succeeded guestbook")
 	templateNotify.Flags().StringArray("recipient", nil, "recipient SERVICE:ADDRESS (repeatable)")
 	template.AddCommand(templateGet, templateNotify)
 	trigger := &cobra.Command{Use: "trigger", Short: "Notification triggers"}
-	triggerGet := notYet("get [NAME]", "print notification triggers")
+	triggerGet := notYet("get [NAME]", "print notification triggers", "  capstan admin notifications trigger get on-sync-failed")
 	triggerGet.Flags().StringP("output", "o", "wide", "output format")
-	trigger.AddCommand(triggerGet, notYet("run NAME RESOURCE_NAME", "evaluate a trigger for an Application"))
+	trigger.AddCommand(triggerGet, notYet("run NAME RESOURCE_NAME", "evaluate a trigger for an Application", "  capstan admin notifications trigger run on-sync-failed guestbook"))
 	cmd.AddCommand(template, trigger)
 	return cmd
 }

@@ -91,7 +91,7 @@ func newAdminAppCommand() *cobra.Command {
 	out.add(gen, true)
 	gen.Flags().BoolVar(&validate, "validate", true, "kept for Argo CD's scripts: nothing is sent to a server to validate")
 	unsupported(gen, hydratorFlags)
-	reconcile := notYet("get-reconcile-results PATH", "print the reconcile results of every Application, computed offline")
+	reconcile := notYet("get-reconcile-results PATH", "print the reconcile results of every Application, computed offline", "  capstan admin app get-reconcile-results results.yaml")
 	rf := reconcile.Flags()
 	rf.String("l", "", "label selector of the Applications")
 	rf.String("o", "yaml", "output format: yaml or json")
@@ -100,7 +100,7 @@ func newAdminAppCommand() *cobra.Command {
 	rf.Bool("server-side-diff", false, "compare with server-side diff")
 	rf.Duration("ignore-normalizer-jq-execution-timeout", 0, "bound of a jq normalizer's run")
 	addKubeFlags(rf)
-	cmd.AddCommand(gen, reconcile, notYet("diff-reconcile-results PATH1 PATH2", "compare two sets of offline reconcile results"))
+	cmd.AddCommand(gen, reconcile, notYet("diff-reconcile-results PATH1 PATH2", "compare two sets of offline reconcile results", "  capstan admin app diff-reconcile-results before.yaml after.yaml"))
 	return cmd
 }
 
@@ -185,8 +185,8 @@ func newAdminClusterGenerateSpecCommand() *cobra.Command {
 
 // notYet is an Argo CD command whose feature Capstan does not have yet:
 // it exists, and says so when run.
-func notYet(use, short string) *cobra.Command {
-	return &cobra.Command{Use: use, Short: short + " (not supported by Capstan yet)", RunE: func(cmd *cobra.Command, _ []string) error {
+func notYet(use, short, example string) *cobra.Command {
+	return &cobra.Command{Use: use, Short: short + " (not supported by Capstan yet)", Example: example, RunE: func(cmd *cobra.Command, _ []string) error {
 		return fmt.Errorf("%s: not supported by Capstan yet", cmd.CommandPath())
 	}}
 }
