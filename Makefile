@@ -38,14 +38,19 @@ build: ## Build bin/capstan.
 	go build -ldflags '$(LDFLAGS)' -o bin/capstan ./cmd/capstan
 
 .PHONY: kube
-kube: $(KUBE_BIN)/.built ## Build the pinned Kubernetes binaries into bin/kube/<version> (once).
+kube: $(KUBE_BIN)/.built $(KUBE_BIN)/kwok-crds.yaml ## Build the pinned Kubernetes binaries into bin/kube/<version> (once).
 
-$(KUBE_BIN)/.built: tools/kube/go.mod tools/kube/go.sum $(wildcard tools/kube/cmd/*/main.go)
+$(KUBE_BIN)/.built: tools/kube/go.mod tools/kube/go.sum tools/kube/cmd/etcd/main.go tools/kube/cmd/kwok-stages/main.go
 	@echo "Building Kubernetes $(KUBE_VERSION) binaries into $(KUBE_BIN) (about 10 minutes the first time)..."
 	@mkdir -p $(KUBE_BIN)
 	cd tools/kube && go build -trimpath -ldflags='-s -w' -o $(KUBE_BIN)/ tool ./cmd/etcd
 	cd tools/kube && go run ./cmd/kwok-stages $(KUBE_BIN)/kwok-stages.yaml
 	@touch $@
+
+# The kwok resources the local clusters serve, from the same kwok module.
+$(KUBE_BIN)/kwok-crds.yaml: tools/kube/go.mod tools/kube/go.sum tools/kube/cmd/kwok-crds/main.go
+	@mkdir -p $(KUBE_BIN)
+	cd tools/kube && go run ./cmd/kwok-crds $@
 
 .PHONY: generate
 generate: ## Regenerate deepcopy code and CRD manifests from api/.

@@ -49,6 +49,10 @@ type Server struct {
 // CoreServer is the server login --core saves.
 const CoreServer = "kubernetes"
 
+// PortForwardServer is the server login --port-forward saves: the API
+// server is reached through a port forward to its pod.
+const PortForwardServer = "port-forward"
+
 // User holds a session token.
 type User struct {
 	Name      string `json:"name"`

@@ -33,7 +33,8 @@ import (
 var cluster *localcluster.Cluster
 
 func TestMain(m *testing.M) {
-	os.Exit(localcluster.RunTests(m, localcluster.Options{}, &cluster))
+	// Workloads: pods run on a kwok node, which port forwards reach.
+	os.Exit(localcluster.RunTests(m, localcluster.Options{Workloads: true}, &cluster))
 }
 
 var installOnce struct {

@@ -44,7 +44,6 @@ func TestArgoCDRESTRoutes(t *testing.T) {
 var notImplementedYet = []string{
 	"application.ApplicationService.GetManifestsWithFiles",
 	"application.ApplicationService.GetOCIMetadata",
-	"application.ApplicationService.ServerSideDiff",
 	"applicationset.ApplicationSetService.Create",
 	"applicationset.ApplicationSetService.Delete",
 	"applicationset.ApplicationSetService.Generate",

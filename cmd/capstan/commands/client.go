@@ -40,11 +40,10 @@ type clientFlags struct {
 	portForwardNamespace string
 	kubeContext          string
 	componentNames       map[string]*string
-	// --core's server, started by the first client and stopped by release.
-	coreOnce sync.Once
-	coreAddr string
-	coreErr  error
-	coreStop func()
+	// What --core or --port-forward started for the first client; release
+	// stops it.
+	kubeOnce sync.Once
+	kube     kubeAccess
 }
 
 // add puts the client flags on root, for every command.
@@ -67,7 +66,7 @@ func (f *clientFlags) add(root *cobra.Command) {
 	pf.StringVar(&f.logLevel, "loglevel", "info", "log level: debug, info, warn or error")
 	pf.StringVar(&f.logFormat, "logformat", "json", "log format: json or text")
 	pf.BoolVar(&f.core, "core", false, "reach the install through the kubeconfig (--kube-context) instead of an API server")
-	pf.BoolVar(&f.portForward, "port-forward", false, "reach the API server through a port forward to its pod")
+	pf.BoolVar(&f.portForward, "port-forward", false, "reach the API server through a port forward to its pod (app.kubernetes.io/name=--server-name)")
 	pf.StringVar(&f.portForwardNamespace, "port-forward-namespace", "", "namespace of the API server's pod for --port-forward (default: the kubeconfig's)")
 	pf.StringVar(&f.kubeContext, "kube-context", "", "kubeconfig context for --core and --port-forward")
 	f.componentNames = map[string]*string{}
@@ -114,10 +113,6 @@ func (f *clientFlags) setLogging(cmd *cobra.Command) error {
 	return nil
 }
 
-// errNoPortForward is the answer to --port-forward until Capstan is
-// installed in clusters the way Argo CD is.
-var errNoPortForward = errors.New("--port-forward is not supported by Capstan's CLI yet: use --core, or log in to Capstan's API server")
-
 // confirm asks question on the terminal when prompts are enabled (by
 // --prompts-enabled or the configuration) and yes is not set; it reports
 // whether to go ahead.
@@ -137,7 +132,7 @@ func (f *clientFlags) confirm(cmd *cobra.Command, yes bool, question string) boo
 
 // hasServer reports whether the flags or the configuration name a server.
 func (f *clientFlags) hasServer() bool {
-	if f.server != "" || os.Getenv(envServer) != "" || f.core || f.portForward {
+	if f.server != "" || os.Getenv(envServer) != "" || f.core || f.portForward || f.portForwardNamespace != "" {
 		return true
 	}
 	cfg, err := apiclient.Load(f.config)
@@ -147,34 +142,35 @@ func (f *clientFlags) hasServer() bool {
 // client returns an API client from the flags, falling back to the
 // current context.
 func (f *clientFlags) client() (*apiclient.Client, error) {
-	if f.portForward {
-		return nil, errNoPortForward
-	}
 	if f.core {
-		return f.coreClient()
+		return f.kubeClient(true, "")
 	}
 	server, token := cmp.Or(f.server, os.Getenv(envServer)), cmp.Or(f.authToken, os.Getenv(envAuthToken))
-	s := apiclient.Server{Server: server, Insecure: f.insecure, PlainText: f.plaintext, GRPCWeb: f.grpcWeb, GRPCWebRootPath: f.grpcWebRootPath}
-	if server == "" {
-		cfg, err := apiclient.Load(f.config)
-		if err != nil {
-			return nil, err
-		}
-		saved, savedToken, err := cfg.Context(f.context)
-		if err != nil {
-			return nil, err
-		}
-		token = cmp.Or(token, savedToken)
-		saved.Insecure = saved.Insecure || f.insecure
-		saved.PlainText = saved.PlainText || f.plaintext
-		saved.GRPCWeb = saved.GRPCWeb || f.grpcWeb
-		saved.GRPCWebRootPath = cmp.Or(f.grpcWebRootPath, saved.GRPCWebRootPath)
-		if saved.Core {
-			return f.coreClient()
-		}
-		s = saved
+	forward := f.portForward || f.portForwardNamespace != ""
+	if server != "" && !forward {
+		s := apiclient.Server{Server: server, Insecure: f.insecure, PlainText: f.plaintext, GRPCWeb: f.grpcWeb, GRPCWebRootPath: f.grpcWebRootPath}
+		return apiclient.Connect(s, token, f.conn)
 	}
-	return apiclient.Connect(s, token, f.conn)
+	cfg, err := apiclient.Load(f.config)
+	if err != nil {
+		return nil, err
+	}
+	saved, savedToken, err := cfg.Context(f.context)
+	if err != nil && !forward {
+		return nil, err
+	}
+	token = cmp.Or(token, savedToken)
+	switch {
+	case forward || saved.Server == apiclient.PortForwardServer:
+		return f.kubeClient(false, token)
+	case saved.Core:
+		return f.kubeClient(true, "")
+	}
+	saved.Insecure = saved.Insecure || f.insecure
+	saved.PlainText = saved.PlainText || f.plaintext
+	saved.GRPCWeb = saved.GRPCWeb || f.grpcWeb
+	saved.GRPCWebRootPath = cmp.Or(f.grpcWebRootPath, saved.GRPCWebRootPath)
+	return apiclient.Connect(saved, token, f.conn)
 }
 
 func newLoginCommand(f *clientFlags) *cobra.Command {
@@ -185,17 +181,30 @@ func newLoginCommand(f *clientFlags) *cobra.Command {
 		Use: "login SERVER",
 		Example: "  capstan login capstan.example.com --username admin --password \"$PASSWORD\"\n" +
 			"  capstan login capstan.example.com --sso\n  capstan login localhost:8080 --insecure\n" +
-			"  capstan login --core   # no server: the kubeconfig's context reaches the install",
+			"  capstan login --core   # no server: the kubeconfig's context reaches the install\n" +
+			"  capstan login --port-forward --port-forward-namespace argocd --username admin --password \"$PASSWORD\"",
 		Short: "Log in to an API server and save the session as the current context",
 		Args:  cobra.RangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.core {
 				return saveCoreContext(cmd, f, cmp.Or(name, apiclient.CoreServer))
 			}
-			if len(args) == 0 {
-				return errors.New("name the server to log in to, or use --core")
+			// What is saved, and where the login goes (with --port-forward,
+			// through a forward that a later command makes anew).
+			saved := apiclient.Server{Insecure: f.insecure, PlainText: f.plaintext, GRPCWeb: f.grpcWeb, GRPCWebRootPath: f.grpcWebRootPath}
+			s := saved
+			switch {
+			case f.portForward || f.portForwardNamespace != "":
+				saved.Server = apiclient.PortForwardServer
+				var err error
+				if s, err = f.viaKube(false); err != nil {
+					return err
+				}
+			case len(args) == 0:
+				return errors.New("name the server to log in to, or use --core or --port-forward")
+			default:
+				saved.Server, s.Server = args[0], args[0]
 			}
-			s := apiclient.Server{Server: args[0], Insecure: f.insecure, PlainText: f.plaintext, GRPCWeb: f.grpcWeb, GRPCWebRootPath: f.grpcWebRootPath}
 			var resp struct {
 				Token string `json:"token"`
 			}
@@ -204,22 +213,20 @@ func newLoginCommand(f *clientFlags) *cobra.Command {
 				defer cancel()
 				token, err := ssoLogin(ctx, s, ssoPort, callback, launchBrowser, cmd.OutOrStdout())
 				if err != nil {
-					return fmt.Errorf("SSO login to %s: %w", args[0], err)
+					return fmt.Errorf("SSO login to %s: %w", saved.Server, err)
 				}
 				resp.Token, username = token, "SSO user"
 			} else if c, err := apiclient.Connect(s, "", f.conn); err != nil {
 				return err
 			} else if err := c.Do("POST", "/api/v1/session", map[string]string{"username": username, "password": password}, &resp); err != nil {
-				return fmt.Errorf("logging in to %s: %w", args[0], err)
+				return fmt.Errorf("logging in to %s: %w", saved.Server, err)
 			}
 			cfg, err := apiclient.Load(f.config)
 			if err != nil {
 				return err
 			}
-			if name == "" {
-				name = args[0]
-			}
-			cfg.Upsert(name, s, resp.Token)
+			name = cmp.Or(name, saved.Server)
+			cfg.Upsert(name, saved, resp.Token)
 			if err := cfg.Save(f.config); err != nil {
 				return err
 			}

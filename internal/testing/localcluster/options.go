@@ -67,7 +67,7 @@ func (o Options) withDefaults() (Options, error) {
 func (o Options) binaries() (map[string]string, error) {
 	names := []string{"etcd", "kube-apiserver"}
 	if o.Workloads {
-		names = append(names, "kube-controller-manager", "kube-scheduler", "kwok", "kwok-stages.yaml")
+		names = append(names, "kube-controller-manager", "kube-scheduler", "kwok", "kwok-stages.yaml", "kwok-crds.yaml")
 	}
 	paths := make(map[string]string, len(names))
 	var missing []string

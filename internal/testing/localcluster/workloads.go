@@ -37,6 +37,9 @@ func (c *Cluster) startWorkloadComponents(ctx context.Context, server string, bi
 	if err != nil {
 		return err
 	}
+	if err := c.installKwokCRDs(ctx, bins["kwok-crds.yaml"]); err != nil {
+		return err
+	}
 
 	starts := []struct {
 		name string
@@ -64,6 +67,8 @@ func (c *Cluster) startWorkloadComponents(ctx context.Context, server string, bi
 			"--kubeconfig=" + kubeconfigs["kwok"],
 			"--config=" + bins["kwok-stages.yaml"],
 			"--config=" + logsConfig,
+			// Port forwards come from PortForward objects (ForwardPort).
+			"--enable-crds=PortForward",
 			"--manage-all-nodes=false",
 			"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
 			// kwok serves the kubelet's API (pod logs) there, over TLS, and

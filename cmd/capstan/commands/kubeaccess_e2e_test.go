@@ -1,0 +1,143 @@
+package commands
+
+import (
+	"context"
+	"crypto/tls"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/testing/argocdcli"
+	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+)
+
+// useKubeconfigIn points KUBECONFIG, for the test, at the local cluster's
+// kubeconfig with namespace as its context's namespace.
+func useKubeconfigIn(t *testing.T, namespace string) {
+	t.Helper()
+	kubeconfig, err := clientcmd.LoadFromFile(kubeCluster.KubeconfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig.Contexts[kubeconfig.CurrentContext].Namespace = namespace
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*kubeconfig, path); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KUBECONFIG", path)
+}
+
+// TestCoreMode runs the CLI with --core: no API server and no login, the
+// install reached through the kubeconfig's context and its namespace, and
+// sources rendered by the CLI itself. login --core saves a context that
+// keeps working that way.
+func TestCoreMode(t *testing.T) {
+	f := startCapstan(t, true) // the install: its controller and settings
+	useKubeconfigIn(t, f.ns)
+	dest := kubeCluster.NewNamespace(t)
+	remote := gitserver.NewLocalRepo(t)
+	commit := remote.Commit(t, "one", map[string]string{"app/cm.yaml": configMapYAML("one")})
+
+	f.expect(0, "--core", "app", "create", "web", "--repo", remote.URL, "--path", "app",
+		"--dest-server", "https://kubernetes.default.svc", "--dest-namespace", dest)
+	if out := f.expect(0, "--core", "app", "list", "-o", "name"); strings.TrimSpace(out) != f.ns+"/web" && strings.TrimSpace(out) != "web" {
+		t.Errorf("app list:\n%s", out)
+	}
+	if out := f.expect(1, "--core", "app", "diff", "web"); !strings.Contains(out, "+  v: one") {
+		t.Errorf("diff rendered by the CLI:\n%s", out)
+	}
+	if out := f.expect(0, "--core", "app", "sync", "web"); !strings.Contains(out, commit) || !strings.Contains(out, "Succeeded") {
+		t.Errorf("sync:\n%s", out)
+	}
+	if out := f.expect(0, "--core", "account", "get-user-info"); !strings.Contains(out, "Logged In: true") {
+		t.Errorf("get-user-info:\n%s", out)
+	}
+
+	// A saved core context needs the flag no more.
+	if out := f.expect(0, "login", "--core"); !strings.Contains(out, "Context 'kubernetes' updated") {
+		t.Errorf("login --core:\n%s", out)
+	}
+	if data, _ := os.ReadFile(f.config); !strings.Contains(string(data), "core: true") {
+		t.Errorf("the saved context is not a core one:\n%s", data)
+	}
+	if out := f.expect(0, "app", "get", "web"); !strings.Contains(out, "Synced") || !strings.Contains(out, "settings") {
+		t.Errorf("app get through the saved context:\n%s", out)
+	}
+	if out := f.expect(0, "proj", "list"); !strings.Contains(out, "default") {
+		t.Errorf("proj list:\n%s", out)
+	}
+
+	// A context that does not exist is the kubeconfig's error, named.
+	if _, _, stderr := f.run("--core", "--kube-context", "nowhere", "app", "list"); !strings.Contains(stderr, "nowhere") {
+		t.Errorf("unknown kube context: %q", stderr)
+	}
+}
+
+// TestPortForward reaches Capstan's API server through a port forward to
+// its pod, found by Argo CD's label in the kubeconfig's namespace (the
+// local cluster's fake node sends the pod's port 8080 on to the test's
+// server): Capstan's CLI and Argo CD's log in that way, and a later
+// command forwards anew.
+func TestPortForward(t *testing.T) {
+	f := startCapstan(t, false)
+	useKubeconfigIn(t, f.ns)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "argocd-server-0", Namespace: f.ns, Labels: map[string]string{"app.kubernetes.io/name": "argocd-server"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "server", Image: "capstan:test"}}}}
+	if err := f.c.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	if err := kubeCluster.ForwardPort(ctx, f.ns, pod.Name, 8080, f.addr); err != nil {
+		t.Fatal(err)
+	}
+	waitForward(ctx, t, f.ns)
+
+	if out := f.expect(0, "login", "--port-forward", "--username", "admin", "--password", f.password); !strings.Contains(out, "Context 'port-forward' updated") {
+		t.Errorf("login --port-forward:\n%s", out)
+	}
+	if out := f.expect(0, "account", "get-user-info"); !strings.Contains(out, "admin") {
+		t.Errorf("through the saved context:\n%s", out)
+	}
+	if out := f.expect(0, "version", "--port-forward-namespace", f.ns); !strings.Contains(out, "capstan-server") && !strings.Contains(out, "argocd-server") {
+		t.Errorf("version through --port-forward-namespace:\n%s", out)
+	}
+	if _, _, stderr := f.run("app", "list", "--port-forward", "--server-name", "nothing-here"); !strings.Contains(stderr, "app.kubernetes.io/name=nothing-here") {
+		t.Errorf("no pod for --server-name: %q", stderr)
+	}
+
+	argocd := argocdcli.New(t)
+	argocd.Expect(0, "login", "--port-forward", "--port-forward-namespace", f.ns, "--username", "admin", "--password", f.password)
+	if out := argocd.Expect(0, "account", "get-user-info", "--port-forward", "--port-forward-namespace", f.ns); !strings.Contains(out, "admin") {
+		t.Errorf("Argo CD's CLI through the port forward:\n%s", out)
+	}
+}
+
+// waitForward waits until the fake node forwards the API server's pod's
+// port: kwok learns of the pod and its PortForward by watching.
+func waitForward(ctx context.Context, t *testing.T, namespace string) {
+	t.Helper()
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, Timeout: 5 * time.Second}
+	for {
+		addr, err := kube.PortForward(ctx, kubeCluster.Config, namespace, "app.kubernetes.io/name=argocd-server", 8080)
+		if err == nil {
+			var resp *http.Response
+			if resp, err = client.Get("https://" + addr + "/healthz"); err == nil {
+				resp.Body.Close()
+				return
+			}
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the port forward never worked: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
