@@ -261,6 +261,15 @@ type SyncStrategyHook struct {
 	SyncStrategyApply `json:",inline"`
 }
 
+// RunsHooks reports whether a sync with this strategy runs hooks: all but
+// the apply strategy do.
+func (s *SyncStrategy) RunsHooks() bool { return s == nil || s.Apply == nil }
+
+// Forced reports whether the strategy asks for force.
+func (s *SyncStrategy) Forced() bool {
+	return s != nil && ((s.Apply != nil && s.Apply.Force) || (s.Hook != nil && s.Hook.Force))
+}
+
 // SyncOperationResource names one resource of a selective sync.
 type SyncOperationResource struct {
 	// +optional

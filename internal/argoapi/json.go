@@ -34,6 +34,7 @@ var inline = map[protoreflect.FullName]bool{
 	v1alpha1 + ".ResourceNode.resourceRef":               true,
 	v1alpha1 + ".KustomizeSelector.resId":                true,
 	v1alpha1 + ".KustomizeResId.gvk":                     true,
+	v1alpha1 + ".SyncStrategyHook.syncStrategyApply":     true,
 	v1alpha1 + ".ApplicationSourcePluginParameter.map":   true,
 	v1alpha1 + ".ApplicationSourcePluginParameter.array": true,
 	"k8s.io.apimachinery.pkg.runtime.Unknown.typeMeta":   true,

@@ -125,6 +125,14 @@ func TestInlineFields(t *testing.T) {
 	if out, err := MarshalJSON(m); err != nil || string(out) != `{"map":{"a":"b"},"name":"p"}` {
 		t.Errorf("plugin parameter: %s became %s (%v)", param, out, err)
 	}
+	const strategy = `{"hook":{"force":true}}`
+	m = message(t, v1alpha1+".SyncStrategy")
+	if err := UnmarshalJSON([]byte(strategy), m); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := MarshalJSON(m); err != nil || string(out) != strategy {
+		t.Errorf("sync strategy: %s became %s (%v)", strategy, out, err)
+	}
 }
 
 func TestFillRequired(t *testing.T) {

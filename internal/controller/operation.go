@@ -291,7 +291,11 @@ func (r *reconciler) sync(ctx context.Context, app *v1alpha1.Application, op *v1
 	if err != nil {
 		return &operationResult{Result: &apply.Result{Phase: v1alpha1.OperationError, Message: err.Error()}, comp: comp}
 	}
-	desired, prune := selectResources(op.Sync.Resources, append(append([]*unstructured.Unstructured{}, comp.Desired...), comp.Hooks...), comp.Prune)
+	objs := append([]*unstructured.Unstructured{}, comp.Desired...)
+	if op.Sync.SyncStrategy.RunsHooks() {
+		objs = append(objs, comp.Hooks...)
+	}
+	desired, prune := selectResources(op.Sync.Resources, objs, comp.Prune)
 	if opts.ApplyOutOfSyncOnly {
 		desired = outOfSyncOnly(desired, comp)
 	}
@@ -310,7 +314,7 @@ func (r *reconciler) sync(ctx context.Context, app *v1alpha1.Application, op *v1
 	applier := &apply.Applier{Client: comp.dest.Client, Mapper: comp.dest.Mapper, Health: checker, FieldManager: engine.FieldManager, Tracking: r.tracking}
 	res := applier.Run(ctx, &apply.Request{
 		App: r.appKey(app), Namespace: app.Spec.Destination.Namespace, Plan: plan,
-		Prune: prune, AllowPrune: op.Sync.Prune, DryRun: op.Sync.DryRun, Options: opts,
+		Prune: prune, AllowPrune: op.Sync.Prune, DryRun: op.Sync.DryRun, Force: op.Sync.SyncStrategy.Forced(), Options: opts,
 		Done: done, Checkpoint: checkpoint,
 	})
 	for _, a := range res.Applied {

@@ -1,6 +1,9 @@
 package kube
 
 import (
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -19,4 +22,12 @@ func Ref(obj *unstructured.Unstructured) string {
 		return obj.GetKind() + "/" + obj.GetName()
 	}
 	return obj.GetKind() + "/" + obj.GetNamespace() + "/" + obj.GetName()
+}
+
+// IsImmutableChange reports whether the API server refused a change
+// because a field may not change in place (a Job's template, an immutable
+// ConfigMap's data, a Service's clusterIP): only deleting and recreating
+// the object makes it.
+func IsImmutableChange(err error) bool {
+	return apierrors.IsInvalid(err) && strings.Contains(err.Error(), "immutable")
 }

@@ -85,9 +85,10 @@ func lastStart(w *v1alpha1.SyncWindow, t time.Time) (time.Time, time.Time, error
 	}
 	t = t.In(windowLocation(w))
 	next := schedule.Next(t)
-	// The first start after t-d that is not after t: the window opened
-	// within its duration and has not yet closed.
-	if start := schedule.Next(t.Add(-d - time.Second)); !start.After(t) && start.Add(d).After(t) {
+	// The first start after t-d (so its period has not ended by t) that
+	// is not after t: the window is open. A later start within the same
+	// stretch matters not: this one already makes the window open.
+	if start := schedule.Next(t.Add(-d)); !start.After(t) && start.Add(d).After(t) {
 		return start, next, nil
 	}
 	return time.Time{}, next, nil

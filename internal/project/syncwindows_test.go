@@ -27,10 +27,15 @@ func TestWindowActive(t *testing.T) {
 		{v1alpha1.SyncWindow{Kind: "allow", Schedule: "0 19 * * *", Duration: "1h", TimeZone: "Asia/Tokyo"}, true},
 		// An unknown time zone is UTC, as in Argo CD.
 		{v1alpha1.SyncWindow{Kind: "allow", Schedule: "0 10 * * *", Duration: "1h", TimeZone: "Mars/Olympus"}, true},
+		// Every minute for an hour: open at a minute's start too, when the
+		// start an hour ago has just closed.
+		{v1alpha1.SyncWindow{Kind: "allow", Schedule: "* * * * *", Duration: "1h"}, true},
 	} {
-		got, err := WindowActive(&tc.w, at)
-		if err != nil || got != tc.want {
-			t.Errorf("%+v at %s: %t (%v), want %t", tc.w, at, got, err, tc.want)
+		for _, when := range []time.Time{at, at.Add(700 * time.Millisecond)} {
+			got, err := WindowActive(&tc.w, when)
+			if err != nil || got != tc.want {
+				t.Errorf("%+v at %s: %t (%v), want %t", tc.w, when, got, err, tc.want)
+			}
 		}
 	}
 }

@@ -248,6 +248,8 @@ type syncRequest struct {
 		Items []string `json:"items"`
 	} `json:"syncOptions"`
 	Retry *v1alpha1.RetryStrategy `json:"retryStrategy"`
+	// Strategy is hook (the default) or apply, either with force.
+	Strategy *v1alpha1.SyncStrategy `json:"strategy"`
 	// Infos are name/value notes kept on the operation.
 	Infos []*v1alpha1.Info `json:"infos"`
 	// Revisions of several sources, by SourcePositions (from 1) or
@@ -316,7 +318,7 @@ func (s *Server) syncApplication(w http.ResponseWriter, r *http.Request, c *call
 		}
 		op := &v1alpha1.Operation{
 			Sync: &v1alpha1.SyncOperation{Revision: req.Revision, Revisions: revisions, Prune: req.Prune, DryRun: req.DryRun,
-				Resources: req.Resources, SyncOptions: req.SyncOptions.Items},
+				Resources: req.Resources, SyncOptions: req.SyncOptions.Items, SyncStrategy: req.Strategy},
 			InitiatedBy: v1alpha1.OperationInitiator{Username: c.claims.Subject},
 			Info:        req.Infos,
 		}

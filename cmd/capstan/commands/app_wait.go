@@ -22,8 +22,8 @@ import (
 )
 
 func newAppSyncCommand(f *clientFlags) *cobra.Command {
-	var revision, selector, appNamespace, output string
-	var prune, dryRun, async, serverSide, outOfSyncOnly, replace, assumeYes, preview bool
+	var revision, selector, appNamespace, output, strategy string
+	var prune, dryRun, async, serverSide, outOfSyncOnly, replace, assumeYes, preview, force bool
 	var resources, options, infos, projects, revisions, sourceNames, labels []string
 	var sourcePositions []int64
 	var timeout uint
@@ -60,6 +60,9 @@ func newAppSyncCommand(f *clientFlags) *cobra.Command {
 				return err
 			}
 			if body["retryStrategy"], err = retry.strategy(cmd.Flags()); err != nil {
+				return err
+			}
+			if body["strategy"], err = syncStrategy(strategy, force); err != nil {
 				return err
 			}
 			for _, name := range names {
@@ -113,9 +116,26 @@ func newAppSyncCommand(f *clientFlags) *cobra.Command {
 	fl.StringArrayVar(&labels, "label", nil, "sync only the resources with this label, KEY=VALUE (repeatable)")
 	fl.BoolVar(&preview, "preview-changes", false, "show the differences and ask before syncing")
 	retry.add(fl, "retry-")
-	unsupported(cmd, map[string]string{"force": "bool", "strategy": "string", "local": "string", "local-repo-root": "string",
+	fl.StringVar(&strategy, "strategy", "", "sync strategy: hook (run hooks, the default) or apply (apply only, no hooks)")
+	fl.BoolVar(&force, "force", false, "delete and recreate what cannot be changed in place (with Replace=true, everything synced)")
+	unsupported(cmd, map[string]string{"local": "string", "local-repo-root": "string",
 		"ignore-normalizer-jq-execution-timeout": "duration"})
 	return cmd
+}
+
+// syncStrategy is the strategy of --strategy and --force, as Argo CD's
+// CLI sends it; nil when neither is given.
+func syncStrategy(name string, force bool) (*v1alpha1.SyncStrategy, error) {
+	if name == "" && !force {
+		return nil, nil
+	}
+	switch name {
+	case "apply":
+		return &v1alpha1.SyncStrategy{Apply: &v1alpha1.SyncStrategyApply{Force: force}}, nil
+	case "", "hook":
+		return &v1alpha1.SyncStrategy{Hook: &v1alpha1.SyncStrategyHook{SyncStrategyApply: v1alpha1.SyncStrategyApply{Force: force}}}, nil
+	}
+	return nil, fmt.Errorf("unknown sync strategy %q: want hook or apply", name)
 }
 
 // resourcesLabelled are the app's resources whose desired state carries

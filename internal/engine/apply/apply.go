@@ -72,6 +72,9 @@ type Request struct {
 	AllowPrune bool
 	// DryRun applies nothing and reports what would be done.
 	DryRun bool
+	// Force is the operation's sync strategy force (argocd app sync
+	// --force): every object is synced as with the Force option.
+	Force bool
 	// Options are the Application's and operation's sync options.
 	Options Options
 	// Done are the results an earlier, interrupted run of this same
@@ -317,12 +320,22 @@ func (a *Applier) apply(ctx context.Context, req *Request, t *Task, res *Result)
 	if v := firstSet(t.Options.Validate, req.Options.Validate); v != nil && !*v {
 		validation = "Ignore"
 	}
-	if (req.Options.Replace || t.Options.Replace) && !t.Hook {
-		live, err = a.replace(ctx, ri, obj, dryRun, validation)
-	} else {
-		live, err = ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{
+	replace := (req.Options.Replace || t.Options.Replace) && !t.Hook
+	force := (req.Force || req.Options.Force || t.Options.Force) && !req.DryRun
+	apply := func() (*unstructured.Unstructured, error) {
+		return ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{
 			FieldManager: a.FieldManager, Force: ptrTrue(), DryRun: dryRun, FieldValidation: validation,
 		})
+	}
+	switch {
+	case replace && force:
+		live, err = a.recreate(ctx, ri, obj, apply)
+	case replace:
+		live, err = a.replace(ctx, ri, obj, dryRun, validation)
+	default:
+		if live, err = apply(); err != nil && force && cannotPatch(err) {
+			live, err = a.recreate(ctx, ri, obj, apply)
+		}
 	}
 	if err != nil {
 		return failed(rr, fmt.Errorf("applying %s: %w", kube.Ref(obj), err))
@@ -356,6 +369,42 @@ func (a *Applier) replace(ctx context.Context, ri dynamic.ResourceInterface, obj
 		}
 		return out, err
 	}
+}
+
+// cannotPatch reports whether an apply failed because the object cannot
+// be changed in place (an immutable field, or a conflict), which Force
+// answers by recreating it; any other invalid object is left alone.
+func cannotPatch(err error) bool {
+	return apierrors.IsConflict(err) || kube.IsImmutableChange(err)
+}
+
+// recreate deletes the live object, waits until it is gone (with its
+// dependents), and applies obj anew, as Force asks: for what apply cannot
+// change, such as an immutable field or a Job that must run again. When
+// the new object is refused, the old one is put back (without its
+// server-set fields) so a bad manifest never loses what ran.
+func (a *Applier) recreate(ctx context.Context, ri dynamic.ResourceInterface, obj *unstructured.Unstructured,
+	apply func() (*unstructured.Unstructured, error)) (*unstructured.Unstructured, error) {
+	old, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	if err := deleteAndWait(ctx, ri, obj.GetName(), a.PollInterval); err != nil {
+		return nil, fmt.Errorf("deleting %s to recreate it: %w", kube.Ref(obj), err)
+	}
+	live, err := apply()
+	if err == nil || old == nil {
+		return live, err
+	}
+	restore := old.DeepCopy()
+	for _, f := range [][]string{{"metadata", "resourceVersion"}, {"metadata", "uid"}, {"metadata", "creationTimestamp"},
+		{"metadata", "managedFields"}, {"metadata", "generation"}, {"status"}} {
+		unstructured.RemoveNestedField(restore.Object, f...)
+	}
+	if _, rerr := ri.Create(ctx, restore, metav1.CreateOptions{FieldManager: a.FieldManager}); rerr != nil {
+		return nil, fmt.Errorf("%w; putting the deleted object back failed too: %v", err, rerr)
+	}
+	return nil, fmt.Errorf("%w (the deleted object was put back)", err)
 }
 
 // wait checks the applied object until it is healthy, a hook completes, or

@@ -18,6 +18,9 @@ type Options struct {
 	PruneLast bool
 	// Replace replaces objects instead of applying them (Applier).
 	Replace bool
+	// Force deletes and recreates an object the apply cannot change (an
+	// immutable field, a conflict); with Replace, every time (Applier).
+	Force bool
 	// ApplyOutOfSyncOnly applies only the objects that differ (controller).
 	ApplyOutOfSyncOnly bool
 	// Validate false skips schema validation (Applier); nil: validate.
@@ -42,6 +45,7 @@ var optionSetters = map[string]func(o *Options, v bool){
 	"Prune":           func(o *Options, v bool) { o.Prune = &v },
 	"PruneLast":       func(o *Options, v bool) { o.PruneLast = v },
 	"Replace":         func(o *Options, v bool) { o.Replace = v },
+	"Force":           func(o *Options, v bool) { o.Force = v },
 	// Every sync applies server-side already: the option is accepted and
 	// changes nothing.
 	"ServerSideApply":          func(*Options, bool) {},

@@ -76,6 +76,12 @@ func (d *Differ) Diff(ctx context.Context, desired, live *unstructured.Unstructu
 		return &Result{Modified: true, Predicted: p}, nil
 	}
 	predicted, err := d.predict(ctx, desired, live)
+	if kube.IsImmutableChange(err) {
+		// No apply can make desired: it differs, and only a forced sync
+		// (delete and recreate) changes the object.
+		p, l := MaskSecret(normalize(desired), normalize(live))
+		return &Result{Modified: true, Predicted: p, Live: l}, nil
+	}
 	if err != nil {
 		return nil, err
 	}

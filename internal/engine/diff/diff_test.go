@@ -177,3 +177,24 @@ func TestDryRunResultsAreCached(t *testing.T) {
 		t.Error("a malformed jq expression was accepted")
 	}
 }
+
+// TestImmutableChangeIsDrift: a change the API server refuses because a
+// field is immutable is drift (which a forced sync resolves), not a
+// failed comparison; any other refusal is still an error.
+func TestImmutableChangeIsDrift(t *testing.T) {
+	f := setup(t)
+	configMaps := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	live := f.applyTo(configMaps, f.desired("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: frozen}\nimmutable: true\ndata: {v: one}\n"), "test")
+	r := f.diff(f.desired("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: frozen}\nimmutable: true\ndata: {v: two}\n"), live)
+	if !r.Modified || r.Predicted == nil || r.Live == nil {
+		t.Errorf("an immutable change: %+v", r)
+	}
+	if v, _, _ := unstructured.NestedString(r.Predicted.Object, "data", "v"); v != "two" {
+		t.Errorf("predicted v = %q, want the desired two", v)
+	}
+	plain := f.applyTo(configMaps, f.desired("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain}\ndata: {v: one}\n"), "test")
+	bad := f.desired("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain}\ndata: {'not a key!': x}\n")
+	if _, err := f.differ.Diff(context.Background(), bad, plain, nil); err == nil {
+		t.Error("an invalid object compared without error")
+	}
+}
