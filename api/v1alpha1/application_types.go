@@ -93,6 +93,13 @@ type SyncPolicy struct {
 	ManagedNamespaceMetadata *ManagedNamespaceMetadata `json:"managedNamespaceMetadata,omitempty"`
 }
 
+// IsAutomatedSyncEnabled reports whether automated sync is on:
+// automated is set and not turned off by its enabled field (Argo CD 3.1
+// and later). A nil policy has it off.
+func (p *SyncPolicy) IsAutomatedSyncEnabled() bool {
+	return p != nil && p.Automated != nil && (p.Automated.Enabled == nil || *p.Automated.Enabled)
+}
+
 // SyncOptions are key=value options for a sync.
 type SyncOptions []string
 

@@ -22,6 +22,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/engine/apply"
 	"github.com/capstan-cd/capstan/internal/engine/diff"
 	"github.com/capstan-cd/capstan/internal/engine/health"
+	"github.com/capstan-cd/capstan/internal/repo/manifest"
 )
 
 // defaultHistoryLimit is how many syncs status.history keeps by default.
@@ -82,7 +83,7 @@ func terminating(app *v1alpha1.Application) bool {
 // is on. A revision whose automated sync failed is not retried by itself.
 func (r *reconciler) automatedOperation(app *v1alpha1.Application, comp *comparison) *v1alpha1.Operation {
 	pol := app.Spec.SyncPolicy
-	if pol == nil || pol.Automated == nil || (pol.Automated.Enabled != nil && !*pol.Automated.Enabled) {
+	if !pol.IsAutomatedSyncEnabled() {
 		return nil
 	}
 	if comp.Sync != v1alpha1.SyncStatusCodeOutOfSync {
@@ -280,6 +281,13 @@ func (r *reconciler) sync(ctx context.Context, app *v1alpha1.Application, op *v1
 	if at == nil && !op.InitiatedBy.Automated {
 		at = &target{}
 	}
+	if len(op.Sync.Manifests) > 0 {
+		objs, err := localManifests(op.Sync.Manifests)
+		if err != nil {
+			return &operationResult{Result: &apply.Result{Phase: v1alpha1.OperationError, Message: err.Error()}, refused: true}
+		}
+		at = &target{manifests: objs}
+	}
 	if at != nil {
 		at.fresh = !op.InitiatedBy.Automated
 		var cond *v1alpha1.ApplicationCondition
@@ -323,12 +331,25 @@ func (r *reconciler) sync(ctx context.Context, app *v1alpha1.Application, op *v1
 	return &operationResult{Result: res, comp: comp}
 }
 
+// localManifests parses the documents of a sync of local manifests.
+func localManifests(docs []string) ([]*unstructured.Unstructured, error) {
+	var objs []*unstructured.Unstructured
+	for i, doc := range docs {
+		parsed, err := manifest.Parse(fmt.Sprintf("local manifest %d", i+1), []byte(doc))
+		if err != nil {
+			return nil, fmt.Errorf("local manifests: %w", err)
+		}
+		objs = append(objs, parsed...)
+	}
+	return objs, nil
+}
+
 // automatedConflict refuses, as Argo CD does, a user's rollback or sync to
 // another revision while automated sync is on: the automated sync would
 // undo it at once.
 func automatedConflict(app *v1alpha1.Application, op *v1alpha1.Operation) string {
 	pol := app.Spec.SyncPolicy
-	if op.InitiatedBy.Automated || op.Sync.DryRun || pol == nil || pol.Automated == nil || (pol.Automated.Enabled != nil && !*pol.Automated.Enabled) {
+	if op.InitiatedBy.Automated || op.Sync.DryRun || !pol.IsAutomatedSyncEnabled() {
 		return ""
 	}
 	if op.Sync.Source != nil || len(op.Sync.Sources) > 0 {
@@ -404,7 +425,8 @@ func (r *reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 		}
 	}
 	app.Status.OperationState = state
-	if res.Phase == v1alpha1.OperationSucceeded && !op.Sync.DryRun && state.SyncResult != nil {
+	// A sync of local manifests deployed nothing a revision names.
+	if res.Phase == v1alpha1.OperationSucceeded && !op.Sync.DryRun && state.SyncResult != nil && len(op.Sync.Manifests) == 0 {
 		appendHistory(app, state, started, op.InitiatedBy)
 	}
 	app.Status.Conditions = syncErrorCondition(app.Status.Conditions, op, state)

@@ -64,6 +64,9 @@ type target struct {
 	// fresh resolves branches and tags afresh: a user's sync deploys what
 	// was pushed a moment ago, as Argo CD's does.
 	fresh bool
+	// manifests, when set, are the desired objects instead of what the
+	// sources render: a sync of local manifests.
+	manifests []*unstructured.Unstructured
 }
 
 // comparison is the engine's comparison of one Application and what the
@@ -246,13 +249,18 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 	if len(srcs) == 0 {
 		return fail(v1alpha1.ApplicationConditionInvalidSpecError, errors.New("spec.source or spec.sources is required"))
 	}
-	refresh, refreshing := app.Annotations[v1alpha1.AnnotationRefresh]
-	resp, err := r.opts.Renderer.Render(ctx, &repo.Request{
-		AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Sources: srcs, Revisions: revisions,
-		NoCache: refresh == "hard", NoRevisionCache: refreshing || (at != nil && at.fresh),
-	})
-	if err != nil {
-		return fail(v1alpha1.ApplicationConditionComparisonError, fmt.Errorf("rendering manifests: %w", err))
+	resp := &repo.Response{}
+	if at != nil && at.manifests != nil {
+		resp.Objects = at.manifests
+	} else {
+		refresh, refreshing := app.Annotations[v1alpha1.AnnotationRefresh]
+		resp, err = r.opts.Renderer.Render(ctx, &repo.Request{
+			AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Sources: srcs, Revisions: revisions,
+			NoCache: refresh == "hard", NoRevisionCache: refreshing || (at != nil && at.fresh),
+		})
+		if err != nil {
+			return fail(v1alpha1.ApplicationConditionComparisonError, fmt.Errorf("rendering manifests: %w", err))
+		}
 	}
 	result, err := dest.Compare(ctx, engine.CompareRequest{
 		App: r.appKey(app), Tracking: r.tracking, Namespace: app.Spec.Destination.Namespace,

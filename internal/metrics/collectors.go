@@ -66,8 +66,7 @@ func (c *appCollector) Collect(ch chan<- prometheus.Metric) {
 // autoSync reports whether automated sync is on: spec.syncPolicy.automated
 // is set and not disabled by its enabled field (Argo CD 3.1 and later).
 func autoSync(app *v1alpha1.Application) bool {
-	p := app.Spec.SyncPolicy
-	return p != nil && p.Automated != nil && (p.Automated.Enabled == nil || *p.Automated.Enabled)
+	return app.Spec.SyncPolicy.IsAutomatedSyncEnabled()
 }
 
 // operation is "delete" for an Application being deleted, "sync" while a

@@ -250,6 +250,9 @@ type syncRequest struct {
 	Retry *v1alpha1.RetryStrategy `json:"retryStrategy"`
 	// Strategy is hook (the default) or apply, either with force.
 	Strategy *v1alpha1.SyncStrategy `json:"strategy"`
+	// Manifests, when set, are synced instead of what the sources render
+	// (argocd app sync --local).
+	Manifests []string `json:"manifests"`
 	// Infos are name/value notes kept on the operation.
 	Infos []*v1alpha1.Info `json:"infos"`
 	// Revisions of several sources, by SourcePositions (from 1) or
@@ -293,6 +296,24 @@ func (s *Server) loadApp(w http.ResponseWriter, r *http.Request, c *caller, acti
 	return app
 }
 
+// localSyncAllowed checks a sync of local manifests as Argo CD does: the
+// caller needs the override action, and automated sync must be off unless
+// it is a dry run.
+func (s *Server) localSyncAllowed(w http.ResponseWriter, c *caller, app *v1alpha1.Application, req *syncRequest) bool {
+	if len(req.Manifests) == 0 {
+		return true
+	}
+	if object := s.appObject(app); !c.can("applications", "override", object) {
+		c.denied(w, "applications", "override", object)
+		return false
+	}
+	if app.Spec.SyncPolicy.IsAutomatedSyncEnabled() && !req.DryRun {
+		writeError(w, http.StatusBadRequest, "cannot use local sync when Automatic Sync Policy is enabled unless for dry run")
+		return false
+	}
+	return true
+}
+
 // syncApplication starts a sync: it sets the Application's operation,
 // which the controller runs, and returns the Application.
 func (s *Server) syncApplication(w http.ResponseWriter, r *http.Request, c *caller) {
@@ -301,11 +322,14 @@ func (s *Server) syncApplication(w http.ResponseWriter, r *http.Request, c *call
 		if !s.syncAllowed(w, r, app) {
 			return nil, ""
 		}
-		if pol := app.Spec.SyncPolicy; pol != nil && pol.Automated != nil && !req.DryRun && app.Spec.Source != nil && req.Revision != "" {
+		if app.Spec.SyncPolicy.IsAutomatedSyncEnabled() && !req.DryRun && app.Spec.Source != nil && req.Revision != "" {
 			if target := app.Spec.Source.TargetRevision; req.Revision != target && !(target == "" && req.Revision == "HEAD") {
 				writeError(w, http.StatusBadRequest, fmt.Sprintf("cannot sync to %s: auto-sync currently set to %s", req.Revision, cmp.Or(target, "HEAD")))
 				return nil, ""
 			}
+		}
+		if !s.localSyncAllowed(w, c, app, &req) {
+			return nil, ""
 		}
 		positions := make([]int64, len(req.SourcePositions))
 		for i, p := range req.SourcePositions {
@@ -318,7 +342,7 @@ func (s *Server) syncApplication(w http.ResponseWriter, r *http.Request, c *call
 		}
 		op := &v1alpha1.Operation{
 			Sync: &v1alpha1.SyncOperation{Revision: req.Revision, Revisions: revisions, Prune: req.Prune, DryRun: req.DryRun,
-				Resources: req.Resources, SyncOptions: req.SyncOptions.Items, SyncStrategy: req.Strategy},
+				Resources: req.Resources, SyncOptions: req.SyncOptions.Items, SyncStrategy: req.Strategy, Manifests: req.Manifests},
 			InitiatedBy: v1alpha1.OperationInitiator{Username: c.claims.Subject},
 			Info:        req.Infos,
 		}

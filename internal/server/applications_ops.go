@@ -33,7 +33,7 @@ type rollbackRequest struct {
 func (s *Server) rollbackApplication(w http.ResponseWriter, r *http.Request, c *caller) {
 	var req rollbackRequest
 	s.startOperation(w, r, c, &req, "rollback request", func(app *v1alpha1.Application) (*v1alpha1.Operation, string) {
-		if pol := app.Spec.SyncPolicy; pol != nil && pol.Automated != nil && (pol.Automated.Enabled == nil || *pol.Automated.Enabled) && !req.DryRun {
+		if app.Spec.SyncPolicy.IsAutomatedSyncEnabled() && !req.DryRun {
 			writeError(w, http.StatusBadRequest, "rollback cannot be initiated when auto-sync is enabled")
 			return nil, ""
 		}

@@ -536,7 +536,7 @@ func printApps(w io.Writer, apps []v1alpha1.Application, output string) error {
 
 func syncPolicy(a *v1alpha1.Application) string {
 	p := a.Spec.SyncPolicy
-	if p == nil || p.Automated == nil || (p.Automated.Enabled != nil && !*p.Automated.Enabled) {
+	if !p.IsAutomatedSyncEnabled() {
 		return "Manual"
 	}
 	if p.Automated.Prune {

@@ -43,23 +43,7 @@ func (t *targetFlags) given() bool { return t.local != "" || t.revision != "" ||
 // manifests returns the manifests the flags ask for, as JSON documents.
 func (t *targetFlags) manifests(ctx context.Context, c *apiclient.Client, name string) ([]string, error) {
 	if t.local != "" {
-		app, err := getApp(c, name)
-		if err != nil {
-			return nil, err
-		}
-		objs, err := renderLocal(ctx, app, t.local, t.localRepoRoot)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]string, 0, len(objs))
-		for _, o := range objs {
-			data, err := json.Marshal(o)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, string(data))
-		}
-		return out, nil
+		return localManifests(ctx, c, name, t.local, t.localRepoRoot)
 	}
 	q := url.Values{"revision": {t.revision}, "revisions": t.revisions, "sourceNames": t.sourceNames}
 	for _, p := range t.sourcePositions {
@@ -70,6 +54,28 @@ func (t *targetFlags) manifests(ctx context.Context, c *apiclient.Client, name s
 		return nil, fmt.Errorf("rendering application %s: %w", name, err)
 	}
 	return resp.Manifests, nil
+}
+
+// localManifests renders the Application's source from the local
+// directory dir inside repoRoot, as JSON documents.
+func localManifests(ctx context.Context, c *apiclient.Client, name, dir, repoRoot string) ([]string, error) {
+	app, err := getApp(c, name)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := renderLocal(ctx, app, dir, repoRoot)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(objs))
+	for _, o := range objs {
+		data, err := json.Marshal(o)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, string(data))
+	}
+	return out, nil
 }
 
 // renderLocal renders the Application's source from a local directory,

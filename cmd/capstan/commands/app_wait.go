@@ -22,7 +22,7 @@ import (
 )
 
 func newAppSyncCommand(f *clientFlags) *cobra.Command {
-	var revision, selector, appNamespace, output, strategy string
+	var revision, selector, appNamespace, output, strategy, local, localRepoRoot string
 	var prune, dryRun, async, serverSide, outOfSyncOnly, replace, assumeYes, preview, force bool
 	var resources, options, infos, projects, revisions, sourceNames, labels []string
 	var sourcePositions []int64
@@ -64,6 +64,14 @@ func newAppSyncCommand(f *clientFlags) *cobra.Command {
 			}
 			if body["strategy"], err = syncStrategy(strategy, force); err != nil {
 				return err
+			}
+			if local != "" {
+				if len(names) != 1 {
+					return errors.New("--local syncs one application at a time")
+				}
+				if body["manifests"], err = localManifests(cmd.Context(), c, qualified(names[0], appNamespace), local, localRepoRoot); err != nil {
+					return err
+				}
 			}
 			for _, name := range names {
 				name = qualified(name, appNamespace)
@@ -118,8 +126,9 @@ func newAppSyncCommand(f *clientFlags) *cobra.Command {
 	retry.add(fl, "retry-")
 	fl.StringVar(&strategy, "strategy", "", "sync strategy: hook (run hooks, the default) or apply (apply only, no hooks)")
 	fl.BoolVar(&force, "force", false, "delete and recreate what cannot be changed in place (with Replace=true, everything synced)")
-	unsupported(cmd, map[string]string{"local": "string", "local-repo-root": "string",
-		"ignore-normalizer-jq-execution-timeout": "duration"})
+	fl.StringVar(&local, "local", "", "sync what this local directory (the source's path) renders instead of the repository (not with automated sync, but for --dry-run)")
+	fl.StringVar(&localRepoRoot, "local-repo-root", "/", "the local repository's root, which --local lies in")
+	unsupported(cmd, map[string]string{"ignore-normalizer-jq-execution-timeout": "duration"})
 	return cmd
 }
 
