@@ -112,6 +112,9 @@ func (r *Reader) Tree(ctx context.Context, app *v1alpha1.Application) (*Tree, er
 	sort.Slice(tree.Nodes, func(i, j int) bool {
 		return tree.Nodes[i].key().Less(tree.Nodes[j].key())
 	})
+	if tree.OrphanedNodes, err = r.orphanedNodes(ctx, app, d, cm, checker); err != nil {
+		return nil, err
+	}
 	return tree, nil
 }
 

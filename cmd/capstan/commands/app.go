@@ -468,34 +468,44 @@ func newAppManifestsCommand(f *clientFlags) *cobra.Command {
 
 func newAppResourcesCommand(f *clientFlags) *cobra.Command {
 	var output, project string
+	var orphaned bool
 	cmd := &cobra.Command{
-		Use:     "resources NAME",
-		Short:   "List an Application's resources",
-		Example: "  capstan app resources guestbook\n  capstan app resources guestbook -o tree",
-		Args:    cobra.ExactArgs(1),
+		Use:   "resources NAME",
+		Short: "List an Application's resources, and the orphaned resources of its namespace when its project monitors them",
+		Example: "  capstan app resources guestbook\n  capstan app resources guestbook -o tree\n" +
+			"  capstan app resources guestbook --orphaned",
+		Args: cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
+			var tree appstate.Tree
+			if err := c.Do("GET", appPath(args[0], "/resource-tree?"+url.Values{"project": {project}}.Encode()), nil, &tree); err != nil {
+				return fmt.Errorf("reading the resource tree of %s: %w", args[0], err)
+			}
+			// As in Argo CD: managed resources, then orphaned ones; only
+			// the orphaned ones with --orphaned.
 			if output == "tree" {
-				var tree appstate.Tree
-				if err := c.Do("GET", appPath(args[0], "/resource-tree?"+url.Values{"project": {project}}.Encode()), nil, &tree); err != nil {
-					return fmt.Errorf("reading the resource tree of %s: %w", args[0], err)
+				if orphaned {
+					tree.Nodes = tree.OrphanedNodes
 				}
 				return printTree(cmd.OutOrStdout(), &tree)
 			}
-			app, err := getApp(c, args[0])
-			if err != nil {
-				return err
-			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "GROUP\tKIND\tNAMESPACE\tNAME\tORPHANED")
-			for _, r := range app.Status.Resources {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\tNo\n", r.Group, r.Kind, r.Namespace, r.Name)
+			if !orphaned {
+				for _, n := range tree.Nodes {
+					if len(n.ParentRefs) == 0 {
+						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\tNo\n", n.Group, n.Kind, n.Namespace, n.Name)
+					}
+				}
+			}
+			for _, n := range tree.OrphanedNodes {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\tYes\n", n.Group, n.Kind, n.Namespace, n.Name)
 			}
 			return tw.Flush()
 		}),
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide or tree")
 	cmd.Flags().StringVar(&project, "project", "", "the Application's project")
-	unsupported(cmd, map[string]string{"orphaned": "bool"})
+	cmd.Flags().BoolVar(&orphaned, "orphaned", false, "list only the orphaned resources")
 	return cmd
 }
 

@@ -77,8 +77,9 @@ func TestAppResourceCommands(t *testing.T) {
 		!slices.Contains(app.Status.OperationState.Operation.Sync.SyncOptions, "ApplyOutOfSyncOnly=true") {
 		t.Errorf("the operation of a sync by selector: %v %+v", err, app.Status.OperationState)
 	}
-	if code, _, errOut := f.run("app", "sync", "ops", "--force"); code != 1 || !strings.Contains(errOut, "--force: not supported by Capstan yet") {
-		t.Errorf("app sync --force: exit %d, %s", code, errOut)
+	if code, _, errOut := f.run("app", "sync", "ops", "--ignore-normalizer-jq-execution-timeout", "1s"); code != 1 ||
+		!strings.Contains(errOut, "--ignore-normalizer-jq-execution-timeout: not supported by Capstan yet") {
+		t.Errorf("app sync --ignore-normalizer-jq-execution-timeout: exit %d, %s", code, errOut)
 	}
 	// A live change to the Deployment: the app differs from Git.
 	expect(0, "app", "patch-resource", "ops", "--kind", "Deployment", "--resource-name", "api",
