@@ -1,9 +1,11 @@
 package diff
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/itchyny/gojq"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -72,20 +74,30 @@ func parsePointer(p string) ([]any, error) {
 	return out, nil
 }
 
-// jqPaths evaluates path(expr) over obj.
+// JQTimeout bounds the evaluation of one jq path expression of an ignore
+// rule, as Argo CD's ignore.normalizer.jq.timeout does (default 1s): a
+// rule written to loop forever fails instead of stalling comparisons.
+const JQTimeout = time.Second
+
+// jqPaths evaluates path(expr) over obj, within JQTimeout.
 func jqPaths(obj map[string]any, expr string) ([][]any, error) {
 	q, err := gojq.Parse("path(" + expr + ")")
 	if err != nil {
 		return nil, fmt.Errorf("jq path expression %q: %w", expr, err)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), JQTimeout)
+	defer cancel()
 	var paths [][]any
-	iter := q.Run(obj)
+	iter := q.RunWithContext(ctx, obj)
 	for {
 		v, ok := iter.Next()
 		if !ok {
 			return paths, nil
 		}
 		if err, isErr := v.(error); isErr {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("jq path expression %q: not done within %s", expr, JQTimeout)
+			}
 			return nil, fmt.Errorf("jq path expression %q: %w", expr, err)
 		}
 		if p, ok := v.([]any); ok {

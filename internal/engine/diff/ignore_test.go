@@ -2,6 +2,7 @@ package diff
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -26,5 +27,18 @@ func TestPointersAndPaths(t *testing.T) {
 	}
 	if _, err := parsePointer("no-slash"); err == nil {
 		t.Error("pointer without a leading slash accepted")
+	}
+}
+
+// TestJQPathsAreBounded: an expression that never ends fails within
+// JQTimeout instead of stalling the comparison.
+func TestJQPathsAreBounded(t *testing.T) {
+	obj := map[string]any{"spec": map[string]any{"a": 1}}
+	if paths, err := jqPaths(obj, ".spec.a"); err != nil || len(paths) != 1 {
+		t.Fatalf("a plain path: %v %v", paths, err)
+	}
+	_, err := jqPaths(obj, "def f: f; f")
+	if err == nil || !strings.Contains(err.Error(), "not done within") {
+		t.Errorf("an endless expression: %v", err)
 	}
 }
