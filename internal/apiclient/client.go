@@ -91,6 +91,20 @@ func (c *Client) Do(method, path string, body, out any) error {
 		defer cancel()
 		return c.doRPC(ctx, method, path, data, out)
 	}
+	return c.send(method, path, "application/json", data, out)
+}
+
+// DoRaw sends a body of another content type than JSON (an archive, say)
+// over the REST API, and decodes the JSON answer into out.
+func (c *Client) DoRaw(method, path, contentType string, body []byte, out any) error {
+	if c.rpcHTTP != nil {
+		return fmt.Errorf("%s %s has no form in Argo CD's RPC API: leave out --grpc-web", method, strings.SplitN(path, "?", 2)[0])
+	}
+	return c.send(method, path, contentType, body, out)
+}
+
+// send makes one REST call.
+func (c *Client) send(method, path, contentType string, data []byte, out any) error {
 	var rd io.Reader
 	if data != nil {
 		rd = bytes.NewReader(data)
@@ -99,7 +113,7 @@ func (c *Client) Do(method, path string, body, out any) error {
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", contentType)
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}

@@ -37,6 +37,7 @@ type Explorer interface {
 type Server interface {
 	Renderer
 	Explorer
+	FilesRenderer
 }
 
 var _ Server = (*Service)(nil)

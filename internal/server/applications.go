@@ -59,7 +59,7 @@ func (s *Server) authorized(h func(http.ResponseWriter, *http.Request, *caller))
 			s.internal(w, err)
 			return
 		}
-		if kind := namedKind(r.URL.Path); kind != "" && !validName(w, kind, r.PathValue("name")) {
+		if kind := namedKind(r.URL.Path); kind != "" && !validName(w, kind, cmp.Or(r.PathValue("name"), r.PathValue("appName"))) {
 			return
 		}
 		h(w, r, c)

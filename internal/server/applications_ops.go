@@ -18,6 +18,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/appstate"
+	reposvc "github.com/capstan-cd/capstan/internal/repo"
 )
 
 // rollbackRequest is the body of POST /api/v1/applications/{name}/rollback.
@@ -207,6 +208,12 @@ func (s *Server) manifests(w http.ResponseWriter, r *http.Request, c *caller) {
 		s.answer(w, nil, err)
 		return
 	}
+	s.writeManifests(w, app, resp)
+}
+
+// writeManifests answers with rendered objects as Argo CD's
+// ManifestResponse: each object a JSON string.
+func (s *Server) writeManifests(w http.ResponseWriter, app *v1alpha1.Application, resp *reposvc.Response) {
 	out := manifestResponse{Manifests: []string{}, Namespace: app.Spec.Destination.Namespace, Server: app.Spec.Destination.Server}
 	for _, obj := range resp.Objects {
 		data, err := json.Marshal(obj)

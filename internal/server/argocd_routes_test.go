@@ -42,7 +42,6 @@ func TestArgoCDRESTRoutes(t *testing.T) {
 // notImplementedYet are Argo CD's operations whose feature Capstan lacks:
 // they answer Argo CD's Unimplemented error. The list only shrinks.
 var notImplementedYet = []string{
-	"application.ApplicationService.GetManifestsWithFiles",
 	"application.ApplicationService.GetOCIMetadata",
 	"applicationset.ApplicationSetService.Create",
 	"applicationset.ApplicationSetService.Delete",

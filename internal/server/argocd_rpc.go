@@ -46,6 +46,8 @@ func (s *Server) argoRoutes() error {
 		var h http.Handler
 		bindings := argoapi.BindingsOf(md)
 		switch {
+		case md.FullName() == getManifestsWithFiles:
+			h = connect.NewClientStreamHandler(procedure, b.argoManifestsWithFiles(md), opts...)
 		case len(bindings) == 0 || md.IsStreamingClient():
 			h = connect.NewUnaryHandler(procedure, unimplemented(md), opts...)
 		case md.IsStreamingServer():
@@ -295,6 +297,13 @@ func argoRESTRequest(ctx context.Context, binding argoapi.Binding, msg *dynamicp
 	if len(body) > 0 {
 		r.Header.Set("Content-Type", "application/json")
 	}
+	callerHeaders(r, in)
+	return r, nil
+}
+
+// callerHeaders gives an in-process REST call the gRPC caller's token:
+// Argo CD's "token" metadata, or an Authorization header or cookie.
+func callerHeaders(r *http.Request, in http.Header) {
 	if tok := in.Get("Token"); tok != "" {
 		r.Header.Set("Authorization", "Bearer "+tok)
 	}
@@ -303,7 +312,6 @@ func argoRESTRequest(ctx context.Context, binding argoapi.Binding, msg *dynamicp
 			r.Header.Set(h, v)
 		}
 	}
-	return r, nil
 }
 
 // fieldPath returns the text of a (dotted) field of m, "" when unset.

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"golang.org/x/sync/semaphore"
+
+	reposvc "github.com/capstan-cd/capstan/internal/repo"
 )
 
 // Request body limits, by what a request is for. A body over its limit is
@@ -19,6 +21,9 @@ const (
 	maxLoginBody = 64 << 10
 	// maxWebhookBody bounds a Git provider's push event.
 	maxWebhookBody = 10 << 20
+	// maxFilesBody bounds the archive of a local directory sent to be
+	// rendered (manifests with files).
+	maxFilesBody = reposvc.MaxFilesArchive
 )
 
 // Unauthenticated callers share a budget: at most this many requests at
@@ -37,6 +42,10 @@ func bodyLimit(path string) int64 {
 		return maxLoginBody
 	case path == "/api/webhook":
 		return maxWebhookBody
+	case strings.HasSuffix(path, manifestsWithFilesSuffix):
+		return maxFilesBody
+	case strings.HasSuffix(path, ".ApplicationService/GetManifestsWithFiles"):
+		return maxFilesBody + maxFilesBody/4 // room for the stream's framing of small chunks
 	}
 	return maxBody
 }

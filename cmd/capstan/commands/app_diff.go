@@ -88,8 +88,10 @@ func newAppDiffCommand(f *clientFlags) *cobra.Command {
 	cmd.Flags().StringVarP(&appNamespace, "app-namespace", "N", "", "namespace of the Application")
 	targets.add(cmd.Flags(), "compare with this revision of the source instead of its target revision")
 	cmd.Flags().BoolVar(&serverSide, "server-side-diff", false, "compare through a server-side dry run of the sync, which Capstan always does")
-	unsupported(cmd, map[string]string{"local-include": "stringArray", "server-side-generate": "bool",
-		"ignore-normalizer-jq-execution-timeout": "duration"})
+	cmd.Flags().BoolVar(&targets.serverSideGenerate, "server-side-generate", false, "with --local, send the directory's files to the server, which renders them")
+	cmd.Flags().StringArrayVar(&targets.localIncludes, "local-include", []string{"*.yaml", "*.yml", "*.json"},
+		"with --server-side-generate, the file names (patterns) of --local's files to send")
+	unsupported(cmd, map[string]string{"ignore-normalizer-jq-execution-timeout": "duration"})
 	return cmd
 }
 

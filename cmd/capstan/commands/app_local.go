@@ -26,6 +26,10 @@ type targetFlags struct {
 	revision, local, localRepoRoot string
 	revisions, sourceNames         []string
 	sourcePositions                []int64
+	// serverSideGenerate sends --local's files (those localIncludes names)
+	// to the server to render, as app diff --server-side-generate does.
+	serverSideGenerate bool
+	localIncludes      []string
 }
 
 func (t *targetFlags) add(fs *pflag.FlagSet, revisionUsage string) {
@@ -42,6 +46,9 @@ func (t *targetFlags) given() bool { return t.local != "" || t.revision != "" ||
 
 // manifests returns the manifests the flags ask for, as JSON documents.
 func (t *targetFlags) manifests(ctx context.Context, c *apiclient.Client, name string) ([]string, error) {
+	if t.local != "" && t.serverSideGenerate {
+		return serverManifests(c, name, t.local, t.localIncludes)
+	}
 	if t.local != "" {
 		return localManifests(ctx, c, name, t.local, t.localRepoRoot)
 	}

@@ -154,7 +154,7 @@ func serveRepo(ctx context.Context, log *slog.Logger, listen string, r repo.Serv
 	if err != nil {
 		return err
 	}
-	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(reposerver.LogRequests(log)))
+	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(reposerver.LogRequests(log)), grpc.MaxRecvMsgSize(reposerver.MaxRecvMsgSize))
 	reposerver.Register(srv, r)
 	healthpb.RegisterHealthServer(srv, health.NewServer())
 	go func() {

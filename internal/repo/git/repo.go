@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
+
+	"github.com/capstan-cd/capstan/internal/repo/archive"
 )
 
 // Repo is one remote repository and its local bare clone.
@@ -321,8 +323,8 @@ func (r *Repo) extract(ctx context.Context, sha, dst string) error {
 	if err != nil {
 		return err
 	}
-	err = r.gitStream(ctx, true, func(archive io.Reader) error {
-		return untar(archive, tmp, r.opts.MaxCheckoutBytes)
+	err = r.gitStream(ctx, true, func(stream io.Reader) error {
+		return archive.Untar(stream, tmp, archive.Options{MaxBytes: r.opts.MaxCheckoutBytes, Symlinks: true})
 	}, "archive", "--format=tar", sha)
 	if err != nil {
 		_ = os.RemoveAll(tmp)

@@ -75,6 +75,12 @@ func (c *Client) Charts(ctx context.Context, req *repo.ChartsRequest) (*repo.Cha
 	return call[repo.ChartsResponse](ctx, c, "Charts", req)
 }
 
+// RenderFiles asks the repo server to render an archive of a source's
+// directory.
+func (c *Client) RenderFiles(ctx context.Context, req *repo.FilesRequest) (*repo.Response, error) {
+	return call[repo.Response](ctx, c, "RenderFiles", req)
+}
+
 // call invokes one method and decodes its answer into a new Resp.
 func call[Resp any](ctx context.Context, c *Client, name string, req any) (*Resp, error) {
 	resp := new(Resp)

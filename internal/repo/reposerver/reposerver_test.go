@@ -1,9 +1,13 @@
 package reposerver
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"context"
 	"net"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,7 +24,7 @@ func serve(t *testing.T, r repo.Server) *Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := grpc.NewServer()
+	srv := grpc.NewServer(grpc.MaxRecvMsgSize(MaxRecvMsgSize))
 	Register(srv, r)
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)
@@ -101,7 +105,10 @@ func TestErrorsKeepTheirKind(t *testing.T) {
 
 // slowRenderer blocks until its context ends, to check deadlines cross the
 // wire. It explores nothing.
-type slowRenderer struct{ repo.Explorer }
+type slowRenderer struct {
+	repo.Explorer
+	repo.FilesRenderer
+}
 
 func (slowRenderer) Render(ctx context.Context, _ *repo.Request) (*repo.Response, error) {
 	<-ctx.Done()
@@ -161,5 +168,35 @@ func TestExploreOverGRPCMatchesInProcess(t *testing.T) {
 	}
 	if _, err := client.RevisionMetadata(ctx, &repo.RevisionMetadataRequest{RepoURL: remote.URL, Revision: "nope"}); !IsCode(err, "NotFound") {
 		t.Errorf("metadata of an unknown revision: %v, want code NotFound", err)
+	}
+}
+
+// TestRenderFilesOverGRPC renders an archive of a directory through the
+// repo server: the objects come back, and a hostile archive's error keeps
+// its message.
+func TestRenderFilesOverGRPC(t *testing.T) {
+	client := serve(t, repo.NewService(repo.Options{Root: t.TempDir()}))
+	archive := func(name, typ, body string) []byte {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		tw := tar.NewWriter(zw)
+		h := &tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}
+		if typ == "link" {
+			h = &tar.Header{Name: name, Linkname: "/etc", Typeflag: tar.TypeSymlink}
+		}
+		_ = tw.WriteHeader(h)
+		_, _ = tw.Write([]byte(body))
+		_ = tw.Close()
+		_ = zw.Close()
+		return buf.Bytes()
+	}
+	resp, err := client.RenderFiles(context.Background(), &repo.FilesRequest{AppName: "web", Namespace: "shop",
+		Archive: archive("cm.yaml", "", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n")})
+	if err != nil || len(resp.Objects) != 1 || resp.Objects[0].GetName() != "settings" {
+		t.Fatalf("render files: %v %+v", err, resp)
+	}
+	if _, err := client.RenderFiles(context.Background(), &repo.FilesRequest{AppName: "web", Archive: archive("escape", "link", "")}); err == nil ||
+		!strings.Contains(err.Error(), "is a link") {
+		t.Errorf("an archive with a link: %v", err)
 	}
 }

@@ -19,6 +19,10 @@ import (
 
 const serviceName = "capstan.repo.v1.RepoService"
 
+// MaxRecvMsgSize is what a repo server must accept in one request: a
+// RenderFiles archive, base64 in JSON, with room to spare.
+const MaxRecvMsgSize = 2*repo.MaxFilesArchive + 1<<20
+
 // method is the full gRPC name of one of the service's methods.
 func method(name string) string { return "/" + serviceName + "/" + name }
 
@@ -36,6 +40,7 @@ var serviceDesc = grpc.ServiceDesc{
 		unary("RevisionMetadata", repo.Server.RevisionMetadata),
 		unary("ChartDetails", repo.Server.ChartDetails),
 		unary("Charts", repo.Server.Charts),
+		unary("RenderFiles", repo.Server.RenderFiles),
 	},
 	Metadata: "capstan/repo/v1",
 }
