@@ -59,7 +59,10 @@ func (s *Server) authorized(h func(http.ResponseWriter, *http.Request, *caller))
 			s.internal(w, err)
 			return
 		}
-		if kind := namedKind(r.URL.Path); kind != "" && !validName(w, kind, cmp.Or(r.PathValue("name"), r.PathValue("appName"))) {
+		// A route naming an object in its path has the name checked here
+		// (a {name} segment is never empty); others check their own.
+		kind, name := namedKind(r.URL.Path), cmp.Or(r.PathValue("name"), r.PathValue("appName"))
+		if kind != "" && name != "" && !validName(w, kind, name) {
 			return
 		}
 		h(w, r, c)

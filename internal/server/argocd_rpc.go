@@ -46,8 +46,8 @@ func (s *Server) argoRoutes() error {
 		var h http.Handler
 		bindings := argoapi.BindingsOf(md)
 		switch {
-		case md.FullName() == getManifestsWithFiles:
-			h = connect.NewClientStreamHandler(procedure, b.argoManifestsWithFiles(md), opts...)
+		case len(bindings) > 0 && md.IsStreamingClient() && !md.IsStreamingServer():
+			h = connect.NewClientStreamHandler(procedure, b.argoClientStream(md, bindings[0]), opts...)
 		case len(bindings) == 0 || md.IsStreamingClient():
 			h = connect.NewUnaryHandler(procedure, unimplemented(md), opts...)
 		case md.IsStreamingServer():

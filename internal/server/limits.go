@@ -22,7 +22,8 @@ const (
 	// maxWebhookBody bounds a Git provider's push event.
 	maxWebhookBody = 10 << 20
 	// maxFilesBody bounds the archive of a local directory sent to be
-	// rendered (manifests with files).
+	// rendered (manifests with files); the request is larger by its
+	// encoding.
 	maxFilesBody = reposvc.MaxFilesArchive
 )
 
@@ -42,10 +43,9 @@ func bodyLimit(path string) int64 {
 		return maxLoginBody
 	case path == "/api/webhook":
 		return maxWebhookBody
-	case strings.HasSuffix(path, manifestsWithFilesSuffix):
-		return maxFilesBody
-	case strings.HasSuffix(path, ".ApplicationService/GetManifestsWithFiles"):
-		return maxFilesBody + maxFilesBody/4 // room for the stream's framing of small chunks
+	case path == manifestsWithFilesPath, strings.HasSuffix(path, ".ApplicationService/GetManifestsWithFiles"):
+		// The archive, base64 in JSON or framed in small gRPC messages.
+		return maxFilesBody * 3 / 2
 	}
 	return maxBody
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,38 +23,86 @@ import (
 )
 
 // Argo CD's GetManifestsWithFiles (argocd app diff --local
-// --server-side-generate) streams the tar.gz of a local directory over
-// gRPC, and the application's source renders it as its directory. Argo CD
-// has no REST form of it; Capstan's is POST
-// /api/v1/applications/{name}/manifests-with-files with the archive as the
-// body and checksum (its SHA-256, hex), appNamespace and project in the
-// query, which the gRPC method is bridged to like every other.
+// --server-side-generate) is a client stream: a query, then the chunks of
+// the tar.gz of a local directory, which the application's source renders
+// as its directory. Its REST form, POST
+// /api/v1/applications/manifestsWithFiles, takes the stream's messages as
+// JSON objects one after another ({"query": …} then {"chunk": {"chunk":
+// base64}} …); the gRPC method is bridged to it.
 
-// manifestsWithFilesSuffix ends the REST path.
-const manifestsWithFilesSuffix = "/manifests-with-files"
+// manifestsWithFilesPath is the REST path.
+const manifestsWithFilesPath = "/api/v1/applications/manifestsWithFiles"
 
-// getManifestsWithFiles is the gRPC method.
-const getManifestsWithFiles = "application.ApplicationService.GetManifestsWithFiles"
+// filesQuery is the stream's first message.
+type filesQuery struct {
+	Name         string `json:"name"`
+	Checksum     string `json:"checksum"`
+	AppNamespace string `json:"appNamespace"`
+	Project      string `json:"project"`
+}
 
-// manifestsWithFiles renders the archive in the body as the Application's
-// source, for a caller who may get the Application.
+// filesMessage is one message of the stream: the query or a chunk.
+type filesMessage struct {
+	Query *filesQuery `json:"query"`
+	Chunk *struct {
+		Chunk []byte `json:"chunk"`
+	} `json:"chunk"`
+}
+
+// readFilesStream reads the stream's messages: the query, and the archive
+// its chunks add up to.
+func readFilesStream(body io.Reader) (*filesQuery, []byte, error) {
+	dec := json.NewDecoder(body)
+	var query *filesQuery
+	var archive bytes.Buffer
+	for {
+		var m filesMessage
+		err := dec.Decode(&m)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		switch {
+		case m.Query != nil:
+			query = m.Query
+		case m.Chunk != nil:
+			archive.Write(m.Chunk.Chunk)
+		}
+	}
+	if query == nil {
+		return nil, nil, errors.New("the stream sent no query")
+	}
+	return query, archive.Bytes(), nil
+}
+
+// manifestsWithFiles renders the archive the stream carries as the
+// Application's source, for a caller who may get the Application.
 func (s *Server) manifestsWithFiles(w http.ResponseWriter, r *http.Request, c *caller) {
+	query, archive, err := readFilesStream(r.Body)
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the stream is over the limit of %d bytes", tooLarge.Limit))
+		return
+	case err != nil:
+		writeError(w, http.StatusBadRequest, "reading the manifests query with files: "+err.Error())
+		return
+	}
+	if !validName(w, "application", query.Name) {
+		return
+	}
+	r.SetPathValue("name", query.Name)
+	if query.AppNamespace != "" {
+		r.URL.RawQuery = url.Values{"appNamespace": {query.AppNamespace}}.Encode()
+	}
 	app := s.loadApp(w, r, c, "get")
 	if app == nil {
 		return
 	}
-	archive, err := io.ReadAll(r.Body)
-	var tooLarge *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooLarge):
-		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the archive is over the limit of %d bytes", tooLarge.Limit))
-		return
-	case err != nil:
-		writeError(w, http.StatusBadRequest, "reading the archive: "+err.Error())
-		return
-	}
 	sum := sha256.Sum256(archive)
-	if want := r.URL.Query().Get("checksum"); want != "" && want != hex.EncodeToString(sum[:]) {
+	if query.Checksum != hex.EncodeToString(sum[:]) {
 		writeError(w, http.StatusBadRequest, "the archive does not match its checksum")
 		return
 	}
@@ -73,48 +122,30 @@ func (s *Server) manifestsWithFiles(w http.ResponseWriter, r *http.Request, c *c
 	s.writeManifests(w, app, resp)
 }
 
-// argoManifestsWithFiles bridges the client-streaming gRPC method: the
-// query, then the archive's chunks, become one REST call.
-func (b *rpcBridge) argoManifestsWithFiles(md protoreflect.MethodDescriptor) func(context.Context, *connect.ClientStream[dynamicpb.Message]) (*connect.Response[dynamicpb.Message], error) {
+// argoClientStream bridges a client-streaming method to its REST call:
+// the messages, as JSON objects one after another, are the body.
+func (b *rpcBridge) argoClientStream(md protoreflect.MethodDescriptor, binding argoapi.Binding) func(context.Context, *connect.ClientStream[dynamicpb.Message]) (*connect.Response[dynamicpb.Message], error) {
 	return func(ctx context.Context, stream *connect.ClientStream[dynamicpb.Message]) (*connect.Response[dynamicpb.Message], error) {
-		var query protoreflect.Message
-		var archive bytes.Buffer
+		var body bytes.Buffer
 		for stream.Receive() {
-			m := stream.Msg()
-			fields := m.Descriptor().Fields()
-			if fd := fields.ByName("query"); m.Has(fd) {
-				query = m.Get(fd).Message()
-				continue
+			data, err := argoapi.MarshalJSON(stream.Msg())
+			if err != nil {
+				return nil, connect.NewError(connect.CodeInvalidArgument, err)
 			}
-			if fd := fields.ByName("chunk"); m.Has(fd) {
-				chunk := m.Get(fd).Message()
-				data := chunk.Get(chunk.Descriptor().Fields().ByName("chunk")).Bytes()
-				if archive.Len()+len(data) > maxFilesBody {
-					return nil, connect.NewError(connect.CodeResourceExhausted, fmt.Errorf("the archive is over the limit of %d bytes", maxFilesBody))
-				}
-				archive.Write(data)
+			if body.Len()+len(data) > int(bodyLimit(binding.Path)) {
+				return nil, connect.NewError(connect.CodeResourceExhausted, fmt.Errorf("the stream is over the limit of %d bytes", bodyLimit(binding.Path)))
 			}
+			body.Write(data)
+			body.WriteByte('\n')
 		}
 		if err := stream.Err(); err != nil {
 			return nil, err
 		}
-		if query == nil {
-			return nil, connect.NewError(connect.CodeInvalidArgument, errors.New("the stream sent no query"))
-		}
-		str := func(name string) string {
-			return query.Get(query.Descriptor().Fields().ByName(protoreflect.Name(name))).String()
-		}
-		q := url.Values{}
-		for _, name := range []string{"checksum", "appNamespace", "project"} {
-			if v := str(name); v != "" {
-				q.Set(name, v)
-			}
-		}
-		path := "/api/v1/applications/" + url.PathEscape(str("name")) + manifestsWithFilesSuffix + "?" + q.Encode()
-		r, err := http.NewRequestWithContext(ctx, http.MethodPost, path, bytes.NewReader(archive.Bytes()))
+		r, err := http.NewRequestWithContext(ctx, binding.Method, binding.Path, &body)
 		if err != nil {
 			return nil, connect.NewError(connect.CodeInvalidArgument, err)
 		}
+		r.Header.Set("Content-Type", "application/json")
 		callerHeaders(r, stream.RequestHeader())
 		rec := &recorder{header: http.Header{}, status: http.StatusOK}
 		b.s.mux.ServeHTTP(rec, r)

@@ -163,7 +163,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("DELETE /api/v1/applications/{name}/operation", s.authorized(s.terminateOperation))
 	s.mux.HandleFunc("GET /api/v1/applications/{name}/events", s.authorized(s.applicationEvents))
 	s.mux.HandleFunc("GET /api/v1/applications/{name}/manifests", s.authorized(s.manifests))
-	s.mux.HandleFunc("POST /api/v1/applications/{name}"+manifestsWithFilesSuffix, s.authorized(s.manifestsWithFiles))
+	s.mux.HandleFunc("POST "+manifestsWithFilesPath, s.authorized(s.manifestsWithFiles))
 	s.mux.HandleFunc("GET /api/v1/applications/{name}/managed-resources", s.authorized(s.managedResources))
 	s.mux.HandleFunc("GET /api/v1/applications/{name}/resource-tree", s.authorized(s.resourceTree))
 	s.mux.HandleFunc("GET /api/v1/applications/{name}/resource", s.authorized(s.liveResource))

@@ -6,12 +6,13 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/capstan-cd/capstan/internal/apiclient"
 	"github.com/capstan-cd/capstan/internal/repo"
@@ -19,16 +20,26 @@ import (
 
 // serverManifests sends the files of dir whose names match includes to
 // the server, which renders them as the Application's source directory
-// (Argo CD's GetManifestsWithFiles), and returns the manifests.
+// (Argo CD's GetManifestsWithFiles: a query, then the tar.gz in chunks),
+// and returns the manifests.
 func serverManifests(c *apiclient.Client, name, dir string, includes []string) ([]string, error) {
 	archive, err := tarGzip(dir, includes)
 	if err != nil {
 		return nil, err
 	}
 	sum := sha256.Sum256(archive)
-	q := url.Values{"checksum": {hex.EncodeToString(sum[:])}}
+	ns, bare, qualifiedName := strings.Cut(name, "/")
+	if !qualifiedName {
+		ns, bare = "", name
+	}
+	var stream bytes.Buffer
+	enc := json.NewEncoder(&stream)
+	_ = enc.Encode(map[string]any{"query": map[string]string{"name": bare, "appNamespace": ns, "checksum": hex.EncodeToString(sum[:])}})
+	for chunk := range slices.Chunk(archive, 1<<20) {
+		_ = enc.Encode(map[string]any{"chunk": map[string][]byte{"chunk": chunk}})
+	}
 	var resp struct{ Manifests []string }
-	if err := c.DoRaw("POST", appPath(name, "/manifests-with-files?"+q.Encode()), "application/gzip", archive, &resp); err != nil {
+	if err := c.DoRaw("POST", "/api/v1/applications/manifestsWithFiles", "application/json", stream.Bytes(), &resp); err != nil {
 		return nil, fmt.Errorf("rendering %s on the server: %w", dir, err)
 	}
 	return resp.Manifests, nil

@@ -4,6 +4,9 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -55,7 +58,9 @@ func TestDiffServerSideGenerate(t *testing.T) {
 	// Hostile archives, sent as they are.
 	post := func(archive []byte, checksum string) (int, string) {
 		t.Helper()
-		code, body, err := f.call("POST", "/api/v1/applications/web/manifests-with-files?checksum="+checksum, archive)
+		stream, _ := json.Marshal(map[string]any{"query": map[string]string{"name": "web", "checksum": checksum}})
+		chunk, _ := json.Marshal(map[string]any{"chunk": map[string][]byte{"chunk": archive}})
+		code, body, err := f.call("POST", "/api/v1/applications/manifestsWithFiles", append(append(stream, '\n'), chunk...))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,10 +72,14 @@ func TestDiffServerSideGenerate(t *testing.T) {
 	_ = tw.WriteHeader(&tar.Header{Name: "escape", Linkname: "/etc", Typeflag: tar.TypeSymlink})
 	_ = tw.Close()
 	_ = zw.Close()
-	if code, body := post(buf.Bytes(), ""); code != http.StatusBadRequest || !strings.Contains(body, "is a link") {
+	sum := sha256.Sum256(buf.Bytes())
+	if code, body := post(buf.Bytes(), hex.EncodeToString(sum[:])); code != http.StatusBadRequest || !strings.Contains(body, "is a link") {
 		t.Errorf("an archive with a link: %d %s", code, body)
 	}
 	if code, body := post(buf.Bytes(), "00"); code != http.StatusBadRequest || !strings.Contains(body, "checksum") {
 		t.Errorf("a wrong checksum: %d %s", code, body)
+	}
+	if code, body := post(buf.Bytes(), ""); code != http.StatusBadRequest {
+		t.Errorf("no checksum: %d %s", code, body)
 	}
 }
