@@ -28,6 +28,9 @@ export CAPSTAN_DEX_BIN := $(DEX_BIN)/dex
 # Argo CD's own CLI, which the compatibility tests drive; tools/argocd/go.mod pins it.
 ARGOCD_BIN := $(CURDIR)/bin/argocd
 export CAPSTAN_ARGOCD_BIN := $(ARGOCD_BIN)/argocd
+# Argo CD's install manifests and CRDs; tools/argocd-manifests/go.mod pins the release.
+ARGOCD_MANIFESTS := $(CURDIR)/bin/argocd-manifests
+export CAPSTAN_ARGOCD_MANIFESTS := $(ARGOCD_MANIFESTS)
 
 .PHONY: help
 help: ## List the targets.
@@ -70,7 +73,7 @@ lint: ## gofmt, go vet and staticcheck.
 	$(STATICCHECK) ./...
 
 .PHONY: test
-test: deps kube dex argocd lint check-generated ## Everything CI checks: lint, generated files, all tests with -race.
+test: deps kube dex argocd argocd-manifests lint check-generated ## Everything CI checks: lint, generated files, all tests with -race.
 	go test -race -count=1 ./...
 
 .PHONY: chaos
@@ -101,6 +104,16 @@ $(ARGOCD_BIN)/argocd: tools/argocd/go.mod tools/argocd/go.sum
 	@echo "Building Argo CD's CLI into $(ARGOCD_BIN) (several minutes the first time)..."
 	@mkdir -p $(ARGOCD_BIN)
 	cd tools/argocd && go build -trimpath -ldflags='-s -w' -o $(ARGOCD_BIN)/argocd github.com/argoproj/argo-cd/v3/cmd
+
+.PHONY: argocd-manifests
+argocd-manifests: $(ARGOCD_MANIFESTS)/.fetched ## Copy Argo CD's install manifests and CRDs (the takeover tests' reference) into bin/argocd-manifests.
+
+$(ARGOCD_MANIFESTS)/.fetched: tools/argocd-manifests/go.mod tools/argocd-manifests/go.sum
+	cd tools/argocd-manifests && go mod download github.com/argoproj/argo-cd/v3
+	rm -rf $(ARGOCD_MANIFESTS) && mkdir -p $(ARGOCD_MANIFESTS)
+	cp -R "$$(cd tools/argocd-manifests && go list -m -f '{{.Dir}}' github.com/argoproj/argo-cd/v3)/manifests/." $(ARGOCD_MANIFESTS)/
+	chmod -R u+w $(ARGOCD_MANIFESTS)
+	@touch $@
 
 .PHONY: argocd-api
 argocd-api: ## Rewrite Argo CD's API schema (internal/argoapi/argocd.binpb) and CLI tree (cmd/capstan/commands/testdata/argocd-cli.txt) from the Argo CD module tools/argocd pins.

@@ -62,6 +62,10 @@ type ApplicationSpec struct {
 	// Sources are the sources of a multi-source Application. Mutually exclusive with Source.
 	// +optional
 	Sources ApplicationSources `json:"sources,omitempty"`
+	// SourceHydrator renders a dry source and syncs from the branch the
+	// rendered manifests are pushed to. Mutually exclusive with Source and Sources.
+	// +optional
+	SourceHydrator *SourceHydrator `json:"sourceHydrator,omitempty"`
 }
 
 // ApplicationDestination is a cluster, by server URL or by name, and a namespace.
@@ -328,6 +332,9 @@ type ApplicationStatus struct {
 	// ControllerNamespace is the namespace of the controller that manages the Application.
 	// +optional
 	ControllerNamespace string `json:"controllerNamespace,omitempty"`
+	// SourceHydrator is what the source hydrator last did.
+	// +optional
+	SourceHydrator SourceHydratorStatus `json:"sourceHydrator,omitempty"`
 }
 
 // SyncStatus is how the live state compares with the desired state.
@@ -507,4 +514,7 @@ type ApplicationSummary struct {
 	ExternalURLs []string `json:"externalURLs,omitempty"`
 	// +optional
 	Images []string `json:"images,omitempty"`
+	// IsAppOfApps is true when the Application manages other Applications.
+	// +optional
+	IsAppOfApps bool `json:"isAppOfApps,omitempty"`
 }

@@ -68,6 +68,10 @@ type AppProjectSpec struct {
 	// Applications may use this project.
 	// +optional
 	SourceNamespaces []string `json:"sourceNamespaces,omitempty"`
+	// SourceIntegrity constrains which sources may be used (signed commits).
+	// When set it takes the place of SignatureKeys.
+	// +optional
+	SourceIntegrity *SourceIntegrity `json:"sourceIntegrity,omitempty"`
 	// PermitOnlyProjectScopedClusters limits destinations to clusters scoped to this project.
 	// +optional
 	PermitOnlyProjectScopedClusters bool `json:"permitOnlyProjectScopedClusters,omitempty"`
@@ -169,6 +173,10 @@ type SyncWindow struct {
 	// Description says what the window is for.
 	// +optional
 	Description string `json:"description,omitempty"`
+	// SyncOverrun lets a sync that started while syncs were allowed run on
+	// after the window closes (allow windows) or opens (deny windows).
+	// +optional
+	SyncOverrun bool `json:"syncOverrun,omitempty"`
 }
 
 // SyncWindows is a list of sync windows.
@@ -196,4 +204,39 @@ type AppProjectStatus struct {
 	// JWTTokensByRole lists issued tokens per role.
 	// +optional
 	JWTTokensByRole map[string]JWTTokens `json:"jwtTokensByRole,omitempty"`
+}
+
+// SourceIntegrity constrains which manifest sources may be used: today,
+// GnuPG signatures on Git commits or tags per repository.
+type SourceIntegrity struct {
+	// Git holds the policies for Git sources.
+	Git *SourceIntegrityGit `json:"git"`
+}
+
+// SourceIntegrityGit lists the signature policies for Git sources.
+type SourceIntegrityGit struct {
+	// Policies apply in order; the first whose repos match a source applies.
+	Policies []SourceIntegrityGitPolicy `json:"policies"`
+}
+
+// SourceIntegrityGitPolicy is a signature rule for matching repositories.
+type SourceIntegrityGitPolicy struct {
+	// Repos are the repositories the policy applies to.
+	Repos []SourceIntegrityGitPolicyRepo `json:"repos"`
+	// GPG is the signature check.
+	GPG *SourceIntegrityGitPolicyGPG `json:"gpg"`
+}
+
+// SourceIntegrityGitPolicyRepo matches repositories by URL glob.
+type SourceIntegrityGitPolicyRepo struct {
+	// URL is a glob matched against the repository URL.
+	URL string `json:"url"`
+}
+
+// SourceIntegrityGitPolicyGPG names the keys a signature must be made with.
+type SourceIntegrityGitPolicyGPG struct {
+	// Mode is how signatures are checked (Argo CD's "none", "head", "strict").
+	Mode string `json:"mode"`
+	// Keys are the trusted key IDs, from the repo server's keyring.
+	Keys []string `json:"keys"`
 }

@@ -130,13 +130,28 @@ const (
 	SecretTypeCluster         = "cluster"
 )
 
-// GetSources returns the Application's sources, single or multiple.
+// GetSources returns the Application's sources, single or multiple. With
+// a source hydrator the source is the hydrated branch (SyncSource), as in
+// Argo CD: what the controller compares and syncs.
 func (s *ApplicationSpec) GetSources() ApplicationSources {
+	if s.SourceHydrator != nil {
+		return ApplicationSources{s.SourceHydrator.SyncApplicationSource()}
+	}
 	if len(s.Sources) > 0 {
 		return s.Sources
 	}
 	if s.Source != nil {
 		return ApplicationSources{*s.Source}
+	}
+	return nil
+}
+
+// SingleSource returns the source of a single-source Application (its
+// source, or with a source hydrator the hydrated branch), or nil for a
+// multi-source one or one without a source.
+func (s *ApplicationSpec) SingleSource() *ApplicationSource {
+	if srcs := s.GetSources(); len(srcs) == 1 && len(s.Sources) == 0 {
+		return &srcs[0]
 	}
 	return nil
 }

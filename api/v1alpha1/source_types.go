@@ -41,6 +41,11 @@ type ApplicationSource struct {
 	// Name is a human-readable name for the source, unique within the Application.
 	// +optional
 	Name string `json:"name,omitempty"`
+	// TagPrefix keeps only Git tags with this prefix when TargetRevision is a
+	// semver constraint; the prefix is stripped before matching and put back
+	// on the tag chosen ("component-b/" with "1.0.*" picks "component-b/1.0.1").
+	// +optional
+	TagPrefix string `json:"tagPrefix,omitempty"`
 }
 
 // ApplicationSources is the list of sources of a multi-source Application.

@@ -15,7 +15,8 @@ import (
 
 // TestAppOfApps syncs a parent Application whose manifests are child
 // Applications: the children are reconciled in turn, the parent's health
-// follows theirs, and a child removed from Git is pruned with its resources.
+// follows theirs and its summary says it is an app of apps, and a child
+// removed from Git is pruned with its resources.
 func TestAppOfApps(t *testing.T) {
 	e := start(t)
 	ctx := context.Background()
@@ -59,6 +60,10 @@ spec:
 		if rs.Kind != "Application" || rs.Health == nil || rs.Health.Status != v1alpha1.HealthStatusHealthy {
 			t.Errorf("parent resource %s/%s health %+v", rs.Kind, rs.Name, rs.Health)
 		}
+	}
+	if !e.app("parent").Status.Summary.IsAppOfApps || e.app("one").Status.Summary.IsAppOfApps {
+		t.Errorf("summary.isAppOfApps: parent %t, child %t; want true, false",
+			e.app("parent").Status.Summary.IsAppOfApps, e.app("one").Status.Summary.IsAppOfApps)
 	}
 
 	remote.Commit(t, "drop two", map[string]string{"parent/two.yaml": ""})

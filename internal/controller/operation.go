@@ -150,7 +150,8 @@ func alreadySynced(app *v1alpha1.Application, res *v1alpha1.SyncOperationResult)
 	if len(app.Spec.Sources) > 0 {
 		return slices.Equal(res.Revisions, app.Status.Sync.Revisions) && equality.Semantic.DeepEqual(res.Sources, app.Spec.Sources)
 	}
-	return res.Revision == app.Status.Sync.Revision && app.Spec.Source != nil && equality.Semantic.DeepEqual(res.Source, *app.Spec.Source)
+	src := app.Spec.SingleSource()
+	return res.Revision == app.Status.Sync.Revision && src != nil && equality.Semantic.DeepEqual(res.Source, *src)
 }
 
 // runOperation syncs and records the result, with the comparison that
@@ -416,8 +417,8 @@ func (r *reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 			for _, s := range res.comp.render.Sources {
 				state.SyncResult.Revisions = append(state.SyncResult.Revisions, s.Revision)
 			}
-		} else if app.Spec.Source != nil && len(res.comp.render.Sources) == 1 {
-			state.SyncResult.Source = *app.Spec.Source
+		} else if src := app.Spec.SingleSource(); src != nil && len(res.comp.render.Sources) == 1 {
+			state.SyncResult.Source = *src
 			if op.Sync.Source != nil { // a rollback records what it deployed
 				state.SyncResult.Source = *op.Sync.Source
 			}

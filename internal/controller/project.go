@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -68,7 +69,11 @@ type windowVerdict struct {
 // one may not.
 func checkWindows(app *v1alpha1.Application, proj *v1alpha1.AppProject, op *v1alpha1.Operation, now time.Time) windowVerdict {
 	ws := project.MatchWindows(proj, app)
-	ok, err := ws.CanSync(!op.InitiatedBy.Automated, now)
+	manual := !op.InitiatedBy.Automated
+	ok, err := ws.CanSync(manual, now)
+	if started := startedAt(app, op); !ok && !started.IsZero() {
+		ok, err = ws.CanContinue(manual, started, now)
+	}
 	if ok {
 		return windowVerdict{}
 	}
@@ -77,6 +82,17 @@ func checkWindows(app *v1alpha1.Application, proj *v1alpha1.AppProject, op *v1al
 		v.again = next.Sub(now) + time.Second
 	}
 	return v
+}
+
+// startedAt is when op began to sync, or zero when it has not: an
+// operation held by its windows is Running too, but has not started.
+func startedAt(app *v1alpha1.Application, op *v1alpha1.Operation) time.Time {
+	st := app.Status.OperationState
+	if st == nil || st.Phase != v1alpha1.OperationRunning || strings.HasPrefix(st.Message, project.OperationBlockedBySyncWindow) ||
+		!equality.Semantic.DeepEqual(st.Operation, *op) {
+		return time.Time{}
+	}
+	return st.StartedAt.Time
 }
 
 // holdOperation records that a requested operation waits for its sync

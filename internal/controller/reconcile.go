@@ -323,8 +323,8 @@ func (r *reconciler) writeComparison(app *v1alpha1.Application, comp *comparison
 			app.Status.Sync.Revisions = append(app.Status.Sync.Revisions, s.Revision)
 			app.Status.SourceTypes = append(app.Status.SourceTypes, s.Type)
 		}
-	} else if app.Spec.Source != nil && len(comp.render.Sources) == 1 {
-		app.Status.Sync.ComparedTo.Source = *app.Spec.Source
+	} else if src := app.Spec.SingleSource(); src != nil && len(comp.render.Sources) == 1 {
+		app.Status.Sync.ComparedTo.Source = *src
 		app.Status.Sync.Revision = comp.render.Sources[0].Revision
 		app.Status.SourceType = comp.render.Sources[0].Type
 	}
@@ -334,6 +334,18 @@ func (r *reconciler) writeComparison(app *v1alpha1.Application, comp *comparison
 	app.Status.Health.Status = comp.Health
 	app.Status.Summary.Images = dedupe(comp.images)
 	app.Status.Summary.ExternalURLs = dedupe(comp.urls)
+	app.Status.Summary.IsAppOfApps = managesApplications(comp.resources)
+}
+
+// managesApplications reports whether an app's resources include
+// Applications (Argo CD's "app of apps").
+func managesApplications(resources []v1alpha1.ResourceStatus) bool {
+	for _, r := range resources {
+		if r.Group == v1alpha1.GroupVersion.Group && r.Kind == "Application" {
+			return true
+		}
+	}
+	return false
 }
 
 // comparisonConditions are the condition types each comparison sets anew.

@@ -244,3 +244,41 @@ func (ws Windows) NextChange(t time.Time) time.Time {
 	}
 	return next
 }
+
+// CanContinue decides whether a sync that started at started may go on
+// at t (after an interrupted controller, or between its waves). It may
+// when CanSync allows it, and also when every window that blocks it has
+// syncOverrun and the sync began while it could run: an open deny window
+// that opened after the sync started, or, with no allow window open at
+// t, an allow window with syncOverrun that was open when it started.
+func (ws Windows) CanContinue(manual bool, started, t time.Time) (bool, error) {
+	ok, err := ws.CanSync(manual, t)
+	if ok || err != nil || started.IsZero() || started.After(t) {
+		return ok, err
+	}
+	if ok, _ := ws.CanSync(manual, started); !ok {
+		return false, nil // it should not have started: no overrun
+	}
+	for _, w := range ws {
+		if w.Kind != WindowDeny || (manual && w.ManualSync) {
+			continue
+		}
+		start, _, _ := lastStart(w, t) // windows were read by CanSync
+		if !start.IsZero() && (!w.SyncOverrun || !start.After(started)) {
+			return false, nil
+		}
+	}
+	active, _ := ws.Active(t)
+	if allow, _ := active.has(WindowAllow); allow {
+		return true, nil
+	}
+	atStart, _ := ws.Active(started)
+	for _, w := range atStart {
+		if w.Kind == WindowAllow && w.SyncOverrun {
+			return true, nil
+		}
+	}
+	inactive, _ := ws.InactiveAllows(t)
+	found, manualOK := inactive.has(WindowAllow)
+	return !found || (manual && manualOK), nil
+}

@@ -145,3 +145,31 @@ func ExampleWindows_CanSync() {
 	fmt.Println(len(ws), automated, manual)
 	// Output: 1 false true
 }
+
+func TestCanContinue(t *testing.T) {
+	started := time.Date(2026, 3, 10, 9, 50, 0, 0, time.UTC)
+	at := time.Date(2026, 3, 10, 10, 30, 0, 0, time.UTC)
+	window := func(kind, schedule, duration string, overrun bool) *v1alpha1.SyncWindow {
+		return &v1alpha1.SyncWindow{Kind: kind, Schedule: schedule, Duration: duration, SyncOverrun: overrun}
+	}
+	for _, tc := range []struct {
+		name string
+		ws   Windows
+		want bool
+	}{
+		{"no windows", nil, true},
+		{"deny opened after the start, with overrun", Windows{window(WindowDeny, "0 10 * * *", "1h", true)}, true},
+		{"deny opened after the start, without overrun", Windows{window(WindowDeny, "0 10 * * *", "1h", false)}, false},
+		{"deny open since before the start", Windows{window(WindowDeny, "0 9 * * *", "3h", true)}, false},
+		{"allow that closed after the start, with overrun", Windows{window(WindowAllow, "0 9 * * *", "1h", true)}, true},
+		{"allow that closed after the start, without overrun", Windows{window(WindowAllow, "0 9 * * *", "1h", false)}, false},
+		{"allow closed at the start", Windows{window(WindowAllow, "0 22 * * *", "1h", true)}, false},
+		{"overrun allow, but a deny opened without overrun", Windows{
+			window(WindowAllow, "0 9 * * *", "1h", true), window(WindowDeny, "0 10 * * *", "1h", false)}, false},
+	} {
+		got, err := tc.ws.CanContinue(false, started, at)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: %t, %v; want %t", tc.name, got, err, tc.want)
+		}
+	}
+}

@@ -241,11 +241,7 @@ func (s *Server) refreshFollowers(r *http.Request, p *push) error {
 // follows reports whether one of app's sources is the pushed repository
 // at the pushed ref (HEAD and an empty revision follow the default branch).
 func follows(app *v1alpha1.Application, p *push) bool {
-	srcs := append([]v1alpha1.ApplicationSource{}, app.Spec.Sources...)
-	if app.Spec.Source != nil {
-		srcs = append(srcs, *app.Spec.Source)
-	}
-	for _, src := range srcs {
+	for _, src := range app.Spec.GetSources() {
 		same := false
 		for _, u := range p.urls {
 			if u != "" && git.NormalizeURL(u) == git.NormalizeURL(src.RepoURL) {

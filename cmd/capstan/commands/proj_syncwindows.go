@@ -35,6 +35,7 @@ func newProjWindowsCommand(f *clientFlags) *cobra.Command {
 	add.add(addCmd)
 	addCmd.Flags().StringVarP(&add.Kind, "kind", "k", "allow", "allow or deny")
 	addCmd.Flags().BoolVar(&add.ManualSync, "manual-sync", false, "allow manual syncs while a deny window is open")
+	addCmd.Flags().BoolVar(&add.SyncOverrun, "sync-overrun", false, "let a started sync run on after the window ends (allow) or begins (deny)")
 	addCmd.Flags().BoolVar(&add.UseAndOperator, "use-and-operator", false, "match Applications, namespaces and clusters all together instead of any")
 
 	update := &windowFlags{}
@@ -75,6 +76,12 @@ func newProjWindowsCommand(f *clientFlags) *cobra.Command {
 			windowEdit(func(w *v1alpha1.SyncWindow) error { w.ManualSync = true; return nil })),
 		newProjEditCommand(f, "disable-manual-sync PROJECT ID", "Refuse manual syncs during a sync window", "  capstan proj windows disable-manual-sync team-a 0", 2,
 			windowEdit(func(w *v1alpha1.SyncWindow) error { w.ManualSync = false; return nil })),
+		newProjEditCommand(f, "enable-sync-overrun PROJECT ID", "Let a started sync run on when a sync window ends or a deny window begins",
+			"  capstan proj windows enable-sync-overrun team-a 0", 2,
+			windowEdit(func(w *v1alpha1.SyncWindow) error { w.SyncOverrun = true; return nil })),
+		newProjEditCommand(f, "disable-sync-overrun PROJECT ID", "Stop started syncs when a sync window ends or a deny window begins",
+			"  capstan proj windows disable-sync-overrun team-a 0", 2,
+			windowEdit(func(w *v1alpha1.SyncWindow) error { w.SyncOverrun = false; return nil })),
 		newProjWindowsListCommand(f))
 	return cmd
 }
