@@ -120,6 +120,7 @@ func newControllerCommand() *cobra.Command {
 	}
 	f.add(cmd)
 	cmd.Flags().StringVar(&repoServer, "repo-server", "argocd-repo-server:8081", "repo server address")
+	bindEnv(cmd, controllerEnv)
 	return cmd
 }
 

@@ -68,6 +68,7 @@ func newRepoServerCommand() *cobra.Command {
 	cmd.Flags().StringVar(&listen, "listen", ":8081", "address to serve gRPC on")
 	cmd.Flags().StringVar(&namespace, "namespace", "argocd", "namespace of the repository Secrets")
 	rf.add(cmd, "capstan-repo-server")
+	bindEnv(cmd, repoServerEnv)
 	return cmd
 }
 
@@ -108,7 +109,9 @@ func newRepoService(ctx context.Context, namespace string, f *repoFlags) (*repo.
 	}
 	closeCache := func() {}
 	if f.redis != "" {
-		rc, err := cache.NewRedis(ctx, f.redis)
+		// The password comes only from the environment (the argocd-redis
+		// Secret in the install), never from the command line.
+		rc, err := cache.NewRedis(ctx, f.redis, os.Getenv("REDIS_PASSWORD"))
 		if err != nil {
 			return nil, nil, err
 		}

@@ -58,6 +58,29 @@ func Execute(args []string, stdout, stderr io.Writer) int {
 	return ExecuteAs("capstan", args, stdout, stderr)
 }
 
+// ComponentNames are the program names of Argo CD's components, whose
+// install manifests run them by those names from one image; called so,
+// capstan runs its own component of that job.
+var ComponentNames = map[string]string{
+	"argocd-server":                 "server",
+	"argocd-repo-server":            "repo-server",
+	"argocd-application-controller": "controller",
+}
+
+// Program decides what a binary called name (its argv[0]'s base) is, and
+// the arguments to run: Argo CD's CLI as argocd, a component under a
+// component's name, else capstan.
+func Program(name string, args []string) (string, []string) {
+	name = strings.TrimSuffix(name, ".exe")
+	if name == ArgoCDName {
+		return ArgoCDName, args
+	}
+	if sub, ok := ComponentNames[name]; ok {
+		return "capstan", append([]string{sub}, args...)
+	}
+	return "capstan", args
+}
+
 // ExecuteAs is Execute for the binary run under the name program: as
 // argocd, it is Argo CD's CLI.
 func ExecuteAs(program string, args []string, stdout, stderr io.Writer) int {

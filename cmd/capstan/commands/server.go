@@ -50,6 +50,7 @@ func newServerCommand() *cobra.Command {
 	f.add(cmd, "")
 	cmd.Flags().StringVar(&namespace, "namespace", "argocd", "control namespace holding Applications, AppProjects and settings")
 	cmd.Flags().StringVar(&repoServer, "repo-server", "argocd-repo-server:8081", "repo server address (renders manifests and diffs)")
+	bindEnv(cmd, serverEnv)
 	return cmd
 }
 

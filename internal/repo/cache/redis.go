@@ -16,10 +16,10 @@ type Redis struct {
 	prefix string
 }
 
-// NewRedis connects to the Redis server at addr (host:port) and checks it
-// answers.
-func NewRedis(ctx context.Context, addr string) (*Redis, error) {
-	c := redis.NewClient(&redis.Options{Addr: addr})
+// NewRedis connects to the Redis server at addr (host:port) with password
+// (empty: none) and checks it answers.
+func NewRedis(ctx context.Context, addr, password string) (*Redis, error) {
+	c := redis.NewClient(&redis.Options{Addr: addr, Password: password})
 	if err := c.Ping(ctx).Err(); err != nil {
 		_ = c.Close()
 		return nil, fmt.Errorf("redis %s: %w", addr, err)
