@@ -56,14 +56,19 @@ $(KUBE_BIN)/kwok-crds.yaml: tools/kube/go.mod tools/kube/go.sum tools/kube/cmd/k
 	cd tools/kube && go run ./cmd/kwok-crds $@
 
 .PHONY: generate
-generate: ## Regenerate deepcopy code and CRD manifests from api/.
+generate: ## Regenerate deepcopy code and CRD manifests from api/, and the install files.
 	$(CONTROLLER_GEN) object paths=./api/...
 	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./api/... output:crd:artifacts:config=manifests/crds
+	$(MAKE) --no-print-directory manifests
+
+.PHONY: manifests
+manifests: ## Render the Kustomize overlays under manifests/ into install.yaml, namespace-install.yaml, core-install.yaml, ha/install.yaml.
+	go run ./hack/genmanifests manifests
 
 .PHONY: check-generated
 check-generated: generate ## Fail when generated files differ from the committed ones.
-	@if [ -n "$$(git status --porcelain -- api manifests/crds)" ]; then \
-		git status --porcelain -- api manifests/crds; git --no-pager diff --stat -- api manifests/crds; \
+	@if [ -n "$$(git status --porcelain -- api manifests)" ]; then \
+		git status --porcelain -- api manifests; git --no-pager diff --stat -- api manifests; \
 		echo "generated files are stale: run 'make generate' and commit the result"; exit 1; fi
 
 .PHONY: lint

@@ -89,6 +89,10 @@ func (p plainListener) Close() error   { return nil }
 func (p plainListener) Addr() net.Addr { return p.t.Addr() }
 
 func redirectToHTTPS(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/healthz" { // a kubelet's plain-HTTP probe
+		healthz(w, r)
+		return
+	}
 	http.Redirect(w, r, "https://"+r.Host+r.URL.RequestURI(), http.StatusTemporaryRedirect)
 }
 

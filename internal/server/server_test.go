@@ -158,6 +158,15 @@ func TestTLSVersionAndRedirect(t *testing.T) {
 	if resp.StatusCode != http.StatusTemporaryRedirect || resp.Header.Get("Location") != "https://"+addr+"/api/version?x=1" {
 		t.Errorf("plain HTTP: %d to %q, want a redirect to HTTPS", resp.StatusCode, resp.Header.Get("Location"))
 	}
+	// A kubelet's probe in plain HTTP is answered, not redirected.
+	resp, err = plain.Get("http://" + addr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("plain HTTP /healthz: %d, want 200", resp.StatusCode)
+	}
 }
 
 func TestLoginSessionsAndAPIKeys(t *testing.T) {

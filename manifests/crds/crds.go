@@ -12,12 +12,12 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-//go:embed *.yaml
+//go:embed argoproj.io_*.yaml
 var files embed.FS
 
 // All returns the CRDs in file-name order.
 func All() ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	names, err := fs.Glob(files, "*.yaml")
+	names, err := fs.Glob(files, "argoproj.io_*.yaml")
 	if err != nil {
 		return nil, err
 	}

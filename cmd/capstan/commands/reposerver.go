@@ -47,6 +47,7 @@ func (f *repoFlags) add(cmd *cobra.Command, defaultRoot string) {
 
 func newRepoServerCommand() *cobra.Command {
 	var listen, namespace string
+	var metricsPort int
 	rf := &repoFlags{}
 	cmd := &cobra.Command{
 		Use:     "repo-server",
@@ -62,11 +63,13 @@ func newRepoServerCommand() *cobra.Command {
 				return err
 			}
 			defer closeCache()
+			serveProcessMetrics(ctx, log, metricsPort)
 			return serveRepo(ctx, log, listen, svc)
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", ":8081", "address to serve gRPC on")
 	cmd.Flags().StringVar(&namespace, "namespace", "argocd", "namespace of the repository Secrets")
+	cmd.Flags().IntVar(&metricsPort, "metrics-port", 8084, "serve Prometheus metrics on this port (0: off)")
 	rf.add(cmd, "capstan-repo-server")
 	bindEnv(cmd, repoServerEnv)
 	return cmd

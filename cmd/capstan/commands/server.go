@@ -31,6 +31,7 @@ func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
 func newServerCommand() *cobra.Command {
 	f := &serverFlags{}
 	var namespace, repoServer string
+	var metricsPort int
 	cmd := &cobra.Command{
 		Use:     "server",
 		Example: "  capstan server --repo-server argocd-repo-server:8081\n  capstan server --insecure --port 8080   # behind a TLS-terminating ingress",
@@ -44,12 +45,15 @@ func newServerCommand() *cobra.Command {
 				return err
 			}
 			defer client.Close()
-			return runServer(ctx, f, namespace, slog.New(slog.NewJSONHandler(os.Stderr, nil)), client, nil)
+			log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+			serveProcessMetrics(ctx, log, metricsPort)
+			return runServer(ctx, f, namespace, log, client, nil)
 		},
 	}
 	f.add(cmd, "")
 	cmd.Flags().StringVar(&namespace, "namespace", "argocd", "control namespace holding Applications, AppProjects and settings")
 	cmd.Flags().StringVar(&repoServer, "repo-server", "argocd-repo-server:8081", "repo server address (renders manifests and diffs)")
+	cmd.Flags().IntVar(&metricsPort, "metrics-port", 8083, "serve Prometheus metrics on this port (0: off)")
 	bindEnv(cmd, serverEnv)
 	return cmd
 }
