@@ -242,9 +242,6 @@ func run(ctx context.Context, opts Options, identity string) error {
 	if err := settings.EnsureDefaultProject(ctx, direct, opts.Namespace); err != nil {
 		return err
 	}
-	if err := settings.EnsureConfigMaps(ctx, direct, opts.Namespace); err != nil {
-		return err
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if opts.MetricsAddr != "" {

@@ -213,9 +213,6 @@ func serverSecret(ctx context.Context, opts Options) (*settings.ServerSecret, er
 	if err := settings.EnsureDefaultProject(ctx, opts.Client, opts.Namespace); err != nil {
 		return nil, err
 	}
-	if err := settings.EnsureConfigMaps(ctx, opts.Client, opts.Namespace); err != nil {
-		return nil, err
-	}
 	return secret, nil
 }
 
