@@ -244,6 +244,20 @@ func localObject(path string) (*unstructured.Unstructured, error) {
 	return objs[0], nil
 }
 
+// objectAndCM reads the object in the file at path and the argocd-cm data
+// the flags name: what each resource-overrides command works on.
+func (sf *settingsFlags) objectAndCM(ctx context.Context, path string) (*unstructured.Unstructured, map[string]string, error) {
+	obj, err := localObject(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	cm, err := sf.argocdCM(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return obj, cm, nil
+}
+
 func newAdminOverrideHealthCommand(sf *settingsFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:     "health RESOURCE_YAML_PATH",
@@ -251,11 +265,7 @@ func newAdminOverrideHealthCommand(sf *settingsFlags) *cobra.Command {
 		Example: "  capstan admin settings resource-overrides health rollout.yaml --argocd-cm-path argocd-cm.yaml",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			obj, err := localObject(args[0])
-			if err != nil {
-				return err
-			}
-			cm, err := sf.argocdCM(cmd.Context())
+			obj, cm, err := sf.objectAndCM(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -292,11 +302,7 @@ func newAdminListActionsCommand(sf *settingsFlags) *cobra.Command {
 		Example: "  capstan admin settings resource-overrides list-actions deployment.yaml",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			obj, err := localObject(args[0])
-			if err != nil {
-				return err
-			}
-			cm, err := sf.argocdCM(cmd.Context())
+			obj, cm, err := sf.objectAndCM(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -324,11 +330,7 @@ func newAdminRunActionCommand(sf *settingsFlags) *cobra.Command {
 			if len(params) > 0 {
 				return fmt.Errorf("--param: the built-in actions take no parameters")
 			}
-			obj, err := localObject(args[0])
-			if err != nil {
-				return err
-			}
-			cm, err := sf.argocdCM(cmd.Context())
+			obj, cm, err := sf.objectAndCM(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
