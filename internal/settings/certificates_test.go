@@ -8,13 +8,14 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/capstan-cd/capstan/internal/certs"
 	"golang.org/x/crypto/ssh"
 )
 
 // serverCert returns a PEM certificate for host.
 func serverCert(t *testing.T, host string) []byte {
 	t.Helper()
-	cert, _, err := selfSigned([]string{host})
+	cert, _, err := certs.SelfSigned("capstan-server", []string{host})
 	if err != nil {
 		t.Fatal(err)
 	}

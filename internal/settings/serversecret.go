@@ -2,17 +2,10 @@ package settings
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/pem"
 	"fmt"
-	"math/big"
-	"net"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -21,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/internal/certs"
 )
 
 // The Secrets the API server keeps its own state in, with Argo CD's names
@@ -130,7 +125,7 @@ func fillServerSecret(data map[string][]byte, hosts []string) (bool, string, err
 		changed = true
 	}
 	if len(data[keyTLSCert]) == 0 && len(data[keyTLSKey]) == 0 {
-		cert, key, err := selfSigned(hosts)
+		cert, key, err := certs.SelfSigned("capstan-server", hosts)
 		if err != nil {
 			return false, "", err
 		}
@@ -146,42 +141,4 @@ func parseServerSecret(data map[string][]byte) (*ServerSecret, error) {
 		return nil, fmt.Errorf("%s and %s do not make a certificate: %w", keyTLSCert, keyTLSKey, err)
 	}
 	return &ServerSecret{SecretKey: data[keySecretKey], AdminPasswordHash: data[keyAdminPassword], Certificate: cert}, nil
-}
-
-// selfSigned returns a PEM certificate and key for hosts, valid for a year.
-func selfSigned(hosts []string) ([]byte, []byte, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, err
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
-	if err != nil {
-		return nil, nil, err
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{Organization: []string{"Capstan"}, CommonName: "capstan-server"},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(365 * 24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	for _, h := range hosts {
-		if ip := net.ParseIP(h); ip != nil {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-		} else {
-			tmpl.DNSNames = append(tmpl.DNSNames, h)
-		}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, nil, err
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return nil, nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), nil
 }

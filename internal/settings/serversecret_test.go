@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capstan-cd/capstan/internal/certs"
 	"golang.org/x/crypto/bcrypt"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -62,7 +63,7 @@ func TestEnsureServerSecretOnAFreshInstall(t *testing.T) {
 func TestEnsureServerSecretKeepsTheUsersCertificate(t *testing.T) {
 	c, ns := setup(t)
 	ctx := context.Background()
-	cert, key, err := selfSigned([]string{"cd.example.com"})
+	cert, key, err := certs.SelfSigned("test", []string{"cd.example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}

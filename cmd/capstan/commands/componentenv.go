@@ -14,19 +14,24 @@ import (
 // ConfigMap lacks the key) leaves the flag's default.
 var (
 	serverEnv = map[string]string{
-		"insecure":    "ARGOCD_SERVER_INSECURE",
-		"repo-server": "ARGOCD_SERVER_REPO_SERVER",
+		"insecure":               "ARGOCD_SERVER_INSECURE",
+		"repo-server":            "ARGOCD_SERVER_REPO_SERVER",
+		"repo-server-plaintext":  "ARGOCD_SERVER_REPO_SERVER_PLAINTEXT",
+		"repo-server-strict-tls": "ARGOCD_SERVER_REPO_SERVER_STRICT_TLS",
 	}
 	repoServerEnv = map[string]string{
-		"redis": "REDIS_SERVER",
+		"redis":       "REDIS_SERVER",
+		"disable-tls": "ARGOCD_REPO_SERVER_DISABLE_TLS",
 	}
 	controllerEnv = map[string]string{
-		"status-processors":    "ARGOCD_APPLICATION_CONTROLLER_STATUS_PROCESSORS",
-		"operation-processors": "ARGOCD_APPLICATION_CONTROLLER_OPERATION_PROCESSORS",
-		"app-resync":           "ARGOCD_RECONCILIATION_TIMEOUT",
-		"repo-server":          "ARGOCD_APPLICATION_CONTROLLER_REPO_SERVER",
-		"kube-api-qps":         "ARGOCD_K8S_CLIENT_QPS",
-		"kube-api-burst":       "ARGOCD_K8S_CLIENT_BURST",
+		"status-processors":      "ARGOCD_APPLICATION_CONTROLLER_STATUS_PROCESSORS",
+		"operation-processors":   "ARGOCD_APPLICATION_CONTROLLER_OPERATION_PROCESSORS",
+		"app-resync":             "ARGOCD_RECONCILIATION_TIMEOUT",
+		"repo-server":            "ARGOCD_APPLICATION_CONTROLLER_REPO_SERVER",
+		"repo-server-plaintext":  "ARGOCD_APPLICATION_CONTROLLER_REPO_SERVER_PLAINTEXT",
+		"repo-server-strict-tls": "ARGOCD_APPLICATION_CONTROLLER_REPO_SERVER_STRICT_TLS",
+		"kube-api-qps":           "ARGOCD_K8S_CLIENT_QPS",
+		"kube-api-burst":         "ARGOCD_K8S_CLIENT_BURST",
 	}
 )
 

@@ -17,7 +17,6 @@ import (
 
 	"github.com/capstan-cd/capstan/internal/controller"
 	"github.com/capstan-cd/capstan/internal/repo"
-	"github.com/capstan-cd/capstan/internal/repo/reposerver"
 )
 
 type controllerFlags struct {
@@ -101,14 +100,14 @@ func envInt(name string, def int) int {
 
 func newControllerCommand() *cobra.Command {
 	f := &controllerFlags{}
-	var repoServer string
+	rc := &repoClientFlags{}
 	cmd := &cobra.Command{
 		Use:     "controller",
 		Example: "  capstan controller --repo-server argocd-repo-server:8081\n  capstan controller --replicas 2 --shard 1 --operation-processors 20",
 		Short:   "Reconcile Applications, rendering through a repo server",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			client, err := reposerver.Dial(repoServer)
+			client, err := rc.dial()
 			if err != nil {
 				return err
 			}
@@ -119,7 +118,7 @@ func newControllerCommand() *cobra.Command {
 		},
 	}
 	f.add(cmd)
-	cmd.Flags().StringVar(&repoServer, "repo-server", "argocd-repo-server:8081", "repo server address")
+	rc.add(cmd, "controller/tls")
 	bindEnv(cmd, controllerEnv)
 	return cmd
 }
@@ -179,7 +178,7 @@ func newRunCommand() *cobra.Command {
 				})
 			})
 			if repoListen != "" {
-				g.Go(func() error { return serveRepo(ctx, log, repoListen, svc) })
+				g.Go(func() error { return serveRepo(ctx, log, repoListen, svc, f.namespace, false) })
 			}
 			if withUpdater {
 				cfg, err := ctrlconfig.GetConfig()
@@ -204,7 +203,7 @@ func newRunCommand() *cobra.Command {
 	f.add(cmd)
 	sf.add(cmd, "server-")
 	rf.add(cmd, "capstan")
-	cmd.Flags().StringVar(&repoListen, "repo-server-listen", "", "also serve the repo server over gRPC on this address")
+	cmd.Flags().StringVar(&repoListen, "repo-server-listen", "", "also serve the repo server over gRPC with TLS on this address (see capstan repo-server --disable-tls)")
 	cmd.Flags().BoolVar(&withUpdater, "image-updater", true, "also run the image updater (Argo CD Image Updater's annotations)")
 	uf.add(cmd, "image-updater-", false)
 	return cmd

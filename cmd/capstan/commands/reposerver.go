@@ -23,6 +23,7 @@ import (
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/certs"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/repo/cache"
@@ -48,6 +49,7 @@ func (f *repoFlags) add(cmd *cobra.Command, defaultRoot string) {
 func newRepoServerCommand() *cobra.Command {
 	var listen, namespace string
 	var metricsPort int
+	var disableTLS bool
 	rf := &repoFlags{}
 	cmd := &cobra.Command{
 		Use:     "repo-server",
@@ -64,12 +66,14 @@ func newRepoServerCommand() *cobra.Command {
 			}
 			defer closeCache()
 			serveProcessMetrics(ctx, log, metricsPort)
-			return serveRepo(ctx, log, listen, svc)
+			return serveRepo(ctx, log, listen, svc, namespace, disableTLS)
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", ":8081", "address to serve gRPC on")
 	cmd.Flags().StringVar(&namespace, "namespace", "argocd", "namespace of the repository Secrets")
 	cmd.Flags().IntVar(&metricsPort, "metrics-port", 8084, "serve Prometheus metrics on this port (0: off)")
+	cmd.Flags().BoolVar(&disableTLS, "disable-tls", false,
+		"serve gRPC without TLS; by default the certificate is argocd-repo-server-tls as mounted under "+filepath.Join(defaultAppConfigPath, repoServerTLSDir)+", or a self-signed one made at start")
 	rf.add(cmd, "capstan-repo-server")
 	bindEnv(cmd, repoServerEnv)
 	return cmd
@@ -155,18 +159,35 @@ func secretCredentials(ctx context.Context, namespace string) (repo.Credentials,
 	return &settings.RepoCredentials{Reader: c, Namespace: namespace}, nil
 }
 
-func serveRepo(ctx context.Context, log *slog.Logger, listen string, r repo.Server) error {
+// repoServerTLSDir is where argocd-repo-server-tls is mounted into the repo
+// server, under the configuration path.
+const repoServerTLSDir = "reposerver/tls"
+
+// serveRepo serves r over gRPC on listen, with TLS unless disableTLS.
+func serveRepo(ctx context.Context, log *slog.Logger, listen string, r repo.Server, namespace string, disableTLS bool) error {
+	opts := []grpc.ServerOption{grpc.ChainUnaryInterceptor(reposerver.LogRequests(log)), grpc.MaxRecvMsgSize(reposerver.MaxRecvMsgSize)}
+	if !disableTLS {
+		dir := appConfigDir(repoServerTLSDir)
+		cert, generated, err := certs.Load(dir, "argocd-repo-server", reposerver.Hosts(namespace))
+		if err != nil {
+			return fmt.Errorf("repo server certificate: %w", err)
+		}
+		if generated {
+			log.Info("No certificate in "+dir+": serving with a self-signed one", "hosts", reposerver.Hosts(namespace))
+		}
+		opts = append(opts, reposerver.ServerOption(cert))
+	}
 	lis, err := net.Listen("tcp", listen)
 	if err != nil {
 		return err
 	}
-	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(reposerver.LogRequests(log)), grpc.MaxRecvMsgSize(reposerver.MaxRecvMsgSize))
+	srv := grpc.NewServer(opts...)
 	reposerver.Register(srv, r)
 	healthpb.RegisterHealthServer(srv, health.NewServer())
 	go func() {
 		<-ctx.Done()
 		srv.GracefulStop()
 	}()
-	log.Info("Repo server listening", "address", lis.Addr().String())
+	log.Info("Repo server listening", "address", lis.Addr().String(), "tls", !disableTLS)
 	return srv.Serve(lis)
 }

@@ -76,7 +76,7 @@ func TestRepoServerUsesRepositorySecrets(t *testing.T) {
 		}
 	}()
 
-	client, err := reposerver.Dial(addr)
+	client, err := reposerver.Dial(addr, reposerver.ClientTLS{})
 	if err != nil {
 		t.Fatal(err)
 	}

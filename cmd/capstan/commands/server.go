@@ -14,7 +14,6 @@ import (
 
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo"
-	"github.com/capstan-cd/capstan/internal/repo/reposerver"
 	"github.com/capstan-cd/capstan/internal/server"
 )
 
@@ -30,8 +29,9 @@ func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
 
 func newServerCommand() *cobra.Command {
 	f := &serverFlags{}
-	var namespace, repoServer string
+	var namespace string
 	var metricsPort int
+	rc := &repoClientFlags{}
 	cmd := &cobra.Command{
 		Use:     "server",
 		Example: "  capstan server --repo-server argocd-repo-server:8081\n  capstan server --insecure --port 8080   # behind a TLS-terminating ingress",
@@ -40,7 +40,7 @@ func newServerCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			client, err := reposerver.Dial(repoServer)
+			client, err := rc.dial()
 			if err != nil {
 				return err
 			}
@@ -52,7 +52,7 @@ func newServerCommand() *cobra.Command {
 	}
 	f.add(cmd, "")
 	cmd.Flags().StringVar(&namespace, "namespace", "argocd", "control namespace holding Applications, AppProjects and settings")
-	cmd.Flags().StringVar(&repoServer, "repo-server", "argocd-repo-server:8081", "repo server address (renders manifests and diffs)")
+	rc.add(cmd, "server/tls")
 	cmd.Flags().IntVar(&metricsPort, "metrics-port", 8083, "serve Prometheus metrics on this port (0: off)")
 	bindEnv(cmd, serverEnv)
 	return cmd

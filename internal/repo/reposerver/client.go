@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/capstan-cd/capstan/internal/repo"
@@ -20,12 +19,14 @@ type Client struct {
 
 var _ repo.Server = (*Client)(nil)
 
-// Dial connects to a repo server at addr (host:port). The connection is
-// plaintext: repo servers are reached inside the cluster network, as in
-// Argo CD's default install.
-func Dial(addr string, opts ...grpc.DialOption) (*Client, error) {
+// Dial connects to a repo server at addr (host:port) as t says.
+func Dial(addr string, t ClientTLS, opts ...grpc.DialOption) (*Client, error) {
+	creds, err := t.credentials()
+	if err != nil {
+		return nil, fmt.Errorf("repo server %s: %w", addr, err)
+	}
 	opts = append([]grpc.DialOption{
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(grpc.CallContentSubtype(codecName), grpc.MaxCallRecvMsgSize(256<<20)),
 	}, opts...)
 	conn, err := grpc.NewClient(addr, opts...)

@@ -14,21 +14,40 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/certs"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 )
 
+// serve serves r over TLS with a certificate made for the test and
+// returns a client with Argo CD's default, non-verifying TLS.
 func serve(t *testing.T, r repo.Server) *Client {
+	t.Helper()
+	return dial(t, listen(t, r, t.TempDir()), ClientTLS{})
+}
+
+// listen serves r with the certificate in certDir (self-signed when it
+// has none) and returns the address.
+func listen(t *testing.T, r repo.Server, certDir string) string {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := grpc.NewServer(grpc.MaxRecvMsgSize(MaxRecvMsgSize))
+	cert, _, err := certs.Load(certDir, "argocd-repo-server", Hosts("argocd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer(grpc.MaxRecvMsgSize(MaxRecvMsgSize), ServerOption(cert))
 	Register(srv, r)
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)
-	c, err := Dial(lis.Addr().String())
+	return lis.Addr().String()
+}
+
+func dial(t *testing.T, addr string, tlsOpts ClientTLS) *Client {
+	t.Helper()
+	c, err := Dial(addr, tlsOpts)
 	if err != nil {
 		t.Fatal(err)
 	}

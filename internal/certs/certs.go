@@ -1,0 +1,132 @@
+// Package certs makes and loads the TLS certificates Capstan's components
+// serve with: a component whose certificate files are absent serves with a
+// self-signed one made at start, as Argo CD's components do.
+package certs
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// The file names a certificate directory holds, as in a mounted
+// kubernetes.io/tls Secret (argocd-repo-server-tls, argocd-server-tls).
+const (
+	CertFile = "tls.crt"
+	KeyFile  = "tls.key"
+	CAFile   = "ca.crt"
+)
+
+// maxPEM bounds a certificate file read from disk.
+const maxPEM = 1 << 20
+
+// SelfSigned returns a PEM certificate and key for hosts (DNS names or IP
+// addresses), valid for a year, with commonName as its subject.
+func SelfSigned(commonName string, hosts []string) (certPEM, keyPEM []byte, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
+	if err != nil {
+		return nil, nil, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{Organization: []string{"Capstan"}, CommonName: commonName},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(365 * 24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
+		}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), nil
+}
+
+// Load returns the certificate in dir's tls.crt and tls.key; when neither
+// file exists it returns a self-signed certificate for hosts instead, and
+// generated reports so. One file without the other is an error, as is a
+// pair that does not match.
+func Load(dir, commonName string, hosts []string) (cert tls.Certificate, generated bool, err error) {
+	certPEM, certErr := readPEM(filepath.Join(dir, CertFile))
+	keyPEM, keyErr := readPEM(filepath.Join(dir, KeyFile))
+	switch {
+	case errors.Is(certErr, fs.ErrNotExist) && errors.Is(keyErr, fs.ErrNotExist):
+		if certPEM, keyPEM, err = SelfSigned(commonName, hosts); err != nil {
+			return tls.Certificate{}, false, err
+		}
+		generated = true
+	case certErr != nil:
+		return tls.Certificate{}, false, certErr
+	case keyErr != nil:
+		return tls.Certificate{}, false, keyErr
+	}
+	cert, err = tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return tls.Certificate{}, false, fmt.Errorf("%s and %s in %s do not make a certificate: %w", CertFile, KeyFile, dir, err)
+	}
+	return cert, generated, nil
+}
+
+// Pool returns the certificates a client trusts from dir: ca.crt, or the
+// server's own tls.crt when there is no CA file (a self-signed certificate
+// is its own authority).
+func Pool(dir string) (*x509.CertPool, error) {
+	data, err := readPEM(filepath.Join(dir, CAFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		data, err = readPEM(filepath.Join(dir, CertFile))
+	}
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(data) {
+		return nil, fmt.Errorf("no PEM certificate in %s", dir)
+	}
+	return pool, nil
+}
+
+func readPEM(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxPEM+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxPEM {
+		return nil, fmt.Errorf("%s: more than a certificate file may hold (%d bytes)", path, maxPEM)
+	}
+	return data, nil
+}
