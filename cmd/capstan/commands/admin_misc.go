@@ -46,7 +46,7 @@ func newAdminRedisPasswordCommand() *cobra.Command {
 	var k *kubeFlags
 	cmd := &cobra.Command{
 		Use:     "redis-initial-password",
-		Short:   "Print the Redis password from the argocd-redis Secret, creating it when missing",
+		Short:   "Create the argocd-redis Secret with a random Redis password when it is missing (the password is never printed)",
 		Example: "  capstan admin redis-initial-password -n argocd",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -67,7 +67,12 @@ func newAdminRedisPasswordCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("read Secret/%s/%s: %w", ns, redisSecret, err)
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), string(sec.Data["auth"]))
+			if len(sec.Data["auth"]) == 0 {
+				return fmt.Errorf("the auth key of Secret/%s/%s is empty: Redis would run without a password", ns, redisSecret)
+			}
+			// This runs as an init container: its output lands in pod logs,
+			// so it tells that the password is there, never the password.
+			fmt.Fprintf(cmd.OutOrStdout(), "Argo CD Redis secret state confirmed: secret name %s.\n", redisSecret)
 			return nil
 		},
 	}

@@ -15,13 +15,17 @@ import (
 var (
 	serverEnv = map[string]string{
 		"insecure":               "ARGOCD_SERVER_INSECURE",
+		"address":                "ARGOCD_SERVER_LISTEN_ADDRESS",
+		"metrics-address":        "ARGOCD_SERVER_METRICS_LISTEN_ADDRESS",
 		"repo-server":            "ARGOCD_SERVER_REPO_SERVER",
 		"repo-server-plaintext":  "ARGOCD_SERVER_REPO_SERVER_PLAINTEXT",
 		"repo-server-strict-tls": "ARGOCD_SERVER_REPO_SERVER_STRICT_TLS",
 	}
 	repoServerEnv = map[string]string{
-		"redis":       "REDIS_SERVER",
-		"disable-tls": "ARGOCD_REPO_SERVER_DISABLE_TLS",
+		"redis":           "REDIS_SERVER",
+		"disable-tls":     "ARGOCD_REPO_SERVER_DISABLE_TLS",
+		"address":         "ARGOCD_REPO_SERVER_LISTEN_ADDRESS",
+		"metrics-address": "ARGOCD_REPO_SERVER_METRICS_LISTEN_ADDRESS",
 	}
 	controllerEnv = map[string]string{
 		"status-processors":      "ARGOCD_APPLICATION_CONTROLLER_STATUS_PROCESSORS",

@@ -2,23 +2,37 @@ package commands
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
+	"net"
+	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
 )
 
-// serveProcessMetrics serves the process's default Prometheus registry (Go
-// runtime and process collectors, and what packages register there) at
-// /metrics on port, in the background until ctx ends; port 0 is off. The
-// API server and repo server use it on Argo CD's ports 8083 and 8084.
-func serveProcessMetrics(ctx context.Context, log *slog.Logger, port int) {
-	if port <= 0 {
+// metricsFlags place a component's process metrics: the process's default
+// Prometheus registry (Go runtime and process collectors, and what
+// packages register there) at /metrics. The API server and repo server
+// use them on Argo CD's ports 8083 and 8084.
+type metricsFlags struct {
+	address string
+	port    int
+}
+
+func (f *metricsFlags) add(cmd *cobra.Command, port int) {
+	cmd.Flags().StringVar(&f.address, "metrics-address", "", "address to serve metrics on (default: every address)")
+	cmd.Flags().IntVar(&f.port, "metrics-port", port, "serve Prometheus metrics on this port (0: off)")
+}
+
+// serve serves the metrics in the background until ctx ends.
+func (f *metricsFlags) serve(ctx context.Context, log *slog.Logger) {
+	if f.port <= 0 {
 		return
 	}
+	addr := net.JoinHostPort(f.address, strconv.Itoa(f.port))
 	go func() {
-		if err := serveAt(ctx, fmt.Sprintf(":%d", port), "/metrics", promhttp.Handler()); err != nil {
-			log.Error("metrics server stopped", "error", err.Error(), "port", port)
+		if err := serveAt(ctx, addr, "/metrics", promhttp.Handler()); err != nil {
+			log.Error("metrics server stopped", "error", err.Error(), "address", addr)
 		}
 	}()
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -47,13 +48,14 @@ func (f *repoFlags) add(cmd *cobra.Command, defaultRoot string) {
 }
 
 func newRepoServerCommand() *cobra.Command {
-	var listen, namespace string
-	var metricsPort int
+	var address, namespace string
+	var port int
 	var disableTLS bool
+	metrics := &metricsFlags{}
 	rf := &repoFlags{}
 	cmd := &cobra.Command{
 		Use:     "repo-server",
-		Example: "  capstan repo-server --listen :8081 --redis argocd-redis:6379",
+		Example: "  capstan repo-server --port 8081 --redis argocd-redis:6379",
 		Short:   "Serve manifest rendering over gRPC for controllers and API servers",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -65,13 +67,14 @@ func newRepoServerCommand() *cobra.Command {
 				return err
 			}
 			defer closeCache()
-			serveProcessMetrics(ctx, log, metricsPort)
-			return serveRepo(ctx, log, listen, svc, namespace, disableTLS)
+			metrics.serve(ctx, log)
+			return serveRepo(ctx, log, net.JoinHostPort(address, strconv.Itoa(port)), svc, namespace, disableTLS)
 		},
 	}
-	cmd.Flags().StringVar(&listen, "listen", ":8081", "address to serve gRPC on")
+	cmd.Flags().StringVar(&address, "address", "", "address to serve gRPC on (default: every address)")
+	cmd.Flags().IntVar(&port, "port", 8081, "port to serve gRPC on")
 	cmd.Flags().StringVar(&namespace, "namespace", "argocd", "namespace of the repository Secrets")
-	cmd.Flags().IntVar(&metricsPort, "metrics-port", 8084, "serve Prometheus metrics on this port (0: off)")
+	metrics.add(cmd, 8084)
 	cmd.Flags().BoolVar(&disableTLS, "disable-tls", false,
 		"serve gRPC without TLS; by default the certificate is argocd-repo-server-tls as mounted under "+filepath.Join(defaultAppConfigPath, repoServerTLSDir)+", or a self-signed one made at start")
 	rf.add(cmd, "capstan-repo-server")

@@ -60,12 +60,13 @@ func TestRepoServerUsesRepositorySecrets(t *testing.T) {
 	}
 	addr := lis.Addr().String()
 	_ = lis.Close()
+	host, port, _ := net.SplitHostPort(addr)
 	t.Setenv("KUBECONFIG", kubeCluster.KubeconfigPath)
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
 		root := NewRoot()
-		root.SetArgs([]string{"repo-server", "--listen", addr, "--root", t.TempDir(), "--namespace", ns, "--redis", redisAddr})
+		root.SetArgs([]string{"repo-server", "--address", host, "--port", port, "--metrics-port", "0", "--root", t.TempDir(), "--namespace", ns, "--redis", redisAddr})
 		root.SetErr(&bytes.Buffer{})
 		done <- root.ExecuteContext(runCtx)
 	}()

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -18,11 +19,13 @@ import (
 )
 
 type serverFlags struct {
+	address  string
 	port     int
 	insecure bool
 }
 
 func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
+	cmd.Flags().StringVar(&f.address, prefix+"address", "", "address of the API server (default: every address)")
 	cmd.Flags().IntVar(&f.port, prefix+"port", 8080, "port of the API server (REST, TLS unless --"+prefix+"insecure); 0: off")
 	cmd.Flags().BoolVar(&f.insecure, prefix+"insecure", false, "serve the API over plain HTTP, behind a TLS-terminating ingress")
 }
@@ -30,7 +33,7 @@ func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
 func newServerCommand() *cobra.Command {
 	f := &serverFlags{}
 	var namespace string
-	var metricsPort int
+	metrics := &metricsFlags{}
 	rc := &repoClientFlags{}
 	cmd := &cobra.Command{
 		Use:     "server",
@@ -46,14 +49,14 @@ func newServerCommand() *cobra.Command {
 			}
 			defer client.Close()
 			log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-			serveProcessMetrics(ctx, log, metricsPort)
+			metrics.serve(ctx, log)
 			return runServer(ctx, f, namespace, log, client, nil)
 		},
 	}
 	f.add(cmd, "")
 	cmd.Flags().StringVar(&namespace, "namespace", "argocd", "control namespace holding Applications, AppProjects and settings")
 	rc.add(cmd, "server/tls")
-	cmd.Flags().IntVar(&metricsPort, "metrics-port", 8083, "serve Prometheus metrics on this port (0: off)")
+	metrics.add(cmd, 8083)
 	bindEnv(cmd, serverEnv)
 	return cmd
 }
@@ -90,7 +93,7 @@ func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.
 	if err != nil {
 		return nil // ctx ended
 	}
-	l, err := net.Listen("tcp", fmt.Sprintf(":%d", f.port))
+	l, err := net.Listen("tcp", net.JoinHostPort(f.address, strconv.Itoa(f.port)))
 	if err != nil {
 		return fmt.Errorf("API server: %w", err)
 	}

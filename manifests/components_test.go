@@ -1,0 +1,313 @@
+package manifests_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/repo/cache"
+	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+)
+
+// demoApps are the apps of examples/, as make run deploys them.
+var demoApps = []string{"guestbook", "kustomize-guestbook", "helm-guestbook"}
+
+// TestComponentsRunAsTheManifestsSay installs install.yaml into namespace
+// argocd and runs every workload of it as its pod would run (see kubelet):
+// Redis with the password its init container made, the repo server, the
+// controller and the API server, each with its own ServiceAccount's token.
+// The demo apps must sync and turn Healthy through them, the API must
+// answer over TLS, the repo server must be reached over TLS, and Redis
+// must hold the manifest cache behind its password. A permission or a
+// setting the manifests forget fails here.
+func TestComponentsRunAsTheManifestsSay(t *testing.T) {
+	capstan := buildCapstan(t)
+	ctx := context.Background()
+	cs := kubernetes.NewForConfigOrDie(cluster.Config)
+	const ns = "argocd"
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	objs := readObjects(t, "install.yaml")
+	apply(t, objs, ns)
+
+	// No cluster DNS here: the Services' names become the pods' addresses
+	// in argocd-cmd-params-cm, as a user would point components at hosts.
+	ips := map[string]string{}
+	for _, name := range []string{"argocd-redis", "argocd-repo-server", "argocd-application-controller", "argocd-server"} {
+		ips[name] = podIP()
+	}
+	setParams(t, cs, ns, map[string]string{
+		"redis.server":                      ips["argocd-redis"] + ":6379",
+		"repo.server":                       ips["argocd-repo-server"] + ":8081",
+		"reposerver.listen.address":         ips["argocd-repo-server"],
+		"reposerver.metrics.listen.address": ips["argocd-repo-server"],
+		"server.listen.address":             ips["argocd-server"],
+		"server.metrics.listen.address":     ips["argocd-server"],
+	})
+
+	k := &kubelet{cs: cs, namespace: ns, programs: map[string]string{
+		"argocd": capstan, "argocd-server": capstan, "argocd-repo-server": capstan, "argocd-application-controller": capstan,
+		"redis": "redis-server",
+	}}
+	pods := map[string]*pod{}
+	for _, name := range []string{"argocd-redis", "argocd-repo-server", "argocd-application-controller", "argocd-server"} {
+		pods[name] = k.start(t, name+"-0", ips[name], podSpec(t, objs, name))
+	}
+	dumpLogs := func() {
+		for name, p := range pods {
+			for c, path := range p.logs {
+				t.Logf("== %s/%s\n%s", name, c, readLog(path))
+			}
+		}
+	}
+
+	c, err := kube.NewClient(cluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deployDemo(t, c, ns)
+	if !waitSyncedHealthy(t, c, ns, 3*time.Minute) {
+		dumpLogs()
+		t.FailNow()
+	}
+
+	t.Run("the API answers over TLS", func(t *testing.T) {
+		checkAPI(t, cs, ns, ips["argocd-server"])
+	})
+	t.Run("the repo server serves TLS", func(t *testing.T) {
+		conn, err := tls.Dial("tcp", ips["argocd-repo-server"]+":8081", &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}})
+		if err != nil {
+			t.Fatalf("TLS handshake with the repo server: %v", err)
+		}
+		defer conn.Close()
+		if names := conn.ConnectionState().PeerCertificates[0].DNSNames; !contains(names, "argocd-repo-server."+ns+".svc") {
+			t.Errorf("the repo server's certificate names %v", names)
+		}
+	})
+	t.Run("Redis holds the cache behind its password", func(t *testing.T) {
+		password := checkRedis(t, cs, ns, ips["argocd-redis"]+":6379")
+		for name, p := range pods {
+			for c, path := range p.logs {
+				if data, _ := os.ReadFile(path); bytes.Contains(data, []byte(password)) {
+					t.Errorf("%s/%s logs the Redis password", name, c)
+				}
+			}
+		}
+	})
+	if t.Failed() || os.Getenv("DUMP") != "" {
+		dumpLogs()
+	}
+}
+
+// buildCapstan builds the capstan binary the pods run.
+func buildCapstan(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "capstan")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/capstan").CombinedOutput(); err != nil {
+		t.Fatalf("building capstan: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// setParams merges data into argocd-cmd-params-cm.
+func setParams(t *testing.T, cs kubernetes.Interface, ns string, data map[string]string) {
+	t.Helper()
+	patch, _ := json.Marshal(map[string]any{"data": data})
+	if _, err := cs.CoreV1().ConfigMaps(ns).Patch(context.Background(), "argocd-cmd-params-cm", "application/merge-patch+json", patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// podSpec returns the pod template of the Deployment or StatefulSet name.
+func podSpec(t *testing.T, objs []*unstructured.Unstructured, name string) corev1.PodSpec {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetName() != name {
+			continue
+		}
+		switch o.GetKind() {
+		case "Deployment":
+			var d appsv1.Deployment
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &d); err != nil {
+				t.Fatal(err)
+			}
+			return d.Spec.Template.Spec
+		case "StatefulSet":
+			var s appsv1.StatefulSet
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &s); err != nil {
+				t.Fatal(err)
+			}
+			return s.Spec.Template.Spec
+		}
+	}
+	t.Fatalf("no Deployment or StatefulSet %s in the install file", name)
+	return corev1.PodSpec{}
+}
+
+// deployDemo publishes examples/ in a Git repository that needs
+// credentials, registers it in a repository Secret and creates an
+// Application per demo app, as make run does.
+func deployDemo(t *testing.T, c client.Client, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	srv := gitserver.New(t)
+	remote := srv.NewRepo(t, "demo")
+	files := map[string]string{}
+	for _, app := range demoApps {
+		root := filepath.Join("..", "examples", app)
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			data, err := os.ReadFile(path)
+			rel, _ := filepath.Rel(filepath.Join("..", "examples"), path)
+			files[filepath.ToSlash(rel)] = string(data)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	remote.Commit(t, "demo apps", files)
+	if err := c.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "demo-repo", Namespace: ns, Labels: map[string]string{v1alpha1.LabelSecretType: v1alpha1.SecretTypeRepository}},
+		StringData: map[string]string{"url": remote.URL, "username": srv.Username, "password": srv.Password},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, app := range demoApps {
+		a := &v1alpha1.Application{
+			ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: ns},
+			Spec: v1alpha1.ApplicationSpec{
+				Project:     "default",
+				Source:      &v1alpha1.ApplicationSource{RepoURL: remote.URL, TargetRevision: "HEAD", Path: app},
+				Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: app},
+				SyncPolicy: &v1alpha1.SyncPolicy{
+					Automated:   &v1alpha1.SyncPolicyAutomated{Prune: true, SelfHeal: true},
+					SyncOptions: v1alpha1.SyncOptions{"CreateNamespace=true"},
+				},
+			},
+		}
+		if err := c.Create(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// waitSyncedHealthy waits for every demo app to be Synced and Healthy.
+func waitSyncedHealthy(t *testing.T, c client.Client, ns string, timeout time.Duration) bool {
+	t.Helper()
+	var states []string
+	for start := time.Now(); time.Since(start) < timeout; time.Sleep(time.Second) {
+		states = states[:0]
+		for _, name := range demoApps {
+			var a v1alpha1.Application
+			if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &a); err != nil {
+				t.Fatal(err)
+			}
+			if a.Status.Sync.Status != v1alpha1.SyncStatusCodeSynced || a.Status.Health.Status != "Healthy" {
+				msg := ""
+				for _, cond := range a.Status.Conditions {
+					msg += " " + string(cond.Type) + ": " + cond.Message
+				}
+				states = append(states, name+" "+string(a.Status.Sync.Status)+"/"+string(a.Status.Health.Status)+msg)
+			}
+		}
+		if len(states) == 0 {
+			return true
+		}
+	}
+	t.Errorf("not Synced and Healthy after %s: %s", timeout, strings.Join(states, "; "))
+	return false
+}
+
+// checkAPI logs in as admin with the initial password and lists the demo
+// apps over HTTPS.
+func checkAPI(t *testing.T, cs kubernetes.Interface, ns, ip string) {
+	t.Helper()
+	s, err := cs.CoreV1().Secrets(ns).Get(context.Background(), "argocd-initial-admin-secret", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	httpc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	base := "https://" + net.JoinHostPort(ip, "8080")
+	body, _ := json.Marshal(map[string]string{"username": "admin", "password": string(s.Data["password"])})
+	resp, err := httpc.Post(base+"/api/v1/session", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var session struct{ Token string }
+	err = json.NewDecoder(resp.Body).Decode(&session)
+	_ = resp.Body.Close()
+	if err != nil || resp.TLS == nil || session.Token == "" {
+		t.Fatalf("login over %s: TLS %v, %s, %v", base, resp.TLS != nil, resp.Status, err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, base+"/api/v1/applications", nil)
+	req.Header.Set("Authorization", "Bearer "+session.Token)
+	resp, err = httpc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Items []v1alpha1.Application `json:"items"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || len(list.Items) != len(demoApps) {
+		t.Errorf("GET /api/v1/applications: %s, %d apps, %v", resp.Status, len(list.Items), err)
+	}
+}
+
+// checkRedis checks the cache is in Redis, and that Redis wants the
+// password the init container put in the argocd-redis Secret, which it
+// returns.
+func checkRedis(t *testing.T, cs kubernetes.Interface, ns, addr string) string {
+	t.Helper()
+	ctx := context.Background()
+	s, err := cs.CoreV1().Secrets(ns).Get(ctx, "argocd-redis", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cache.NewRedis(ctx, addr, ""); err == nil {
+		t.Error("Redis answered without the password")
+	}
+	rc, err := cache.NewRedis(ctx, addr, string(s.Data["auth"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	if n, err := rc.Keys(ctx); err != nil || n == 0 {
+		t.Errorf("Redis holds %d keys (%v), want the demo apps' manifests", n, err)
+	}
+	return string(s.Data["auth"])
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,388 @@
+package manifests_test
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// A kubelet stand-in: it starts a pod's containers as processes on this
+// machine, as the pod spec says, so that the install manifests' commands,
+// arguments, environment, mounts and ServiceAccount permissions are what
+// the programs really run with. What a host cannot give a process is
+// emulated in the open:
+//   - the pod's IP is a loopback address of its own (127.x.y.z);
+//   - /app/config mounts are written under ARGOCD_APP_CONFIG_PATH, the
+//     variable Argo CD's (and Capstan's) components read that root from;
+//   - the /tmp emptyDir is a fresh directory given as TMPDIR;
+//   - the ServiceAccount's token, from a TokenRequest, reaches the process
+//     in a kubeconfig (KUBECONFIG) rather than the in-cluster files.
+type kubelet struct {
+	cs        kubernetes.Interface
+	namespace string
+	// programs maps a container's command (or image, when it has no
+	// command) to the executable that plays it.
+	programs map[string]string
+}
+
+// pod is one started pod.
+type pod struct {
+	name string
+	ip   string
+	spec corev1.PodSpec
+	logs map[string]string // container name → log file
+}
+
+// podIP returns a loopback address no other pod of this test run has.
+func podIP() string {
+	return fmt.Sprintf("127.%d.%d.%d", 1+rand.IntN(250), rand.IntN(256), 1+rand.IntN(250))
+}
+
+// start runs spec's init containers to completion, then starts its
+// containers, and returns once every readiness probe passes.
+func (k *kubelet) start(t *testing.T, name, ip string, spec corev1.PodSpec) *pod {
+	t.Helper()
+	p := &pod{name: name, ip: ip, spec: spec, logs: map[string]string{}}
+	kubeconfig := k.serviceAccountKubeconfig(t, spec.ServiceAccountName)
+	for _, c := range spec.InitContainers {
+		cmd := k.command(t, p, c, kubeconfig)
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("pod %s: init container %s: %v\n%s", name, c.Name, err, readLog(p.logs[c.Name]))
+		}
+	}
+	for _, c := range spec.Containers {
+		cmd := k.command(t, p, c, kubeconfig)
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("pod %s: container %s: %v", name, c.Name, err)
+		}
+		t.Cleanup(func() {
+			_ = cmd.Process.Signal(os.Interrupt)
+			done := make(chan struct{})
+			go func() { _ = cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+			}
+		})
+	}
+	for _, c := range spec.Containers {
+		k.waitReady(t, p, c)
+	}
+	return p
+}
+
+// command is the process the container c runs as.
+func (k *kubelet) command(t *testing.T, p *pod, c corev1.Container, kubeconfig string) *exec.Cmd {
+	t.Helper()
+	env := k.env(t, p, c)
+	argv := append(append([]string{}, c.Command...), c.Args...)
+	for i := range argv {
+		argv[i] = expand(argv[i], env)
+	}
+	program := c.Image
+	if len(c.Command) > 0 {
+		program = c.Command[0]
+		argv = argv[1:]
+	}
+	bin, ok := k.programs[program]
+	if !ok {
+		bin, ok = k.programs[strings.SplitN(program, ":", 2)[0]]
+	}
+	if !ok {
+		t.Fatalf("pod %s: container %s runs %q, which this test does not know how to start", p.name, c.Name, program)
+	}
+	work := t.TempDir()
+	k.mount(t, p, c, env, work)
+	env["KUBECONFIG"] = kubeconfig
+	env["HOME"] = work
+	env["PATH"] = os.Getenv("PATH")
+	if bin == "redis-server" {
+		// Redis listens on every address of its pod: here, the pod's own.
+		argv = append(argv, "--bind", p.ip)
+	}
+	cmd := exec.Command(bin, argv...)
+	cmd.Args[0] = program // the capstan binary dispatches on the name it runs as
+	cmd.Dir = work
+	for name, value := range env {
+		cmd.Env = append(cmd.Env, name+"="+value)
+	}
+	logPath := filepath.Join(t.TempDir(), c.Name+".log")
+	f, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	cmd.Stdout, cmd.Stderr = f, f
+	p.logs[c.Name] = logPath
+	return cmd
+}
+
+// env resolves c's environment as the kubelet does: in order, values
+// expanding earlier variables, references to ConfigMaps, Secrets and the
+// pod's own fields.
+func (k *kubelet) env(t *testing.T, p *pod, c corev1.Container) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	env := map[string]string{}
+	for _, e := range c.Env {
+		switch from := e.ValueFrom; {
+		case from == nil:
+			env[e.Name] = expand(e.Value, env)
+		case from.FieldRef != nil:
+			env[e.Name] = k.field(t, p, from.FieldRef.FieldPath)
+		case from.ConfigMapKeyRef != nil:
+			ref := from.ConfigMapKeyRef
+			cm, err := k.cs.CoreV1().ConfigMaps(k.namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+			value, found := "", err == nil
+			if found {
+				value, found = cm.Data[ref.Key]
+			}
+			if !found && (ref.Optional == nil || !*ref.Optional) {
+				t.Fatalf("pod %s: %s: key %s of ConfigMap %s: %v", p.name, e.Name, ref.Key, ref.Name, err)
+			}
+			if found {
+				env[e.Name] = value
+			}
+		case from.SecretKeyRef != nil:
+			ref := from.SecretKeyRef
+			s, err := k.cs.CoreV1().Secrets(k.namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+			var value []byte
+			found := err == nil
+			if found {
+				value, found = s.Data[ref.Key]
+			}
+			if !found && (ref.Optional == nil || !*ref.Optional) {
+				t.Fatalf("pod %s: %s: key %s of Secret %s: %v", p.name, e.Name, ref.Key, ref.Name, err)
+			}
+			if found {
+				env[e.Name] = string(value)
+			}
+		default:
+			t.Fatalf("pod %s: %s: a kind of valueFrom this test does not resolve", p.name, e.Name)
+		}
+	}
+	return env
+}
+
+func (k *kubelet) field(t *testing.T, p *pod, path string) string {
+	switch path {
+	case "metadata.namespace":
+		return k.namespace
+	case "metadata.name":
+		return p.name
+	case "status.podIP":
+		return p.ip
+	case "spec.serviceAccountName":
+		return p.spec.ServiceAccountName
+	}
+	t.Fatalf("pod %s: field %s is not one this test resolves", p.name, path)
+	return ""
+}
+
+// mount gives c its volumes (see kubelet).
+func (k *kubelet) mount(t *testing.T, p *pod, c corev1.Container, env map[string]string, work string) {
+	t.Helper()
+	const configRoot = "/app/config"
+	volumes := map[string]corev1.Volume{}
+	for _, v := range p.spec.Volumes {
+		volumes[v.Name] = v
+	}
+	for _, m := range c.VolumeMounts {
+		v, ok := volumes[m.Name]
+		if !ok {
+			t.Fatalf("pod %s: container %s mounts %s, which the pod does not have", p.name, c.Name, m.Name)
+		}
+		switch {
+		case m.MountPath == "/tmp" && v.EmptyDir != nil:
+			env["TMPDIR"] = t.TempDir()
+		case strings.HasPrefix(m.MountPath, configRoot+"/"):
+			env["ARGOCD_APP_CONFIG_PATH"] = filepath.Join(work, "config")
+			k.writeVolume(t, p, v, filepath.Join(work, "config", strings.TrimPrefix(m.MountPath, configRoot)))
+		default:
+			t.Fatalf("pod %s: container %s mounts %s at %s, which this test does not emulate", p.name, c.Name, m.Name, m.MountPath)
+		}
+	}
+}
+
+// writeVolume writes a Secret or ConfigMap volume's files into dir.
+func (k *kubelet) writeVolume(t *testing.T, p *pod, v corev1.Volume, dir string) {
+	t.Helper()
+	ctx := context.Background()
+	var data map[string][]byte
+	var items []corev1.KeyToPath
+	var optional *bool
+	var err error
+	switch {
+	case v.Secret != nil:
+		items, optional = v.Secret.Items, v.Secret.Optional
+		var s *corev1.Secret
+		if s, err = k.cs.CoreV1().Secrets(k.namespace).Get(ctx, v.Secret.SecretName, metav1.GetOptions{}); err == nil {
+			data = s.Data
+		}
+	case v.ConfigMap != nil:
+		items, optional = v.ConfigMap.Items, v.ConfigMap.Optional
+		var cm *corev1.ConfigMap
+		if cm, err = k.cs.CoreV1().ConfigMaps(k.namespace).Get(ctx, v.ConfigMap.Name, metav1.GetOptions{}); err == nil {
+			data = map[string][]byte{}
+			for key, value := range cm.Data {
+				data[key] = []byte(value)
+			}
+		}
+	default:
+		t.Fatalf("pod %s: volume %s is neither a Secret nor a ConfigMap", p.name, v.Name)
+	}
+	if err != nil && !(apierrors.IsNotFound(err) && optional != nil && *optional) {
+		t.Fatalf("pod %s: volume %s: %v", p.name, v.Name, err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if len(items) == 0 {
+		for key := range data {
+			items = append(items, corev1.KeyToPath{Key: key, Path: key})
+		}
+	}
+	for _, item := range items {
+		value, ok := data[item.Key]
+		if !ok {
+			continue // a missing key of an optional volume
+		}
+		if err := os.WriteFile(filepath.Join(dir, item.Path), value, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// serviceAccountKubeconfig writes a kubeconfig holding a token issued to
+// the ServiceAccount sa of the namespace: the process has the permissions
+// the manifests grant it, no more.
+func (k *kubelet) serviceAccountKubeconfig(t *testing.T, sa string) string {
+	t.Helper()
+	if sa == "" {
+		sa = "default"
+	}
+	expiry := int64(3600)
+	tr, err := k.cs.CoreV1().ServiceAccounts(k.namespace).CreateToken(context.Background(), sa,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("a token for ServiceAccount %s/%s: %v", k.namespace, sa, err)
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["in-cluster"] = &clientcmdapi.Cluster{Server: cluster.Config.Host, CertificateAuthorityData: cluster.Config.CAData}
+	cfg.AuthInfos[sa] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
+	cfg.Contexts["in-cluster"] = &clientcmdapi.Context{Cluster: "in-cluster", AuthInfo: sa, Namespace: k.namespace}
+	cfg.CurrentContext = "in-cluster"
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// waitReady waits for c's readiness probe to pass at the pod's address.
+func (k *kubelet) waitReady(t *testing.T, p *pod, c corev1.Container) {
+	t.Helper()
+	probe := c.ReadinessProbe
+	if probe == nil {
+		return
+	}
+	port := func(v intstr.IntOrString) string {
+		if v.Type == intstr.Int {
+			return strconv.Itoa(v.IntValue())
+		}
+		for _, cp := range c.Ports {
+			if cp.Name == v.StrVal {
+				return strconv.Itoa(int(cp.ContainerPort))
+			}
+		}
+		t.Fatalf("pod %s: container %s has no port %s", p.name, c.Name, v.StrVal)
+		return ""
+	}
+	httpc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	var err error
+	for start := time.Now(); time.Since(start) < 2*time.Minute; time.Sleep(200 * time.Millisecond) {
+		switch {
+		case probe.TCPSocket != nil:
+			var conn net.Conn
+			if conn, err = net.DialTimeout("tcp", net.JoinHostPort(p.ip, port(probe.TCPSocket.Port)), time.Second); err == nil {
+				_ = conn.Close()
+				return
+			}
+		case probe.HTTPGet != nil:
+			scheme := strings.ToLower(string(probe.HTTPGet.Scheme))
+			if scheme == "" {
+				scheme = "http"
+			}
+			var resp *http.Response
+			url := scheme + "://" + net.JoinHostPort(p.ip, port(probe.HTTPGet.Port)) + probe.HTTPGet.Path
+			if resp, err = httpc.Get(url); err == nil {
+				_ = resp.Body.Close()
+				if resp.StatusCode >= 200 && resp.StatusCode < 400 {
+					return
+				}
+				err = fmt.Errorf("GET %s: %s", url, resp.Status)
+			}
+		default:
+			t.Fatalf("pod %s: container %s: a probe this test does not run", p.name, c.Name)
+		}
+	}
+	t.Fatalf("pod %s: container %s never became ready: %v\n%s", p.name, c.Name, err, readLog(p.logs[c.Name]))
+}
+
+// expand replaces $(NAME) with NAME's value in env, as Kubernetes expands
+// a container's command, arguments and variable values: $$ is a literal
+// $, and a reference to an unknown variable stays as written.
+func expand(s string, env map[string]string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '$' && i+1 < len(s) {
+			if s[i+1] == '$' {
+				b.WriteByte('$')
+				i++
+				continue
+			}
+			if s[i+1] == '(' {
+				if end := strings.IndexByte(s[i+2:], ')'); end >= 0 {
+					if v, ok := env[s[i+2:i+2+end]]; ok {
+						b.WriteString(v)
+						i += end + 2
+						continue
+					}
+				}
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// readLog returns the last lines of a container's log, for a failure.
+func readLog(path string) string {
+	data, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) > 40 {
+		lines = lines[len(lines)-40:]
+	}
+	return strings.Join(lines, "\n")
+}
