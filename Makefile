@@ -62,13 +62,13 @@ generate: ## Regenerate deepcopy code and CRD manifests from api/, and the insta
 	$(MAKE) --no-print-directory manifests
 
 .PHONY: manifests
-manifests: ## Render the Kustomize overlays under manifests/ into install.yaml, namespace-install.yaml, core-install.yaml, ha/install.yaml.
+manifests: ## Render the Kustomize overlays under manifests/ into install.yaml, namespace-install.yaml, core-install.yaml, ha/install.yaml (and the Helm chart's copy of install.yaml).
 	go run ./hack/genmanifests manifests
 
 .PHONY: check-generated
 check-generated: generate ## Fail when generated files differ from the committed ones.
-	@if [ -n "$$(git status --porcelain -- api manifests)" ]; then \
-		git status --porcelain -- api manifests; git --no-pager diff --stat -- api manifests; \
+	@if [ -n "$$(git status --porcelain -- api manifests charts)" ]; then \
+		git status --porcelain -- api manifests charts; git --no-pager diff --stat -- api manifests charts; \
 		echo "generated files are stale: run 'make generate' and commit the result"; exit 1; fi
 
 .PHONY: lint
