@@ -11,6 +11,8 @@ declare -A want=(
 	[redis-server]=redis-server # the Redis manifest cache's tests
 	[ssh]=openssh-client        # Git over SSH
 	[sshd]=openssh-server       # the Git-over-SSH tests' server
+	[mmdebstrap]=mmdebstrap     # make image: the image's Debian root file system
+	[chroot]=coreutils          # the image test runs programs inside the image
 )
 
 missing=()

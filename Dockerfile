@@ -1,0 +1,25 @@
+# Capstan's image for those who build with Docker; `make image` builds the
+# same image without a Docker daemon. Every component is the one capstan
+# binary, which Argo CD's command names (argocd-server, argocd-repo-server,
+# argocd-application-controller, argocd) are linked to.
+#   docker build -t capstan .
+FROM golang:1.26-bookworm AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+RUN CGO_ENABLED=0 go build -trimpath -o /out/capstan ./cmd/capstan
+
+FROM debian:bookworm-slim
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends git openssh-client ca-certificates \
+ && rm -rf /var/lib/apt/lists/* \
+ && groupadd --gid 999 argocd \
+ && useradd --uid 999 --gid 999 --home-dir /home/argocd --create-home --shell /usr/sbin/nologin argocd
+COPY --from=build /out/capstan /usr/local/bin/capstan
+RUN for name in argocd argocd-server argocd-repo-server argocd-application-controller; do \
+      ln -s capstan /usr/local/bin/$name; done
+USER 999:999
+WORKDIR /home/argocd
+ENV HOME=/home/argocd
+CMD ["capstan"]

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+)
+
+// Options say what Build makes.
+type Options struct {
+	// Binary is the capstan binary (linux, for the host's architecture).
+	Binary string
+	// Out receives oci/ (an OCI image layout) and capstan.tar (for
+	// `docker load`). Default: bin/image.
+	Out string
+	// Tag is the image's tag. Default: latest.
+	Tag string
+	// Push, when set, is a reference the image is pushed to, with the
+	// credentials of the Docker configuration.
+	Push string
+}
+
+// Repository is the image's name in the install manifests.
+const Repository = "ghcr.io/capstan-cd/capstan"
+
+// commandNames are linked to capstan in /usr/local/bin: the names Argo
+// CD's manifests run it by.
+var commandNames = []string{"argocd", "argocd-server", "argocd-repo-server", "argocd-application-controller"}
+
+// Build makes the image (see the package documentation).
+func Build(ctx context.Context, o Options) error {
+	if o.Out == "" {
+		o.Out = "bin/image"
+	}
+	if o.Tag == "" {
+		o.Tag = "latest"
+	}
+	if o.Binary == "" {
+		return fmt.Errorf("-binary: the capstan binary to put in the image")
+	}
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return err
+	}
+	rootfs := filepath.Join(o.Out, "rootfs.tar")
+	if err := makeRootFS(ctx, rootfs); err != nil {
+		return err
+	}
+	defer os.Remove(rootfs)
+	img, err := assemble(rootfs, o.Binary)
+	if err != nil {
+		return err
+	}
+	ref, err := name.NewTag(Repository + ":" + o.Tag)
+	if err != nil {
+		return err
+	}
+	if err := writeLayout(filepath.Join(o.Out, "oci"), img, ref); err != nil {
+		return err
+	}
+	if err := tarball.WriteToFile(filepath.Join(o.Out, "capstan.tar"), ref, img); err != nil {
+		return fmt.Errorf("writing capstan.tar: %w", err)
+	}
+	if o.Push != "" {
+		dst, err := name.ParseReference(o.Push)
+		if err != nil {
+			return fmt.Errorf("-push %q: %w", o.Push, err)
+		}
+		if err := remote.Write(dst, img, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
+			return fmt.Errorf("pushing %s: %w", dst, err)
+		}
+	}
+	return nil
+}
+
+// assemble stacks the root file system and the binary into an OCI image
+// that runs as the argocd user.
+func assemble(rootfs, binary string) (v1.Image, error) {
+	base, err := tarball.LayerFromFile(rootfs, tarball.WithMediaType(types.OCILayer))
+	if err != nil {
+		return nil, fmt.Errorf("root file system layer: %w", err)
+	}
+	binLayer, err := binaryLayer(binary)
+	if err != nil {
+		return nil, err
+	}
+	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
+	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
+	img, err = mutate.AppendLayers(img, base, binLayer)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	cfg = cfg.DeepCopy()
+	cfg.OS, cfg.Architecture = "linux", runtime.GOARCH
+	cfg.Created = v1.Time{Time: created()}
+	cfg.Config.User = fmt.Sprintf("%d:%d", userID, userID)
+	cfg.Config.WorkingDir = homeDir
+	cfg.Config.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + homeDir}
+	cfg.Config.Cmd = []string{"capstan"}
+	cfg.Config.Labels = map[string]string{
+		"org.opencontainers.image.title":  "capstan",
+		"org.opencontainers.image.source": "https://github.com/capstan-cd/capstan",
+	}
+	return mutate.ConfigFile(img, cfg)
+}
+
+// binaryLayer holds the binary and, linked to it, the command names Argo
+// CD's manifests use, which it dispatches on.
+func binaryLayer(binary string) (v1.Layer, error) {
+	data, err := os.ReadFile(binary)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	mod := created()
+	entries := []*tar.Header{
+		{Typeflag: tar.TypeDir, Name: "usr/", Mode: 0o755, ModTime: mod},
+		{Typeflag: tar.TypeDir, Name: "usr/local/", Mode: 0o755, ModTime: mod},
+		{Typeflag: tar.TypeDir, Name: "usr/local/bin/", Mode: 0o755, ModTime: mod},
+		{Typeflag: tar.TypeReg, Name: "usr/local/bin/capstan", Mode: 0o755, Size: int64(len(data)), ModTime: mod},
+	}
+	for _, h := range entries {
+		if err := tw.WriteHeader(h); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := tw.Write(data); err != nil {
+		return nil, err
+	}
+	for _, n := range commandNames {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: "usr/local/bin/" + n, Linkname: "capstan", Mode: 0o777, ModTime: mod}); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	layer := buf.Bytes()
+	return tarball.LayerFromOpener(func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(layer)), nil
+	}, tarball.WithMediaType(types.OCILayer))
+}
+
+// writeLayout writes img into an OCI image layout at dir, named ref.
+func writeLayout(dir string, img v1.Image, ref name.Tag) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	p, err := layout.Write(dir, empty.Index)
+	if err != nil {
+		return err
+	}
+	return p.AppendImage(img, layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": ref.String()}))
+}
+
+// created is the image's creation time: SOURCE_DATE_EPOCH when set, for
+// builds that come out the same each time.
+func created() time.Time {
+	if s, err := strconv.ParseInt(os.Getenv("SOURCE_DATE_EPOCH"), 10, 64); err == nil {
+		return time.Unix(s, 0).UTC()
+	}
+	return time.Now().UTC().Truncate(time.Second)
+}
