@@ -195,7 +195,7 @@ func TestChartValues(t *testing.T) {
 			t.Errorf("%s rendered with crds.install and redis.enabled off", key)
 		}
 	}
-	apply(t, objs, ns)
+	apply(t, cluster, objs, ns)
 }
 
 func envValue(container map[string]any, name string) any {

@@ -28,6 +28,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo/cache"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // demoApps are the apps of examples/, as make run deploys them.
@@ -42,46 +43,11 @@ var demoApps = []string{"guestbook", "kustomize-guestbook", "helm-guestbook"}
 // must hold the manifest cache behind its password. A permission or a
 // setting the manifests forget fails here.
 func TestComponentsRunAsTheManifestsSay(t *testing.T) {
-	capstan := buildCapstan(t)
-	ctx := context.Background()
-	cs := kubernetes.NewForConfigOrDie(cluster.Config)
 	const ns = "argocd"
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
+	createNamespace(t, cluster, ns)
 	objs := readObjects(t, "install.yaml")
-	apply(t, objs, ns)
-
-	// No cluster DNS here: the Services' names become the pods' addresses
-	// in argocd-cmd-params-cm, as a user would point components at hosts.
-	ips := map[string]string{}
-	for _, name := range []string{"argocd-redis", "argocd-repo-server", "argocd-application-controller", "argocd-server"} {
-		ips[name] = podIP()
-	}
-	setParams(t, cs, ns, map[string]string{
-		"redis.server":                      ips["argocd-redis"] + ":6379",
-		"repo.server":                       ips["argocd-repo-server"] + ":8081",
-		"reposerver.listen.address":         ips["argocd-repo-server"],
-		"reposerver.metrics.listen.address": ips["argocd-repo-server"],
-		"server.listen.address":             ips["argocd-server"],
-		"server.metrics.listen.address":     ips["argocd-server"],
-	})
-
-	k := &kubelet{cs: cs, namespace: ns, programs: map[string]string{
-		"argocd": capstan, "argocd-server": capstan, "argocd-repo-server": capstan, "argocd-application-controller": capstan,
-		"redis": "redis-server",
-	}}
-	pods := map[string]*pod{}
-	for _, name := range []string{"argocd-redis", "argocd-repo-server", "argocd-application-controller", "argocd-server"} {
-		pods[name] = k.start(t, name+"-0", ips[name], podSpec(t, objs, name))
-	}
-	dumpLogs := func() {
-		for name, p := range pods {
-			for c, path := range p.logs {
-				t.Logf("== %s/%s\n%s", name, c, readLog(path))
-			}
-		}
-	}
+	apply(t, cluster, objs, ns)
+	in := runInstall(t, cluster, objs, ns)
 
 	c, err := kube.NewClient(cluster.Config)
 	if err != nil {
@@ -89,15 +55,19 @@ func TestComponentsRunAsTheManifestsSay(t *testing.T) {
 	}
 	deployDemo(t, c, ns)
 	if !waitSyncedHealthy(t, c, ns, 3*time.Minute) {
-		dumpLogs()
+		in.dumpLogs(t)
 		t.FailNow()
 	}
 
 	t.Run("the API answers over TLS", func(t *testing.T) {
-		checkAPI(t, cs, ns, ips["argocd-server"])
+		s, err := in.cs.CoreV1().Secrets(ns).Get(context.Background(), "argocd-initial-admin-secret", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkAPI(t, in.ips["argocd-server"], string(s.Data["password"]))
 	})
 	t.Run("the repo server serves TLS", func(t *testing.T) {
-		conn, err := tls.Dial("tcp", ips["argocd-repo-server"]+":8081", &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}})
+		conn, err := tls.Dial("tcp", in.ips["argocd-repo-server"]+":8081", &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}})
 		if err != nil {
 			t.Fatalf("TLS handshake with the repo server: %v", err)
 		}
@@ -107,8 +77,8 @@ func TestComponentsRunAsTheManifestsSay(t *testing.T) {
 		}
 	})
 	t.Run("Redis holds the cache behind its password", func(t *testing.T) {
-		password := checkRedis(t, cs, ns, ips["argocd-redis"]+":6379")
-		for name, p := range pods {
+		password := checkRedis(t, in.cs, ns, in.ips["argocd-redis"]+":6379")
+		for name, p := range in.pods {
 			for c, path := range p.logs {
 				if data, _ := os.ReadFile(path); bytes.Contains(data, []byte(password)) {
 					t.Errorf("%s/%s logs the Redis password", name, c)
@@ -117,7 +87,57 @@ func TestComponentsRunAsTheManifestsSay(t *testing.T) {
 		}
 	})
 	if t.Failed() || os.Getenv("DUMP") != "" {
-		dumpLogs()
+		in.dumpLogs(t)
+	}
+}
+
+// install is Capstan's install running on a cluster, one process per
+// container of its workloads.
+type install struct {
+	cs   kubernetes.Interface
+	ips  map[string]string // workload name → its pod's address
+	pods map[string]*pod
+}
+
+// workloads are the install's Deployments and StatefulSets, in the order
+// they are started.
+var workloads = []string{"argocd-redis", "argocd-repo-server", "argocd-application-controller", "argocd-server"}
+
+// runInstall runs every workload of objs (applied to cl in namespace ns)
+// as its pod would run (see kubelet) until the test ends.
+func runInstall(t *testing.T, cl *localcluster.Cluster, objs []*unstructured.Unstructured, ns string) *install {
+	t.Helper()
+	capstan := buildCapstan(t)
+	in := &install{cs: kubernetes.NewForConfigOrDie(cl.Config), ips: map[string]string{}, pods: map[string]*pod{}}
+	// No cluster DNS here: the Services' names become the pods' addresses
+	// in argocd-cmd-params-cm, as a user would point components at hosts.
+	for _, name := range workloads {
+		in.ips[name] = podIP()
+	}
+	setParams(t, in.cs, ns, map[string]string{
+		"redis.server":                      in.ips["argocd-redis"] + ":6379",
+		"repo.server":                       in.ips["argocd-repo-server"] + ":8081",
+		"reposerver.listen.address":         in.ips["argocd-repo-server"],
+		"reposerver.metrics.listen.address": in.ips["argocd-repo-server"],
+		"server.listen.address":             in.ips["argocd-server"],
+		"server.metrics.listen.address":     in.ips["argocd-server"],
+	})
+	k := &kubelet{config: cl.Config, cs: in.cs, namespace: ns, programs: map[string]string{
+		"argocd": capstan, "argocd-server": capstan, "argocd-repo-server": capstan, "argocd-application-controller": capstan,
+		"redis": "redis-server",
+	}}
+	for _, name := range workloads {
+		in.pods[name] = k.start(t, name+"-0", in.ips[name], podSpec(t, objs, name))
+	}
+	return in
+}
+
+// dumpLogs logs the end of every container's log.
+func (in *install) dumpLogs(t *testing.T) {
+	for name, p := range in.pods {
+		for c, path := range p.logs {
+			t.Logf("== %s/%s\n%s", name, c, readLog(path))
+		}
 	}
 }
 
@@ -129,6 +149,15 @@ func buildCapstan(t *testing.T) string {
 		t.Fatalf("building capstan: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// createNamespace creates ns on cl, unless it is there.
+func createNamespace(t *testing.T, cl *localcluster.Cluster, ns string) {
+	t.Helper()
+	cs := kubernetes.NewForConfigOrDie(cl.Config)
+	if _, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 }
 
 // setParams merges data into argocd-cmd-params-cm.
@@ -243,17 +272,13 @@ func waitSyncedHealthy(t *testing.T, c client.Client, ns string, timeout time.Du
 	return false
 }
 
-// checkAPI logs in as admin with the initial password and lists the demo
-// apps over HTTPS.
-func checkAPI(t *testing.T, cs kubernetes.Interface, ns, ip string) {
+// checkAPI logs in as admin with password and lists the demo apps over
+// HTTPS.
+func checkAPI(t *testing.T, ip, password string) {
 	t.Helper()
-	s, err := cs.CoreV1().Secrets(ns).Get(context.Background(), "argocd-initial-admin-secret", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	httpc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	base := "https://" + net.JoinHostPort(ip, "8080")
-	body, _ := json.Marshal(map[string]string{"username": "admin", "password": string(s.Data["password"])})
+	body, _ := json.Marshal(map[string]string{"username": "admin", "password": password})
 	resp, err := httpc.Post(base+"/api/v1/session", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)

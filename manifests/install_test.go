@@ -59,28 +59,28 @@ func TestInstallFilesApply(t *testing.T) {
 			ns := cluster.NewNamespace(t)
 			objs := readObjects(t, file)
 			for range 2 {
-				apply(t, objs, ns)
+				apply(t, cluster, objs, ns)
 			}
 			waitPods(t, ns, objs)
 		})
 	}
 }
 
-// apply applies objs in order, CRDs first and waited for, namespaced
-// objects into ns.
-func apply(t *testing.T, objs []*unstructured.Unstructured, ns string) {
+// apply applies objs to cl in order, CRDs first and waited for,
+// namespaced objects into ns.
+func apply(t *testing.T, cl *localcluster.Cluster, objs []*unstructured.Unstructured, ns string) {
 	t.Helper()
 	ctx := context.Background()
 	first, rest := splitCRDs(objs)
 	if len(first) > 0 {
-		applyAll(t, ctx, first, ns)
-		if err := kube.WaitForCRDs(ctx, cluster.Config, kube.PrepareOptions{Namespace: ns}); err != nil {
+		applyAll(t, ctx, cl, first, ns)
+		if err := kube.WaitForCRDs(ctx, cl.Config, kube.PrepareOptions{Namespace: ns}); err != nil {
 			t.Fatal(err)
 		}
-	} else if err := kube.InstallCRDs(ctx, cluster.Config); err != nil { // installed apart, as namespace-install says
+	} else if err := kube.InstallCRDs(ctx, cl.Config); err != nil { // installed apart, as namespace-install says
 		t.Fatal(err)
 	}
-	applyAll(t, ctx, rest, ns)
+	applyAll(t, ctx, cl, rest, ns)
 }
 
 func splitCRDs(objs []*unstructured.Unstructured) (crds, rest []*unstructured.Unstructured) {
@@ -94,9 +94,9 @@ func splitCRDs(objs []*unstructured.Unstructured) (crds, rest []*unstructured.Un
 	return crds, rest
 }
 
-func applyAll(t *testing.T, ctx context.Context, objs []*unstructured.Unstructured, ns string) {
+func applyAll(t *testing.T, ctx context.Context, cl *localcluster.Cluster, objs []*unstructured.Unstructured, ns string) {
 	t.Helper()
-	c, err := kube.NewClient(cluster.Config)
+	c, err := kube.NewClient(cl.Config)
 	if err != nil {
 		t.Fatal(err)
 	}

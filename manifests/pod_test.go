@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
@@ -37,6 +38,7 @@ import (
 //   - the ServiceAccount's token, from a TokenRequest, reaches the process
 //     in a kubeconfig (KUBECONFIG) rather than the in-cluster files.
 type kubelet struct {
+	config    *rest.Config
 	cs        kubernetes.Interface
 	namespace string
 	// programs maps a container's command (or image, when it has no
@@ -289,7 +291,7 @@ func (k *kubelet) serviceAccountKubeconfig(t *testing.T, sa string) string {
 		t.Fatalf("a token for ServiceAccount %s/%s: %v", k.namespace, sa, err)
 	}
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["in-cluster"] = &clientcmdapi.Cluster{Server: cluster.Config.Host, CertificateAuthorityData: cluster.Config.CAData}
+	cfg.Clusters["in-cluster"] = &clientcmdapi.Cluster{Server: k.config.Host, CertificateAuthorityData: k.config.CAData}
 	cfg.AuthInfos[sa] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
 	cfg.Contexts["in-cluster"] = &clientcmdapi.Context{Cluster: "in-cluster", AuthInfo: sa, Namespace: k.namespace}
 	cfg.CurrentContext = "in-cluster"
