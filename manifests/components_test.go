@@ -64,7 +64,7 @@ func TestComponentsRunAsTheManifestsSay(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkAPI(t, in.ips["argocd-server"], string(s.Data["password"]))
+		checkAPI(t, in.ips["argocd-server"], string(s.Data["password"]), len(demoApps))
 	})
 	t.Run("the repo server serves TLS", func(t *testing.T) {
 		conn, err := tls.Dial("tcp", in.ips["argocd-repo-server"]+":8081", &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}})
@@ -272,9 +272,9 @@ func waitSyncedHealthy(t *testing.T, c client.Client, ns string, timeout time.Du
 	return false
 }
 
-// checkAPI logs in as admin with password and lists the demo apps over
+// checkAPI logs in as admin with password and lists wantApps apps over
 // HTTPS.
-func checkAPI(t *testing.T, ip, password string) {
+func checkAPI(t *testing.T, ip, password string, wantApps int) {
 	t.Helper()
 	httpc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	base := "https://" + net.JoinHostPort(ip, "8080")
@@ -299,7 +299,7 @@ func checkAPI(t *testing.T, ip, password string) {
 	var list struct {
 		Items []v1alpha1.Application `json:"items"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || len(list.Items) != len(demoApps) {
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || len(list.Items) != wantApps {
 		t.Errorf("GET /api/v1/applications: %s, %d apps, %v", resp.Status, len(list.Items), err)
 	}
 }
