@@ -12,6 +12,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
 // TestBadge: the status badge needs no login, reads Unknown until
@@ -47,7 +48,7 @@ func TestBadge(t *testing.T) {
 	if code != 200 || h.Get("Content-Type") != "image/svg+xml" || h.Get("Cache-Control") != "private, no-store" || !strings.Contains(svg, ">Unknown<") {
 		t.Errorf("badge while disabled: %d %v %s", code, h, svg)
 	}
-	if err := f.c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
+	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
 		Data: map[string]string{"statusbadge.enabled": "true"}}); err != nil {
 		t.Fatal(err)
 	}

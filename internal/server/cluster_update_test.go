@@ -15,6 +15,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/cluster"
 	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
 // TestClusterUpdateAndInvalidateCache: a cluster's fields are changed one
@@ -25,11 +26,11 @@ import (
 func TestClusterUpdateAndInvalidateCache(t *testing.T) {
 	ctx := context.Background()
 	f := start(t, false)
-	if err := f.c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
+	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
 		Data: map[string]string{"accounts.ops": "apiKey"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "argocd-rbac-cm", Namespace: f.ns},
+	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "argocd-rbac-cm", Namespace: f.ns},
 		Data: map[string]string{"policy.csv": "p, ops, clusters, *, */*, allow\np, ops, clusters, *, https://*, allow"}}); err != nil {
 		t.Fatal(err)
 	}

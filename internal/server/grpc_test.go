@@ -17,6 +17,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/argoapi"
 	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
 // rpcClient calls Argo CD's API methods with dynamic messages written as
@@ -226,7 +227,7 @@ func TestRPCManagesProjectsRepositoriesClustersAndTokens(t *testing.T) {
 		t.Errorf("cluster Delete: %v", err)
 	}
 
-	if err := f.c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
+	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
 		Data: map[string]string{"accounts.ci": "apiKey"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
 // TestDeepLinksGlobalProjectsAndEvents: argocd-cm's deep links are
@@ -25,7 +26,7 @@ func TestDeepLinksGlobalProjectsAndEvents(t *testing.T) {
 	}
 	f := start(t, false)
 	admin := f.adminToken()
-	if err := f.c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns}, Data: map[string]string{
+	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns}, Data: map[string]string{
 		"application.links": `
 - url: https://logs.example.com/{{.app.metadata.name}}?cluster={{.cluster.name}}
   title: Logs

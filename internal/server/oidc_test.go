@@ -17,6 +17,7 @@ import (
 
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/dexserver"
+	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
 // TestSSOLoginThroughDex logs in through a real OpenID provider (Dex) with
@@ -42,7 +43,7 @@ func TestSSOLoginThroughDex(t *testing.T) {
 		{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns}, Data: map[string]string{"url": f.base, "oidc.config": oidcConfig}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "argocd-rbac-cm", Namespace: f.ns}, Data: map[string]string{"policy.csv": "g, " + dexserver.Group + ", role:admin\n"}},
 	} {
-		if err := f.c.Create(ctx, cm); err != nil {
+		if err := testobj.Put(ctx, f.c, cm); err != nil {
 			t.Fatal(err)
 		}
 	}

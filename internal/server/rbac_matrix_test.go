@@ -16,6 +16,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/session"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
 // TestRBACMatrix calls every REST endpoint as each kind of caller and
@@ -43,7 +44,7 @@ func TestRBACMatrix(t *testing.T) {
 				"p, proj:team-a:ci, applications, sync, team-a/*, allow",
 			}}}}},
 	} {
-		if err := f.c.Create(ctx, obj); err != nil {
+		if err := testobj.Put(ctx, f.c, obj); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
 // TestExploreRepositories calls what Argo CD's UI calls while a user
@@ -22,7 +23,7 @@ import (
 func TestExploreRepositories(t *testing.T) {
 	ctx := context.Background()
 	f := start(t, false)
-	if err := f.c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
+	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
 		Data: map[string]string{"accounts.dev": "apiKey"}}); err != nil {
 		t.Fatal(err)
 	}

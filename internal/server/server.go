@@ -213,6 +213,11 @@ func serverSecret(ctx context.Context, opts Options) (*settings.ServerSecret, er
 	if err := settings.EnsureDefaultProject(ctx, opts.Client, opts.Namespace); err != nil {
 		return nil, err
 	}
+	// argocd --core and argocd admin read these and fail when one is
+	// missing, as under capstan run, which has no install manifests.
+	if err := settings.EnsureConfigMaps(ctx, opts.Client, opts.Namespace); err != nil {
+		return nil, err
+	}
 	return secret, nil
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
 var kubeCluster *localcluster.Cluster
@@ -191,7 +192,7 @@ func TestLoginSessionsAndAPIKeys(t *testing.T) {
 
 	// An API key of seed 002's account works until it is revoked.
 	ctx := context.Background()
-	if err := f.c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
+	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
 		Data: map[string]string{"accounts.image-updater": "apiKey"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +248,7 @@ func TestApplicationsFollowRBAC(t *testing.T) {
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "argocd-rbac-cm", Namespace: f.ns}, Data: map[string]string{
 			"policy.csv": "p, role:image-updater, applications, get, */*, allow\ng, image-updater, role:image-updater\np, team-a, applications, get, team-a/*, allow\n"}},
 	} {
-		if err := f.c.Create(ctx, o); err != nil {
+		if err := testobj.Put(ctx, f.c, o); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -308,11 +309,11 @@ func TestSyncAndDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := start(t, false)
-	if err := f.c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "argocd-rbac-cm", Namespace: f.ns},
+	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "argocd-rbac-cm", Namespace: f.ns},
 		Data: map[string]string{"policy.default": "role:readonly"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
+	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
 		Data: map[string]string{"accounts.reader": "apiKey"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -404,7 +405,7 @@ func TestCreateApplication(t *testing.T) {
 func TestAccountsAndTokens(t *testing.T) {
 	ctx := context.Background()
 	f := start(t, false)
-	if err := f.c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
+	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
 		Data: map[string]string{"accounts.image-updater": "apiKey", "accounts.alice": "login"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -487,11 +488,11 @@ func TestProjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := start(t, false)
-	if err := f.c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
+	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
 		Data: map[string]string{"accounts.viewer": "apiKey"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "argocd-rbac-cm", Namespace: f.ns},
+	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "argocd-rbac-cm", Namespace: f.ns},
 		Data: map[string]string{"policy.csv": "p, viewer, projects, get, team-*, allow"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
 // TestAdminCommands runs Argo CD's admin tools against an install on the
@@ -45,7 +46,7 @@ func TestAdminCommands(t *testing.T) {
 		t.Errorf("initial-password:\n%s", out)
 	}
 
-	if err := f.c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns}, Data: map[string]string{"accounts.ci": "apiKey"}}); err != nil {
+	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns}, Data: map[string]string{"accounts.ci": "apiKey"}}); err != nil {
 		t.Fatal(err)
 	}
 	newApp := func(name string) *v1alpha1.Application {

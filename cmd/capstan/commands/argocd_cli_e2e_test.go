@@ -19,6 +19,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/testing/argocdcli"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
 // TestArgoCDCLI drives Capstan with Argo CD's own CLI, over gRPC and
@@ -67,7 +68,7 @@ func TestArgoCDCLIScript(t *testing.T) {
 		t.Run(strings.Join(append([]string{"gRPC"}, flags...), " "), func(t *testing.T) {
 			f := startCapstan(t, true)
 			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "argocd-cm"}, Data: map[string]string{"accounts.ci": "apiKey"}}
-			if err := f.c.Create(context.Background(), cm); err != nil {
+			if err := testobj.Put(context.Background(), f.c, cm); err != nil {
 				t.Fatal(err)
 			}
 			// Apps of the control namespace are tracked by name alone: each

@@ -14,6 +14,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/testing/argocdcli"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
 // TestImageUpdaterAccountThroughArgoCDClient makes, with Argo CD's own
@@ -31,7 +32,7 @@ func TestImageUpdaterAccountThroughArgoCDClient(t *testing.T) {
 			"policy.csv": "p, role:image-updater, applications, get, */*, allow\np, role:image-updater, applications, update, */*, allow\n" +
 				"g, image-updater, role:image-updater\n"}},
 	} {
-		if err := f.c.Create(ctx, cm); err != nil {
+		if err := testobj.Put(ctx, f.c, cm); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capstan-cd/capstan/internal/testing/testobj"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -49,7 +50,7 @@ func TestParseEnvOpts(t *testing.T) {
 func TestEnvironmentReachesServer(t *testing.T) {
 	f := startCapstan(t, false)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "argocd-cm"}, Data: map[string]string{"accounts.ci": "apiKey"}}
-	if err := f.c.Create(context.Background(), cm); err != nil {
+	if err := testobj.Put(context.Background(), f.c, cm); err != nil {
 		t.Fatal(err)
 	}
 	f.login()

@@ -16,6 +16,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/rbac"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/registryserver"
+	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
 // TestImageUpdaterRunThroughTheAPI is seed 002's setup: the updater
@@ -36,7 +37,7 @@ func TestImageUpdaterRunThroughTheAPI(t *testing.T) {
 				"g, image-updater, role:image-updater\n",
 		}},
 	} {
-		if err := f.c.Create(ctx, cm); err != nil {
+		if err := testobj.Put(ctx, f.c, cm); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/dexserver"
+	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
 // TestLoginWithSSO runs capstan login --sso against a server whose
@@ -45,7 +46,7 @@ func loginWithSSO(t *testing.T, flags ...string) {
 		}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "argocd-rbac-cm", Namespace: f.ns}, Data: map[string]string{"policy.csv": "g, " + dexserver.Group + ", role:readonly\n"}},
 	} {
-		if err := f.c.Create(ctx, cm); err != nil {
+		if err := testobj.Put(ctx, f.c, cm); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/argocdcli"
+	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
 // TestProjAndAccountCommands builds a project with a role through the
@@ -24,7 +25,7 @@ func projAndAccountCommands(t *testing.T, flags ...string) {
 	f.flags = flags
 	f.login()
 	ctx := context.Background()
-	if err := f.c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
+	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
 		Data: map[string]string{"accounts.image-updater": "apiKey"}}); err != nil {
 		t.Fatal(err)
 	}

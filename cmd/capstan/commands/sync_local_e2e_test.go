@@ -21,6 +21,8 @@ import (
 // revision it never deployed, and automated sync refuses it but for a dry
 // run.
 func TestSyncLocal(t *testing.T) {
+	// Other tests' apps named web leave tracked objects behind in
+	// namespaces still being deleted; a name of its own keeps them out.
 	f := startCapstan(t, true)
 	ctx := context.Background()
 	dest := kubeCluster.NewNamespace(t)
@@ -43,30 +45,30 @@ func TestSyncLocal(t *testing.T) {
 
 	argocd := argocdcli.New(t)
 	argocd.Expect(0, "login", f.addr, "--username", "admin", "--password", f.password, "--insecure")
-	argocd.Expect(0, "app", "create", "web", "--repo", remote.URL, "--path", "app", "--revision", "main",
+	argocd.Expect(0, "app", "create", "synclocal", "--repo", remote.URL, "--path", "app", "--revision", "main",
 		"--dest-server", "https://kubernetes.default.svc", "--dest-namespace", dest)
 	write("argocd-local")
-	argocd.Expect(0, "app", "sync", "web", "--local", local, "--local-repo-root", local, "--timeout", "60")
+	argocd.Expect(0, "app", "sync", "synclocal", "--local", local, "--local-repo-root", local, "--timeout", "60")
 	if v := live(); v != "argocd-local" {
 		t.Errorf("after Argo CD's local sync: v=%s", v)
 	}
 
 	f.login()
 	write("capstan-local")
-	f.expect(0, "app", "sync", "web", "--local", local, "--local-repo-root", local, "--timeout", "60")
+	f.expect(0, "app", "sync", "synclocal", "--local", local, "--local-repo-root", local, "--timeout", "60")
 	if v := live(); v != "capstan-local" {
 		t.Errorf("after Capstan's local sync: v=%s", v)
 	}
-	if out := f.expect(1, "app", "diff", "web"); !strings.Contains(out, "+  v: git") {
+	if out := f.expect(1, "app", "diff", "synclocal"); !strings.Contains(out, "+  v: git") {
 		t.Errorf("diff with Git after a local sync:\n%s", out)
 	}
 	app := &v1alpha1.Application{}
-	if err := f.c.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "web"}, app); err != nil || len(app.Status.History) != 0 {
+	if err := f.c.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "synclocal"}, app); err != nil || len(app.Status.History) != 0 {
 		t.Errorf("history after local syncs: %v %+v", err, app.Status.History)
 	}
 
-	f.expect(0, "app", "set", "web", "--sync-policy", "automated")
-	if _, _, stderr := f.run("app", "sync", "web", "--local", local, "--local-repo-root", local); !strings.Contains(stderr, "cannot use local sync when Automatic Sync Policy is enabled") {
+	f.expect(0, "app", "set", "synclocal", "--sync-policy", "automated")
+	if _, _, stderr := f.run("app", "sync", "synclocal", "--local", local, "--local-repo-root", local); !strings.Contains(stderr, "cannot use local sync when Automatic Sync Policy is enabled") {
 		t.Errorf("local sync of an automated app: %q", stderr)
 	}
 }
