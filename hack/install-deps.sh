@@ -13,6 +13,8 @@ declare -A want=(
 	[sshd]=openssh-server       # the Git-over-SSH tests' server
 	[mmdebstrap]=mmdebstrap     # make image: the image's Debian root file system
 	[chroot]=coreutils          # the image test runs programs inside the image
+	[unshare]=util-linux        # the install tests run each container in namespaces of its own
+	[hostname]=hostname         # ... named after its pod
 )
 
 missing=()

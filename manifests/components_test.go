@@ -76,6 +76,20 @@ func TestComponentsRunAsTheManifestsSay(t *testing.T) {
 			t.Errorf("the repo server's certificate names %v", names)
 		}
 	})
+	t.Run("the controller runs in its pod, by its in-cluster configuration", func(t *testing.T) {
+		if !inPodNamespaces() {
+			t.Skip("pods run without namespaces of their own, with a kubeconfig")
+		}
+		// Its Lease names its host: the pod's name, from which a
+		// StatefulSet replica takes its shard.
+		lease, err := in.cs.CoordinationV1().Leases(ns).Get(context.Background(), "capstan-application-controller", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if holder := *lease.Spec.HolderIdentity; !strings.HasPrefix(holder, "argocd-application-controller-0_") {
+			t.Errorf("the controller's Lease is held by %q, not by pod argocd-application-controller-0", holder)
+		}
+	})
 	t.Run("Redis holds the cache behind its password", func(t *testing.T) {
 		password := checkRedis(t, in.cs, ns, in.ips["argocd-redis"]+":6379")
 		for name, p := range in.pods {

@@ -34,9 +34,15 @@ import (
 //   - the pod's IP is a loopback address of its own (127.x.y.z);
 //   - /app/config mounts are written under ARGOCD_APP_CONFIG_PATH, the
 //     variable Argo CD's (and Capstan's) components read that root from;
-//   - the /tmp emptyDir is a fresh directory given as TMPDIR;
-//   - the ServiceAccount's token, from a TokenRequest, reaches the process
-//     in a kubeconfig (KUBECONFIG) rather than the in-cluster files.
+//   - the /tmp emptyDir is a fresh directory given as TMPDIR.
+//
+// The ServiceAccount's token comes from a TokenRequest. Run as root, each
+// container gets a mount and host-name namespace of its own: the token,
+// CA and namespace are at /var/run/secrets/kubernetes.io/serviceaccount
+// with KUBERNETES_SERVICE_HOST and _PORT set, so the programs use their
+// in-cluster configuration, and the host name is the pod's (a
+// StatefulSet's ordinal is read from it). Otherwise the token reaches the
+// process in a kubeconfig (KUBECONFIG).
 type kubelet struct {
 	config    *rest.Config
 	cs        kubernetes.Interface
@@ -64,15 +70,15 @@ func podIP() string {
 func (k *kubelet) start(t *testing.T, name, ip string, spec corev1.PodSpec) *pod {
 	t.Helper()
 	p := &pod{name: name, ip: ip, spec: spec, logs: map[string]string{}}
-	kubeconfig := k.serviceAccountKubeconfig(t, spec.ServiceAccountName)
+	sa := k.serviceAccount(t, spec.ServiceAccountName)
 	for _, c := range spec.InitContainers {
-		cmd := k.command(t, p, c, kubeconfig)
+		cmd := k.command(t, p, c, sa)
 		if err := cmd.Run(); err != nil {
 			t.Fatalf("pod %s: init container %s: %v\n%s", name, c.Name, err, readLog(p.logs[c.Name]))
 		}
 	}
 	for _, c := range spec.Containers {
-		cmd := k.command(t, p, c, kubeconfig)
+		cmd := k.command(t, p, c, sa)
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("pod %s: container %s: %v", name, c.Name, err)
 		}
@@ -95,7 +101,7 @@ func (k *kubelet) start(t *testing.T, name, ip string, spec corev1.PodSpec) *pod
 }
 
 // command is the process the container c runs as.
-func (k *kubelet) command(t *testing.T, p *pod, c corev1.Container, kubeconfig string) *exec.Cmd {
+func (k *kubelet) command(t *testing.T, p *pod, c corev1.Container, sa *serviceAccount) *exec.Cmd {
 	t.Helper()
 	env := k.env(t, p, c)
 	argv := append(append([]string{}, c.Command...), c.Args...)
@@ -114,17 +120,38 @@ func (k *kubelet) command(t *testing.T, p *pod, c corev1.Container, kubeconfig s
 	if !ok {
 		t.Fatalf("pod %s: container %s runs %q, which this test does not know how to start", p.name, c.Name, program)
 	}
+	bin, err := exec.LookPath(bin)
+	if err != nil {
+		t.Fatalf("pod %s: container %s: %v", p.name, c.Name, err)
+	}
 	work := t.TempDir()
 	k.mount(t, p, c, env, work)
-	env["KUBECONFIG"] = kubeconfig
 	env["HOME"] = work
 	env["PATH"] = os.Getenv("PATH")
-	if bin == "redis-server" {
+	if filepath.Base(bin) == "redis-server" {
 		// Redis listens on every address of its pod: here, the pod's own.
 		argv = append(argv, "--bind", p.ip)
 	}
-	cmd := exec.Command(bin, argv...)
-	cmd.Args[0] = program // the capstan binary dispatches on the name it runs as
+	var cmd *exec.Cmd
+	if inPodNamespaces() {
+		host, port, err := net.SplitHostPort(strings.TrimPrefix(k.config.Host, "https://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		env["KUBERNETES_SERVICE_HOST"], env["KUBERNETES_SERVICE_PORT"] = host, port
+		// The program is run by a link named as the container's command,
+		// the name the capstan binary dispatches on.
+		link := filepath.Join(t.TempDir(), filepath.Base(program))
+		if err := os.Symlink(bin, link); err != nil {
+			t.Fatal(err)
+		}
+		cmd = exec.Command("unshare", append([]string{"--mount", "--uts", "--propagation", "private", "--", "/bin/sh", "-c", podScript,
+			"pod", p.name, sa.dir, link}, argv...)...)
+	} else {
+		env["KUBECONFIG"] = sa.kubeconfig
+		cmd = exec.Command(bin, argv...)
+		cmd.Args[0] = program // the capstan binary dispatches on the name it runs as
+	}
 	cmd.Dir = work
 	for name, value := range env {
 		cmd.Env = append(cmd.Env, name+"="+value)
@@ -276,10 +303,34 @@ func (k *kubelet) writeVolume(t *testing.T, p *pod, v corev1.Volume, dir string)
 	}
 }
 
-// serviceAccountKubeconfig writes a kubeconfig holding a token issued to
-// the ServiceAccount sa of the namespace: the process has the permissions
-// the manifests grant it, no more.
-func (k *kubelet) serviceAccountKubeconfig(t *testing.T, sa string) string {
+// podScript runs in a container's own mount and host-name namespaces: it
+// names the host after the pod, puts the ServiceAccount's files where a
+// pod has them (on a fresh /run: /var/run links to it), and runs the
+// container's program. Arguments: pod name, ServiceAccount directory,
+// then the command.
+const podScript = `set -e
+hostname "$1"
+mount -t tmpfs tmpfs /run
+mkdir -p /run/secrets/kubernetes.io/serviceaccount
+cp "$2"/* /run/secrets/kubernetes.io/serviceaccount/
+shift 2
+exec "$@"`
+
+// inPodNamespaces says whether containers run in namespaces of their own
+// (see kubelet), which takes root.
+func inPodNamespaces() bool { return os.Geteuid() == 0 }
+
+// serviceAccount is a ServiceAccount's credentials as a pod gets them.
+type serviceAccount struct {
+	// dir holds token, ca.crt and namespace, the files Kubernetes mounts.
+	dir string
+	// kubeconfig holds the same, for a process run without namespaces.
+	kubeconfig string
+}
+
+// serviceAccount issues a token to the ServiceAccount sa of the namespace:
+// the process has the permissions the manifests grant it, no more.
+func (k *kubelet) serviceAccount(t *testing.T, sa string) *serviceAccount {
 	t.Helper()
 	if sa == "" {
 		sa = "default"
@@ -290,16 +341,21 @@ func (k *kubelet) serviceAccountKubeconfig(t *testing.T, sa string) string {
 	if err != nil {
 		t.Fatalf("a token for ServiceAccount %s/%s: %v", k.namespace, sa, err)
 	}
+	out := &serviceAccount{dir: t.TempDir(), kubeconfig: filepath.Join(t.TempDir(), "kubeconfig")}
+	for name, data := range map[string][]byte{"token": []byte(tr.Status.Token), "ca.crt": k.config.CAData, "namespace": []byte(k.namespace)} {
+		if err := os.WriteFile(filepath.Join(out.dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["in-cluster"] = &clientcmdapi.Cluster{Server: k.config.Host, CertificateAuthorityData: k.config.CAData}
 	cfg.AuthInfos[sa] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
 	cfg.Contexts["in-cluster"] = &clientcmdapi.Context{Cluster: "in-cluster", AuthInfo: sa, Namespace: k.namespace}
 	cfg.CurrentContext = "in-cluster"
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+	if err := clientcmd.WriteToFile(*cfg, out.kubeconfig); err != nil {
 		t.Fatal(err)
 	}
-	return path
+	return out
 }
 
 // waitReady waits for c's readiness probe to pass at the pod's address.
