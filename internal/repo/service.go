@@ -51,6 +51,10 @@ type Options struct {
 	// memory limit (see Isolation). Default nil: in-process, for tests and
 	// the command line's local renders.
 	Isolation *Isolation
+	// ParallelismLimit bounds the sources rendered at once, as Argo CD's
+	// reposerver.parallelism.limit; the others wait their turn. Default 0:
+	// no bound (beyond Isolation's workers).
+	ParallelismLimit int
 }
 
 // Service resolves and fetches sources, renders them (in-process or in
@@ -59,7 +63,8 @@ type Service struct {
 	opts    Options
 	git     *git.Store
 	charts  *chartrepo.Client
-	workers *pool // nil: render in-process
+	workers *pool         // nil: render in-process
+	turns   chan struct{} // nil: no ParallelismLimit
 }
 
 var _ Renderer = (*Service)(nil)
@@ -89,6 +94,9 @@ func NewService(opts Options) *Service {
 		git:    git.NewStore(git.Options{Root: filepath.Join(opts.Root, "git"), RefsTTL: opts.RefsTTL, MaxCheckoutBytes: opts.MaxCheckoutBytes}),
 		charts: chartrepo.NewClient(chartrepo.Options{Root: filepath.Join(opts.Root, "charts"), IndexTTL: opts.RefsTTL, PlainHTTP: opts.OCIPlainHTTP}),
 	}
+	if opts.ParallelismLimit > 0 {
+		s.turns = make(chan struct{}, opts.ParallelismLimit)
+	}
 	if opts.Isolation != nil {
 		s.workers = newPool(*opts.Isolation, filepath.Join(opts.Root, "workers"), opts.MaxManifestBytes, dependencyFetcher{s}.FetchDependency)
 	}
@@ -98,6 +106,14 @@ func NewService(opts Options) *Service {
 // renderSource renders one source, in a worker when the Service isolates
 // rendering.
 func (s *Service) renderSource(ctx context.Context, in *sourceInput) ([]*unstructured.Unstructured, v1alpha1.ApplicationSourceType, error) {
+	if s.turns != nil {
+		select {
+		case s.turns <- struct{}{}:
+			defer func() { <-s.turns }()
+		case <-ctx.Done():
+			return nil, "", fmt.Errorf("waiting for a turn to render (reposerver.parallelism.limit is %d): %w", cap(s.turns), ctx.Err())
+		}
+	}
 	if s.workers != nil {
 		return s.workers.render(ctx, in)
 	}

@@ -349,3 +349,23 @@ func TestSymlinkEscapingTheCheckoutIsRefused(t *testing.T) {
 		t.Errorf("got %v, want ErrOutOfBounds naming the link", err)
 	}
 }
+
+// TestParallelismLimit: with reposerver.parallelism.limit renders beyond
+// the limit wait for a turn, and give up with their context.
+func TestParallelismLimit(t *testing.T) {
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "c", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: limited}\n"})
+	s := NewService(Options{Root: t.TempDir(), ParallelismLimit: 1})
+	req := &Request{AppName: "limited", Sources: []v1alpha1.ApplicationSource{{RepoURL: remote.URL, Path: "app"}}, NoCache: true}
+
+	s.turns <- struct{}{} // another render holds the only turn
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := s.Render(ctx, req); err == nil || !strings.Contains(err.Error(), "waiting for a turn") {
+		t.Fatalf("render beyond the limit: %v, want it to wait for a turn", err)
+	}
+	<-s.turns
+	if resp, err := s.Render(context.Background(), req); err != nil || len(resp.Objects) != 1 {
+		t.Fatalf("render with a turn free: %v", err)
+	}
+}

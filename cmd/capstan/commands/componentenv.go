@@ -22,10 +22,11 @@ var (
 		"repo-server-strict-tls": "ARGOCD_SERVER_REPO_SERVER_STRICT_TLS",
 	}
 	repoServerEnv = map[string]string{
-		"redis":           "REDIS_SERVER",
-		"disable-tls":     "ARGOCD_REPO_SERVER_DISABLE_TLS",
-		"address":         "ARGOCD_REPO_SERVER_LISTEN_ADDRESS",
-		"metrics-address": "ARGOCD_REPO_SERVER_METRICS_LISTEN_ADDRESS",
+		"redis":            "REDIS_SERVER",
+		"disable-tls":      "ARGOCD_REPO_SERVER_DISABLE_TLS",
+		"parallelismlimit": "ARGOCD_REPO_SERVER_PARALLELISM_LIMIT",
+		"address":          "ARGOCD_REPO_SERVER_LISTEN_ADDRESS",
+		"metrics-address":  "ARGOCD_REPO_SERVER_METRICS_LISTEN_ADDRESS",
 	}
 	controllerEnv = map[string]string{
 		"status-processors":      "ARGOCD_APPLICATION_CONTROLLER_STATUS_PROCESSORS",

@@ -34,10 +34,11 @@ import (
 
 // repoFlags configure the repo server, alone or inside `capstan run`.
 type repoFlags struct {
-	root      string
-	redis     string
-	isolate   bool
-	maxMemory string
+	root        string
+	redis       string
+	isolate     bool
+	maxMemory   string
+	parallelism int
 }
 
 func (f *repoFlags) add(cmd *cobra.Command, defaultRoot string) {
@@ -45,6 +46,7 @@ func (f *repoFlags) add(cmd *cobra.Command, defaultRoot string) {
 	cmd.Flags().StringVar(&f.redis, "redis", "", "Redis host:port for a manifest cache shared by replicas (default: in memory)")
 	cmd.Flags().BoolVar(&f.isolate, "render-isolation", true, "render Helm, Kustomize and Jsonnet sources in worker processes with a memory limit, so a hostile source cannot exhaust this process")
 	cmd.Flags().StringVar(&f.maxMemory, "render-max-memory", "1Gi", "memory limit of each render worker")
+	cmd.Flags().IntVar(&f.parallelism, "parallelismlimit", 0, "sources rendered at once; the others wait (0: no limit beyond the render workers)")
 }
 
 func newRepoServerCommand() *cobra.Command {
@@ -105,7 +107,7 @@ func newRepoService(ctx context.Context, namespace string, f *repoFlags) (*repo.
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := repo.Options{Root: f.root, Credentials: creds}
+	opts := repo.Options{Root: f.root, Credentials: creds, ParallelismLimit: f.parallelism}
 	if f.isolate {
 		self, err := os.Executable()
 		if err != nil {
