@@ -77,24 +77,35 @@ func SelfSigned(commonName string, hosts []string) (certPEM, keyPEM []byte, err 
 // generated reports so. One file without the other is an error, as is a
 // pair that does not match.
 func Load(dir, commonName string, hosts []string) (cert tls.Certificate, generated bool, err error) {
-	certPEM, certErr := readPEM(filepath.Join(dir, CertFile))
-	keyPEM, keyErr := readPEM(filepath.Join(dir, KeyFile))
-	switch {
-	case errors.Is(certErr, fs.ErrNotExist) && errors.Is(keyErr, fs.ErrNotExist):
-		if certPEM, keyPEM, err = SelfSigned(commonName, hosts); err != nil {
-			return tls.Certificate{}, false, err
-		}
-		generated = true
-	case certErr != nil:
-		return tls.Certificate{}, false, certErr
-	case keyErr != nil:
-		return tls.Certificate{}, false, keyErr
+	certPEM, keyPEM, generated, err := LoadPEM(dir, commonName, hosts)
+	if err != nil {
+		return tls.Certificate{}, false, err
 	}
 	cert, err = tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
 		return tls.Certificate{}, false, fmt.Errorf("%s and %s in %s do not make a certificate: %w", CertFile, KeyFile, dir, err)
 	}
 	return cert, generated, nil
+}
+
+// LoadPEM is Load for a program that wants the files' contents (Dex
+// reads its certificate from files).
+func LoadPEM(dir, commonName string, hosts []string) (certPEM, keyPEM []byte, generated bool, err error) {
+	certPEM, certErr := readPEM(filepath.Join(dir, CertFile))
+	keyPEM, keyErr := readPEM(filepath.Join(dir, KeyFile))
+	switch {
+	case errors.Is(certErr, fs.ErrNotExist) && errors.Is(keyErr, fs.ErrNotExist):
+		certPEM, keyPEM, err = SelfSigned(commonName, hosts)
+		return certPEM, keyPEM, err == nil, err
+	case certErr != nil:
+		return nil, nil, false, certErr
+	case keyErr != nil:
+		return nil, nil, false, keyErr
+	}
+	if _, err := tls.X509KeyPair(certPEM, keyPEM); err != nil {
+		return nil, nil, false, fmt.Errorf("%s and %s in %s do not make a certificate: %w", CertFile, KeyFile, dir, err)
+	}
+	return certPEM, keyPEM, false, nil
 }
 
 // Pool returns the certificates a client trusts from dir: ca.crt, or the

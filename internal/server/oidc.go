@@ -56,7 +56,9 @@ func (s *Server) sso(ctx context.Context) (*ssoProvider, error) {
 		return p, nil
 	}
 	httpClient := &http.Client{Timeout: 30 * time.Second}
-	if conf.OIDC.RootCA != "" {
+	if conf.Dex {
+		httpClient = s.dexClient(conf.OIDC.Issuer)
+	} else if conf.OIDC.RootCA != "" {
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM([]byte(conf.OIDC.RootCA)) {
 			return nil, errors.New("oidc.config rootCA holds no PEM certificate")

@@ -53,33 +53,9 @@ func TestSSOLoginThroughDex(t *testing.T) {
 		t.Fatalf("settings: %d %+v", code, settingsResp)
 	}
 
-	// A browser: follow the redirects through Dex and back, keeping cookies.
-	jar, _ := cookiejar.New(nil)
-	var visited []string
-	browser := &http.Client{Jar: jar, Timeout: 30 * time.Second, CheckRedirect: func(req *http.Request, _ []*http.Request) error {
-		visited = append(visited, req.URL.String())
-		if req.URL.Path == "/applications" {
-			return http.ErrUseLastResponse // back home: the login is done
-		}
-		return nil
-	}}
-	resp, err := browser.Get(f.base + "/auth/login?return_url=/applications")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusSeeOther || !strings.Contains(strings.Join(visited, " "), "code_challenge_method=S256") {
-		t.Fatalf("login ended with %d after %v", resp.StatusCode, visited)
-	}
-	base, _ := url.Parse(f.base)
-	var token string
-	for _, c := range jar.Cookies(base) {
-		if c.Name == tokenCookie {
-			token = c.Value
-		}
-	}
-	if token == "" {
-		t.Fatal("no session cookie after the SSO login")
+	token, visited := f.browserLogin()
+	if !strings.Contains(strings.Join(visited, " "), "code_challenge_method=S256") {
+		t.Fatalf("login without PKCE: %v", visited)
 	}
 	var info userInfo
 	if f.call("GET", "/api/v1/session/userinfo", "", token, &info); !info.LoggedIn || info.Username != dexserver.Email || info.Issuer != dex.Issuer ||
@@ -113,4 +89,36 @@ func TestSSOLoginThroughDex(t *testing.T) {
 	if code := f.call("GET", "/auth/callback?code=x&state=y", "", "", nil); code != 400 {
 		t.Errorf("a callback without a login in progress: %d, want 400", code)
 	}
+}
+
+// browserLogin logs in as a browser would: it follows the redirects from
+// /auth/login through the identity provider and back, keeping cookies,
+// and returns the session cookie's token and the URLs visited.
+func (f *fixture) browserLogin() (string, []string) {
+	f.t.Helper()
+	jar, _ := cookiejar.New(nil)
+	var visited []string
+	browser := &http.Client{Jar: jar, Timeout: 30 * time.Second, CheckRedirect: func(req *http.Request, _ []*http.Request) error {
+		visited = append(visited, req.URL.String())
+		if req.URL.Path == "/applications" {
+			return http.ErrUseLastResponse // back home: the login is done
+		}
+		return nil
+	}}
+	resp, err := browser.Get(f.base + "/auth/login?return_url=/applications")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		f.t.Fatalf("login ended with %d after %v", resp.StatusCode, visited)
+	}
+	base, _ := url.Parse(f.base)
+	for _, c := range jar.Cookies(base) {
+		if c.Name == tokenCookie {
+			return c.Value, visited
+		}
+	}
+	f.t.Fatalf("no session cookie after the SSO login through %v", visited)
+	return "", nil
 }

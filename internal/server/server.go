@@ -61,6 +61,9 @@ type Options struct {
 	RepoChanged func(repoURL string)
 	// Log receives errors. Default: slog's default logger.
 	Log *slog.Logger
+	// Dex is where the bundled Dex runs, for a dex.config. Default:
+	// argocd-dex-server:5556 over HTTPS.
+	Dex DexServer
 	// Headless serves one local user with the kubeconfig's rights, as the
 	// CLI's --core mode runs it: no login, every caller an administrator,
 	// and the install's settings only read, never written (no generated
@@ -137,6 +140,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /api/v1/settings/plugins", s.authorized(plugins))
 	s.mux.HandleFunc("GET /auth/login", s.ssoLogin)
 	s.mux.HandleFunc("GET /auth/callback", s.ssoCallback)
+	s.mux.Handle(settings.DexPath+"/", s.dexProxy())
 	s.mux.HandleFunc("GET /api/v1/projects", s.authorized(s.listProjects))
 	s.mux.HandleFunc("GET /api/v1/projects/{name}", s.authorized(s.getProject))
 	s.mux.HandleFunc("GET /api/v1/projects/{name}/detailed", s.authorized(s.getDetailedProject))

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 )
@@ -53,10 +54,15 @@ type SSO struct {
 	URL string
 	// OIDC is nil when no OIDC provider is configured.
 	OIDC *OIDCConfig
+	// Dex is true when OIDC is the bundled Dex of dex.config, reached
+	// through the API server at DexPath.
+	Dex bool
 }
 
 // LoadSSO reads url and oidc.config from argocd-cm, replacing $<key> and
 // $<secret>:<key> references in the client secret with Secret values.
+// Without oidc.config, a dex.config (with url) makes the provider the
+// bundled Dex: issuer url + /api/dex, clients argo-cd and argo-cd-cli.
 func LoadSSO(ctx context.Context, c client.Reader, namespace string) (*SSO, error) {
 	cm, err := ReadConfigMap(ctx, c, namespace, CMName)
 	if err != nil {
@@ -65,6 +71,15 @@ func LoadSSO(ctx context.Context, c client.Reader, namespace string) (*SSO, erro
 	sso := &SSO{URL: strings.TrimSuffix(cm.Data["url"], "/")}
 	raw := cm.Data["oidc.config"]
 	if strings.TrimSpace(raw) == "" {
+		if sso.URL == "" || strings.TrimSpace(cm.Data["dex.config"]) == "" {
+			return sso, nil
+		}
+		key, err := serverKey(ctx, c, namespace)
+		if err != nil {
+			return nil, err
+		}
+		sso.Dex = true
+		sso.OIDC = &OIDCConfig{Name: "Dex", Issuer: sso.URL + DexPath, ClientID: DexClientID, ClientSecret: DexClientSecret(key), CLIClientID: DexCLIClientID}
 		return sso, nil
 	}
 	cfg := &OIDCConfig{}
@@ -87,24 +102,42 @@ func LoadSSO(ctx context.Context, c client.Reader, namespace string) (*SSO, erro
 // and for "$name:key" the key of Secret name, which must be labelled
 // app.kubernetes.io/part-of: argocd so settings cannot read any Secret.
 func ResolveSecretRef(ctx context.Context, c client.Reader, namespace, value string) (string, error) {
-	ref, ok := strings.CutPrefix(value, "$")
-	if !ok {
-		return value, nil
+	v, found, err := lookupSecretRef(ctx, c, namespace, value)
+	if err != nil {
+		return "", err
 	}
-	name, key := ServerSecretName, ref
-	if n, k, found := strings.Cut(ref, ":"); found {
-		name, key = n, k
-	}
-	s := &corev1.Secret{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, s); err != nil {
-		return "", fmt.Errorf("reading Secret/%s/%s for %s: %w", namespace, name, value, err)
-	}
-	if name != ServerSecretName && s.Labels[partOfLabel] != "argocd" {
-		return "", fmt.Errorf("%s cannot refer to Secret/%s/%s: it is not labelled %s: argocd", value, namespace, name, partOfLabel)
-	}
-	v, ok := s.Data[key]
-	if !ok {
+	if !found {
+		name, key := splitSecretRef(value)
 		return "", fmt.Errorf("%s: Secret/%s/%s has no key %s", value, namespace, name, key)
 	}
-	return string(v), nil
+	return v, nil
+}
+
+// splitSecretRef splits a $key or $name:key reference.
+func splitSecretRef(value string) (name, key string) {
+	ref := strings.TrimPrefix(value, "$")
+	if n, k, found := strings.Cut(ref, ":"); found {
+		return n, k
+	}
+	return ServerSecretName, ref
+}
+
+// lookupSecretRef is ResolveSecretRef that reports a Secret or key that
+// is not there as not found rather than as an error.
+func lookupSecretRef(ctx context.Context, c client.Reader, namespace, value string) (string, bool, error) {
+	if !strings.HasPrefix(value, "$") {
+		return value, true, nil
+	}
+	name, key := splitSecretRef(value)
+	s := &corev1.Secret{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, s); apierrors.IsNotFound(err) {
+		return "", false, nil
+	} else if err != nil {
+		return "", false, fmt.Errorf("reading Secret/%s/%s for %s: %w", namespace, name, value, err)
+	}
+	if name != ServerSecretName && s.Labels[partOfLabel] != "argocd" {
+		return "", false, fmt.Errorf("%s cannot refer to Secret/%s/%s: it is not labelled %s: argocd", value, namespace, name, partOfLabel)
+	}
+	v, ok := s.Data[key]
+	return string(v), ok, nil
 }

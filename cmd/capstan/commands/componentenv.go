@@ -16,6 +16,9 @@ var (
 	serverEnv = map[string]string{
 		"insecure":               "ARGOCD_SERVER_INSECURE",
 		"address":                "ARGOCD_SERVER_LISTEN_ADDRESS",
+		"dex-server":             "ARGOCD_DEX_SERVER",
+		"dex-server-plaintext":   "ARGOCD_DEX_SERVER_PLAINTEXT",
+		"dex-server-strict-tls":  "ARGOCD_DEX_SERVER_STRICT_TLS",
 		"metrics-address":        "ARGOCD_SERVER_METRICS_LISTEN_ADDRESS",
 		"repo-server":            "ARGOCD_SERVER_REPO_SERVER",
 		"repo-server-plaintext":  "ARGOCD_SERVER_REPO_SERVER_PLAINTEXT",

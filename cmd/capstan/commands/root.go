@@ -35,7 +35,7 @@ func newRootAs(program string) (*cobra.Command, func()) {
 		// main prints errors as one line; see Execute.
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRenderCommand(), newRepoServerCommand(), newRenderWorkerCommand(), newAdminCommand(), newControllerCommand(), newServerCommand(), newRunCommand(),
+	root.AddCommand(newRenderCommand(), newDexCommand(), newRepoServerCommand(), newRenderWorkerCommand(), newAdminCommand(), newControllerCommand(), newServerCommand(), newRunCommand(),
 		newImageUpdaterCommand())
 	// Argo CD's global client flags are the root's, as in Argo CD's CLI.
 	cf := &clientFlags{}
@@ -65,6 +65,7 @@ var ComponentNames = map[string]string{
 	"argocd-server":                 "server",
 	"argocd-repo-server":            "repo-server",
 	"argocd-application-controller": "controller",
+	"argocd-dex":                    "dex",
 }
 
 // Program decides what a binary called name (its argv[0]'s base) is, and

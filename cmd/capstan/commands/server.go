@@ -5,27 +5,37 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"syscall"
 
 	"github.com/spf13/cobra"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
 
+	"github.com/capstan-cd/capstan/internal/certs"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/server"
 )
 
 type serverFlags struct {
-	address  string
-	port     int
-	insecure bool
+	address      string
+	port         int
+	insecure     bool
+	dex          string
+	dexPlaintext bool
+	dexStrictTLS bool
 }
 
 func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
 	cmd.Flags().StringVar(&f.address, prefix+"address", "", "address of the API server (default: every address)")
+	cmd.Flags().StringVar(&f.dex, prefix+"dex-server", "argocd-dex-server:5556", "Dex's address, for argocd-cm's dex.config (host:port)")
+	cmd.Flags().BoolVar(&f.dexPlaintext, prefix+"dex-server-plaintext", false, "reach Dex over HTTP (one run with --disable-tls)")
+	cmd.Flags().BoolVar(&f.dexStrictTLS, prefix+"dex-server-strict-tls", false,
+		"verify Dex's certificate against argocd-dex-server-tls as mounted under "+filepath.Join(defaultAppConfigPath, dexTLSDir))
 	cmd.Flags().IntVar(&f.port, prefix+"port", 8080, "port of the API server (REST, TLS unless --"+prefix+"insecure); 0: off")
 	cmd.Flags().BoolVar(&f.insecure, prefix+"insecure", false, "serve the API over plain HTTP, behind a TLS-terminating ingress")
 }
@@ -71,6 +81,10 @@ func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.
 	if err != nil {
 		return err
 	}
+	dex, err := f.dexServer()
+	if err != nil {
+		return err
+	}
 	// The API server waits for the Kubernetes API and the CRDs (the
 	// controller installs them) rather than exit.
 	if err := kube.WaitForCRDs(ctx, cfg, kube.PrepareOptions{Namespace: namespace, Log: log}); err != nil {
@@ -87,7 +101,7 @@ func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.
 	}
 	var srv *server.Server
 	err = kube.Until(ctx, log, "the API server's settings", kube.Backoff{}, func(ctx context.Context) (err error) {
-		srv, err = server.New(ctx, server.Options{Client: c, Config: cfg, Renderer: r, Namespace: namespace, Insecure: f.insecure, Log: log, RepoChanged: repoChanged})
+		srv, err = server.New(ctx, server.Options{Client: c, Config: cfg, Renderer: r, Namespace: namespace, Insecure: f.insecure, Log: log, RepoChanged: repoChanged, Dex: dex})
 		return err
 	})
 	if err != nil {
@@ -99,4 +113,21 @@ func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.
 	}
 	log.Info("serving the API", "addr", l.Addr().String(), "tls", !f.insecure)
 	return srv.Serve(ctx, l)
+}
+
+// dexServer is where the API server finds Dex.
+func (f *serverFlags) dexServer() (server.DexServer, error) {
+	d := server.DexServer{Address: f.dex, Plaintext: f.dexPlaintext}
+	if u, err := url.Parse(f.dex); err == nil && u.Host != "" {
+		// Argo CD's settings may name it as a URL.
+		d.Address, d.Plaintext = u.Host, f.dexPlaintext || u.Scheme == "http"
+	}
+	if f.dexStrictTLS && !d.Plaintext {
+		pool, err := certs.Pool(appConfigDir(dexTLSDir))
+		if err != nil {
+			return d, fmt.Errorf("strict TLS to Dex: %w", err)
+		}
+		d.RootCAs = pool
+	}
+	return d, nil
 }

@@ -44,7 +44,6 @@ const (
 // bin/dex/dex above the working directory.
 func Start(t testing.TB, clients ...Client) *Dex {
 	t.Helper()
-	bin := toolbin.Find(t, "CAPSTAN_DEX_BIN", filepath.Join("bin", "dex", "dex"), "dex")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -67,9 +66,19 @@ func Start(t testing.TB, clients ...Client) *Dex {
 			fmt.Fprintf(&cfg, "  - %s\n", strconv.Quote(u))
 		}
 	}
+	Serve(t, cfg.Bytes(), issuer)
+	return &Dex{Issuer: issuer}
+}
+
+// Serve runs Dex with config until the test ends, once issuer's discovery
+// document answers (issuer as Dex serves it, which may differ from the
+// issuer in config when Dex is reached behind a proxy).
+func Serve(t testing.TB, config []byte, issuer string) {
+	t.Helper()
+	bin := Binary(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(path, cfg.Bytes(), 0o600); err != nil {
+	if err := os.WriteFile(path, config, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	logs, err := os.Create(filepath.Join(dir, "dex.log"))
@@ -91,11 +100,16 @@ func Start(t testing.TB, clients ...Client) *Dex {
 		if err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return &Dex{Issuer: issuer}
+				return
 			}
 		}
 	}
 	data, _ := os.ReadFile(logs.Name())
 	t.Fatalf("Dex did not start at %s:\n%s", issuer, data)
-	return nil
+}
+
+// Binary is the Dex program: $CAPSTAN_DEX_BIN, or bin/dex/dex above the
+// working directory.
+func Binary(t testing.TB) string {
+	return toolbin.Find(t, "CAPSTAN_DEX_BIN", filepath.Join("bin", "dex", "dex"), "dex")
 }
