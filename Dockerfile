@@ -1,7 +1,7 @@
 # Capstan's image for those who build with Docker; `make image` builds the
 # same image without a Docker daemon. Every component is the one capstan
 # binary, which Argo CD's command names (argocd-server, argocd-repo-server,
-# argocd-application-controller, argocd) are linked to.
+# argocd-application-controller, argocd-dex, argocd) are linked to, and Dex.
 #   docker build -t capstan .
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
@@ -9,6 +9,8 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 RUN CGO_ENABLED=0 go build -trimpath -o /out/capstan ./cmd/capstan
+# Dex, which argocd-dex rundex runs; tools/dex pins its version.
+RUN cd tools/dex && go build -trimpath -ldflags='-s -w' -o /out/ tool
 
 FROM debian:bookworm-slim
 RUN apt-get update \
@@ -16,8 +18,8 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --gid 999 argocd \
  && useradd --uid 999 --gid 999 --home-dir /home/argocd --create-home --shell /usr/sbin/nologin argocd
-COPY --from=build /out/capstan /usr/local/bin/capstan
-RUN for name in argocd argocd-server argocd-repo-server argocd-application-controller; do \
+COPY --from=build /out/capstan /out/dex /usr/local/bin/
+RUN for name in argocd argocd-server argocd-repo-server argocd-application-controller argocd-dex; do \
       ln -s capstan /usr/local/bin/$name; done
 USER 999:999
 WORKDIR /home/argocd

@@ -42,10 +42,10 @@ build: ## Build bin/capstan.
 
 .PHONY: image
 IMAGE_TAG ?= $(VERSION)
-image: ## Build the container image without Docker into bin/image (OCI layout oci/, capstan.tar for docker load); REGISTRY=host/org also pushes $(REGISTRY)/capstan:$(IMAGE_TAG).
+image: $(DEX_BIN)/dex ## Build the container image without Docker into bin/image (OCI layout oci/, capstan.tar for docker load); REGISTRY=host/org also pushes $(REGISTRY)/capstan:$(IMAGE_TAG).
 	@mkdir -p bin/image
 	CGO_ENABLED=0 GOOS=linux go build -trimpath -ldflags '-s -w $(LDFLAGS)' -o bin/image/capstan ./cmd/capstan
-	go run ./hack/image -binary bin/image/capstan -out bin/image -tag $(IMAGE_TAG) $(if $(REGISTRY),-push $(REGISTRY)/capstan:$(IMAGE_TAG))
+	go run ./hack/image -binary bin/image/capstan -with $(DEX_BIN)/dex -out bin/image -tag $(IMAGE_TAG) $(if $(REGISTRY),-push $(REGISTRY)/capstan:$(IMAGE_TAG))
 
 .PHONY: kube
 kube: $(KUBE_BIN)/.built $(KUBE_BIN)/kwok-crds.yaml ## Build the pinned Kubernetes binaries into bin/kube/<version> (once).

@@ -5,9 +5,12 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"io"
 	"io/fs"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,6 +30,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo/cache"
+	"github.com/capstan-cd/capstan/internal/testing/dexserver"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
@@ -90,6 +94,9 @@ func TestComponentsRunAsTheManifestsSay(t *testing.T) {
 			t.Errorf("the controller's Lease is held by %q, not by pod argocd-application-controller-0", holder)
 		}
 	})
+	t.Run("users log in through Dex", func(t *testing.T) {
+		checkDexLogin(t, c, ns, in.ips["argocd-server"])
+	})
 	t.Run("Redis holds the cache behind its password", func(t *testing.T) {
 		password := checkRedis(t, in.cs, ns, in.ips["argocd-redis"]+":6379")
 		for name, p := range in.pods {
@@ -115,7 +122,7 @@ type install struct {
 
 // workloads are the install's Deployments and StatefulSets, in the order
 // they are started.
-var workloads = []string{"argocd-redis", "argocd-repo-server", "argocd-application-controller", "argocd-server"}
+var workloads = []string{"argocd-redis", "argocd-repo-server", "argocd-application-controller", "argocd-dex-server", "argocd-server"}
 
 // runInstall runs every workload of objs (applied to cl in namespace ns)
 // as its pod would run (see kubelet) until the test ends.
@@ -133,15 +140,18 @@ func runInstall(t *testing.T, cl *localcluster.Cluster, objs []*unstructured.Uns
 		"repo.server":                       in.ips["argocd-repo-server"] + ":8081",
 		"reposerver.listen.address":         in.ips["argocd-repo-server"],
 		"reposerver.metrics.listen.address": in.ips["argocd-repo-server"],
+		"server.dex.server":                 in.ips["argocd-dex-server"] + ":5556",
 		"server.listen.address":             in.ips["argocd-server"],
 		"server.metrics.listen.address":     in.ips["argocd-server"],
 	})
 	k := &kubelet{config: cl.Config, cs: in.cs, namespace: ns, programs: map[string]string{
 		"argocd": capstan, "argocd-server": capstan, "argocd-repo-server": capstan, "argocd-application-controller": capstan,
-		"redis": "redis-server",
-	}}
+		"argocd-dex": capstan, "redis": "redis-server",
+	}, path: []string{filepath.Dir(dexserver.Binary(t))}}
 	for _, name := range workloads {
-		in.pods[name] = k.start(t, name+"-0", in.ips[name], podSpec(t, objs, name))
+		if spec, ok := podSpec(t, objs, name); ok {
+			in.pods[name] = k.start(t, name+"-0", in.ips[name], spec)
+		}
 	}
 	return in
 }
@@ -183,8 +193,9 @@ func setParams(t *testing.T, cs kubernetes.Interface, ns string, data map[string
 	}
 }
 
-// podSpec returns the pod template of the Deployment or StatefulSet name.
-func podSpec(t *testing.T, objs []*unstructured.Unstructured, name string) corev1.PodSpec {
+// podSpec returns the pod template of the Deployment or StatefulSet name,
+// if objs have it.
+func podSpec(t *testing.T, objs []*unstructured.Unstructured, name string) (corev1.PodSpec, bool) {
 	t.Helper()
 	for _, o := range objs {
 		if o.GetName() != name {
@@ -196,17 +207,16 @@ func podSpec(t *testing.T, objs []*unstructured.Unstructured, name string) corev
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &d); err != nil {
 				t.Fatal(err)
 			}
-			return d.Spec.Template.Spec
+			return d.Spec.Template.Spec, true
 		case "StatefulSet":
 			var s appsv1.StatefulSet
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &s); err != nil {
 				t.Fatal(err)
 			}
-			return s.Spec.Template.Spec
+			return s.Spec.Template.Spec, true
 		}
 	}
-	t.Fatalf("no Deployment or StatefulSet %s in the install file", name)
-	return corev1.PodSpec{}
+	return corev1.PodSpec{}, false
 }
 
 // deployDemo publishes examples/ in a Git repository that needs
@@ -349,4 +359,73 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// checkDexLogin configures SSO through the bundled Dex (argocd-cm's url
+// and a dex.config with Dex's mock connector, which logs every browser in
+// as one user) and logs in as a browser does: through the API server's
+// /auth/login, Dex behind /api/dex, and back with a session cookie that
+// the API accepts.
+func checkDexLogin(t *testing.T, c client.Client, ns, serverIP string) {
+	t.Helper()
+	ctx := context.Background()
+	base := "https://" + net.JoinHostPort(serverIP, "8080")
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "argocd-cm"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Data == nil {
+		cm.Data = map[string]string{}
+	}
+	cm.Data["url"] = base
+	cm.Data["dex.config"] = "logger: {level: error}\nconnectors:\n- {type: mockCallback, id: mock, name: Mock}\n"
+	if err := c.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar, Timeout: 10 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}},
+		CheckRedirect: func(req *http.Request, _ []*http.Request) error {
+			if req.URL.Path == "/applications" {
+				return http.ErrUseLastResponse // back home: logged in
+			}
+			return nil
+		}}
+	// rundex sees the new dex.config within seconds and starts Dex.
+	var token string
+	var last string
+	for start := time.Now(); token == "" && time.Since(start) < time.Minute; time.Sleep(time.Second) {
+		resp, err := browser.Get(base + "/auth/login?return_url=/applications")
+		if err != nil {
+			last = err.Error()
+			continue
+		}
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		last = resp.Status + " " + string(body)
+		u, _ := url.Parse(base)
+		for _, ck := range jar.Cookies(u) {
+			if ck.Name == "argocd.token" {
+				token = ck.Value
+			}
+		}
+	}
+	if token == "" {
+		t.Fatalf("no session after logging in through Dex: %s", last)
+	}
+	req, _ := http.NewRequest(http.MethodGet, base+"/api/v1/session/userinfo", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := browser.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var info struct {
+		LoggedIn bool   `json:"loggedIn"`
+		Username string `json:"username"`
+		Iss      string `json:"iss"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil || !info.LoggedIn || info.Username != dexserver.Email || info.Iss != base+"/api/dex" {
+		t.Errorf("userinfo after logging in through Dex: %+v, %v", info, err)
+	}
 }

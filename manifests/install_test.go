@@ -167,7 +167,6 @@ func waitPods(t *testing.T, ns string, objs []*unstructured.Unstructured) {
 var notInstalled = map[string]string{
 	"applicationset": "the ApplicationSet controller and CRD are to come",
 	"notifications":  "the notifications controller is to come",
-	"dex-server":     "Dex (argocd-dex rundex) is to come",
 	"redis-ha":       "HA keeps one Redis without Sentinel: it holds only a rebuildable cache",
 }
 

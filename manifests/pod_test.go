@@ -50,6 +50,9 @@ type kubelet struct {
 	// programs maps a container's command (or image, when it has no
 	// command) to the executable that plays it.
 	programs map[string]string
+	// path is what the image puts on PATH ahead of the host's (Dex, which
+	// Capstan's image carries).
+	path []string
 }
 
 // pod is one started pod.
@@ -127,10 +130,14 @@ func (k *kubelet) command(t *testing.T, p *pod, c corev1.Container, sa *serviceA
 	work := t.TempDir()
 	k.mount(t, p, c, env, work)
 	env["HOME"] = work
-	env["PATH"] = os.Getenv("PATH")
-	if filepath.Base(bin) == "redis-server" {
-		// Redis listens on every address of its pod: here, the pod's own.
+	env["PATH"] = strings.Join(append(append([]string{}, k.path...), os.Getenv("PATH")), string(os.PathListSeparator))
+	// Programs listen on every address of their pod: here, on the pod's
+	// own, for those with no setting to say so.
+	switch {
+	case filepath.Base(bin) == "redis-server":
 		argv = append(argv, "--bind", p.ip)
+	case program == "argocd-dex":
+		argv = append(argv, "--address", p.ip)
 	}
 	var cmd *exec.Cmd
 	if inPodNamespaces() {

@@ -35,6 +35,9 @@ type Options struct {
 	// Push, when set, is a reference the image is pushed to, with the
 	// credentials of the Docker configuration.
 	Push string
+	// Programs are other programs capstan runs (Dex), put in
+	// /usr/local/bin under their own names.
+	Programs []string
 }
 
 // Repository is the image's name in the install manifests.
@@ -42,7 +45,7 @@ const Repository = "ghcr.io/capstan-cd/capstan"
 
 // commandNames are linked to capstan in /usr/local/bin: the names Argo
 // CD's manifests run it by.
-var commandNames = []string{"argocd", "argocd-server", "argocd-repo-server", "argocd-application-controller"}
+var commandNames = []string{"argocd", "argocd-server", "argocd-repo-server", "argocd-application-controller", "argocd-dex"}
 
 // Build makes the image (see the package documentation).
 func Build(ctx context.Context, o Options) error {
@@ -63,7 +66,7 @@ func Build(ctx context.Context, o Options) error {
 		return err
 	}
 	defer os.Remove(rootfs)
-	img, err := assemble(rootfs, o.Binary)
+	img, err := assemble(rootfs, o.Binary, o.Programs)
 	if err != nil {
 		return err
 	}
@@ -91,12 +94,12 @@ func Build(ctx context.Context, o Options) error {
 
 // assemble stacks the root file system and the binary into an OCI image
 // that runs as the argocd user.
-func assemble(rootfs, binary string) (v1.Image, error) {
+func assemble(rootfs, binary string, programs []string) (v1.Image, error) {
 	base, err := tarball.LayerFromFile(rootfs, tarball.WithMediaType(types.OCILayer))
 	if err != nil {
 		return nil, fmt.Errorf("root file system layer: %w", err)
 	}
-	binLayer, err := binaryLayer(binary)
+	binLayer, err := binaryLayer(binary, programs)
 	if err != nil {
 		return nil, err
 	}
@@ -125,28 +128,31 @@ func assemble(rootfs, binary string) (v1.Image, error) {
 }
 
 // binaryLayer holds the binary and, linked to it, the command names Argo
-// CD's manifests use, which it dispatches on.
-func binaryLayer(binary string) (v1.Layer, error) {
-	data, err := os.ReadFile(binary)
-	if err != nil {
-		return nil, err
-	}
+// CD's manifests use, which it dispatches on; and the other programs.
+func binaryLayer(binary string, programs []string) (v1.Layer, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	mod := created()
-	entries := []*tar.Header{
-		{Typeflag: tar.TypeDir, Name: "usr/", Mode: 0o755, ModTime: mod},
-		{Typeflag: tar.TypeDir, Name: "usr/local/", Mode: 0o755, ModTime: mod},
-		{Typeflag: tar.TypeDir, Name: "usr/local/bin/", Mode: 0o755, ModTime: mod},
-		{Typeflag: tar.TypeReg, Name: "usr/local/bin/capstan", Mode: 0o755, Size: int64(len(data)), ModTime: mod},
-	}
-	for _, h := range entries {
-		if err := tw.WriteHeader(h); err != nil {
+	for _, dir := range []string{"usr/", "usr/local/", "usr/local/bin/"} {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: dir, Mode: 0o755, ModTime: mod}); err != nil {
 			return nil, err
 		}
 	}
-	if _, err := tw.Write(data); err != nil {
-		return nil, err
+	for _, path := range append([]string{binary}, programs...) {
+		name := filepath.Base(path)
+		if path == binary {
+			name = "capstan"
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "usr/local/bin/" + name, Mode: 0o755, Size: int64(len(data)), ModTime: mod}); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(data); err != nil {
+			return nil, err
+		}
 	}
 	for _, n := range commandNames {
 		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: "usr/local/bin/" + n, Linkname: "capstan", Mode: 0o777, ModTime: mod}); err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 
+	"github.com/capstan-cd/capstan/internal/testing/dexserver"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/registryserver"
 )
@@ -48,7 +49,7 @@ func TestImage(t *testing.T) {
 	pushed := reg.Host + "/team/capstan:test"
 
 	out := filepath.Join(dir, "image")
-	if err := Build(context.Background(), Options{Binary: binary, Out: out, Tag: "test", Push: pushed}); err != nil {
+	if err := Build(context.Background(), Options{Binary: binary, Out: out, Tag: "test", Push: pushed, Programs: []string{dexserver.Binary(t)}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(out, "capstan.tar")); err != nil {
@@ -102,6 +103,9 @@ func TestImage(t *testing.T) {
 	}
 	if out := run("argocd-server", "--help"); !strings.Contains(out, "--repo-server") {
 		t.Errorf("argocd-server is not the API server:\n%s", out)
+	}
+	if out := run("dex", "version"); !strings.Contains(out, "Dex Version") {
+		t.Errorf("Dex in the image printed %q", out)
 	}
 	srv := gitserver.New(t)
 	remote := srv.NewRepo(t, "in-image")
