@@ -135,6 +135,7 @@ func TestChartValues(t *testing.T) {
 		"global":     map[string]any{"image": map[string]any{"tag": "v1.2.3"}},
 		"crds":       map[string]any{"install": false},
 		"redis":      map[string]any{"enabled": false},
+		"dex":        map[string]any{"enabled": false},
 		"controller": map[string]any{"replicas": 3},
 		"server": map[string]any{
 			"replicas":  2,
@@ -191,8 +192,8 @@ func TestChartValues(t *testing.T) {
 		}
 	}
 	for key := range index {
-		if strings.HasPrefix(key, "CustomResourceDefinition/") || strings.Contains(key, "argocd-redis") {
-			t.Errorf("%s rendered with crds.install and redis.enabled off", key)
+		if strings.HasPrefix(key, "CustomResourceDefinition/") || strings.Contains(key, "argocd-redis") || strings.Contains(key, "argocd-dex-server") {
+			t.Errorf("%s rendered with crds.install, redis.enabled and dex.enabled off", key)
 		}
 	}
 	apply(t, cluster, objs, ns)
