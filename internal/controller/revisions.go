@@ -88,7 +88,7 @@ func (p *revisionPoller) poll(ctx context.Context, repoURL string) {
 			if commitSHA.MatchString(rev) {
 				continue
 			}
-			req := repo.ResolveRequest{RepoURL: src.RepoURL, Chart: src.Chart, Revision: rev}
+			req := repo.ResolveRequest{RepoURL: src.RepoURL, Chart: src.Chart, Revision: rev, TagPrefix: src.TagPrefix}
 			g := groups[req]
 			if g == nil {
 				g = &followed{req: req}

@@ -171,7 +171,7 @@ func (s *Service) Resolve(ctx context.Context, req *ResolveRequest) (*ResolveRes
 	if req.Chart != "" {
 		rev, err = s.charts.Resolve(ctx, req.RepoURL, req.Chart, req.Revision, creds, true)
 	} else if err = validGitSource(req.RepoURL, req.Revision); err == nil {
-		rev, err = s.git.Repo(req.RepoURL, creds).ResolveFresh(ctx, req.Revision)
+		rev, err = s.git.Repo(req.RepoURL, creds).ResolveTagged(ctx, req.Revision, req.TagPrefix, true)
 	}
 	if err != nil {
 		return nil, err
@@ -210,11 +210,7 @@ func (s *Service) resolveAll(ctx context.Context, req *Request) ([]resolved, err
 			return nil, err
 		}
 		out[i].repo = s.git.Repo(src.RepoURL, creds)
-		resolve := out[i].repo.Resolve
-		if req.NoCache || req.NoRevisionCache {
-			resolve = out[i].repo.ResolveFresh
-		}
-		if out[i].revision, err = resolve(ctx, rev); err != nil {
+		if out[i].revision, err = out[i].repo.ResolveTagged(ctx, rev, src.TagPrefix, req.NoCache || req.NoRevisionCache); err != nil {
 			return nil, err
 		}
 	}

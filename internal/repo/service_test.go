@@ -369,3 +369,33 @@ func TestParallelismLimit(t *testing.T) {
 		t.Fatalf("render with a turn free: %v", err)
 	}
 }
+
+// TestVersionConstraintOnTags: a targetRevision that is a version
+// constraint renders the highest matching tag, among those starting with
+// the source's tagPrefix, and follows a newer tag once it is pushed.
+func TestVersionConstraintOnTags(t *testing.T) {
+	remote := gitserver.NewLocalRepo(t)
+	release := func(tag, v string) string {
+		sha := remote.Commit(t, tag, map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + v + "}\n"})
+		remote.Tag(t, tag)
+		return sha
+	}
+	release("component-b/1.0.0", "b100")
+	want := release("component-b/1.0.1", "b101")
+	release("component-a/1.0.5", "a105")
+	release("component-b/2.0.0", "b200")
+	s := NewService(Options{Root: t.TempDir()})
+	req := &Request{AppName: "b", NoCache: true, Sources: []v1alpha1.ApplicationSource{{RepoURL: remote.URL, Path: "app", TargetRevision: "1.0.*", TagPrefix: "component-b/"}}}
+	resp, err := s.Render(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Sources[0].Revision != want || resp.Objects[0].GetName() != "b101" {
+		t.Fatalf("rendered %s at %s, want b101 at %s", resp.Objects[0].GetName(), resp.Sources[0].Revision, want)
+	}
+	newer := release("component-b/1.0.2", "b102")
+	got, err := s.Resolve(context.Background(), &ResolveRequest{RepoURL: remote.URL, Revision: "1.0.*", TagPrefix: "component-b/"})
+	if err != nil || got.Revision != newer {
+		t.Fatalf("resolved %v (%v), want the newer tag's %s", got, err, newer)
+	}
+}

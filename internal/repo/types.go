@@ -25,6 +25,9 @@ type ResolveRequest struct {
 	// Chart is set for Helm repository sources.
 	Chart    string `json:"chart,omitempty"`
 	Revision string `json:"revision"`
+	// TagPrefix narrows a version constraint to the tags with this prefix
+	// (the source's tagPrefix).
+	TagPrefix string `json:"tagPrefix,omitempty"`
 	// Credentials, when set, are used instead of those stored for the
 	// repository: the API server tests a repository before storing it.
 	// The trusted certificates and SSH host keys still come from settings.

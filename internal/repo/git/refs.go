@@ -3,6 +3,7 @@ package git
 import (
 	"bufio"
 	"bytes"
+	"github.com/Masterminds/semver/v3"
 	"strings"
 )
 
@@ -49,4 +50,37 @@ func (r Refs) Resolve(revision string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// ResolveConstraint picks, for a revision that is a semantic version
+// constraint ("1.2.*", ">=1.0 <2.0") rather than a version, the tag with
+// the highest version satisfying it, as Argo CD resolves such a
+// targetRevision. With tagPrefix only tags starting with it count, and
+// their versions are read after it ("component-b/1.0.1" is 1.0.1). ok is
+// false when revision is no constraint or no tag satisfies it.
+func (r Refs) ResolveConstraint(revision, tagPrefix string) (tag, sha string, ok bool) {
+	if _, err := semver.StrictNewVersion(strings.TrimPrefix(revision, "v")); err == nil {
+		return "", "", false // a version names one tag, not a range
+	}
+	c, err := semver.NewConstraint(revision)
+	if err != nil {
+		return "", "", false
+	}
+	var best *semver.Version
+	for _, name := range r.Tags() {
+		rest, found := strings.CutPrefix(name, tagPrefix)
+		if !found {
+			continue
+		}
+		v, err := semver.NewVersion(rest)
+		if err != nil || !c.Check(v) || (best != nil && !v.GreaterThan(best)) {
+			continue
+		}
+		best, tag = v, name
+	}
+	if best == nil {
+		return "", "", false
+	}
+	sha, ok = r.Resolve("refs/tags/" + tag)
+	return tag, sha, ok
 }

@@ -212,27 +212,39 @@ var (
 	shortSHA = regexp.MustCompile(`^[0-9a-f]{4,39}$`)
 )
 
-// Resolve turns a revision (branch, tag, HEAD, empty, or a full or short
-// commit SHA) into a full commit SHA. Branches, tags and HEAD cost one shared
-// ls-remote; a full SHA costs nothing; a short SHA needs a fetch.
+// Resolve turns a revision (branch, tag, HEAD, empty, a full or short
+// commit SHA, or a semantic version constraint on tags) into a full commit
+// SHA. Branches, tags, HEAD and constraints cost one shared ls-remote; a
+// full SHA costs nothing; a short SHA needs a fetch.
 func (r *Repo) Resolve(ctx context.Context, revision string) (string, error) {
-	return r.resolve(ctx, revision, false)
+	return r.ResolveTagged(ctx, revision, "", false)
 }
 
 // ResolveFresh is Resolve without reusing a recent ls-remote (hard refresh).
 func (r *Repo) ResolveFresh(ctx context.Context, revision string) (string, error) {
-	return r.resolve(ctx, revision, true)
+	return r.ResolveTagged(ctx, revision, "", true)
 }
 
-func (r *Repo) resolve(ctx context.Context, revision string, force bool) (string, error) {
+// ResolveTagged is Resolve for a source with a tagPrefix: a version or a
+// constraint names tags that start with it (see Refs.ResolveConstraint).
+// fresh skips a recent ls-remote.
+func (r *Repo) ResolveTagged(ctx context.Context, revision, tagPrefix string, fresh bool) (string, error) {
 	if fullSHA.MatchString(revision) {
 		return revision, nil
 	}
-	refs, err := r.LsRemote(ctx, force)
+	refs, err := r.LsRemote(ctx, fresh)
 	if err != nil {
 		return "", err
 	}
+	if tagPrefix != "" {
+		if sha, ok := refs.Resolve("refs/tags/" + tagPrefix + revision); ok {
+			return sha, nil
+		}
+	}
 	if sha, ok := refs.Resolve(revision); ok {
+		return sha, nil
+	}
+	if _, sha, ok := refs.ResolveConstraint(revision, tagPrefix); ok {
 		return sha, nil
 	}
 	if shortSHA.MatchString(revision) {

@@ -3,6 +3,7 @@ package git
 import (
 	"errors"
 	"fmt"
+	"github.com/Masterminds/semver/v3"
 	"net/url"
 	"regexp"
 	"strings"
@@ -143,6 +144,11 @@ func ValidateRevision(rev string) error {
 		return nil
 	}
 	if err := ValidateRefName(strings.TrimPrefix(rev, "refs/")); err != nil {
+		// A semantic version constraint on tags is resolved from the
+		// remote's refs and never given to git.
+		if _, cerr := semver.NewConstraint(rev); cerr == nil && !strings.HasPrefix(rev, "-") && len(rev) <= 256 {
+			return nil
+		}
 		return fmt.Errorf("invalid revision: %w", err)
 	}
 	return nil

@@ -81,12 +81,14 @@ func TestValidateRefNameAndRevision(t *testing.T) {
 			t.Errorf("ValidateRefName(%q) = %v, want ok=%v", tc.name, err, tc.ok)
 		}
 	}
-	for _, rev := range []string{"", "HEAD", "main", "refs/heads/main", "refs/tags/v1", "0123abcd", strings.Repeat("a", 40)} {
+	for _, rev := range []string{"", "HEAD", "main", "refs/heads/main", "refs/tags/v1", "0123abcd", strings.Repeat("a", 40),
+		"1.0.*", ">=1.2, <2.0", "~1.4"} { // version constraints on tags
+
 		if err := ValidateRevision(rev); err != nil {
 			t.Errorf("ValidateRevision(%q) = %v, want nil", rev, err)
 		}
 	}
-	for _, rev := range []string{"--output=/tmp/x", "-n", "HEAD:path", "main..other"} {
+	for _, rev := range []string{"--output=/tmp/x", "-n", "HEAD:path", "main..other", "-1.0.*"} {
 		if err := ValidateRevision(rev); err == nil {
 			t.Errorf("ValidateRevision(%q) = nil, want an error", rev)
 		}
