@@ -3,6 +3,7 @@ package main
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
@@ -81,13 +82,20 @@ func Build(ctx context.Context, o Options) error {
 		return fmt.Errorf("writing capstan.tar: %w", err)
 	}
 	if o.Push != "" {
-		dst, err := name.ParseReference(o.Push)
-		if err != nil {
-			return fmt.Errorf("-push %q: %w", o.Push, err)
-		}
-		if err := remote.Write(dst, img, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
-			return fmt.Errorf("pushing %s: %w", dst, err)
-		}
+		return push(ctx, img, o.Push)
+	}
+	return nil
+}
+
+// push writes img to the registry reference ref names, with the
+// credentials of the Docker configuration.
+func push(ctx context.Context, img v1.Image, ref string) error {
+	dst, err := name.ParseReference(ref)
+	if err != nil {
+		return fmt.Errorf("-push %q: %w", ref, err)
+	}
+	if err := remote.Write(dst, img, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
+		return fmt.Errorf("pushing %s: %w", dst, err)
 	}
 	return nil
 }
@@ -95,7 +103,8 @@ func Build(ctx context.Context, o Options) error {
 // assemble stacks the root file system and the binary into an OCI image
 // that runs as the argocd user.
 func assemble(rootfs, binary string, programs []string) (v1.Image, error) {
-	base, err := tarball.LayerFromFile(rootfs, tarball.WithMediaType(types.OCILayer))
+	// Compressed once, kept for the layout, the tarball and the push.
+	base, err := tarball.LayerFromFile(rootfs, tarball.WithMediaType(types.OCILayer), tarball.WithCompressedCaching, tarball.WithCompressionLevel(gzip.BestSpeed))
 	if err != nil {
 		return nil, fmt.Errorf("root file system layer: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/crane"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 
@@ -38,18 +39,8 @@ func TestImage(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building capstan: %v\n%s", err, out)
 	}
-	// REGISTRY= pushes with the Docker configuration's credentials.
-	reg := registryserver.Start(t)
-	dockerConfig := t.TempDir()
-	auth := base64.StdEncoding.EncodeToString([]byte(reg.Username + ":" + reg.Password))
-	if err := os.WriteFile(filepath.Join(dockerConfig, "config.json"), []byte(`{"auths":{"`+reg.Host+`":{"auth":"`+auth+`"}}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("DOCKER_CONFIG", dockerConfig)
-	pushed := reg.Host + "/team/capstan:test"
-
 	out := filepath.Join(dir, "image")
-	if err := Build(context.Background(), Options{Binary: binary, Out: out, Tag: "test", Push: pushed, Programs: []string{dexserver.Binary(t)}}); err != nil {
+	if err := Build(context.Background(), Options{Binary: binary, Out: out, Tag: "test", Programs: []string{dexserver.Binary(t)}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(out, "capstan.tar")); err != nil {
@@ -70,9 +61,6 @@ func TestImage(t *testing.T) {
 	img, err := idx.Image(manifest.Manifests[0].Digest)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if d, err := crane.Digest(pushed, crane.WithAuth(reg.Auth())); err != nil || d != manifest.Manifests[0].Digest.String() {
-		t.Errorf("pushed %s: digest %s (%v), want %s", pushed, d, err, manifest.Manifests[0].Digest)
 	}
 	cfg, err := img.ConfigFile()
 	if err != nil {
@@ -112,6 +100,43 @@ func TestImage(t *testing.T) {
 	sha := remote.Commit(t, "c", map[string]string{"a.yaml": "a: 1\n"})
 	if out := run("git", "ls-remote", srv.AuthURL(remote)); !strings.Contains(out, sha) {
 		t.Errorf("git ls-remote in the image printed %q, want %s", out, sha)
+	}
+}
+
+// TestPush: with REGISTRY=, the image is pushed with the credentials of
+// the Docker configuration (a small image here: the registry runs in the
+// test, and the real one is large).
+func TestPush(t *testing.T) {
+	reg := registryserver.Start(t)
+	dockerConfig := t.TempDir()
+	auth := base64.StdEncoding.EncodeToString([]byte(reg.Username + ":" + reg.Password))
+	if err := os.WriteFile(filepath.Join(dockerConfig, "config.json"), []byte(`{"auths":{"`+reg.Host+`":{"auth":"`+auth+`"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("DOCKER_CONFIG", dockerConfig)
+	dir := t.TempDir()
+	binary := filepath.Join(dir, "capstan")
+	if err := os.WriteFile(binary, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	layer, err := binaryLayer(binary, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := mutate.AppendLayers(empty.Image, layer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := reg.Host + "/team/capstan:test"
+	if err := push(context.Background(), img, ref); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := img.Digest()
+	if got, err := crane.Digest(ref, crane.WithAuth(reg.Auth())); err != nil || got != want.String() {
+		t.Errorf("pushed %s: digest %s (%v), want %s", ref, got, err, want)
+	}
+	if err := push(context.Background(), img, "Not A Reference"); err == nil {
+		t.Error("pushing to a malformed reference: no error")
 	}
 }
 
