@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -324,8 +325,11 @@ shift 2
 exec "$@"`
 
 // inPodNamespaces says whether containers run in namespaces of their own
-// (see kubelet), which takes root.
-func inPodNamespaces() bool { return os.Geteuid() == 0 }
+// (see kubelet): it takes root, and a machine that lets this process make
+// mount and host-name namespaces.
+var inPodNamespaces = sync.OnceValue(func() bool {
+	return os.Geteuid() == 0 && exec.Command("unshare", "--mount", "--uts", "--propagation", "private", "--", "true").Run() == nil
+})
 
 // serviceAccount is a ServiceAccount's credentials as a pod gets them.
 type serviceAccount struct {
