@@ -33,6 +33,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/testing/dexserver"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+	"github.com/capstan-cd/capstan/internal/testing/loopback"
 )
 
 // demoApps are the apps of examples/, as make run deploys them.
@@ -133,7 +134,7 @@ func runInstall(t *testing.T, cl *localcluster.Cluster, objs []*unstructured.Uns
 	// No cluster DNS here: the Services' names become the pods' addresses
 	// in argocd-cmd-params-cm, as a user would point components at hosts.
 	for _, name := range workloads {
-		in.ips[name] = podIP()
+		in.ips[name] = loopback.Address() // the pod's IP
 	}
 	setParams(t, in.cs, ns, map[string]string{
 		"redis.server":                      in.ips["argocd-redis"] + ":6379",

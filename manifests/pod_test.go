@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -62,11 +61,6 @@ type pod struct {
 	ip   string
 	spec corev1.PodSpec
 	logs map[string]string // container name → log file
-}
-
-// podIP returns a loopback address no other pod of this test run has.
-func podIP() string {
-	return fmt.Sprintf("127.%d.%d.%d", 1+rand.IntN(250), rand.IntN(256), 1+rand.IntN(250))
 }
 
 // start runs spec's init containers to completion, then starts its

@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/dexserver"
+	"github.com/capstan-cd/capstan/internal/testing/loopback"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
@@ -23,7 +22,7 @@ import (
 // code with Dex directly, and Dex's groups map to roles.
 func TestSSOThroughBundledDex(t *testing.T) {
 	// Dex listens on Argo CD's ports, on an address of its own.
-	dexHost := fmt.Sprintf("127.%d.%d.%d", 1+rand.IntN(250), rand.IntN(256), 1+rand.IntN(250))
+	dexHost := loopback.Address()
 	f := startWith(t, Options{Insecure: true, Dex: DexServer{Address: dexHost + ":5556", Plaintext: true}})
 	ctx := context.Background()
 	if code := f.call("GET", "/api/dex/.well-known/openid-configuration", "", "", nil); code != http.StatusNotFound {

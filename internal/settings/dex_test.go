@@ -2,6 +2,7 @@ package settings
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -105,4 +106,11 @@ oauth2: {skipApprovalScreen: false}
 	if _, err := DexConfig(ctx, c, ns, DexServe{}); err == nil || !strings.Contains(err.Error(), "no connectors") {
 		t.Errorf("dex.config without connectors: %v", err)
 	}
+}
+
+// The API server and Dex derive the argo-cd client's secret from the same
+// server key, each on its own.
+func ExampleDexClientSecret() {
+	fmt.Println(DexClientSecret([]byte("server-key")) == DexClientSecret([]byte("server-key")), len(DexClientSecret([]byte("server-key"))))
+	// Output: true 40
 }

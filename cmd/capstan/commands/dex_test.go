@@ -5,8 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
-	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"testing"
 	"time"
@@ -17,6 +15,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/dexserver"
+	"github.com/capstan-cd/capstan/internal/testing/loopback"
 )
 
 // TestRundex runs argocd-dex rundex against argocd-cm: Dex comes up over
@@ -39,7 +38,7 @@ func TestRundex(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	host := fmt.Sprintf("127.%d.%d.%d", 1+rand.IntN(250), rand.IntN(256), 1+rand.IntN(250))
+	host := loopback.Address()
 	t.Setenv("KUBECONFIG", kubeCluster.KubeconfigPath)
 	t.Setenv("ARGOCD_APP_CONFIG_PATH", t.TempDir()) // no argocd-dex-server-tls mounted
 	runCtx, cancel := context.WithCancel(ctx)
