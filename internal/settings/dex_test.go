@@ -109,8 +109,8 @@ oauth2: {skipApprovalScreen: false}
 }
 
 // The API server and Dex derive the argo-cd client's secret from the same
-// server key, each on its own.
+// server key (argocd-secret's server.secretkey), each on its own.
 func ExampleDexClientSecret() {
-	fmt.Println(DexClientSecret([]byte("server-key")) == DexClientSecret([]byte("server-key")), len(DexClientSecret([]byte("server-key"))))
-	// Output: true 40
+	fmt.Println(DexClientSecret([]byte("server-key")))
+	// Output: DnSSsq7IMoFpPXYlyWYDcHO-z5uG3E0Mgne7Q5S3
 }
