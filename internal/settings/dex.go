@@ -60,10 +60,9 @@ var connectorsWithRedirect = map[string]bool{
 // DexConfig returns the configuration Dex runs with for argocd-cm's
 // dex.config, or nil when Dex is not configured (no url or no dex.config):
 // the user's configuration with Argo CD's issuer (url + /api/dex), memory
-// storage, the addresses of serve, the
-// argo-cd and argo-cd-cli clients first among the static clients, each
-// connector's redirect URI, and $key and $secret:key values replaced from
-// Secrets.
+// storage, serve's addresses, the argo-cd and argo-cd-cli clients first
+// among the static clients, each connector's redirect URI, and $key and
+// $secret:key values replaced from Secrets.
 func DexConfig(ctx context.Context, c client.Reader, namespace string, serve DexServe) ([]byte, error) {
 	cm, err := ReadConfigMap(ctx, c, namespace, CMName)
 	if err != nil {
@@ -99,22 +98,41 @@ func DexConfig(ctx context.Context, c client.Reader, namespace string, serve Dex
 		oauth2["skipApprovalScreen"] = true
 	}
 	cfg["oauth2"] = oauth2
+	addArgoClients(cfg, url, key)
+	if err := setConnectorRedirects(cfg, url); err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	resolved, err := resolveSecretRefs(ctx, c, namespace, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	return yaml.Marshal(resolved)
+}
+
+// addArgoClients puts the API server's and the CLI's clients ahead of
+// the user's static clients.
+func addArgoClients(cfg map[string]any, url string, serverKey []byte) {
 	clients := []any{
-		map[string]any{"id": DexClientID, "name": "Argo CD", "secret": DexClientSecret(key), "redirectURIs": []any{url + "/auth/callback"}},
+		map[string]any{"id": DexClientID, "name": "Argo CD", "secret": DexClientSecret(serverKey), "redirectURIs": []any{url + "/auth/callback"}},
 		map[string]any{"id": DexCLIClientID, "name": "Argo CD CLI", "public": true, "redirectURIs": []any{"http://localhost", "http://localhost:8085/auth/callback"}},
 	}
 	if theirs, ok := cfg["staticClients"].([]any); ok {
 		clients = append(clients, theirs...)
 	}
 	cfg["staticClients"] = clients
+}
+
+// setConnectorRedirects points the connectors that send the browser back
+// at Dex's callback under url.
+func setConnectorRedirects(cfg map[string]any, url string) error {
 	connectors, ok := cfg["connectors"].([]any)
 	if !ok || len(connectors) == 0 {
-		return nil, fmt.Errorf("%s: no connectors", ref)
+		return errors.New("no connectors")
 	}
 	for i, raw := range connectors {
 		conn, ok := raw.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("%s: connector %d is not a mapping", ref, i)
+			return fmt.Errorf("connector %d is not a mapping", i)
 		}
 		typ, _ := conn["type"].(string)
 		if !connectorsWithRedirect[typ] {
@@ -122,15 +140,11 @@ func DexConfig(ctx context.Context, c client.Reader, namespace string, serve Dex
 		}
 		config, ok := conn["config"].(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("%s: connector %d (%s) has no config", ref, i, typ)
+			return fmt.Errorf("connector %d (%s) has no config", i, typ)
 		}
 		config["redirectURI"] = url + dexCallbackPath
 	}
-	resolved, err := resolveSecretRefs(ctx, c, namespace, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", ref, err)
-	}
-	return yaml.Marshal(resolved)
+	return nil
 }
 
 // serverKey is argocd-secret's server.secretkey.
