@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"fmt"
 	"io"
 	"io/fs"
 	"net"
@@ -25,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
@@ -69,10 +71,10 @@ func TestComponentsRunAsTheManifestsSay(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkAPI(t, in.ips["argocd-server"], string(s.Data["password"]), len(demoApps))
+		checkAPI(t, in.ip("argocd-server"), string(s.Data["password"]), len(demoApps))
 	})
 	t.Run("the repo server serves TLS", func(t *testing.T) {
-		conn, err := tls.Dial("tcp", in.ips["argocd-repo-server"]+":8081", &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}})
+		conn, err := tls.Dial("tcp", in.ip("argocd-repo-server")+":8081", &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}})
 		if err != nil {
 			t.Fatalf("TLS handshake with the repo server: %v", err)
 		}
@@ -96,10 +98,10 @@ func TestComponentsRunAsTheManifestsSay(t *testing.T) {
 		}
 	})
 	t.Run("users log in through Dex", func(t *testing.T) {
-		checkDexLogin(t, c, ns, in.ips["argocd-server"])
+		checkDexLogin(t, c, ns, in.ip("argocd-server"))
 	})
 	t.Run("Redis holds the cache behind its password", func(t *testing.T) {
-		password := checkRedis(t, in.cs, ns, in.ips["argocd-redis"]+":6379")
+		password := checkRedis(t, in.cs, ns, in.ip("argocd-redis")+":6379")
 		for name, p := range in.pods {
 			for c, path := range p.logs {
 				if data, _ := os.ReadFile(path); bytes.Contains(data, []byte(password)) {
@@ -114,44 +116,55 @@ func TestComponentsRunAsTheManifestsSay(t *testing.T) {
 }
 
 // install is Capstan's install running on a cluster, one process per
-// container of its workloads.
+// container of each replica of its workloads.
 type install struct {
-	cs   kubernetes.Interface
-	ips  map[string]string // workload name → its pod's address
-	pods map[string]*pod
+	cs kubernetes.Interface
+	// ips are the addresses of each workload's pods (its Service's
+	// endpoints), in order of their ordinals.
+	ips  map[string][]string
+	pods map[string]*pod // by pod name
 }
+
+// ip is the address of workload's first pod.
+func (in *install) ip(workload string) string { return in.ips[workload][0] }
 
 // workloads are the install's Deployments and StatefulSets, in the order
 // they are started.
 var workloads = []string{"argocd-redis", "argocd-repo-server", "argocd-application-controller", "argocd-dex-server", "argocd-server"}
 
-// runInstall runs every workload of objs (applied to cl in namespace ns)
-// as its pod would run (see kubelet) until the test ends.
+// runInstall runs every replica of every workload of objs (applied to cl
+// in namespace ns) as its pod would run (see kubelet) until the test ends.
 func runInstall(t *testing.T, cl *localcluster.Cluster, objs []*unstructured.Unstructured, ns string) *install {
 	t.Helper()
 	capstan := buildCapstan(t)
-	in := &install{cs: kubernetes.NewForConfigOrDie(cl.Config), ips: map[string]string{}, pods: map[string]*pod{}}
-	// No cluster DNS here: the Services' names become the pods' addresses
-	// in argocd-cmd-params-cm, as a user would point components at hosts.
+	in := &install{cs: kubernetes.NewForConfigOrDie(cl.Config), ips: map[string][]string{}, pods: map[string]*pod{}}
+	specs := map[string]corev1.PodSpec{}
 	for _, name := range workloads {
-		in.ips[name] = loopback.Address() // the pod's IP
+		spec, replicas, ok := podSpec(t, objs, name)
+		if !ok {
+			continue
+		}
+		specs[name] = spec
+		for range replicas {
+			in.ips[name] = append(in.ips[name], loopback.Address()) // the pod's IP
+		}
 	}
+	// No cluster DNS here: the Services' names become their first pod's
+	// address in argocd-cmd-params-cm, as a user would point components at
+	// hosts.
 	setParams(t, in.cs, ns, map[string]string{
-		"redis.server":                      in.ips["argocd-redis"] + ":6379",
-		"repo.server":                       in.ips["argocd-repo-server"] + ":8081",
-		"reposerver.listen.address":         in.ips["argocd-repo-server"],
-		"reposerver.metrics.listen.address": in.ips["argocd-repo-server"],
-		"server.dex.server":                 in.ips["argocd-dex-server"] + ":5556",
-		"server.listen.address":             in.ips["argocd-server"],
-		"server.metrics.listen.address":     in.ips["argocd-server"],
+		"redis.server":      in.ip("argocd-redis") + ":6379",
+		"repo.server":       in.ip("argocd-repo-server") + ":8081",
+		"server.dex.server": in.ip("argocd-dex-server") + ":5556",
 	})
 	k := &kubelet{config: cl.Config, cs: in.cs, namespace: ns, programs: map[string]string{
 		"argocd": capstan, "argocd-server": capstan, "argocd-repo-server": capstan, "argocd-application-controller": capstan,
 		"argocd-dex": capstan, "redis": "redis-server",
 	}, path: []string{filepath.Dir(dexserver.Binary(t))}}
 	for _, name := range workloads {
-		if spec, ok := podSpec(t, objs, name); ok {
-			in.pods[name] = k.start(t, name+"-0", in.ips[name], spec)
+		for i, ip := range in.ips[name] {
+			pod := fmt.Sprintf("%s-%d", name, i) // a StatefulSet's pod names; for a Deployment's any do
+			in.pods[pod] = k.start(t, pod, ip, specs[name])
 		}
 	}
 	return in
@@ -194,9 +207,9 @@ func setParams(t *testing.T, cs kubernetes.Interface, ns string, data map[string
 	}
 }
 
-// podSpec returns the pod template of the Deployment or StatefulSet name,
-// if objs have it.
-func podSpec(t *testing.T, objs []*unstructured.Unstructured, name string) (corev1.PodSpec, bool) {
+// podSpec returns the pod template and replicas of the Deployment or
+// StatefulSet name, if objs have it.
+func podSpec(t *testing.T, objs []*unstructured.Unstructured, name string) (corev1.PodSpec, int, bool) {
 	t.Helper()
 	for _, o := range objs {
 		if o.GetName() != name {
@@ -208,16 +221,16 @@ func podSpec(t *testing.T, objs []*unstructured.Unstructured, name string) (core
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &d); err != nil {
 				t.Fatal(err)
 			}
-			return d.Spec.Template.Spec, true
+			return d.Spec.Template.Spec, int(ptr.Deref(d.Spec.Replicas, 1)), true
 		case "StatefulSet":
 			var s appsv1.StatefulSet
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &s); err != nil {
 				t.Fatal(err)
 			}
-			return s.Spec.Template.Spec, true
+			return s.Spec.Template.Spec, int(ptr.Deref(s.Spec.Replicas, 1)), true
 		}
 	}
-	return corev1.PodSpec{}, false
+	return corev1.PodSpec{}, 0, false
 }
 
 // deployDemo publishes examples/ in a Git repository that needs

@@ -31,7 +31,8 @@ import (
 // arguments, environment, mounts and ServiceAccount permissions are what
 // the programs really run with. What a host cannot give a process is
 // emulated in the open:
-//   - the pod's IP is a loopback address of its own (127.x.y.z);
+//   - the pod's IP is a loopback address of its own (127.x.y.z), which
+//     the programs are told to listen on (listenOnPod);
 //   - /app/config mounts are written under ARGOCD_APP_CONFIG_PATH, the
 //     variable Argo CD's (and Capstan's) components read that root from;
 //   - the /tmp emptyDir is a fresh directory given as TMPDIR.
@@ -126,14 +127,7 @@ func (k *kubelet) command(t *testing.T, p *pod, c corev1.Container, sa *serviceA
 	k.mount(t, p, c, env, work)
 	env["HOME"] = work
 	env["PATH"] = strings.Join(append(append([]string{}, k.path...), os.Getenv("PATH")), string(os.PathListSeparator))
-	// Programs listen on every address of their pod: here, on the pod's
-	// own, for those with no setting to say so.
-	switch {
-	case filepath.Base(bin) == "redis-server":
-		argv = append(argv, "--bind", p.ip)
-	case program == "argocd-dex":
-		argv = append(argv, "--address", p.ip)
-	}
+	argv = listenOnPod(filepath.Base(bin), program, p.ip, env, argv)
 	var cmd *exec.Cmd
 	if inPodNamespaces() {
 		host, port, err := net.SplitHostPort(strings.TrimPrefix(k.config.Host, "https://"))
@@ -438,6 +432,28 @@ func expand(s string, env map[string]string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// listenOnPod makes a program listen on its pod's address: in a pod,
+// every address the program listens on is the pod's own; on this host it
+// must be told. Capstan's server and repo server take Argo CD's listen
+// variables (set per pod here, as argocd-cmd-params-cm's single value
+// would not do for replicas), the others a flag. The container's
+// environment and arguments are otherwise as the manifest says.
+func listenOnPod(bin, program, ip string, env map[string]string, argv []string) []string {
+	switch {
+	case program == "argocd-server":
+		env["ARGOCD_SERVER_LISTEN_ADDRESS"], env["ARGOCD_SERVER_METRICS_LISTEN_ADDRESS"] = ip, ip
+	case program == "argocd-repo-server":
+		env["ARGOCD_REPO_SERVER_LISTEN_ADDRESS"], env["ARGOCD_REPO_SERVER_METRICS_LISTEN_ADDRESS"] = ip, ip
+	case program == "argocd-application-controller":
+		argv = append(argv, "--metrics-address="+ip)
+	case program == "argocd-dex":
+		argv = append(argv, "--address="+ip)
+	case bin == "redis-server":
+		argv = append(argv, "--bind", ip)
+	}
+	return argv
 }
 
 // readLog returns the last lines of a container's log, for a failure.

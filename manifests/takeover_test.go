@@ -107,7 +107,7 @@ func TestTakeOverAnArgoCDInstall(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Name: "applications.argoproj.io"}, after); err != nil || after.GetGeneration() != argoCRD.GetGeneration() {
 		t.Errorf("Argo CD's Application CRD was changed (generation %d, was %d): %v", after.GetGeneration(), argoCRD.GetGeneration(), err)
 	}
-	checkAPI(t, in.ips["argocd-server"], password, 1)
+	checkAPI(t, in.ip("argocd-server"), password, 1)
 	if t.Failed() {
 		in.dumpLogs(t)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"strconv"
@@ -20,19 +21,20 @@ import (
 )
 
 type controllerFlags struct {
-	namespace string
-	workers   int
-	opWorkers int
-	resync    time.Duration
-	repoPoll  time.Duration
-	qps       float32
-	burst     int
-	shard     int
-	replicas  int
-	elect     bool
-	crds      bool
-	metrics   int
-	appNS     []string
+	namespace   string
+	workers     int
+	opWorkers   int
+	resync      time.Duration
+	repoPoll    time.Duration
+	qps         float32
+	burst       int
+	shard       int
+	replicas    int
+	elect       bool
+	crds        bool
+	metrics     int
+	metricsHost string
+	appNS       []string
 }
 
 func (f *controllerFlags) add(cmd *cobra.Command) {
@@ -47,6 +49,7 @@ func (f *controllerFlags) add(cmd *cobra.Command) {
 	cmd.Flags().IntVar(&f.shard, "shard", -1, "this replica's shard; default: env ARGOCD_CONTROLLER_SHARD, else the StatefulSet ordinal ending the host name, else 0")
 	cmd.Flags().StringSliceVar(&f.appNS, "application-namespaces", envList("ARGOCD_APPLICATION_NAMESPACES"), "other namespaces (globs) whose Applications are reconciled; their projects must list them in sourceNamespaces")
 	cmd.Flags().IntVar(&f.metrics, "metrics-port", 8082, "serve Prometheus metrics on this port (0: off)")
+	cmd.Flags().StringVar(&f.metricsHost, "metrics-address", "", "address to serve metrics on (default: every address)")
 	cmd.Flags().BoolVar(&f.elect, "leader-elect", true, "wait for a Lease (one per shard) so standby replicas can take over")
 	cmd.Flags().BoolVar(&f.crds, "install-crds", true, "install or upgrade the Application and AppProject CRDs at start (when allowed); otherwise wait for them")
 }
@@ -74,11 +77,12 @@ func (f *controllerFlags) shardOf() (int, error) {
 	return 0, fmt.Errorf("with %d replicas, set --shard or ARGOCD_CONTROLLER_SHARD, or run in a StatefulSet (host name %q has no ordinal)", f.replicas, host)
 }
 
-func metricsAddr(port int) string {
-	if port <= 0 {
+// metricsAddr is where the controller serves metrics ("": off).
+func (f *controllerFlags) metricsAddr() string {
+	if f.metrics <= 0 {
 		return ""
 	}
-	return fmt.Sprintf(":%d", port)
+	return net.JoinHostPort(f.metricsHost, strconv.Itoa(f.metrics))
 }
 
 func envList(name string) []string {
@@ -137,7 +141,7 @@ func runController(ctx context.Context, f *controllerFlags, r repo.Renderer, cha
 	cfg.QPS, cfg.Burst = f.qps, f.burst
 	return controller.Run(ctx, controller.Options{
 		Config: cfg, Namespace: f.namespace, Renderer: r, Workers: f.workers, OperationWorkers: f.opWorkers, Resync: f.resync, RepoPoll: f.repoPoll,
-		Replicas: f.replicas, Shard: shard, LeaderElection: f.elect, MetricsAddr: metricsAddr(f.metrics),
+		Replicas: f.replicas, Shard: shard, LeaderElection: f.elect, MetricsAddr: f.metricsAddr(),
 		ApplicationNamespaces: f.appNS, RepoChanges: changes, InstallCRDs: f.crds,
 		Log: slog.New(slog.NewJSONHandler(os.Stderr, nil)),
 	})
