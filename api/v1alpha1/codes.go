@@ -115,6 +115,11 @@ const (
 	AnnotationRefresh = "argocd.argoproj.io/refresh"
 	// LabelSecretType marks repository, credential-template and cluster Secrets.
 	LabelSecretType = "argocd.argoproj.io/secret-type"
+	// AnnotationManagedBy, set to ManagedByArgoCD, marks Secrets written
+	// through the API (repositories, clusters), as Argo CD marks them.
+	AnnotationManagedBy = "managed-by"
+	// ManagedByArgoCD is AnnotationManagedBy's value.
+	ManagedByArgoCD = "argocd.argoproj.io"
 	// LabelAppInstance is the label-based tracking method's label.
 	LabelAppInstance = "app.kubernetes.io/instance"
 	// ResourcesFinalizerName on an Application makes its deletion delete

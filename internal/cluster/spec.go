@@ -32,9 +32,6 @@ type Spec struct {
 	RefreshRequestedAt *metav1.Time `json:"refreshRequestedAt,omitempty"`
 }
 
-// managedByAnnotation marks Secrets written through the API, as Argo CD's.
-const managedByAnnotation = "managed-by"
-
 // SecretName is the name Argo CD gives a cluster's Secret:
 // cluster-<host>-<FNV-32a of the server URL>.
 func SecretName(server string) string {
@@ -57,7 +54,7 @@ func (s *Spec) Secret(namespace string) (*corev1.Secret, error) {
 	for k, v := range s.Labels {
 		labels[k] = v
 	}
-	annotations := map[string]string{managedByAnnotation: "argocd.argoproj.io"}
+	annotations := map[string]string{v1alpha1.AnnotationManagedBy: v1alpha1.ManagedByArgoCD}
 	for k, v := range s.Annotations {
 		annotations[k] = v
 	}
@@ -108,7 +105,7 @@ func SpecOf(sec *corev1.Secret) (*Spec, error) {
 		s.RefreshRequestedAt = &metav1.Time{Time: at}
 	}
 	for k, v := range sec.Annotations {
-		if k != managedByAnnotation && k != v1alpha1.AnnotationRefresh {
+		if k != v1alpha1.AnnotationManagedBy && k != v1alpha1.AnnotationRefresh {
 			if s.Annotations == nil {
 				s.Annotations = map[string]string{}
 			}

@@ -267,7 +267,7 @@ func (r *Repository) Secret(namespace string) *corev1.Secret {
 	}
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", prefix, h.Sum32()), Namespace: namespace,
-			Labels: map[string]string{v1alpha1.LabelSecretType: kind}, Annotations: map[string]string{"managed-by": "argocd.argoproj.io"}},
+			Labels: map[string]string{v1alpha1.LabelSecretType: kind}, Annotations: map[string]string{v1alpha1.AnnotationManagedBy: v1alpha1.ManagedByArgoCD}},
 		Type: corev1.SecretTypeOpaque,
 		Data: data,
 	}

@@ -29,13 +29,19 @@ import (
 // labels, annotations, finalizers; the namespace of those outside the
 // control namespace).
 
-// backupConfigMaps and backupSecrets are the settings objects a backup
-// holds by name; Secrets labelled with a secret-type come too.
-var (
-	backupConfigMaps = []string{"argocd-cm", "argocd-rbac-cm", "argocd-ssh-known-hosts-cm", "argocd-tls-certs-cm", "argocd-gpg-keys-cm",
-		"argocd-cmd-params-cm", "argocd-notifications-cm"}
-	backupSecrets = []string{"argocd-secret", "argocd-notifications-secret"}
-)
+// backupConfigMaps and backupSecret are the settings objects a backup
+// holds by name, the ones Argo CD's export writes and its import knows
+// (it refuses a backup with others that exist already); Secrets labelled
+// with a secret-type, or annotated as managed by Argo CD, come too.
+var backupConfigMaps = []string{"argocd-cm", "argocd-rbac-cm", "argocd-ssh-known-hosts-cm", "argocd-tls-certs-cm"}
+
+const backupSecret = "argocd-secret"
+
+// inBackup says whether a Secret belongs in a backup, as Argo CD decides.
+func inBackup(secret *unstructured.Unstructured) bool {
+	return secret.GetName() == backupSecret || secret.GetLabels()[v1alpha1.LabelSecretType] != "" ||
+		secret.GetAnnotations()[v1alpha1.AnnotationManagedBy] == v1alpha1.ManagedByArgoCD
+}
 
 var (
 	configMapGVK      = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
@@ -68,9 +74,7 @@ func backupObjects(ctx context.Context, c client.Client, ns string, appNamespace
 	}
 	steps := []error{
 		list(configMapGVK, ns, byName(backupConfigMaps)),
-		list(secretGVK, ns, func(o *unstructured.Unstructured) bool {
-			return slices.Contains(backupSecrets, o.GetName()) || o.GetLabels()[v1alpha1.LabelSecretType] != ""
-		}),
+		list(secretGVK, ns, inBackup),
 		list(v1alpha1.AppProjectGVK, ns, nil),
 	}
 	for _, n := range append([]string{ns}, appNamespaces...) {
