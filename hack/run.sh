@@ -20,7 +20,7 @@ repo="$local_dir/git/demo.git"
 wait_seconds=120
 
 echo "==> installing CRDs (server-side apply: the Application CRD is too large for client-side apply)"
-k apply --server-side --force-conflicts -f "$root/manifests/crds/"
+k apply --server-side --force-conflicts -k "$root/manifests/crds/"
 for _ in $(seq 1 60); do
 	k wait --for condition=Established --timeout=5s crd/applications.argoproj.io crd/appprojects.argoproj.io >/dev/null 2>&1 && break
 	sleep 1
