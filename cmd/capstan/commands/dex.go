@@ -79,6 +79,7 @@ func runDex(ctx context.Context, log *slog.Logger, c client.Reader, namespace, d
 	}
 	serve.Address = address
 	var current []byte
+	var lastErr string // logged once, not at every look
 	var dex *exec.Cmd
 	exited := make(chan error, 1)
 	stopDex := func() {
@@ -95,8 +96,12 @@ func runDex(ctx context.Context, log *slog.Logger, c client.Reader, namespace, d
 		config, err := settings.DexConfig(ctx, c, namespace, serve)
 		switch {
 		case err != nil:
-			log.Error("Dex configuration", "error", err.Error())
+			if err.Error() != lastErr {
+				log.Error("Dex configuration", "error", err.Error())
+			}
+			lastErr = err.Error()
 		case !bytes.Equal(config, current):
+			lastErr = ""
 			stopDex()
 			current = config
 			if config == nil {
