@@ -55,23 +55,10 @@ func TestComponentsRunAsTheManifestsSay(t *testing.T) {
 	objs := readObjects(t, "install.yaml")
 	apply(t, cluster, objs, ns)
 	in := runInstall(t, cluster, objs, ns)
-
-	c, err := kube.NewClient(cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	deployDemo(t, c, ns)
-	if !waitSyncedHealthy(t, c, ns, 3*time.Minute) {
-		in.dumpLogs(t)
-		t.FailNow()
-	}
+	c := in.syncDemo(t, cluster, ns)
 
 	t.Run("the API answers over TLS", func(t *testing.T) {
-		s, err := in.cs.CoreV1().Secrets(ns).Get(context.Background(), "argocd-initial-admin-secret", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkAPI(t, in.ip("argocd-server"), string(s.Data["password"]), len(demoApps))
+		checkAPI(t, in.ip("argocd-server"), in.adminPassword(t, ns), len(demoApps))
 	})
 	t.Run("the repo server serves TLS", func(t *testing.T) {
 		conn, err := tls.Dial("tcp", in.ip("argocd-repo-server")+":8081", &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}})
@@ -168,6 +155,33 @@ func runInstall(t *testing.T, cl *localcluster.Cluster, objs []*unstructured.Uns
 		}
 	}
 	return in
+}
+
+// syncDemo deploys the demo apps (see deployDemo) and waits for them to be
+// Synced and Healthy, ending the test with the containers' logs if they
+// do not get there. It returns the client it used.
+func (in *install) syncDemo(t *testing.T, cl *localcluster.Cluster, ns string) client.Client {
+	t.Helper()
+	c, err := kube.NewClient(cl.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deployDemo(t, c, ns)
+	if !waitSyncedHealthy(t, c, ns, 3*time.Minute) {
+		in.dumpLogs(t)
+		t.FailNow()
+	}
+	return c
+}
+
+// adminPassword is the password the API server wrote at its first start.
+func (in *install) adminPassword(t *testing.T, ns string) string {
+	t.Helper()
+	s, err := in.cs.CoreV1().Secrets(ns).Get(context.Background(), "argocd-initial-admin-secret", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(s.Data["password"])
 }
 
 // dumpLogs logs the end of every container's log.

@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
@@ -40,16 +38,7 @@ func TestHAComponents(t *testing.T) {
 			t.Fatalf("%s runs %d replicas, want 2", name, n)
 		}
 	}
-
-	c, err := kube.NewClient(cl.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	deployDemo(t, c, ns)
-	if !waitSyncedHealthy(t, c, ns, 3*time.Minute) {
-		in.dumpLogs(t)
-		t.FailNow()
-	}
+	in.syncDemo(t, cl, ns)
 	for shard := range 2 {
 		lease, err := in.cs.CoordinationV1().Leases(ns).Get(ctx, fmt.Sprintf("capstan-application-controller-shard-%d", shard), metav1.GetOptions{})
 		if err != nil {
@@ -60,12 +49,9 @@ func TestHAComponents(t *testing.T) {
 			t.Errorf("shard %d's Lease is held by %v, want pod argocd-application-controller-%d", shard, lease.Spec.HolderIdentity, shard)
 		}
 	}
-	s, err := in.cs.CoreV1().Secrets(ns).Get(ctx, "argocd-initial-admin-secret", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	password := in.adminPassword(t, ns)
 	for _, ip := range in.ips["argocd-server"] {
-		checkAPI(t, ip, string(s.Data["password"]), len(demoApps))
+		checkAPI(t, ip, password, len(demoApps))
 	}
 	for _, ip := range in.ips["argocd-repo-server"] {
 		conn, err := tls.Dial("tcp", ip+":8081", &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}})
