@@ -1,5 +1,5 @@
 // Package v1alpha1 holds the Go types of Capstan's custom resources,
-// Application and AppProject in the API group argoproj.io/v1alpha1.
+// Application, AppProject and ApplicationSet in the API group argoproj.io/v1alpha1.
 //
 // The types keep Argo CD's field names and JSON shapes, so manifests written
 // for Argo CD apply to Capstan unchanged and a cluster already managed by
@@ -32,6 +32,8 @@ const (
 	ApplicationKind = "Application"
 	// AppProjectKind is the kind of an AppProject.
 	AppProjectKind = "AppProject"
+	// ApplicationSetKind is the kind of an ApplicationSet.
+	ApplicationSetKind = "ApplicationSet"
 )
 
 var (
@@ -41,7 +43,7 @@ var (
 	// SchemeBuilder registers the types of this package with a scheme.
 	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
-	// AddToScheme adds Application and AppProject to a scheme.
+	// AddToScheme adds Application, AppProject and ApplicationSet to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
 
@@ -49,12 +51,15 @@ var (
 var (
 	ApplicationGVK = GroupVersion.WithKind(ApplicationKind)
 	AppProjectGVK  = GroupVersion.WithKind(AppProjectKind)
+	// ApplicationSetGVK names the ApplicationSet kind.
+	ApplicationSetGVK = GroupVersion.WithKind(ApplicationSetKind)
 )
 
 func addKnownTypes(s *runtime.Scheme) error {
 	s.AddKnownTypes(GroupVersion,
 		&Application{}, &ApplicationList{},
 		&AppProject{}, &AppProjectList{},
+		&ApplicationSet{}, &ApplicationSetList{},
 	)
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil

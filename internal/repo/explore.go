@@ -38,6 +38,7 @@ type Server interface {
 	Renderer
 	Explorer
 	FilesRenderer
+	GitLister
 }
 
 var _ Server = (*Service)(nil)

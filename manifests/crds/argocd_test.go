@@ -20,7 +20,7 @@ func argoCDCRDs(t *testing.T) map[string]*apiextensionsv1.CustomResourceDefiniti
 	t.Helper()
 	dir := toolbin.Find(t, "CAPSTAN_ARGOCD_MANIFESTS", "bin/argocd-manifests", "argocd-manifests")
 	out := map[string]*apiextensionsv1.CustomResourceDefinition{}
-	for _, file := range []string{"application-crd.yaml", "appproject-crd.yaml"} {
+	for _, file := range []string{"application-crd.yaml", "applicationset-crd.yaml", "appproject-crd.yaml"} {
 		data, err := os.ReadFile(filepath.Join(dir, "crds", file))
 		if err != nil {
 			t.Fatal(err)

@@ -76,6 +76,16 @@ func (c *Client) Charts(ctx context.Context, req *repo.ChartsRequest) (*repo.Cha
 	return call[repo.ChartsResponse](ctx, c, "Charts", req)
 }
 
+// GitDirectories asks the repo server for a revision's directories.
+func (c *Client) GitDirectories(ctx context.Context, req *repo.GitDirectoriesRequest) (*repo.GitDirectoriesResponse, error) {
+	return call[repo.GitDirectoriesResponse](ctx, c, "GitDirectories", req)
+}
+
+// GitFiles asks the repo server for a revision's files matching a glob.
+func (c *Client) GitFiles(ctx context.Context, req *repo.GitFilesRequest) (*repo.GitFilesResponse, error) {
+	return call[repo.GitFilesResponse](ctx, c, "GitFiles", req)
+}
+
 // RenderFiles asks the repo server to render an archive of a source's
 // directory.
 func (c *Client) RenderFiles(ctx context.Context, req *repo.FilesRequest) (*repo.Response, error) {

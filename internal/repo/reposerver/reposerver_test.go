@@ -7,6 +7,7 @@ import (
 	"context"
 	"net"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -127,6 +128,7 @@ func TestErrorsKeepTheirKind(t *testing.T) {
 type slowRenderer struct {
 	repo.Explorer
 	repo.FilesRenderer
+	repo.GitLister
 }
 
 func (slowRenderer) Render(ctx context.Context, _ *repo.Request) (*repo.Response, error) {
@@ -219,3 +221,61 @@ func TestRenderFilesOverGRPC(t *testing.T) {
 		t.Errorf("an archive with a link: %v", err)
 	}
 }
+
+// TestGitListingOverGRPC lists a revision's directories and reads its
+// files through the wire, as the ApplicationSet controller's Git
+// generator does, with both glob dialects.
+func TestGitListingOverGRPC(t *testing.T) {
+	remote := gitserver.NewLocalRepo(t)
+	sha := remote.Commit(t, "c", map[string]string{
+		"apps/a/k.yaml":        "a: 1\n",
+		"apps/b/c/k.yaml":      "b: 1\n",
+		".hidden/x.yaml":       "h: 1\n",
+		"config.json":          `{"top": true}`,
+		"apps/b/c/config.json": `{"deep": true}`,
+	})
+	client := serve(t, repo.NewService(repo.Options{Root: t.TempDir()}))
+	ctx := context.Background()
+
+	dirs, err := client.GitDirectories(ctx, &repo.GitDirectoriesRequest{RepoURL: remote.URL, Revision: "main"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"apps", "apps/a", "apps/b", "apps/b/c"}; dirs.Revision != sha || !reflect.DeepEqual(dirs.Paths, want) {
+		t.Errorf("directories = %s %v, want %s %v", dirs.Revision, dirs.Paths, sha, want)
+	}
+
+	for _, tc := range []struct {
+		req  repo.GitFilesRequest
+		want []string
+	}{
+		// As in a git pathspec, "*" crosses directories.
+		{repo.GitFilesRequest{Patterns: []string{"*config.json"}}, []string{"apps/b/c/config.json", "config.json"}},
+		{repo.GitFilesRequest{Patterns: []string{"*config.json"}, PathAware: true}, []string{"config.json"}},
+		{repo.GitFilesRequest{Patterns: []string{"**/config.json"}, PathAware: true}, []string{"apps/b/c/config.json"}},
+		{repo.GitFilesRequest{Patterns: []string{"apps/**"}, Exclude: []string{"apps/b/**"}, PathAware: true}, []string{"apps/a/k.yaml"}},
+	} {
+		tc.req.RepoURL, tc.req.Revision = remote.URL, "main"
+		files, err := client.GitFiles(ctx, &tc.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for name := range files.Files {
+			got = append(got, name)
+		}
+		slices.Sort(got)
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%+v: files %v, want %v", tc.req, got, tc.want)
+		}
+	}
+	files, _ := client.GitFiles(ctx, &repo.GitFilesRequest{RepoURL: remote.URL, Revision: "main", Patterns: []string{"config.json"}})
+	if string(files.Files["config.json"]) != `{"top": true}` {
+		t.Errorf("content = %q", files.Files["config.json"])
+	}
+	remote.Commit(t, "big", map[string]string{"big.json": strings.Repeat("x", repo.MaxGitFile+1)})
+	if _, err := client.GitFiles(ctx, &repo.GitFilesRequest{RepoURL: remote.URL, Revision: "main", Patterns: []string{"big.json"}}); err == nil || !strings.Contains(err.Error(), "over") {
+		t.Errorf("a file over the bound: %v", err)
+	}
+}
+

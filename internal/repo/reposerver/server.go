@@ -41,6 +41,8 @@ var serviceDesc = grpc.ServiceDesc{
 		unary("ChartDetails", repo.Server.ChartDetails),
 		unary("Charts", repo.Server.Charts),
 		unary("RenderFiles", repo.Server.RenderFiles),
+		unary("GitDirectories", repo.Server.GitDirectories),
+		unary("GitFiles", repo.Server.GitFiles),
 	},
 	Metadata: "capstan/repo/v1",
 }

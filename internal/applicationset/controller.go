@@ -1,0 +1,260 @@
+package applicationset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/project"
+	"github.com/capstan-cd/capstan/internal/repo"
+)
+
+// LeaseName is the leader election Lease of Argo CD's ApplicationSet
+// controller, so Capstan's and Argo CD's never run side by side.
+const LeaseName = "58ac56fa.applicationsets.argoproj.io"
+
+// Options configure the ApplicationSet controller. Fields without a
+// default are required.
+type Options struct {
+	// Config reaches the control cluster.
+	Config *rest.Config
+	// Namespace is the control namespace: ApplicationSets, AppProjects and
+	// cluster Secrets. Default "argocd".
+	Namespace string
+	// Namespaces are other namespaces (globs) whose ApplicationSets are
+	// reconciled (--applicationset-namespaces). Default none.
+	Namespaces []string
+	// Git lists Git revisions for the git generator: a repo server.
+	Git repo.GitLister
+	// Policy and PolicyOverride: see Reconciler. Default: none, and true.
+	Policy         v1alpha1.ApplicationsSyncPolicy
+	PolicyOverride *bool
+	// PreservedLabels and PreservedAnnotations: see Reconciler.
+	PreservedLabels, PreservedAnnotations []string
+	// DryRun writes no Applications, only ApplicationSet status.
+	DryRun bool
+	// PathAwareGlobs: see Sources.
+	PathAwareGlobs bool
+	// Workers reconcile ApplicationSets in parallel
+	// (--concurrent-reconciliations). Default 10.
+	Workers int
+	// MaxResourcesStatus bounds status.resources (0: no bound). Default 5000.
+	MaxResourcesStatus int
+	// LeaderElection waits for the Lease LeaseName, so standby replicas can take over.
+	LeaderElection bool
+	// MetricsAddr and ProbeAddr serve /metrics and /healthz, /readyz
+	// (Argo CD's :8080 and :8081). Default: off.
+	MetricsAddr, ProbeAddr string
+	// Log receives the controller's lines. Default: slog's default logger.
+	Log *slog.Logger
+}
+
+func (o *Options) defaults() {
+	if o.Namespace == "" {
+		o.Namespace = "argocd"
+	}
+	if o.Workers == 0 {
+		o.Workers = 10
+	}
+	if o.MaxResourcesStatus == 0 {
+		o.MaxResourcesStatus = 5000
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	if o.MetricsAddr == "" {
+		o.MetricsAddr = "0"
+	}
+	if o.ProbeAddr == "" {
+		o.ProbeAddr = "0"
+	}
+}
+
+// Run reconciles ApplicationSets until ctx ends, waiting for the API
+// server and the ApplicationSet CRD rather than failing.
+func Run(ctx context.Context, opts Options) error {
+	opts.defaults()
+	ctrl.SetLogger(logr.FromSlogHandler(opts.Log.Handler()))
+	err := kube.Until(ctx, opts.Log, "the ApplicationSet controller to run", kube.Backoff{Min: time.Second, Max: 30 * time.Second}, func(ctx context.Context) error {
+		if err := waitForCRD(ctx, opts); err != nil {
+			return err
+		}
+		err := run(ctx, opts)
+		if err == nil && ctx.Err() == nil {
+			err = errors.New("the ApplicationSet controller stopped")
+		}
+		return err
+	})
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// waitForCRD waits until ApplicationSets can be listed.
+func waitForCRD(ctx context.Context, opts Options) error {
+	return kube.Until(ctx, opts.Log, "the ApplicationSet CRD", kube.Backoff{Max: 2 * time.Second}, func(ctx context.Context) error {
+		c, err := kube.NewClient(opts.Config)
+		if err != nil {
+			return err
+		}
+		var list v1alpha1.ApplicationSetList
+		return c.List(ctx, &list, client.InNamespace(opts.Namespace), client.Limit(1))
+	})
+}
+
+func run(ctx context.Context, opts Options) error {
+	scheme, err := kube.NewScheme()
+	if err != nil {
+		return err
+	}
+	cacheOpts := ctrlcache.Options{
+		DefaultNamespaces: map[string]ctrlcache.Config{opts.Namespace: {}},
+		DefaultTransform:  ctrlcache.TransformStripManagedFields(),
+	}
+	if len(opts.Namespaces) > 0 {
+		all := map[string]ctrlcache.Config{ctrlcache.AllNamespaces: {}}
+		cacheOpts.ByObject = map[client.Object]ctrlcache.ByObject{
+			&v1alpha1.ApplicationSet{}: {Namespaces: all},
+			&v1alpha1.Application{}:    {Namespaces: all},
+		}
+	}
+	mgr, err := ctrl.NewManager(opts.Config, ctrl.Options{
+		Scheme:                        scheme,
+		Cache:                         cacheOpts,
+		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
+		HealthProbeBindAddress:        opts.ProbeAddr,
+		LeaderElection:                opts.LeaderElection,
+		LeaderElectionID:              LeaseName,
+		LeaderElectionNamespace:       opts.Namespace,
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	override := true
+	if opts.PolicyOverride != nil {
+		override = *opts.PolicyOverride
+	}
+	c := &appsetController{
+		client: mgr.GetClient(),
+		opts:   opts,
+		r: &Reconciler{
+			Client:  mgr.GetClient(),
+			Sources: Sources{Git: opts.Git, Reader: mgr.GetClient(), Namespace: opts.Namespace, PathAwareGlobs: opts.PathAwareGlobs},
+			Policy:  opts.Policy, PolicyOverride: override,
+			PreservedLabels: opts.PreservedLabels, PreservedAnnotations: opts.PreservedAnnotations,
+			DryRun: opts.DryRun, MaxResourcesStatus: opts.MaxResourcesStatus, Log: opts.Log,
+		},
+	}
+	inScope := predicate.NewPredicateFuncs(func(o client.Object) bool { return c.allowed(o.GetNamespace()) })
+	err = ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.ApplicationSet{}, builder.WithPredicates(inScope, predicate.Or[client.Object](
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		Named("applicationset").
+		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: opts.Workers, SkipNameValidation: ptrTo(true)}).
+		Watches(&v1alpha1.Application{}, handler.EnqueueRequestForOwner(scheme, mgr.GetRESTMapper(), &v1alpha1.ApplicationSet{}, handler.OnlyControllerOwner()),
+			builder.WithPredicates(inScope, appChanged())).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(c.allAppSets),
+			builder.WithPredicates(predicate.NewPredicateFuncs(isClusterSecret))).
+		Watches(&v1alpha1.AppProject{}, handler.EnqueueRequestsFromMapFunc(c.allAppSets)).
+		Complete(c)
+	if err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+func isClusterSecret(o client.Object) bool {
+	return o.GetLabels()[v1alpha1.LabelSecretType] == v1alpha1.SecretTypeCluster
+}
+
+// appChanged passes changes of a generated Application that its
+// ApplicationSet sets or reports: metadata, spec, deletion, sync and health.
+func appChanged() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		before, ok1 := e.ObjectOld.(*v1alpha1.Application)
+		after, ok2 := e.ObjectNew.(*v1alpha1.Application)
+		if !ok1 || !ok2 {
+			return true
+		}
+		return (before.DeletionTimestamp == nil) != (after.DeletionTimestamp == nil) ||
+			!equality.Semantic.DeepEqual(before.Spec, after.Spec) ||
+			!equality.Semantic.DeepEqual(before.Labels, after.Labels) ||
+			!equality.Semantic.DeepEqual(before.Annotations, after.Annotations) ||
+			!equality.Semantic.DeepEqual(before.Finalizers, after.Finalizers) ||
+			before.Status.Sync.Status != after.Status.Sync.Status ||
+			before.Status.Health.Status != after.Status.Health.Status
+	}}
+}
+
+// appsetController is the reconcile.Reconciler of ApplicationSets.
+type appsetController struct {
+	client client.Client
+	opts   Options
+	r      *Reconciler
+}
+
+func (c *appsetController) allowed(ns string) bool {
+	return ns == c.opts.Namespace || project.MatchesAny(c.opts.Namespaces, ns, false)
+}
+
+// allAppSets enqueues every ApplicationSet in scope: a cluster Secret or
+// project change can change what any of them generates or may write.
+func (c *appsetController) allAppSets(ctx context.Context, _ client.Object) []reconcile.Request {
+	var list v1alpha1.ApplicationSetList
+	if err := c.client.List(ctx, &list); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, as := range list.Items {
+		if c.allowed(as.Namespace) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&as)})
+		}
+	}
+	return out
+}
+
+func (c *appsetController) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	var as v1alpha1.ApplicationSet
+	if err := c.client.Get(ctx, req.NamespacedName, &as); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if as.DeletionTimestamp != nil {
+		// Its Applications go by garbage collection (owner references).
+		return reconcile.Result{}, nil
+	}
+	_, requeue, err := c.r.Reconcile(ctx, &as)
+	if err != nil {
+		return reconcile.Result{}, fmt.Errorf("ApplicationSet/%s/%s: %w", as.Namespace, as.Name, err)
+	}
+	return reconcile.Result{RequeueAfter: requeue}, nil
+}
