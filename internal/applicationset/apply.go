@@ -65,7 +65,7 @@ func (a *applier) apply(ctx context.Context, want, have *v1alpha1.Application) (
 		return ActionCreated, nil
 	}
 	if ref := controllerOf(have); ref != nil && ref.UID != a.as.UID {
-		return "", fmt.Errorf("Application/%s/%s is already owned by another %s controller %s", have.Namespace, have.Name, ref.Kind, ref.Name)
+		return "", fmt.Errorf("another %s controller, %s, already owns Application/%s/%s", ref.Kind, ref.Name, have.Namespace, have.Name)
 	}
 	if !a.policy.AllowUpdate() && controllerOf(have) != nil {
 		return ActionSkipped, nil

@@ -165,12 +165,12 @@ func (r *Reconciler) liveApps(ctx context.Context, as *v1alpha1.ApplicationSet) 
 // writing it: that its project exists.
 func (r *Reconciler) validate(ctx context.Context, app *v1alpha1.Application) error {
 	if app.Spec.Project == "" {
-		return fmt.Errorf("Application/%s/%s: spec.project is empty", app.Namespace, app.Name)
+		return fmt.Errorf("the spec.project of Application/%s/%s is empty", app.Namespace, app.Name)
 	}
 	var proj v1alpha1.AppProject
 	err := r.Client.Get(ctx, client.ObjectKey{Namespace: r.Sources.Namespace, Name: app.Spec.Project}, &proj)
 	if apierrors.IsNotFound(err) {
-		return fmt.Errorf("Application/%s/%s: application references project %s which does not exist", app.Namespace, app.Name, app.Spec.Project)
+		return fmt.Errorf("application references project %s which does not exist (Application/%s/%s)", app.Spec.Project, app.Namespace, app.Name)
 	}
 	return err
 }
