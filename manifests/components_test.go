@@ -84,6 +84,9 @@ func TestComponentsRunAsTheManifestsSay(t *testing.T) {
 			t.Errorf("the controller's Lease is held by %q, not by pod argocd-application-controller-0", holder)
 		}
 	})
+	t.Run("ApplicationSets generate Applications from Git through the repo server", func(t *testing.T) {
+		checkAppSet(t, c, ns)
+	})
 	t.Run("users log in through Dex", func(t *testing.T) {
 		checkDexLogin(t, c, ns, in.ip("argocd-server"))
 	})
@@ -117,7 +120,7 @@ func (in *install) ip(workload string) string { return in.ips[workload][0] }
 
 // workloads are the install's Deployments and StatefulSets, in the order
 // they are started.
-var workloads = []string{"argocd-redis", "argocd-repo-server", "argocd-application-controller", "argocd-dex-server", "argocd-server"}
+var workloads = []string{"argocd-redis", "argocd-repo-server", "argocd-application-controller", "argocd-applicationset-controller", "argocd-dex-server", "argocd-server"}
 
 // runInstall runs every replica of every workload of objs (applied to cl
 // in namespace ns) as its pod would run (see kubelet) until the test ends.
@@ -146,7 +149,7 @@ func runInstall(t *testing.T, cl *localcluster.Cluster, objs []*unstructured.Uns
 	})
 	k := &kubelet{config: cl.Config, cs: in.cs, namespace: ns, programs: map[string]string{
 		"argocd": capstan, "argocd-server": capstan, "argocd-repo-server": capstan, "argocd-application-controller": capstan,
-		"argocd-dex": capstan, "redis": "redis-server",
+		"argocd-dex": capstan, "argocd-applicationset-controller": capstan, "redis": "redis-server",
 	}, path: []string{filepath.Dir(dexserver.Binary(t))}}
 	for _, name := range workloads {
 		for i, ip := range in.ips[name] {
@@ -294,6 +297,60 @@ func deployDemo(t *testing.T, c client.Client, ns string) {
 		if err := c.Create(ctx, a); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// checkAppSet creates an ApplicationSet whose Git generator lists the
+// demo repository's directories (a private repository, read by the repo
+// server with the repository Secret's credentials) and waits for the
+// Applications it generates.
+func checkAppSet(t *testing.T, c client.Client, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	guestbook := &v1alpha1.Application{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "guestbook"}, guestbook); err != nil {
+		t.Fatal(err)
+	}
+	repoURL := guestbook.Spec.Source.RepoURL
+	as := &v1alpha1.ApplicationSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "demo-set", Namespace: ns},
+		Spec: v1alpha1.ApplicationSetSpec{
+			Generators: []v1alpha1.ApplicationSetGenerator{{ApplicationSetTerminalGenerator: v1alpha1.ApplicationSetTerminalGenerator{
+				Git: &v1alpha1.GitGenerator{RepoURL: repoURL, Revision: "HEAD", Directories: []v1alpha1.GitDirectoryGeneratorItem{{Path: "*guestbook"}}},
+			}}},
+			Template: v1alpha1.ApplicationSetTemplate{
+				ApplicationSetTemplateMeta: v1alpha1.ApplicationSetTemplateMeta{Name: "set-{{path.basename}}"},
+				Spec: v1alpha1.ApplicationSpec{Project: "default",
+					Source:      &v1alpha1.ApplicationSource{RepoURL: repoURL, Path: "{{path}}", TargetRevision: "HEAD"},
+					Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "set-{{path.basename}}"}},
+			},
+		},
+	}
+	if err := c.Create(ctx, as); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"set-guestbook": true, "set-helm-guestbook": true, "set-kustomize-guestbook": true}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var list v1alpha1.ApplicationList
+		if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		found := 0
+		for _, a := range list.Items {
+			if want[a.Name] && len(a.OwnerReferences) == 1 && a.OwnerReferences[0].Name == "demo-set" {
+				found++
+			}
+		}
+		if found == len(want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			got := &v1alpha1.ApplicationSet{}
+			_ = c.Get(ctx, client.ObjectKeyFromObject(as), got)
+			t.Fatalf("%d of %d generated Applications after a minute; conditions %+v", found, len(want), got.Status.Conditions)
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 }
 

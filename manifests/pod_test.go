@@ -450,6 +450,8 @@ func listenOnPod(bin, program, ip string, env map[string]string, argv []string) 
 		argv = append(argv, "--metrics-address="+ip)
 	case program == "argocd-dex":
 		argv = append(argv, "--address="+ip)
+	case program == "argocd-applicationset-controller":
+		argv = append(argv, "--metrics-addr="+ip+":8080", "--probe-addr="+ip+":8081")
 	case bin == "redis-server":
 		argv = append(argv, "--bind", ip)
 	}

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
 
+	"github.com/capstan-cd/capstan/internal/applicationset"
 	"github.com/capstan-cd/capstan/internal/controller"
 	"github.com/capstan-cd/capstan/internal/repo"
 )
@@ -153,7 +154,7 @@ func newRunCommand() *cobra.Command {
 	uf := &imageUpdaterFlags{}
 	var repoListen string
 	rf := &repoFlags{}
-	var withUpdater bool
+	var withUpdater, withAppSets bool
 	cmd := &cobra.Command{
 		Use:     "run",
 		Example: "  capstan run                        # controller, API server on :8080 (TLS), repo server\n  capstan run --server-insecure --redis localhost:6379",
@@ -184,6 +185,14 @@ func newRunCommand() *cobra.Command {
 			if repoListen != "" {
 				g.Go(func() error { return serveRepo(ctx, log, repoListen, svc, f.namespace, false) })
 			}
+			if withAppSets {
+				cfg, err := ctrlconfig.GetConfig()
+				if err != nil {
+					return err
+				}
+				opts := applicationset.Options{Config: cfg, Namespace: f.namespace, Namespaces: f.appNS, Git: svc, Log: log}
+				g.Go(func() error { return applicationset.Run(ctx, opts) })
+			}
 			if withUpdater {
 				cfg, err := ctrlconfig.GetConfig()
 				if err != nil {
@@ -208,6 +217,7 @@ func newRunCommand() *cobra.Command {
 	sf.add(cmd, "server-")
 	rf.add(cmd, "capstan")
 	cmd.Flags().StringVar(&repoListen, "repo-server-listen", "", "also serve the repo server over gRPC with TLS on this address (see capstan repo-server --disable-tls)")
+	cmd.Flags().BoolVar(&withAppSets, "applicationset-controller", true, "also run the ApplicationSet controller")
 	cmd.Flags().BoolVar(&withUpdater, "image-updater", true, "also run the image updater (Argo CD Image Updater's annotations)")
 	uf.add(cmd, "image-updater-", false)
 	return cmd

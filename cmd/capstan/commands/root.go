@@ -36,7 +36,7 @@ func newRootAs(program string) (*cobra.Command, func()) {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newRenderCommand(), newDexCommand(), newRepoServerCommand(), newRenderWorkerCommand(), newAdminCommand(), newControllerCommand(), newServerCommand(), newRunCommand(),
-		newImageUpdaterCommand())
+		newImageUpdaterCommand(), newApplicationSetControllerCommand())
 	// Argo CD's global client flags are the root's, as in Argo CD's CLI.
 	cf := &clientFlags{}
 	if program == ArgoCDName {
@@ -62,10 +62,11 @@ func Execute(args []string, stdout, stderr io.Writer) int {
 // install manifests run them by those names from one image; called so,
 // capstan runs its own component of that job.
 var ComponentNames = map[string]string{
-	"argocd-server":                 "server",
-	"argocd-repo-server":            "repo-server",
-	"argocd-application-controller": "controller",
-	"argocd-dex":                    "dex",
+	"argocd-server":                    "server",
+	"argocd-repo-server":               "repo-server",
+	"argocd-application-controller":    "controller",
+	"argocd-dex":                       "dex",
+	"argocd-applicationset-controller": "applicationset-controller",
 }
 
 // Program decides what a binary called name (its argv[0]'s base) is, and
