@@ -119,7 +119,7 @@ func validName(w http.ResponseWriter, kind, name string) bool {
 // namedKind is the kind of Kubernetes object whose name the {name} of an
 // API path is, or "" when it names something else (an account).
 func namedKind(urlPath string) string {
-	for prefix, kind := range map[string]string{"/api/v1/applications/": "application", "/api/v1/projects/": "project"} {
+	for prefix, kind := range map[string]string{"/api/v1/applications/": "application", "/api/v1/applicationsets/": "applicationset", "/api/v1/projects/": "project"} {
 		if strings.HasPrefix(urlPath, prefix) {
 			return kind
 		}

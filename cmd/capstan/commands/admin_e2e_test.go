@@ -186,9 +186,9 @@ func TestAdminCommands(t *testing.T) {
 	if code, _, errOut := f.run("admin", "dashboard"); code != 1 || !strings.Contains(errOut, "not supported by Capstan yet") {
 		t.Errorf("admin dashboard: %d %s", code, errOut)
 	}
-	// ApplicationSets: the commands reach the API, which says the feature
-	// is missing rather than that the path is wrong.
-	if code, _, errOut := f.run("appset", "list"); code != 1 || !strings.Contains(errOut, "ApplicationSetService.List is not implemented") {
+	// ApplicationSets: listed through the API; generating a preview is
+	// not served yet, and the API says so rather than that the path is wrong.
+	if code, _, errOut := f.run("appset", "list"); code != 0 {
 		t.Errorf("appset list: %d %s", code, errOut)
 	}
 }
