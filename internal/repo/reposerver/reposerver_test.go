@@ -278,4 +278,3 @@ func TestGitListingOverGRPC(t *testing.T) {
 		t.Errorf("a file over the bound: %v", err)
 	}
 }
-
