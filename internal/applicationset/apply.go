@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/itchyny/gojq"
@@ -122,7 +123,7 @@ func (a *applier) merged(want, have *v1alpha1.Application) (*v1alpha1.Applicatio
 	next.Annotations = keep(want.Annotations, have.Annotations, append(a.preservedAnnotations, defaultPreservedAnnotations...))
 	next.Finalizers = append([]string(nil), want.Finalizers...)
 	for _, f := range have.Finalizers {
-		if strings.HasPrefix(f, postDeleteFinalizerPrefix) && !contains(next.Finalizers, f) {
+		if strings.HasPrefix(f, postDeleteFinalizerPrefix) && !slices.Contains(next.Finalizers, f) {
 			next.Finalizers = append(next.Finalizers, f)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -207,7 +209,7 @@ func (g *generation) withValues(p Params, values map[string]string) (Params, err
 		flat = p.flatten()
 	}
 	rendered := map[string]any{}
-	for _, k := range sortedKeys(values) {
+	for _, k := range slices.Sorted(maps.Keys(values)) {
 		v, err := g.r.str(values[k], p, flat)
 		if err != nil {
 			return nil, fmt.Errorf("values.%s: %w", k, err)

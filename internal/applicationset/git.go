@@ -2,8 +2,9 @@ package applicationset
 
 import (
 	"fmt"
+	"maps"
 	"path"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -88,13 +89,8 @@ func (g *generation) gitFiles(gen *v1alpha1.GitGenerator) ([]Params, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading files of %s at %s: %w", gen.RepoURL, gen.Revision, err)
 	}
-	names := make([]string, 0, len(resp.Files))
-	for name := range resp.Files {
-		names = append(names, name)
-	}
-	sort.Strings(names)
 	var out []Params
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(resp.Files)) {
 		objs, err := fileObjects(resp.Files[name])
 		if err != nil {
 			return nil, fmt.Errorf("%s in %s: %w", name, gen.RepoURL, err)

@@ -3,7 +3,6 @@ package applicationset
 import (
 	"fmt"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -99,16 +98,6 @@ func deepMerge(a, b any) any {
 		}
 	}
 	return out
-}
-
-// sortedKeys returns a map's keys in order, for stable output.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 var notDNS = regexp.MustCompile(`[^-a-z0-9.]`)

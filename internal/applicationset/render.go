@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/template"
 
@@ -131,7 +132,7 @@ func (r renderer) value(v any, params Params, flat map[string]string, skip ...st
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, e := range v {
-			if contains(skip, k) {
+			if slices.Contains(skip, k) {
 				out[k] = e
 				continue
 			}
@@ -147,15 +148,6 @@ func (r renderer) value(v any, params Params, flat map[string]string, skip ...st
 	default:
 		return v, nil
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }
 
 // into renders the strings of in (any JSON-encodable value) with params
