@@ -31,6 +31,9 @@ export CAPSTAN_ARGOCD_BIN := $(ARGOCD_BIN)/argocd
 # Argo CD's install manifests and CRDs; tools/argocd-manifests/go.mod pins the release.
 ARGOCD_MANIFESTS := $(CURDIR)/bin/argocd-manifests
 export CAPSTAN_ARGOCD_MANIFESTS := $(ARGOCD_MANIFESTS)
+# Mailpit, the SMTP server the notification tests mail to; tools/mailpit/go.mod pins it.
+MAILPIT_BIN := $(CURDIR)/bin/mailpit
+export CAPSTAN_MAILPIT_BIN := $(MAILPIT_BIN)/mailpit
 
 .PHONY: help
 help: ## List the targets.
@@ -85,7 +88,7 @@ lint: ## gofmt, go vet and staticcheck.
 	$(STATICCHECK) ./...
 
 .PHONY: test
-test: deps kube dex argocd argocd-manifests lint check-generated ## Everything CI checks: lint, generated files, all tests with -race.
+test: deps kube dex argocd argocd-manifests mailpit lint check-generated ## Everything CI checks: lint, generated files, all tests with -race.
 	go test -race -count=1 ./...
 
 .PHONY: chaos
@@ -118,7 +121,12 @@ $(ARGOCD_BIN)/argocd: tools/argocd/go.mod tools/argocd/go.sum
 	cd tools/argocd && go build -trimpath -ldflags='-s -w' -o $(ARGOCD_BIN)/argocd github.com/argoproj/argo-cd/v3/cmd
 
 .PHONY: argocd-manifests
-argocd-manifests: $(ARGOCD_MANIFESTS)/.fetched ## Copy Argo CD's install manifests and CRDs (the takeover tests' reference) into bin/argocd-manifests.
+argocd-manifests: $(ARGOCD_MANIFESTS)/.fetched $(ARGOCD_MANIFESTS)/notifications-catalog.yaml ## Copy Argo CD's install manifests, CRDs and notifications catalog (the takeover and notification tests' reference) into bin/argocd-manifests.
+
+# Argo CD's catalog of notification triggers and templates, as a ConfigMap.
+$(ARGOCD_MANIFESTS)/notifications-catalog.yaml: tools/argocd-manifests/go.mod tools/argocd-manifests/go.sum | $(ARGOCD_MANIFESTS)/.fetched
+	cp "$$(cd tools/argocd-manifests && go list -m -f '{{.Dir}}' github.com/argoproj/argo-cd/v3)/notifications_catalog/install.yaml" $@
+	chmod u+w $@
 
 $(ARGOCD_MANIFESTS)/.fetched: tools/argocd-manifests/go.mod tools/argocd-manifests/go.sum
 	cd tools/argocd-manifests && go mod download github.com/argoproj/argo-cd/v3
@@ -126,6 +134,13 @@ $(ARGOCD_MANIFESTS)/.fetched: tools/argocd-manifests/go.mod tools/argocd-manifes
 	cp -R "$$(cd tools/argocd-manifests && go list -m -f '{{.Dir}}' github.com/argoproj/argo-cd/v3)/manifests/." $(ARGOCD_MANIFESTS)/
 	chmod -R u+w $(ARGOCD_MANIFESTS)
 	@touch $@
+
+.PHONY: mailpit
+mailpit: $(MAILPIT_BIN)/mailpit ## Build Mailpit (the notification tests' SMTP server) into bin/mailpit.
+
+$(MAILPIT_BIN)/mailpit: tools/mailpit/go.mod tools/mailpit/go.sum
+	@mkdir -p $(MAILPIT_BIN)
+	cd tools/mailpit && go build -trimpath -ldflags='-s -w' -o $(MAILPIT_BIN)/ tool
 
 .PHONY: argocd-api
 argocd-api: ## Rewrite Argo CD's API schema (internal/argoapi/argocd.binpb) and CLI tree (cmd/capstan/commands/testdata/argocd-cli.txt) from the Argo CD module tools/argocd pins.

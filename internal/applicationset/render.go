@@ -9,12 +9,12 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/Masterminds/sprig/v3"
 	"github.com/valyala/fasttemplate"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"sigs.k8s.io/yaml"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/safetext"
 )
 
 // renderer substitutes parameters into strings, in Argo CD's two modes.
@@ -33,10 +33,7 @@ func rendererOf(as *v1alpha1.ApplicationSet) renderer {
 // funcs are Sprig's functions without those that read the controller's
 // environment or the network, plus Argo CD's additions.
 var funcs = func() template.FuncMap {
-	m := sprig.TxtFuncMap()
-	for _, name := range []string{"env", "expandenv", "getHostByName"} {
-		delete(m, name)
-	}
+	m := safetext.Funcs()
 	m["normalize"] = normalize
 	m["slugify"] = slugifyFunc
 	m["toYaml"] = toYAML

@@ -8,16 +8,15 @@
 package deeplinks
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"maps"
 	"text/template"
 
-	"github.com/Masterminds/sprig/v3"
 	"github.com/expr-lang/expr"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/capstan-cd/capstan/internal/safetext"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
 
@@ -65,13 +64,7 @@ func (d Data) Set(key string, obj any) error {
 
 // funcs are sprig's functions without those that read the server's
 // environment or resolve names.
-var funcs = func() template.FuncMap {
-	f := sprig.TxtFuncMap()
-	for _, name := range []string{"env", "expandenv", "getHostByName"} {
-		delete(f, name)
-	}
-	return f
-}()
+var funcs = safetext.Funcs()
 
 // Evaluate returns the links whose condition holds for data, with their
 // URLs rendered, in their order; name (the object's) is put in errors.
@@ -117,19 +110,9 @@ func render(url string, data Data, name string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("failed to parse link template '%s': %w", url, err)
 	}
-	var buf limitedBuffer
-	if err := t.Execute(&buf, map[string]any(data)); err != nil {
+	out, err := safetext.Execute(t, map[string]any(data), maxURL, "the link")
+	if err != nil {
 		return "", fmt.Errorf("failed to evaluate link template '%s' with resource %s: %w", url, name, err)
 	}
-	return buf.String(), nil
-}
-
-// limitedBuffer refuses writes past maxURL.
-type limitedBuffer struct{ bytes.Buffer }
-
-func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if b.Len()+len(p) > maxURL {
-		return 0, fmt.Errorf("the link is longer than %d bytes", maxURL)
-	}
-	return b.Buffer.Write(p)
+	return out, nil
 }

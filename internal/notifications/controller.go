@@ -1,0 +1,272 @@
+package notifications
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/project"
+	"github.com/capstan-cd/capstan/internal/settings"
+)
+
+// Options configure the notifications controller. Fields without a
+// default are required.
+type Options struct {
+	// Config reaches the control cluster.
+	Config *rest.Config
+	// Namespace is the control namespace: Applications, AppProjects and
+	// the settings. Default "argocd".
+	Namespace string
+	// ApplicationNamespaces are other namespaces (globs) whose
+	// Applications are notified about (--application-namespaces).
+	// Default none.
+	ApplicationNamespaces []string
+	// ConfigMapName and SecretName name the settings objects. Default
+	// argocd-notifications-cm and argocd-notifications-secret.
+	ConfigMapName, SecretName string
+	// AppLabelSelector limits the Applications notified about
+	// (--app-label-selector). Default all.
+	AppLabelSelector string
+	// Commits reads commit metadata for templates' repo.GetCommitMetadata:
+	// a repo server. Default none (that function then fails).
+	Commits CommitReader
+	// Processors handle Applications in parallel (--processors-count).
+	// Default 1.
+	Processors int
+	// Resync looks at every Application again this often, so a delivery
+	// that failed is tried again. Default 60s, as in Argo CD.
+	Resync time.Duration
+	// Metrics counts evaluations and deliveries; MetricsAddr serves them
+	// (Argo CD's :9001). Default: none, off.
+	Metrics     *Metrics
+	MetricsAddr string
+	// Log receives the controller's lines. Default slog's default logger.
+	Log *slog.Logger
+}
+
+func (o *Options) defaults() {
+	if o.Namespace == "" {
+		o.Namespace = "argocd"
+	}
+	if o.Processors <= 0 {
+		o.Processors = 1
+	}
+	if o.Resync <= 0 {
+		o.Resync = time.Minute
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	if o.Metrics == nil && o.MetricsAddr != "" {
+		o.Metrics = NewMetrics()
+	}
+}
+
+// Run notifies about Applications until ctx ends, waiting for the API
+// server and the Application CRD rather than failing.
+func Run(ctx context.Context, opts Options) error {
+	opts.defaults()
+	selector, err := labels.Parse(opts.AppLabelSelector)
+	if err != nil {
+		return fmt.Errorf("invalid app label selector %q: %w", opts.AppLabelSelector, err)
+	}
+	ctrl.SetLogger(logr.FromSlogHandler(opts.Log.Handler()))
+	if opts.MetricsAddr != "" {
+		go func() {
+			if err := opts.Metrics.Serve(ctx, opts.MetricsAddr); err != nil {
+				opts.Log.Error("serving metrics", "error", err.Error())
+			}
+		}()
+	}
+	err = kube.Until(ctx, opts.Log, "the notifications controller to run", kube.Backoff{Min: time.Second, Max: 30 * time.Second}, func(ctx context.Context) error {
+		err := run(ctx, opts, selector)
+		if err == nil && ctx.Err() == nil {
+			err = errors.New("the notifications controller stopped")
+		}
+		return err
+	})
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+func newUnstructured(kind string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind(kind))
+	return u
+}
+
+func run(ctx context.Context, opts Options, selector labels.Selector) error {
+	scheme, err := kube.NewScheme()
+	if err != nil {
+		return err
+	}
+	apps := newUnstructured("Application")
+	cacheOpts := ctrlcache.Options{
+		DefaultNamespaces: map[string]ctrlcache.Config{opts.Namespace: {}},
+		DefaultTransform:  ctrlcache.TransformStripManagedFields(),
+		SyncPeriod:        &opts.Resync,
+	}
+	if len(opts.ApplicationNamespaces) > 0 {
+		cacheOpts.ByObject = map[client.Object]ctrlcache.ByObject{
+			apps: {Namespaces: map[string]ctrlcache.Config{ctrlcache.AllNamespaces: {}}},
+		}
+	}
+	mgr, err := ctrl.NewManager(opts.Config, ctrl.Options{
+		Scheme:  scheme,
+		Cache:   cacheOpts,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		// Applications and AppProjects are read as plain objects, as
+		// templates see them; from the cache like the rest.
+		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+	})
+	if err != nil {
+		return err
+	}
+	r := &reconciler{client: mgr.GetClient(), opts: opts, selector: selector}
+	inScope := predicate.NewPredicateFuncs(func(o client.Object) bool { return r.allowed(o.GetNamespace()) })
+	err = ctrl.NewControllerManagedBy(mgr).
+		For(apps, builder.WithPredicates(inScope)).
+		Named("notifications").
+		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: opts.Processors, SkipNameValidation: ptrTo(true)}).
+		Complete(r)
+	if err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// reconciler notifies about one Application at a time.
+type reconciler struct {
+	client   client.Client
+	opts     Options
+	selector labels.Selector
+
+	mu        sync.Mutex
+	version   string
+	processor *Processor
+}
+
+func (r *reconciler) allowed(ns string) bool {
+	return ns == r.opts.Namespace || project.MatchesAny(r.opts.ApplicationNamespaces, ns, false)
+}
+
+// processorFor returns the Processor of the settings as they are now,
+// made anew when they changed, so edits apply without a restart.
+func (r *reconciler) processorFor(ctx context.Context) (*Processor, error) {
+	s, err := settings.LoadNotifications(ctx, r.client, r.opts.Namespace, r.opts.ConfigMapName, r.opts.SecretName)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.processor != nil && r.version == s.Version {
+		return r.processor, nil
+	}
+	cfg, err := Parse(s)
+	if err != nil {
+		// The rest of the settings still works; said once per version.
+		r.opts.Log.Error("invalid notifications settings", "configmap", r.opts.ConfigMapName, "error", err.Error())
+	}
+	r.version, r.processor = s.Version, NewProcessor(cfg, r.opts.Commits, r.opts.Metrics)
+	return r.processor, nil
+}
+
+func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	app := newUnstructured("Application")
+	if err := r.client.Get(ctx, req.NamespacedName, app); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if !r.selector.Matches(labels.Set(app.GetLabels())) || !SyncStatusRefreshed(app.Object) {
+		return reconcile.Result{}, nil
+	}
+	p, err := r.processorFor(ctx)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	subs := p.cfg.SubscriptionsOf(app.GetLabels(), app.GetAnnotations(), r.projectAnnotations(ctx, app))
+	if len(subs) == 0 {
+		return reconcile.Result{}, nil
+	}
+	name := fmt.Sprintf("Application/%s/%s", app.GetNamespace(), app.GetName())
+	state := ParseState(app.GetAnnotations()[AnnotationNotified])
+	deliveries, changed, err := p.Process(ctx, app.Object, subs, state)
+	if err != nil {
+		r.opts.Log.Warn("notifications: "+err.Error(), "resource", name)
+	}
+	failed := false
+	for _, d := range deliveries {
+		if d.Err != nil {
+			failed = true
+			r.opts.Log.Error("Failed to notify recipient", "resource", name, "trigger", d.Trigger, "service", d.Destination.Service, "recipient", d.Destination.Recipient, "error", d.Err.Error())
+			continue
+		}
+		r.opts.Log.Info("Notification sent", "resource", name, "trigger", d.Trigger, "service", d.Destination.Service, "recipient", d.Destination.Recipient)
+	}
+	if changed {
+		if err := r.persist(ctx, app, state); err != nil {
+			return reconcile.Result{}, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	if failed {
+		return reconcile.Result{RequeueAfter: r.opts.Resync}, nil
+	}
+	return reconcile.Result{}, nil
+}
+
+// projectAnnotations are the annotations of app's AppProject, which
+// subscribe all its Applications; none when it cannot be read.
+func (r *reconciler) projectAnnotations(ctx context.Context, app *unstructured.Unstructured) map[string]string {
+	name, _, _ := unstructured.NestedString(app.Object, "spec", "project")
+	if name == "" {
+		return nil
+	}
+	proj := newUnstructured("AppProject")
+	if err := r.client.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: name}, proj); err != nil {
+		return nil
+	}
+	return proj.GetAnnotations()
+}
+
+// persist writes state into app's notified annotation with a merge patch
+// of that annotation alone, removing it when state is empty.
+func (r *reconciler) persist(ctx context.Context, app *unstructured.Unstructured, state State) error {
+	state.truncate()
+	var value any
+	if len(state) > 0 {
+		value = state.String()
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{AnnotationNotified: value}}})
+	if err != nil {
+		return err
+	}
+	err = r.client.Patch(ctx, app, client.RawPatch(types.MergePatchType, patch))
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,76 @@
+package notifications
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics are the controller's Prometheus metrics, under Argo CD's names:
+//
+//	argocd_notifications_deliveries_total{trigger, service, succeeded}
+//	argocd_notifications_trigger_eval_total{name, triggered}
+//
+// plus the Go runtime and process collectors. A nil *Metrics counts
+// nothing.
+type Metrics struct {
+	registry   *prometheus.Registry
+	deliveries *prometheus.CounterVec
+	evals      *prometheus.CounterVec
+}
+
+// NewMetrics makes a registry of its own, so several controllers can
+// share a process.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "argocd_notifications_deliveries_total", Help: "Number of delivered notifications.",
+		}, []string{"trigger", "service", "succeeded"}),
+		evals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "argocd_notifications_trigger_eval_total", Help: "Number of trigger evaluations.",
+		}, []string{"name", "triggered"}),
+	}
+	m.registry.MustRegister(m.deliveries, m.evals, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *Metrics) delivered(trigger, service string, ok bool) {
+	if m != nil {
+		m.deliveries.WithLabelValues(trigger, service, strconv.FormatBool(ok)).Inc()
+	}
+}
+
+func (m *Metrics) evaluated(trigger string, triggered bool) {
+	if m != nil {
+		m.evals.WithLabelValues(trigger, strconv.FormatBool(triggered)).Inc()
+	}
+}
+
+// Serve answers /metrics on addr until ctx ends.
+func (m *Metrics) Serve(ctx context.Context, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

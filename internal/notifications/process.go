@@ -1,0 +1,105 @@
+package notifications
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+)
+
+// Processor decides which notifications an Application is owed and sends
+// them. It is made for one Config; make a new one when the settings change.
+type Processor struct {
+	cfg     *Config
+	senders map[string]Sender
+	// broken holds why a configured service has no Sender.
+	broken  map[string]error
+	commits CommitReader
+	metrics *Metrics
+	now     func() time.Time
+}
+
+// NewProcessor makes the Senders of cfg's services. A service that
+// cannot be made fails only the notifications sent through it.
+func NewProcessor(cfg *Config, commits CommitReader, m *Metrics) *Processor {
+	p := &Processor{cfg: cfg, senders: map[string]Sender{}, broken: map[string]error{}, commits: commits, metrics: m, now: time.Now}
+	for name, svc := range cfg.Services {
+		s, err := newSender(svc)
+		if err != nil {
+			p.broken[name] = err
+			continue
+		}
+		p.senders[name] = s
+	}
+	return p
+}
+
+// Delivery is one notification sent, or tried.
+type Delivery struct {
+	Trigger     string
+	Destination Destination
+	// Err is why it failed; nil when it was delivered.
+	Err error
+}
+
+// Process evaluates the triggers app (a plain map of the Application) is
+// subscribed to, sends what each condition that now holds owes a
+// destination it has not notified, and updates state accordingly. It
+// returns the deliveries tried, whether state changed, and what went
+// wrong besides deliveries (a trigger missing or failing).
+func (p *Processor) Process(ctx context.Context, app map[string]any, subs Subscriptions, state State) ([]Delivery, bool, error) {
+	var deliveries []Delivery
+	var errs []error
+	changed := false
+	vars := p.cfg.vars(ctx, app, Destination{}, p.commits)
+	for _, trigger := range slices.Sorted(maps.Keys(subs)) {
+		t, ok := p.cfg.Triggers[trigger]
+		if !ok {
+			errs = append(errs, fmt.Errorf("trigger '%s' is not configured", trigger))
+			continue
+		}
+		results, err := t.Evaluate(vars)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for _, r := range results {
+			p.metrics.evaluated(trigger, r.Triggered)
+			for _, d := range subs[trigger] {
+				if !r.Triggered {
+					changed = state.mark(trigger, r, d, false, p.now()) || changed
+					continue
+				}
+				if !state.mark(trigger, r, d, true, p.now()) {
+					continue // told already
+				}
+				changed = true
+				err := p.send(ctx, app, r.Templates, d)
+				if err != nil {
+					// Not told: tried again on the next pass.
+					delete(state, stateKey(trigger, r, d))
+				}
+				p.metrics.delivered(trigger, d.Service, err == nil)
+				deliveries = append(deliveries, Delivery{Trigger: trigger, Destination: d, Err: err})
+			}
+		}
+	}
+	return deliveries, changed, errors.Join(errs...)
+}
+
+// send renders templates for d and sends the result through d's service.
+func (p *Processor) send(ctx context.Context, app map[string]any, templates []string, d Destination) error {
+	s, ok := p.senders[d.Service]
+	if !ok {
+		if err := p.broken[d.Service]; err != nil {
+			return fmt.Errorf("notification service '%s': %w", d.Service, err)
+		}
+		return fmt.Errorf("notification service '%s' is not supported or configured", d.Service)
+	}
+	n, err := p.cfg.Format(templates, p.cfg.vars(ctx, app, d, p.commits))
+	if err != nil {
+		return err
+	}
+	return s.Send(ctx, n, d)
+}

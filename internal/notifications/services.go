@@ -1,0 +1,92 @@
+package notifications
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Sender delivers rendered notifications to one configured service.
+type Sender interface {
+	Send(ctx context.Context, n Notification, to Destination) error
+}
+
+// newSender makes the Sender of svc, refusing a type Capstan does not
+// deliver to by name.
+func newSender(svc Service) (Sender, error) {
+	switch svc.Type {
+	case "webhook":
+		var o webhookOptions
+		if err := yaml.Unmarshal(svc.Options, &o); err != nil {
+			return nil, err
+		}
+		return newWebhook(svc.Name, o)
+	case "email":
+		var o emailOptions
+		if err := yaml.Unmarshal(svc.Options, &o); err != nil {
+			return nil, err
+		}
+		return newEmail(o)
+	case "slack":
+		var o slackOptions
+		if err := yaml.Unmarshal(svc.Options, &o); err != nil {
+			return nil, err
+		}
+		return newSlack(o)
+	}
+	return nil, fmt.Errorf("notification service type '%s' is not supported by Capstan yet", svc.Type)
+}
+
+// checkHTTPURL accepts only http and https URLs with a host.
+func checkHTTPURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("invalid url: %w", redactURLError(err))
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("invalid url %s: want http or https", shownURL(u))
+	}
+	return u, nil
+}
+
+// shownURL is u as errors and logs may show it: without credentials, query
+// or fragment, which often carry tokens.
+func shownURL(u *url.URL) string {
+	v := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}
+	return v.String()
+}
+
+// redactURLError drops the URL url.Parse puts in its errors.
+func redactURLError(err error) error {
+	if ue, ok := err.(*url.Error); ok {
+		return ue.Err
+	}
+	return err
+}
+
+// httpClient is the client of an HTTP service: bounded in time, and
+// verifying certificates unless insecureSkipVerify says not to.
+func httpClient(insecure bool) *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	if insecure {
+		t.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the user's explicit choice
+	}
+	return &http.Client{Transport: t, Timeout: 30 * time.Second}
+}
+
+// maxResponse bounds what is read of a service's answer.
+const maxResponse = 64 << 10
+
+// readBody reads at most maxResponse bytes of resp's body and closes it.
+func readBody(resp *http.Response) []byte {
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponse))
+	return data
+}
