@@ -19,7 +19,8 @@ RUN apt-get update \
  && groupadd --gid 999 argocd \
  && useradd --uid 999 --gid 999 --home-dir /home/argocd --create-home --shell /usr/sbin/nologin argocd
 COPY --from=build /out/capstan /out/dex /usr/local/bin/
-RUN for name in argocd argocd-server argocd-repo-server argocd-application-controller argocd-dex; do \
+RUN for name in argocd argocd-server argocd-repo-server argocd-application-controller argocd-dex \
+      argocd-applicationset-controller argocd-notifications; do \
       ln -s capstan /usr/local/bin/$name; done
 USER 999:999
 WORKDIR /home/argocd

@@ -137,6 +137,16 @@ func TestChartValues(t *testing.T) {
 		"redis":      map[string]any{"enabled": false},
 		"dex":        map[string]any{"enabled": false},
 		"controller": map[string]any{"replicas": 3},
+		"applicationSet": map[string]any{"enabled": false},
+		"notifications": map[string]any{
+			"argocdUrl":     "https://cd.example.com",
+			"notifiers":     map[string]any{"service.webhook.ci": "url: https://ci.example.com\n"},
+			"templates":     map[string]any{"template.synced": "message: synced\n"},
+			"triggers":      map[string]any{"trigger.on-synced": "- when: 'true'\n  send: [synced]\n"},
+			"subscriptions": []any{map[string]any{"recipients": []any{"ci"}, "triggers": []any{"on-synced"}}},
+			"secret":        map[string]any{"items": map[string]any{"token": "t0ken"}},
+			"extraArgs":     []any{"--processors-count=2"},
+		},
 		"server": map[string]any{
 			"replicas":  2,
 			"extraArgs": []any{"--metrics-port=9083"},
@@ -145,7 +155,7 @@ func TestChartValues(t *testing.T) {
 			"ingress":   map[string]any{"enabled": true, "ingressClassName": "nginx", "tls": true},
 		},
 		"configs": map[string]any{
-			"cm":     map[string]any{"url": "https://cd.example.com", "exec.enabled": true},
+			"cm":     map[string]any{"url": "https://cd.example.com", "exec.enabled": true, "dex.config": "connectors: []\n"},
 			"params": map[string]any{"server.insecure": true, "redis.server": "redis.example.com:6379"},
 			"rbac":   map[string]any{"policy.default": "role:readonly"},
 			"secret": map[string]any{"argocdServerAdminPassword": "$2a$10$hash", "extra": map[string]any{"webhook.github.secret": "s3cret"}},
@@ -178,6 +188,7 @@ func TestChartValues(t *testing.T) {
 		{"server extra env", envValue(server, "EXTRA"), "x"},
 		{"argocd-cm url", get("ConfigMap/argocd-cm", "data", "url"), "https://cd.example.com"},
 		{"argocd-cm exec.enabled", get("ConfigMap/argocd-cm", "data", "exec.enabled"), "true"},
+		{"argocd-cm multi-line value", get("ConfigMap/argocd-cm", "data", "dex.config"), "connectors: []\n"},
 		{"server.insecure", get("ConfigMap/argocd-cmd-params-cm", "data", "server.insecure"), "true"},
 		{"redis.server", get("ConfigMap/argocd-cmd-params-cm", "data", "redis.server"), "redis.example.com:6379"},
 		{"policy.default", get("ConfigMap/argocd-rbac-cm", "data", "policy.default"), "role:readonly"},
@@ -185,6 +196,13 @@ func TestChartValues(t *testing.T) {
 		{"webhook secret", get("Secret/argocd-secret", "data", "webhook.github.secret"), base64.StdEncoding.EncodeToString([]byte("s3cret"))},
 		{"ingress backend port", get("Ingress/argocd-server", "spec", "rules").([]any)[0].(map[string]any)["http"].(map[string]any)["paths"].([]any)[0].(map[string]any)["backend"].(map[string]any)["service"].(map[string]any)["port"].(map[string]any)["name"], "http"},
 		{"namespace", index["Deployment/argocd-server"].GetNamespace(), ns},
+		{"notifications service", get("ConfigMap/argocd-notifications-cm", "data", "service.webhook.ci"), "url: https://ci.example.com\n"},
+		{"notifications template", get("ConfigMap/argocd-notifications-cm", "data", "template.synced"), "message: synced\n"},
+		{"notifications trigger", get("ConfigMap/argocd-notifications-cm", "data", "trigger.on-synced"), "- when: 'true'\n  send: [synced]\n"},
+		{"notifications subscriptions", get("ConfigMap/argocd-notifications-cm", "data", "subscriptions"), "- recipients:\n  - ci\n  triggers:\n  - on-synced\n"},
+		{"notifications context", get("ConfigMap/argocd-notifications-cm", "data", "context"), "argocdUrl: https://cd.example.com\n"},
+		{"notifications secret", get("Secret/argocd-notifications-secret", "data", "token"), base64.StdEncoding.EncodeToString([]byte("t0ken"))},
+		{"notifications args", fmt.Sprint(container("Deployment/argocd-notifications-controller")["args"]), "[--namespace=$(POD_NAMESPACE) --processors-count=2]"},
 	}
 	for _, c := range checks {
 		if fmt.Sprint(c.got) != fmt.Sprint(c.want) {
@@ -192,8 +210,9 @@ func TestChartValues(t *testing.T) {
 		}
 	}
 	for key := range index {
-		if strings.HasPrefix(key, "CustomResourceDefinition/") || strings.Contains(key, "argocd-redis") || strings.Contains(key, "argocd-dex-server") {
-			t.Errorf("%s rendered with crds.install, redis.enabled and dex.enabled off", key)
+		if strings.HasPrefix(key, "CustomResourceDefinition/") || strings.Contains(key, "argocd-redis") || strings.Contains(key, "argocd-dex-server") ||
+			strings.Contains(key, "argocd-applicationset-controller") {
+			t.Errorf("%s rendered with crds.install, redis.enabled, dex.enabled and applicationSet.enabled off", key)
 		}
 	}
 	apply(t, cluster, objs, ns)

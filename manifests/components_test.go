@@ -11,11 +11,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -87,6 +89,9 @@ func TestComponentsRunAsTheManifestsSay(t *testing.T) {
 	t.Run("ApplicationSets generate Applications from Git through the repo server", func(t *testing.T) {
 		checkAppSet(t, c, ns)
 	})
+	t.Run("the notifications controller tells a webhook about a sync, once", func(t *testing.T) {
+		checkNotification(t, c, ns)
+	})
 	t.Run("users log in through Dex", func(t *testing.T) {
 		checkDexLogin(t, c, ns, in.ip("argocd-server"))
 	})
@@ -120,7 +125,8 @@ func (in *install) ip(workload string) string { return in.ips[workload][0] }
 
 // workloads are the install's Deployments and StatefulSets, in the order
 // they are started.
-var workloads = []string{"argocd-redis", "argocd-repo-server", "argocd-application-controller", "argocd-applicationset-controller", "argocd-dex-server", "argocd-server"}
+var workloads = []string{"argocd-redis", "argocd-repo-server", "argocd-application-controller", "argocd-applicationset-controller",
+	"argocd-notifications-controller", "argocd-dex-server", "argocd-server"}
 
 // runInstall runs every replica of every workload of objs (applied to cl
 // in namespace ns) as its pod would run (see kubelet) until the test ends.
@@ -149,7 +155,7 @@ func runInstall(t *testing.T, cl *localcluster.Cluster, objs []*unstructured.Uns
 	})
 	k := &kubelet{config: cl.Config, cs: in.cs, namespace: ns, programs: map[string]string{
 		"argocd": capstan, "argocd-server": capstan, "argocd-repo-server": capstan, "argocd-application-controller": capstan,
-		"argocd-dex": capstan, "argocd-applicationset-controller": capstan, "redis": "redis-server",
+		"argocd-dex": capstan, "argocd-applicationset-controller": capstan, "argocd-notifications": capstan, "redis": "redis-server",
 	}, path: []string{filepath.Dir(dexserver.Binary(t))}}
 	for _, name := range workloads {
 		for i, ip := range in.ips[name] {
@@ -512,5 +518,67 @@ func checkDexLogin(t *testing.T, c client.Client, ns, serverIP string) {
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil || !info.LoggedIn || info.Username != dexserver.Email || info.Iss != base+"/api/dex" {
 		t.Errorf("userinfo after logging in through Dex: %+v, %v", info, err)
+	}
+}
+
+// checkNotification configures a webhook service, a trigger and a
+// template in argocd-notifications-cm and subscribes the synced guestbook
+// app to it: the notifications controller's pod must POST the synced
+// commit's message (read through the repo server over TLS) to the
+// webhook, once.
+func checkNotification(t *testing.T, c client.Client, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	var mu sync.Mutex
+	var got []string
+	hook := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, r.URL.Path+" "+string(body))
+		mu.Unlock()
+	}))
+	t.Cleanup(hook.Close)
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "argocd-notifications-cm"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	cm.Data = map[string]string{
+		"service.webhook.hook": "url: " + hook.URL + "\n",
+		"trigger.on-sync-succeeded": "- when: app.status.operationState != nil and app.status.operationState.phase in ['Succeeded']\n" +
+			"  oncePer: app.status.operationState?.syncResult?.revision\n  send: [synced]\n",
+		"template.synced": "webhook:\n  hook:\n    method: POST\n    path: /{{.app.metadata.name}}\n" +
+			"    body: '{{(call .repo.GetCommitMetadata .app.status.sync.revision).Message}}'\n",
+	}
+	if err := c.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	app := &v1alpha1.Application{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "guestbook"}, app); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(app.DeepCopy())
+	metav1.SetMetaDataAnnotation(&app.ObjectMeta, "notifications.argoproj.io/subscribe.on-sync-succeeded.hook", "")
+	if err := c.Patch(ctx, app, patch); err != nil {
+		t.Fatal(err)
+	}
+	calls := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), got...)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for len(calls()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+	}
+	time.Sleep(3 * time.Second) // a second delivery would come by now
+	if c := calls(); len(c) != 1 || c[0] != "/guestbook demo apps" {
+		t.Fatalf("the webhook got %q, want one call with the commit's message", c)
+	}
+	// What was sent is kept on the Application, as Argo CD keeps it.
+	if err := c.Get(ctx, client.ObjectKeyFromObject(app), app); err != nil {
+		t.Fatal(err)
+	}
+	if notified := app.Annotations["notified.notifications.argoproj.io"]; !strings.Contains(notified, ":on-sync-succeeded:[0].") {
+		t.Errorf("notified annotation %q", notified)
 	}
 }

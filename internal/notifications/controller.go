@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -57,10 +59,8 @@ type Options struct {
 	// Resync looks at every Application again this often, so a delivery
 	// that failed is tried again. Default 60s, as in Argo CD.
 	Resync time.Duration
-	// Metrics counts evaluations and deliveries; MetricsAddr serves them
-	// (Argo CD's :9001). Default: none, off.
-	Metrics     *Metrics
-	MetricsAddr string
+	// Metrics counts evaluations and deliveries. Default: none.
+	Metrics *Metrics
 	// Log receives the controller's lines. Default slog's default logger.
 	Log *slog.Logger
 }
@@ -68,6 +68,12 @@ type Options struct {
 func (o *Options) defaults() {
 	if o.Namespace == "" {
 		o.Namespace = "argocd"
+	}
+	if o.ConfigMapName == "" {
+		o.ConfigMapName = settings.NotificationsConfigMap
+	}
+	if o.SecretName == "" {
+		o.SecretName = settings.NotificationsSecret
 	}
 	if o.Processors <= 0 {
 		o.Processors = 1
@@ -77,9 +83,6 @@ func (o *Options) defaults() {
 	}
 	if o.Log == nil {
 		o.Log = slog.Default()
-	}
-	if o.Metrics == nil && o.MetricsAddr != "" {
-		o.Metrics = NewMetrics()
 	}
 }
 
@@ -92,13 +95,6 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("invalid app label selector %q: %w", opts.AppLabelSelector, err)
 	}
 	ctrl.SetLogger(logr.FromSlogHandler(opts.Log.Handler()))
-	if opts.MetricsAddr != "" {
-		go func() {
-			if err := opts.Metrics.Serve(ctx, opts.MetricsAddr); err != nil {
-				opts.Log.Error("serving metrics", "error", err.Error())
-			}
-		}()
-	}
 	err = kube.Until(ctx, opts.Log, "the notifications controller to run", kube.Backoff{Min: time.Second, Max: 30 * time.Second}, func(ctx context.Context) error {
 		err := run(ctx, opts, selector)
 		if err == nil && ctx.Err() == nil {
@@ -128,11 +124,14 @@ func run(ctx context.Context, opts Options, selector labels.Selector) error {
 		DefaultNamespaces: map[string]ctrlcache.Config{opts.Namespace: {}},
 		DefaultTransform:  ctrlcache.TransformStripManagedFields(),
 		SyncPeriod:        &opts.Resync,
+		// Of the ConfigMaps and Secrets, only the settings are held.
+		ByObject: map[client.Object]ctrlcache.ByObject{
+			&corev1.ConfigMap{}: {Field: fields.OneTermEqualSelector("metadata.name", opts.ConfigMapName)},
+			&corev1.Secret{}:    {Field: fields.OneTermEqualSelector("metadata.name", opts.SecretName)},
+		},
 	}
 	if len(opts.ApplicationNamespaces) > 0 {
-		cacheOpts.ByObject = map[client.Object]ctrlcache.ByObject{
-			apps: {Namespaces: map[string]ctrlcache.Config{ctrlcache.AllNamespaces: {}}},
-		}
+		cacheOpts.ByObject[apps] = ctrlcache.ByObject{Namespaces: map[string]ctrlcache.Config{ctrlcache.AllNamespaces: {}}}
 	}
 	mgr, err := ctrl.NewManager(opts.Config, ctrl.Options{
 		Scheme:  scheme,
@@ -169,6 +168,35 @@ type reconciler struct {
 	mu        sync.Mutex
 	version   string
 	processor *Processor
+	// pending holds the state of Applications whose notified annotation
+	// could not be written, so what was sent is not sent again while the
+	// write is retried.
+	pending map[types.UID]State
+}
+
+// stateOf is what app was told: its annotation, or the state not yet
+// written.
+func (r *reconciler) stateOf(app *unstructured.Unstructured) State {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s, ok := r.pending[app.GetUID()]; ok {
+		return s
+	}
+	return ParseState(app.GetAnnotations()[AnnotationNotified])
+}
+
+// setPending records (or, with nil, clears) app's unwritten state.
+func (r *reconciler) setPending(app *unstructured.Unstructured, s State) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s == nil {
+		delete(r.pending, app.GetUID())
+		return
+	}
+	if r.pending == nil {
+		r.pending = map[types.UID]State{}
+	}
+	r.pending[app.GetUID()] = s
 }
 
 func (r *reconciler) allowed(ns string) bool {
@@ -213,7 +241,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, nil
 	}
 	name := fmt.Sprintf("Application/%s/%s", app.GetNamespace(), app.GetName())
-	state := ParseState(app.GetAnnotations()[AnnotationNotified])
+	state := r.stateOf(app)
 	deliveries, changed, err := p.Process(ctx, app.Object, subs, state)
 	if err != nil {
 		r.opts.Log.Warn("notifications: "+err.Error(), "resource", name)
@@ -227,15 +255,24 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		r.opts.Log.Info("Notification sent", "resource", name, "trigger", d.Trigger, "service", d.Destination.Service, "recipient", d.Destination.Recipient)
 	}
-	if changed {
+	if changed || r.hasPending(app) {
 		if err := r.persist(ctx, app, state); err != nil {
-			return reconcile.Result{}, fmt.Errorf("%s: %w", name, err)
+			r.setPending(app, state)
+			return reconcile.Result{}, fmt.Errorf("%s: writing %s: %w", name, AnnotationNotified, err)
 		}
+		r.setPending(app, nil)
 	}
 	if failed {
 		return reconcile.Result{RequeueAfter: r.opts.Resync}, nil
 	}
 	return reconcile.Result{}, nil
+}
+
+func (r *reconciler) hasPending(app *unstructured.Unstructured) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.pending[app.GetUID()]
+	return ok
 }
 
 // projectAnnotations are the annotations of app's AppProject, which

@@ -86,8 +86,8 @@ func TestWebhookOncePerCondition(t *testing.T) {
 	cfg, err := Parse(&settings.Notifications{
 		Data: map[string]string{
 			"service.webhook.ci": "url: " + hook.URL + "/hooks/\nheaders:\n- {name: X-Team, value: $team}\nbasicAuth: {username: cd, password: $password}\n",
-			"trigger.on-synced": "- when: app.status.sync.status == 'Synced'\n  send: [synced]\n",
-			"template.synced":   "webhook:\n  ci:\n    method: POST\n    path: /{{.app.metadata.name}}\n    body: '{\"rev\": \"{{.app.status.sync.revision}}\", \"url\": \"{{.context.argocdUrl}}\"}'\n",
+			"trigger.on-synced":  "- when: app.status.sync.status == 'Synced'\n  send: [synced]\n",
+			"template.synced":    "webhook:\n  ci:\n    method: POST\n    path: /{{.app.metadata.name}}\n    body: '{\"rev\": \"{{.app.status.sync.revision}}\", \"url\": \"{{.context.argocdUrl}}\"}'\n",
 		},
 		Secrets: map[string]string{"team": "web", "password": "pw"},
 	})

@@ -18,6 +18,7 @@ import (
 
 	"github.com/capstan-cd/capstan/internal/applicationset"
 	"github.com/capstan-cd/capstan/internal/controller"
+	"github.com/capstan-cd/capstan/internal/notifications"
 	"github.com/capstan-cd/capstan/internal/repo"
 )
 
@@ -154,7 +155,7 @@ func newRunCommand() *cobra.Command {
 	uf := &imageUpdaterFlags{}
 	var repoListen string
 	rf := &repoFlags{}
-	var withUpdater, withAppSets bool
+	var withUpdater, withAppSets, withNotifications bool
 	cmd := &cobra.Command{
 		Use:     "run",
 		Example: "  capstan run                        # controller, API server on :8080 (TLS), repo server\n  capstan run --server-insecure --redis localhost:6379",
@@ -193,6 +194,14 @@ func newRunCommand() *cobra.Command {
 				opts := applicationset.Options{Config: cfg, Namespace: f.namespace, Namespaces: f.appNS, Git: svc, Log: log}
 				g.Go(func() error { return applicationset.Run(ctx, opts) })
 			}
+			if withNotifications {
+				cfg, err := ctrlconfig.GetConfig()
+				if err != nil {
+					return err
+				}
+				opts := notifications.Options{Config: cfg, Namespace: f.namespace, ApplicationNamespaces: f.appNS, Commits: svc, Log: log}
+				g.Go(func() error { return notifications.Run(ctx, opts) })
+			}
 			if withUpdater {
 				cfg, err := ctrlconfig.GetConfig()
 				if err != nil {
@@ -218,6 +227,7 @@ func newRunCommand() *cobra.Command {
 	rf.add(cmd, "capstan")
 	cmd.Flags().StringVar(&repoListen, "repo-server-listen", "", "also serve the repo server over gRPC with TLS on this address (see capstan repo-server --disable-tls)")
 	cmd.Flags().BoolVar(&withAppSets, "applicationset-controller", true, "also run the ApplicationSet controller")
+	cmd.Flags().BoolVar(&withNotifications, "notifications-controller", true, "also run the notifications controller (argocd-notifications-cm)")
 	cmd.Flags().BoolVar(&withUpdater, "image-updater", true, "also run the image updater (Argo CD Image Updater's annotations)")
 	uf.add(cmd, "image-updater-", false)
 	return cmd

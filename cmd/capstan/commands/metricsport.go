@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"net/http"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -26,12 +27,17 @@ func (f *metricsFlags) add(cmd *cobra.Command, port int) {
 
 // serve serves the metrics in the background until ctx ends.
 func (f *metricsFlags) serve(ctx context.Context, log *slog.Logger) {
+	f.serveHandler(ctx, log, promhttp.Handler())
+}
+
+// serveHandler serves h as /metrics in the background until ctx ends.
+func (f *metricsFlags) serveHandler(ctx context.Context, log *slog.Logger, h http.Handler) {
 	if f.port <= 0 {
 		return
 	}
 	addr := net.JoinHostPort(f.address, strconv.Itoa(f.port))
 	go func() {
-		if err := serveAt(ctx, addr, "/metrics", promhttp.Handler()); err != nil {
+		if err := serveAt(ctx, addr, "/metrics", h); err != nil {
 			log.Error("metrics server stopped", "error", err.Error(), "address", addr)
 		}
 	}()

@@ -36,7 +36,7 @@ func newRootAs(program string) (*cobra.Command, func()) {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newRenderCommand(), newDexCommand(), newRepoServerCommand(), newRenderWorkerCommand(), newAdminCommand(), newControllerCommand(), newServerCommand(), newRunCommand(),
-		newImageUpdaterCommand(), newApplicationSetControllerCommand())
+		newImageUpdaterCommand(), newApplicationSetControllerCommand(), newNotificationsControllerCommand())
 	// Argo CD's global client flags are the root's, as in Argo CD's CLI.
 	cf := &clientFlags{}
 	if program == ArgoCDName {
@@ -67,6 +67,7 @@ var ComponentNames = map[string]string{
 	"argocd-application-controller":    "controller",
 	"argocd-dex":                       "dex",
 	"argocd-applicationset-controller": "applicationset-controller",
+	"argocd-notifications":             "notifications-controller",
 }
 
 // Program decides what a binary called name (its argv[0]'s base) is, and
