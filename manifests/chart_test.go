@@ -132,11 +132,11 @@ func TestChartRendersTheInstallFiles(t *testing.T) {
 func TestChartValues(t *testing.T) {
 	ns := cluster.NewNamespace(t)
 	objs := renderChart(t, ns, map[string]any{
-		"global":     map[string]any{"image": map[string]any{"tag": "v1.2.3"}},
-		"crds":       map[string]any{"install": false},
-		"redis":      map[string]any{"enabled": false},
-		"dex":        map[string]any{"enabled": false},
-		"controller": map[string]any{"replicas": 3},
+		"global":         map[string]any{"image": map[string]any{"tag": "v1.2.3"}},
+		"crds":           map[string]any{"install": false},
+		"redis":          map[string]any{"enabled": false},
+		"dex":            map[string]any{"enabled": false},
+		"controller":     map[string]any{"replicas": 3},
 		"applicationSet": map[string]any{"enabled": false},
 		"notifications": map[string]any{
 			"argocdUrl":     "https://cd.example.com",

@@ -165,7 +165,7 @@ func waitPods(t *testing.T, ns string, objs []*unstructured.Unstructured) {
 // notInstalled are parts of the names of Argo CD's objects that Capstan's
 // install leaves out, each with why; the list only shrinks.
 var notInstalled = map[string]string{
-	"redis-ha":      "HA keeps one Redis without Sentinel: it holds only a rebuildable cache",
+	"redis-ha": "HA keeps one Redis without Sentinel: it holds only a rebuildable cache",
 }
 
 // TestSameObjectsAsArgoCD: every object Argo CD's install files create has
