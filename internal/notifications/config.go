@@ -55,9 +55,9 @@ type Service struct {
 
 // The ConfigMap's keys.
 const (
-	keyTrigger         = "trigger."
-	keyTemplate        = "template."
-	keyService         = "service."
+	keyTrigger         = settings.NotificationTriggerPrefix
+	keyTemplate        = settings.NotificationTemplatePrefix
+	keyService         = settings.NotificationServicePrefix
 	keySubscriptions   = "subscriptions"
 	keyDefaultTriggers = "defaultTriggers"
 	keyContext         = "context"
@@ -103,7 +103,7 @@ func (cfg *Config) parseKey(k, v string, secrets map[string]string) error {
 		}
 		cfg.Templates[t.Name] = t
 	case strings.HasPrefix(k, keyService):
-		svc, err := parseService(strings.TrimPrefix(k, keyService), v, secrets)
+		svc, err := parseService(k, v, secrets)
 		if err != nil {
 			return err
 		}
@@ -131,11 +131,8 @@ func (cfg *Config) parseKey(k, v string, secrets map[string]string) error {
 // parseService reads service.<type>[.<name>], resolving $key references
 // to the Secret's values.
 func parseService(key, v string, secrets map[string]string) (Service, error) {
-	typ, name, found := strings.Cut(key, ".")
-	if !found {
-		name = typ
-	}
-	if typ == "" || name == "" {
+	typ, name, ok := settings.NotificationService(key)
+	if !ok {
 		return Service{}, errors.New("a service key is service.<type> or service.<type>.<name>")
 	}
 	var opts any

@@ -3,6 +3,8 @@ package settings
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -61,4 +63,53 @@ func LoadNotifications(ctx context.Context, r client.Reader, namespace, cmName, 
 	}
 	n.Version = cm.ResourceVersion + "/" + secret.ResourceVersion
 	return n, nil
+}
+
+// The prefixes of argocd-notifications-cm's named entries.
+const (
+	NotificationTriggerPrefix  = "trigger."
+	NotificationTemplatePrefix = "template."
+	NotificationServicePrefix  = "service."
+)
+
+// NotificationService splits a service key, service.<type> or
+// service.<type>.<name>, into the service's type and the name
+// destinations call it by (the type when no name is given); ok is false
+// for any other key.
+func NotificationService(key string) (typ, name string, ok bool) {
+	rest, found := strings.CutPrefix(key, NotificationServicePrefix)
+	if !found {
+		return "", "", false
+	}
+	typ, name, named := strings.Cut(rest, ".")
+	if !named {
+		name = typ
+	}
+	if typ == "" || name == "" || strings.Contains(name, ".") {
+		return "", "", false
+	}
+	return typ, name, true
+}
+
+// Triggers, Templates and Services are the names the ConfigMap defines,
+// sorted.
+func (n *Notifications) Triggers() []string  { return n.names(NotificationTriggerPrefix) }
+func (n *Notifications) Templates() []string { return n.names(NotificationTemplatePrefix) }
+func (n *Notifications) Services() []string  { return n.names(NotificationServicePrefix) }
+
+func (n *Notifications) names(prefix string) []string {
+	var out []string
+	for k := range n.Data {
+		if prefix == NotificationServicePrefix {
+			if _, name, ok := NotificationService(k); ok {
+				out = append(out, name)
+			}
+			continue
+		}
+		if name, ok := strings.CutPrefix(k, prefix); ok && name != "" {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
