@@ -103,3 +103,25 @@ func (p *Processor) send(ctx context.Context, app map[string]any, templates []st
 	}
 	return s.Send(ctx, n, d)
 }
+
+// Send renders templates for app and sends the result to d, as a
+// condition would: for trying templates by hand.
+func (p *Processor) Send(ctx context.Context, app map[string]any, templates []string, d Destination) error {
+	return p.send(ctx, app, templates, d)
+}
+
+// Use sends what is addressed to the service name through s (the
+// console, say), in place of any configured one.
+func (p *Processor) Use(name string, s Sender) {
+	p.senders[name] = s
+	delete(p.broken, name)
+}
+
+// RunTrigger evaluates the trigger name for app.
+func (p *Processor) RunTrigger(ctx context.Context, name string, app map[string]any) ([]Result, error) {
+	t, ok := p.cfg.Triggers[name]
+	if !ok {
+		return nil, fmt.Errorf("trigger '%s' is not configured", name)
+	}
+	return t.Evaluate(p.cfg.vars(ctx, app, Destination{}, p.commits))
+}

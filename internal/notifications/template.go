@@ -178,3 +178,9 @@ func (cfg *Config) Format(names []string, vars map[string]any) (Notification, er
 	}
 	return n, nil
 }
+
+// Message is the template's message as written.
+func (t *Template) Message() string {
+	m, _ := t.raw["message"].(string)
+	return m
+}

@@ -88,27 +88,3 @@ func newAdminDashboardCommand() *cobra.Command {
 	return cmd
 }
 
-// newAdminNotificationsCommand is Argo CD's notifications tool tree;
-// Capstan has no notifications controller yet, and each command says so.
-func newAdminNotificationsCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "notifications", Short: "Try notification templates and triggers (not supported by Capstan yet)"}
-	pf := cmd.PersistentFlags()
-	pf.String("config-map", "", "argocd-notifications-cm ConfigMap file")
-	pf.String("secret", "", "argocd-notifications-secret Secret file")
-	pf.String("argocd-repo-server", "argocd-repo-server:8081", "repo server address")
-	pf.Bool("argocd-repo-server-plaintext", false, "reach the repo server without TLS")
-	pf.Bool("argocd-repo-server-strict-tls", false, "check the repo server's certificate")
-	addKubeFlags(pf)
-	template := &cobra.Command{Use: "template", Short: "Notification templates"}
-	templateGet := notYet("get [NAME]", "print notification templates", "  capstan admin notifications template get app-sync-succeeded")
-	templateGet.Flags().StringP("output", "o", "wide", "output format")
-	templateNotify := notYet("notify NAME RESOURCE_NAME", "render a template for an Application and send it", "  capstan admin notifications template notify app-sync-succeeded guestbook")
-	templateNotify.Flags().StringArray("recipient", nil, "recipient SERVICE:ADDRESS (repeatable)")
-	template.AddCommand(templateGet, templateNotify)
-	trigger := &cobra.Command{Use: "trigger", Short: "Notification triggers"}
-	triggerGet := notYet("get [NAME]", "print notification triggers", "  capstan admin notifications trigger get on-sync-failed")
-	triggerGet.Flags().StringP("output", "o", "wide", "output format")
-	trigger.AddCommand(triggerGet, notYet("run NAME RESOURCE_NAME", "evaluate a trigger for an Application", "  capstan admin notifications trigger run on-sync-failed guestbook"))
-	cmd.AddCommand(template, trigger)
-	return cmd
-}

@@ -46,6 +46,7 @@ func TestProgram(t *testing.T) {
 		{"argocd-server", "capstan", []string{"--insecure"}, []string{"server", "--insecure"}},
 		{"argocd-repo-server", "capstan", nil, []string{"repo-server"}},
 		{"argocd-application-controller", "capstan", nil, []string{"controller"}},
+		{"argocd-notifications", "capstan", []string{"--argocd-repo-server", "r:8081"}, []string{"notifications-controller", "--argocd-repo-server", "r:8081"}},
 	} {
 		program, args := Program(tc.name, tc.args)
 		if program != tc.wantProgram || strings.Join(args, " ") != strings.Join(tc.wantArgs, " ") {
