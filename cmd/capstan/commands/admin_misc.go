@@ -87,4 +87,3 @@ func newAdminDashboardCommand() *cobra.Command {
 	addKubeFlags(cmd.Flags())
 	return cmd
 }
-
