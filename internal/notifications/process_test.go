@@ -56,7 +56,9 @@ func (r *receiver) got() []request {
 	return append([]request(nil), r.requests...)
 }
 
-func loadApp(t *testing.T) map[string]any {
+func loadApp(t *testing.T) map[string]any { return loadAppB(t) }
+
+func loadAppB(t testing.TB) map[string]any {
 	t.Helper()
 	data, err := os.ReadFile("testdata/app.yaml")
 	if err != nil {
