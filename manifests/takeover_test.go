@@ -3,8 +3,12 @@ package manifests_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -60,6 +64,7 @@ func TestTakeOverAnArgoCDInstall(t *testing.T) {
 	}
 	password := leaveArgoCDSecrets(t, c, ns)
 	app, managed := leaveSyncedApp(t, c, ns)
+	told := leaveNotifications(t, c, ns, app)
 
 	// The upgrade: Capstan's objects applied over Argo CD's by the same
 	// field manager, Argo CD's CRDs left as they are.
@@ -108,6 +113,16 @@ func TestTakeOverAnArgoCDInstall(t *testing.T) {
 		t.Errorf("Argo CD's Application CRD was changed (generation %d, was %d): %v", after.GetGeneration(), argoCRD.GetGeneration(), err)
 	}
 	checkAPI(t, in.ip("argocd-server"), password, 1)
+	// Argo CD had told one webhook of the sync, not the other: Capstan's
+	// notifications controller tells the other only.
+	deadline := time.Now().Add(30 * time.Second)
+	for len(told()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second)
+	if got := told(); len(got) != 1 || got[0] != "/untold" {
+		t.Errorf("webhooks told %q, want only /untold", got)
+	}
 	if t.Failed() {
 		in.dumpLogs(t)
 	}
@@ -150,6 +165,57 @@ func leaveArgoCDSecrets(t *testing.T, c client.Client, ns string) string {
 		t.Fatal(err)
 	}
 	return password
+}
+
+// leaveNotifications configures two webhooks in argocd-notifications-cm
+// and subscribes app to both, with Argo CD's notified annotation saying
+// the first was told of the app's sync already. It returns the paths the
+// webhooks have been called on so far.
+func leaveNotifications(t *testing.T, c client.Client, ns string, app *v1alpha1.Application) func() []string {
+	t.Helper()
+	ctx := context.Background()
+	var mu sync.Mutex
+	var paths []string
+	hook := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths = append(paths, r.URL.Path)
+		mu.Unlock()
+	}))
+	t.Cleanup(hook.Close)
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "argocd-notifications-cm"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	// The SHA-1 of the condition, in unpadded URL-safe base64, names it
+	// in Argo CD's state.
+	const when, whenHash = "app.status.operationState != nil and app.status.operationState.phase in ['Succeeded']", "IwKhHw9Hu8IE3z5Y8CQE4vReLYs"
+	cm.Data = map[string]string{
+		"service.webhook.told":      "url: " + hook.URL + "/told\n",
+		"service.webhook.untold":    "url: " + hook.URL + "/untold\n",
+		"trigger.on-sync-succeeded": "- when: " + when + "\n  oncePer: app.status.operationState?.syncResult?.revision\n  send: [synced]\n",
+		"template.synced":           "message: synced\n",
+	}
+	if err := c.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	live := &v1alpha1.Application{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(app), live); err != nil {
+		t.Fatal(err)
+	}
+	sent := time.Now().Add(-time.Hour).Unix()
+	live.Annotations = map[string]string{
+		"notifications.argoproj.io/subscribe.on-sync-succeeded.told":   "",
+		"notifications.argoproj.io/subscribe.on-sync-succeeded.untold": "",
+		"notified.notifications.argoproj.io": fmt.Sprintf(`{"%s:on-sync-succeeded:[0].%s:told:":%d}`, app.Status.Sync.Revision, whenHash, sent),
+	}
+	if err := c.Update(ctx, live); err != nil {
+		t.Fatal(err)
+	}
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), paths...)
+	}
 }
 
 // leaveSyncedApp publishes the guestbook demo app, registers its

@@ -2,7 +2,6 @@ package applicationset
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -95,20 +94,12 @@ func (o *Options) defaults() {
 func Run(ctx context.Context, opts Options) error {
 	opts.defaults()
 	ctrl.SetLogger(logr.FromSlogHandler(opts.Log.Handler()))
-	err := kube.Until(ctx, opts.Log, "the ApplicationSet controller to run", kube.Backoff{Min: time.Second, Max: 30 * time.Second}, func(ctx context.Context) error {
+	return kube.Keep(ctx, opts.Log, "the ApplicationSet controller", func(ctx context.Context) error {
 		if err := waitForCRD(ctx, opts); err != nil {
 			return err
 		}
-		err := run(ctx, opts)
-		if err == nil && ctx.Err() == nil {
-			err = errors.New("the ApplicationSet controller stopped")
-		}
-		return err
+		return run(ctx, opts)
 	})
-	if ctx.Err() != nil {
-		return nil
-	}
-	return err
 }
 
 // waitForCRD waits until ApplicationSets can be listed.

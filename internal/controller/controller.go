@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -119,20 +118,12 @@ func Run(ctx context.Context, opts Options) error {
 	// instead of waiting for it to expire.
 	host, _ := os.Hostname()
 	identity := host + "_" + strings.ToLower(rand.Text())
-	err := kube.Until(ctx, opts.Log, "the application controller to run", kube.Backoff{Min: time.Second, Max: 30 * time.Second}, func(ctx context.Context) error {
+	return kube.Keep(ctx, opts.Log, "the application controller", func(ctx context.Context) error {
 		if err := kube.WaitForCRDs(ctx, opts.Config, kube.PrepareOptions{Install: opts.InstallCRDs, Namespace: opts.Namespace, Log: opts.Log}); err != nil {
 			return err
 		}
-		err := run(ctx, opts, identity)
-		if err == nil && ctx.Err() == nil {
-			err = errors.New("the controller stopped")
-		}
-		return err
+		return run(ctx, opts, identity)
 	})
-	if ctx.Err() != nil {
-		return nil
-	}
-	return err
 }
 
 // run runs one controller manager until ctx ends or it fails (its leader

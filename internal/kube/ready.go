@@ -106,3 +106,21 @@ func served(ctx context.Context, c client.Client, namespace string) error {
 	}
 	return nil
 }
+
+// Keep runs a component (named by what, "the notifications controller")
+// until ctx ends: run is started again, after a backoff of 1 s doubling to
+// 30 s, whenever it fails or returns while ctx lasts (an API server
+// outage, a leader Lease lost). It returns nil once ctx ends.
+func Keep(ctx context.Context, log *slog.Logger, what string, run func(context.Context) error) error {
+	err := Until(ctx, log, what+" to run", Backoff{Min: time.Second, Max: 30 * time.Second}, func(ctx context.Context) error {
+		err := run(ctx)
+		if err == nil && ctx.Err() == nil {
+			err = fmt.Errorf("%s stopped", what)
+		}
+		return err
+	})
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}

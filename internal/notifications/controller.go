@@ -3,7 +3,6 @@ package notifications
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -95,17 +94,9 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("invalid app label selector %q: %w", opts.AppLabelSelector, err)
 	}
 	ctrl.SetLogger(logr.FromSlogHandler(opts.Log.Handler()))
-	err = kube.Until(ctx, opts.Log, "the notifications controller to run", kube.Backoff{Min: time.Second, Max: 30 * time.Second}, func(ctx context.Context) error {
-		err := run(ctx, opts, selector)
-		if err == nil && ctx.Err() == nil {
-			err = errors.New("the notifications controller stopped")
-		}
-		return err
+	return kube.Keep(ctx, opts.Log, "the notifications controller", func(ctx context.Context) error {
+		return run(ctx, opts, selector)
 	})
-	if ctx.Err() != nil {
-		return nil
-	}
-	return err
 }
 
 func newUnstructured(kind string) *unstructured.Unstructured {
@@ -294,8 +285,10 @@ func (r *reconciler) projectAnnotations(ctx context.Context, app *unstructured.U
 func (r *reconciler) persist(ctx context.Context, app *unstructured.Unstructured, state State) error {
 	state.truncate()
 	var value any
+	written := ""
 	if len(state) > 0 {
-		value = state.String()
+		written = state.String()
+		value = written
 	}
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{AnnotationNotified: value}}})
 	if err != nil {
@@ -305,5 +298,30 @@ func (r *reconciler) persist(ctx context.Context, app *unstructured.Unstructured
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	r.awaitCache(ctx, app, written)
+	return nil
+}
+
+// awaitCache waits (a few seconds at most) until the cache holds app with
+// the notified state just written: the next look at app, which other
+// writers' changes bring at any time, must find it, or it would send
+// again what was sent.
+func (r *reconciler) awaitCache(ctx context.Context, app *unstructured.Unstructured, written string) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cached := newUnstructured("Application")
+	for {
+		err := r.client.Get(ctx, client.ObjectKeyFromObject(app), cached)
+		if err != nil || cached.GetAnnotations()[AnnotationNotified] == written {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }

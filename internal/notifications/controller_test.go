@@ -16,6 +16,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
@@ -185,6 +186,16 @@ webhook:
 	synced(first)
 	commits := repo.NewService(repo.Options{Root: t.TempDir()})
 	stop := runController(t, ns, commits)
+	// Other writers keep changing the app while it is first told (the
+	// application controller does): each change is another look, which
+	// must find what was just sent.
+	for i := range 20 {
+		patch := []byte(`{"metadata":{"labels":{"churn":"` + strconv.Itoa(i) + `"}}}`)
+		if err := c.Patch(ctx, app, client.RawPatch(types.MergePatchType, patch)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
 
 	eventually(t, "the webhook", func() string {
 		if got := h.got(); len(got) != 1 || got[0] != "POST /t0ken/guestbook Add the guestbook" {
