@@ -206,7 +206,7 @@ func leaveNotifications(t *testing.T, c client.Client, ns string, app *v1alpha1.
 	live.Annotations = map[string]string{
 		"notifications.argoproj.io/subscribe.on-sync-succeeded.told":   "",
 		"notifications.argoproj.io/subscribe.on-sync-succeeded.untold": "",
-		"notified.notifications.argoproj.io": fmt.Sprintf(`{"%s:on-sync-succeeded:[0].%s:told:":%d}`, app.Status.Sync.Revision, whenHash, sent),
+		"notified.notifications.argoproj.io":                           fmt.Sprintf(`{"%s:on-sync-succeeded:[0].%s:told:":%d}`, app.Status.Sync.Revision, whenHash, sent),
 	}
 	if err := c.Update(ctx, live); err != nil {
 		t.Fatal(err)
