@@ -15,6 +15,7 @@ declare -A want=(
 	[chroot]=coreutils          # the image test runs programs inside the image
 	[unshare]=util-linux        # the install tests run each container in namespaces of its own
 	[hostname]=hostname         # ... named after its pod
+	[chromium]=chromium         # the web UI's tests drive a real browser
 )
 
 missing=()

@@ -94,7 +94,7 @@ func (s *Server) unimplementedBinding(md protoreflect.MethodDescriptor, b argoap
 	if err != nil {
 		return fmt.Errorf("%s: %w", md.FullName(), err)
 	}
-	if _, pattern := s.mux.Handler(probe); pattern != "" {
+	if _, pattern := s.mux.Handler(probe); pattern != "" && pattern != "/" { // "/" is the web UI
 		return nil
 	}
 	n := 0

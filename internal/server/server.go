@@ -30,6 +30,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/repo"
 
 	"github.com/capstan-cd/capstan/internal/rbac"
+	"github.com/capstan-cd/capstan/internal/server/ui"
 	"github.com/capstan-cd/capstan/internal/session"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/version"
@@ -64,6 +65,9 @@ type Options struct {
 	// Dex is where the bundled Dex runs, for a dex.config. Default:
 	// argocd-dex-server:5556 over HTTPS.
 	Dex DexServer
+	// BaseHref is the path the web UI is served under behind a reverse
+	// proxy (Argo CD's --basehref, server.basehref). Default "/".
+	BaseHref string
 	// Headless serves one local user with the kubeconfig's rights, as the
 	// CLI's --core mode runs it: no login, every caller an administrator,
 	// and the install's settings only read, never written (no generated
@@ -80,6 +84,7 @@ type Server struct {
 	sessions *session.Manager
 	mux      *http.ServeMux
 
+	ui       http.Handler
 	ssoCache ssoCache
 	limits   *limits
 	encoded  encodedApps
@@ -117,7 +122,11 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		Client: opts.Client, Namespace: opts.Namespace, Renderer: opts.Renderer,
 		Clusters: &cluster.Registry{Reader: opts.Client, Namespace: opts.Namespace, InCluster: opts.Config},
 	}
-	s := &Server{opts: opts, watcher: watcher, state: state, secret: secret, sessions: sessions, mux: http.NewServeMux(), limits: newLimits(), rbac: map[string]*rbac.Enforcer{}}
+	page, err := ui.New(ui.Options{BaseHref: opts.BaseHref})
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: opts, watcher: watcher, state: state, secret: secret, sessions: sessions, mux: http.NewServeMux(), limits: newLimits(), rbac: map[string]*rbac.Enforcer{}, ui: page}
 	s.routes()
 	if err := s.argoRoutes(); err != nil {
 		return nil, err
@@ -155,6 +164,8 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /api/v1/account/can-i/{resource}/{action}/{object...}", s.authorized(s.canI))
 	s.mux.HandleFunc("POST /api/v1/account/{name}/token", s.authorized(s.createToken))
 	s.mux.HandleFunc("DELETE /api/v1/account/{name}/token/{id}", s.authorized(s.deleteToken))
+	s.mux.HandleFunc("GET /api/v1/ui/applications", s.authorized(s.uiApplications))
+	s.mux.HandleFunc("/", s.webUI)
 	s.mux.HandleFunc("GET /api/v1/notifications/services", s.authorized(s.listNotificationServices))
 	s.mux.HandleFunc("GET /api/v1/notifications/triggers", s.authorized(s.listNotificationTriggers))
 	s.mux.HandleFunc("GET /api/v1/notifications/templates", s.authorized(s.listNotificationTemplates))

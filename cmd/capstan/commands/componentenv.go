@@ -15,6 +15,7 @@ import (
 var (
 	serverEnv = map[string]string{
 		"insecure":               "ARGOCD_SERVER_INSECURE",
+		"basehref":               "ARGOCD_SERVER_BASEHREF",
 		"address":                "ARGOCD_SERVER_LISTEN_ADDRESS",
 		"dex-server":             "ARGOCD_DEX_SERVER",
 		"dex-server-plaintext":   "ARGOCD_DEX_SERVER_PLAINTEXT",

@@ -28,6 +28,7 @@ type serverFlags struct {
 	dex          string
 	dexPlaintext bool
 	dexStrictTLS bool
+	basehref     string
 }
 
 func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
@@ -38,6 +39,7 @@ func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
 		"verify Dex's certificate against argocd-dex-server-tls as mounted under "+filepath.Join(defaultAppConfigPath, dexTLSDir))
 	cmd.Flags().IntVar(&f.port, prefix+"port", 8080, "port of the API server (REST, TLS unless --"+prefix+"insecure); 0: off")
 	cmd.Flags().BoolVar(&f.insecure, prefix+"insecure", false, "serve the API over plain HTTP, behind a TLS-terminating ingress")
+	cmd.Flags().StringVar(&f.basehref, prefix+"basehref", "/", "path the web UI is served under, behind a reverse proxy")
 }
 
 func newServerCommand() *cobra.Command {
@@ -101,7 +103,7 @@ func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.
 	}
 	var srv *server.Server
 	err = kube.Until(ctx, log, "the API server's settings", kube.Backoff{}, func(ctx context.Context) (err error) {
-		srv, err = server.New(ctx, server.Options{Client: c, Config: cfg, Renderer: r, Namespace: namespace, Insecure: f.insecure, Log: log, RepoChanged: repoChanged, Dex: dex})
+		srv, err = server.New(ctx, server.Options{Client: c, Config: cfg, Renderer: r, Namespace: namespace, Insecure: f.insecure, BaseHref: f.basehref, Log: log, RepoChanged: repoChanged, Dex: dex})
 		return err
 	})
 	if err != nil {

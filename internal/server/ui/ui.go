@@ -1,0 +1,171 @@
+// Package ui is Capstan's web UI: a small single-page app (plain
+// JavaScript modules, no build step) embedded in the binary and served by
+// the API server beside /api on its one port. The page calls the same API
+// as the CLI with the session cookie, so RBAC, errors and limits are the
+// API's own.
+//
+// Assets are compressed once at start and served with their content hash
+// in the URL, cached for a year; the page itself is never cached, so a new
+// binary's assets are picked up at the next load. Every GET that is not an
+// asset answers the page, whose script routes by the URL (/login,
+// /applications, /applications/<namespace>/<name>); BaseHref puts the UI
+// under a prefix behind a reverse proxy (Argo CD's server.basehref).
+package ui
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"mime"
+	"net/http"
+	"path"
+	"strings"
+)
+
+//go:embed static
+var static embed.FS
+
+// Options shape the UI.
+type Options struct {
+	// BaseHref is the path the UI is served under, starting and ending
+	// with "/". Default "/".
+	BaseHref string
+}
+
+// asset is one embedded file, ready to serve.
+type asset struct {
+	contentType string
+	plain, gz   []byte
+	hash        string
+}
+
+// Handler serves the UI.
+type Handler struct {
+	assets map[string]*asset // by name under static/
+	page   []byte
+}
+
+// New reads and compresses the embedded assets and renders the page.
+func New(opts Options) (*Handler, error) {
+	base := opts.BaseHref
+	if base == "" {
+		base = "/"
+	}
+	if !strings.HasPrefix(base, "/") || !strings.HasSuffix(base, "/") {
+		return nil, fmt.Errorf("invalid base href %q: it starts and ends with /", base)
+	}
+	h := &Handler{assets: map[string]*asset{}}
+	err := fs.WalkDir(static, "static", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := static.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		a, err := newAsset(p, data)
+		if err != nil {
+			return err
+		}
+		h.assets[strings.TrimPrefix(p, "static/")] = a
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	page, err := h.renderPage(base)
+	if err != nil {
+		return nil, err
+	}
+	h.page = page
+	return h, nil
+}
+
+func newAsset(name string, data []byte) (*asset, error) {
+	var gz bytes.Buffer
+	w, err := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.Write(data); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	ct := mime.TypeByExtension(path.Ext(name))
+	if ct == "" {
+		ct = "application/octet-stream"
+	}
+	return &asset{contentType: ct, plain: data, gz: gz.Bytes(), hash: hex.EncodeToString(sum[:8])}, nil
+}
+
+// pageTemplate is the one HTML page.
+var pageTemplate = template.Must(template.New("index").Parse(`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<base href="{{.Base}}">
+<title>Capstan</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="assets/style.css?v={{.CSS}}">
+<script type="module" src="assets/app.js?v={{.JS}}"></script>
+</head>
+<body>
+<noscript>Capstan's UI needs JavaScript.</noscript>
+<div id="app" aria-live="polite"></div>
+</body>
+</html>
+`))
+
+func (h *Handler) renderPage(base string) ([]byte, error) {
+	var b bytes.Buffer
+	err := pageTemplate.Execute(&b, map[string]string{"Base": base, "CSS": h.assets["style.css"].hash, "JS": h.assets["app.js"].hash})
+	return b.Bytes(), err
+}
+
+// ServeHTTP answers assets under /assets/ and the page for any other GET
+// or HEAD. Paths of the API are the caller's to route away first.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if name, ok := strings.CutPrefix(r.URL.Path, "/assets/"); ok {
+		a := h.assets[name]
+		if a == nil {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+		w.Header().Set("ETag", `"`+a.hash+`"`)
+		serve(w, r, a.contentType, a.plain, a.gz)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Frame-Options", "SAMEORIGIN")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'self'")
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = w.Write(h.page)
+}
+
+// serve writes the gzip form to clients that take it.
+func serve(w http.ResponseWriter, r *http.Request, contentType string, plain, gz []byte) {
+	w.Header().Set("Content-Type", contentType)
+	w.Header().Set("Vary", "Accept-Encoding")
+	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		w.Header().Set("Content-Encoding", "gzip")
+		_, _ = w.Write(gz)
+		return
+	}
+	_, _ = w.Write(plain)
+}

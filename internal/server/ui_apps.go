@@ -1,0 +1,199 @@
+package server
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+)
+
+// The web UI's application list, GET /api/v1/ui/applications: one page of
+// short summaries, filtered and counted by the server, so a browser never
+// downloads every Application (Argo CD's UI does, and waits minutes at a
+// few thousand apps). The query keeps the UI's filters as its URL does:
+//
+//	search     a part of the name
+//	project, sync, health, cluster, namespace, repo   each repeatable; any value matches
+//	selector   a label selector
+//	offset, limit   the page (limit 100 by default, 500 at most)
+//
+// Counts by sync and health status are over the apps every other filter
+// keeps, so each count says what choosing that status would show; facets
+// list the values the filters can take among the apps the user may see.
+
+// Bounds of a page.
+const (
+	uiDefaultLimit = 100
+	uiMaxLimit     = 500
+)
+
+// appSummary is what the list shows of one Application.
+type appSummary struct {
+	Name           string            `json:"name"`
+	Namespace      string            `json:"namespace"`
+	Project        string            `json:"project"`
+	Labels         map[string]string `json:"labels,omitempty"`
+	Repo           string            `json:"repo"`
+	Path           string            `json:"path,omitempty"`
+	Chart          string            `json:"chart,omitempty"`
+	TargetRevision string            `json:"targetRevision,omitempty"`
+	Cluster        string            `json:"cluster"`
+	DestNamespace  string            `json:"destNamespace,omitempty"`
+	Sync           string            `json:"sync"`
+	Health         string            `json:"health"`
+	Revision       string            `json:"revision,omitempty"`
+	Operation      string            `json:"operation,omitempty"`
+	AutoSync       bool              `json:"autoSync,omitempty"`
+}
+
+// appPage is the answer.
+type appPage struct {
+	ResourceVersion string                    `json:"resourceVersion"`
+	Total           int                       `json:"total"`
+	Offset          int                       `json:"offset"`
+	Counts          map[string]map[string]int `json:"counts"`
+	Facets          map[string][]string       `json:"facets"`
+	Items           []appSummary              `json:"items"`
+}
+
+func summarize(app *v1alpha1.Application) appSummary {
+	s := appSummary{
+		Name: app.Name, Namespace: app.Namespace, Project: app.Spec.Project, Labels: app.Labels,
+		Cluster: cmp.Or(app.Spec.Destination.Server, app.Spec.Destination.Name), DestNamespace: app.Spec.Destination.Namespace,
+		Sync: cmp.Or(string(app.Status.Sync.Status), "Unknown"), Health: cmp.Or(string(app.Status.Health.Status), "Unknown"),
+		Revision: app.Status.Sync.Revision,
+		AutoSync: app.Spec.SyncPolicy != nil && app.Spec.SyncPolicy.Automated != nil,
+	}
+	if sources := app.Spec.GetSources(); len(sources) > 0 {
+		s.Repo, s.Path, s.Chart, s.TargetRevision = sources[0].RepoURL, sources[0].Path, sources[0].Chart, sources[0].TargetRevision
+	}
+	if op := app.Status.OperationState; op != nil {
+		s.Operation = string(op.Phase)
+	}
+	return s
+}
+
+// uiFilter is the query's filters.
+type uiFilter struct {
+	search                                string
+	projects, clusters, namespaces, repos []string
+	syncs, healths                        []string
+	offset, limit                         int
+}
+
+func parseUIFilter(r *http.Request) (uiFilter, error) {
+	q := r.URL.Query()
+	f := uiFilter{
+		search: strings.ToLower(strings.TrimSpace(q.Get("search"))), projects: q["project"], clusters: q["cluster"],
+		namespaces: q["namespace"], repos: q["repo"], syncs: q["sync"], healths: q["health"], limit: uiDefaultLimit,
+	}
+	for name, dst := range map[string]*int{"offset": &f.offset, "limit": &f.limit} {
+		v := q.Get(name)
+		if v == "" {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return f, fmt.Errorf("invalid %s %q: want a number from 0", name, v)
+		}
+		*dst = n
+	}
+	f.limit = min(max(f.limit, 1), uiMaxLimit)
+	return f, nil
+}
+
+func anyOf(want []string, v string) bool { return len(want) == 0 || slices.Contains(want, v) }
+
+// keeps tells whether s passes every filter but the status ones.
+func (f uiFilter) keeps(s appSummary) bool {
+	return (f.search == "" || strings.Contains(strings.ToLower(s.Name), f.search)) &&
+		anyOf(f.projects, s.Project) && anyOf(f.clusters, s.Cluster) &&
+		anyOf(f.namespaces, s.DestNamespace) && anyOf(f.repos, s.Repo)
+}
+
+func (s *Server) uiApplications(w http.ResponseWriter, r *http.Request, c *caller) {
+	f, err := parseUIFilter(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	opts := []client.ListOption{client.InNamespace(s.opts.Namespace), client.UnsafeDisableDeepCopy}
+	if sel := r.URL.Query().Get("selector"); sel != "" {
+		parsed, err := labels.Parse(sel)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid selector %q: %v", sel, err))
+			return
+		}
+		opts = append(opts, client.MatchingLabelsSelector{Selector: parsed})
+	}
+	var list v1alpha1.ApplicationList
+	if err := s.opts.Client.List(r.Context(), &list, opts...); err != nil {
+		s.internal(w, err)
+		return
+	}
+	page := appPage{ResourceVersion: list.ResourceVersion, Offset: f.offset, Items: []appSummary{},
+		Counts: map[string]map[string]int{"sync": {}, "health": {}}}
+	facets := map[string]map[string]bool{"projects": {}, "clusters": {}, "namespaces": {}, "repos": {}}
+	var matched []appSummary
+	for i := range list.Items {
+		app := &list.Items[i]
+		if !c.can("applications", "get", s.appObject(app)) {
+			continue
+		}
+		sum := summarize(app)
+		facets["projects"][sum.Project], facets["clusters"][sum.Cluster] = true, true
+		facets["namespaces"][sum.DestNamespace], facets["repos"][sum.Repo] = true, true
+		if !f.keeps(sum) {
+			continue
+		}
+		if anyOf(f.healths, sum.Health) {
+			page.Counts["sync"][sum.Sync]++
+		}
+		if anyOf(f.syncs, sum.Sync) {
+			page.Counts["health"][sum.Health]++
+		}
+		if anyOf(f.syncs, sum.Sync) && anyOf(f.healths, sum.Health) {
+			matched = append(matched, sum)
+		}
+	}
+	slices.SortFunc(matched, func(a, b appSummary) int {
+		return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(a.Namespace, b.Namespace))
+	})
+	page.Total = len(matched)
+	if f.offset < len(matched) {
+		page.Items = matched[f.offset:min(f.offset+f.limit, len(matched))]
+	}
+	page.Facets = map[string][]string{}
+	for name, values := range facets {
+		delete(values, "")
+		page.Facets[name] = slices.Sorted(maps.Keys(values))
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+// apiPrefixes are paths the web UI never answers: an unknown API path is
+// the API's 404, not the UI's page.
+var apiPrefixes = []string{"/api/", "/auth/", "/swagger", "/metrics", "/healthz"}
+
+// webUI serves the web UI's page and assets for every other GET.
+func (s *Server) webUI(w http.ResponseWriter, r *http.Request) {
+	for _, p := range apiPrefixes {
+		if strings.HasPrefix(r.URL.Path, p) {
+			writeError(w, http.StatusNotFound, "Not Found")
+			return
+		}
+	}
+	if s.ui == nil {
+		http.NotFound(w, r)
+		return
+	}
+	s.ui.ServeHTTP(w, r)
+}
