@@ -190,6 +190,9 @@ func (s *Server) ssoCallback(w http.ResponseWriter, r *http.Request) {
 type settingsResponse struct {
 	URL        string          `json:"url,omitempty"`
 	OIDCConfig *oidcClientInfo `json:"oidcConfig,omitempty"`
+	// ControllerNamespace is the control namespace, whose Applications'
+	// RBAC objects leave the namespace out.
+	ControllerNamespace string `json:"controllerNamespace,omitempty"`
 }
 
 type oidcClientInfo struct {
@@ -206,7 +209,7 @@ func (s *Server) settings(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, err)
 		return
 	}
-	out := settingsResponse{}
+	out := settingsResponse{ControllerNamespace: s.opts.Namespace}
 	if p != nil {
 		out.URL = p.url
 		out.OIDCConfig = &oidcClientInfo{Name: p.cfg.Name, Issuer: p.cfg.Issuer, ClientID: p.cfg.ClientID, CLIClientID: p.cfg.CLIClientID, Scopes: p.cfg.Scopes()}

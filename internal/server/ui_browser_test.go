@@ -5,16 +5,26 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"golang.org/x/crypto/bcrypt"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/rbac"
+	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/browser"
+	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
 // page is a browser tab on a running Server.
@@ -200,5 +210,144 @@ func TestUIApplicationsList(t *testing.T) {
 	}
 	if code := f.call("GET", "/api/v1/no-such-thing", "", "", nil); code != http.StatusNotFound {
 		t.Errorf("an unknown API path answers %d, not the UI", code)
+	}
+}
+
+// TestUIApplicationPage: an app's page draws its resource tree
+// (Deployment → ReplicaSet → Pod); the sync dialog asks for a sync with
+// the options chosen; a read-only user finds Sync and Delete disabled and
+// is refused when calling the API directly; delete with a cascade choice
+// removes the app.
+func TestUIApplicationPage(t *testing.T) {
+	ctx := context.Background()
+	f := start(t, true)
+	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
+		Data: map[string]string{"accounts.viewer": "login"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: rbac.ConfigMapName, Namespace: f.ns},
+		Data: map[string]string{"policy.default": "role:readonly"}}); err != nil {
+		t.Fatal(err)
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte("viewer-password"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := settings.SetPassword(ctx, f.c, f.ns, "viewer", hash); err != nil {
+		t.Fatal(err)
+	}
+	dest := kubeCluster.NewNamespace(t)
+	leaveWorkload(t, f.c, dest)
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "guestbook", Namespace: f.ns}, Spec: v1alpha1.ApplicationSpec{Project: "default",
+		Source:      &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/demo.git", Path: "guestbook", TargetRevision: "main"},
+		Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest}}}
+	if err := f.c.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	app.Status.Sync.Status, app.Status.Health.Status = v1alpha1.SyncStatusCodeOutOfSync, v1alpha1.HealthStatusHealthy
+	app.Status.Resources = []v1alpha1.ResourceStatus{{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: dest, Name: "guestbook-ui",
+		Status: v1alpha1.SyncStatusCodeOutOfSync, Health: &v1alpha1.HealthStatus{Status: v1alpha1.HealthStatusHealthy}}}
+	if err := f.c.Update(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	appURL := f.base + "/applications/" + f.ns + "/guestbook"
+
+	// The viewer: Sync and Delete disabled, and the API refuses them.
+	viewer := openUI(t, f)
+	viewer.do("opening the app", chromedp.Navigate(appURL))
+	viewer.login("viewer", "viewer-password")
+	viewer.until("the app's page", `!!document.querySelector('#sync')`, 10*time.Second)
+	if got := viewer.eval(`[document.querySelector('#sync').disabled, document.querySelector('#delete').disabled, document.querySelector('#refresh').disabled].join()`); got != "true,true,false" {
+		t.Errorf("the viewer's Sync, Delete and Refresh disabled: %s", got)
+	}
+	var login map[string]string
+	f.call("POST", "/api/v1/session", `{"username":"viewer","password":"viewer-password"}`, "", &login)
+	if code := f.call("POST", "/api/v1/applications/guestbook/sync", `{}`, login["token"], nil); code != http.StatusForbidden {
+		t.Errorf("the viewer's sync: %d, want 403", code)
+	}
+
+	// The admin: the tree, then a sync through the dialog.
+	p := openUI(t, f)
+	p.do("opening the app", chromedp.Navigate(appURL))
+	p.login("admin", f.initialPassword())
+	p.until("the tree, Deployment → ReplicaSet → Pod",
+		`!!document.querySelector('#tree li[data-kind="Deployment"] li[data-kind="ReplicaSet"] li[data-kind="Pod"]')`, 10*time.Second)
+	p.screenshot("application-tree")
+	if got := p.eval(`document.querySelector('#sync').disabled ? 'disabled' : 'enabled'`); got != "enabled" {
+		t.Fatalf("the admin's Sync is %s", got)
+	}
+	p.do("syncing with prune", chromedp.Click(chromedp.CSS("#sync")), chromedp.WaitVisible(chromedp.CSS("dialog[open]")),
+		chromedp.Click(chromedp.CSS("#opt-prune")), chromedp.Click(chromedp.CSS("#opt-applyOutOfSyncOnly")))
+	p.screenshot("sync-dialog")
+	p.do("synchronizing", chromedp.Click(chromedp.CSS("#dialog-ok")))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if err := f.c.Get(ctx, client.ObjectKeyFromObject(app), app); err != nil {
+			t.Fatal(err)
+		}
+		if op := app.Operation; op != nil && op.Sync != nil {
+			if !op.Sync.Prune || op.Sync.Revision != "main" || !slices.Contains(op.Sync.SyncOptions, "ApplyOutOfSyncOnly=true") {
+				t.Errorf("the sync asked for: %+v", op.Sync)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no sync was asked for")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	p.until("the sync shown as asked for", `document.querySelector('#operation') && document.querySelector('#operation').innerText.includes('Sync requested')`, 3*time.Second)
+
+	// Delete, keeping the resources.
+	app.Operation = nil
+	if err := f.c.Update(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	p.until("the page without the operation", `!document.querySelector('#operation') || !document.querySelector('#operation').innerText.includes('Sync requested')`, 5*time.Second)
+	p.do("deleting", chromedp.Click(chromedp.CSS("#delete")), chromedp.WaitVisible(chromedp.CSS("dialog[open]")),
+		chromedp.Click(chromedp.CSS("#cascade-non-cascading")), chromedp.Click(chromedp.CSS("#dialog-ok")))
+	p.until("back on the list", `location.pathname === '/applications'`, 10*time.Second)
+	deadline = time.Now().Add(10 * time.Second)
+	for !apierrors.IsNotFound(f.c.Get(ctx, client.ObjectKeyFromObject(app), &v1alpha1.Application{})) {
+		if time.Now().After(deadline) {
+			t.Fatal("the app was not deleted")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := f.c.Get(ctx, client.ObjectKey{Namespace: dest, Name: "guestbook-ui"}, &appsv1.Deployment{}); err != nil {
+		t.Errorf("a non-cascading delete took the Deployment: %v", err)
+	}
+}
+
+// leaveWorkload creates a Deployment with its ReplicaSet and Pod in ns, as
+// the Deployment controller would have (owner references, no controllers
+// running here).
+func leaveWorkload(t *testing.T, c client.Client, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	// No controllers run here to make the namespace's ServiceAccount.
+	if err := c.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]string{"app": "guestbook-ui"}
+	pod := corev1.PodSpec{Containers: []corev1.Container{{Name: "ui", Image: "guestbook:v1"}}}
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "guestbook-ui", Namespace: ns},
+		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod}}}
+	if err := c.Create(ctx, dep); err != nil {
+		t.Fatal(err)
+	}
+	owner := func(kind, name string, uid types.UID) []metav1.OwnerReference {
+		return []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: name, UID: uid, Controller: ptr.To(true)}}
+	}
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "guestbook-ui-5d9f", Namespace: ns, OwnerReferences: owner("Deployment", dep.Name, dep.UID)},
+		Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod}}}
+	if err := c.Create(ctx, rs); err != nil {
+		t.Fatal(err)
+	}
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "guestbook-ui-5d9f-x1", Namespace: ns, Labels: labels, OwnerReferences: owner("ReplicaSet", rs.Name, rs.UID)}, Spec: pod}
+	if err := c.Create(ctx, p); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -109,8 +109,7 @@ function header(user) {
 async function renderLogin() {
   const params = new URLSearchParams(location.search);
   const back = params.get('return_url') || 'applications';
-  let settings = {};
-  try { settings = await api('api/v1/settings'); } catch (e) { /* the form still works */ }
+  const s = await settings();
   const user = h('input', { id: 'username', name: 'username', autocomplete: 'username', required: true });
   const pass = h('input', { id: 'password', name: 'password', type: 'password', autocomplete: 'current-password', required: true });
   const form = h('form', { class: 'login', onsubmit: async (e) => {
@@ -126,9 +125,9 @@ async function renderLogin() {
   h('label', { for: 'username' }, 'Username'), user,
   h('label', { for: 'password' }, 'Password'), pass,
   h('button', { type: 'submit', id: 'sign-in' }, 'Sign in'),
-  (settings.oidcConfig || settings.dexConfig) ?
+  (s.oidcConfig || s.dexConfig) ?
     h('a', { class: 'button sso', href: 'auth/login?return_url=' + encodeURIComponent(base() + safeReturn(back)) },
-      'Log in via ' + ((settings.oidcConfig && settings.oidcConfig.name) || 'SSO')) : null);
+      'Log in via ' + ((s.oidcConfig && s.oidcConfig.name) || 'SSO')) : null);
   root.replaceChildren(h('main', { class: 'center' }, form));
   user.focus();
 }
@@ -243,18 +242,162 @@ function watchApplications(resourceVersion, changed, name) {
 
 // --- one application ---------------------------------------------------
 
+let settingsOnce;
+
+// settings are the API's public settings, read once per page load.
+function settings() {
+  settingsOnce = settingsOnce || api('api/v1/settings').catch(() => ({}));
+  return settingsOnce;
+}
+
+// can asks the API whether the user may do action on the app, named as
+// RBAC names it: <project>/<name>, or <project>/<namespace>/<name>
+// outside the control namespace.
+async function can(action, app) {
+  const s = await settings();
+  const project = app.spec.project || 'default';
+  const object = app.metadata.namespace === s.controllerNamespace ?
+    `${project}/${app.metadata.name}` : `${project}/${app.metadata.namespace}/${app.metadata.name}`;
+  try {
+    const r = await api(`api/v1/account/can-i/applications/${action}/${object.split('/').map(encodeURIComponent).join('/')}`);
+    return r.value === 'yes';
+  } catch (e) {
+    return false;
+  }
+}
+
+function appPath(app) {
+  return `api/v1/applications/${encodeURIComponent(app.metadata.name)}`;
+}
+
+function appQuery(app) {
+  return 'appNamespace=' + encodeURIComponent(app.metadata.namespace);
+}
+
+// tree draws the resource tree: each node under its parents (a Pod under
+// its ReplicaSet under its Deployment), the app's own resources at the top.
+function tree(nodes) {
+  const key = (n) => `${n.group || ''}/${n.kind}/${n.namespace || ''}/${n.name}`;
+  const byKey = new Map(nodes.map((n) => [key(n), n]));
+  const children = new Map();
+  const roots = [];
+  for (const n of nodes) {
+    const parents = (n.parentRefs || []).map(key).filter((k) => byKey.has(k));
+    if (parents.length === 0) roots.push(n);
+    for (const p of parents) {
+      if (!children.has(p)) children.set(p, []);
+      children.get(p).push(n);
+    }
+  }
+  const byName = (a, b) => (a.kind + a.name).localeCompare(b.kind + b.name);
+  const draw = (n, seen) => {
+    const k = key(n);
+    if (seen.has(k)) return null;
+    seen.add(k);
+    const kids = (children.get(k) || []).sort(byName).map((c) => draw(c, new Set(seen))).filter(Boolean);
+    return h('li', { class: 'node', 'data-kind': n.kind, 'data-name': n.name },
+      h('span', { class: 'kind' }, n.kind), ' ', h('span', { class: 'name' }, n.name), ' ',
+      n.health ? statusBadge('health', n.health.status) : '',
+      kids.length ? h('ul', {}, kids) : '');
+  };
+  return h('ul', { id: 'tree', class: 'tree', 'aria-label': 'Resource tree' }, roots.sort(byName).map((n) => draw(n, new Set())));
+}
+
+// dialog opens a modal with a form; submit gets the form's elements.
+function dialog(title, fields, action, submit) {
+  const form = h('form', { method: 'dialog', class: 'dialog-form' },
+    h('h2', {}, title), fields,
+    h('div', { class: 'actions' },
+      h('button', { type: 'submit', value: 'ok', id: 'dialog-ok' }, action),
+      h('button', { type: 'button', id: 'dialog-cancel', onclick: () => d.close() }, 'Cancel')));
+  const d = h('dialog', { 'aria-label': title }, form);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    try {
+      await submit(form.elements);
+      d.close();
+    } catch (err) {
+      showError(err);
+      d.close();
+    }
+  });
+  d.addEventListener('close', () => d.remove());
+  document.body.append(d);
+  d.showModal();
+}
+
+function check(name, label, checked) {
+  return h('label', { class: 'check' }, h('input', { type: 'checkbox', name, id: 'opt-' + name, checked }), ' ', label);
+}
+
+function syncDialog(app) {
+  dialog('Synchronize ' + app.metadata.name, [
+    h('label', { for: 'opt-revision' }, 'Revision'),
+    h('input', { id: 'opt-revision', name: 'revision', value: (app.spec.source && app.spec.source.targetRevision) || 'HEAD' }),
+    check('prune', 'Prune'), check('dryRun', 'Dry run'), check('applyOutOfSyncOnly', 'Apply out of sync only'),
+    check('force', 'Force'), check('replace', 'Replace'), check('serverSideApply', 'Server-side apply'),
+  ], 'Synchronize', async (el) => {
+    const items = [];
+    if (el.applyOutOfSyncOnly.checked) items.push('ApplyOutOfSyncOnly=true');
+    if (el.replace.checked) items.push('Replace=true');
+    if (el.serverSideApply.checked) items.push('ServerSideApply=true');
+    const body = { revision: el.revision.value, prune: el.prune.checked, dryRun: el.dryRun.checked,
+      syncOptions: { items }, appNamespace: app.metadata.namespace };
+    if (el.force.checked) body.strategy = { apply: { force: true } };
+    await api(`${appPath(app)}/sync`, { method: 'POST', body: JSON.stringify(body) });
+  });
+}
+
+function deleteDialog(app) {
+  const choice = (value, label, checked) => h('label', { class: 'check' },
+    h('input', { type: 'radio', name: 'cascade', value, id: 'cascade-' + value, checked }), ' ', label);
+  dialog('Delete ' + app.metadata.name, [
+    h('p', {}, 'The Application and, with a cascade, the resources it deployed.'),
+    choice('foreground', 'Foreground: delete the resources, then the app', true),
+    choice('background', 'Background: delete the app, the resources after'),
+    choice('non-cascading', 'Non-cascading: keep the resources'),
+  ], 'Delete', async (el) => {
+    const how = el.cascade.value;
+    const q = how === 'non-cascading' ? 'cascade=false' : `cascade=true&propagationPolicy=${how}`;
+    await api(`${appPath(app)}?${appQuery(app)}&${q}`, { method: 'DELETE' });
+    navigate('applications');
+  });
+}
+
 async function renderApp(user, r) {
   const app = await api(`api/v1/applications/${encodeURIComponent(r.app)}?appNamespace=${encodeURIComponent(r.namespace)}`);
+  const [resourceTree, maySync, mayDelete] = await Promise.all([
+    api(`${appPath(app)}/resource-tree?${appQuery(app)}`).catch(() => ({ nodes: [] })),
+    can('sync', app), can('delete', app)]);
   const st = app.status || {};
+  const op = st.operationState;
+  const refresh = (kind) => async () => {
+    try {
+      await api(`${appPath(app)}?${appQuery(app)}&refresh=${kind}`);
+    } catch (err) {
+      showError(err);
+    }
+  };
   const resources = (st.resources || []).map((res) => h('tr', { class: 'resource', 'data-kind': res.kind, 'data-name': res.name },
     h('td', {}, res.kind), h('td', {}, res.namespace || ''), h('td', {}, res.name),
     h('td', {}, statusBadge('sync', res.status || 'Unknown')), h('td', {}, res.health ? statusBadge('health', res.health.status) : '')));
   root.replaceChildren(header(user), h('main', { class: 'detail' },
     h('p', {}, link('applications', '← Applications')),
-    h('h1', {}, app.metadata.name),
+    h('div', { class: 'toolbar' }, h('h1', {}, app.metadata.name),
+      h('div', { class: 'actions', role: 'group', 'aria-label': 'Actions' },
+        h('button', { type: 'button', id: 'sync', disabled: !maySync, title: maySync ? null : 'You may not sync this application',
+          onclick: () => syncDialog(app) }, 'Sync'),
+        h('button', { type: 'button', id: 'refresh', onclick: refresh('normal') }, 'Refresh'),
+        h('button', { type: 'button', id: 'hard-refresh', onclick: refresh('hard') }, 'Hard refresh'),
+        h('button', { type: 'button', id: 'delete', disabled: !mayDelete, title: mayDelete ? null : 'You may not delete this application',
+          onclick: () => deleteDialog(app) }, 'Delete'))),
     h('p', { id: 'app-status' }, statusBadge('health', (st.health && st.health.status) || 'Unknown'), ' ',
       statusBadge('sync', (st.sync && st.sync.status) || 'Unknown'),
       st.sync && st.sync.revision ? h('code', {}, ' ' + st.sync.revision.slice(0, 7)) : ''),
+    app.operation ? h('p', { id: 'operation' }, 'Sync requested…') :
+      op ? h('p', { id: 'operation' }, 'Last sync: ', statusBadge('operation', op.phase), ' ', op.message || '') : '',
+    h('h2', {}, 'Resources'),
+    tree(resourceTree.nodes || []),
     h('table', { id: 'resources' }, h('thead', {}, h('tr', {}, ['Kind', 'Namespace', 'Name', 'Sync', 'Health'].map((c) => h('th', {}, c)))),
       h('tbody', {}, resources))));
   watchApplications(app.metadata.resourceVersion, () => render(), app.metadata.name);
