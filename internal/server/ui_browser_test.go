@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -29,79 +27,17 @@ import (
 
 // page is a browser tab on a running Server.
 type page struct {
-	t   *testing.T
-	ctx context.Context
-	f   *fixture
+	*browser.Page
+	f *fixture
 }
 
 func openUI(t *testing.T, f *fixture) *page {
-	return &page{t: t, ctx: browser.New(t, 2*time.Minute), f: f}
-}
-
-func (p *page) do(what string, steps ...chromedp.Action[chromedp.Void]) {
-	p.t.Helper()
-	if err := chromedp.Do(p.ctx, steps...); err != nil {
-		p.t.Fatalf("%s: %v", what, err)
-	}
-}
-
-// until waits up to timeout for the JavaScript expression to be true.
-func (p *page) until(what, expr string, timeout time.Duration) {
-	p.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](expr))
-		if err == nil && ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			text, _ := chromedp.Run(p.ctx, chromedp.Evaluate[string](`location.href + "\n" + document.body.innerText`))
-			p.t.Fatalf("%s: %s not true after %s (err %v); the page:\n%s", what, expr, timeout, err, text)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// eval returns the value of a JavaScript expression.
-func (p *page) eval(expr string) string {
-	p.t.Helper()
-	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](expr))
-	if err != nil {
-		p.t.Fatalf("%s: %v", expr, err)
-	}
-	return v
-}
-
-// screenshot writes the page to $CAPSTAN_UI_SCREENSHOTS/name.png when
-// that directory is set, for a person to look at.
-func (p *page) screenshot(name string) {
-	dir := os.Getenv("CAPSTAN_UI_SCREENSHOTS")
-	if dir == "" {
-		return
-	}
-	png, err := chromedp.Run(p.ctx, chromedp.CaptureScreenshot())
-	if err == nil {
-		err = os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)
-	}
-	if err != nil {
-		p.t.Errorf("screenshot %s: %v", name, err)
-	}
+	return &page{Page: browser.Open(t, 2*time.Minute), f: f}
 }
 
 // apps are the names of the applications listed, in order.
 func (p *page) apps() string {
-	return p.eval(`[...document.querySelectorAll('#apps .app')].map(e => e.dataset.app).join(',')`)
-}
-
-// login signs in through the login page.
-func (p *page) login(user, password string) {
-	p.t.Helper()
-	p.until("the login page", `!!document.querySelector('#username')`, 10*time.Second)
-	p.screenshot("login")
-	p.do("signing in",
-		chromedp.SendKeys(chromedp.CSS("#username"), user),
-		chromedp.SendKeys(chromedp.CSS("#password"), password),
-		chromedp.Click(chromedp.CSS("#sign-in")))
+	return p.Eval(`[...document.querySelectorAll('#apps .app')].map(e => e.dataset.app).join(',')`)
 }
 
 func setStatus(t *testing.T, c client.Client, ns, name string, sync v1alpha1.SyncStatusCode, health v1alpha1.HealthStatusCode) {
@@ -141,55 +77,55 @@ func TestUIApplicationsList(t *testing.T) {
 		setStatus(t, f.c, f.ns, app.name, app.sync, app.health)
 	}
 	p := openUI(t, f)
-	p.do("opening the UI", chromedp.Navigate(f.base+"/applications?health=Healthy"))
-	p.until("a user without a session sent to log in", `location.pathname === '/login' && location.search.includes('return_url')`, 10*time.Second)
-	p.login("admin", f.initialPassword())
+	p.Do("opening the UI", chromedp.Navigate(f.base+"/applications?health=Healthy"))
+	p.Until("a user without a session sent to log in", `location.pathname === '/login' && location.search.includes('return_url')`, 10*time.Second)
+	p.Login("admin", f.initialPassword())
 
-	p.until("back where the user was going", `location.pathname === '/applications' && document.querySelectorAll('#apps .app').length === 2`, 10*time.Second)
+	p.Until("back where the user was going", `location.pathname === '/applications' && document.querySelectorAll('#apps .app').length === 2`, 10*time.Second)
 	if got := p.apps(); got != "guestbook,kustomize-guestbook" {
 		t.Errorf("healthy apps %q", got)
 	}
-	p.do("clearing the filters", chromedp.Click(chromedp.CSS("#clear-filters")))
-	p.until("every app listed", `document.querySelectorAll('#apps .app').length === 3`, 10*time.Second)
-	p.screenshot("applications")
-	if got := p.eval(`document.querySelector('[data-app="helm-guestbook"]').innerText`); !strings.Contains(got, "OutOfSync") || !strings.Contains(got, "Progressing") {
+	p.Do("clearing the filters", chromedp.Click(chromedp.CSS("#clear-filters")))
+	p.Until("every app listed", `document.querySelectorAll('#apps .app').length === 3`, 10*time.Second)
+	p.Screenshot("applications")
+	if got := p.Eval(`document.querySelector('[data-app="helm-guestbook"]').innerText`); !strings.Contains(got, "OutOfSync") || !strings.Contains(got, "Progressing") {
 		t.Errorf("helm-guestbook's tile: %q", got)
 	}
-	if got := p.eval(`document.querySelector('#filter-sync').innerText`); !strings.Contains(got, "Synced 2") || !strings.Contains(got, "OutOfSync 1") {
+	if got := p.Eval(`document.querySelector('#filter-sync').innerText`); !strings.Contains(got, "Synced 2") || !strings.Contains(got, "OutOfSync 1") {
 		t.Errorf("sync counts: %q", got)
 	}
 
 	// A filter by status, kept in the URL, survives a reload.
-	p.do("choosing OutOfSync", chromedp.Click(chromedp.CSS(`#filter-sync input[value="OutOfSync"]`)))
-	p.until("the OutOfSync app alone", `document.querySelectorAll('#apps .app').length === 1`, 10*time.Second)
-	if got := p.eval(`location.search`); got != "?sync=OutOfSync" {
+	p.Do("choosing OutOfSync", chromedp.Click(chromedp.CSS(`#filter-sync input[value="OutOfSync"]`)))
+	p.Until("the OutOfSync app alone", `document.querySelectorAll('#apps .app').length === 1`, 10*time.Second)
+	if got := p.Eval(`location.search`); got != "?sync=OutOfSync" {
 		t.Errorf("the URL's query is %q", got)
 	}
-	p.do("reloading", chromedp.Reload())
-	p.until("the filter kept", `document.querySelectorAll('#apps .app').length === 1 && document.querySelector('#filter-sync input[value="OutOfSync"]').checked`, 10*time.Second)
+	p.Do("reloading", chromedp.Reload())
+	p.Until("the filter kept", `document.querySelectorAll('#apps .app').length === 1 && document.querySelector('#filter-sync input[value="OutOfSync"]').checked`, 10*time.Second)
 	if got := p.apps(); got != "helm-guestbook" {
 		t.Errorf("after a reload: %q", got)
 	}
 
 	// A search and the list view.
-	p.do("searching", chromedp.Navigate(f.base+"/applications?search=kust&view=list"))
-	p.until("the search applied", `document.querySelectorAll('#apps tr.app').length === 1`, 10*time.Second)
-	p.screenshot("applications-list")
+	p.Do("searching", chromedp.Navigate(f.base+"/applications?search=kust&view=list"))
+	p.Until("the search applied", `document.querySelectorAll('#apps tr.app').length === 1`, 10*time.Second)
+	p.Screenshot("applications-list")
 
 	// A change shows without a reload.
-	p.do("listing all", chromedp.Navigate(f.base+"/applications"))
-	p.until("every app listed", `document.querySelectorAll('#apps .app').length === 3`, 10*time.Second)
-	p.eval(`window.notReloaded = 'yes'`)
+	p.Do("listing all", chromedp.Navigate(f.base+"/applications"))
+	p.Until("every app listed", `document.querySelectorAll('#apps .app').length === 3`, 10*time.Second)
+	p.Eval(`window.notReloaded = 'yes'`)
 	setStatus(t, f.c, f.ns, "guestbook", v1alpha1.SyncStatusCodeOutOfSync, v1alpha1.HealthStatusHealthy)
-	p.until("guestbook OutOfSync on screen", `document.querySelector('[data-app="guestbook"]').innerText.includes('OutOfSync')`, 2*time.Second+time.Second)
-	if p.eval(`window.notReloaded || ''`) != "yes" {
+	p.Until("guestbook OutOfSync on screen", `document.querySelector('[data-app="guestbook"]').innerText.includes('OutOfSync')`, 2*time.Second+time.Second)
+	if p.Eval(`window.notReloaded || ''`) != "yes" {
 		t.Error("the page was reloaded")
 	}
 
 	// An app's page lists its resources.
-	p.do("opening guestbook", chromedp.Click(chromedp.CSS(`[data-app="guestbook"] a`)))
-	p.until("guestbook's page", `location.pathname === '/applications/`+f.ns+`/guestbook' && !!document.querySelector('#app-status')`, 10*time.Second)
-	p.screenshot("application")
+	p.Do("opening guestbook", chromedp.Click(chromedp.CSS(`[data-app="guestbook"] a`)))
+	p.Until("guestbook's page", `location.pathname === '/applications/`+f.ns+`/guestbook' && !!document.querySelector('#app-status')`, 10*time.Second)
+	p.Screenshot("application")
 
 	// The page and its assets are served compressed and cached.
 	for _, path := range []string{"/assets/app.js", "/assets/style.css"} {
@@ -254,10 +190,10 @@ func TestUIApplicationPage(t *testing.T) {
 
 	// The viewer: Sync and Delete disabled, and the API refuses them.
 	viewer := openUI(t, f)
-	viewer.do("opening the app", chromedp.Navigate(appURL))
-	viewer.login("viewer", "viewer-password")
-	viewer.until("the app's page", `!!document.querySelector('#sync')`, 10*time.Second)
-	if got := viewer.eval(`[document.querySelector('#sync').disabled, document.querySelector('#delete').disabled, document.querySelector('#refresh').disabled].join()`); got != "true,true,false" {
+	viewer.Do("opening the app", chromedp.Navigate(appURL))
+	viewer.Login("viewer", "viewer-password")
+	viewer.Until("the app's page", `!!document.querySelector('#sync')`, 10*time.Second)
+	if got := viewer.Eval(`[document.querySelector('#sync').disabled, document.querySelector('#delete').disabled, document.querySelector('#refresh').disabled].join()`); got != "true,true,false" {
 		t.Errorf("the viewer's Sync, Delete and Refresh disabled: %s", got)
 	}
 	var login map[string]string
@@ -268,18 +204,18 @@ func TestUIApplicationPage(t *testing.T) {
 
 	// The admin: the tree, then a sync through the dialog.
 	p := openUI(t, f)
-	p.do("opening the app", chromedp.Navigate(appURL))
-	p.login("admin", f.initialPassword())
-	p.until("the tree, Deployment → ReplicaSet → Pod",
+	p.Do("opening the app", chromedp.Navigate(appURL))
+	p.Login("admin", f.initialPassword())
+	p.Until("the tree, Deployment → ReplicaSet → Pod",
 		`!!document.querySelector('#tree li[data-kind="Deployment"] li[data-kind="ReplicaSet"] li[data-kind="Pod"]')`, 10*time.Second)
-	p.screenshot("application-tree")
-	if got := p.eval(`document.querySelector('#sync').disabled ? 'disabled' : 'enabled'`); got != "enabled" {
+	p.Screenshot("application-tree")
+	if got := p.Eval(`document.querySelector('#sync').disabled ? 'disabled' : 'enabled'`); got != "enabled" {
 		t.Fatalf("the admin's Sync is %s", got)
 	}
-	p.do("syncing with prune", chromedp.Click(chromedp.CSS("#sync")), chromedp.WaitVisible(chromedp.CSS("dialog[open]")),
+	p.Do("syncing with prune", chromedp.Click(chromedp.CSS("#sync")), chromedp.WaitVisible(chromedp.CSS("dialog[open]")),
 		chromedp.Click(chromedp.CSS("#opt-prune")), chromedp.Click(chromedp.CSS("#opt-applyOutOfSyncOnly")))
-	p.screenshot("sync-dialog")
-	p.do("synchronizing", chromedp.Click(chromedp.CSS("#dialog-ok")))
+	p.Screenshot("sync-dialog")
+	p.Do("synchronizing", chromedp.Click(chromedp.CSS("#dialog-ok")))
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if err := f.c.Get(ctx, client.ObjectKeyFromObject(app), app); err != nil {
@@ -296,17 +232,17 @@ func TestUIApplicationPage(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	p.until("the sync shown as asked for", `document.querySelector('#operation') && document.querySelector('#operation').innerText.includes('Sync requested')`, 3*time.Second)
+	p.Until("the sync shown as asked for", `document.querySelector('#operation') && document.querySelector('#operation').innerText.includes('Sync requested')`, 3*time.Second)
 
 	// Delete, keeping the resources.
 	app.Operation = nil
 	if err := f.c.Update(ctx, app); err != nil {
 		t.Fatal(err)
 	}
-	p.until("the page without the operation", `!document.querySelector('#operation') || !document.querySelector('#operation').innerText.includes('Sync requested')`, 5*time.Second)
-	p.do("deleting", chromedp.Click(chromedp.CSS("#delete")), chromedp.WaitVisible(chromedp.CSS("dialog[open]")),
+	p.Until("the page without the operation", `!document.querySelector('#operation') || !document.querySelector('#operation').innerText.includes('Sync requested')`, 5*time.Second)
+	p.Do("deleting", chromedp.Click(chromedp.CSS("#delete")), chromedp.WaitVisible(chromedp.CSS("dialog[open]")),
 		chromedp.Click(chromedp.CSS("#cascade-non-cascading")), chromedp.Click(chromedp.CSS("#dialog-ok")))
-	p.until("back on the list", `location.pathname === '/applications'`, 10*time.Second)
+	p.Until("back on the list", `location.pathname === '/applications'`, 10*time.Second)
 	deadline = time.Now().Add(10 * time.Second)
 	for !apierrors.IsNotFound(f.c.Get(ctx, client.ObjectKeyFromObject(app), &v1alpha1.Application{})) {
 		if time.Now().After(deadline) {

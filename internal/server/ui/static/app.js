@@ -237,7 +237,8 @@ function watchApplications(resourceVersion, changed, name) {
     clearTimeout(timer);
     timer = setTimeout(() => { es.close(); changed(); }, 500);
   };
-  stopStream = () => { clearTimeout(timer); es.close(); };
+  const prev = stopStream;
+  stopStream = () => { clearTimeout(timer); es.close(); prev(); };
 }
 
 // --- one application ---------------------------------------------------
@@ -276,7 +277,7 @@ function appQuery(app) {
 
 // tree draws the resource tree: each node under its parents (a Pod under
 // its ReplicaSet under its Deployment), the app's own resources at the top.
-function tree(nodes) {
+function tree(nodes, onSelect) {
   const key = (n) => `${n.group || ''}/${n.kind}/${n.namespace || ''}/${n.name}`;
   const byKey = new Map(nodes.map((n) => [key(n), n]));
   const children = new Map();
@@ -296,7 +297,8 @@ function tree(nodes) {
     seen.add(k);
     const kids = (children.get(k) || []).sort(byName).map((c) => draw(c, new Set(seen))).filter(Boolean);
     return h('li', { class: 'node', 'data-kind': n.kind, 'data-name': n.name },
-      h('span', { class: 'kind' }, n.kind), ' ', h('span', { class: 'name' }, n.name), ' ',
+      h('span', { class: 'kind' }, n.kind), ' ',
+      h('button', { type: 'button', class: 'linkish name', onclick: () => onSelect(n) }, n.name), ' ',
       n.health ? statusBadge('health', n.health.status) : '',
       kids.length ? h('ul', {}, kids) : '');
   };
@@ -364,6 +366,90 @@ function deleteDialog(app) {
   });
 }
 
+function rollbackDialog(app, hist) {
+  dialog(`Roll ${app.metadata.name} back to ${(hist.revision || '').slice(0, 7)}`, [
+    h('p', {}, `History entry ${hist.id}, deployed ${hist.deployedAt || ''}.`), check('prune', 'Prune'),
+  ], 'Rollback', async (el) => {
+    await api(`${appPath(app)}/rollback`, { method: 'POST',
+      body: JSON.stringify({ id: hist.id, prune: el.prune.checked, appNamespace: app.metadata.namespace }) });
+  });
+}
+
+// openPanel is the resource panel open on the page, kept across redraws.
+let openPanel = null;
+
+// resourcePanel shows one resource: its diff (desired against live, side
+// by side or unified), its live and desired manifests, and a Pod's logs.
+async function resourcePanel(app, res, tab = 'diff') {
+  openPanel = { app: app.metadata.name, res, tab };
+  const panel = document.getElementById('panel');
+  if (!panel) return;
+  const tabs = ['diff', 'live', 'desired'].concat(res.kind === 'Pod' ? ['logs'] : []);
+  const body = h('div', { class: 'panel-body' });
+  panel.replaceChildren(h('div', { class: 'toolbar' }, h('h2', {}, `${res.kind} ${res.name}`),
+    h('div', { class: 'actions', role: 'tablist' }, tabs.map((t) => h('button', { type: 'button', role: 'tab', id: 'tab-' + t,
+      'aria-selected': String(t === tab), onclick: () => resourcePanel(app, res, t) }, { diff: 'Diff', live: 'Live manifest', desired: 'Desired manifest', logs: 'Logs' }[t])),
+    h('button', { type: 'button', id: 'close-panel', onclick: () => { openPanel = null; panel.replaceChildren(); } }, 'Close'))), body);
+  if (tab === 'logs') return streamLogs(app, res, body);
+  const q = new URLSearchParams({ appNamespace: app.metadata.namespace, kind: res.kind, name: res.name, namespace: res.namespace || '', group: res.group || '' });
+  const found = await api(`${appPath(app)}/managed-resources?${q}`);
+  const d = (found.items || [])[0] || {};
+  const yaml = (text) => text ? JSON.stringify(JSON.parse(text), null, 2) : '';
+  const live = yaml(d.normalizedLiveState || d.liveState), desired = yaml(d.predictedLiveState || d.targetState);
+  if (tab === 'live') return body.replaceChildren(h('pre', { id: 'manifest' }, yaml(d.liveState)));
+  if (tab === 'desired') return body.replaceChildren(h('pre', { id: 'manifest' }, yaml(d.targetState)));
+  const unified = localStorage.getItem('diff') !== 'split';
+  body.replaceChildren(h('div', { class: 'actions' },
+    h('label', { class: 'check' }, h('input', { type: 'checkbox', id: 'diff-split', checked: !unified, onchange: (e) => {
+      localStorage.setItem('diff', e.target.checked ? 'split' : 'unified');
+      resourcePanel(app, res, 'diff');
+    } }), ' Side by side')),
+  diffView(live, desired, unified));
+}
+
+// diffView shows the lines of a (live) against b (desired): removed lines
+// red, added green, from a longest-common-subsequence of the lines.
+function diffView(a, b, unified) {
+  const x = a.split('\n'), y = b.split('\n');
+  if (x.length * y.length > 4e6) return h('p', {}, 'Too large to compare here.');
+  const n = x.length, m = y.length;
+  const lcs = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
+  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) {
+    lcs[i][j] = x[i] === y[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+  }
+  const rows = [];
+  let i = 0, j = 0;
+  while (i < n || j < m) {
+    if (i < n && j < m && x[i] === y[j]) { rows.push(['same', x[i], y[j]]); i++; j++; }
+    else if (j < m && (i === n || lcs[i][j + 1] >= lcs[i + 1][j])) { rows.push(['add', '', y[j]]); j++; }
+    else { rows.push(['del', x[i], '']); i++; }
+  }
+  const changed = rows.some((r) => r[0] !== 'same');
+  if (unified) {
+    return h('pre', { id: 'diff', class: 'diff' + (changed ? ' changed' : '') }, rows.map(([k, l, r]) =>
+      h('div', { class: k }, k === 'add' ? '+ ' + r : k === 'del' ? '- ' + l : '  ' + l)));
+  }
+  return h('table', { id: 'diff', class: 'diff split' + (changed ? ' changed' : '') }, h('tbody', {}, rows.map(([k, l, r]) =>
+    h('tr', { class: k }, h('td', { class: k === 'del' ? 'del' : '' }, l), h('td', { class: k === 'add' ? 'add' : '' }, r)))));
+}
+
+// streamLogs follows a Pod's logs into box until the panel changes.
+function streamLogs(app, res, box) {
+  const out = h('pre', { id: 'logs', class: 'logs' });
+  box.replaceChildren(out);
+  const q = new URLSearchParams({ appNamespace: app.metadata.namespace, podName: res.name, namespace: res.namespace || '',
+    container: '', follow: 'true', tailLines: '500' });
+  const es = new EventSource(`${appPath(app)}/logs?${q}`);
+  es.onmessage = (e) => {
+    const r = JSON.parse(e.data).result || {};
+    if (r.last) { es.close(); return; }
+    out.append((r.content || '') + '\n');
+    if (out.childNodes.length > 5000) out.firstChild.remove();
+  };
+  const stop = stopStream;
+  stopStream = () => { es.close(); stop(); };
+}
+
 async function renderApp(user, r) {
   const app = await api(`api/v1/applications/${encodeURIComponent(r.app)}?appNamespace=${encodeURIComponent(r.namespace)}`);
   const [resourceTree, maySync, mayDelete] = await Promise.all([
@@ -379,8 +465,12 @@ async function renderApp(user, r) {
     }
   };
   const resources = (st.resources || []).map((res) => h('tr', { class: 'resource', 'data-kind': res.kind, 'data-name': res.name },
-    h('td', {}, res.kind), h('td', {}, res.namespace || ''), h('td', {}, res.name),
+    h('td', {}, res.kind), h('td', {}, res.namespace || ''),
+    h('td', {}, h('button', { type: 'button', class: 'linkish', onclick: () => resourcePanel(app, res) }, res.name)),
     h('td', {}, statusBadge('sync', res.status || 'Unknown')), h('td', {}, res.health ? statusBadge('health', res.health.status) : '')));
+  const history = (st.history || []).slice().reverse().map((hist) => h('tr', { class: 'history', 'data-id': String(hist.id) },
+    h('td', {}, String(hist.id)), h('td', {}, h('code', {}, (hist.revision || '').slice(0, 7))), h('td', {}, hist.deployedAt || ''),
+    h('td', {}, h('button', { type: 'button', class: 'rollback', disabled: !maySync, onclick: () => rollbackDialog(app, hist) }, 'Rollback'))));
   root.replaceChildren(header(user), h('main', { class: 'detail' },
     h('p', {}, link('applications', '← Applications')),
     h('div', { class: 'toolbar' }, h('h1', {}, app.metadata.name),
@@ -397,9 +487,15 @@ async function renderApp(user, r) {
     app.operation ? h('p', { id: 'operation' }, 'Sync requested…') :
       op ? h('p', { id: 'operation' }, 'Last sync: ', statusBadge('operation', op.phase), ' ', op.message || '') : '',
     h('h2', {}, 'Resources'),
-    tree(resourceTree.nodes || []),
+    tree(resourceTree.nodes || [], (n) => resourcePanel(app, n)),
     h('table', { id: 'resources' }, h('thead', {}, h('tr', {}, ['Kind', 'Namespace', 'Name', 'Sync', 'Health'].map((c) => h('th', {}, c)))),
-      h('tbody', {}, resources))));
+      h('tbody', {}, resources)),
+    h('section', { id: 'panel', 'aria-live': 'polite' }),
+    h('h2', {}, 'History'),
+    h('table', { id: 'history' }, h('thead', {}, h('tr', {}, ['ID', 'Revision', 'Deployed', ''].map((c) => h('th', {}, c)))),
+      h('tbody', {}, history))));
+  // A resource panel left open stays open through live updates.
+  if (openPanel && openPanel.app === app.metadata.name) resourcePanel(app, openPanel.res, openPanel.tab);
   watchApplications(app.metadata.resourceVersion, () => render(), app.metadata.name);
 }
 

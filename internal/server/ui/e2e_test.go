@@ -1,0 +1,166 @@
+package ui_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/controller"
+	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/server"
+	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/browser"
+	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+)
+
+var cluster *localcluster.Cluster
+
+// Deployments become Available and Pods log (kwok), so the UI shows what
+// a user sees.
+func TestMain(m *testing.M) {
+	os.Exit(localcluster.RunTests(m, localcluster.Options{Workloads: true}, &cluster))
+}
+
+// TestUIWithController drives the UI in Chromium against an API server and
+// an application controller syncing the guestbook demo: sync through the
+// dialog until Synced and Healthy on screen; the tree down to the Pods; a
+// change made in the cluster turning the app OutOfSync on screen without
+// a reload and shown in the diff; a Pod's logs; a new commit synced and
+// rolled back from the history.
+func TestUIWithController(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := kube.InstallCRDs(ctx, cluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	c, err := kube.NewClient(cluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, dest := cluster.NewNamespace(t), cluster.NewNamespace(t)
+	git := gitserver.NewLocalRepo(t)
+	files := map[string]string{}
+	for _, f := range []string{"guestbook-ui-deployment.yaml", "guestbook-ui-svc.yaml"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "..", "examples", "guestbook", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files["guestbook/"+f] = string(data)
+	}
+	first := git.Commit(t, "guestbook", files)
+
+	renderer := repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Second})
+	srv, err := server.New(ctx, server.Options{Client: c, Config: cluster.Config, Namespace: ns, Renderer: renderer, Insecure: true,
+		Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ctx, l) }()
+	go func() {
+		_ = controller.Run(ctx, controller.Options{Config: cluster.Config, Namespace: ns, Renderer: renderer, Resync: time.Hour, RepoPoll: time.Second,
+			Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	}()
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "guestbook", Namespace: ns}, Spec: v1alpha1.ApplicationSpec{Project: "default",
+		Source:      &v1alpha1.ApplicationSource{RepoURL: git.URL, Path: "guestbook", TargetRevision: "HEAD"},
+		Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest}}}
+	if err := c.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	initial := &corev1.Secret{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: settings.InitialAdminSecretName}, initial); err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + l.Addr().String()
+	status := `(document.querySelector('#app-status') ? document.querySelector('#app-status').innerText : '')`
+
+	p := browser.Open(t, 5*time.Minute)
+	p.Do("opening the app", chromedp.Navigate(base+"/applications/"+ns+"/guestbook"))
+	p.Login("admin", string(initial.Data["password"]))
+	p.Until("the app compared", status+`.includes('OutOfSync')`, time.Minute)
+
+	sync := func(what string) {
+		t.Helper()
+		p.Do(what, chromedp.Click(chromedp.CSS("#sync")), chromedp.WaitVisible(chromedp.CSS("dialog[open]")),
+			chromedp.Click(chromedp.CSS("#dialog-ok")))
+		p.Until(what+": Synced and Healthy on screen", status+`.includes('Synced') && `+status+`.includes('Healthy') && !`+status+`.includes('OutOfSync')`, 2*time.Minute)
+	}
+	sync("the first sync")
+	p.Until("the tree down to the Pods",
+		`!!document.querySelector('#tree li[data-kind="Deployment"] li[data-kind="ReplicaSet"] li[data-kind="Pod"]')`, time.Minute)
+	p.Screenshot("synced")
+
+	// A change in the cluster shows without a reload, and in the diff.
+	p.Eval(`window.notReloaded = 'yes'`)
+	changed := time.Now()
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: dest, Name: "guestbook-ui"}}
+	if err := c.Patch(ctx, dep, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":3}}`))); err != nil {
+		t.Fatal(err)
+	}
+	p.Until("OutOfSync on screen", status+`.includes('OutOfSync')`, time.Minute)
+	t.Logf("OutOfSync on screen %s after the change", time.Since(changed).Round(10*time.Millisecond))
+	if p.Eval(`window.notReloaded || ''`) != "yes" {
+		t.Error("the page was reloaded")
+	}
+	p.Do("opening the Deployment's diff", chromedp.Click(chromedp.CSS(`#resources tr[data-kind="Deployment"] button`)))
+	p.Until("the diff", `!!document.querySelector('#diff.changed')`, 30*time.Second)
+	if got := p.Eval(`document.querySelector('#diff').innerText`); !regexp.MustCompile(`(?m)^-\s+"replicas": 3`).MatchString(got) || !regexp.MustCompile(`(?m)^\+\s+"replicas": 2`).MatchString(got) {
+		t.Errorf("the diff does not show the replicas changed:\n%s", got)
+	}
+	p.Screenshot("diff")
+	sync("the sync undoing the change")
+
+	// A Pod's logs.
+	p.Do("opening a Pod", chromedp.Click(chromedp.CSS(`#tree li[data-kind="Pod"] button`)))
+	p.Do("its logs", chromedp.Click(chromedp.CSS("#tab-logs")))
+	p.Until("the Pod's logs", `document.querySelector('#logs') && document.querySelector('#logs').innerText.includes('`+localcluster.PodLogLines[1]+`')`, 30*time.Second)
+	p.Do("closing the panel", chromedp.Click(chromedp.CSS("#close-panel")))
+
+	// A new commit, synced, then rolled back to the first from the history.
+	files["guestbook/guestbook-ui-svc.yaml"] = strings.Replace(files["guestbook/guestbook-ui-svc.yaml"], "port: 80", "port: 81", 1)
+	second := git.Commit(t, "port 81", files)
+	p.Do("refreshing", chromedp.Click(chromedp.CSS("#hard-refresh")))
+	p.Until("the new commit seen", status+`.includes('OutOfSync')`, time.Minute)
+	sync("the sync of the new commit")
+	p.Until("two entries in the history", `document.querySelectorAll('#history tr.history').length === 3 || document.querySelectorAll('#history tr.history').length === 2`, 30*time.Second)
+	p.Do("rolling back", chromedp.Click(chromedp.CSS(`#history tr.history[data-id="0"] .rollback`)), chromedp.WaitVisible(chromedp.CSS("dialog[open]")),
+		chromedp.Click(chromedp.CSS("#dialog-ok")))
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(app), app); err != nil {
+			t.Fatal(err)
+		}
+		h := app.Status.History
+		if len(h) > 0 && h[len(h)-1].Revision == first && app.Status.OperationState != nil && app.Status.OperationState.Phase == "Succeeded" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not rolled back to %s (second %s): history %+v", first, second, h)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	live := &corev1.Service{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: dest, Name: "guestbook-ui"}, live); err != nil || live.Spec.Ports[0].Port != 80 {
+		t.Errorf("after the rollback the Service's port is %v (%v), want 80", live.Spec.Ports, err)
+	}
+}

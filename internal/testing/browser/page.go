@@ -1,0 +1,86 @@
+package browser
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// Page is a browser tab a test drives.
+type Page struct {
+	t   testing.TB
+	ctx context.Context
+}
+
+// Open starts a browser (see New) and returns its tab.
+func Open(t testing.TB, timeout time.Duration) *Page {
+	return &Page{t: t, ctx: New(t, timeout)}
+}
+
+// Do runs steps, failing the test with what when one fails.
+func (p *Page) Do(what string, steps ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	if err := chromedp.Do(p.ctx, steps...); err != nil {
+		p.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// Until waits up to timeout for the JavaScript expression to be true,
+// across navigations; it fails the test with the page's text when it is
+// not.
+func (p *Page) Until(what, expr string, timeout time.Duration) {
+	p.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](expr))
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			text, _ := chromedp.Run(p.ctx, chromedp.Evaluate[string](`location.href + "\n" + document.body.innerText`))
+			p.t.Fatalf("%s: %s not true after %s (err %v); the page:\n%s", what, expr, timeout, err, text)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Eval returns the value of a JavaScript expression.
+func (p *Page) Eval(expr string) string {
+	p.t.Helper()
+	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](expr))
+	if err != nil {
+		p.t.Fatalf("%s: %v", expr, err)
+	}
+	return v
+}
+
+// Screenshot writes the page to $CAPSTAN_UI_SCREENSHOTS/name.png when that
+// directory is set, for a person to look at.
+func (p *Page) Screenshot(name string) {
+	dir := os.Getenv("CAPSTAN_UI_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	png, err := chromedp.Run(p.ctx, chromedp.CaptureScreenshot())
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)
+	}
+	if err != nil {
+		p.t.Errorf("screenshot %s: %v", name, err)
+	}
+}
+
+// Login signs in through Capstan's login page, which the tab shows.
+func (p *Page) Login(user, password string) {
+	p.t.Helper()
+	p.Until("the login page", `!!document.querySelector('#username')`, 10*time.Second)
+	p.Screenshot("login")
+	p.Do("signing in",
+		chromedp.SendKeys(chromedp.CSS("#username"), user),
+		chromedp.SendKeys(chromedp.CSS("#password"), password),
+		chromedp.Click(chromedp.CSS("#sign-in")))
+}
