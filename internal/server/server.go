@@ -5,6 +5,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -13,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
 	"strconv"
@@ -23,13 +25,13 @@ import (
 	"connectrpc.com/connect"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/capstan-cd/capstan/internal/appstate"
 	"github.com/capstan-cd/capstan/internal/cluster"
 	"github.com/capstan-cd/capstan/internal/kube"
-	"github.com/capstan-cd/capstan/internal/repo"
-
 	"github.com/capstan-cd/capstan/internal/rbac"
+	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/server/ui"
 	"github.com/capstan-cd/capstan/internal/session"
 	"github.com/capstan-cd/capstan/internal/settings"
@@ -460,7 +462,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // naming what was invalid and returns false. An empty body is fine when
 // optional.
 func decodeBody(w http.ResponseWriter, r *http.Request, v any, what string, optional bool) bool {
-	err := json.NewDecoder(r.Body).Decode(v) // bounded by limit
+	var err error
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "application/yaml" {
+		err = decodeYAML(r.Body, v) // the web UI's "create from YAML"
+	} else {
+		err = json.NewDecoder(r.Body).Decode(v) // bounded by limit
+	}
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
 		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("invalid %s: the body is over the limit of %d bytes", what, tooLarge.Limit))
@@ -471,6 +478,23 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any, what string, opti
 	}
 	writeError(w, http.StatusBadRequest, "invalid "+what+": "+err.Error())
 	return false
+}
+
+// decodeYAML reads a YAML (or JSON) body into v; the body is bounded by
+// the request's limit and YAML's aliases by the parser's own bound.
+func decodeYAML(body io.Reader, v any) error {
+	data, err := io.ReadAll(body)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return io.EOF
+	}
+	j, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(j, v)
 }
 
 // jsonInt is a 64-bit integer in a request body, as a JSON number or, as

@@ -22,6 +22,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/rbac"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/browser"
+	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
@@ -286,4 +287,72 @@ func leaveWorkload(t *testing.T, c client.Client, ns string) {
 	if err := c.Create(ctx, p); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestUICreateAppAndRepositories: an app created by the form and one from
+// YAML; a delete with the foreground cascade; a repository's connection
+// tested (right and wrong password), added, listed and removed.
+func TestUICreateAppAndRepositories(t *testing.T) {
+	ctx := context.Background()
+	f := start(t, true)
+	p := openUI(t, f)
+	p.Do("opening the form", chromedp.Navigate(f.base+"/applications/new"))
+	p.Login("admin", f.initialPassword())
+	p.Until("the form", `!!document.querySelector('#new-app-form #name')`, 10*time.Second)
+	p.Do("filling the form",
+		chromedp.SendKeys(chromedp.CSS("#name"), "web"),
+		chromedp.SendKeys(chromedp.CSS("#repo"), "https://git.example.com/demo.git"),
+		chromedp.SendKeys(chromedp.CSS("#path"), "guestbook"),
+		chromedp.SendKeys(chromedp.CSS("#namespace"), "web"),
+		chromedp.Click(chromedp.CSS("#opt-createNamespace")))
+	p.Screenshot("new-app")
+	p.Do("creating", chromedp.Click(chromedp.CSS("#create")))
+	p.Until("the new app's page", `location.pathname === '/applications/`+f.ns+`/web'`, 10*time.Second)
+	web := &v1alpha1.Application{}
+	if err := f.c.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "web"}, web); err != nil {
+		t.Fatal(err)
+	}
+	if src := web.Spec.Source; src == nil || src.Path != "guestbook" || src.TargetRevision != "HEAD" || web.Spec.Destination.Namespace != "web" ||
+		web.Spec.SyncPolicy == nil || !slices.Contains(web.Spec.SyncPolicy.SyncOptions, "CreateNamespace=true") {
+		t.Errorf("the app created: %+v", web.Spec)
+	}
+
+	p.Do("the YAML form", chromedp.Navigate(f.base+"/applications/new?mode=yaml"))
+	p.Until("the YAML editor", `!!document.querySelector('#yaml')`, 10*time.Second)
+	p.Eval(`document.querySelector('#yaml').value = document.querySelector('#yaml').value.replace('name: guestbook', 'name: from-yaml'); ''`)
+	p.Do("creating from YAML", chromedp.Click(chromedp.CSS("#create")))
+	p.Until("the YAML app's page", `location.pathname === '/applications/`+f.ns+`/from-yaml'`, 10*time.Second)
+
+	// Delete with the foreground cascade: the resources go first, so the
+	// app keeps Argo CD's finalizer until they have (no controller here).
+	p.Do("opening web", chromedp.Navigate(f.base+"/applications/"+f.ns+"/web"))
+	p.Until("web's page", `!!document.querySelector('#delete')`, 10*time.Second)
+	p.Do("deleting", chromedp.Click(chromedp.CSS("#delete")), chromedp.WaitVisible(chromedp.CSS("dialog[open]")),
+		chromedp.Click(chromedp.CSS("#cascade-foreground")), chromedp.Click(chromedp.CSS("#dialog-ok")))
+	p.Until("back on the list", `location.pathname === '/applications'`, 10*time.Second)
+	if err := f.c.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "web"}, web); err != nil || web.DeletionTimestamp == nil ||
+		!slices.Contains(web.Finalizers, v1alpha1.ResourcesFinalizerName) {
+		t.Errorf("after a foreground delete: %v, deletion %v, finalizers %v", err, web.DeletionTimestamp, web.Finalizers)
+	}
+
+	// Repositories.
+	git := gitserver.New(t)
+	remote := git.NewRepo(t, "demo")
+	remote.Commit(t, "demo", map[string]string{"README": "demo\n"})
+	p.Do("the repositories", chromedp.Click(chromedp.CSS("#nav-repositories")))
+	p.Until("the repository form", `!!document.querySelector('#repo-form #url')`, 10*time.Second)
+	p.Do("a wrong password",
+		chromedp.SendKeys(chromedp.CSS("#url"), remote.URL),
+		chromedp.SendKeys(chromedp.CSS("#username"), git.Username),
+		chromedp.SendKeys(chromedp.CSS("#password"), "wrong"),
+		chromedp.Click(chromedp.CSS("#test-connection")))
+	p.Until("the failure shown", `document.querySelector('#connection-result').innerText.startsWith('Connection failed')`, 20*time.Second)
+	p.Do("the right password", chromedp.SetValue(chromedp.CSS("#password"), git.Password), chromedp.Click(chromedp.CSS("#test-connection")))
+	p.Until("the success shown", `document.querySelector('#connection-result').innerText === 'Connection successful'`, 20*time.Second)
+	p.Do("connecting", chromedp.Click(chromedp.CSS("#connect")))
+	p.Until("listed", `!!document.querySelector('#repositories tr.repo[data-repo="`+remote.URL+`"]')`, 20*time.Second)
+	p.Screenshot("repositories")
+	p.Do("removing", chromedp.Click(chromedp.CSS(`#repositories tr.repo[data-repo="`+remote.URL+`"] .remove`)),
+		chromedp.WaitVisible(chromedp.CSS("dialog[open]")), chromedp.Click(chromedp.CSS("#dialog-ok")))
+	p.Until("gone", `!document.querySelector('#repositories tr.repo')`, 10*time.Second)
 }

@@ -30,7 +30,9 @@ function route() {
   const rel = location.pathname.slice(base().length).replace(/\/+$/, '');
   const parts = rel.split('/').filter(Boolean).map(decodeURIComponent);
   if (parts[0] === 'login') return { name: 'login' };
+  if (parts[0] === 'applications' && parts[1] === 'new') return { name: 'new' };
   if (parts[0] === 'applications' && parts.length === 3) return { name: 'app', namespace: parts[1], app: parts[2] };
+  if (parts[0] === 'settings') return { name: 'repositories' };
   return { name: 'applications' };
 }
 
@@ -49,7 +51,7 @@ function h(tag, attrs = {}, ...children) {
     else if (k === 'class') el.className = v;
     else el.setAttribute(k, v === true ? '' : v);
   }
-  for (const c of children.flat()) {
+  for (const c of children.flat(Infinity)) {
     if (c !== undefined && c !== null && c !== false) el.append(c);
   }
   return el;
@@ -78,6 +80,8 @@ async function render() {
       return navigate('login?return_url=' + encodeURIComponent(back), true);
     }
     if (r.name === 'app') return await renderApp(user, r);
+    if (r.name === 'new') return await renderNewApp(user);
+    if (r.name === 'repositories') return await renderRepositories(user);
     return await renderApplications(user);
   } catch (err) {
     if (err.message !== 'session expired') showError(err);
@@ -96,7 +100,7 @@ function showError(err) {
 function header(user) {
   return h('header', { class: 'top' },
     link('applications', 'Capstan', { class: 'brand' }),
-    h('nav', {}, link('applications', 'Applications')),
+    h('nav', {}, link('applications', 'Applications'), ' ', link('settings/repositories', 'Repositories', { id: 'nav-repositories' })),
     h('span', { class: 'user' }, user.username,
       h('button', { type: 'button', id: 'logout', onclick: async () => {
         await fetch('api/v1/session', { method: 'DELETE', credentials: 'same-origin' });
@@ -175,8 +179,10 @@ async function renderApplications(user) {
         set(key, [...chosen]);
       } }), ' ', h('span', { class: 'status ' + s.toLowerCase() }, s), ' ', h('span', { class: 'count' }, String(counts[s])))));
 
+  const selector = h('input', { id: 'filter-selector', type: 'search', placeholder: 'Labels, e.g. team=web', 'aria-label': 'Filter by labels',
+    value: params.get('selector') || '', onchange: (e) => set('selector', e.target.value) });
   const filters = h('aside', { class: 'filters', 'aria-label': 'Filters' },
-    search,
+    search, selector,
     statusBoxes('sync', 'Sync status', page.counts.sync),
     statusBoxes('health', 'Health status', page.counts.health),
     select('project', 'Project', page.facets.projects),
@@ -198,7 +204,8 @@ async function renderApplications(user) {
       onclick: () => set('view', v === 'tiles' ? '' : v) }, v === 'tiles' ? 'Tiles' : 'List')));
 
   root.replaceChildren(header(user), h('div', { class: 'layout' }, filters,
-    h('main', {}, h('div', { class: 'toolbar' }, h('h1', {}, 'Applications'), toggle), pager,
+    h('main', {}, h('div', { class: 'toolbar' }, h('h1', {}, 'Applications'),
+      h('div', { class: 'actions' }, link('applications/new', 'New app', { class: 'button', id: 'new-app' }), toggle)), pager,
       h(view === 'list' ? 'table' : 'div', { id: 'apps', class: view }, view === 'list' ?
         [h('thead', {}, h('tr', {}, ['Name', 'Project', 'Sync', 'Health', 'Repository', 'Destination'].map((c) => h('th', {}, c)))), h('tbody', {}, items)] :
         items))));
@@ -497,6 +504,115 @@ async function renderApp(user, r) {
   // A resource panel left open stays open through live updates.
   if (openPanel && openPanel.app === app.metadata.name) resourcePanel(app, openPanel.res, openPanel.tab);
   watchApplications(app.metadata.resourceVersion, () => render(), app.metadata.name);
+}
+
+// --- a new application ----------------------------------------------------
+
+const appTemplate = `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: guestbook
+spec:
+  project: default
+  source:
+    repoURL: https://github.com/argoproj/argocd-example-apps.git
+    path: guestbook
+    targetRevision: HEAD
+  destination:
+    server: https://kubernetes.default.svc
+    namespace: guestbook
+`;
+
+async function renderNewApp(user) {
+  const projects = await api('api/v1/projects').then((p) => (p.items || []).map((x) => x.metadata.name)).catch(() => ['default']);
+  const field = (id, label, attrs = {}) => [h('label', { for: id }, label), h('input', { id, name: id, ...attrs })];
+  const mode = new URLSearchParams(location.search).get('mode') === 'yaml' ? 'yaml' : 'form';
+  const created = (app) => navigate(`applications/${encodeURIComponent(app.metadata.namespace)}/${encodeURIComponent(app.metadata.name)}`);
+  const form = h('form', { id: 'new-app-form', class: 'dialog-form wide', onsubmit: async (e) => {
+    e.preventDefault();
+    const el = form.elements;
+    try {
+      if (mode === 'yaml') {
+        created(await api('api/v1/applications', { method: 'POST', body: el.yaml.value, headers: { 'Content-Type': 'application/yaml' } }));
+        return;
+      }
+      const source = { repoURL: el.repo.value, targetRevision: el.revision.value || 'HEAD' };
+      if (el.chart.value) source.chart = el.chart.value; else source.path = el.path.value || '.';
+      const app = { metadata: { name: el.name.value }, spec: { project: el.project.value, source,
+        destination: { server: el.cluster.value, namespace: el.namespace.value } } };
+      const options = el.createNamespace.checked ? ['CreateNamespace=true'] : [];
+      if (el.autoSync.checked || options.length) {
+        app.spec.syncPolicy = { syncOptions: options };
+        if (el.autoSync.checked) app.spec.syncPolicy.automated = { prune: el.prune.checked, selfHeal: el.selfHeal.checked };
+      }
+      created(await api('api/v1/applications', { method: 'POST', body: JSON.stringify(app) }));
+    } catch (err) {
+      showError(err);
+    }
+  } },
+  mode === 'yaml' ? [h('label', { for: 'yaml' }, 'Application (YAML or JSON)'),
+    h('textarea', { id: 'yaml', name: 'yaml', rows: '18', spellcheck: 'false' }, appTemplate)] : [
+    field('name', 'Name', { required: true }),
+    h('label', { for: 'project' }, 'Project'), h('select', { id: 'project', name: 'project' }, projects.map((p) => h('option', { value: p }, p))),
+    field('repo', 'Repository URL', { required: true }), field('revision', 'Revision', { value: 'HEAD' }),
+    field('path', 'Path'), field('chart', 'Helm chart (instead of a path)'),
+    field('cluster', 'Cluster URL', { value: 'https://kubernetes.default.svc', required: true }), field('namespace', 'Namespace', { required: true }),
+    check('autoSync', 'Automated sync'), check('prune', 'Prune (automated)'), check('selfHeal', 'Self heal (automated)'),
+    check('createNamespace', 'Create the namespace')],
+  h('div', { class: 'actions' }, h('button', { type: 'submit', id: 'create' }, 'Create'), link('applications', 'Cancel', { class: 'button' })));
+  root.replaceChildren(header(user), h('main', { class: 'detail' },
+    h('div', { class: 'toolbar' }, h('h1', {}, 'New application'),
+      h('div', { class: 'views', role: 'group', 'aria-label': 'How' }, ['form', 'yaml'].map((m) => h('button', { type: 'button',
+        id: 'mode-' + m, 'aria-pressed': String(m === mode), onclick: () => navigate('applications/new' + (m === 'yaml' ? '?mode=yaml' : ''), true) },
+      m === 'yaml' ? 'YAML' : 'Form')))), form));
+}
+
+// --- repositories -------------------------------------------------------------
+
+async function renderRepositories(user) {
+  const list = await api('api/v1/repositories');
+  const result = h('p', { id: 'connection-result', role: 'status' });
+  const body = (el) => ({ repo: el.url.value, type: el.type.value, name: el.repoName.value || undefined,
+    username: el.username.value || undefined, password: el.password.value || undefined, insecure: el.insecure.checked || undefined });
+  const form = h('form', { id: 'repo-form', class: 'dialog-form', onsubmit: async (e) => {
+    e.preventDefault();
+    try {
+      await api('api/v1/repositories', { method: 'POST', body: JSON.stringify(body(form.elements)) });
+      render();
+    } catch (err) {
+      showError(err);
+    }
+  } },
+  h('h2', {}, 'Connect a repository'),
+  h('label', { for: 'url' }, 'URL'), h('input', { id: 'url', name: 'url', required: true }),
+  h('label', { for: 'type' }, 'Type'), h('select', { id: 'type', name: 'type' }, h('option', { value: 'git' }, 'git'), h('option', { value: 'helm' }, 'helm')),
+  h('label', { for: 'repoName' }, 'Name (Helm)'), h('input', { id: 'repoName', name: 'repoName' }),
+  h('label', { for: 'username' }, 'Username'), h('input', { id: 'username', name: 'username', autocomplete: 'off' }),
+  h('label', { for: 'password' }, 'Password'), h('input', { id: 'password', name: 'password', type: 'password', autocomplete: 'new-password' }),
+  check('insecure', 'Skip server verification'),
+  h('div', { class: 'actions' },
+    h('button', { type: 'button', id: 'test-connection', onclick: async () => {
+      const el = form.elements;
+      result.textContent = 'Testing…';
+      try {
+        await api(`api/v1/repositories/${encodeURIComponent(el.url.value)}/validate`, { method: 'POST', body: JSON.stringify(body(el)) });
+        result.textContent = 'Connection successful';
+      } catch (err) {
+        result.textContent = 'Connection failed: ' + err.message;
+      }
+    } }, 'Test connection'),
+    h('button', { type: 'submit', id: 'connect' }, 'Connect')), result);
+  const rows = (list.items || []).map((r) => h('tr', { class: 'repo', 'data-repo': r.repo },
+    h('td', {}, r.repo), h('td', {}, r.type || 'git'), h('td', {}, r.name || ''),
+    h('td', {}, statusBadge('connection', (r.connectionState && r.connectionState.status) || 'Unknown')),
+    h('td', {}, h('button', { type: 'button', class: 'remove', onclick: () => dialog('Remove ' + r.repo, [h('p', {}, 'Applications using it stop syncing.')],
+      'Remove', async () => {
+        await api(`api/v1/repositories/${encodeURIComponent(r.repo)}`, { method: 'DELETE' });
+        render();
+      }) }, 'Remove'))));
+  root.replaceChildren(header(user), h('main', { class: 'detail' }, h('h1', {}, 'Repositories'),
+    h('table', { id: 'repositories' }, h('thead', {}, h('tr', {}, ['URL', 'Type', 'Name', 'Connection', ''].map((c) => h('th', {}, c)))),
+      h('tbody', {}, rows)), form));
 }
 
 window.addEventListener('popstate', render);
