@@ -154,6 +154,7 @@ Done. What is where:
   sources          examples/ in this work tree (published anew by every make run)
   cluster logs     $local_dir/cluster/logs/
   capstan log      $local_dir/capstan.log   (one JSON line per reconcile)
+  web UI           https://localhost:8080/   (user admin; self-signed certificate: accept it in the browser)
   API server       https://localhost:8080/api/version   (self-signed certificate: curl -k)
   admin password   $kubectl --kubeconfig $kubeconfig -n argocd get secret argocd-initial-admin-secret -o jsonpath='{.data.password}' | base64 -d
   metrics          http://localhost:8082/metrics
