@@ -135,6 +135,29 @@ func TestUIWithController(t *testing.T) {
 	p.Do("its logs", chromedp.Click(chromedp.CSS("#tab-logs")))
 	p.Until("the Pod's logs", `document.querySelector('#logs') && document.querySelector('#logs').innerText.includes('`+localcluster.PodLogLines[1]+`')`, 30*time.Second)
 	p.Do("closing the panel", chromedp.Click(chromedp.CSS("#close-panel")))
+	if n := p.Eval(`String(document.querySelectorAll('#operation-resources tr.op-resource').length)`); n != "2" {
+		t.Errorf("the last operation lists %s resources, want 2", n)
+	}
+
+	// The Deployment: its events, and the restart action.
+	p.Do("opening the Deployment", chromedp.Click(chromedp.CSS(`#resources tr[data-kind="Deployment"] button`)), chromedp.WaitVisible(chromedp.CSS("#tab-events")),
+		chromedp.Click(chromedp.CSS("#tab-events")))
+	p.Until("the Deployment's events", `document.querySelectorAll('#events tr.event').length > 0 && document.querySelector('#events').innerText.includes('ScalingReplicaSet')`, 30*time.Second)
+	p.Do("restarting it", chromedp.Click(chromedp.CSS("#resource-actions")), chromedp.WaitVisible(chromedp.CSS("dialog[open]")),
+		chromedp.Click(chromedp.CSS("#action-restart")), chromedp.Click(chromedp.CSS("#dialog-ok")))
+	restarted := &appsv1.Deployment{}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: dest, Name: "guestbook-ui"}, restarted); err != nil {
+			t.Fatal(err)
+		}
+		if restarted.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the restart action did not reach the Deployment")
+		}
+	}
+	p.Do("closing the panel", chromedp.Click(chromedp.CSS("#close-panel")))
 
 	// A new commit, synced, then rolled back to the first from the history.
 	files["guestbook/guestbook-ui-svc.yaml"] = strings.Replace(files["guestbook/guestbook-ui-svc.yaml"], "port: 80", "port: 81", 1)

@@ -391,13 +391,16 @@ async function resourcePanel(app, res, tab = 'diff') {
   openPanel = { app: app.metadata.name, res, tab };
   const panel = document.getElementById('panel');
   if (!panel) return;
-  const tabs = ['diff', 'live', 'desired'].concat(res.kind === 'Pod' ? ['logs'] : []);
+  const tabs = ['diff', 'live', 'desired', 'events'].concat(res.kind === 'Pod' ? ['logs'] : []);
   const body = h('div', { class: 'panel-body' });
   panel.replaceChildren(h('div', { class: 'toolbar' }, h('h2', {}, `${res.kind} ${res.name}`),
     h('div', { class: 'actions', role: 'tablist' }, tabs.map((t) => h('button', { type: 'button', role: 'tab', id: 'tab-' + t,
-      'aria-selected': String(t === tab), onclick: () => resourcePanel(app, res, t) }, { diff: 'Diff', live: 'Live manifest', desired: 'Desired manifest', logs: 'Logs' }[t])),
+      'aria-selected': String(t === tab), onclick: () => resourcePanel(app, res, t) }, { diff: 'Diff', live: 'Live manifest', desired: 'Desired manifest', events: 'Events', logs: 'Logs' }[t])),
+    h('button', { type: 'button', id: 'resource-actions', onclick: () => actionsDialog(app, res) }, 'Actions'),
+    h('button', { type: 'button', id: 'delete-resource', onclick: () => deleteResourceDialog(app, res) }, 'Delete'),
     h('button', { type: 'button', id: 'close-panel', onclick: () => { openPanel = null; panel.replaceChildren(); } }, 'Close'))), body);
   if (tab === 'logs') return streamLogs(app, res, body);
+  if (tab === 'events') return showEvents(app, res, body);
   const q = new URLSearchParams({ appNamespace: app.metadata.namespace, kind: res.kind, name: res.name, namespace: res.namespace || '', group: res.group || '' });
   const found = await api(`${appPath(app)}/managed-resources?${q}`);
   const d = (found.items || [])[0] || {};
@@ -438,6 +441,49 @@ function diffView(a, b, unified) {
   }
   return h('table', { id: 'diff', class: 'diff split' + (changed ? ' changed' : '') }, h('tbody', {}, rows.map(([k, l, r]) =>
     h('tr', { class: k }, h('td', { class: k === 'del' ? 'del' : '' }, l), h('td', { class: k === 'add' ? 'add' : '' }, r)))));
+}
+
+// resourceQuery names one resource of app in a query, as the API wants.
+function resourceQuery(app, res) {
+  return new URLSearchParams({ appNamespace: app.metadata.namespace, namespace: res.namespace || '', resourceName: res.name,
+    kind: res.kind, group: res.group || '', version: res.version || '' });
+}
+
+async function showEvents(app, res, box) {
+  const q = new URLSearchParams({ appNamespace: app.metadata.namespace, resourceNamespace: res.namespace || '', resourceName: res.name,
+    kind: res.kind, group: res.group || '' });
+  if (res.uid) q.set('resourceUID', res.uid);
+  const events = await api(`${appPath(app)}/events?${q}`);
+  box.replaceChildren(h('table', { id: 'events' }, h('thead', {}, h('tr', {}, ['Type', 'Reason', 'Message', 'Count', 'Last seen'].map((c) => h('th', {}, c)))),
+    h('tbody', {}, (events.items || []).map((e) => h('tr', { class: 'event' }, h('td', {}, e.type || ''), h('td', {}, e.reason || ''),
+      h('td', {}, e.message || ''), h('td', {}, String(e.count || 1)), h('td', {}, e.lastTimestamp || e.eventTime || ''))))));
+}
+
+// actionsDialog offers the resource's actions (restart, suspend, …).
+async function actionsDialog(app, res) {
+  const found = await api(`${appPath(app)}/resource/actions?${resourceQuery(app, res)}`);
+  const actions = (found.actions || []).filter((a) => !a.disabled);
+  if (actions.length === 0) return showError(new Error(`${res.kind} ${res.name} has no actions`));
+  dialog(`Run an action on ${res.kind} ${res.name}`, actions.map((a, i) => h('label', { class: 'check' },
+    h('input', { type: 'radio', name: 'action', value: a.name, id: 'action-' + a.name, checked: i === 0 }), ' ', a.displayName || a.name)),
+  'Run', async (el) => {
+    const q = resourceQuery(app, res);
+    await api(`${appPath(app)}/resource/actions/v2`, { method: 'POST', body: JSON.stringify({
+      name: app.metadata.name, appNamespace: app.metadata.namespace, namespace: res.namespace || '', resourceName: res.name,
+      version: q.get('version'), group: res.group || '', kind: res.kind, action: el.action.value }) });
+  });
+}
+
+function deleteResourceDialog(app, res) {
+  const choice = (value, label, checked) => h('label', { class: 'check' },
+    h('input', { type: 'radio', name: 'how', value, id: 'delete-' + value, checked }), ' ', label);
+  dialog(`Delete ${res.kind} ${res.name}`, [choice('foreground', 'Delete', true), choice('orphan', 'Delete, keeping its dependents'),
+    choice('force', 'Force delete')], 'Delete', async (el) => {
+    const q = resourceQuery(app, res);
+    if (el.how.value !== 'foreground') q.set(el.how.value, 'true');
+    await api(`${appPath(app)}/resource?${q}`, { method: 'DELETE' });
+    openPanel = null;
+  });
 }
 
 // streamLogs follows a Pod's logs into box until the panel changes.
@@ -492,7 +538,18 @@ async function renderApp(user, r) {
       statusBadge('sync', (st.sync && st.sync.status) || 'Unknown'),
       st.sync && st.sync.revision ? h('code', {}, ' ' + st.sync.revision.slice(0, 7)) : ''),
     app.operation ? h('p', { id: 'operation' }, 'Sync requested…') :
-      op ? h('p', { id: 'operation' }, 'Last sync: ', statusBadge('operation', op.phase), ' ', op.message || '') : '',
+      op ? h('div', { id: 'operation' }, h('p', {}, op.phase === 'Running' ? 'Syncing: ' : 'Last sync: ', statusBadge('operation', op.phase), ' ', op.message || '',
+        op.phase === 'Running' ? h('button', { type: 'button', id: 'terminate', disabled: !maySync, onclick: async () => {
+          try {
+            await api(`${appPath(app)}/operation?${appQuery(app)}`, { method: 'DELETE' });
+          } catch (err) {
+            showError(err);
+          }
+        } }, 'Terminate') : ''),
+      h('details', { open: op.phase === 'Running' }, h('summary', {}, 'Resources of the operation'),
+        h('table', { id: 'operation-resources' }, h('tbody', {}, ((op.syncResult && op.syncResult.resources) || []).map((r) =>
+          h('tr', { class: 'op-resource' }, h('td', {}, r.kind), h('td', {}, r.name), h('td', {}, statusBadge('op', r.status || r.hookPhase || '')),
+            h('td', {}, r.message || ''))))))) : '',
     h('h2', {}, 'Resources'),
     tree(resourceTree.nodes || [], (n) => resourcePanel(app, n)),
     h('table', { id: 'resources' }, h('thead', {}, h('tr', {}, ['Kind', 'Namespace', 'Name', 'Sync', 'Health'].map((c) => h('th', {}, c)))),
