@@ -339,7 +339,7 @@ func TestUICreateAppAndRepositories(t *testing.T) {
 	git := gitserver.New(t)
 	remote := git.NewRepo(t, "demo")
 	remote.Commit(t, "demo", map[string]string{"README": "demo\n"})
-	p.Do("the repositories", chromedp.Click(chromedp.CSS("#nav-repositories")))
+	p.Do("the repositories", chromedp.Click(chromedp.CSS("#nav-settings")))
 	p.Until("the repository form", `!!document.querySelector('#repo-form #url')`, 10*time.Second)
 	p.Do("a wrong password",
 		chromedp.SendKeys(chromedp.CSS("#url"), remote.URL),
@@ -355,4 +355,23 @@ func TestUICreateAppAndRepositories(t *testing.T) {
 	p.Do("removing", chromedp.Click(chromedp.CSS(`#repositories tr.repo[data-repo="`+remote.URL+`"] .remove`)),
 		chromedp.WaitVisible(chromedp.CSS("dialog[open]")), chromedp.Click(chromedp.CSS("#dialog-ok")))
 	p.Until("gone", `!document.querySelector('#repositories tr.repo')`, 10*time.Second)
+
+	// Clusters, projects, accounts and a new API key.
+	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
+		Data: map[string]string{"accounts.ci": "apiKey"}}); err != nil {
+		t.Fatal(err)
+	}
+	p.Do("the clusters", chromedp.Click(chromedp.CSS("#nav-clusters")))
+	p.Until("the local cluster listed", `document.querySelector('#clusters') && document.querySelector('#clusters').innerText.includes('https://kubernetes.default.svc')`, 10*time.Second)
+	p.Do("the projects", chromedp.Click(chromedp.CSS("#nav-projects")))
+	p.Until("the default project listed", `document.querySelector('#projects') && document.querySelector('#projects').innerText.includes('default')`, 10*time.Second)
+	p.Do("the accounts", chromedp.Click(chromedp.CSS("#nav-accounts")))
+	p.Until("the ci account listed", `!!document.querySelector('#accounts button[data-account="ci"]')`, 10*time.Second)
+	p.Do("a new key for ci", chromedp.Click(chromedp.CSS(`#accounts button[data-account="ci"]`)))
+	p.Until("the key shown once", `document.querySelector('#new-token') && document.querySelector('#new-token').value.length > 20`, 10*time.Second)
+	key := p.Eval(`document.querySelector('#new-token').value`)
+	var info struct{ Username string }
+	if f.call("GET", "/api/v1/session/userinfo", "", key, &info); info.Username != "ci" {
+		t.Errorf("the key shown signs in as %q", info.Username)
+	}
 }

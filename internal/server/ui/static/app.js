@@ -32,7 +32,7 @@ function route() {
   if (parts[0] === 'login') return { name: 'login' };
   if (parts[0] === 'applications' && parts[1] === 'new') return { name: 'new' };
   if (parts[0] === 'applications' && parts.length === 3) return { name: 'app', namespace: parts[1], app: parts[2] };
-  if (parts[0] === 'settings') return { name: 'repositories' };
+  if (parts[0] === 'settings') return { name: ['clusters', 'projects', 'accounts'].includes(parts[1]) ? parts[1] : 'repositories' };
   return { name: 'applications' };
 }
 
@@ -82,6 +82,9 @@ async function render() {
     if (r.name === 'app') return await renderApp(user, r);
     if (r.name === 'new') return await renderNewApp(user);
     if (r.name === 'repositories') return await renderRepositories(user);
+    if (r.name === 'clusters') return await renderClusters(user);
+    if (r.name === 'projects') return await renderProjects(user);
+    if (r.name === 'accounts') return await renderAccounts(user);
     return await renderApplications(user);
   } catch (err) {
     if (err.message !== 'session expired') showError(err);
@@ -100,7 +103,7 @@ function showError(err) {
 function header(user) {
   return h('header', { class: 'top' },
     link('applications', 'Capstan', { class: 'brand' }),
-    h('nav', {}, link('applications', 'Applications'), ' ', link('settings/repositories', 'Repositories', { id: 'nav-repositories' })),
+    h('nav', {}, link('applications', 'Applications'), ' ', link('settings/repositories', 'Settings', { id: 'nav-settings' })),
     h('span', { class: 'user' }, user.username,
       h('button', { type: 'button', id: 'logout', onclick: async () => {
         await fetch('api/v1/session', { method: 'DELETE', credentials: 'same-origin' });
@@ -667,9 +670,69 @@ async function renderRepositories(user) {
         await api(`api/v1/repositories/${encodeURIComponent(r.repo)}`, { method: 'DELETE' });
         render();
       }) }, 'Remove'))));
-  root.replaceChildren(header(user), h('main', { class: 'detail' }, h('h1', {}, 'Repositories'),
+  root.replaceChildren(header(user), h('main', { class: 'detail' }, settingsNav('repositories'), h('h1', {}, 'Repositories'),
     h('table', { id: 'repositories' }, h('thead', {}, h('tr', {}, ['URL', 'Type', 'Name', 'Connection', ''].map((c) => h('th', {}, c)))),
       h('tbody', {}, rows)), form));
+}
+
+// settingsNav links the settings pages, the current one marked.
+function settingsNav(current) {
+  return h('nav', { class: 'tabs', 'aria-label': 'Settings' }, ['repositories', 'clusters', 'projects', 'accounts'].map((p) =>
+    link('settings/' + p, p[0].toUpperCase() + p.slice(1), { id: 'nav-' + p, 'aria-current': p === current ? 'page' : null })));
+}
+
+// table is a simple table of rows (arrays of cells), with a class per row.
+function table(id, head, rows, rowClass) {
+  return h('table', { id }, h('thead', {}, h('tr', {}, head.map((c) => h('th', {}, c)))),
+    h('tbody', {}, rows.map((cells) => h('tr', { class: rowClass }, cells.map((c) => h('td', {}, c))))));
+}
+
+async function renderClusters(user) {
+  const list = await api('api/v1/clusters');
+  root.replaceChildren(header(user), h('main', { class: 'detail' }, settingsNav('clusters'), h('h1', {}, 'Clusters'),
+    table('clusters', ['Name', 'Server', 'Version', 'Connection'], (list.items || []).map((c) => [c.name || '', c.server,
+      (c.info && c.info.serverVersion) || c.serverVersion || '',
+      statusBadge('connection', (c.info && c.info.connectionState && c.info.connectionState.status) || (c.connectionState && c.connectionState.status) || 'Unknown')]), 'cluster')));
+}
+
+// tokenShown shows a new token once, to be copied.
+function tokenShown(token) {
+  dialog('New token', [h('p', {}, 'Copy it now: it is not shown again.'), h('textarea', { id: 'new-token', rows: '4', readonly: true }, token)], 'Done', async () => {});
+}
+
+async function renderProjects(user) {
+  const list = await api('api/v1/projects');
+  const rows = [];
+  for (const p of list.items || []) {
+    for (const role of p.spec.roles || [{ name: '' }]) {
+      rows.push([p.metadata.name, p.spec.description || '', role.name || '', String((role.jwtTokens || []).length),
+        role.name ? h('button', { type: 'button', class: 'new-token', onclick: async () => {
+          try {
+            const t = await api(`api/v1/projects/${encodeURIComponent(p.metadata.name)}/roles/${encodeURIComponent(role.name)}/token`, { method: 'POST', body: '{}' });
+            tokenShown(t.token);
+          } catch (err) {
+            showError(err);
+          }
+        } }, 'New token') : '']);
+    }
+  }
+  root.replaceChildren(header(user), h('main', { class: 'detail' }, settingsNav('projects'), h('h1', {}, 'Projects'),
+    table('projects', ['Project', 'Description', 'Role', 'Tokens', ''], rows, 'project')));
+}
+
+async function renderAccounts(user) {
+  const list = await api('api/v1/account');
+  root.replaceChildren(header(user), h('main', { class: 'detail' }, settingsNav('accounts'), h('h1', {}, 'Accounts'),
+    table('accounts', ['Name', 'Enabled', 'Capabilities', 'Tokens', ''], (list.items || []).map((a) => [a.name, a.enabled ? 'yes' : 'no',
+      (a.capabilities || []).join(', '), String((a.tokens || []).length),
+      (a.capabilities || []).includes('apiKey') ? h('button', { type: 'button', class: 'new-token', 'data-account': a.name, onclick: async () => {
+        try {
+          const t = await api(`api/v1/account/${encodeURIComponent(a.name)}/token`, { method: 'POST', body: '{}' });
+          tokenShown(t.token);
+        } catch (err) {
+          showError(err);
+        }
+      } }, 'New token') : '']), 'account')));
 }
 
 window.addEventListener('popstate', render);
