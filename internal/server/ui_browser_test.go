@@ -375,3 +375,70 @@ func TestUICreateAppAndRepositories(t *testing.T) {
 		t.Errorf("the key shown signs in as %q", info.Username)
 	}
 }
+
+// TestUIParameters: a Helm app's values and parameters, and a Kustomize
+// app's images, edited on the app's page and saved into its source.
+func TestUIParameters(t *testing.T) {
+	ctx := context.Background()
+	f := start(t, true)
+	apps := map[string]*v1alpha1.ApplicationSource{
+		"chart": {RepoURL: "https://charts.example.com", Chart: "guestbook", TargetRevision: "1.0.0",
+			Helm: &v1alpha1.ApplicationSourceHelm{Parameters: []v1alpha1.HelmParameter{{Name: "replicaCount", Value: "1"}}}},
+		"kust": {RepoURL: "https://git.example.com/demo.git", Path: "kustomize-guestbook"},
+	}
+	types := map[string]v1alpha1.ApplicationSourceType{"chart": "Helm", "kust": "Kustomize"}
+	for name, src := range apps {
+		a := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns}, Spec: v1alpha1.ApplicationSpec{Project: "default",
+			Source: src, Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: name}}}
+		if err := f.c.Create(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		a.Status.SourceType = types[name]
+		if err := f.c.Update(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := openUI(t, f)
+	p.Do("opening the chart app", chromedp.Navigate(f.base+"/applications/"+f.ns+"/chart"))
+	p.Login("admin", f.initialPassword())
+	p.Until("its parameters", `!!document.querySelector('#helmParameters')`, 10*time.Second)
+	if got := p.Eval(`document.querySelector('#helmParameters').value`); got != "replicaCount=1" {
+		t.Errorf("the parameters shown: %q", got)
+	}
+	p.Do("editing them",
+		chromedp.SetValue(chromedp.CSS("#helmParameters"), "replicaCount=3\nimage.tag=v2"),
+		chromedp.SendKeys(chromedp.CSS("#helmValues"), "service:\n  type: NodePort\n"),
+		chromedp.Click(chromedp.CSS("#save-parameters")))
+	chart := &v1alpha1.Application{}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if err := f.c.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "chart"}, chart); err != nil {
+			t.Fatal(err)
+		}
+		if h := chart.Spec.Source.Helm; h != nil && len(h.Parameters) == 2 {
+			if h.Parameters[0] != (v1alpha1.HelmParameter{Name: "replicaCount", Value: "3"}) || h.Parameters[1] != (v1alpha1.HelmParameter{Name: "image.tag", Value: "v2"}) ||
+				!strings.Contains(h.Values, "type: NodePort") || chart.Spec.Source.Chart != "guestbook" {
+				t.Errorf("the source saved: %+v", chart.Spec.Source)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the parameters were not saved: %+v", chart.Spec.Source.Helm)
+		}
+	}
+
+	p.Do("opening the Kustomize app", chromedp.Navigate(f.base+"/applications/"+f.ns+"/kust"))
+	p.Until("its images", `!!document.querySelector('#kustomizeImages')`, 10*time.Second)
+	p.Do("setting an image", chromedp.SendKeys(chromedp.CSS("#kustomizeImages"), "nginx=nginx:1.28"), chromedp.Click(chromedp.CSS("#save-parameters")))
+	kust := &v1alpha1.Application{}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if err := f.c.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "kust"}, kust); err != nil {
+			t.Fatal(err)
+		}
+		if k := kust.Spec.Source.Kustomize; k != nil && len(k.Images) == 1 && string(k.Images[0]) == "nginx=nginx:1.28" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the images were not saved: %+v", kust.Spec.Source.Kustomize)
+		}
+	}
+}

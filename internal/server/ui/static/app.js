@@ -385,6 +385,47 @@ function rollbackDialog(app, hist) {
   });
 }
 
+// parametersForm edits the source's parameters: a Helm chart's values and
+// parameters, a Kustomize app's images. Saving patches the Application.
+function parametersForm(app, mayEdit) {
+  const src = app.spec.source;
+  const type = (app.status || {}).sourceType || (src && src.chart ? 'Helm' : '');
+  if (!src || (type !== 'Helm' && type !== 'Kustomize')) return '';
+  const helm = src.helm || {}, kustomize = src.kustomize || {};
+  const area = (id, label, value) => [h('label', { for: id }, label), h('textarea', { id, name: id, rows: '5', spellcheck: 'false' }, value)];
+  const form = h('form', { id: 'parameters', class: 'dialog-form wide', onsubmit: async (e) => {
+    e.preventDefault();
+    const el = form.elements;
+    const lines = (v) => v.split('\n').map((l) => l.trim()).filter(Boolean);
+    let source;
+    if (type === 'Helm') {
+      const parameters = lines(el.helmParameters.value).map((l) => {
+        const i = l.indexOf('=');
+        return i < 0 ? { name: l, value: '' } : { name: l.slice(0, i), value: l.slice(i + 1) };
+      });
+      source = { helm: { values: el.helmValues.value || null, parameters: parameters.length ? parameters : null } };
+    } else {
+      const images = lines(el.kustomizeImages.value);
+      source = { kustomize: { images: images.length ? images : null } };
+    }
+    try {
+      await api(`${appPath(app)}?${appQuery(app)}`, { method: 'PATCH', body: JSON.stringify({
+        name: app.metadata.name, appNamespace: app.metadata.namespace, patchType: 'merge', patch: JSON.stringify({ spec: { source } }) }) });
+      delete form.dataset.dirty;
+      render();
+    } catch (err) {
+      showError(err);
+    }
+  } },
+  h('h2', {}, 'Parameters'),
+  type === 'Helm' ? [area('helmValues', 'Values (YAML)', helm.values || ''),
+    area('helmParameters', 'Parameters (name=value, one a line)', (helm.parameters || []).map((p) => `${p.name}=${p.value}`).join('\n'))] :
+    area('kustomizeImages', 'Images (name=newName:tag, one a line)', (kustomize.images || []).join('\n')),
+  h('div', { class: 'actions' }, h('button', { type: 'submit', id: 'save-parameters', disabled: !mayEdit }, 'Save')));
+  form.addEventListener('input', () => { form.dataset.dirty = 'true'; });
+  return form;
+}
+
 // openPanel is the resource panel open on the page, kept across redraws.
 let openPanel = null;
 
@@ -508,9 +549,9 @@ function streamLogs(app, res, box) {
 
 async function renderApp(user, r) {
   const app = await api(`api/v1/applications/${encodeURIComponent(r.app)}?appNamespace=${encodeURIComponent(r.namespace)}`);
-  const [resourceTree, maySync, mayDelete] = await Promise.all([
+  const [resourceTree, maySync, mayDelete, mayUpdate] = await Promise.all([
     api(`${appPath(app)}/resource-tree?${appQuery(app)}`).catch(() => ({ nodes: [] })),
-    can('sync', app), can('delete', app)]);
+    can('sync', app), can('delete', app), can('update', app)]);
   const st = app.status || {};
   const op = st.operationState;
   const refresh = (kind) => async () => {
@@ -558,12 +599,16 @@ async function renderApp(user, r) {
     h('table', { id: 'resources' }, h('thead', {}, h('tr', {}, ['Kind', 'Namespace', 'Name', 'Sync', 'Health'].map((c) => h('th', {}, c)))),
       h('tbody', {}, resources)),
     h('section', { id: 'panel', 'aria-live': 'polite' }),
+    parametersForm(app, mayUpdate),
     h('h2', {}, 'History'),
     h('table', { id: 'history' }, h('thead', {}, h('tr', {}, ['ID', 'Revision', 'Deployed', ''].map((c) => h('th', {}, c)))),
       h('tbody', {}, history))));
   // A resource panel left open stays open through live updates.
   if (openPanel && openPanel.app === app.metadata.name) resourcePanel(app, openPanel.res, openPanel.tab);
-  watchApplications(app.metadata.resourceVersion, () => render(), app.metadata.name);
+  // Live updates redraw the page, but not over parameters being edited.
+  watchApplications(app.metadata.resourceVersion, () => {
+    if (!document.querySelector('#parameters[data-dirty]')) render();
+  }, app.metadata.name);
 }
 
 // --- a new application ----------------------------------------------------
