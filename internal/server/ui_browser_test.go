@@ -3,6 +3,9 @@ package server
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -441,4 +444,39 @@ func TestUIParameters(t *testing.T) {
 			t.Fatalf("the images were not saved: %+v", kust.Spec.Source.Kustomize)
 		}
 	}
+}
+
+// TestUIBehindAProxyAndAnExpiredSession: under a base href, behind a
+// proxy that strips it, the UI works; a session that ends while a user is
+// on a page sends them to log in, and back to that page afterwards.
+func TestUIBehindAProxyAndAnExpiredSession(t *testing.T) {
+	ctx := context.Background()
+	f := startWith(t, Options{Insecure: true, BaseHref: "/cd"})
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "guestbook", Namespace: f.ns}, Spec: v1alpha1.ApplicationSpec{Project: "default",
+		Source:      &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/demo.git", Path: "guestbook"},
+		Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "guestbook"}}}
+	if err := f.c.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	target, err := url.Parse(f.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httptest.NewServer(http.StripPrefix("/cd", httputil.NewSingleHostReverseProxy(target)))
+	t.Cleanup(proxy.Close)
+
+	p := openUI(t, f)
+	p.Do("opening the UI under /cd", chromedp.Navigate(proxy.URL+"/cd/applications"))
+	p.Login("admin", f.initialPassword())
+	p.Until("the list under /cd", `location.pathname === '/cd/applications' && document.querySelectorAll('#apps .app').length === 1`, 10*time.Second)
+	p.Do("opening the app", chromedp.Click(chromedp.CSS(`[data-app="guestbook"] a`)))
+	p.Until("the app's page under /cd", `location.pathname === '/cd/applications/`+f.ns+`/guestbook' && !!document.querySelector('#sync')`, 10*time.Second)
+
+	// The session ends (signed out elsewhere); the next step asks to log in.
+	p.Eval(`fetch('api/v1/session', {method: 'DELETE', credentials: 'same-origin'}).then(() => { window.signedOut = true }); 'ok'`)
+	p.Until("signed out", `window.signedOut === true`, 10*time.Second)
+	p.Do("going to the list", chromedp.Click(chromedp.CSS(`a.brand`)))
+	p.Until("sent to log in", `location.pathname === '/cd/login' && new URLSearchParams(location.search).get('return_url') === 'applications'`, 10*time.Second)
+	p.Login("admin", f.initialPassword())
+	p.Until("back on the list", `location.pathname === '/cd/applications' && document.querySelectorAll('#apps .app').length === 1`, 10*time.Second)
 }

@@ -32,8 +32,8 @@ var static embed.FS
 
 // Options shape the UI.
 type Options struct {
-	// BaseHref is the path the UI is served under, starting and ending
-	// with "/". Default "/".
+	// BaseHref is the path the UI is served under behind a reverse proxy
+	// that strips it ("/cd" or "/cd/"). Default "/".
 	BaseHref string
 }
 
@@ -56,8 +56,13 @@ func New(opts Options) (*Handler, error) {
 	if base == "" {
 		base = "/"
 	}
-	if !strings.HasPrefix(base, "/") || !strings.HasSuffix(base, "/") {
-		return nil, fmt.Errorf("invalid base href %q: it starts and ends with /", base)
+	// Argo CD takes "/cd" as well as "/cd/".
+	base = "/" + strings.Trim(base, "/") + "/"
+	if base == "//" {
+		base = "/"
+	}
+	if strings.ContainsAny(base, `"<>\?#`) {
+		return nil, fmt.Errorf("invalid base href %q", opts.BaseHref)
 	}
 	h := &Handler{assets: map[string]*asset{}}
 	err := fs.WalkDir(static, "static", func(p string, d fs.DirEntry, err error) error {
