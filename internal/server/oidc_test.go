@@ -26,27 +26,7 @@ import (
 func TestSSOLoginThroughDex(t *testing.T) {
 	f := start(t, true)
 	ctx := context.Background()
-	dex := dexserver.Start(t, dexserver.Client{ID: "capstan", Secret: "dex-client-secret", RedirectURIs: []string{f.base + "/auth/callback"}})
-
-	// The client secret is a reference into argocd-secret, as Argo CD's.
-	sec := &corev1.Secret{}
-	if err := f.c.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: settings.ServerSecretName}, sec); err != nil {
-		t.Fatal(err)
-	}
-	sec.Data["oidc.dex.clientSecret"] = []byte("dex-client-secret")
-	if err := f.c.Update(ctx, sec); err != nil {
-		t.Fatal(err)
-	}
-	oidcConfig := fmt.Sprintf("name: Dex\nissuer: %s\nclientID: capstan\nclientSecret: $oidc.dex.clientSecret\nrequestedScopes: [openid, profile, email, groups]\n"+
-		"requestedIDTokenClaims: {groups: {essential: true}}\n", dex.Issuer)
-	for _, cm := range []*corev1.ConfigMap{
-		{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns}, Data: map[string]string{"url": f.base, "oidc.config": oidcConfig}},
-		{ObjectMeta: metav1.ObjectMeta{Name: "argocd-rbac-cm", Namespace: f.ns}, Data: map[string]string{"policy.csv": "g, " + dexserver.Group + ", role:admin\n"}},
-	} {
-		if err := testobj.Put(ctx, f.c, cm); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dex := f.withDex()
 
 	var settingsResp settingsResponse
 	if code := f.call("GET", "/api/v1/settings", "", "", &settingsResp); code != 200 || settingsResp.OIDCConfig == nil || settingsResp.OIDCConfig.Issuer != dex.Issuer {
@@ -94,6 +74,38 @@ func TestSSOLoginThroughDex(t *testing.T) {
 // browserLogin logs in as a browser would: it follows the redirects from
 // /auth/login through the identity provider and back, keeping cookies,
 // and returns the session cookie's token and the URLs visited.
+// withDex runs Dex and makes it the API server's OpenID provider, as
+// oidc.config in argocd-cm (its client secret a reference into
+// argocd-secret), with Dex's group mapped to role:admin.
+func (f *fixture) withDex() *dexserver.Dex {
+	t := f.t
+	t.Helper()
+	ctx := context.Background()
+	dex := dexserver.Start(t, dexserver.Client{ID: "capstan", Secret: "dex-client-secret", RedirectURIs: []string{f.base + "/auth/callback"}})
+
+	// The client secret is a reference into argocd-secret, as Argo CD's.
+	sec := &corev1.Secret{}
+	if err := f.c.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: settings.ServerSecretName}, sec); err != nil {
+		t.Fatal(err)
+	}
+	sec.Data["oidc.dex.clientSecret"] = []byte("dex-client-secret")
+	if err := f.c.Update(ctx, sec); err != nil {
+		t.Fatal(err)
+	}
+	oidcConfig := fmt.Sprintf("name: Dex\nissuer: %s\nclientID: capstan\nclientSecret: $oidc.dex.clientSecret\nrequestedScopes: [openid, profile, email, groups]\n"+
+		"requestedIDTokenClaims: {groups: {essential: true}}\n", dex.Issuer)
+	for _, cm := range []*corev1.ConfigMap{
+		{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns}, Data: map[string]string{"url": f.base, "oidc.config": oidcConfig}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "argocd-rbac-cm", Namespace: f.ns}, Data: map[string]string{"policy.csv": "g, " + dexserver.Group + ", role:admin\n"}},
+	} {
+		if err := testobj.Put(ctx, f.c, cm); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	return dex
+}
+
 func (f *fixture) browserLogin() (string, []string) {
 	f.t.Helper()
 	jar, _ := cookiejar.New(nil)

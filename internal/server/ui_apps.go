@@ -174,7 +174,7 @@ func (s *Server) uiApplications(w http.ResponseWriter, r *http.Request, c *calle
 	page.Facets = map[string][]string{}
 	for name, values := range facets {
 		delete(values, "")
-		page.Facets[name] = slices.Sorted(maps.Keys(values))
+		page.Facets[name] = append([]string{}, slices.Sorted(maps.Keys(values))...)
 	}
 	writeJSON(w, http.StatusOK, page)
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/rbac"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/browser"
+	"github.com/capstan-cd/capstan/internal/testing/dexserver"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
@@ -479,4 +480,18 @@ func TestUIBehindAProxyAndAnExpiredSession(t *testing.T) {
 	p.Until("sent to log in", `location.pathname === '/cd/login' && new URLSearchParams(location.search).get('return_url') === 'applications'`, 10*time.Second)
 	p.Login("admin", f.initialPassword())
 	p.Until("back on the list", `location.pathname === '/cd/applications' && document.querySelectorAll('#apps .app').length === 1`, 10*time.Second)
+}
+
+// TestUISSOLogin: with oidc.config set, the login page offers the
+// provider's button, and a user signs in through a real Dex and lands
+// where they were going.
+func TestUISSOLogin(t *testing.T) {
+	f := start(t, true)
+	f.withDex()
+	p := openUI(t, f)
+	p.Do("opening the UI", chromedp.Navigate(f.base+"/applications?view=list"))
+	p.Until("the SSO button", `!!document.querySelector('a.sso') && document.querySelector('a.sso').innerText === 'Log in via Dex'`, 10*time.Second)
+	p.Do("logging in through Dex", chromedp.Click(chromedp.CSS("a.sso")))
+	p.Until("signed in, back on the list", `location.pathname === '/applications' && location.search === '?view=list' && !!document.querySelector('#logout') &&
+		document.querySelector('.user').innerText.includes('`+dexserver.Email+`')`, 30*time.Second)
 }

@@ -172,7 +172,7 @@ async function renderApplications(user) {
   const select = (key, label, values) => h('label', { class: 'facet' }, label,
     h('select', { id: 'filter-' + key, 'aria-label': label, onchange: (e) => set(key, e.target.value) },
       h('option', { value: '' }, 'All'),
-      values.map((v) => h('option', { value: v, selected: params.get(key) === v }, v))));
+      (values || []).map((v) => h('option', { value: v, selected: params.get(key) === v }, v))));
 
   const statusBoxes = (key, label, counts) => h('fieldset', { class: 'statuses', id: 'filter-' + key }, h('legend', {}, label),
     Object.keys(counts).sort().map((s) => h('label', {},
