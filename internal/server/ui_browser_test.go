@@ -127,6 +127,12 @@ func TestUIApplicationsList(t *testing.T) {
 		t.Error("the page was reloaded")
 	}
 
+	// Readable in a narrow window: nothing wider than the screen.
+	p.Do("a phone-sized window", chromedp.EmulateViewport(390, 800))
+	p.Until("laid out for it", `document.documentElement.scrollWidth <= window.innerWidth && document.querySelectorAll('#apps .app').length === 3`, 5*time.Second)
+	p.Screenshot("applications-narrow")
+	p.Do("a wide window", chromedp.EmulateViewport(1280, 900))
+
 	// An app's page lists its resources.
 	p.Do("opening guestbook", chromedp.Click(chromedp.CSS(`[data-app="guestbook"] a`)))
 	p.Until("guestbook's page", `location.pathname === '/applications/`+f.ns+`/guestbook' && !!document.querySelector('#app-status')`, 10*time.Second)
