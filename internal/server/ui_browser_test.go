@@ -350,21 +350,32 @@ func TestUICreateAppAndRepositories(t *testing.T) {
 	remote := git.NewRepo(t, "demo")
 	remote.Commit(t, "demo", map[string]string{"README": "demo\n"})
 	p.Do("the repositories", chromedp.Click(chromedp.CSS("#nav-settings")))
-	p.Until("the repository form", `!!document.querySelector('#repo-form #url')`, 10*time.Second)
+	p.Until("the repository form", `!!document.querySelector('#repo-form #repo-url')`, 10*time.Second)
 	p.Do("a wrong password",
-		chromedp.SendKeys(chromedp.CSS("#url"), remote.URL),
-		chromedp.SendKeys(chromedp.CSS("#username"), git.Username),
-		chromedp.SendKeys(chromedp.CSS("#password"), "wrong"),
-		chromedp.Click(chromedp.CSS("#test-connection")))
-	p.Until("the failure shown", `document.querySelector('#connection-result').innerText.startsWith('Connection failed')`, 20*time.Second)
-	p.Do("the right password", chromedp.SetValue(chromedp.CSS("#password"), git.Password), chromedp.Click(chromedp.CSS("#test-connection")))
-	p.Until("the success shown", `document.querySelector('#connection-result').innerText === 'Connection successful'`, 20*time.Second)
-	p.Do("connecting", chromedp.Click(chromedp.CSS("#connect")))
+		chromedp.SendKeys(chromedp.CSS("#repo-url"), remote.URL),
+		chromedp.SendKeys(chromedp.CSS("#repo-username"), git.Username),
+		chromedp.SendKeys(chromedp.CSS("#repo-password"), "wrong"),
+		chromedp.Click(chromedp.CSS("#repo-test")))
+	p.Until("the failure shown", `document.querySelector('#repo-connection-result').innerText.startsWith('Connection failed')`, 20*time.Second)
+	p.Do("the right password", chromedp.SetValue(chromedp.CSS("#repo-password"), git.Password), chromedp.Click(chromedp.CSS("#repo-test")))
+	p.Until("the success shown", `document.querySelector('#repo-connection-result').innerText === 'Connection successful'`, 20*time.Second)
+	p.Do("connecting", chromedp.Click(chromedp.CSS("#repo-submit")))
 	p.Until("listed", `!!document.querySelector('#repositories tr.repo[data-repo="`+remote.URL+`"]')`, 20*time.Second)
 	p.Screenshot("repositories")
 	p.Do("removing", chromedp.Click(chromedp.CSS(`#repositories tr.repo[data-repo="`+remote.URL+`"] .remove`)),
 		chromedp.WaitVisible(chromedp.CSS("dialog[open]")), chromedp.Click(chromedp.CSS("#dialog-ok")))
 	p.Until("gone", `!document.querySelector('#repositories tr.repo')`, 10*time.Second)
+
+	// A credential template for the server's repositories.
+	p.Do("a credential template",
+		chromedp.SendKeys(chromedp.CSS("#creds-url"), git.URL),
+		chromedp.SendKeys(chromedp.CSS("#creds-username"), git.Username),
+		chromedp.SendKeys(chromedp.CSS("#creds-password"), git.Password),
+		chromedp.Click(chromedp.CSS("#creds-submit")))
+	p.Until("the template listed", `!!document.querySelector('#repocreds tr.repo[data-repo="`+git.URL+`"]')`, 10*time.Second)
+	p.Do("removing it", chromedp.Click(chromedp.CSS(`#repocreds tr.repo .remove`)),
+		chromedp.WaitVisible(chromedp.CSS("dialog[open]")), chromedp.Click(chromedp.CSS("#dialog-ok")))
+	p.Until("the template gone", `!document.querySelector('#repocreds tr.repo')`, 10*time.Second)
 
 	// Clusters, projects, accounts and a new API key.
 	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},

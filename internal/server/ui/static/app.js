@@ -675,49 +675,68 @@ async function renderNewApp(user) {
 // --- repositories -------------------------------------------------------------
 
 async function renderRepositories(user) {
-  const list = await api('api/v1/repositories');
-  const result = h('p', { id: 'connection-result', role: 'status' });
-  const body = (el) => ({ repo: el.url.value, type: el.type.value, name: el.repoName.value || undefined,
-    username: el.username.value || undefined, password: el.password.value || undefined, insecure: el.insecure.checked || undefined });
-  const form = h('form', { id: 'repo-form', class: 'dialog-form', onsubmit: async (e) => {
+  const [repos, creds] = await Promise.all([api('api/v1/repositories'), api('api/v1/repocreds').catch(() => ({ items: [] }))]);
+  root.replaceChildren(header(user), h('main', { class: 'detail' }, settingsNav('repositories'),
+    h('h1', {}, 'Repositories'), repoTable('repositories', 'api/v1/repositories', repos.items || [], true),
+    repoForm('repo', 'Connect a repository', 'api/v1/repositories', true),
+    h('h1', {}, 'Credential templates'),
+    h('p', {}, 'Credentials for every repository whose URL starts with the template\'s.'),
+    repoTable('repocreds', 'api/v1/repocreds', creds.items || [], false),
+    repoForm('creds', 'Add a credential template', 'api/v1/repocreds', false)));
+}
+
+// repoTable lists repositories (with their connection state) or
+// credential templates, each with a Remove button.
+function repoTable(id, path, items, withState) {
+  const rows = items.map((r) => h('tr', { class: 'repo', 'data-repo': r.url || r.repo },
+    h('td', {}, r.url || r.repo), h('td', {}, r.type || 'git'), h('td', {}, r.name || r.username || ''),
+    withState ? h('td', {}, statusBadge('connection', (r.connectionState && r.connectionState.status) || 'Unknown')) : '',
+    h('td', {}, h('button', { type: 'button', class: 'remove', onclick: () => dialog('Remove ' + (r.url || r.repo),
+      [h('p', {}, withState ? 'Applications using it stop syncing.' : 'Repositories it served need credentials of their own.')],
+      'Remove', async () => {
+        await api(`${path}/${encodeURIComponent(r.url || r.repo)}`, { method: 'DELETE' });
+        render();
+      }) }, 'Remove'))));
+  return h('table', { id }, h('thead', {}, h('tr', {}, ['URL', 'Type', withState ? 'Name' : 'Username'].concat(withState ? ['Connection'] : [], ['']).map((c) => h('th', {}, c)))),
+    h('tbody', {}, rows));
+}
+
+// repoForm adds a repository (its connection testable first) or a
+// credential template.
+function repoForm(prefix, title, path, testable) {
+  const result = h('p', { id: prefix + '-connection-result', role: 'status' });
+  const el = (name) => form.elements[prefix + '-' + name];
+  const body = () => ({ repo: el('url').value, url: el('url').value, type: el('type').value, name: (el('name') && el('name').value) || undefined,
+    username: el('username').value || undefined, password: el('password').value || undefined, insecure: el('insecure').checked || undefined });
+  const input = (name, label, attrs = {}) => [h('label', { for: prefix + '-' + name }, label), h('input', { id: prefix + '-' + name, name: prefix + '-' + name, ...attrs })];
+  const form = h('form', { id: prefix + '-form', class: 'dialog-form repo-form', onsubmit: async (e) => {
     e.preventDefault();
     try {
-      await api('api/v1/repositories', { method: 'POST', body: JSON.stringify(body(form.elements)) });
+      await api(path, { method: 'POST', body: JSON.stringify(body()) });
       render();
     } catch (err) {
       showError(err);
     }
   } },
-  h('h2', {}, 'Connect a repository'),
-  h('label', { for: 'url' }, 'URL'), h('input', { id: 'url', name: 'url', required: true }),
-  h('label', { for: 'type' }, 'Type'), h('select', { id: 'type', name: 'type' }, h('option', { value: 'git' }, 'git'), h('option', { value: 'helm' }, 'helm')),
-  h('label', { for: 'repoName' }, 'Name (Helm)'), h('input', { id: 'repoName', name: 'repoName' }),
-  h('label', { for: 'username' }, 'Username'), h('input', { id: 'username', name: 'username', autocomplete: 'off' }),
-  h('label', { for: 'password' }, 'Password'), h('input', { id: 'password', name: 'password', type: 'password', autocomplete: 'new-password' }),
-  check('insecure', 'Skip server verification'),
+  h('h2', {}, title),
+  input('url', testable ? 'URL' : 'URL prefix', { required: true }),
+  h('label', { for: prefix + '-type' }, 'Type'), h('select', { id: prefix + '-type', name: prefix + '-type' }, h('option', { value: 'git' }, 'git'), h('option', { value: 'helm' }, 'helm')),
+  testable ? input('name', 'Name (Helm)') : '',
+  input('username', 'Username', { autocomplete: 'off' }),
+  input('password', 'Password', { type: 'password', autocomplete: 'new-password' }),
+  h('label', { class: 'check' }, h('input', { type: 'checkbox', name: prefix + '-insecure', id: prefix + '-insecure' }), ' Skip server verification'),
   h('div', { class: 'actions' },
-    h('button', { type: 'button', id: 'test-connection', onclick: async () => {
-      const el = form.elements;
+    testable ? h('button', { type: 'button', id: prefix + '-test', onclick: async () => {
       result.textContent = 'Testing…';
       try {
-        await api(`api/v1/repositories/${encodeURIComponent(el.url.value)}/validate`, { method: 'POST', body: JSON.stringify(body(el)) });
+        await api(`api/v1/repositories/${encodeURIComponent(el('url').value)}/validate`, { method: 'POST', body: JSON.stringify(body()) });
         result.textContent = 'Connection successful';
       } catch (err) {
         result.textContent = 'Connection failed: ' + err.message;
       }
-    } }, 'Test connection'),
-    h('button', { type: 'submit', id: 'connect' }, 'Connect')), result);
-  const rows = (list.items || []).map((r) => h('tr', { class: 'repo', 'data-repo': r.repo },
-    h('td', {}, r.repo), h('td', {}, r.type || 'git'), h('td', {}, r.name || ''),
-    h('td', {}, statusBadge('connection', (r.connectionState && r.connectionState.status) || 'Unknown')),
-    h('td', {}, h('button', { type: 'button', class: 'remove', onclick: () => dialog('Remove ' + r.repo, [h('p', {}, 'Applications using it stop syncing.')],
-      'Remove', async () => {
-        await api(`api/v1/repositories/${encodeURIComponent(r.repo)}`, { method: 'DELETE' });
-        render();
-      }) }, 'Remove'))));
-  root.replaceChildren(header(user), h('main', { class: 'detail' }, settingsNav('repositories'), h('h1', {}, 'Repositories'),
-    h('table', { id: 'repositories' }, h('thead', {}, h('tr', {}, ['URL', 'Type', 'Name', 'Connection', ''].map((c) => h('th', {}, c)))),
-      h('tbody', {}, rows)), form));
+    } }, 'Test connection') : '',
+    h('button', { type: 'submit', id: prefix + '-submit' }, testable ? 'Connect' : 'Add')), result);
+  return form;
 }
 
 // settingsNav links the settings pages, the current one marked.
