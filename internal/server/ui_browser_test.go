@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -511,4 +512,49 @@ func TestUISSOLogin(t *testing.T) {
 	p.Do("logging in through Dex", chromedp.Click(chromedp.CSS("a.sso")))
 	p.Until("signed in, back on the list", `location.pathname === '/applications' && location.search === '?view=list' && !!document.querySelector('#logout') &&
 		document.querySelector('.user').innerText.includes('`+dexserver.Email+`')`, 30*time.Second)
+}
+
+// TestUIImages: an app the image updater follows shows each image of its
+// image-list annotation with the tag deployed, and the updater's last
+// update and last error from its Events on the app.
+func TestUIImages(t *testing.T) {
+	ctx := context.Background()
+	f := start(t, true)
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: f.ns,
+		Annotations: map[string]string{"argocd-image-updater.argoproj.io/image-list": "web=registry.example.com/team/web:1.x, cache=redis"}},
+		Spec: v1alpha1.ApplicationSpec{Project: "default", Source: &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/demo.git", Path: "web"},
+			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "web"}}}
+	if err := f.c.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	app.Status.Summary.Images = []string{"registry.example.com/team/web:1.4.2", "redis:7.2"}
+	if err := f.c.Update(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	// As the image updater records them.
+	for i, e := range []struct{ typ, reason, msg string }{
+		{corev1.EventTypeNormal, "ImagesUpdated", `updated image registry.example.com/team/web from "1.4.1" to "1.4.2" (write-back argocd)`},
+		{corev1.EventTypeWarning, "ImageCheckFailed", "image redis: listing tags: unauthorized"},
+	} {
+		ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("web.%d", i), Namespace: f.ns},
+			InvolvedObject: corev1.ObjectReference{Kind: "Application", APIVersion: "argoproj.io/v1alpha1", Name: app.Name, Namespace: f.ns, UID: app.UID},
+			Type:           e.typ, Reason: e.reason, Message: e.msg, Source: corev1.EventSource{Component: "argocd-image-updater"},
+			FirstTimestamp: metav1.Now(), LastTimestamp: metav1.Now(), Count: 1}
+		if err := f.c.Create(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := openUI(t, f)
+	p.Do("opening the app", chromedp.Navigate(f.base+"/applications/"+f.ns+"/web"))
+	p.Login("admin", f.initialPassword())
+	p.Until("its images", `document.querySelectorAll('#images tr.image').length === 2`, 10*time.Second)
+	web := p.Eval(`document.querySelector('#images tr.image[data-image="registry.example.com/team/web"]').innerText`)
+	if !strings.Contains(web, "1.4.2") || !strings.Contains(web, "1.x") || !strings.Contains(web, `from "1.4.1" to "1.4.2"`) {
+		t.Errorf("the web image's row: %q", web)
+	}
+	cache := p.Eval(`document.querySelector('#images tr.image[data-image="redis"]').innerText`)
+	if !strings.Contains(cache, "7.2") || !strings.Contains(cache, "unauthorized") {
+		t.Errorf("the redis image's row: %q", cache)
+	}
+	p.Screenshot("images")
 }

@@ -426,6 +426,39 @@ function parametersForm(app, mayEdit) {
   return form;
 }
 
+// imageListKey is Argo CD Image Updater's annotation naming the images it
+// keeps current: alias=name[:constraint], comma-separated.
+const imageListKey = 'argocd-image-updater.argoproj.io/image-list';
+
+// imagesSection shows, for an app the image updater follows, each image's
+// deployed tag, its last update and its last error (from the updater's
+// Events on the app).
+async function imagesSection(app) {
+  const list = ((app.metadata.annotations || {})[imageListKey] || '').split(',').map((s) => s.trim()).filter(Boolean);
+  if (list.length === 0) return '';
+  const events = await api(`${appPath(app)}/events?${appQuery(app)}`).then((e) => e.items || []).catch(() => []);
+  const updater = events.filter((e) => (e.source && e.source.component) === 'argocd-image-updater' || (e.reportingComponent === 'argocd-image-updater'))
+    .sort((a, b) => String(b.lastTimestamp || b.eventTime || '').localeCompare(String(a.lastTimestamp || a.eventTime || '')));
+  const deployed = ((app.status || {}).summary || {}).images || [];
+  const rows = list.map((entry) => {
+    const [alias, ref] = entry.includes('=') ? entry.split(/=(.*)/s) : ['', entry];
+    const name = ref.replace(/:[^/:]*$/, '');
+    const constraint = ref.length > name.length ? ref.slice(name.length + 1) : '';
+    const short = name.split('/').pop();
+    const current = deployed.find((d) => d.replace(/[:@].*$/, '').endsWith(short)) || '';
+    const mentions = (e) => (e.message || '').includes(name) || (e.message || '').includes(short);
+    const update = updater.find((e) => e.reason === 'ImagesUpdated' && mentions(e));
+    const failure = updater.find((e) => e.type === 'Warning' && mentions(e));
+    return h('tr', { class: 'image', 'data-image': name }, h('td', {}, alias || short), h('td', {}, name), h('td', {}, constraint || 'any'),
+      h('td', {}, current.includes(':') ? current.slice(current.lastIndexOf(':') + 1) : current),
+      h('td', {}, update ? `${update.message} (${update.lastTimestamp || update.eventTime || ''})` : ''),
+      h('td', { class: failure ? 'error-text' : '' }, failure ? `${failure.message} (${failure.lastTimestamp || failure.eventTime || ''})` : ''));
+  });
+  return h('section', { id: 'images' }, h('h2', {}, 'Images (image updater)'),
+    h('table', {}, h('thead', {}, h('tr', {}, ['Alias', 'Image', 'Constraint', 'Deployed tag', 'Last update', 'Last error'].map((c) => h('th', {}, c)))),
+      h('tbody', {}, rows)));
+}
+
 // openPanel is the resource panel open on the page, kept across redraws.
 let openPanel = null;
 
@@ -600,6 +633,7 @@ async function renderApp(user, r) {
       h('tbody', {}, resources)),
     h('section', { id: 'panel', 'aria-live': 'polite' }),
     parametersForm(app, mayUpdate),
+    await imagesSection(app),
     h('h2', {}, 'History'),
     h('table', { id: 'history' }, h('thead', {}, h('tr', {}, ['ID', 'Revision', 'Deployed', ''].map((c) => h('th', {}, c)))),
       h('tbody', {}, history))));
