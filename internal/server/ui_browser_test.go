@@ -194,7 +194,8 @@ func TestUIApplicationPage(t *testing.T) {
 	}
 	app.Status.Sync.Status, app.Status.Health.Status = v1alpha1.SyncStatusCodeOutOfSync, v1alpha1.HealthStatusHealthy
 	app.Status.Resources = []v1alpha1.ResourceStatus{{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: dest, Name: "guestbook-ui",
-		Status: v1alpha1.SyncStatusCodeOutOfSync, Health: &v1alpha1.HealthStatus{Status: v1alpha1.HealthStatusHealthy}}}
+		Status: v1alpha1.SyncStatusCodeOutOfSync, Health: &v1alpha1.HealthStatus{Status: v1alpha1.HealthStatusHealthy}},
+		{Version: "v1", Kind: "Service", Namespace: dest, Name: "guestbook-ui", Status: v1alpha1.SyncStatusCodeOutOfSync}}
 	if err := f.c.Update(ctx, app); err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +226,8 @@ func TestUIApplicationPage(t *testing.T) {
 		t.Fatalf("the admin's Sync is %s", got)
 	}
 	p.Do("syncing with prune", chromedp.Click(chromedp.CSS("#sync")), chromedp.WaitVisible(chromedp.CSS("dialog[open]")),
-		chromedp.Click(chromedp.CSS("#opt-prune")), chromedp.Click(chromedp.CSS("#opt-applyOutOfSyncOnly")))
+		chromedp.Click(chromedp.CSS("#opt-prune")), chromedp.Click(chromedp.CSS("#opt-applyOutOfSyncOnly")),
+		chromedp.Click(chromedp.CSS("#sync-resource-Service-guestbook-ui")))
 	p.Screenshot("sync-dialog")
 	p.Do("synchronizing", chromedp.Click(chromedp.CSS("#dialog-ok")))
 	deadline := time.Now().Add(10 * time.Second)
@@ -234,7 +236,8 @@ func TestUIApplicationPage(t *testing.T) {
 			t.Fatal(err)
 		}
 		if op := app.Operation; op != nil && op.Sync != nil {
-			if !op.Sync.Prune || op.Sync.Revision != "main" || !slices.Contains(op.Sync.SyncOptions, "ApplyOutOfSyncOnly=true") {
+			if !op.Sync.Prune || op.Sync.Revision != "main" || !slices.Contains(op.Sync.SyncOptions, "ApplyOutOfSyncOnly=true") ||
+				len(op.Sync.Resources) != 1 || op.Sync.Resources[0].Kind != "Deployment" || op.Sync.Resources[0].Name != "guestbook-ui" {
 				t.Errorf("the sync asked for: %+v", op.Sync)
 			}
 			break

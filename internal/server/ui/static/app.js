@@ -348,6 +348,10 @@ function syncDialog(app) {
     h('input', { id: 'opt-revision', name: 'revision', value: (app.spec.source && app.spec.source.targetRevision) || 'HEAD' }),
     check('prune', 'Prune'), check('dryRun', 'Dry run'), check('applyOutOfSyncOnly', 'Apply out of sync only'),
     check('force', 'Force'), check('replace', 'Replace'), check('serverSideApply', 'Server-side apply'),
+    h('fieldset', { class: 'sync-resources' }, h('legend', {}, 'Resources'),
+      ((app.status || {}).resources || []).map((r, i) => h('label', { class: 'check' },
+        h('input', { type: 'checkbox', name: 'resource', value: String(i), id: `sync-resource-${r.kind}-${r.name}`, checked: true }), ' ',
+        `${r.kind} ${r.namespace ? r.namespace + '/' : ''}${r.name}`))),
   ], 'Synchronize', async (el) => {
     const items = [];
     if (el.applyOutOfSyncOnly.checked) items.push('ApplyOutOfSyncOnly=true');
@@ -356,6 +360,14 @@ function syncDialog(app) {
     const body = { revision: el.revision.value, prune: el.prune.checked, dryRun: el.dryRun.checked,
       syncOptions: { items }, appNamespace: app.metadata.namespace };
     if (el.force.checked) body.strategy = { apply: { force: true } };
+    const all = (app.status || {}).resources || [];
+    const boxes = [...document.querySelectorAll('dialog[open] input[name="resource"]')];
+    if (boxes.some((b) => !b.checked)) {
+      body.resources = boxes.filter((b) => b.checked).map((b) => {
+        const r = all[Number(b.value)];
+        return { group: r.group || '', kind: r.kind, name: r.name, namespace: r.namespace || '' };
+      });
+    }
     await api(`${appPath(app)}/sync`, { method: 'POST', body: JSON.stringify(body) });
   });
 }
