@@ -68,8 +68,13 @@ type Options struct {
 	// argocd-dex-server:5556 over HTTPS.
 	Dex DexServer
 	// BaseHref is the path the web UI is served under behind a reverse
-	// proxy (Argo CD's --basehref, server.basehref). Default "/".
+	// proxy that strips it (Argo CD's --basehref, server.basehref).
+	// Default "/", or RootPath.
 	BaseHref string
+	// RootPath serves everything, API and UI, under a path (Argo CD's
+	// --rootpath, server.rootpath), for a proxy that passes it on.
+	// Default none.
+	RootPath string
 	// Headless serves one local user with the kubeconfig's rights, as the
 	// CLI's --core mode runs it: no login, every caller an administrator,
 	// and the install's settings only read, never written (no generated
@@ -123,6 +128,13 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	state := &appstate.Reader{
 		Client: opts.Client, Namespace: opts.Namespace, Renderer: opts.Renderer,
 		Clusters: &cluster.Registry{Reader: opts.Client, Namespace: opts.Namespace, InCluster: opts.Config},
+	}
+	opts.RootPath = strings.TrimSuffix(opts.RootPath, "/")
+	if opts.RootPath != "" && !strings.HasPrefix(opts.RootPath, "/") {
+		opts.RootPath = "/" + opts.RootPath
+	}
+	if opts.RootPath != "" && strings.Trim(opts.BaseHref, "/") == "" {
+		opts.BaseHref = opts.RootPath
 	}
 	page, err := ui.New(ui.Options{BaseHref: opts.BaseHref})
 	if err != nil {
@@ -246,7 +258,12 @@ func serverSecret(ctx context.Context, opts Options) (*settings.ServerSecret, er
 }
 
 // Handler is the API as an http.Handler, with its request limits.
-func (s *Server) Handler() http.Handler { return s.limit(s.mux) }
+func (s *Server) Handler() http.Handler {
+	if s.opts.RootPath != "" {
+		return s.limit(http.StripPrefix(s.opts.RootPath, s.mux))
+	}
+	return s.limit(s.mux)
+}
 
 // Serve serves on l until ctx ends: TLS (plain HTTP redirected) unless
 // Insecure.

@@ -561,3 +561,19 @@ func TestUIImages(t *testing.T) {
 	}
 	p.Screenshot("images")
 }
+
+// TestUIUnderRootPath: with a root path the API and the UI are served
+// under it, for a proxy that passes the path on.
+func TestUIUnderRootPath(t *testing.T) {
+	f := startWith(t, Options{Insecure: true, RootPath: "/argocd"})
+	if code := f.call("GET", "/argocd/api/version", "", "", nil); code != http.StatusOK {
+		t.Errorf("the API under the root path: %d", code)
+	}
+	if code := f.call("GET", "/api/version", "", "", nil); code != http.StatusNotFound {
+		t.Errorf("the API outside the root path: %d", code)
+	}
+	p := openUI(t, f)
+	p.Do("opening the UI", chromedp.Navigate(f.base+"/argocd/applications"))
+	p.Login("admin", f.initialPassword())
+	p.Until("the list under /argocd", `location.pathname === '/argocd/applications' && document.querySelector('#total').innerText === 'No applications'`, 10*time.Second)
+}

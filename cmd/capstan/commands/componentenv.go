@@ -16,6 +16,7 @@ var (
 	serverEnv = map[string]string{
 		"insecure":               "ARGOCD_SERVER_INSECURE",
 		"basehref":               "ARGOCD_SERVER_BASEHREF",
+		"rootpath":               "ARGOCD_SERVER_ROOTPATH",
 		"address":                "ARGOCD_SERVER_LISTEN_ADDRESS",
 		"dex-server":             "ARGOCD_DEX_SERVER",
 		"dex-server-plaintext":   "ARGOCD_DEX_SERVER_PLAINTEXT",

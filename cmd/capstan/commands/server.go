@@ -29,6 +29,7 @@ type serverFlags struct {
 	dexPlaintext bool
 	dexStrictTLS bool
 	basehref     string
+	rootpath     string
 }
 
 func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
@@ -39,7 +40,8 @@ func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
 		"verify Dex's certificate against argocd-dex-server-tls as mounted under "+filepath.Join(defaultAppConfigPath, dexTLSDir))
 	cmd.Flags().IntVar(&f.port, prefix+"port", 8080, "port of the API server (REST, TLS unless --"+prefix+"insecure); 0: off")
 	cmd.Flags().BoolVar(&f.insecure, prefix+"insecure", false, "serve the API over plain HTTP, behind a TLS-terminating ingress")
-	cmd.Flags().StringVar(&f.basehref, prefix+"basehref", "/", "path the web UI is served under, behind a reverse proxy")
+	cmd.Flags().StringVar(&f.basehref, prefix+"basehref", "/", "path the web UI is served under, behind a reverse proxy that strips it")
+	cmd.Flags().StringVar(&f.rootpath, prefix+"rootpath", "", "serve the API and the UI under this path, behind a reverse proxy that keeps it")
 }
 
 func newServerCommand() *cobra.Command {
@@ -103,7 +105,7 @@ func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.
 	}
 	var srv *server.Server
 	err = kube.Until(ctx, log, "the API server's settings", kube.Backoff{}, func(ctx context.Context) (err error) {
-		srv, err = server.New(ctx, server.Options{Client: c, Config: cfg, Renderer: r, Namespace: namespace, Insecure: f.insecure, BaseHref: f.basehref, Log: log, RepoChanged: repoChanged, Dex: dex})
+		srv, err = server.New(ctx, server.Options{Client: c, Config: cfg, Renderer: r, Namespace: namespace, Insecure: f.insecure, BaseHref: f.basehref, RootPath: f.rootpath, Log: log, RepoChanged: repoChanged, Dex: dex})
 		return err
 	})
 	if err != nil {
