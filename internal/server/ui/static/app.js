@@ -287,7 +287,7 @@ function appQuery(app) {
 
 // tree draws the resource tree: each node under its parents (a Pod under
 // its ReplicaSet under its Deployment), the app's own resources at the top.
-function tree(nodes, onSelect) {
+function tree(nodes, onSelect, rootName) {
   const key = (n) => `${n.group || ''}/${n.kind}/${n.namespace || ''}/${n.name}`;
   const byKey = new Map(nodes.map((n) => [key(n), n]));
   const children = new Map();
@@ -307,12 +307,14 @@ function tree(nodes, onSelect) {
     seen.add(k);
     const kids = (children.get(k) || []).sort(byName).map((c) => draw(c, new Set(seen))).filter(Boolean);
     return h('li', { class: 'node', 'data-kind': n.kind, 'data-name': n.name },
-      h('span', { class: 'kind' }, n.kind), ' ',
-      h('button', { type: 'button', class: 'linkish name', onclick: () => onSelect(n) }, n.name), ' ',
-      n.health ? statusBadge('health', n.health.status) : '',
+      h('span', { class: 'box' }, h('span', { class: 'kind' }, n.kind), ' ',
+        h('button', { type: 'button', class: 'linkish name', onclick: () => onSelect(n) }, n.name), ' ',
+        n.health ? statusBadge('health', n.health.status) : '', n.sync ? statusBadge('sync', n.sync) : ''),
       kids.length ? h('ul', {}, kids) : '');
   };
-  return h('ul', { id: 'tree', class: 'tree', 'aria-label': 'Resource tree' }, roots.sort(byName).map((n) => draw(n, new Set())));
+  return h('ul', { id: 'tree', class: 'tree', 'aria-label': 'Resource tree' }, h('li', { class: 'node root' },
+    h('span', { class: 'box' }, h('span', { class: 'kind' }, 'Application'), ' ', h('span', { class: 'name' }, rootName)),
+    h('ul', {}, roots.sort(byName).map((n) => draw(n, new Set())))));
 }
 
 // dialog opens a modal with a form; submit gets the form's elements.
@@ -640,7 +642,10 @@ async function renderApp(user, r) {
           h('tr', { class: 'op-resource' }, h('td', {}, r.kind), h('td', {}, r.name), h('td', {}, statusBadge('op', r.status || r.hookPhase || '')),
             h('td', {}, r.message || ''))))))) : '',
     h('h2', {}, 'Resources'),
-    tree(resourceTree.nodes || [], (n) => resourcePanel(app, n)),
+    tree((resourceTree.nodes || []).map((n) => {
+      const managed = (st.resources || []).find((r) => r.kind === n.kind && r.name === n.name && (r.namespace || '') === (n.namespace || '') && (r.group || '') === (n.group || ''));
+      return managed ? { ...n, sync: managed.status } : n;
+    }), (n) => resourcePanel(app, n), app.metadata.name),
     h('table', { id: 'resources' }, h('thead', {}, h('tr', {}, ['Kind', 'Namespace', 'Name', 'Sync', 'Health'].map((c) => h('th', {}, c)))),
       h('tbody', {}, resources)),
     h('section', { id: 'panel', 'aria-live': 'polite' }),
