@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"golang.org/x/crypto/bcrypt"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -576,4 +577,67 @@ func TestUIUnderRootPath(t *testing.T) {
 	p.Do("opening the UI", chromedp.Navigate(f.base+"/argocd/applications"))
 	p.Login("admin", f.initialPassword())
 	p.Until("the list under /argocd", `location.pathname === '/argocd/applications' && document.querySelector('#total').innerText === 'No applications'`, 10*time.Second)
+}
+
+// unlabelled lists the page's form controls that have no label: neither a
+// <label for>, an enclosing <label>, nor an aria-label.
+const unlabelled = `[...document.querySelectorAll('input, select, textarea')].filter((el) =>
+	!el.getAttribute('aria-label') && !el.closest('label') && !(el.id && document.querySelector('label[for="' + el.id + '"]'))
+).map((el) => el.outerHTML).join('\n')`
+
+// TestUIKeyboardAndLabels: a user signs in with the keyboard alone, and
+// every control of the main pages carries a label.
+func TestUIKeyboardAndLabels(t *testing.T) {
+	ctx := context.Background()
+	f := start(t, true)
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "guestbook", Namespace: f.ns}, Spec: v1alpha1.ApplicationSpec{Project: "default",
+		Source:      &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/demo.git", Path: "guestbook"},
+		Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "guestbook"}}}
+	if err := f.c.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	p := openUI(t, f)
+	p.Do("opening the UI", chromedp.Navigate(f.base+"/applications"))
+	p.Until("the login page, its first field focused", `document.activeElement && document.activeElement.id === 'username'`, 10*time.Second)
+	if got := p.Eval(unlabelled); got != "" {
+		t.Errorf("the login page's controls without a label:\n%s", got)
+	}
+	p.Do("typing", chromedp.KeyEvent("admin"), chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent(f.initialPassword()), chromedp.KeyEvent(kb.Enter))
+	p.Until("signed in", `document.querySelectorAll('#apps .app').length === 1`, 10*time.Second)
+	for _, page := range []string{"/applications", "/applications/" + f.ns + "/guestbook", "/applications/new", "/settings/repositories"} {
+		p.Do("opening "+page, chromedp.Navigate(f.base+page))
+		p.Until(page+" drawn", `!!document.querySelector('main')`, 10*time.Second)
+		if got := p.Eval(unlabelled); got != "" {
+			t.Errorf("%s: controls without a label:\n%s", page, got)
+		}
+	}
+}
+
+// TestUITerminate: a running sync shows its resources and Terminate, which
+// asks the controller to stop it.
+func TestUITerminate(t *testing.T) {
+	ctx := context.Background()
+	f := start(t, true)
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "guestbook", Namespace: f.ns}, Spec: v1alpha1.ApplicationSpec{Project: "default",
+		Source:      &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/demo.git", Path: "guestbook"},
+		Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "guestbook"}},
+		Operation: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: "main"}}}
+	if err := f.c.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	app.Status.OperationState = &v1alpha1.OperationState{Operation: *app.Operation, Phase: "Running", Message: "one of 2 resources applied", StartedAt: metav1.Now(),
+		SyncResult: &v1alpha1.SyncOperationResult{Revision: "main", Resources: []*v1alpha1.ResourceResult{
+			{Version: "v1", Kind: "Service", Namespace: "guestbook", Name: "guestbook-ui", Status: "Synced", Message: "service/guestbook-ui created"}}}}
+	if err := f.c.Update(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	p := openUI(t, f)
+	p.Do("opening the app", chromedp.Navigate(f.base+"/applications/"+f.ns+"/guestbook"))
+	p.Login("admin", f.initialPassword())
+	p.Until("the running sync", `!!document.querySelector('#terminate') && document.querySelectorAll('#operation-resources tr.op-resource').length === 1`, 10*time.Second)
+	p.Do("terminating", chromedp.Click(chromedp.CSS("#terminate")))
+	p.Until("Terminating on screen", `document.querySelector('#operation').innerText.includes('Terminating')`, 10*time.Second)
+	if err := f.c.Get(ctx, client.ObjectKeyFromObject(app), app); err != nil || app.Status.OperationState.Phase != v1alpha1.OperationTerminating {
+		t.Errorf("after Terminate: %v, phase %v", err, app.Status.OperationState.Phase)
+	}
 }

@@ -399,6 +399,27 @@ function rollbackDialog(app, hist) {
   });
 }
 
+// operationBlock shows the operation: asked for, running (with its
+// resources and Terminate) or the last one's outcome.
+function operationBlock(app, op, maySync) {
+  const running = op && (op.phase === 'Running' || op.phase === 'Terminating');
+  const terminate = h('button', { type: 'button', id: 'terminate', disabled: !maySync, onclick: async () => {
+    try {
+      await api(`${appPath(app)}/operation?${appQuery(app)}`, { method: 'DELETE' });
+    } catch (err) {
+      showError(err);
+    }
+  } }, 'Terminate');
+  if (app.operation && !running) return h('p', { id: 'operation' }, 'Sync requested… ', terminate);
+  if (!op) return '';
+  return h('div', { id: 'operation' }, h('p', {}, running ? 'Syncing: ' : 'Last sync: ', statusBadge('operation', op.phase), ' ', op.message || '',
+    op.phase === 'Running' ? [' ', terminate] : ''),
+  h('details', { open: running }, h('summary', {}, 'Resources of the operation'),
+    h('table', { id: 'operation-resources' }, h('tbody', {}, ((op.syncResult && op.syncResult.resources) || []).map((r) =>
+      h('tr', { class: 'op-resource' }, h('td', {}, r.kind), h('td', {}, r.name), h('td', {}, statusBadge('op', r.status || r.hookPhase || '')),
+        h('td', {}, r.message || '')))))));
+}
+
 // parametersForm edits the source's parameters: a Helm chart's values and
 // parameters, a Kustomize app's images. Saving patches the Application.
 function parametersForm(app, mayEdit) {
@@ -628,19 +649,7 @@ async function renderApp(user, r) {
     h('p', { id: 'app-status' }, statusBadge('health', (st.health && st.health.status) || 'Unknown'), ' ',
       statusBadge('sync', (st.sync && st.sync.status) || 'Unknown'),
       st.sync && st.sync.revision ? h('code', {}, ' ' + st.sync.revision.slice(0, 7)) : ''),
-    app.operation ? h('p', { id: 'operation' }, 'Sync requested…') :
-      op ? h('div', { id: 'operation' }, h('p', {}, op.phase === 'Running' ? 'Syncing: ' : 'Last sync: ', statusBadge('operation', op.phase), ' ', op.message || '',
-        op.phase === 'Running' ? h('button', { type: 'button', id: 'terminate', disabled: !maySync, onclick: async () => {
-          try {
-            await api(`${appPath(app)}/operation?${appQuery(app)}`, { method: 'DELETE' });
-          } catch (err) {
-            showError(err);
-          }
-        } }, 'Terminate') : ''),
-      h('details', { open: op.phase === 'Running' }, h('summary', {}, 'Resources of the operation'),
-        h('table', { id: 'operation-resources' }, h('tbody', {}, ((op.syncResult && op.syncResult.resources) || []).map((r) =>
-          h('tr', { class: 'op-resource' }, h('td', {}, r.kind), h('td', {}, r.name), h('td', {}, statusBadge('op', r.status || r.hookPhase || '')),
-            h('td', {}, r.message || ''))))))) : '',
+    operationBlock(app, op, maySync),
     h('h2', {}, 'Resources'),
     tree((resourceTree.nodes || []).map((n) => {
       const managed = (st.resources || []).find((r) => r.kind === n.kind && r.name === n.name && (r.namespace || '') === (n.namespace || '') && (r.group || '') === (n.group || ''));
