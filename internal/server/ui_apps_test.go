@@ -1,0 +1,42 @@
+package server
+
+import (
+	"net/http/httptest"
+	"testing"
+)
+
+func TestUIFilter(t *testing.T) {
+	app := appSummary{Name: "Web-Frontend", Project: "team-a", Cluster: "https://kubernetes.default.svc", DestNamespace: "web", Repo: "https://git.example.com/web.git"}
+	tests := []struct {
+		query   string
+		keeps   bool
+		wantErr bool
+	}{
+		{"", true, false},
+		{"?search=front", true, false},
+		{"?search=FRONT", true, false},
+		{"?search=back", false, false},
+		{"?project=team-b&project=team-a", true, false},
+		{"?project=team-b", false, false},
+		{"?cluster=https://kubernetes.default.svc&namespace=web", true, false},
+		{"?namespace=api", false, false},
+		{"?repo=https://git.example.com/api.git", false, false},
+		{"?offset=-1", false, true},
+		{"?limit=x", false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			f, err := parseUIFilter(httptest.NewRequest("GET", "/api/v1/ui/applications"+tt.query, nil))
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("error %v, want error %v", err, tt.wantErr)
+			}
+			if err == nil && f.keeps(app) != tt.keeps {
+				t.Errorf("keeps = %v, want %v", !tt.keeps, tt.keeps)
+			}
+		})
+	}
+	f, _ := parseUIFilter(httptest.NewRequest("GET", "/?limit=100000", nil))
+	if f.limit != uiMaxLimit {
+		t.Errorf("a limit over the bound is %d, want %d", f.limit, uiMaxLimit)
+	}
+}
