@@ -83,10 +83,16 @@ func httpClient(insecure bool) *http.Client {
 // maxResponse bounds what is read of a service's answer.
 const maxResponse = 64 << 10
 
-// readBody reads at most maxResponse bytes of resp's body and closes it.
-func readBody(resp *http.Response) []byte {
+// do sends req and returns the answer's status and (at most maxResponse
+// bytes of) body. Errors name the request as errors may show it: the
+// method and the URL without credentials or query.
+func do(client *http.Client, req *http.Request) (*http.Response, []byte, error) {
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s %s: %w", req.Method, shownURL(req.URL), redactURLError(err))
+	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponse))
-	return data
+	return resp, data, nil
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -77,15 +76,10 @@ func (s *slack) Send(ctx context.Context, n Notification, to Destination) error 
 	}
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
 	req.Header.Set("Authorization", "Bearer "+s.opts.Token)
-	resp, err := s.client.Do(req)
+	resp, answer, err := do(s.client, req)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return fmt.Errorf("slack: POST %s: %w", shownURL(req.URL), err)
+		return fmt.Errorf("slack: %w", err)
 	}
-	answer := readBody(resp)
 	var r struct {
 		OK    bool   `json:"ok"`
 		Error string `json:"error"`

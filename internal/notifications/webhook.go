@@ -3,7 +3,6 @@ package notifications
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -132,15 +131,10 @@ func (w *webhook) do(ctx context.Context, method, target, body string) (bool, er
 	if b := w.opts.BasicAuth; b != nil {
 		req.SetBasicAuth(b.Username, b.Password)
 	}
-	resp, err := w.client.Do(req)
+	resp, answer, err := do(w.client, req)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = fmt.Errorf("%s %s: %w", method, shownURL(req.URL), ue.Err)
-		}
 		return ctx.Err() == nil, err
 	}
-	answer := readBody(resp)
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return false, nil
 	}
