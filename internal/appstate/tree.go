@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/engine"
 	"github.com/capstan-cd/capstan/internal/engine/health"
 	"github.com/capstan-cd/capstan/internal/repo/manifest"
 	"github.com/capstan-cd/capstan/internal/settings"
@@ -49,11 +50,12 @@ func (r *Reader) Tree(ctx context.Context, app *v1alpha1.Application) (*Tree, er
 	tree := &Tree{Nodes: []ResourceNode{}}
 	owners := map[types.UID]ResourceRef{}
 	namespaces := map[string]bool{}
-	for _, st := range app.Status.Resources {
-		live, err := d.Read(ctx, schema.GroupVersionKind{Group: st.Group, Version: st.Version, Kind: st.Kind}, st.Namespace, st.Name)
-		if err != nil {
-			return nil, err
-		}
+	managed, err := readManaged(ctx, d, app.Status.Resources)
+	if err != nil {
+		return nil, err
+	}
+	for i, st := range app.Status.Resources {
+		live := managed[i]
 		if live == nil {
 			continue
 		}
@@ -116,6 +118,50 @@ func (r *Reader) Tree(ctx context.Context, app *v1alpha1.Application) (*Tree, er
 		return nil, err
 	}
 	return tree, nil
+}
+
+// readManaged reads the live objects of the status's resources, in its
+// order, nil for one that does not exist: one List for each kind and
+// namespace holding more than one of them, a Get otherwise, so a tree of
+// a thousand ConfigMaps costs one request, not a thousand under the
+// client's rate limit.
+func readManaged(ctx context.Context, d *engine.Destination, resources []v1alpha1.ResourceStatus) ([]*unstructured.Unstructured, error) {
+	type group struct {
+		gvk       schema.GroupVersionKind
+		namespace string
+	}
+	members := map[group][]int{}
+	for i, st := range resources {
+		g := group{schema.GroupVersionKind{Group: st.Group, Version: st.Version, Kind: st.Kind}, st.Namespace}
+		members[g] = append(members[g], i)
+	}
+	out := make([]*unstructured.Unstructured, len(resources))
+	for g, idx := range members {
+		if len(idx) == 1 {
+			obj, err := d.Read(ctx, g.gvk, g.namespace, resources[idx[0]].Name)
+			if err != nil {
+				return nil, err
+			}
+			out[idx[0]] = obj
+			continue
+		}
+		ri, _, err := d.Resource(g.gvk, g.namespace)
+		if err != nil {
+			return nil, err
+		}
+		list, err := ri.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("listing %s in %s: %w", g.gvk.Kind, g.namespace, err)
+		}
+		byName := make(map[string]*unstructured.Unstructured, len(list.Items))
+		for i := range list.Items {
+			byName[list.Items[i].GetName()] = &list.Items[i]
+		}
+		for _, i := range idx {
+			out[i] = byName[resources[i].Name]
+		}
+	}
+	return out, nil
 }
 
 // node describes one live object.
