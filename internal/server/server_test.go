@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 }
 
 type fixture struct {
-	t      *testing.T
+	t      testing.TB
 	c      client.Client
 	ns     string
 	srv    *Server
@@ -42,14 +42,26 @@ type fixture struct {
 }
 
 // start runs a Server on a free port of 127.0.0.1.
-func start(t *testing.T, insecure bool) *fixture {
+func start(t testing.TB, insecure bool) *fixture {
 	t.Helper()
 	return startWith(t, Options{Insecure: insecure})
 }
 
 // startWith runs a Server with opts, completed with a client, a fresh
 // namespace and a renderer.
-func startWith(t *testing.T, opts Options) *fixture {
+func startWith(t testing.TB, opts Options) *fixture {
+	t.Helper()
+	return serve(t, opts, false)
+}
+
+// startCached is start with the Server reading through an informer cache
+// of its namespace, as `capstan server` does.
+func startCached(t testing.TB) *fixture {
+	t.Helper()
+	return serve(t, Options{Insecure: true}, true)
+}
+
+func serve(t testing.TB, opts Options, cached bool) *fixture {
 	t.Helper()
 	insecure := opts.Insecure
 	c, err := kube.NewClient(kubeCluster.Config)
@@ -63,6 +75,11 @@ func startWith(t *testing.T, opts Options) *fixture {
 		t.Fatal(err)
 	}
 	opts.Client, opts.Config, opts.Namespace = c, kubeCluster.Config, ns
+	if cached {
+		if opts.Client, err = kube.NewCachedClient(ctx, kubeCluster.Config, ns); err != nil {
+			t.Fatal(err)
+		}
+	}
 	opts.Renderer = repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Second})
 	srv, err := New(ctx, opts)
 	if err != nil {

@@ -45,6 +45,10 @@ func (s *Server) streamApplications(w http.ResponseWriter, r *http.Request, c *c
 		}
 		opts = append(opts, client.MatchingLabelsSelector{Selector: parsed})
 	}
+	if name := q.Get("name"); name != "" {
+		// One Application: the API server lists and watches it alone.
+		opts = append(opts, client.MatchingFields{"metadata.name": name})
+	}
 	projects := append(q["projects"], q["project"]...)
 	wanted := func(app *v1alpha1.Application) bool {
 		return (q.Get("name") == "" || app.Name == q.Get("name")) &&

@@ -64,6 +64,26 @@ type appPage struct {
 	Items           []appSummary              `json:"items"`
 }
 
+// newestVersion is the resource version the list shows the state at: the
+// list's own, or, read from an informer cache that leaves it empty, the
+// newest of its items (a cache holding an object's version has seen every
+// change before it). The event stream resumes from there.
+func newestVersion(list *v1alpha1.ApplicationList) string {
+	if list.ResourceVersion != "" {
+		return list.ResourceVersion
+	}
+	var newest uint64
+	for i := range list.Items {
+		if v, err := strconv.ParseUint(list.Items[i].ResourceVersion, 10, 64); err == nil {
+			newest = max(newest, v)
+		}
+	}
+	if newest == 0 {
+		return ""
+	}
+	return strconv.FormatUint(newest, 10)
+}
+
 func summarize(app *v1alpha1.Application) appSummary {
 	s := appSummary{
 		Name: app.Name, Namespace: app.Namespace, Project: app.Spec.Project, Labels: app.Labels,
@@ -139,7 +159,7 @@ func (s *Server) uiApplications(w http.ResponseWriter, r *http.Request, c *calle
 		s.internal(w, err)
 		return
 	}
-	page := appPage{ResourceVersion: list.ResourceVersion, Offset: f.offset, Items: []appSummary{},
+	page := appPage{ResourceVersion: newestVersion(&list), Offset: f.offset, Items: []appSummary{},
 		Counts: map[string]map[string]int{"sync": {}, "health": {}}}
 	facets := map[string]map[string]bool{"projects": {}, "clusters": {}, "namespaces": {}, "repos": {}}
 	var matched []appSummary

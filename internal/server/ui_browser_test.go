@@ -47,6 +47,18 @@ func (p *page) apps() string {
 	return p.Eval(`[...document.querySelectorAll('#apps .app')].map(e => e.dataset.app).join(',')`)
 }
 
+// staysDrawn checks that the page named route is not drawn again while
+// nothing changes: the event stream does not replay what it shows.
+func (p *page) staysDrawn(route string) {
+	p.f.t.Helper()
+	drawn := `performance.getEntriesByName('capstan:` + route + `').length`
+	before := browser.Value[float64](p.Page, drawn)
+	time.Sleep(2 * time.Second)
+	if after := browser.Value[float64](p.Page, drawn); after != before {
+		p.f.t.Errorf("the %s page was drawn %v times in 2 s with nothing changing", route, after-before)
+	}
+}
+
 func setStatus(t *testing.T, c client.Client, ns, name string, sync v1alpha1.SyncStatusCode, health v1alpha1.HealthStatusCode) {
 	t.Helper()
 	app := &v1alpha1.Application{}
@@ -65,7 +77,7 @@ func setStatus(t *testing.T, c client.Client, ns, name string, sync v1alpha1.Syn
 // and survive a reload; a change of status shows without a reload.
 func TestUIApplicationsList(t *testing.T) {
 	ctx := context.Background()
-	f := start(t, true)
+	f := startCached(t)
 	for _, app := range []struct {
 		name   string
 		sync   v1alpha1.SyncStatusCode
@@ -128,6 +140,7 @@ func TestUIApplicationsList(t *testing.T) {
 	if p.Eval(`window.notReloaded || ''`) != "yes" {
 		t.Error("the page was reloaded")
 	}
+	p.staysDrawn("applications")
 
 	// Readable in a narrow window: nothing wider than the screen.
 	p.Do("a phone-sized window", chromedp.EmulateViewport(390, 800))
@@ -139,6 +152,7 @@ func TestUIApplicationsList(t *testing.T) {
 	p.Do("opening guestbook", chromedp.Click(chromedp.CSS(`[data-app="guestbook"] a`)))
 	p.Until("guestbook's page", `location.pathname === '/applications/`+f.ns+`/guestbook' && !!document.querySelector('#app-status')`, 10*time.Second)
 	p.Screenshot("application")
+	p.staysDrawn("app")
 
 	// The page and its assets are served compressed and cached.
 	for _, path := range []string{"/assets/app.js", "/assets/style.css"} {

@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -83,4 +86,33 @@ func (p *Page) Login(user, password string) {
 		chromedp.SendKeys(chromedp.CSS("#username"), user),
 		chromedp.SendKeys(chromedp.CSS("#password"), password),
 		chromedp.Click(chromedp.CSS("#sign-in")))
+}
+
+// Value returns the value of a JavaScript expression as a T.
+func Value[T any](p *Page, expr string) T {
+	p.t.Helper()
+	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		p.t.Fatalf("%s: %v", expr, err)
+	}
+	return v
+}
+
+// HeapUsed is the JavaScript heap the tab uses, in bytes.
+func (p *Page) HeapUsed() float64 {
+	p.t.Helper()
+	usage, err := chromedp.Call(p.ctx, runtime.GetHeapUsage, cdp.Empty{})
+	if err != nil {
+		p.t.Fatalf("reading the heap's size: %v", err)
+	}
+	return usage.UsedSize
+}
+
+// ClearCache empties the browser's HTTP cache: the next page loads as on
+// a first visit.
+func (p *Page) ClearCache() {
+	p.t.Helper()
+	if _, err := chromedp.Call(p.ctx, network.ClearBrowserCache, cdp.Empty{}); err != nil {
+		p.t.Fatalf("clearing the cache: %v", err)
+	}
 }

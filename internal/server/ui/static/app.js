@@ -73,22 +73,28 @@ async function render() {
   stopStream = () => {};
   const r = route();
   try {
-    if (r.name === 'login') return await renderLogin();
-    const user = await api('api/v1/session/userinfo');
-    if (!user.loggedIn) {
-      const back = location.pathname.slice(base().length) + location.search;
-      return navigate('login?return_url=' + encodeURIComponent(back), true);
+    if (await show(r)) {
+      // When each page was drawn, for the browser's performance timeline.
+      performance.mark('capstan:' + r.name);
     }
-    if (r.name === 'app') return await renderApp(user, r);
-    if (r.name === 'new') return await renderNewApp(user);
-    if (r.name === 'repositories') return await renderRepositories(user);
-    if (r.name === 'clusters') return await renderClusters(user);
-    if (r.name === 'projects') return await renderProjects(user);
-    if (r.name === 'accounts') return await renderAccounts(user);
-    return await renderApplications(user);
   } catch (err) {
     if (err.message !== 'session expired') showError(err);
   }
+}
+
+// show draws the page r names; false when it sent the user elsewhere.
+async function show(r) {
+  if (r.name === 'login') return renderLogin().then(() => true);
+  const user = await api('api/v1/session/userinfo');
+  if (!user.loggedIn) {
+    const back = location.pathname.slice(base().length) + location.search;
+    navigate('login?return_url=' + encodeURIComponent(back), true);
+    return false;
+  }
+  const pages = { app: renderApp, new: renderNewApp, repositories: renderRepositories, clusters: renderClusters,
+    projects: renderProjects, accounts: renderAccounts, applications: renderApplications };
+  await pages[r.name](user, r);
+  return true;
 }
 
 function showError(err) {
@@ -236,14 +242,25 @@ function appCard(a, view) {
       h('dt', {}, 'Destination'), h('dd', {}, dest)));
 }
 
+// newestSeen is the newest resource version the event stream has shown,
+// across redraws: a page drawn from an older list does not hear the same
+// change twice.
+let newestSeen = 0;
+
 // watchApplications follows the event stream from resourceVersion and
-// calls changed (at most every half second) when an Application changes.
+// calls changed (at most every half second) when an Application changes
+// after it.
 function watchApplications(resourceVersion, changed, name) {
-  const q = new URLSearchParams({ resourceVersion });
+  const from = Math.max(Number(resourceVersion) || 0, newestSeen);
+  const q = new URLSearchParams(from ? { resourceVersion: String(from) } : {});
   if (name) q.set('name', name);
   const es = new EventSource('api/v1/stream/applications?' + q);
   let timer;
-  es.onmessage = () => {
+  es.onmessage = (e) => {
+    const app = (JSON.parse(e.data).result || {}).application || {};
+    const version = Number((app.metadata || {}).resourceVersion) || 0;
+    if (version && version <= from) return; // what the page shows already
+    newestSeen = Math.max(newestSeen, version);
     clearTimeout(timer);
     timer = setTimeout(() => { es.close(); changed(); }, 500);
   };
@@ -285,10 +302,15 @@ function appQuery(app) {
   return 'appNamespace=' + encodeURIComponent(app.metadata.namespace);
 }
 
+// resourceKey names a resource node or status entry uniquely.
+function resourceKey(n) {
+  return `${n.group || ''}/${n.kind}/${n.namespace || ''}/${n.name}`;
+}
+
 // tree draws the resource tree: each node under its parents (a Pod under
 // its ReplicaSet under its Deployment), the app's own resources at the top.
 function tree(nodes, onSelect, rootName) {
-  const key = (n) => `${n.group || ''}/${n.kind}/${n.namespace || ''}/${n.name}`;
+  const key = resourceKey;
   const byKey = new Map(nodes.map((n) => [key(n), n]));
   const children = new Map();
   const roots = [];
@@ -315,6 +337,13 @@ function tree(nodes, onSelect, rootName) {
   return h('ul', { id: 'tree', class: 'tree', 'aria-label': 'Resource tree' }, h('li', { class: 'node root' },
     h('span', { class: 'box' }, h('span', { class: 'kind' }, 'Application'), ' ', h('span', { class: 'name' }, rootName)),
     h('ul', {}, roots.sort(byName).map((n) => draw(n, new Set())))));
+}
+
+// withSync adds each managed resource's sync status to its tree node.
+function withSync(nodes, resources) {
+  const key = resourceKey;
+  const status = new Map(resources.map((r) => [key(r), r.status]));
+  return nodes.map((n) => status.has(key(n)) ? { ...n, sync: status.get(key(n)) } : n);
 }
 
 // dialog opens a modal with a form; submit gets the form's elements.
@@ -651,10 +680,7 @@ async function renderApp(user, r) {
       st.sync && st.sync.revision ? h('code', {}, ' ' + st.sync.revision.slice(0, 7)) : ''),
     operationBlock(app, op, maySync),
     h('h2', {}, 'Resources'),
-    tree((resourceTree.nodes || []).map((n) => {
-      const managed = (st.resources || []).find((r) => r.kind === n.kind && r.name === n.name && (r.namespace || '') === (n.namespace || '') && (r.group || '') === (n.group || ''));
-      return managed ? { ...n, sync: managed.status } : n;
-    }), (n) => resourcePanel(app, n), app.metadata.name),
+    tree(withSync(resourceTree.nodes || [], st.resources || []), (n) => resourcePanel(app, n), app.metadata.name),
     h('table', { id: 'resources' }, h('thead', {}, h('tr', {}, ['Kind', 'Namespace', 'Name', 'Sync', 'Health'].map((c) => h('th', {}, c)))),
       h('tbody', {}, resources)),
     h('section', { id: 'panel', 'aria-live': 'polite' }),
