@@ -24,14 +24,18 @@ import (
 // visit (the browser's cache emptied) and reports:
 //
 //   - list-ms: navigation to the first page of apps drawn;
+//
 //   - list-KB: bytes transferred for it, the page, scripts and API answers;
+//
 //   - heap-MB: the tab's JavaScript heap after it;
+//
 //   - update-ms: an Application's status changed in Kubernetes until the
 //     open list shows it;
+//
 //   - tree-ms: navigation to the tree of an Application of 1,000 resources
 //     drawn.
 //
-//	go test ./internal/server -run '^$' -bench UIBrowser -benchtime 3x
+//     go test ./internal/server -run '^$' -bench UIBrowser -benchtime 3x
 func BenchmarkUIBrowser(b *testing.B) {
 	const apps, resources = 10000, 1000
 	f := startCached(b)
