@@ -21,21 +21,14 @@ import (
 // BenchmarkUIBrowser measures the web UI in a real Chromium against a real
 // API server holding 10,000 Applications, the server reading through its
 // informer cache as `capstan server` does. Each iteration is a first
-// visit (the browser's cache emptied) and reports:
+// visit (the browser's cache emptied) and reports list-ms, from navigation
+// to the first page of apps drawn; list-KB, the bytes transferred for it
+// (page, scripts, API answers); heap-MB, the tab's JavaScript heap;
+// update-ms, from an Application's status changed in Kubernetes to the
+// open list showing it; tree-ms, from navigation to the drawn tree of an
+// Application of 1,000 resources.
 //
-//   - list-ms: navigation to the first page of apps drawn;
-//
-//   - list-KB: bytes transferred for it, the page, scripts and API answers;
-//
-//   - heap-MB: the tab's JavaScript heap after it;
-//
-//   - update-ms: an Application's status changed in Kubernetes until the
-//     open list shows it;
-//
-//   - tree-ms: navigation to the tree of an Application of 1,000 resources
-//     drawn.
-//
-//     go test ./internal/server -run '^$' -bench UIBrowser -benchtime 3x
+//	go test ./internal/server -run '^$' -bench UIBrowser -benchtime 3x
 func BenchmarkUIBrowser(b *testing.B) {
 	const apps, resources = 10000, 1000
 	f := startCached(b)
