@@ -127,6 +127,7 @@ func TestUIWithController(t *testing.T) {
 	if got := p.Eval(`document.querySelector('#diff').innerText`); !regexp.MustCompile(`(?m)^-\s+"replicas": 3`).MatchString(got) || !regexp.MustCompile(`(?m)^\+\s+"replicas": 2`).MatchString(got) {
 		t.Errorf("the diff does not show the replicas changed:\n%s", got)
 	}
+	p.Eval(`(document.querySelector("#panel").scrollIntoView(), "")`)
 	p.Screenshot("diff")
 	sync("the sync undoing the change")
 

@@ -572,8 +572,8 @@ function diffView(a, b, unified) {
   let i = 0, j = 0;
   while (i < n || j < m) {
     if (i < n && j < m && x[i] === y[j]) { rows.push(['same', x[i], y[j]]); i++; j++; }
-    else if (j < m && (i === n || lcs[i][j + 1] >= lcs[i + 1][j])) { rows.push(['add', '', y[j]]); j++; }
-    else { rows.push(['del', x[i], '']); i++; }
+    else if (i < n && (j === m || lcs[i + 1][j] >= lcs[i][j + 1])) { rows.push(['del', x[i], '']); i++; } // removals first
+    else { rows.push(['add', '', y[j]]); j++; }
   }
   const changed = rows.some((r) => r[0] !== 'same');
   if (unified) {
