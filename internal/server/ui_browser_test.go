@@ -533,8 +533,9 @@ func TestUISSOLogin(t *testing.T) {
 }
 
 // TestUIImages: an app the image updater follows shows each image of its
-// image-list annotation with the tag deployed, and the updater's last
-// update and last error from its Events on the app.
+// image-list annotation with the tag deployed, and the newest tag its
+// strategy allows, the last update and the last error from the updater's
+// Events on the app.
 func TestUIImages(t *testing.T) {
 	ctx := context.Background()
 	f := start(t, true)
@@ -551,13 +552,16 @@ func TestUIImages(t *testing.T) {
 	}
 	// As the image updater records them.
 	for i, e := range []struct{ typ, reason, msg string }{
+		{corev1.EventTypeNormal, "NewestTagFound", `newest tag allowed for image registry.example.com/team/web is "1.4.2" (semver)`},
 		{corev1.EventTypeNormal, "ImagesUpdated", `updated image registry.example.com/team/web from "1.4.1" to "1.4.2" (write-back argocd)`},
+		{corev1.EventTypeNormal, "NewestTagFound", `newest tag allowed for image registry.example.com/team/web is "1.5.0" (semver)`},
 		{corev1.EventTypeWarning, "ImageCheckFailed", "image redis: listing tags: unauthorized"},
 	} {
+		at := metav1.NewTime(time.Now().Add(time.Duration(i-10) * time.Second)) // in the order listed
 		ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("web.%d", i), Namespace: f.ns},
 			InvolvedObject: corev1.ObjectReference{Kind: "Application", APIVersion: "argoproj.io/v1alpha1", Name: app.Name, Namespace: f.ns, UID: app.UID},
 			Type:           e.typ, Reason: e.reason, Message: e.msg, Source: corev1.EventSource{Component: "argocd-image-updater"},
-			FirstTimestamp: metav1.Now(), LastTimestamp: metav1.Now(), Count: 1}
+			FirstTimestamp: at, LastTimestamp: at, Count: 1}
 		if err := f.c.Create(ctx, ev); err != nil {
 			t.Fatal(err)
 		}
@@ -569,6 +573,9 @@ func TestUIImages(t *testing.T) {
 	web := p.Eval(`document.querySelector('#images tr.image[data-image="registry.example.com/team/web"]').innerText`)
 	if !strings.Contains(web, "1.4.2") || !strings.Contains(web, "1.x") || !strings.Contains(web, `from "1.4.1" to "1.4.2"`) {
 		t.Errorf("the web image's row: %q", web)
+	}
+	if got := p.Eval(`document.querySelector('#images tr.image[data-image="registry.example.com/team/web"] .newest').innerText`); got != "1.5.0" {
+		t.Errorf("the web image's newest allowed tag: %q, want the last one found", got)
 	}
 	cache := p.Eval(`document.querySelector('#images tr.image[data-image="redis"]').innerText`)
 	if !strings.Contains(cache, "7.2") || !strings.Contains(cache, "unauthorized") {

@@ -220,6 +220,22 @@ func (r *rig) event(app *v1alpha1.Application, reason, contains string) string {
 	return msg
 }
 
+// eventCount sums the counts of the app's Events of reason.
+func (r *rig) eventCount(app *v1alpha1.Application, reason string) int32 {
+	r.t.Helper()
+	var list corev1.EventList
+	if err := r.c.List(r.ctx, &list, client.InNamespace(r.ns)); err != nil {
+		r.t.Fatal(err)
+	}
+	var n int32
+	for _, e := range list.Items {
+		if e.InvolvedObject.Name == app.Name && e.Reason == reason {
+			n += max(e.Count, 1)
+		}
+	}
+	return n
+}
+
 // deploymentYAML is a Deployment running image.
 func deploymentYAML(name, image string) string {
 	return fmt.Sprintf(`apiVersion: apps/v1

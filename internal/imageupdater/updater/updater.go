@@ -91,6 +91,9 @@ type Updater struct {
 	regs     atomic.Pointer[[]config.Registry]
 	// cycle makes one cycle run at a time.
 	cycle sync.Mutex
+	// newest is the newest allowed tag last reported for each
+	// Application's image, keyed by UID and image name.
+	newest sync.Map
 }
 
 // New returns an Updater.
@@ -360,12 +363,13 @@ func (u *Updater) process(ctx context.Context, st config.Settings, writer Applic
 	var changes []writeback.Change
 	errs := 0
 	for i, img := range w.conf.Images {
-		c, err := u.decide(ctx, app, img, images[i])
+		c, newest, err := u.decide(ctx, app, img, images[i])
 		if err != nil {
 			errs++
 			u.fail(st, app, "ImageCheckFailed", fmt.Errorf("image %s: %w", img.Name, err))
 			continue
 		}
+		u.reportNewest(st, app, img, newest)
 		if c != nil {
 			changes = append(changes, *c)
 		}
@@ -405,16 +409,31 @@ func (u *Updater) process(ctx context.Context, st config.Settings, writer Applic
 	return len(changes), errs
 }
 
+// reportNewest records an Event when an image's newest allowed tag is
+// first seen or changes (not on every cycle): what the web UI shows
+// beside the tag deployed.
+func (u *Updater) reportNewest(st config.Settings, app *v1alpha1.Application, img config.Image, newest string) {
+	if newest == "" || u.opts.Events == nil || !st.KubeEvents {
+		return
+	}
+	if prev, seen := u.newest.Swap(string(app.UID)+"|"+img.Name, newest); seen && prev == newest {
+		return
+	}
+	u.opts.Events.Eventf(app, corev1.EventTypeNormal, "NewestTagFound", "newest tag allowed for image %s is %q (%s)", img.Name, newest, img.Strategy)
+}
+
 // decide returns the change an image needs, or nil when it is current
-// (or not deployed by the Application, unless force-update is set).
-func (u *Updater) decide(ctx context.Context, app *v1alpha1.Application, img config.Image, listing *image) (*writeback.Change, error) {
+// (or not deployed by the Application, unless force-update is set), and
+// the newest tag its strategy allows ("" when none; tag@digest for the
+// digest strategy).
+func (u *Updater) decide(ctx context.Context, app *v1alpha1.Application, img config.Image, listing *image) (*writeback.Change, string, error) {
 	if listing.err != nil {
-		return nil, listing.err
+		return nil, "", listing.err
 	}
 	cur, deployed := currentImage(app, img, listing.full, *u.regs.Load())
 	if !deployed && !img.ForceUpdate {
 		u.opts.Log.Debug("Image not deployed by the application; skipping", "application", app.Name, "image", img.Name)
-		return nil, nil
+		return nil, "", nil
 	}
 	meta := func(tag string) (*registry.Metadata, error) {
 		if img.Strategy != tags.Digest {
@@ -444,7 +463,7 @@ func (u *Updater) decide(ctx context.Context, app *v1alpha1.Application, img con
 			m, err := meta(name)
 			if err != nil {
 				if fatal(err) {
-					return nil, err
+					return nil, "", err
 				}
 				// One tag without the wanted platform, or gone, is left
 				// out; the others still count.
@@ -457,26 +476,27 @@ func (u *Updater) decide(ctx context.Context, app *v1alpha1.Application, img con
 	}
 	res, err := u.selectTag(list, img, followed, meta)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if res.Tag == nil {
 		u.opts.Log.Debug("No tag to update to", "application", app.Name, "image", img.Name, "reason", res.Reason)
-		return nil, nil
+		return nil, "", nil
 	}
 	// The name is written as image-list spells it (nginx, not
 	// docker.io/library/nginx), so overrides and manifests match.
 	c := &writeback.Change{Image: img, Name: img.Name, OldTag: cur.tag, NewTag: res.Tag.Name}
 	if img.Strategy == tags.Digest {
+		newest := res.Tag.Name + "@" + res.Tag.Digest
 		if res.Tag.Digest == cur.digest {
-			return nil, nil
+			return nil, newest, nil
 		}
 		c.Digest = res.Tag.Digest
-		return c, nil
+		return c, newest, nil
 	}
 	if res.Tag.Name == cur.tag {
-		return nil, nil
+		return nil, res.Tag.Name, nil
 	}
-	return c, nil
+	return c, res.Tag.Name, nil
 }
 
 // fatal tells errors that concern the whole image (credentials refused,

@@ -92,6 +92,7 @@ func TestSeed004GitWriteBack(t *testing.T) {
 		}
 	}
 	r.event(prod, "ImagesUpdated", `from "1.0.0" to "1.1.0"`)
+	r.event(prod, "NewestTagFound", "newest tag allowed for image "+prodImage+` is "1.1.0" (semver)`)
 
 	// Nothing new: no commit.
 	head := r.repo.Head(t, "main")
@@ -108,6 +109,10 @@ func TestSeed004GitWriteBack(t *testing.T) {
 		t.Errorf("third cycle %+v, want 1 update", res)
 	}
 	r.waitDeployed(prod, "prod", prodImage+":1.2.0")
+	r.event(prod, "NewestTagFound", `"1.2.0"`)
+	if n := r.eventCount(prod, "NewestTagFound"); n != 2 {
+		t.Errorf("%d NewestTagFound events over three cycles and two new tags, want 2", n)
+	}
 }
 
 // Seed 002's Helm setup as written: the new tag goes into values.yaml

@@ -512,14 +512,17 @@ async function imagesSection(app) {
     const current = deployed.find((d) => d.replace(/[:@].*$/, '').endsWith(short)) || '';
     const mentions = (e) => (e.message || '').includes(name) || (e.message || '').includes(short);
     const update = updater.find((e) => e.reason === 'ImagesUpdated' && mentions(e));
+    const found = updater.find((e) => e.reason === 'NewestTagFound' && mentions(e));
+    const newest = found ? (/ is "([^"]*)"/.exec(found.message) || [])[1] || '' : '';
     const failure = updater.find((e) => e.type === 'Warning' && mentions(e));
     return h('tr', { class: 'image', 'data-image': name }, h('td', {}, alias || short), h('td', {}, name), h('td', {}, constraint || 'any'),
       h('td', {}, current.includes(':') ? current.slice(current.lastIndexOf(':') + 1) : current),
+      h('td', { class: 'newest' }, newest),
       h('td', {}, update ? `${update.message} (${update.lastTimestamp || update.eventTime || ''})` : ''),
       h('td', { class: failure ? 'error-text' : '' }, failure ? `${failure.message} (${failure.lastTimestamp || failure.eventTime || ''})` : ''));
   });
   return h('section', { id: 'images' }, h('h2', {}, 'Images (image updater)'),
-    h('table', {}, h('thead', {}, h('tr', {}, ['Alias', 'Image', 'Constraint', 'Deployed tag', 'Last update', 'Last error'].map((c) => h('th', {}, c)))),
+    h('table', {}, h('thead', {}, h('tr', {}, ['Alias', 'Image', 'Constraint', 'Deployed tag', 'Newest allowed', 'Last update', 'Last error'].map((c) => h('th', {}, c)))),
       h('tbody', {}, rows)));
 }
 
