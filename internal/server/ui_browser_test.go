@@ -401,10 +401,50 @@ func TestUICreateAppAndRepositories(t *testing.T) {
 		Data: map[string]string{"accounts.ci": "apiKey"}}); err != nil {
 		t.Fatal(err)
 	}
+	other := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cluster-other", Namespace: f.ns, Labels: map[string]string{v1alpha1.LabelSecretType: v1alpha1.SecretTypeCluster}},
+		StringData: map[string]string{"name": "other", "server": "https://other.example.com", "config": `{"bearerToken":"t"}`}}
+	if err := f.c.Create(ctx, other); err != nil {
+		t.Fatal(err)
+	}
 	p.Do("the clusters", chromedp.Click(chromedp.CSS("#nav-clusters")))
-	p.Until("the local cluster listed", `document.querySelector('#clusters') && document.querySelector('#clusters').innerText.includes('https://kubernetes.default.svc')`, 10*time.Second)
+	p.Until("the clusters listed", `document.querySelector('#clusters') && document.querySelector('#clusters').innerText.includes('https://kubernetes.default.svc') &&
+		document.querySelector('#clusters').innerText.includes('https://other.example.com')`, 10*time.Second)
+	p.Do("removing the other cluster", chromedp.Click(chromedp.CSS(`#clusters button[aria-label="Remove cluster other"]`)),
+		chromedp.WaitVisible(chromedp.CSS("dialog[open]")), chromedp.Click(chromedp.CSS("#dialog-ok")))
+	p.Until("the other cluster gone", `!document.querySelector('#clusters').innerText.includes('https://other.example.com')`, 10*time.Second)
+	if err := f.c.Get(ctx, client.ObjectKeyFromObject(other), other); !apierrors.IsNotFound(err) {
+		t.Errorf("the removed cluster's Secret: %v", err)
+	}
+
+	// A project role with a policy, its token, revoked, then the role deleted.
 	p.Do("the projects", chromedp.Click(chromedp.CSS("#nav-projects")))
-	p.Until("the default project listed", `document.querySelector('#projects') && document.querySelector('#projects').innerText.includes('default')`, 10*time.Second)
+	p.Until("the default project listed", `!!document.querySelector('.project[data-project="default"] .add-role')`, 10*time.Second)
+	p.Do("a new role",
+		chromedp.Click(chromedp.CSS(`.project[data-project="default"] .add-role`)), chromedp.WaitVisible(chromedp.CSS("dialog[open]")),
+		chromedp.SendKeys(chromedp.CSS(`dialog input[name="name"]`), "ci"),
+		chromedp.SendKeys(chromedp.CSS(`dialog textarea[name="policies"]`), "p, proj:default:ci, applications, get, default/*, allow"),
+		chromedp.Click(chromedp.CSS("#dialog-ok")))
+	p.Until("the role listed", `!!document.querySelector('#roles-default tr.role .new-token')`, 10*time.Second)
+	project := &v1alpha1.AppProject{}
+	if err := f.c.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "default"}, project); err != nil || len(project.Spec.Roles) != 1 ||
+		!slices.Equal(project.Spec.Roles[0].Policies, []string{"p, proj:default:ci, applications, get, default/*, allow"}) {
+		t.Fatalf("the project's roles: %v %+v", err, project.Spec.Roles)
+	}
+	p.Do("a token for it", chromedp.Click(chromedp.CSS(`#roles-default .new-token`)))
+	p.Until("the token shown once", `document.querySelector('#new-token') && document.querySelector('#new-token').value.length > 20`, 10*time.Second)
+	roleToken := p.Eval(`document.querySelector('#new-token').value`)
+	p.Do("closing it", chromedp.Click(chromedp.CSS("#dialog-ok")))
+	if code := f.call("GET", "/api/v1/applications", "", roleToken, nil); code != http.StatusOK {
+		t.Errorf("the role's token lists applications: %d", code)
+	}
+	p.Until("the token listed", `!!document.querySelector('#roles-default .revoke')`, 10*time.Second)
+	p.Do("revoking it", chromedp.Click(chromedp.CSS(`#roles-default .revoke`)))
+	p.Until("the token gone", `!document.querySelector('#roles-default .revoke')`, 10*time.Second)
+	if code := f.call("GET", "/api/v1/applications", "", roleToken, nil); code != http.StatusUnauthorized {
+		t.Errorf("a revoked token answers %d", code)
+	}
+	p.Do("deleting the role", chromedp.Click(chromedp.CSS(`#roles-default .delete-role`)))
+	p.Until("the role gone", `!document.querySelector('#roles-default tr.role')`, 10*time.Second)
 	p.Do("the accounts", chromedp.Click(chromedp.CSS("#nav-accounts")))
 	p.Until("the ci account listed", `!!document.querySelector('#accounts button[data-account="ci"]')`, 10*time.Second)
 	p.Do("a new key for ci", chromedp.Click(chromedp.CSS(`#accounts button[data-account="ci"]`)))

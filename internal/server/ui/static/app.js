@@ -843,9 +843,12 @@ function table(id, head, rows, rowClass) {
 async function renderClusters(user) {
   const list = await api('api/v1/clusters');
   root.replaceChildren(header(user), h('main', { class: 'detail' }, settingsNav('clusters'), h('h1', {}, 'Clusters'),
-    table('clusters', ['Name', 'Server', 'Version', 'Connection'], (list.items || []).map((c) => [c.name || '', c.server,
+    table('clusters', ['Name', 'Server', 'Version', 'Connection', ''], (list.items || []).map((c) => [c.name || '', c.server,
       (c.info && c.info.serverVersion) || c.serverVersion || '',
-      statusBadge('connection', (c.info && c.info.connectionState && c.info.connectionState.status) || (c.connectionState && c.connectionState.status) || 'Unknown')]), 'cluster')));
+      statusBadge('connection', (c.info && c.info.connectionState && c.info.connectionState.status) || (c.connectionState && c.connectionState.status) || 'Unknown'),
+      h('button', { type: 'button', class: 'remove', 'aria-label': `Remove cluster ${c.name || c.server}`, onclick: () =>
+        dialog(`Remove cluster ${c.name || c.server}?`, [h('p', {}, 'Its applications stay, unable to sync until it is added again.')], 'Remove',
+          () => call(`api/v1/clusters/${encodeURIComponent(c.server)}`, { method: 'DELETE' })) }, 'Remove')]), 'cluster')));
 }
 
 // tokenShown shows a new token once, to be copied.
@@ -853,24 +856,66 @@ function tokenShown(token) {
   dialog('New token', [h('p', {}, 'Copy it now: it is not shown again.'), h('textarea', { id: 'new-token', rows: '4', readonly: true }, token)], 'Done', async () => {});
 }
 
+// call runs an API call that changes something, then redraws the page;
+// a refusal shows the API's message.
+async function call(path, options) {
+  try {
+    const out = await api(path, options);
+    render();
+    return out;
+  } catch (err) {
+    showError(err);
+  }
+}
+
+// lines splits a textarea's text into its non-empty lines.
+function lines(text) {
+  return text.split('\n').map((l) => l.trim()).filter(Boolean);
+}
+
 async function renderProjects(user) {
   const list = await api('api/v1/projects');
-  const rows = [];
-  for (const p of list.items || []) {
-    for (const role of p.spec.roles || [{ name: '' }]) {
-      rows.push([p.metadata.name, p.spec.description || '', role.name || '', String((role.jwtTokens || []).length),
-        role.name ? h('button', { type: 'button', class: 'new-token', onclick: async () => {
-          try {
-            const t = await api(`api/v1/projects/${encodeURIComponent(p.metadata.name)}/roles/${encodeURIComponent(role.name)}/token`, { method: 'POST', body: '{}' });
-            tokenShown(t.token);
-          } catch (err) {
-            showError(err);
-          }
-        } }, 'New token') : '']);
-    }
-  }
-  root.replaceChildren(header(user), h('main', { class: 'detail' }, settingsNav('projects'), h('h1', {}, 'Projects'),
-    table('projects', ['Project', 'Description', 'Role', 'Tokens', ''], rows, 'project')));
+  const projectPath = (p) => `api/v1/projects/${encodeURIComponent(p.metadata.name)}`;
+  // saveRoles changes the project's roles and writes it back, failing
+  // rather than overwriting when it changed meanwhile.
+  const saveRoles = async (p, change) => {
+    const fresh = await api(projectPath(p));
+    fresh.spec.roles = change(fresh.spec.roles || []);
+    return call(projectPath(p), { method: 'PUT', body: JSON.stringify({ project: fresh }) });
+  };
+  const roleDialog = (p, role) => dialog(role ? `Role ${role.name}` : `New role in ${p.metadata.name}`, [
+    h('label', {}, 'Name', h('input', { name: 'name', required: true, value: role ? role.name : '', readonly: !!role })),
+    h('label', {}, 'Description', h('input', { name: 'description', value: (role && role.description) || '' })),
+    h('label', {}, 'Policies, one per line', h('textarea', { name: 'policies', rows: '4',
+      placeholder: `p, proj:${p.metadata.name}:ROLE, applications, get, ${p.metadata.name}/*, allow` }, ((role && role.policies) || []).join('\n'))),
+    h('label', {}, 'Groups, one per line', h('textarea', { name: 'groups', rows: '2' }, ((role && role.groups) || []).join('\n')))],
+  'Save', (f) => saveRoles(p, (roles) => {
+    const next = { ...(roles.find((r) => r.name === f.name.value) || {}), name: f.name.value, description: f.description.value,
+      policies: lines(f.policies.value), groups: lines(f.groups.value) };
+    return [...roles.filter((r) => r.name !== next.name), next];
+  }));
+  const button = (text, cls, onclick, attrs = {}) => h('button', { type: 'button', class: cls, onclick, ...attrs }, text);
+  const sections = (list.items || []).map((p) => {
+    const rolePath = (role) => `${projectPath(p)}/roles/${encodeURIComponent(role.name)}`;
+    const rows = (p.spec.roles || []).map((role) => [role.name, role.description || '',
+      h('ul', { class: 'plain' }, (role.policies || []).map((pol) => h('li', {}, h('code', {}, pol)))),
+      (role.groups || []).join(', '),
+      h('ul', { class: 'plain' }, (role.jwtTokens || []).map((t) => h('li', { class: 'token' }, `${t.id || t.iat} issued ${new Date(t.iat * 1000).toISOString()} `,
+        button('Revoke', 'revoke', () => call(`${rolePath(role)}/token/${t.iat}?id=${encodeURIComponent(t.id || '')}`, { method: 'DELETE' }),
+          { 'aria-label': `Revoke token ${t.id || t.iat}` })))),
+      h('div', { class: 'actions' },
+        button('New token', 'new-token', async () => {
+          const t = await call(`${rolePath(role)}/token`, { method: 'POST', body: '{}' });
+          if (t) tokenShown(t.token);
+        }),
+        button('Edit', 'edit-role', () => roleDialog(p, role)),
+        button('Delete', 'delete-role', () => saveRoles(p, (roles) => roles.filter((r) => r.name !== role.name))))]);
+    return h('section', { class: 'project', 'data-project': p.metadata.name },
+      h('div', { class: 'toolbar' }, h('h2', {}, p.metadata.name), button('Add role', 'add-role', () => roleDialog(p))),
+      p.spec.description ? h('p', {}, p.spec.description) : '',
+      table('roles-' + p.metadata.name, ['Role', 'Description', 'Policies', 'Groups', 'Tokens', ''], rows, 'role'));
+  });
+  root.replaceChildren(header(user), h('main', { class: 'detail' }, settingsNav('projects'), h('h1', {}, 'Projects'), sections));
 }
 
 async function renderAccounts(user) {
@@ -879,12 +924,8 @@ async function renderAccounts(user) {
     table('accounts', ['Name', 'Enabled', 'Capabilities', 'Tokens', ''], (list.items || []).map((a) => [a.name, a.enabled ? 'yes' : 'no',
       (a.capabilities || []).join(', '), String((a.tokens || []).length),
       (a.capabilities || []).includes('apiKey') ? h('button', { type: 'button', class: 'new-token', 'data-account': a.name, onclick: async () => {
-        try {
-          const t = await api(`api/v1/account/${encodeURIComponent(a.name)}/token`, { method: 'POST', body: '{}' });
-          tokenShown(t.token);
-        } catch (err) {
-          showError(err);
-        }
+        const t = await call(`api/v1/account/${encodeURIComponent(a.name)}/token`, { method: 'POST', body: '{}' });
+        if (t) tokenShown(t.token);
       } }, 'New token') : '']), 'account')));
 }
 
