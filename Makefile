@@ -89,7 +89,7 @@ lint: ## gofmt, go vet and staticcheck.
 
 .PHONY: test
 test: deps kube dex argocd argocd-manifests mailpit lint check-generated ## Everything CI checks: lint, generated files, all tests with -race.
-	go test -race -count=1 ./...
+	go test -race -count=1 -timeout 25m ./...
 
 .PHONY: chaos
 CHAOS_ITERATIONS ?= 100

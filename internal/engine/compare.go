@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/engine/apply"
 	"github.com/capstan-cd/capstan/internal/engine/diff"
 	"github.com/capstan-cd/capstan/internal/engine/health"
 	"github.com/capstan-cd/capstan/internal/engine/tracking"
@@ -112,8 +113,19 @@ func (d *Destination) Compare(ctx context.Context, req CompareRequest) (*Compari
 	}
 	cmp := &Comparison{Denied: map[ObjectKey]string{}, Sync: v1alpha1.SyncStatusCodeSynced, Health: v1alpha1.HealthStatusHealthy}
 	var kinds []schema.GroupVersionKind
+	unserved := map[ObjectKey]bool{}
 	for _, obj := range req.Desired {
 		namespaced, err := d.normalize(obj, req.Namespace)
+		if meta.IsNoMatchError(err) && apply.AwaitsDefinition(obj, req.Desired) {
+			// Its kind comes with this sync (or from someone else, as its
+			// SkipDryRunOnMissingResource says): Missing until then, and a
+			// sync waits for it.
+			namespaced, err = true, nil
+			if obj.GetNamespace() == "" {
+				obj.SetNamespace(req.Namespace)
+			}
+			unserved[KeyOf(obj)] = true
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -126,7 +138,9 @@ func (d *Destination) Compare(ctx context.Context, req CompareRequest) (*Compari
 			continue
 		}
 		cmp.Desired = append(cmp.Desired, obj)
-		kinds = append(kinds, obj.GroupVersionKind())
+		if !unserved[KeyOf(obj)] {
+			kinds = append(kinds, obj.GroupVersionKind())
+		}
 	}
 	live, err := req.Live.Tracked(ctx, req.App, kinds, req.Known)
 	if err != nil {
@@ -135,6 +149,12 @@ func (d *Destination) Compare(ctx context.Context, req CompareRequest) (*Compari
 	cmp.Live = live
 	desired := map[ObjectKey]bool{}
 	for _, obj := range cmp.Desired {
+		if unserved[KeyOf(obj)] {
+			desired[KeyOf(obj)] = true
+			cmp.add(Resource{Key: KeyOf(obj), Version: obj.GroupVersionKind().Version, Target: obj, Status: v1alpha1.SyncStatusCodeOutOfSync,
+				Health: &v1alpha1.HealthStatus{Status: v1alpha1.HealthStatusMissing}})
+			continue
+		}
 		res, err := d.compareOne(ctx, req, cmp, obj)
 		if err != nil {
 			return nil, err

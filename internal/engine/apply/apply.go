@@ -270,9 +270,13 @@ func (a *Applier) resource(obj *unstructured.Unstructured, defaultNS string) (dy
 // of the operation completed: it is not applied again.
 func (a *Applier) apply(ctx context.Context, req *Request, t *Task, res *Result) (rr *v1alpha1.ResourceResult, live *unstructured.Unstructured, done bool, err error) {
 	obj := t.Obj.DeepCopy()
-	ri, err := a.resource(obj, req.Namespace)
+	ri, err := a.resourceOf(ctx, req, t, obj)
 	rr = resultFor(t, obj)
 	res.Resources = append(res.Resources, rr)
+	if errors.Is(err, errNotServedYet) {
+		rr.Status, rr.Message = v1alpha1.ResultCodeSynced, err.Error()
+		return rr, nil, false, nil
+	}
 	if err != nil {
 		return failed(rr, err)
 	}

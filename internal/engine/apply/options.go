@@ -34,6 +34,11 @@ type Options struct {
 	// RespectIgnoreDiff applies ignored fields with their live values, so
 	// a sync leaves ignored differences alone (controller).
 	RespectIgnoreDiff bool
+	// SkipDryRunOnMissingResource, on a custom resource whose kind the
+	// cluster does not serve yet, waits for its definition (installed by
+	// someone else) instead of failing at once (Applier); a kind whose CRD
+	// the same sync applies is waited for without it.
+	SkipDryRunOnMissingResource bool
 	// PrunePropagation is how pruned objects' dependents are deleted:
 	// foreground (the default), background or orphan (Applier).
 	PrunePropagation string
@@ -48,12 +53,13 @@ var optionSetters = map[string]func(o *Options, v bool){
 	"Force":           func(o *Options, v bool) { o.Force = v },
 	// Every sync applies server-side already: the option is accepted and
 	// changes nothing.
-	"ServerSideApply":          func(*Options, bool) {},
-	"ApplyOutOfSyncOnly":       func(o *Options, v bool) { o.ApplyOutOfSyncOnly = v },
-	"Validate":                 func(o *Options, v bool) { o.Validate = &v },
-	"Delete":                   func(o *Options, v bool) { o.Delete = &v },
-	"FailOnSharedResource":     func(o *Options, v bool) { o.FailOnSharedResource = v },
-	"RespectIgnoreDifferences": func(o *Options, v bool) { o.RespectIgnoreDiff = v },
+	"ServerSideApply":             func(*Options, bool) {},
+	"ApplyOutOfSyncOnly":          func(o *Options, v bool) { o.ApplyOutOfSyncOnly = v },
+	"Validate":                    func(o *Options, v bool) { o.Validate = &v },
+	"Delete":                      func(o *Options, v bool) { o.Delete = &v },
+	"FailOnSharedResource":        func(o *Options, v bool) { o.FailOnSharedResource = v },
+	"RespectIgnoreDifferences":    func(o *Options, v bool) { o.RespectIgnoreDiff = v },
+	"SkipDryRunOnMissingResource": func(o *Options, v bool) { o.SkipDryRunOnMissingResource = v },
 }
 
 // ParseOptions reads a comma-separated options annotation.
