@@ -171,7 +171,12 @@ func (d *Destination) Compare(ctx context.Context, req CompareRequest) (*Compari
 				cmp.Denied[k] = why
 			}
 		}
-		cmp.add(Resource{Key: k, Version: obj.GroupVersionKind().Version, Live: obj, Status: v1alpha1.SyncStatusCodeOutOfSync, RequiresPruning: true})
+		res := Resource{Key: k, Version: obj.GroupVersionKind().Version, Live: obj, Status: v1alpha1.SyncStatusCodeOutOfSync, RequiresPruning: true}
+		if CompareOptionsOf(obj).IgnoreExtraneous {
+			cmp.Resources = append(cmp.Resources, res) // listed, not counted
+		} else {
+			cmp.add(res)
+		}
 		cmp.Prune = append(cmp.Prune, obj)
 	}
 	sort.Slice(cmp.Resources, func(i, j int) bool { return cmp.Resources[i].Key.Less(cmp.Resources[j].Key) })

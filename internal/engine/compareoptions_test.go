@@ -5,11 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/engine"
+	"github.com/capstan-cd/capstan/internal/engine/tracking"
 )
 
 // TestCompareCustomResourceBeforeItsDefinition: a custom resource whose
@@ -61,5 +64,41 @@ func TestCompareCustomResourceBeforeItsDefinition(t *testing.T) {
 	}
 	if _, err := compare(parse(`{apiVersion: GROUP/v1, kind: Gizmo, metadata: {name: g}}`)); err == nil || !strings.Contains(err.Error(), "Gizmo") {
 		t.Errorf("a kind nobody defines: %v", err)
+	}
+}
+
+// TestCompareIgnoreExtraneous: a live object no longer rendered that says
+// compare-options: IgnoreExtraneous is listed to prune but leaves the
+// Application Synced; without it the Application is OutOfSync.
+func TestCompareIgnoreExtraneous(t *testing.T) {
+	ctx := context.Background()
+	ns := kubeCluster.NewNamespace(t)
+	cs := kubernetes.NewForConfigOrDie(kubeCluster.Config)
+	dests := engine.NewDestinations(engine.DestinationOptions{})
+	defer dests.Stop()
+	dest, err := dests.Get(inCluster())
+	if err != nil {
+		t.Fatal(err)
+	}
+	createLive(t, cs, ns, "kept", "tidy", map[string]string{"v": "1"})
+	createLive(t, cs, ns, "generated", "tidy", nil)
+	for annotation, want := range map[string]v1alpha1.SyncStatusCode{"": v1alpha1.SyncStatusCodeOutOfSync, "IgnoreExtraneous": v1alpha1.SyncStatusCodeSynced} {
+		cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, "generated", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cm.Annotations[v1alpha1.AnnotationCompareOptions] = annotation
+		if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		cmp, err := dest.Compare(ctx, engine.CompareRequest{App: "tidy", Namespace: ns, Live: dest.Direct(tracking.Annotation),
+			Desired: []*unstructured.Unstructured{configMap("", "kept", map[string]string{"v": "1"})},
+			Known:   []v1alpha1.ResourceStatus{{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: "generated"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cmp.Sync != want || len(cmp.Prune) != 1 || len(cmp.Resources) != 2 {
+			t.Errorf("compare-options %q: sync %s, %d to prune, %d resources; want %s, 1, 2", annotation, cmp.Sync, len(cmp.Prune), len(cmp.Resources), want)
+		}
 	}
 }
