@@ -2,13 +2,17 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"testing"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 )
 
@@ -89,6 +93,76 @@ func TestDeleteFalseSurvivesAppDeletion(t *testing.T) {
 	e.eventually("gone deleted", func() string {
 		if _, err := e.kube.CoreV1().ConfigMaps(dest).Get(ctx, "gone", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			return "still there"
+		}
+		return ""
+	})
+}
+
+// TestIgnoreDifferencesCustomization: argocd-cm's ignoreDifferences for
+// every Deployment hides a replica change in the cluster; taken out of
+// argocd-cm (no restart), the change shows.
+func TestIgnoreDifferencesCustomization(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: e.ns},
+		Data: map[string]string{"resource.customizations.ignoreDifferences.apps_Deployment": "jsonPointers:\n- /spec/replicas\n"}}
+	if err := e.client.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "one", map[string]string{"app/web.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: nginx}]}
+`})
+	dest := testCluster.NewNamespace(t)
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "scaled", Namespace: e.ns}, Spec: v1alpha1.ApplicationSpec{
+		Project:     "default",
+		Source:      &v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "app"},
+		Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest},
+		SyncPolicy:  &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}},
+	}}
+	if err := e.client.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("synced", func() string {
+		if a := e.app("scaled"); a.Status.Sync.Status != v1alpha1.SyncStatusCodeSynced || a.Status.OperationState == nil ||
+			a.Status.OperationState.Phase != v1alpha1.OperationSucceeded {
+			return fmt.Sprintf("%s %v", a.Status.Sync.Status, a.Status.Conditions)
+		}
+		return ""
+	})
+	scale, err := e.kube.AppsV1().Deployments(dest).GetScale(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scale.Spec.Replicas = 5
+	if _, err := e.kube.AppsV1().Deployments(dest).UpdateScale(ctx, "web", scale, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	scaled := time.Now()
+	e.eventually("compared after the scale", func() string {
+		if a := e.app("scaled"); a.Status.ReconciledAt == nil || !a.Status.ReconciledAt.After(scaled.Add(time.Second)) {
+			return "not yet"
+		}
+		return ""
+	})
+	if a := e.app("scaled"); a.Status.Sync.Status != v1alpha1.SyncStatusCodeSynced {
+		t.Fatalf("with replicas ignored for Deployments, the scaled app is %s", a.Status.Sync.Status)
+	}
+
+	cm.Data = nil
+	if err := e.client.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("OutOfSync once replicas count", func() string {
+		if a := e.app("scaled"); a.Status.Sync.Status != v1alpha1.SyncStatusCodeOutOfSync {
+			return string(a.Status.Sync.Status)
 		}
 		return ""
 	})

@@ -215,6 +215,10 @@ func (r *reconciler) healthChecker(ctx context.Context) (*health.Checker, error)
 		// Only the kinds of the keys named are affected (Unknown health).
 		r.opts.Log.Warn("argocd-cm has custom health checks that cannot run", "error", err)
 	}
+	if _, err := cm.IgnoreDifferencesFor(&v1alpha1.Application{}); err != nil {
+		// Left out of every comparison; the others apply.
+		r.opts.Log.Warn("argocd-cm has ignoreDifferences customizations that cannot be read", "error", err)
+	}
 	r.checker, r.checkerVersion = checker, cm.Version
 	return checker, nil
 }
@@ -262,9 +266,14 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 			return fail(v1alpha1.ApplicationConditionComparisonError, fmt.Errorf("rendering manifests: %w", err))
 		}
 	}
+	cm, err := settings.LoadArgoCD(ctx, r.client, r.opts.Namespace)
+	if err != nil {
+		return fail(v1alpha1.ApplicationConditionUnknownError, err)
+	}
+	ignore, _ := cm.IgnoreDifferencesFor(app) // what cannot be read is logged once per version of argocd-cm
 	result, err := dest.Compare(ctx, engine.CompareRequest{
 		App: r.appKey(app), Tracking: r.tracking, Namespace: app.Spec.Destination.Namespace,
-		Desired: resp.Objects, Known: app.Status.Resources, IgnoreDifferences: app.Spec.IgnoreDifferences,
+		Desired: resp.Objects, Known: app.Status.Resources, IgnoreDifferences: ignore,
 		Permit: func(obj *unstructured.Unstructured, namespaced bool) error {
 			return project.Permits(proj, obj, namespaced)
 		},

@@ -180,7 +180,8 @@ func Certificates(ctx context.Context, r client.Reader, namespace string, s Cert
 	return out, nil
 }
 
-func sortedKeys(m map[string]string) []string {
+// sortedKeys are m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

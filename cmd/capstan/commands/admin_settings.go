@@ -287,10 +287,12 @@ func newAdminOverrideHealthCommand(sf *settingsFlags) *cobra.Command {
 // which Capstan does not run yet: listing only the built-in ones would
 // silently leave them out.
 func refuseCustomActions(cm map[string]string) error {
-	for k := range cm {
-		if strings.HasPrefix(k, "resource.customizations.actions.") {
-			return fmt.Errorf("argocd-cm %s: custom actions are not supported by Capstan yet", k)
-		}
+	custom, err := (&settings.ArgoCD{Data: cm}).Customizations("actions")
+	if err != nil {
+		return err
+	}
+	if len(custom) > 0 {
+		return fmt.Errorf("argocd-cm %s: custom actions are not supported by Capstan yet", custom[0].Key)
 	}
 	return nil
 }

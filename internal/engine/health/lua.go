@@ -4,23 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/gobwas/glob"
 	lua "github.com/yuin/gopher-lua"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
-)
-
-// Keys of custom health checks in argocd-cm.
-const (
-	healthKeyPrefix = "resource.customizations.health."
-	legacyKey       = "resource.customizations"
+	"github.com/capstan-cd/capstan/internal/settings"
 )
 
 // luaTimeout bounds one script run; a loop that never ends is an error.
@@ -37,70 +29,36 @@ type customCheck struct {
 	broken error
 }
 
-// parseCustomChecks reads `resource.customizations.health.<group>_<kind>`
-// keys (core kinds: just `<kind>`; `*` globs allowed) and the older
-// `resource.customizations` map of "group/Kind" to {health.lua}. A key
-// that cannot be read is named in the error and affects only its kinds:
-// a script that does not compile makes them Unknown.
+// parseCustomChecks reads argocd-cm's custom health checks (see
+// settings.ArgoCD.Customizations; "*" globs allowed in group and kind). A
+// key that cannot be read is named in the error and affects only its
+// kinds: a script that does not compile makes them Unknown.
 func parseCustomChecks(cm map[string]string) ([]customCheck, error) {
+	custom, err := (&settings.ArgoCD{Data: cm}).Customizations("health")
+	errs := []error{err}
 	var checks []customCheck
-	var errs []error
-	add := func(source, groupKind, script string) {
-		if err := addCheck(&checks, source, groupKind, script); err != nil {
+	for _, c := range custom {
+		if err := addCheck(&checks, c); err != nil {
 			errs = append(errs, err)
-		}
-	}
-	keys := make([]string, 0, len(cm))
-	for k := range cm {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys) // deterministic precedence: the first match wins
-	for _, k := range keys {
-		if gk, ok := strings.CutPrefix(k, healthKeyPrefix); ok {
-			add(k, gk, cm[k])
-		}
-	}
-	if legacy := cm[legacyKey]; legacy != "" {
-		var m map[string]struct {
-			HealthLua string `json:"health.lua"`
-		}
-		if err := yaml.Unmarshal([]byte(legacy), &m); err != nil {
-			errs = append(errs, fmt.Errorf("argocd-cm %s: %w", legacyKey, err))
-		}
-		gks := make([]string, 0, len(m))
-		for gk := range m {
-			gks = append(gks, gk)
-		}
-		sort.Strings(gks)
-		for _, gk := range gks {
-			if v := m[gk]; v.HealthLua != "" {
-				add(legacyKey+"["+gk+"]", gk, v.HealthLua)
-			}
 		}
 	}
 	return checks, errors.Join(errs...)
 }
 
-// addCheck adds the check of one key. A script that does not compile is
-// still added, broken, so that its kinds report the error.
-func addCheck(checks *[]customCheck, source, groupKind, script string) error {
-	group, kind := "", groupKind
-	if g, k, ok := strings.Cut(groupKind, "_"); ok {
-		group, kind = g, k
-	} else if g, k, ok := strings.Cut(groupKind, "/"); ok {
-		group, kind = g, k
-	}
-	gg, err := glob.Compile(group)
+// addCheck adds the check of one customization. A script that does not
+// compile is still added, broken, so that its kinds report the error.
+func addCheck(checks *[]customCheck, c settings.Customization) error {
+	gg, err := glob.Compile(c.Group)
 	if err != nil {
-		return fmt.Errorf("argocd-cm %s: group %q: %w", source, group, err)
+		return fmt.Errorf("argocd-cm %s: group %q: %w", c.Key, c.Group, err)
 	}
-	kg, err := glob.Compile(kind)
+	kg, err := glob.Compile(c.Kind)
 	if err != nil {
-		return fmt.Errorf("argocd-cm %s: kind %q: %w", source, kind, err)
+		return fmt.Errorf("argocd-cm %s: kind %q: %w", c.Key, c.Kind, err)
 	}
-	check := customCheck{key: source, group: gg, kind: kg, script: script}
-	if _, err := compileLua(script); err != nil {
-		check.broken = fmt.Errorf("argocd-cm %s: %w", source, err)
+	check := customCheck{key: c.Key, group: gg, kind: kg, script: c.Value}
+	if _, err := compileLua(c.Value); err != nil {
+		check.broken = fmt.Errorf("argocd-cm %s: %w", c.Key, err)
 	}
 	*checks = append(*checks, check)
 	return check.broken
