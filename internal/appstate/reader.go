@@ -114,7 +114,12 @@ func (r *Reader) DiffWith(ctx context.Context, app *v1alpha1.Application, desire
 	}
 	checker, _ := health.NewChecker(cm.Data)  // a broken check makes its kinds Unknown, naming it
 	ignore, _ := cm.IgnoreDifferencesFor(app) // as the controller: a broken customization is left out
+	filter, err := cm.ResourceFilter()
+	if err != nil {
+		return nil, err
+	}
 	comparison, err := d.Compare(ctx, engine.CompareRequest{
+		Exclude: filter.On(d.Cluster.Server),
 		App: tracking.AppKey(app.Namespace, app.Name, r.Namespace), Tracking: method, Namespace: app.Spec.Destination.Namespace,
 		Desired: desired, Known: app.Status.Resources, IgnoreDifferences: ignore,
 		Permit: r.permit(ctx, app), Health: checker, Live: d.Direct(method),

@@ -47,6 +47,10 @@ func (r *Reader) Tree(ctx context.Context, app *v1alpha1.Application) (*Tree, er
 		return nil, err
 	}
 	checker, _ := health.NewChecker(cm.Data) // a broken check makes its kinds Unknown, naming it
+	filter, err := cm.ResourceFilter()
+	if err != nil {
+		return nil, err
+	}
 	tree := &Tree{Nodes: []ResourceNode{}}
 	owners := map[types.UID]ResourceRef{}
 	namespaces := map[string]bool{}
@@ -72,6 +76,9 @@ func (r *Reader) Tree(ctx context.Context, app *v1alpha1.Application) (*Tree, er
 	var candidates []*unstructured.Unstructured
 	for ns := range namespaces {
 		for _, gvk := range childKinds {
+			if filter.Excluded(gvk.Group, gvk.Kind, d.Cluster.Server) {
+				continue // never shown, as Argo CD's cache never holds it
+			}
 			ri, _, err := d.Resource(gvk, ns)
 			if err != nil {
 				continue // the kind is not served by this cluster

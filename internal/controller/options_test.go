@@ -9,9 +9,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/engine/tracking"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 )
@@ -166,4 +168,66 @@ spec:
 		}
 		return ""
 	})
+}
+
+// TestExcludedKindIsNeitherSyncedNorPruned: with ConfigMaps excluded in
+// argocd-cm, a rendered ConfigMap is not synced (a warning names it) and a
+// live one the app tracks is not pruned, while the app's other objects
+// sync.
+func TestExcludedKindIsNeitherSyncedNorPruned(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	if err := e.client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: e.ns},
+		Data: map[string]string{settings.ResourceExclusionsKey: "- apiGroups: ['']\n  kinds: [ConfigMap]\n"}}); err != nil {
+		t.Fatal(err)
+	}
+	dest := testCluster.NewNamespace(t)
+	// A ConfigMap the app tracks, no longer rendered: a pruning sync
+	// would delete it, were ConfigMaps not excluded.
+	left := &unstructured.Unstructured{}
+	left.SetAPIVersion("v1")
+	left.SetKind("ConfigMap")
+	left.SetNamespace(dest)
+	left.SetName("left")
+	tracking.Set(tracking.Annotation, tracking.AppKey(e.ns, "excluding", e.ns), left)
+	if _, err := e.kube.CoreV1().ConfigMaps(dest).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "left", Annotations: left.GetAnnotations()}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "one", map[string]string{
+		"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: rendered}\n",
+		"app/sa.yaml": "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: worker}\n",
+	})
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "excluding", Namespace: e.ns}, Spec: v1alpha1.ApplicationSpec{
+		Project:     "default",
+		Source:      &v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "app"},
+		Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest},
+		SyncPolicy:  &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Prune: true}},
+	}}
+	if err := e.client.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	e.waitSyncedHealthy("excluding")
+	e.eventually("the warning", func() string {
+		for _, c := range e.app("excluding").Status.Conditions {
+			if c.Type == v1alpha1.ApplicationConditionExcludedResourceWarning && c.Message == "Resource /ConfigMap rendered is excluded in the settings" {
+				return ""
+			}
+		}
+		return fmt.Sprint(e.app("excluding").Status.Conditions)
+	})
+	if _, err := e.kube.CoreV1().ServiceAccounts(dest).Get(ctx, "worker", metav1.GetOptions{}); err != nil {
+		t.Errorf("the ServiceAccount was not synced: %v", err)
+	}
+	if _, err := e.kube.CoreV1().ConfigMaps(dest).Get(ctx, "rendered", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the excluded ConfigMap was synced: %v", err)
+	}
+	if _, err := e.kube.CoreV1().ConfigMaps(dest).Get(ctx, "left", metav1.GetOptions{}); err != nil {
+		t.Errorf("the excluded ConfigMap the app tracked was pruned: %v", err)
+	}
+	for _, r := range e.app("excluding").Status.Resources {
+		if r.Kind == "ConfigMap" {
+			t.Errorf("an excluded ConfigMap is listed: %+v", r)
+		}
+	}
 }

@@ -51,9 +51,8 @@ type reconciler struct {
 	// operations holds a slot per running sync (--operation-processors).
 	operations chan struct{}
 
-	checkerMu      sync.Mutex
-	checker        *health.Checker
-	checkerVersion string
+	derivedMu sync.Mutex
+	derived   *derived
 }
 
 // target is what a sync renders when it is not the spec's current state:
@@ -198,20 +197,31 @@ func (r *reconciler) appKey(app *v1alpha1.Application) string {
 	return tracking.AppKey(app.Namespace, app.Name, r.opts.Namespace)
 }
 
-// healthChecker returns the checker for argocd-cm's current custom health
-// checks, compiled once per version of the ConfigMap.
-func (r *reconciler) healthChecker(ctx context.Context) (*health.Checker, error) {
+// derived is what the reconciler makes of argocd-cm, made again only
+// when the ConfigMap changes.
+type derived struct {
+	version string
+	cm      *settings.ArgoCD
+	checker *health.Checker
+	// filter is resource.exclusions and inclusions; nil with filterErr
+	// when they cannot be read, and then nothing is compared.
+	filter    *settings.ResourceFilter
+	filterErr error
+}
+
+// settings returns what argocd-cm's current version makes.
+func (r *reconciler) settings(ctx context.Context) (*derived, error) {
 	cm, err := settings.LoadArgoCD(ctx, r.client, r.opts.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	r.checkerMu.Lock()
-	defer r.checkerMu.Unlock()
-	if r.checker != nil && r.checkerVersion == cm.Version {
-		return r.checker, nil
+	r.derivedMu.Lock()
+	defer r.derivedMu.Unlock()
+	if r.derived != nil && r.derived.version == cm.Version {
+		return r.derived, nil
 	}
-	checker, err := health.NewChecker(cm.Data)
-	if err != nil {
+	d := &derived{version: cm.Version, cm: cm}
+	if d.checker, err = health.NewChecker(cm.Data); err != nil {
 		// Only the kinds of the keys named are affected (Unknown health).
 		r.opts.Log.Warn("argocd-cm has custom health checks that cannot run", "error", err)
 	}
@@ -219,8 +229,19 @@ func (r *reconciler) healthChecker(ctx context.Context) (*health.Checker, error)
 		// Left out of every comparison; the others apply.
 		r.opts.Log.Warn("argocd-cm has ignoreDifferences customizations that cannot be read", "error", err)
 	}
-	r.checker, r.checkerVersion = checker, cm.Version
-	return checker, nil
+	d.filter, d.filterErr = cm.ResourceFilter()
+	r.derived = d
+	return d, nil
+}
+
+// healthChecker returns the checker for argocd-cm's current custom health
+// checks.
+func (r *reconciler) healthChecker(ctx context.Context) (*health.Checker, error) {
+	d, err := r.settings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return d.checker, nil
 }
 
 // compare renders the desired state and compares it with the live state. A
@@ -266,13 +287,17 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 			return fail(v1alpha1.ApplicationConditionComparisonError, fmt.Errorf("rendering manifests: %w", err))
 		}
 	}
-	cm, err := settings.LoadArgoCD(ctx, r.client, r.opts.Namespace)
+	set, err := r.settings(ctx)
 	if err != nil {
 		return fail(v1alpha1.ApplicationConditionUnknownError, err)
 	}
-	ignore, _ := cm.IgnoreDifferencesFor(app) // what cannot be read is logged once per version of argocd-cm
+	if set.filterErr != nil {
+		return fail(v1alpha1.ApplicationConditionComparisonError, set.filterErr)
+	}
+	ignore, _ := set.cm.IgnoreDifferencesFor(app) // what cannot be read is logged once per version of argocd-cm
 	result, err := dest.Compare(ctx, engine.CompareRequest{
-		App: r.appKey(app), Tracking: r.tracking, Namespace: app.Spec.Destination.Namespace,
+		Exclude: set.filter.On(c.Server),
+		App:     r.appKey(app), Tracking: r.tracking, Namespace: app.Spec.Destination.Namespace,
 		Desired: resp.Objects, Known: app.Status.Resources, IgnoreDifferences: ignore,
 		Permit: func(obj *unstructured.Unstructured, namespaced bool) error {
 			return project.Permits(proj, obj, namespaced)
@@ -309,6 +334,10 @@ func (r *reconciler) writeComparison(app *v1alpha1.Application, comp *comparison
 	} else {
 		if len(comp.Shared) > 0 {
 			conditions = append(conditions, v1alpha1.ApplicationCondition{Type: v1alpha1.ApplicationConditionSharedResourceWarning, Message: strings.Join(comp.Shared, "; ")})
+		}
+		for _, obj := range comp.Excluded {
+			conditions = append(conditions, v1alpha1.ApplicationCondition{Type: v1alpha1.ApplicationConditionExcludedResourceWarning,
+				Message: fmt.Sprintf("Resource %s/%s %s is excluded in the settings", obj.GroupVersionKind().Group, obj.GetKind(), obj.GetName())})
 		}
 		if comp.orphaned != nil {
 			conditions = append(conditions, *comp.orphaned)
@@ -363,6 +392,7 @@ var comparisonConditions = map[v1alpha1.ApplicationConditionType]bool{
 	v1alpha1.ApplicationConditionInvalidSpecError:        true,
 	v1alpha1.ApplicationConditionUnknownError:            true,
 	v1alpha1.ApplicationConditionSharedResourceWarning:   true,
+	v1alpha1.ApplicationConditionExcludedResourceWarning: true,
 	v1alpha1.ApplicationConditionOrphanedResourceWarning: true,
 }
 

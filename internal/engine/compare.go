@@ -42,6 +42,10 @@ type CompareRequest struct {
 	// Live reads the live state: dest.Watched() or dest.Direct(method).
 	// Required.
 	Live LiveReader
+	// Exclude, if set, says which kinds are left out (argocd-cm's
+	// resource.exclusions and inclusions): never read, compared or
+	// pruned; rendered objects of them go to Excluded.
+	Exclude func(group, kind string) bool
 }
 
 // Comparison is the outcome of comparing one Application.
@@ -57,6 +61,9 @@ type Comparison struct {
 	Prune []*unstructured.Unstructured
 	// Live are the live objects the Application tracks, by key.
 	Live map[ObjectKey]*unstructured.Unstructured
+	// Excluded are the rendered objects of kinds the request's Exclude
+	// leaves out: not compared, not synced.
+	Excluded []*unstructured.Unstructured
 	// Sync and Health sum up the Resources.
 	Sync   v1alpha1.SyncStatusCode
 	Health v1alpha1.HealthStatusCode
@@ -114,7 +121,12 @@ func (d *Destination) Compare(ctx context.Context, req CompareRequest) (*Compari
 	cmp := &Comparison{Denied: map[ObjectKey]string{}, Sync: v1alpha1.SyncStatusCodeSynced, Health: v1alpha1.HealthStatusHealthy}
 	var kinds []schema.GroupVersionKind
 	unserved := map[ObjectKey]bool{}
+	excluded := func(gk schema.GroupKind) bool { return req.Exclude != nil && req.Exclude(gk.Group, gk.Kind) }
 	for _, obj := range req.Desired {
+		if excluded(obj.GroupVersionKind().GroupKind()) {
+			cmp.Excluded = append(cmp.Excluded, obj)
+			continue
+		}
 		namespaced, err := d.normalize(obj, req.Namespace)
 		if meta.IsNoMatchError(err) && apply.AwaitsDefinition(obj, req.Desired) {
 			// Its kind comes with this sync (or from someone else, as its
@@ -142,9 +154,22 @@ func (d *Destination) Compare(ctx context.Context, req CompareRequest) (*Compari
 			kinds = append(kinds, obj.GroupVersionKind())
 		}
 	}
-	live, err := req.Live.Tracked(ctx, req.App, kinds, req.Known)
+	known := make([]v1alpha1.ResourceStatus, 0, len(req.Known))
+	for _, rs := range req.Known {
+		if !excluded(schema.GroupKind{Group: rs.Group, Kind: rs.Kind}) {
+			known = append(known, rs)
+		}
+	}
+	live, err := req.Live.Tracked(ctx, req.App, kinds, known)
 	if err != nil {
 		return nil, err
+	}
+	// A kind excluded since it was watched stays in the cache: it is
+	// still never compared nor pruned.
+	for k := range live {
+		if excluded(schema.GroupKind{Group: k.Group, Kind: k.Kind}) {
+			delete(live, k)
+		}
 	}
 	cmp.Live = live
 	desired := map[ObjectKey]bool{}

@@ -60,3 +60,41 @@ func TestCustomizations(t *testing.T) {
 		t.Errorf("a misspelt field: %v, %d rules", err, len(rules))
 	}
 }
+
+func TestResourceFilter(t *testing.T) {
+	tests := []struct {
+		name                  string
+		exclusions, inclusion string
+		group, kind, cluster  string
+		excluded              bool
+	}{
+		{"nothing set", "", "", "apps", "Deployment", "https://a", false},
+		{"events, always", "", "", "", "Event", "https://a", true},
+		{"events.k8s.io, always", "", "", "events.k8s.io", "Event", "https://a", true},
+		{"excluded kind", "- {apiGroups: [''], kinds: [ConfigMap]}", "", "", "ConfigMap", "https://a", true},
+		{"another kind", "- {apiGroups: [''], kinds: [ConfigMap]}", "", "", "Secret", "https://a", false},
+		{"same kind, another group", "- {apiGroups: [''], kinds: [ConfigMap]}", "", "other.io", "ConfigMap", "https://a", false},
+		{"globs", "- {apiGroups: ['*.k8s.io'], kinds: ['*Review']}", "", "authorization.k8s.io", "SubjectAccessReview", "https://a", true},
+		{"another cluster", "- {kinds: [Lease], clusters: ['https://b*']}", "", "coordination.k8s.io", "Lease", "https://a", false},
+		{"that cluster", "- {kinds: [Lease], clusters: ['https://b*']}", "", "coordination.k8s.io", "Lease", "https://b.example.com", true},
+		{"included", "", "- {apiGroups: [apps], kinds: [Deployment]}", "apps", "Deployment", "https://a", false},
+		{"not included", "", "- {apiGroups: [apps], kinds: [Deployment]}", "", "ConfigMap", "https://a", true},
+		{"excluded wins over included", "- {kinds: [Deployment]}", "- {apiGroups: [apps]}", "apps", "Deployment", "https://a", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &ArgoCD{Data: map[string]string{ResourceExclusionsKey: tt.exclusions, ResourceInclusionsKey: tt.inclusion}}
+			f, err := a.ResourceFilter()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := f.Excluded(tt.group, tt.kind, tt.cluster); got != tt.excluded {
+				t.Errorf("Excluded(%q, %q, %q) = %v", tt.group, tt.kind, tt.cluster, got)
+			}
+		})
+	}
+	if _, err := (&ArgoCD{Data: map[string]string{ResourceExclusionsKey: "- {apiGroup: [apps]}"}}).ResourceFilter(); err == nil ||
+		!strings.Contains(err.Error(), ResourceExclusionsKey) {
+		t.Errorf("a misspelt field: %v", err)
+	}
+}
