@@ -326,7 +326,16 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, err.Error())
 		return
 	}
-	token, err := s.sessions.Create(req.Username, session.DefaultTTL, "")
+	cm, err := settings.LoadArgoCD(r.Context(), s.opts.Client, s.opts.Namespace)
+	if err != nil {
+		s.internal(w, err)
+		return
+	}
+	ttl, err := cm.SessionDuration()
+	if err != nil {
+		s.opts.Log.Warn("using the default session duration", "error", err)
+	}
+	token, err := s.sessions.Create(req.Username, ttl, "")
 	if err != nil {
 		s.internal(w, err)
 		return

@@ -571,3 +571,31 @@ func TestHealthzAndLogout(t *testing.T) {
 		t.Errorf("/api/logout: %d %q %v", resp.StatusCode, resp.Header.Get("Location"), cookies)
 	}
 }
+
+// TestSessionDuration: users.session.duration in argocd-cm sets how long
+// a login's token lasts; without it, 24 hours.
+func TestSessionDuration(t *testing.T) {
+	f := start(t, true)
+	expiresIn := func() time.Duration {
+		t.Helper()
+		var login map[string]string
+		if code := f.call("POST", "/api/v1/session", `{"username":"admin","password":"`+f.initialPassword()+`"}`, "", &login); code != 200 {
+			t.Fatalf("login: %d %v", code, login)
+		}
+		claims, err := f.srv.sessions.Parse(login["token"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return time.Until(claims.ExpiresAt.Time).Round(time.Minute)
+	}
+	if got := expiresIn(); got != 24*time.Hour {
+		t.Errorf("by default the session lasts %s", got)
+	}
+	if err := testobj.Put(context.Background(), f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
+		Data: map[string]string{settings.SessionDurationKey: "1h"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := expiresIn(); got != time.Hour {
+		t.Errorf("with users.session.duration 1h the session lasts %s", got)
+	}
+}

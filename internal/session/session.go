@@ -25,7 +25,6 @@ const (
 	DefaultMaxFailures   = 5
 	DefaultFailureWindow = 300 * time.Second
 	DefaultMaxTracked    = 10000
-	DefaultTTL           = 24 * time.Hour
 )
 
 // ClockSkew is how far apart the clocks of the API servers that issue and

@@ -3,6 +3,7 @@ package settings
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -103,3 +104,24 @@ func (a *ArgoCD) GlobalProjects() ([]GlobalProject, error) {
 // StatusBadgeEnabled is statusbadge.enabled: the /api/badge images show
 // real statuses only when it is "true".
 func (a *ArgoCD) StatusBadgeEnabled() bool { return a.Data["statusbadge.enabled"] == "true" }
+
+// SessionDurationKey is how long a local user's session lasts.
+const SessionDurationKey = "users.session.duration"
+
+// DefaultSessionDuration is Argo CD's session length.
+const DefaultSessionDuration = 24 * time.Hour
+
+// SessionDuration is users.session.duration ("1h", "30m"), the default
+// when unset; a value that is not a positive duration is an error, and
+// DefaultSessionDuration comes with it.
+func (a *ArgoCD) SessionDuration() (time.Duration, error) {
+	v := a.Data[SessionDurationKey]
+	if v == "" {
+		return DefaultSessionDuration, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return DefaultSessionDuration, fmt.Errorf("argocd-cm %s: %q is not a positive duration such as 24h", SessionDurationKey, v)
+	}
+	return d, nil
+}

@@ -3,6 +3,7 @@ package settings
 import (
 	"context"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,5 +23,14 @@ func TestLoadArgoCD(t *testing.T) {
 	got, err := LoadArgoCD(ctx, c, ns)
 	if err != nil || got.Version == "" || got.TrackingMethod() != "label" {
 		t.Fatalf("with argocd-cm: %v %+v", err, got)
+	}
+}
+
+func TestSessionDuration(t *testing.T) {
+	for value, want := range map[string]time.Duration{"": DefaultSessionDuration, "1h": time.Hour, "90m": 90 * time.Minute, "soon": DefaultSessionDuration, "-1h": DefaultSessionDuration} {
+		got, err := (&ArgoCD{Data: map[string]string{SessionDurationKey: value}}).SessionDuration()
+		if got != want || (err != nil) != (value == "soon" || value == "-1h") {
+			t.Errorf("%q: %s, %v; want %s", value, got, err, want)
+		}
 	}
 }
