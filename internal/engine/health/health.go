@@ -70,7 +70,11 @@ func (c *Checker) Check(obj *unstructured.Unstructured) (Status, error) {
 	if obj.GetDeletionTimestamp() != nil {
 		return Status{Status: v1alpha1.HealthStatusProgressing, Message: "Pending deletion"}, nil
 	}
-	if r, ok := builtin[gk]; ok {
+	r, ok := builtin[gk]
+	if !ok {
+		r, ok = crdRule(gk)
+	}
+	if ok {
 		st, err := r(obj)
 		if err != nil {
 			return Status{Status: v1alpha1.HealthStatusUnknown, Message: err.Error()}, fmt.Errorf("health of %s: %w", kube.Ref(obj), err)
