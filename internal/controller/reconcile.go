@@ -275,16 +275,25 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 		return fail(v1alpha1.ApplicationConditionInvalidSpecError, errors.New("spec.source or spec.sources is required"))
 	}
 	resp := &repo.Response{}
+	verify := requiresSignatures(proj)
 	if at != nil && at.manifests != nil {
+		if verify {
+			return fail(v1alpha1.ApplicationConditionComparisonError, message("Cannot use local manifests when signature verification is required"))
+		}
 		resp.Objects = at.manifests
 	} else {
 		refresh, refreshing := app.Annotations[v1alpha1.AnnotationRefresh]
 		resp, err = r.opts.Renderer.Render(ctx, &repo.Request{
 			AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Sources: srcs, Revisions: revisions,
-			NoCache: refresh == "hard", NoRevisionCache: refreshing || (at != nil && at.fresh),
+			NoCache: refresh == "hard", NoRevisionCache: refreshing || (at != nil && at.fresh), VerifySignature: verify,
 		})
 		if err != nil {
 			return fail(v1alpha1.ApplicationConditionComparisonError, fmt.Errorf("rendering manifests: %w", err))
+		}
+		if verify {
+			if err := r.verifySignatures(ctx, proj, resp); err != nil {
+				return fail(v1alpha1.ApplicationConditionComparisonError, err)
+			}
 		}
 	}
 	set, err := r.settings(ctx)

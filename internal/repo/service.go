@@ -252,6 +252,13 @@ func (s *Service) render(ctx context.Context, req *Request, sources []resolved) 
 	resp := &Response{Sources: make([]SourceResult, len(sources))}
 	for i, src := range sources {
 		resp.Sources[i].Revision = src.revision
+		if req.VerifySignature && src.repo != nil {
+			signed, err := src.repo.Signature(ctx, src.revision)
+			if err != nil {
+				return nil, err
+			}
+			resp.Sources[i].Signed = signed
+		}
 		if src.source.Ref != "" && src.source.Path == "" && src.source.Chart == "" {
 			continue // only referenced by other sources' $ref/ value files
 		}
@@ -280,7 +287,7 @@ func (s *Service) render(ctx context.Context, req *Request, sources []resolved) 
 func cacheKey(req *Request, sources []resolved) string {
 	h := sha256.New()
 	enc := json.NewEncoder(h)
-	_ = enc.Encode([]any{req.AppName, req.Namespace, req.KubeVersion, req.APIVersions})
+	_ = enc.Encode([]any{req.AppName, req.Namespace, req.KubeVersion, req.APIVersions, req.VerifySignature})
 	for _, s := range sources {
 		_ = enc.Encode([]any{git.NormalizeURL(s.source.RepoURL), s.revision, s.source})
 	}

@@ -175,7 +175,7 @@ func TestMultiSourceAndRefOnlySources(t *testing.T) {
 	if got, want := names(resp.Objects), []string{"ConfigMap/from-a", "ConfigMap/from-b"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("objects = %v, want %v", got, want)
 	}
-	want := []SourceResult{{shaA, v1alpha1.SourceTypeDirectory}, {shaB, ""}, {shaB, v1alpha1.SourceTypeDirectory}}
+	want := []SourceResult{{Revision: shaA, Type: v1alpha1.SourceTypeDirectory}, {Revision: shaB}, {Revision: shaB, Type: v1alpha1.SourceTypeDirectory}}
 	if !reflect.DeepEqual(resp.Sources, want) {
 		t.Errorf("sources = %+v, want %+v", resp.Sources, want)
 	}

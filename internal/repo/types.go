@@ -83,6 +83,9 @@ type Request struct {
 	// NoRevisionCache re-resolves branches and tags now instead of reusing
 	// a recent ls-remote (a normal refresh, a webhook).
 	NoRevisionCache bool
+	// VerifySignature returns each Git source's commit as signed, for the
+	// caller to check against the keys its project allows.
+	VerifySignature bool
 }
 
 // Response is what rendering produced.
@@ -101,6 +104,9 @@ type SourceResult struct {
 	Revision string `json:"revision"`
 	// Type is how the source was rendered; empty for ref-only sources.
 	Type v1alpha1.ApplicationSourceType `json:"type,omitempty"`
+	// Signed is the Git commit and its signature, when the request asked
+	// to verify signatures.
+	Signed *git.Signed `json:"signed,omitempty"`
 }
 
 // Credentials finds the credentials for a repository URL, from repository

@@ -221,6 +221,37 @@ func newRepo(t testing.TB, bare, url string) *Repo {
 // on the current branch, pushes, and returns the new commit SHA.
 func (r *Repo) Commit(t testing.TB, message string, files map[string]string) string {
 	t.Helper()
+	r.write(t, files)
+	return r.commitWorkTree(t, message)
+}
+
+// CommitSigned is Commit with the commit signed by sign, which gets the
+// commit object as Git signs it and returns an ASCII-armored signature
+// (see package gpgkey).
+func (r *Repo) CommitSigned(t testing.TB, message string, files map[string]string, sign func(payload []byte) string) string {
+	t.Helper()
+	r.write(t, files)
+	run(t, r.work, "git", "add", "-A")
+	run(t, r.work, "git", "-c", "user.name=test", "-c", "user.email=test@example.com", "commit", "-q", "--allow-empty", "-m", message)
+	payload := run(t, r.work, "git", "cat-file", "commit", "HEAD")
+	headers, body, _ := strings.Cut(payload, "\n\n")
+	sig := strings.ReplaceAll(strings.TrimRight(sign([]byte(payload)), "\n"), "\n", "\n ")
+	cmd := exec.Command("git", "hash-object", "-t", "commit", "-w", "--stdin")
+	cmd.Dir, cmd.Stdin = r.work, strings.NewReader(headers+"\ngpgsig "+sig+"\n\n"+body)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("writing the signed commit: %v", err)
+	}
+	run(t, r.work, "git", "reset", "-q", "--soft", strings.TrimSpace(string(out)))
+	branch := strings.TrimSpace(run(t, r.work, "git", "rev-parse", "--abbrev-ref", "HEAD"))
+	run(t, r.work, "git", "push", "-q", "origin", branch)
+	return strings.TrimSpace(string(out))
+}
+
+// write writes files (path → content; an empty content deletes the file)
+// into the work tree.
+func (r *Repo) write(t testing.TB, files map[string]string) {
+	t.Helper()
 	for path, content := range files {
 		full := filepath.Join(r.work, path)
 		if content == "" {
@@ -234,7 +265,6 @@ func (r *Repo) Commit(t testing.TB, message string, files map[string]string) str
 			t.Fatal(err)
 		}
 	}
-	return r.commitWorkTree(t, message)
 }
 
 // Symlink adds a symbolic link at path pointing to target and commits it.

@@ -1,0 +1,59 @@
+package controller
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/gpgkey"
+)
+
+// TestSignatureKeys: in a project with signatureKeys, an unsigned commit
+// is refused (ComparisonError, nothing synced), a commit signed with a
+// key argocd-gpg-keys-cm does not hold too, one signed with a key held
+// but not in the project's list too, and a commit signed with an allowed
+// key syncs.
+func TestSignatureKeys(t *testing.T) {
+	e := start(t)
+	allowed, held, stranger := gpgkey.New(t, "allowed"), gpgkey.New(t, "held"), gpgkey.New(t, "stranger")
+	e.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.GPGKeysConfigMap, Namespace: e.ns},
+		Data: map[string]string{allowed.ID(): allowed.Armored(), held.ID(): held.Armored()}})
+	e.create(&v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Name: "signed", Namespace: e.ns}, Spec: v1alpha1.AppProjectSpec{
+		SourceRepos:   []string{"*"},
+		Destinations:  []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}},
+		SignatureKeys: []v1alpha1.SignatureKey{{KeyID: allowed.ID()}},
+	}})
+	remote := gitserver.NewLocalRepo(t)
+	cm := func(v string) map[string]string {
+		return map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {v: " + v + "}\n"}
+	}
+	unsigned := remote.Commit(t, "unsigned", cm("unsigned"))
+	dest := testCluster.NewNamespace(t)
+	e.create(newApp(e, "guarded", "signed", remote.URL, "app", v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest}))
+	e.waitCondition("guarded", v1alpha1.ApplicationConditionComparisonError, "Target revision "+unsigned+" in Git is not signed, but a signature is required")
+	if _, err := e.kube.CoreV1().ConfigMaps(dest).Get(t.Context(), "cm", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("an unsigned commit was synced: %v", err)
+	}
+
+	byStranger := remote.CommitSigned(t, "by a stranger", cm("stranger"), stranger.Sign)
+	e.waitCondition("guarded", v1alpha1.ApplicationConditionComparisonError, "Failed verifying revision "+byStranger+": signed with key not in keyring (key_id="+stranger.ID()+")")
+	byHeld := remote.CommitSigned(t, "by a key held, not allowed", cm("held"), held.Sign)
+	e.waitCondition("guarded", v1alpha1.ApplicationConditionComparisonError, "Revision "+byHeld+" is signed with key "+held.ID()+", which AppProject signed does not allow")
+
+	remote.CommitSigned(t, "by the allowed key", cm("allowed"), allowed.Sign)
+	e.waitSyncedHealthy("guarded")
+	got, err := e.kube.CoreV1().ConfigMaps(dest).Get(t.Context(), "cm", metav1.GetOptions{})
+	if err != nil || got.Data["v"] != "allowed" {
+		t.Fatalf("the signed commit's ConfigMap: %v %v", err, got.Data)
+	}
+	for _, c := range e.app("guarded").Status.Conditions {
+		if c.Type == v1alpha1.ApplicationConditionComparisonError {
+			t.Errorf("a ComparisonError is left: %s", c.Message)
+		}
+	}
+}
