@@ -113,6 +113,9 @@ const (
 	AnnotationTrackingID = "argocd.argoproj.io/tracking-id"
 	// AnnotationRefresh asks the controller to refresh an Application ("normal" or "hard").
 	AnnotationRefresh = "argocd.argoproj.io/refresh"
+	// AnnotationSkipReconcile, "true" on an Application, keeps the
+	// controller away from it: no comparison, no sync, no status.
+	AnnotationSkipReconcile = "argocd.argoproj.io/skip-reconcile"
 	// LabelSecretType marks repository, credential-template and cluster Secrets.
 	LabelSecretType = "argocd.argoproj.io/secret-type"
 	// AnnotationManagedBy, set to ManagedByArgoCD, marks Secrets written

@@ -231,3 +231,29 @@ func TestExcludedKindIsNeitherSyncedNorPruned(t *testing.T) {
 		}
 	}
 }
+
+// TestSkipReconcile: an Application annotated skip-reconcile: "true" is
+// left alone (no status, nothing synced) until the annotation goes.
+func TestSkipReconcile(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "one", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n"})
+	dest := testCluster.NewNamespace(t)
+	app := newApp(e, "skipped", "default", remote.URL, "app", v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest})
+	app.Annotations = map[string]string{v1alpha1.AnnotationSkipReconcile: "true"}
+	e.create(app)
+	// Another app, created after it, is reconciled: the controller has had
+	// its chance at the skipped one.
+	e.create(newApp(e, "witness", "default", remote.URL, "app", v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: testCluster.NewNamespace(t)}))
+	e.waitSyncedHealthy("witness")
+	time.Sleep(2 * time.Second) // one more resync period
+	if a := e.app("skipped"); a.Status.ReconciledAt != nil || a.Status.Sync.Status != "" {
+		t.Fatalf("a skipped app was reconciled: %+v", a.Status)
+	}
+	if _, err := e.kube.CoreV1().ConfigMaps(dest).Get(ctx, "cm", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("a skipped app was synced: %v", err)
+	}
+	e.update("skipped", func(a *v1alpha1.Application) { delete(a.Annotations, v1alpha1.AnnotationSkipReconcile) })
+	e.waitSyncedHealthy("skipped")
+}

@@ -95,6 +95,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !r.namespaces.allowed(app.Namespace) {
 		return ctrl.Result{}, nil
 	}
+	if app.Annotations[v1alpha1.AnnotationSkipReconcile] == "true" && app.DeletionTimestamp == nil {
+		return ctrl.Result{}, nil // a deletion still runs its finalizer
+	}
 	if r.written.stale(app) {
 		return ctrl.Result{RequeueAfter: staleRetry}, nil
 	}
