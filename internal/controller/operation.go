@@ -321,8 +321,12 @@ func (r *reconciler) sync(ctx context.Context, app *v1alpha1.Application, op *v1
 		return &operationResult{Result: &apply.Result{Phase: v1alpha1.OperationError, Message: err.Error()}, comp: comp}
 	}
 	applier := &apply.Applier{Client: comp.dest.Client, Mapper: comp.dest.Mapper, Health: checker, FieldManager: engine.FieldManager, Tracking: r.tracking}
+	var nsMeta *v1alpha1.ManagedNamespaceMetadata
+	if app.Spec.SyncPolicy != nil {
+		nsMeta = app.Spec.SyncPolicy.ManagedNamespaceMetadata
+	}
 	res := applier.Run(ctx, &apply.Request{
-		App: r.appKey(app), Namespace: app.Spec.Destination.Namespace, Plan: plan,
+		App: r.appKey(app), Namespace: app.Spec.Destination.Namespace, NamespaceMetadata: nsMeta, Plan: plan,
 		Prune: prune, AllowPrune: op.Sync.Prune, DryRun: op.Sync.DryRun, Force: op.Sync.SyncStrategy.Forced(), Options: opts,
 		Done: done, Checkpoint: checkpoint,
 	})

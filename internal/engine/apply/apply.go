@@ -65,7 +65,11 @@ type Request struct {
 	App string
 	// Namespace is the destination namespace for namespaced objects without one.
 	Namespace string
-	Plan      *Plan
+	// NamespaceMetadata, if set, are the labels and annotations of the
+	// namespace CreateNamespace makes (syncPolicy.managedNamespaceMetadata),
+	// kept as they say on every sync.
+	NamespaceMetadata *v1alpha1.ManagedNamespaceMetadata
+	Plan              *Plan
 	// Prune are live objects of the Application that are no longer desired.
 	Prune []*unstructured.Unstructured
 	// AllowPrune is the operation's prune flag.
@@ -157,7 +161,7 @@ func (a *Applier) defaults() {
 
 func (a *Applier) run(ctx context.Context, req *Request, res *Result) error {
 	if req.Options.CreateNamespace && req.Namespace != "" && !req.DryRun {
-		if err := a.ensureNamespace(ctx, req.Namespace); err != nil {
+		if err := a.ensureNamespace(ctx, req.Namespace, req.NamespaceMetadata); err != nil {
 			return err
 		}
 	}
@@ -533,10 +537,14 @@ func (a *Applier) prune(ctx context.Context, req *Request, res *Result) error {
 	return nil
 }
 
-func (a *Applier) ensureNamespace(ctx context.Context, name string) error {
+func (a *Applier) ensureNamespace(ctx context.Context, name string, meta *v1alpha1.ManagedNamespaceMetadata) error {
 	ns := &unstructured.Unstructured{}
 	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
 	ns.SetName(name)
+	if meta != nil {
+		ns.SetLabels(meta.Labels)
+		ns.SetAnnotations(meta.Annotations)
+	}
 	data, _ := json.Marshal(ns)
 	_, err := a.Client.Resource(corev1.SchemeGroupVersion.WithResource("namespaces")).Patch(ctx, name, types.ApplyPatchType, data,
 		metav1.PatchOptions{FieldManager: a.FieldManager})

@@ -223,6 +223,9 @@ func TestPruneRespectsOptions(t *testing.T) {
 	}
 }
 
+// TestDryRunChangesNothingAndCreateNamespace: a dry run creates nothing;
+// CreateNamespace makes the namespace with managedNamespaceMetadata's
+// labels and annotations and keeps them as it says.
 func TestDryRunChangesNothingAndCreateNamespace(t *testing.T) {
 	cs := kubernetes.NewForConfigOrDie(cluster.Config)
 	ctx := context.Background()
@@ -237,12 +240,24 @@ func TestDryRunChangesNothingAndCreateNamespace(t *testing.T) {
 		t.Errorf("dry run created the object: %v", err)
 	}
 	plan, _ = NewPlan(parse(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}}`))
-	res := a.Run(ctx, &Request{App: "d", Namespace: ns, Plan: plan, Options: Options{CreateNamespace: true}})
+	meta := &v1alpha1.ManagedNamespaceMetadata{Labels: map[string]string{"team": "web", "tier": "1"}, Annotations: map[string]string{"owner": "web-team"}}
+	res := a.Run(ctx, &Request{App: "d", Namespace: ns, Plan: plan, Options: Options{CreateNamespace: true}, NamespaceMetadata: meta})
 	if res.Phase != v1alpha1.OperationSucceeded {
 		t.Fatal(res.Message)
 	}
 	if _, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, "c", metav1.GetOptions{}); err != nil {
 		t.Errorf("object not created in the new namespace: %v", err)
+	}
+	created, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if err != nil || created.Labels["team"] != "web" || created.Labels["tier"] != "1" || created.Annotations["owner"] != "web-team" {
+		t.Fatalf("the namespace's metadata: %v %v %v", err, created.Labels, created.Annotations)
+	}
+	// managedNamespaceMetadata changed: a label it no longer names goes.
+	delete(meta.Labels, "tier")
+	plan, _ = NewPlan(parse(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}}`))
+	a.Run(ctx, &Request{App: "d", Namespace: ns, Plan: plan, Options: Options{CreateNamespace: true}, NamespaceMetadata: meta})
+	if got, _ := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); got.Labels["team"] != "web" || got.Labels["tier"] != "" {
+		t.Errorf("after the change: %v", got.Labels)
 	}
 }
 
