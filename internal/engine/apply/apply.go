@@ -344,6 +344,9 @@ func (a *Applier) apply(ctx context.Context, req *Request, t *Task, res *Result)
 		if live, err = apply(); err != nil && force && cannotPatch(err) {
 			live, err = a.recreate(ctx, ri, obj, apply)
 		}
+		if migrate := firstSet(t.Options.ClientSideApplyMigration, req.Options.ClientSideApplyMigration); err == nil && !req.DryRun && (migrate == nil || *migrate) {
+			live, err = a.migrateClientSideApply(ctx, ri, obj, live, apply)
+		}
 	}
 	if err != nil {
 		return failed(rr, fmt.Errorf("applying %s: %w", kube.Ref(obj), err))

@@ -34,6 +34,10 @@ type Options struct {
 	// RespectIgnoreDiff applies ignored fields with their live values, so
 	// a sync leaves ignored differences alone (controller).
 	RespectIgnoreDiff bool
+	// ClientSideApplyMigration false keeps fields a client-side apply
+	// (kubectl apply) set owned by it; nil or true hands them to Capstan's
+	// field manager, so fields removed from Git go (Applier).
+	ClientSideApplyMigration *bool
 	// SkipDryRunOnMissingResource, on a custom resource whose kind the
 	// cluster does not serve yet, waits for its definition (installed by
 	// someone else) instead of failing at once (Applier); a kind whose CRD
@@ -60,6 +64,7 @@ var optionSetters = map[string]func(o *Options, v bool){
 	"FailOnSharedResource":        func(o *Options, v bool) { o.FailOnSharedResource = v },
 	"RespectIgnoreDifferences":    func(o *Options, v bool) { o.RespectIgnoreDiff = v },
 	"SkipDryRunOnMissingResource": func(o *Options, v bool) { o.SkipDryRunOnMissingResource = v },
+	"ClientSideApplyMigration":    func(o *Options, v bool) { o.ClientSideApplyMigration = &v },
 }
 
 // ParseOptions reads a comma-separated options annotation.
