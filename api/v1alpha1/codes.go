@@ -113,6 +113,11 @@ const (
 	AnnotationTrackingID = "argocd.argoproj.io/tracking-id"
 	// AnnotationRefresh asks the controller to refresh an Application ("normal" or "hard").
 	AnnotationRefresh = "argocd.argoproj.io/refresh"
+	// AnnotationDeletionApproved, on an Application, is when a user
+	// approved deleting the resources that ask for it (Prune=confirm,
+	// Delete=confirm): an RFC 3339 time, from the operation's start (or
+	// the Application's deletion) on.
+	AnnotationDeletionApproved = "argocd.argoproj.io/deletion-approved"
 	// AnnotationSkipReconcile, "true" on an Application, keeps the
 	// controller away from it: no comparison, no sync, no status.
 	AnnotationSkipReconcile = "argocd.argoproj.io/skip-reconcile"

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,14 +52,23 @@ func (r *reconciler) finalize(ctx context.Context, app *v1alpha1.Application) er
 		propagation = metav1.DeletePropagationBackground
 	}
 	remaining := 0
+	var awaiting []string
 	for _, obj := range cache.ManagedBy(r.appKey(app)) {
-		if own, err := apply.ParseOptions(obj.GetAnnotations()[v1alpha1.AnnotationSyncOptions]); err == nil && own.Delete != nil && !*own.Delete {
+		own, err := apply.ParseOptions(obj.GetAnnotations()[v1alpha1.AnnotationSyncOptions])
+		if err == nil && own.Delete != nil && !*own.Delete {
 			continue // Delete=false: left in place, as Argo CD does
+		}
+		if err == nil && own.DeleteConfirm && !deletionApproved(app, app.DeletionTimestamp.Time) {
+			awaiting = append(awaiting, kube.Ref(obj)) // Delete=confirm: kept until the user approves
+			continue
 		}
 		remaining++
 		if err := deleteObject(ctx, dest, obj, propagation); err != nil {
 			return err
 		}
+	}
+	if len(awaiting) > 0 {
+		return fmt.Errorf("waiting for deletion confirmation of %s (Application/%s/%s)", strings.Join(awaiting, ", "), app.Namespace, app.Name)
 	}
 	if remaining > 0 {
 		return fmt.Errorf("waiting for %d resources of Application/%s/%s to be deleted", remaining, app.Namespace, app.Name)

@@ -188,6 +188,12 @@ func (r *reconciler) runOperation(ctx context.Context, app *v1alpha1.Application
 		stopped.Phase, stopped.Message, stopped.Interrupted = v1alpha1.OperationFailed, terminatedMessage, false
 		res = &operationResult{Result: &stopped, comp: res.comp, refused: true}
 	}
+	if res.AwaitingConfirmation {
+		// Running, saying what it waits for; the approval (an update of
+		// the Application) resumes it.
+		progress.message = res.Message
+		return progress.checkpoint(ctx, res.Result, true)
+	}
 	if res.Interrupted {
 		// Not finished: the Running state (or the operation) stays, and
 		// the next reconcile resumes it.
@@ -207,6 +213,8 @@ type progressWriter struct {
 	since   time.Time // the last write
 	wrote   bool
 	resumed bool
+	// message, if set, is what the operation waits for.
+	message string
 }
 
 func (p *progressWriter) checkpoint(ctx context.Context, res *apply.Result, force bool) error {
@@ -217,6 +225,9 @@ func (p *progressWriter) checkpoint(ctx context.Context, res *apply.Result, forc
 	st.Message = "syncing"
 	if p.resumed {
 		st.Message = "syncing (resumed after the controller restarted)"
+	}
+	if p.message != "" {
+		st.Message = p.message
 	}
 	st.SyncResult = &v1alpha1.SyncOperationResult{Resources: res.Resources}
 	err := p.status.write(ctx, p.app)
@@ -328,7 +339,8 @@ func (r *reconciler) sync(ctx context.Context, app *v1alpha1.Application, op *v1
 	res := applier.Run(ctx, &apply.Request{
 		App: r.appKey(app), Namespace: app.Spec.Destination.Namespace, NamespaceMetadata: nsMeta, Plan: plan,
 		Prune: prune, AllowPrune: op.Sync.Prune, DryRun: op.Sync.DryRun, Force: op.Sync.SyncStrategy.Forced(), Options: opts,
-		Done: done, Checkpoint: checkpoint,
+		DeletionApproved: deletionApproved(app, app.Status.OperationState.StartedAt.Time),
+		Done:             done, Checkpoint: checkpoint,
 	})
 	for _, a := range res.Applied {
 		comp.dest.Differ.Record(a.Sent, a.Live)
@@ -679,4 +691,12 @@ func keepIgnored(desired []*unstructured.Unstructured, comp *comparison, ignore 
 		out[i] = kept
 	}
 	return out, nil
+}
+
+// deletionApproved reports whether the Application's deletion-approved
+// annotation approves deleting, from since on, the resources that ask
+// for confirmation (argocd app confirm-deletion sets it to the time).
+func deletionApproved(app *v1alpha1.Application, since time.Time) bool {
+	at, err := time.Parse(time.RFC3339, app.Annotations[v1alpha1.AnnotationDeletionApproved])
+	return err == nil && !at.Before(since.Truncate(time.Second))
 }

@@ -257,3 +257,77 @@ func TestSkipReconcile(t *testing.T) {
 	e.update("skipped", func(a *v1alpha1.Application) { delete(a.Annotations, v1alpha1.AnnotationSkipReconcile) })
 	e.waitSyncedHealthy("skipped")
 }
+
+// TestConfirmedDeletion: a resource marked Prune=confirm is not pruned
+// until the Application's deletion-approved annotation approves it (the
+// sync waits, Running, naming it); one marked Delete=confirm outlives its
+// Application's deletion until approved the same way.
+func TestConfirmedDeletion(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	remote := gitserver.NewLocalRepo(t)
+	cm := func(name, options string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + ", annotations: {argocd.argoproj.io/sync-options: '" + options + "'}}\n"
+	}
+	remote.Commit(t, "one", map[string]string{"app/kept.yaml": cm("kept", "Prune=true"), "app/guarded.yaml": cm("guarded", "Prune=confirm")})
+	dest := testCluster.NewNamespace(t)
+	app := newApp(e, "careful", "default", remote.URL, "app", v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest})
+	app.Spec.SyncPolicy.Automated.Prune = true
+	app.Finalizers = []string{resourcesFinalizer}
+	e.create(app)
+	e.waitSyncedHealthy("careful")
+
+	exists := func(name string) bool {
+		_, err := e.kube.CoreV1().ConfigMaps(dest).Get(ctx, name, metav1.GetOptions{})
+		return err == nil
+	}
+	approve := func() {
+		e.update("careful", func(a *v1alpha1.Application) {
+			a.Annotations = map[string]string{v1alpha1.AnnotationDeletionApproved: time.Now().UTC().Format(time.RFC3339)}
+		})
+	}
+	remote.Commit(t, "two", map[string]string{"app/guarded.yaml": "", "app/precious.yaml": cm("precious", "Delete=confirm")})
+	e.eventually("the sync waiting for confirmation", func() string {
+		st := e.app("careful").Status.OperationState
+		if st == nil || st.Phase != v1alpha1.OperationRunning || st.Message != "waiting for pruning confirmation of ConfigMap/"+dest+"/guarded" {
+			return fmt.Sprintf("%+v", st)
+		}
+		return ""
+	})
+	if !exists("guarded") {
+		t.Fatal("a Prune=confirm ConfigMap was pruned without approval")
+	}
+	time.Sleep(time.Second) // approvals count from the operation's start, to the second
+	approve()
+	e.eventually("pruned once approved", func() string {
+		if st := e.app("careful").Status.OperationState; exists("guarded") || st == nil || st.Phase != v1alpha1.OperationSucceeded {
+			return fmt.Sprintf("guarded exists %v, operation %+v", exists("guarded"), st)
+		}
+		return ""
+	})
+
+	// Deleting the app: precious waits for approval, kept goes. (The
+	// approval above, a second older than the deletion, does not count.)
+	time.Sleep(1100 * time.Millisecond)
+	if err := e.client.Delete(ctx, e.app("careful")); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("kept deleted", func() string {
+		if exists("kept") {
+			return "kept still there"
+		}
+		return ""
+	})
+	time.Sleep(2 * time.Second)
+	if !exists("precious") || e.app("careful").DeletionTimestamp == nil {
+		t.Fatal("a Delete=confirm ConfigMap was deleted without approval, or its app is gone")
+	}
+	approve()
+	e.eventually("precious deleted and the app gone", func() string {
+		err := e.client.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: "careful"}, &v1alpha1.Application{})
+		if exists("precious") || !apierrors.IsNotFound(err) {
+			return fmt.Sprintf("precious %v, app %v", exists("precious"), err)
+		}
+		return ""
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -94,6 +95,9 @@ type Request struct {
 	// interrupts the sync. Between those it is called as the sync moves
 	// on, and may skip the write. Results must not be kept after it returns.
 	Checkpoint func(ctx context.Context, res *Result, force bool) error
+	// DeletionApproved is the user's approval to prune the objects whose
+	// options say Prune=confirm or Delete=confirm.
+	DeletionApproved bool
 }
 
 // Result is the outcome of a sync.
@@ -107,12 +111,21 @@ type Result struct {
 	Applied []Applied
 	// Pruned are the objects deleted by the sync.
 	Pruned []*unstructured.Unstructured
+	// AwaitingConfirmation is set when objects to prune wait for the
+	// user's approval (Prune=confirm, Delete=confirm; Request's
+	// DeletionApproved): the sync is neither failed nor succeeded, Message
+	// names them, and running it again once approved finishes it.
+	AwaitingConfirmation bool
 	// Interrupted is set when the sync stopped before it finished for a
 	// reason of the controller's (its context ended, or a checkpoint could
 	// not be written): it is neither failed nor succeeded, and running the
 	// same Request again with Done set to Resources resumes it.
 	Interrupted bool
 }
+
+// errAwaitingConfirmation stops a sync whose pruning waits for the
+// user's approval.
+var errAwaitingConfirmation = errors.New("waiting for pruning confirmation")
 
 // Applied is one object a sync applied.
 type Applied struct {
@@ -134,6 +147,10 @@ func (a *Applier) Run(ctx context.Context, req *Request) *Result {
 		return res
 	}
 	res.Phase, res.Message = v1alpha1.OperationFailed, err.Error()
+	if errors.Is(err, errAwaitingConfirmation) {
+		res.Phase, res.AwaitingConfirmation = v1alpha1.OperationRunning, true
+		return res
+	}
 	if ctx.Err() != nil || errors.Is(err, errCheckpoint) {
 		res.Phase, res.Interrupted = v1alpha1.OperationError, true
 		return res
@@ -496,6 +513,7 @@ func (a *Applier) deleteHook(ctx context.Context, ri dynamic.ResourceInterface, 
 // prune deletes live objects that are no longer desired, unless the sync or
 // the object says not to.
 func (a *Applier) prune(ctx context.Context, req *Request, res *Result) error {
+	var awaiting []string
 	for _, obj := range req.Prune {
 		t := &Task{Obj: obj, Phase: v1alpha1.SyncPhaseSync}
 		rr := resultFor(t, obj)
@@ -513,6 +531,10 @@ func (a *Applier) prune(ctx context.Context, req *Request, res *Result) error {
 			continue
 		case own.Delete != nil && !*own.Delete:
 			rr.Status, rr.Message = v1alpha1.ResultCodePruneSkipped, "ignored (Delete=false)"
+			continue
+		case (own.PruneConfirm || own.DeleteConfirm || req.Options.PruneConfirm) && !req.DeletionApproved && !req.DryRun:
+			rr.Message = "waiting for pruning confirmation"
+			awaiting = append(awaiting, kube.Ref(obj))
 			continue
 		}
 		a.emit(t, ActionPrune)
@@ -536,6 +558,9 @@ func (a *Applier) prune(ctx context.Context, req *Request, res *Result) error {
 		}
 		rr.Status, rr.Message = v1alpha1.ResultCodePruned, "pruned"
 		res.Pruned = append(res.Pruned, obj)
+	}
+	if len(awaiting) > 0 {
+		return fmt.Errorf("%w of %s", errAwaitingConfirmation, strings.Join(awaiting, ", "))
 	}
 	return nil
 }

@@ -28,6 +28,10 @@ type Options struct {
 	// Delete, on an object, false keeps it when pruned (Applier) or when
 	// its Application is deleted (the controller's finalizer); nil: delete.
 	Delete *bool
+	// PruneConfirm and DeleteConfirm (Prune=confirm, Delete=confirm) make
+	// the object's pruning (Applier), and for Delete its deletion with its
+	// Application (the controller), wait for the user's approval.
+	PruneConfirm, DeleteConfirm bool
 	// FailOnSharedResource refuses a sync touching an object another
 	// Application tracks (controller).
 	FailOnSharedResource bool
@@ -67,6 +71,12 @@ var optionSetters = map[string]func(o *Options, v bool){
 	"ClientSideApplyMigration":    func(o *Options, v bool) { o.ClientSideApplyMigration = &v },
 }
 
+// confirmSetters are the options that also take "confirm".
+var confirmSetters = map[string]func(o *Options){
+	"Prune":  func(o *Options) { o.PruneConfirm = true },
+	"Delete": func(o *Options) { o.DeleteConfirm = true },
+}
+
 // ParseOptions reads a comma-separated options annotation.
 func ParseOptions(s string) (Options, error) {
 	var items []string
@@ -79,8 +89,7 @@ func ParseOptions(s string) (Options, error) {
 }
 
 // ParseOptionList reads options such as "CreateNamespace=true". Unknown
-// keys are an error; Delete and Prune also take "confirm", which counts as
-// true here (confirmation is the caller's business).
+// keys are an error; Delete and Prune also take "confirm".
 func ParseOptionList(items []string) (Options, error) {
 	var o Options
 	for _, item := range items {
@@ -101,7 +110,14 @@ func ParseOptionList(items []string) (Options, error) {
 			return o, fmt.Errorf("unknown sync option %q", key)
 		}
 		switch value {
-		case "true", "confirm":
+		case "confirm":
+			confirm, ok := confirmSetters[key]
+			if !ok {
+				return o, fmt.Errorf("sync option %q: want true or false", item)
+			}
+			set(&o, true)
+			confirm(&o)
+		case "true":
 			set(&o, true)
 		case "false":
 			set(&o, false)
