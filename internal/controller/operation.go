@@ -54,6 +54,12 @@ func (r *reconciler) pendingOperation(app *v1alpha1.Application, comp *compariso
 			op = st.Operation.DeepCopy()
 		}
 		retryCount = st.RetryCount
+		if s := retryStrategy(app, op); retryCount > 0 && s != nil && s.Refresh && op.Sync != nil {
+			// retry.refresh: the retry takes the latest revision, so a
+			// fix pushed meanwhile is what it syncs.
+			op = op.DeepCopy()
+			op.Sync.Revision, op.Sync.Revisions = "", nil
+		}
 	}
 	if op == nil {
 		op = r.automatedOperation(app, comp)

@@ -331,3 +331,30 @@ func TestConfirmedDeletion(t *testing.T) {
 		return ""
 	})
 }
+
+// TestRetryRefresh: with retry.refresh, a failing automated sync's retry
+// takes the commit pushed to fix it; the same operation, retried,
+// succeeds on the new revision.
+func TestRetryRefresh(t *testing.T) {
+	e := start(t)
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "broken", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndatta: {v: broken}\n"})
+	dest := testCluster.NewNamespace(t)
+	app := newApp(e, "retried", "default", remote.URL, "app", v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest})
+	app.Spec.SyncPolicy.Retry = &v1alpha1.RetryStrategy{Limit: 20, Refresh: true, Backoff: &v1alpha1.Backoff{Duration: "1s", Factor: ptrTo(int64(1))}}
+	e.create(app)
+	e.eventually("the sync failing and retried", func() string {
+		if st := e.app("retried").Status.OperationState; st == nil || st.RetryCount < 1 {
+			return fmt.Sprintf("%+v", st)
+		}
+		return ""
+	})
+	fixed := remote.Commit(t, "fixed", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {v: fixed}\n"})
+	e.eventually("the retry syncing the fix", func() string {
+		st := e.app("retried").Status.OperationState
+		if st == nil || st.Phase != v1alpha1.OperationSucceeded || st.SyncResult == nil || st.SyncResult.Revision != fixed || st.RetryCount < 1 {
+			return fmt.Sprintf("%+v", st)
+		}
+		return ""
+	})
+}
