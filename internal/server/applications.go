@@ -17,6 +17,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/rbac"
 	"github.com/capstan-cd/capstan/internal/repo/git"
 	"github.com/capstan-cd/capstan/internal/session"
+	"github.com/capstan-cd/capstan/internal/settings"
 )
 
 // caller is an authenticated request's identity and the policy to judge
@@ -86,6 +87,11 @@ func (s *Server) caller(r *http.Request) (*caller, error) {
 		return &caller{claims: &session.Claims{Subject: headlessUser}, subjects: []string{headlessUser}, enforcer: enf}, nil
 	}
 	claims, raw, err := s.authenticate(r)
+	if errors.Is(err, errNoSession) && s.anonymousEnabled(r) {
+		// users.anonymous.enabled: no session is the anonymous user, whom
+		// policy.default alone lets in.
+		claims, raw, err = &session.Claims{}, map[string]any{}, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errUnauthenticated, err)
 	}
@@ -98,6 +104,13 @@ func (s *Server) caller(r *http.Request) (*caller, error) {
 		c.project, _, _ = strings.Cut(rest, ":")
 	}
 	return c, nil
+}
+
+// anonymousEnabled reports whether argocd-cm's users.anonymous.enabled
+// lets requests without a session in.
+func (s *Server) anonymousEnabled(r *http.Request) bool {
+	cm, err := settings.LoadArgoCD(r.Context(), s.opts.Client, s.opts.Namespace)
+	return err == nil && cm.AnonymousEnabled()
 }
 
 // headlessEnforcer allows everything: a headless server's user has the

@@ -599,3 +599,32 @@ func TestSessionDuration(t *testing.T) {
 		t.Errorf("with users.session.duration 1h the session lasts %s", got)
 	}
 }
+
+// TestAnonymousUsers: users.anonymous.enabled lets requests without a
+// session in, as policy.default alone allows; a bad token is still
+// refused, and without the setting no session is refused.
+func TestAnonymousUsers(t *testing.T) {
+	f := start(t, true)
+	ctx := context.Background()
+	if code := f.call("GET", "/api/v1/applications", "", "", nil); code != http.StatusUnauthorized {
+		t.Errorf("no session, anonymous users off: %d", code)
+	}
+	for _, cm := range []*corev1.ConfigMap{
+		{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns}, Data: map[string]string{settings.AnonymousEnabledKey: "true"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "argocd-rbac-cm", Namespace: f.ns}, Data: map[string]string{"policy.default": "role:readonly"}},
+	} {
+		if err := testobj.Put(ctx, f.c, cm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code := f.call("GET", "/api/v1/applications", "", "", nil); code != http.StatusOK {
+		t.Errorf("no session, anonymous users on, read-only default: %d", code)
+	}
+	app := `{"metadata":{"name":"anon"},"spec":{"project":"default","source":{"repoURL":"https://git.example.com/a.git","path":"."},"destination":{"server":"https://kubernetes.default.svc","namespace":"x"}}}`
+	if code := f.call("POST", "/api/v1/applications", app, "", nil); code != http.StatusForbidden {
+		t.Errorf("an anonymous create with a read-only default: %d", code)
+	}
+	if code := f.call("GET", "/api/v1/applications", "", "not-a-token", nil); code != http.StatusUnauthorized {
+		t.Errorf("a bad token, anonymous users on: %d", code)
+	}
+}

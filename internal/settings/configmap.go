@@ -125,3 +125,10 @@ func (a *ArgoCD) SessionDuration() (time.Duration, error) {
 	}
 	return d, nil
 }
+
+// AnonymousEnabledKey lets requests without a session in as the anonymous
+// user, whom policy.default alone authorizes.
+const AnonymousEnabledKey = "users.anonymous.enabled"
+
+// AnonymousEnabled is users.anonymous.enabled ("true"; off by default).
+func (a *ArgoCD) AnonymousEnabled() bool { return a.Data[AnonymousEnabledKey] == "true" }
