@@ -158,8 +158,9 @@ func (s *Server) deleteToken(w http.ResponseWriter, r *http.Request, c *caller) 
 }
 
 // updatePassword answers PUT /api/v1/account/password: the caller proves
-// who they are with their current password and sets a new one (8 to 32
-// characters, as Argo CD requires) for themselves or, with accounts/update,
+// who they are with their current password and sets a new one (matching
+// argocd-cm's passwordPattern, 8 to 32 characters by default) for
+// themselves or, with accounts/update,
 // for another account. Sessions issued before the change stop working.
 func (s *Server) updatePassword(w http.ResponseWriter, r *http.Request, c *caller) {
 	var req struct {
@@ -177,8 +178,18 @@ func (s *Server) updatePassword(w http.ResponseWriter, r *http.Request, c *calle
 		c.denied(w, "accounts", "update", req.Name)
 		return
 	}
-	if n := len(req.NewPassword); n < 8 || n > 32 {
-		writeError(w, http.StatusBadRequest, "the new password must be 8 to 32 characters long")
+	cm, err := settings.LoadArgoCD(r.Context(), s.opts.Client, s.opts.Namespace)
+	if err != nil {
+		s.internal(w, err)
+		return
+	}
+	pattern, err := cm.PasswordPattern()
+	if err != nil {
+		s.internal(w, err)
+		return
+	}
+	if !pattern.MatchString(req.NewPassword) {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("New password does not match the following expression: %s.", pattern))
 		return
 	}
 	accounts, err := settings.Accounts(r.Context(), s.opts.Client, s.opts.Namespace)

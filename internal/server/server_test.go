@@ -628,3 +628,24 @@ func TestAnonymousUsers(t *testing.T) {
 		t.Errorf("a bad token, anonymous users on: %d", code)
 	}
 }
+
+// TestPasswordPattern: argocd-cm's passwordPattern decides which new
+// passwords are accepted, with Argo CD's message.
+func TestPasswordPattern(t *testing.T) {
+	f := start(t, true)
+	var login map[string]string
+	old := f.initialPassword()
+	f.call("POST", "/api/v1/session", `{"username":"admin","password":"`+old+`"}`, "", &login)
+	if err := testobj.Put(context.Background(), f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
+		Data: map[string]string{settings.PasswordPatternKey: "^[a-z-]{4,}[0-9]+$"}}); err != nil {
+		t.Fatal(err)
+	}
+	var refused map[string]any
+	if code := f.call("PUT", "/api/v1/account/password", `{"currentPassword":"`+old+`","newPassword":"no-digits-at-all"}`, login["token"], &refused); code != 400 ||
+		refused["message"] != "New password does not match the following expression: ^[a-z-]{4,}[0-9]+$." {
+		t.Errorf("a password against the pattern: %d %v", code, refused)
+	}
+	if code := f.call("PUT", "/api/v1/account/password", `{"currentPassword":"`+old+`","newPassword":"digits-7"}`, login["token"], nil); code != 200 {
+		t.Errorf("a password the pattern allows: %d", code)
+	}
+}

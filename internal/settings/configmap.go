@@ -3,6 +3,7 @@ package settings
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -132,3 +133,24 @@ const AnonymousEnabledKey = "users.anonymous.enabled"
 
 // AnonymousEnabled is users.anonymous.enabled ("true"; off by default).
 func (a *ArgoCD) AnonymousEnabled() bool { return a.Data[AnonymousEnabledKey] == "true" }
+
+// PasswordPatternKey is the regular expression new local passwords must
+// match.
+const PasswordPatternKey = "passwordPattern"
+
+// DefaultPasswordPattern is Argo CD's: 8 to 32 characters.
+const DefaultPasswordPattern = "^.{8,32}$"
+
+// PasswordPattern is passwordPattern compiled (the default when unset); a
+// pattern that does not compile is an error naming it.
+func (a *ArgoCD) PasswordPattern() (*regexp.Regexp, error) {
+	p := a.Data[PasswordPatternKey]
+	if p == "" {
+		p = DefaultPasswordPattern
+	}
+	re, err := regexp.Compile(p)
+	if err != nil {
+		return nil, fmt.Errorf("argocd-cm %s: %w", PasswordPatternKey, err)
+	}
+	return re, nil
+}

@@ -139,7 +139,7 @@ func newAccountCommand(f *clientFlags) *cobra.Command {
 	}
 	updatePassword.Flags().StringVar(&pwAccount, "account", "", "account (default: yourself)")
 	updatePassword.Flags().StringVar(&current, "current-password", "", "your current password")
-	updatePassword.Flags().StringVar(&newPassword, "new-password", "", "the new password (8 to 32 characters)")
+	updatePassword.Flags().StringVar(&newPassword, "new-password", "", "the new password (it must match argocd-cm passwordPattern: 8 to 32 characters by default)")
 
 	canI := &cobra.Command{
 		Use:     "can-i ACTION RESOURCE OBJECT",
