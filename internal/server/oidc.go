@@ -188,6 +188,7 @@ func (s *Server) ssoCallback(w http.ResponseWriter, r *http.Request) {
 // settingsResponse is what GET /api/v1/settings tells clients, the CLI's
 // --sso login among them.
 type settingsResponse struct {
+	settings.PublicSettings
 	URL        string          `json:"url,omitempty"`
 	OIDCConfig *oidcClientInfo `json:"oidcConfig,omitempty"`
 	// ControllerNamespace is the control namespace, whose Applications'
@@ -209,7 +210,21 @@ func (s *Server) settings(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, err)
 		return
 	}
-	out := settingsResponse{ControllerNamespace: s.opts.Namespace}
+	cm, err := settings.LoadArgoCD(r.Context(), s.opts.Client, s.opts.Namespace)
+	if err != nil {
+		s.internal(w, err)
+		return
+	}
+	accounts, err := settings.Accounts(r.Context(), s.opts.Client, s.opts.Namespace)
+	if err != nil {
+		s.internal(w, err)
+		return
+	}
+	otherLogins := false
+	for name, a := range accounts {
+		otherLogins = otherLogins || (name != "admin" && a.Enabled && a.Can(settings.CapabilityLogin))
+	}
+	out := settingsResponse{PublicSettings: cm.Public(otherLogins), ControllerNamespace: s.opts.Namespace}
 	if p != nil {
 		out.URL = p.url
 		out.OIDCConfig = &oidcClientInfo{Name: p.cfg.Name, Issuer: p.cfg.Issuer, ClientID: p.cfg.ClientID, CLIClientID: p.cfg.CLIClientID, Scopes: p.cfg.Scopes()}

@@ -649,3 +649,30 @@ func TestPasswordPattern(t *testing.T) {
 		t.Errorf("a password the pattern allows: %d", code)
 	}
 }
+
+// TestPublicSettings: argocd-cm's public settings reach GET
+// /api/v1/settings under Argo CD's names, with its defaults.
+func TestPublicSettings(t *testing.T) {
+	f := start(t, true)
+	var got map[string]any
+	f.call("GET", "/api/v1/settings", "", "", &got)
+	if got["appLabelKey"] != "app.kubernetes.io/instance" || got["passwordPattern"] != "^.{8,32}$" || got["userLoginsDisabled"] != false || got["execEnabled"] != false {
+		t.Errorf("defaults: %v", got)
+	}
+	if err := testobj.Put(context.Background(), f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns}, Data: map[string]string{
+		"statusbadge.enabled": "true", "statusbadge.url": "https://badges.example.com/", "ui.bannercontent": "Maintenance at noon",
+		"ui.bannerpermanent": "true", "ga.trackingid": "UA-1", "help.chatUrl": "https://chat.example.com", "help.download.linux-amd64": "https://dl.example.com/argocd",
+		"admin.enabled": "false", "exec.enabled": "true",
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	f.call("GET", "/api/v1/settings", "", "", &got)
+	help, _ := got["help"].(map[string]any)
+	ga, _ := got["googleAnalytics"].(map[string]any)
+	if got["statusBadgeEnabled"] != true || got["statusBadgeRootUrl"] != "https://badges.example.com/" || got["uiBannerContent"] != "Maintenance at noon" ||
+		got["uiBannerPermanent"] != true || got["userLoginsDisabled"] != true || got["execEnabled"] != true ||
+		ga["trackingID"] != "UA-1" || ga["anonymizeUsers"] != true || help["chatUrl"] != "https://chat.example.com" {
+		t.Errorf("configured: %v", got)
+	}
+}
