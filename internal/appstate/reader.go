@@ -70,7 +70,12 @@ func (r *Reader) dest(ctx context.Context, app *v1alpha1.Application) (*engine.D
 // revisions gives it (by the source's index; an empty or missing entry
 // keeps its targetRevision), as the repo server returns them.
 func (r *Reader) Manifests(ctx context.Context, app *v1alpha1.Application, revisions []string) (*repo.Response, error) {
-	req := &repo.Request{AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Sources: app.Spec.GetSources(), Revisions: revisions}
+	cm, err := settings.LoadArgoCD(ctx, r.Client, r.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	req := &repo.Request{AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Sources: app.Spec.GetSources(), Revisions: revisions,
+		KustomizeBuildOptions: cm.KustomizeBuildOptions()}
 	if len(req.Sources) == 0 {
 		return nil, fmt.Errorf("application %s has no source", app.Name)
 	}

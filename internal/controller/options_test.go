@@ -358,3 +358,28 @@ func TestRetryRefresh(t *testing.T) {
 		return ""
 	})
 }
+
+// TestKustomizeBuildOptions: argocd-cm's kustomize.buildOptions reach the
+// build: a kustomization using a file beside its directory fails until
+// --load-restrictor LoadRestrictionsNone is set, then syncs.
+func TestKustomizeBuildOptions(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "one", map[string]string{
+		"shared/cm.yaml":         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shared}\n",
+		"app/kustomization.yaml": "resources: [../shared/cm.yaml]\n",
+	})
+	dest := testCluster.NewNamespace(t)
+	e.create(newApp(e, "beside", "default", remote.URL, "app", v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest}))
+	e.waitCondition("beside", v1alpha1.ApplicationConditionComparisonError, "kustomize build")
+	e.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: e.ns},
+		Data: map[string]string{"kustomize.buildOptions": "--load-restrictor LoadRestrictionsNone"}})
+	e.update("beside", func(a *v1alpha1.Application) {
+		a.Annotations = map[string]string{v1alpha1.AnnotationRefresh: "hard"}
+	})
+	e.waitSyncedHealthy("beside")
+	if _, err := e.kube.CoreV1().ConfigMaps(dest).Get(ctx, "shared", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -277,6 +277,13 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 	if len(srcs) == 0 {
 		return fail(v1alpha1.ApplicationConditionInvalidSpecError, errors.New("spec.source or spec.sources is required"))
 	}
+	set, err := r.settings(ctx)
+	if err != nil {
+		return fail(v1alpha1.ApplicationConditionUnknownError, err)
+	}
+	if set.filterErr != nil {
+		return fail(v1alpha1.ApplicationConditionComparisonError, set.filterErr)
+	}
 	resp := &repo.Response{}
 	verify := requiresSignatures(proj)
 	if at != nil && at.manifests != nil {
@@ -289,6 +296,7 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 		resp, err = r.opts.Renderer.Render(ctx, &repo.Request{
 			AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Sources: srcs, Revisions: revisions,
 			NoCache: refresh == "hard", NoRevisionCache: refreshing || (at != nil && at.fresh), VerifySignature: verify,
+			KustomizeBuildOptions: set.cm.KustomizeBuildOptions(),
 		})
 		if err != nil {
 			return fail(v1alpha1.ApplicationConditionComparisonError, fmt.Errorf("rendering manifests: %w", err))
@@ -298,13 +306,6 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 				return fail(v1alpha1.ApplicationConditionComparisonError, err)
 			}
 		}
-	}
-	set, err := r.settings(ctx)
-	if err != nil {
-		return fail(v1alpha1.ApplicationConditionUnknownError, err)
-	}
-	if set.filterErr != nil {
-		return fail(v1alpha1.ApplicationConditionComparisonError, set.filterErr)
 	}
 	ignore, _ := set.cm.IgnoreDifferencesFor(app) // what cannot be read is logged once per version of argocd-cm
 	result, err := dest.Compare(ctx, engine.CompareRequest{

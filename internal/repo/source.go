@@ -57,7 +57,10 @@ func renderSource(ctx context.Context, in *sourceInput) ([]*unstructured.Unstruc
 	var objs []*unstructured.Unstructured
 	switch typ {
 	case v1alpha1.SourceTypeKustomize:
-		objs, err = kustomize.Render(ctx, in.root, src.Path, src.Kustomize, env)
+		var opts kustomize.BuildOptions
+		if opts, err = kustomize.ParseBuildOptions(in.req.KustomizeBuildOptions); err == nil {
+			objs, err = kustomize.Render(ctx, in.root, src.Path, src.Kustomize, opts, env)
+		}
 	case v1alpha1.SourceTypeDirectory:
 		objs, err = directory.Render(ctx, in.root, src.Path, src.Directory, env)
 	case v1alpha1.SourceTypeHelm:

@@ -86,6 +86,8 @@ type Request struct {
 	// VerifySignature returns each Git source's commit as signed, for the
 	// caller to check against the keys its project allows.
 	VerifySignature bool
+	// KustomizeBuildOptions are argocd-cm's kustomize.buildOptions.
+	KustomizeBuildOptions string
 }
 
 // Response is what rendering produced.

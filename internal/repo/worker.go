@@ -35,6 +35,8 @@ type renderJob struct {
 	Namespace   string                     `json:"namespace"`
 	KubeVersion string                     `json:"kubeVersion,omitempty"`
 	APIVersions []string                   `json:"apiVersions,omitempty"`
+	// KustomizeBuildOptions are argocd-cm's kustomize.buildOptions.
+	KustomizeBuildOptions string `json:"kustomizeBuildOptions,omitempty"`
 }
 
 type fetchRequest struct {
@@ -60,12 +62,14 @@ const maxControlFrame = 1 << 20
 
 func jobOf(in *sourceInput) *renderJob {
 	return &renderJob{Root: in.root, Source: in.source, Revision: in.revision, Refs: in.refs,
-		AppName: in.req.AppName, Namespace: in.req.Namespace, KubeVersion: in.req.KubeVersion, APIVersions: in.req.APIVersions}
+		AppName: in.req.AppName, Namespace: in.req.Namespace, KubeVersion: in.req.KubeVersion, APIVersions: in.req.APIVersions,
+		KustomizeBuildOptions: in.req.KustomizeBuildOptions}
 }
 
 func (j *renderJob) input(deps pipeFetcher) *sourceInput {
 	return &sourceInput{root: j.Root, source: j.Source, revision: j.Revision, refs: j.Refs, deps: deps,
-		req: &Request{AppName: j.AppName, Namespace: j.Namespace, KubeVersion: j.KubeVersion, APIVersions: j.APIVersions}}
+		req: &Request{AppName: j.AppName, Namespace: j.Namespace, KubeVersion: j.KubeVersion, APIVersions: j.APIVersions,
+			KustomizeBuildOptions: j.KustomizeBuildOptions}}
 }
 
 func writeFrame(w io.Writer, f *frame) error {

@@ -106,6 +106,10 @@ func (a *ArgoCD) GlobalProjects() ([]GlobalProject, error) {
 // real statuses only when it is "true".
 func (a *ArgoCD) StatusBadgeEnabled() bool { return a.Data["statusbadge.enabled"] == "true" }
 
+// KustomizeBuildOptions is kustomize.buildOptions: the `kustomize
+// build` flags every Kustomize source is built with.
+func (a *ArgoCD) KustomizeBuildOptions() string { return a.Data["kustomize.buildOptions"] }
+
 // SessionDurationKey is how long a local user's session lasts.
 const SessionDurationKey = "users.session.duration"
 

@@ -34,9 +34,9 @@ func KustomizationFile(dir string) (string, bool) {
 }
 
 // Render builds the kustomization at path (relative to the checkout root)
-// with the overrides in opts (which may be nil). env is the build
-// environment used by commonAnnotationsEnvsubst.
-func Render(ctx context.Context, root, path string, opts *v1alpha1.ApplicationSourceKustomize, env map[string]string) ([]*unstructured.Unstructured, error) {
+// with the overrides in opts (which may be nil) and argocd-cm's build
+// options. env is the build environment used by commonAnnotationsEnvsubst.
+func Render(ctx context.Context, root, path string, opts *v1alpha1.ApplicationSourceKustomize, build BuildOptions, env map[string]string) ([]*unstructured.Unstructured, error) {
 	realRoot, err := pathsafe.Root(root)
 	if err != nil {
 		return nil, err
@@ -73,7 +73,7 @@ func Render(ctx context.Context, root, path string, opts *v1alpha1.ApplicationSo
 	}
 	done := make(chan result, 1)
 	go func() {
-		objs, err := build(fs, appDir)
+		objs, err := run(fs, appDir, build.krustyOptions())
 		done <- result{objs, err}
 	}()
 	var res result
@@ -92,8 +92,8 @@ func Render(ctx context.Context, root, path string, opts *v1alpha1.ApplicationSo
 	return objs, nil
 }
 
-func build(fs filesys.FileSystem, dir string) ([]*unstructured.Unstructured, error) {
-	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+func run(fs filesys.FileSystem, dir string, opts *krusty.Options) ([]*unstructured.Unstructured, error) {
+	k := krusty.MakeKustomizer(opts)
 	resMap, err := k.Run(fs, dir)
 	if err != nil {
 		return nil, err

@@ -45,7 +45,7 @@ func container(t *testing.T, d *unstructured.Unstructured) map[string]any {
 }
 
 func TestRenderWithoutOverrides(t *testing.T) {
-	objs, err := Render(context.Background(), root, "overlays/prod", nil, nil)
+	objs, err := Render(context.Background(), root, "overlays/prod", nil, BuildOptions{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestRenderWithApplicationOverrides(t *testing.T) {
 		}},
 		Components: []string{"../../components/metrics"},
 	}
-	objs, err := Render(context.Background(), root, "overlays/prod", opts, map[string]string{"ARGOCD_APP_NAME": "shop-prod"})
+	objs, err := Render(context.Background(), root, "overlays/prod", opts, BuildOptions{}, map[string]string{"ARGOCD_APP_NAME": "shop-prod"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestRenderWithApplicationOverrides(t *testing.T) {
 func TestLabelsWithoutSelectorAndConflicts(t *testing.T) {
 	objs, err := Render(context.Background(), root, "base", &v1alpha1.ApplicationSourceKustomize{
 		CommonLabels: map[string]string{"team": "a"}, LabelWithoutSelector: true,
-	}, nil)
+	}, BuildOptions{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,11 +126,11 @@ func TestLabelsWithoutSelectorAndConflicts(t *testing.T) {
 	}
 
 	conflict := &v1alpha1.ApplicationSourceKustomize{CommonLabels: map[string]string{"env": "staging"}}
-	if _, err := Render(context.Background(), root, "overlays/prod", conflict, nil); err == nil || !strings.Contains(err.Error(), `label "env" already`) {
+	if _, err := Render(context.Background(), root, "overlays/prod", conflict, BuildOptions{}, nil); err == nil || !strings.Contains(err.Error(), `label "env" already`) {
 		t.Errorf("existing label without force: got %v", err)
 	}
 	conflict.ForceCommonLabels = true
-	objs, err = Render(context.Background(), root, "overlays/prod", conflict, nil)
+	objs, err = Render(context.Background(), root, "overlays/prod", conflict, BuildOptions{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,20 +141,20 @@ func TestLabelsWithoutSelectorAndConflicts(t *testing.T) {
 
 func TestMissingComponentsAndBadInput(t *testing.T) {
 	opts := &v1alpha1.ApplicationSourceKustomize{Components: []string{"../../components/missing"}}
-	if _, err := Render(context.Background(), root, "overlays/prod", opts, nil); err == nil {
+	if _, err := Render(context.Background(), root, "overlays/prod", opts, BuildOptions{}, nil); err == nil {
 		t.Error("a missing component was accepted")
 	}
 	opts.IgnoreMissingComponents = true
-	if _, err := Render(context.Background(), root, "overlays/prod", opts, nil); err != nil {
+	if _, err := Render(context.Background(), root, "overlays/prod", opts, BuildOptions{}, nil); err != nil {
 		t.Errorf("ignoreMissingComponents: %v", err)
 	}
-	if _, err := Render(context.Background(), root, "../..", nil, nil); !errors.Is(err, pathsafe.ErrOutOfBounds) {
+	if _, err := Render(context.Background(), root, "../..", nil, BuildOptions{}, nil); !errors.Is(err, pathsafe.ErrOutOfBounds) {
 		t.Errorf("path outside the repository: got %v", err)
 	}
-	if _, err := Render(context.Background(), root, "escape", nil, nil); err == nil || !strings.Contains(err.Error(), "outside the repository") {
+	if _, err := Render(context.Background(), root, "escape", nil, BuildOptions{}, nil); err == nil || !strings.Contains(err.Error(), "outside the repository") {
 		t.Errorf("resources outside the repository: got %v", err)
 	}
-	if _, err := Render(context.Background(), root, "components", nil, nil); err == nil || !strings.Contains(err.Error(), "no kustomization") {
+	if _, err := Render(context.Background(), root, "components", nil, BuildOptions{}, nil); err == nil || !strings.Contains(err.Error(), "no kustomization") {
 		t.Errorf("directory without a kustomization: got %v", err)
 	}
 }
