@@ -25,7 +25,7 @@ func (r *Reader) orphanedNodes(ctx context.Context, app *v1alpha1.Application, d
 	if err != nil || !project.MonitorsOrphans(proj) || ns == "" {
 		return nil, nil // an unreadable project is the controller's to report
 	}
-	method, err := tracking.ParseMethod(cm.TrackingMethod())
+	method, err := tracking.FromSettings(cm.TrackingMethod(), cm.InstanceLabelKey())
 	if err != nil {
 		return nil, err
 	}

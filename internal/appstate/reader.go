@@ -113,7 +113,7 @@ func (r *Reader) DiffWith(ctx context.Context, app *v1alpha1.Application, desire
 	if err != nil {
 		return nil, err
 	}
-	method, err := tracking.ParseMethod(cm.TrackingMethod())
+	method, err := tracking.FromSettings(cm.TrackingMethod(), cm.InstanceLabelKey())
 	if err != nil {
 		return nil, err
 	}

@@ -248,18 +248,19 @@ func run(ctx context.Context, opts Options, identity string) error {
 	return mgr.Start(ctx)
 }
 
-// trackingMethod reads application.resourceTrackingMethod from argocd-cm
-// once at start, as the live caches are indexed by it.
+// trackingMethod reads application.resourceTrackingMethod and
+// application.instanceLabelKey from argocd-cm once at start, as the live
+// caches are indexed by them.
 func trackingMethod(ctx context.Context, cfg *rest.Config, namespace string) (tracking.Method, error) {
 	c, err := kube.NewClient(cfg)
 	if err != nil {
-		return "", err
+		return tracking.Method{}, err
 	}
 	cm, err := settings.LoadArgoCD(ctx, c, namespace)
 	if err != nil {
-		return "", err
+		return tracking.Method{}, err
 	}
-	return tracking.ParseMethod(cm.TrackingMethod())
+	return tracking.FromSettings(cm.TrackingMethod(), cm.InstanceLabelKey())
 }
 
 // applicationLister lists the Applications argocd_app_info describes.

@@ -547,9 +547,18 @@ func TestRetryThenFailAndRollback(t *testing.T) {
 }
 
 // TestLabelTracking follows argocd-cm's application.resourceTrackingMethod:
-// with "label", applied objects carry app.kubernetes.io/instance and are
-// found (and pruned) by it.
+// with "label", applied objects carry app.kubernetes.io/instance (or the
+// label application.instanceLabelKey names) and are found (and pruned) by
+// it.
 func TestLabelTracking(t *testing.T) {
+	for _, key := range []string{"", "example.com/owner"} {
+		t.Run("instanceLabelKey="+key, func(t *testing.T) { labelTracking(t, key) })
+	}
+}
+
+// labelTracking syncs and prunes with label tracking by labelKey
+// (application.instanceLabelKey; "" for the default).
+func labelTracking(t *testing.T, labelKey string) {
 	ctx := context.Background()
 	if err := kube.InstallCRDs(ctx, testCluster.Config); err != nil {
 		t.Fatal(err)
@@ -559,9 +568,14 @@ func TestLabelTracking(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "argocd-cm", Namespace: ns}, Data: map[string]string{"application.resourceTrackingMethod": "label"}}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "argocd-cm", Namespace: ns},
+		Data: map[string]string{"application.resourceTrackingMethod": "label", "application.instanceLabelKey": labelKey}}
 	if err := c.Create(ctx, cm); err != nil {
 		t.Fatal(err)
+	}
+	want := labelKey
+	if want == "" {
+		want = v1alpha1.LabelAppInstance
 	}
 	e := startIn(t, ns)
 	remote := gitserver.NewLocalRepo(t)
@@ -586,7 +600,7 @@ func TestLabelTracking(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Labels[v1alpha1.LabelAppInstance] != "labelled" {
+	if got.Labels[want] != "labelled" || (labelKey != "" && got.Labels[v1alpha1.LabelAppInstance] != "") {
 		t.Errorf("labels = %v", got.Labels)
 	}
 	if _, has := got.Annotations[v1alpha1.AnnotationTrackingID]; has {

@@ -112,7 +112,7 @@ func (r Resource) ResourceStatus() v1alpha1.ResourceStatus {
 // An error means the comparison could not be made, and nothing may be
 // synced or pruned on its account.
 func (d *Destination) Compare(ctx context.Context, req CompareRequest) (*Comparison, error) {
-	if req.Tracking == "" {
+	if req.Tracking.IsZero() {
 		req.Tracking = tracking.Annotation
 	}
 	if req.Health == nil {

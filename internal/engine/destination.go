@@ -58,7 +58,7 @@ type Destinations struct {
 
 // NewDestinations returns an empty set of destinations.
 func NewDestinations(opts DestinationOptions) *Destinations {
-	if opts.Tracking == "" {
+	if opts.Tracking.IsZero() {
 		opts.Tracking = tracking.Annotation
 	}
 	return &Destinations{opts: opts, byKey: map[string]*Destination{}}

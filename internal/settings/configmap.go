@@ -42,6 +42,10 @@ type ArgoCD struct {
 // CD's default.
 func (a *ArgoCD) TrackingMethod() string { return a.Data["application.resourceTrackingMethod"] }
 
+// InstanceLabelKey is application.instanceLabelKey, the label the label
+// tracking methods use; "" means Argo CD's app.kubernetes.io/instance.
+func (a *ArgoCD) InstanceLabelKey() string { return a.Data["application.instanceLabelKey"] }
+
 // LoadArgoCD reads argocd-cm from namespace.
 func LoadArgoCD(ctx context.Context, r client.Reader, namespace string) (*ArgoCD, error) {
 	cm, err := ReadConfigMap(ctx, r, namespace, CMName)

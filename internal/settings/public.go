@@ -48,7 +48,7 @@ const DefaultAppLabelKey = "app.kubernetes.io/instance"
 func (a *ArgoCD) Public(otherLogins bool) PublicSettings {
 	d := a.Data
 	p := PublicSettings{
-		AppLabelKey: cmp.Or(d["application.instanceLabelKey"], DefaultAppLabelKey), TrackingMethod: cmp.Or(d["application.resourceTrackingMethod"], "annotation"),
+		AppLabelKey: cmp.Or(a.InstanceLabelKey(), DefaultAppLabelKey), TrackingMethod: cmp.Or(d["application.resourceTrackingMethod"], "annotation"),
 		StatusBadgeEnabled: a.StatusBadgeEnabled(), StatusBadgeRootURL: d["statusbadge.url"],
 		UserLoginsDisabled: d["admin.enabled"] == "false" && !otherLogins,
 		UICSSURL:           d["ui.cssurl"], UIBannerContent: d["ui.bannercontent"], UIBannerURL: d["ui.bannerurl"],

@@ -168,7 +168,7 @@ func (a *Applier) defaults() {
 	if a.FieldManager == "" {
 		a.FieldManager = kube.FieldManager
 	}
-	if a.Tracking == "" {
+	if a.Tracking.IsZero() {
 		a.Tracking = tracking.Annotation
 	}
 	if a.PollInterval == 0 {

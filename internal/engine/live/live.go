@@ -67,7 +67,7 @@ type Cache struct {
 
 // New returns a Cache for the cluster cfg reaches. Nothing is watched yet.
 func New(cfg *rest.Config, opts Options) (*Cache, error) {
-	if opts.Tracking == "" {
+	if opts.Tracking.IsZero() {
 		opts.Tracking = tracking.Annotation
 	}
 	client, err := dynamic.NewForConfig(cfg)

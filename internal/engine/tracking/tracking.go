@@ -1,7 +1,8 @@
 // Package tracking links live objects to the Application that manages them,
 // as Argo CD does: by the argocd.argoproj.io/tracking-id annotation
 // (`<app>:<group>/<kind>:<namespace>/<name>`, the default) or by the
-// app.kubernetes.io/instance label.
+// app.kubernetes.io/instance label (or the one application.instanceLabelKey
+// names).
 package tracking
 
 import (
@@ -13,27 +14,64 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 )
 
-// Method is argocd-cm's application.resourceTrackingMethod.
-type Method string
+// Method is argocd-cm's application.resourceTrackingMethod, with the
+// label application.instanceLabelKey names. The zero Method is unset;
+// the methods below take it as Annotation.
+type Method struct {
+	kind string
+	// labelKey is the instance label; "" is app.kubernetes.io/instance.
+	labelKey string
+}
 
 // Tracking methods.
-const (
-	Annotation         Method = "annotation"
-	Label              Method = "label"
-	AnnotationAndLabel Method = "annotation+label"
+var (
+	Annotation         = Method{kind: "annotation"}
+	Label              = Method{kind: "label"}
+	AnnotationAndLabel = Method{kind: "annotation+label"}
 )
 
 // ParseMethod reads application.resourceTrackingMethod; empty means annotation.
 func ParseMethod(s string) (Method, error) {
-	switch m := Method(strings.TrimSpace(s)); m {
-	case "":
-		return Annotation, nil
-	case Annotation, Label, AnnotationAndLabel:
-		return m, nil
-	default:
-		return "", fmt.Errorf("application.resourceTrackingMethod %q: want annotation, label or annotation+label", s)
+	for _, m := range []Method{Annotation, Label, AnnotationAndLabel} {
+		if strings.TrimSpace(s) == m.kind {
+			return m, nil
+		}
 	}
+	if strings.TrimSpace(s) == "" {
+		return Annotation, nil
+	}
+	return Method{}, fmt.Errorf("application.resourceTrackingMethod %q: want annotation, label or annotation+label", s)
 }
+
+// FromSettings is the method argocd-cm's application.resourceTrackingMethod
+// and application.instanceLabelKey ("" for the default label) describe.
+func FromSettings(method, labelKey string) (Method, error) {
+	m, err := ParseMethod(method)
+	m.labelKey = strings.TrimSpace(labelKey)
+	return m, err
+}
+
+// IsZero reports whether m is unset.
+func (m Method) IsZero() bool { return m.kind == "" }
+
+// String is the method's name, as argocd-cm spells it.
+func (m Method) String() string {
+	if m.IsZero() {
+		return Annotation.kind
+	}
+	return m.kind
+}
+
+// LabelKey is the label the method writes and reads.
+func (m Method) LabelKey() string {
+	if m.labelKey == "" {
+		return v1alpha1.LabelAppInstance
+	}
+	return m.labelKey
+}
+
+func (m Method) annotates() bool { return m.kind != Label.kind }
+func (m Method) labels() bool    { return m.kind == Label.kind || m.kind == AnnotationAndLabel.kind }
 
 // AppKey names an Application in tracking ids: its name, or
 // <namespace>_<name> for Applications outside the control namespace.
@@ -52,7 +90,7 @@ func ID(app string, obj *unstructured.Unstructured) string {
 
 // Set marks obj as managed by app with the method's annotation and/or label.
 func Set(m Method, app string, obj *unstructured.Unstructured) {
-	if m == Annotation || m == AnnotationAndLabel {
+	if m.annotates() {
 		a := obj.GetAnnotations()
 		if a == nil {
 			a = map[string]string{}
@@ -60,12 +98,12 @@ func Set(m Method, app string, obj *unstructured.Unstructured) {
 		a[v1alpha1.AnnotationTrackingID] = ID(app, obj)
 		obj.SetAnnotations(a)
 	}
-	if m == Label || m == AnnotationAndLabel {
+	if m.labels() {
 		l := obj.GetLabels()
 		if l == nil {
 			l = map[string]string{}
 		}
-		l[v1alpha1.LabelAppInstance] = app
+		l[m.LabelKey()] = app
 		obj.SetLabels(l)
 	}
 }
@@ -74,8 +112,8 @@ func Set(m Method, app string, obj *unstructured.Unstructured) {
 // annotation, the id must name obj itself: an annotation copied onto
 // another object (by a controller cloning a template) does not count.
 func App(m Method, obj *unstructured.Unstructured) string {
-	if m == Label {
-		return obj.GetLabels()[v1alpha1.LabelAppInstance]
+	if !m.annotates() {
+		return obj.GetLabels()[m.LabelKey()]
 	}
 	id := obj.GetAnnotations()[v1alpha1.AnnotationTrackingID]
 	if id == "" {

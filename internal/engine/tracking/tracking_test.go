@@ -60,3 +60,18 @@ func TestLabelTrackingAndMethods(t *testing.T) {
 		t.Error("AppKey")
 	}
 }
+
+func TestInstanceLabelKey(t *testing.T) {
+	m, err := FromSettings("label", "example.com/owner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"}}}
+	Set(m, "shop", obj)
+	if obj.GetLabels()["example.com/owner"] != "shop" || obj.GetLabels()["app.kubernetes.io/instance"] != "" || App(m, obj) != "shop" {
+		t.Errorf("labels %v, app %q", obj.GetLabels(), App(m, obj))
+	}
+	if def, _ := FromSettings("annotation+label", ""); def.LabelKey() != "app.kubernetes.io/instance" || def.String() != "annotation+label" {
+		t.Errorf("default label key %q, name %q", def.LabelKey(), def.String())
+	}
+}
