@@ -54,6 +54,10 @@ type Options struct {
 	// Resync is the periodic refresh (argocd-cm timeout.reconciliation).
 	// Default 120s.
 	Resync time.Duration
+	// HardResync, if set, is how often each Application is rendered
+	// afresh, bypassing the manifest cache, as a hard refresh does
+	// (argocd-cm timeout.hard.reconciliation). Default 0: never.
+	HardResync time.Duration
 	// RepoPoll is how often each repository revision the Applications
 	// follow is checked for new commits, once per repository and revision.
 	// Default 30s.

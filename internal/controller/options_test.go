@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +15,8 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/engine/tracking"
+	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 )
@@ -381,5 +384,41 @@ func TestKustomizeBuildOptions(t *testing.T) {
 	e.waitSyncedHealthy("beside")
 	if _, err := e.kube.CoreV1().ConfigMaps(dest).Get(ctx, "shared", metav1.GetOptions{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// noCacheCounter counts the renders that bypass the manifest cache.
+type noCacheCounter struct {
+	repo.Renderer
+	hard atomic.Int64
+}
+
+func (c *noCacheCounter) Render(ctx context.Context, req *repo.Request) (*repo.Response, error) {
+	if req.NoCache {
+		c.hard.Add(1)
+	}
+	return c.Renderer.Render(ctx, req)
+}
+
+// TestHardResync: with timeout.hard.reconciliation (Options.HardResync)
+// each Application is rendered afresh, past the manifest cache, once per
+// period and not on every reconcile.
+func TestHardResync(t *testing.T) {
+	if err := kube.InstallCRDs(context.Background(), testCluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	counter := &noCacheCounter{}
+	e := startWith(t, testCluster.NewNamespace(t), func(o *Options) {
+		counter.Renderer = o.Renderer
+		o.Renderer, o.Resync, o.HardResync = counter, 500*time.Millisecond, 3*time.Second
+	})
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "one", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n"})
+	e.create(newApp(e, "hard", "default", remote.URL, "app", v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: testCluster.NewNamespace(t)}))
+	e.waitSyncedHealthy("hard")
+	start := counter.hard.Load()
+	time.Sleep(7 * time.Second) // about 14 reconciles, two hard-refresh periods
+	if n := counter.hard.Load() - start; n < 1 || n > 3 {
+		t.Errorf("%d hard renders in 7 s with a 3 s period", n)
 	}
 }

@@ -53,6 +53,24 @@ type reconciler struct {
 
 	derivedMu sync.Mutex
 	derived   *derived
+	// hardRefreshed is when each Application was last rendered afresh
+	// for Options.HardResync.
+	hardRefreshed sync.Map
+}
+
+// hardRefreshDue reports whether the app is due for the periodic hard
+// refresh (Options.HardResync), and if so counts it as done now.
+func (r *reconciler) hardRefreshDue(app *v1alpha1.Application) bool {
+	if r.opts.HardResync <= 0 {
+		return false
+	}
+	now := time.Now()
+	last, seen := r.hardRefreshed.LoadOrStore(r.appKey(app), now)
+	if !seen || now.Sub(last.(time.Time)) < r.opts.HardResync {
+		return false // the first look counts from now, as after a restart
+	}
+	r.hardRefreshed.Store(r.appKey(app), now)
+	return true
 }
 
 // target is what a sync renders when it is not the spec's current state:
@@ -293,9 +311,10 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 		resp.Objects = at.manifests
 	} else {
 		refresh, refreshing := app.Annotations[v1alpha1.AnnotationRefresh]
+		hard := refresh == "hard" || r.hardRefreshDue(app)
 		resp, err = r.opts.Renderer.Render(ctx, &repo.Request{
 			AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Sources: srcs, Revisions: revisions,
-			NoCache: refresh == "hard", NoRevisionCache: refreshing || (at != nil && at.fresh), VerifySignature: verify,
+			NoCache: hard, NoRevisionCache: hard || refreshing || (at != nil && at.fresh), VerifySignature: verify,
 			KustomizeBuildOptions: set.cm.KustomizeBuildOptions(),
 		})
 		if err != nil {
