@@ -337,7 +337,11 @@ func (r *reconciler) sync(ctx context.Context, app *v1alpha1.Application, op *v1
 	if err != nil {
 		return &operationResult{Result: &apply.Result{Phase: v1alpha1.OperationError, Message: err.Error()}, comp: comp}
 	}
-	applier := &apply.Applier{Client: comp.dest.Client, Mapper: comp.dest.Mapper, Health: checker, FieldManager: engine.FieldManager, Tracking: r.tracking}
+	client, err := r.syncClient(ctx, app, comp)
+	if err != nil {
+		return &operationResult{Result: &apply.Result{Phase: v1alpha1.OperationFailed, Message: err.Error()}, comp: comp}
+	}
+	applier := &apply.Applier{Client: client, Mapper: comp.dest.Mapper, Health: checker, FieldManager: engine.FieldManager, Tracking: r.tracking}
 	var nsMeta *v1alpha1.ManagedNamespaceMetadata
 	if app.Spec.SyncPolicy != nil {
 		nsMeta = app.Spec.SyncPolicy.ManagedNamespaceMetadata

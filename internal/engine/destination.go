@@ -205,6 +205,18 @@ func (d *Destination) Resource(gvk schema.GroupVersionKind, namespace string) (d
 	return d.Client.Resource(m.Resource), false, nil
 }
 
+// As returns a client of the cluster that acts as user (Kubernetes
+// impersonation): a sync then may do only what user may.
+func (d *Destination) As(user string) (dynamic.Interface, error) {
+	cfg := rest.CopyConfig(d.config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	c, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("a client of %s as %s: %w", d.Cluster.Server, user, err)
+	}
+	return c, nil
+}
+
 // Read reads a live object from the API server; nil when it does not exist.
 func (d *Destination) Read(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
 	ri, _, err := d.Resource(gvk, namespace)

@@ -114,6 +114,13 @@ func (a *ArgoCD) StatusBadgeEnabled() bool { return a.Data["statusbadge.enabled"
 // build` flags every Kustomize source is built with.
 func (a *ArgoCD) KustomizeBuildOptions() string { return a.Data["kustomize.buildOptions"] }
 
+// SyncImpersonationEnabled is application.sync.impersonation.enabled:
+// syncs act as the service account the project names for the
+// destination (destinationServiceAccounts).
+func (a *ArgoCD) SyncImpersonationEnabled() bool {
+	return a.Data["application.sync.impersonation.enabled"] == "true"
+}
+
 // SessionDurationKey is how long a local user's session lasts.
 const SessionDurationKey = "users.session.duration"
 

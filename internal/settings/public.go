@@ -10,21 +10,22 @@ import (
 // read: status badges, the UI's banner and stylesheet, analytics, help
 // links, the password rule and what the installation allows.
 type PublicSettings struct {
-	AppLabelKey        string           `json:"appLabelKey"`
-	TrackingMethod     string           `json:"trackingMethod"`
-	StatusBadgeEnabled bool             `json:"statusBadgeEnabled"`
-	StatusBadgeRootURL string           `json:"statusBadgeRootUrl,omitempty"`
-	GoogleAnalytics    *GoogleAnalytics `json:"googleAnalytics,omitempty"`
-	Help               *Help            `json:"help,omitempty"`
-	UserLoginsDisabled bool             `json:"userLoginsDisabled"`
-	UICSSURL           string           `json:"uiCssURL,omitempty"`
-	UIBannerContent    string           `json:"uiBannerContent,omitempty"`
-	UIBannerURL        string           `json:"uiBannerURL,omitempty"`
-	UIBannerPermanent  bool             `json:"uiBannerPermanent"`
-	UIBannerPosition   string           `json:"uiBannerPosition,omitempty"`
-	PasswordPattern    string           `json:"passwordPattern"`
-	ExecEnabled        bool             `json:"execEnabled"`
-	InstallationID     string           `json:"installationID,omitempty"`
+	AppLabelKey          string           `json:"appLabelKey"`
+	TrackingMethod       string           `json:"trackingMethod"`
+	StatusBadgeEnabled   bool             `json:"statusBadgeEnabled"`
+	StatusBadgeRootURL   string           `json:"statusBadgeRootUrl,omitempty"`
+	GoogleAnalytics      *GoogleAnalytics `json:"googleAnalytics,omitempty"`
+	Help                 *Help            `json:"help,omitempty"`
+	UserLoginsDisabled   bool             `json:"userLoginsDisabled"`
+	UICSSURL             string           `json:"uiCssURL,omitempty"`
+	UIBannerContent      string           `json:"uiBannerContent,omitempty"`
+	UIBannerURL          string           `json:"uiBannerURL,omitempty"`
+	UIBannerPermanent    bool             `json:"uiBannerPermanent"`
+	UIBannerPosition     string           `json:"uiBannerPosition,omitempty"`
+	PasswordPattern      string           `json:"passwordPattern"`
+	ExecEnabled          bool             `json:"execEnabled"`
+	ImpersonationEnabled bool             `json:"impersonationEnabled"`
+	InstallationID       string           `json:"installationID,omitempty"`
 }
 
 // GoogleAnalytics are the ga.* settings, passed to the UI.
@@ -54,7 +55,8 @@ func (a *ArgoCD) Public(otherLogins bool) PublicSettings {
 		UICSSURL:           d["ui.cssurl"], UIBannerContent: d["ui.bannercontent"], UIBannerURL: d["ui.bannerurl"],
 		UIBannerPermanent: d["ui.bannerpermanent"] == "true", UIBannerPosition: d["ui.bannerposition"],
 		PasswordPattern: cmp.Or(d[PasswordPatternKey], DefaultPasswordPattern), ExecEnabled: d["exec.enabled"] == "true",
-		InstallationID: d["installationID"],
+		ImpersonationEnabled: a.SyncImpersonationEnabled(),
+		InstallationID:       d["installationID"],
 	}
 	if id := d["ga.trackingid"]; id != "" {
 		p.GoogleAnalytics = &GoogleAnalytics{TrackingID: id, AnonymizeUsers: d["ga.anonymizeusers"] != "false"}

@@ -1,0 +1,78 @@
+package controller
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+)
+
+// TestSyncImpersonation: with application.sync.impersonation.enabled, a
+// sync acts as the service account the project names for the
+// destination: what its Role allows is synced, what it does not is
+// refused by Kubernetes, and a destination no entry matches is refused
+// before anything is applied.
+func TestSyncImpersonation(t *testing.T) {
+	e := start(t)
+	dest := testCluster.NewNamespace(t)
+	e.create(
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: e.ns}, Data: map[string]string{"application.sync.impersonation.enabled": "true"}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "deployer", Namespace: dest}},
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "configmaps", Namespace: dest},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"*"}}}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "deployer", Namespace: dest},
+			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "configmaps"},
+			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "deployer", Namespace: dest}}},
+		&v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Name: "limited", Namespace: e.ns}, Spec: v1alpha1.AppProjectSpec{
+			SourceRepos: []string{"*"}, Destinations: []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}},
+			DestinationServiceAccounts: []v1alpha1.ApplicationDestinationServiceAccount{{Server: "*", Namespace: dest, DefaultServiceAccount: "deployer"}},
+		}},
+	)
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "one", map[string]string{
+		"cm/cm.yaml":         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n",
+		"secret/secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData: {a: b}\n",
+	})
+	at := v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest}
+	e.create(newApp(e, "allowed", "limited", remote.URL, "cm", at), newApp(e, "refused", "limited", remote.URL, "secret", at))
+	e.waitSyncedHealthy("allowed")
+	e.operationFailed("refused", `"system:serviceaccount:`+dest+`:deployer" cannot patch resource "secrets"`)
+
+	elsewhere := testCluster.NewNamespace(t)
+	e.create(newApp(e, "unmatched", "limited", remote.URL, "cm", v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: elsewhere}))
+	e.operationFailed("unmatched", "no matching service account found for destination server https://kubernetes.default.svc and namespace "+elsewhere)
+}
+
+func TestSyncUser(t *testing.T) {
+	proj := &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: v1alpha1.AppProjectSpec{DestinationServiceAccounts: []v1alpha1.ApplicationDestinationServiceAccount{
+		{Server: "https://prod.*", Namespace: "shop-*", DefaultServiceAccount: "ops:deployer"},
+		{Server: "*", Namespace: "*", DefaultServiceAccount: "deployer"},
+	}}}
+	app := func(ns string) *v1alpha1.Application {
+		return &v1alpha1.Application{Spec: v1alpha1.ApplicationSpec{Destination: v1alpha1.ApplicationDestination{Namespace: ns}}}
+	}
+	tests := []struct {
+		enabled      bool
+		ns, server   string
+		want, errHas string
+	}{
+		{false, "shop-1", "https://prod.example.com", "", ""},
+		{true, "shop-1", "https://prod.example.com", "system:serviceaccount:ops:deployer", ""},
+		{true, "shop-1", "https://dev.example.com", "system:serviceaccount:shop-1:deployer", ""},
+		{true, "other", "https://prod.example.com", "system:serviceaccount:other:deployer", ""},
+	}
+	for _, tt := range tests {
+		got, err := syncUser(tt.enabled, app(tt.ns), proj, tt.server)
+		if got != tt.want || err != nil {
+			t.Errorf("%v %s %s: %q %v, want %q", tt.enabled, tt.ns, tt.server, got, err, tt.want)
+		}
+	}
+	if _, err := syncUser(true, app("x"), &v1alpha1.AppProject{}, "https://a"); err == nil {
+		t.Error("no entries: no error")
+	}
+}
