@@ -19,7 +19,7 @@ func (r *reconciler) syncClient(ctx context.Context, app *v1alpha1.Application, 
 	if err != nil {
 		return nil, err
 	}
-	user, err := syncUser(set.cm.SyncImpersonationEnabled(), app, comp.project, comp.dest.Cluster.Server)
+	user, err := syncUser(set.cm.SyncImpersonationEnabled(), set.cm.SyncImpersonationEnforced(), app, comp.project, comp.dest.Cluster.Server)
 	if err != nil || user == "" {
 		return comp.dest.Client, err
 	}
@@ -30,8 +30,10 @@ func (r *reconciler) syncClient(ctx context.Context, app *v1alpha1.Application, 
 // application.sync.impersonation.enabled is "true": the service account
 // of the first of its project's destinationServiceAccounts whose server
 // and namespace match the app's destination, as Argo CD picks it. With
-// impersonation off it is "": the controller's own rights.
-func syncUser(enabled bool, app *v1alpha1.Application, proj *v1alpha1.AppProject, server string) (string, error) {
+// impersonation off it is "": the controller's own rights; so it is when
+// no entry matches and impersonation is not enforced
+// (application.sync.impersonation.enforced, true by default).
+func syncUser(enabled, enforced bool, app *v1alpha1.Application, proj *v1alpha1.AppProject, server string) (string, error) {
 	if !enabled {
 		return "", nil
 	}
@@ -51,6 +53,9 @@ func syncUser(enabled bool, app *v1alpha1.Application, proj *v1alpha1.AppProject
 			}
 			return "system:serviceaccount:" + saNamespace + ":" + saName, nil
 		}
+	}
+	if !enforced {
+		return "", nil // application.sync.impersonation.enforced false: the controller's own rights
 	}
 	return "", fmt.Errorf("no matching service account found for destination server %s and namespace %s", server, ns)
 }

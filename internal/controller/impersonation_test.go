@@ -67,12 +67,15 @@ func TestSyncUser(t *testing.T) {
 		{true, "other", "https://prod.example.com", "system:serviceaccount:other:deployer", ""},
 	}
 	for _, tt := range tests {
-		got, err := syncUser(tt.enabled, app(tt.ns), proj, tt.server)
+		got, err := syncUser(tt.enabled, true, app(tt.ns), proj, tt.server)
 		if got != tt.want || err != nil {
 			t.Errorf("%v %s %s: %q %v, want %q", tt.enabled, tt.ns, tt.server, got, err, tt.want)
 		}
 	}
-	if _, err := syncUser(true, app("x"), &v1alpha1.AppProject{}, "https://a"); err == nil {
-		t.Error("no entries: no error")
+	if _, err := syncUser(true, true, app("x"), &v1alpha1.AppProject{}, "https://a"); err == nil {
+		t.Error("no entries, enforced: no error")
+	}
+	if user, err := syncUser(true, false, app("x"), &v1alpha1.AppProject{}, "https://a"); user != "" || err != nil {
+		t.Errorf("no entries, not enforced: %q %v, want the controller's own rights", user, err)
 	}
 }

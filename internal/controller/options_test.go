@@ -1,8 +1,12 @@
 package controller
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -420,5 +424,50 @@ func TestHardResync(t *testing.T) {
 	time.Sleep(7 * time.Second) // about 14 reconciles, two hard-refresh periods
 	if n := counter.hard.Load() - start; n < 1 || n > 3 {
 		t.Errorf("%d hard renders in 7 s with a 3 s period", n)
+	}
+}
+
+// syncBuffer is a log sink tests read while the controller writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestUnknownArgoCDKeyLoggedOnce: a key of argocd-cm Argo CD does not
+// document (a misspelling) is logged as ignored, once, however many
+// reconciles follow.
+func TestUnknownArgoCDKeyLoggedOnce(t *testing.T) {
+	if err := kube.InstallCRDs(context.Background(), testCluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	ns := testCluster.NewNamespace(t)
+	e := startWith(t, ns, func(o *Options) {
+		o.Log, o.Resync = slog.New(slog.NewJSONHandler(logs, nil)), 300*time.Millisecond
+	})
+	e.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: ns},
+		Data: map[string]string{"timeout.reconcilation": "3m", "users.session.duration": "1h"}})
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "one", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n"})
+	e.create(newApp(e, "logged", "default", remote.URL, "app", v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: testCluster.NewNamespace(t)}))
+	e.waitSyncedHealthy("logged")
+	time.Sleep(2 * time.Second) // several more reconciles
+	if n := strings.Count(logs.String(), `"key":"timeout.reconcilation"`); n != 1 {
+		t.Errorf("the unknown key was logged %d times:\n%s", n, logs.String())
+	}
+	if strings.Contains(logs.String(), `"key":"users.session.duration"`) {
+		t.Error("a documented key was logged as unknown")
 	}
 }

@@ -251,6 +251,9 @@ func (r *reconciler) settings(ctx context.Context) (*derived, error) {
 		r.opts.Log.Warn("argocd-cm has ignoreDifferences customizations that cannot be read", "error", err)
 	}
 	d.filter, d.filterErr = cm.ResourceFilter()
+	for _, k := range cm.UnknownKeys() {
+		r.opts.Log.Warn("argocd-cm has a key Argo CD does not document; it is ignored", "key", k)
+	}
 	r.derived = d
 	return d, nil
 }

@@ -121,6 +121,13 @@ func (a *ArgoCD) SyncImpersonationEnabled() bool {
 	return a.Data["application.sync.impersonation.enabled"] == "true"
 }
 
+// SyncImpersonationEnforced is application.sync.impersonation.enforced:
+// true (the default) fails a sync no service account matches; false lets
+// it run with the controller's own rights.
+func (a *ArgoCD) SyncImpersonationEnforced() bool {
+	return a.Data["application.sync.impersonation.enforced"] != "false"
+}
+
 // SessionDurationKey is how long a local user's session lasts.
 const SessionDurationKey = "users.session.duration"
 
