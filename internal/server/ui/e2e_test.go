@@ -41,9 +41,9 @@ func TestMain(m *testing.M) {
 // TestUIWithController drives the UI in Chromium against an API server and
 // an application controller syncing the guestbook demo: sync through the
 // dialog until Synced and Healthy on screen; the tree down to the Pods; a
-// change made in the cluster turning the app OutOfSync on screen without
-// a reload and shown in the diff; a Pod's logs; a new commit synced and
-// rolled back from the history.
+// change made in the cluster (a Deployment, then a ConfigMap) turning the
+// app OutOfSync on screen without a reload and shown in the diff; a Pod's
+// logs; a new commit synced and rolled back from the history.
 func TestUIWithController(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -64,6 +64,7 @@ func TestUIWithController(t *testing.T) {
 		}
 		files["guestbook/"+f] = string(data)
 	}
+	files["guestbook/guestbook-config.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: guestbook-config}\ndata: {greeting: hello}\n"
 	first := git.Commit(t, "guestbook", files)
 
 	renderer := repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Second})
@@ -131,13 +132,24 @@ func TestUIWithController(t *testing.T) {
 	p.Screenshot("diff")
 	sync("the sync undoing the change")
 
+	// A ConfigMap changed in the cluster: the app and the resource turn
+	// OutOfSync on screen.
+	changed = time.Now()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: dest, Name: "guestbook-config"}}
+	if err := c.Patch(ctx, cm, client.RawPatch(types.MergePatchType, []byte(`{"data":{"greeting":"changed"}}`))); err != nil {
+		t.Fatal(err)
+	}
+	p.Until("the ConfigMap OutOfSync on screen", status+`.includes('OutOfSync') && (document.querySelector('#resources tr[data-kind="ConfigMap"]') || {innerText: ''}).innerText.includes('OutOfSync')`, time.Minute)
+	t.Logf("the ConfigMap OutOfSync on screen %s after the change", time.Since(changed).Round(10*time.Millisecond))
+	sync("the sync undoing the ConfigMap change")
+
 	// A Pod's logs.
 	p.Do("opening a Pod", chromedp.Click(chromedp.CSS(`#tree li[data-kind="Pod"] button`)))
 	p.Do("its logs", chromedp.Click(chromedp.CSS("#tab-logs")))
 	p.Until("the Pod's logs", `document.querySelector('#logs') && document.querySelector('#logs').innerText.includes('`+localcluster.PodLogLines[1]+`')`, 30*time.Second)
 	p.Do("closing the panel", chromedp.Click(chromedp.CSS("#close-panel")))
-	if n := p.Eval(`String(document.querySelectorAll('#operation-resources tr.op-resource').length)`); n != "2" {
-		t.Errorf("the last operation lists %s resources, want 2", n)
+	if n := p.Eval(`String(document.querySelectorAll('#operation-resources tr.op-resource').length)`); n != "3" {
+		t.Errorf("the last operation lists %s resources, want 3", n)
 	}
 
 	// The Deployment: its events, and the restart action.
@@ -166,7 +178,7 @@ func TestUIWithController(t *testing.T) {
 	p.Do("refreshing", chromedp.Click(chromedp.CSS("#hard-refresh")))
 	p.Until("the new commit seen", status+`.includes('OutOfSync')`, time.Minute)
 	sync("the sync of the new commit")
-	p.Until("two entries in the history", `document.querySelectorAll('#history tr.history').length === 3 || document.querySelectorAll('#history tr.history').length === 2`, 30*time.Second)
+	p.Until("the new commit in the history", `document.querySelectorAll('#history tr.history').length >= 2 && document.querySelector('#history tr.history').innerText.includes('`+second[:7]+`')`, 30*time.Second)
 	p.Do("rolling back", chromedp.Click(chromedp.CSS(`#history tr.history[data-id="0"] .rollback`)), chromedp.WaitVisible(chromedp.CSS("dialog[open]")),
 		chromedp.Click(chromedp.CSS("#dialog-ok")))
 	deadline := time.Now().Add(2 * time.Minute)
