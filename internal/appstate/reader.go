@@ -74,8 +74,8 @@ func (r *Reader) Manifests(ctx context.Context, app *v1alpha1.Application, revis
 	if err != nil {
 		return nil, err
 	}
-	req := &repo.Request{AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Sources: app.Spec.GetSources(), Revisions: revisions,
-		KustomizeBuildOptions: cm.KustomizeBuildOptions()}
+	req := repo.RequestFor(app)
+	req.Revisions, req.KustomizeBuildOptions = revisions, cm.KustomizeBuildOptions()
 	if len(req.Sources) == 0 {
 		return nil, fmt.Errorf("application %s has no source", app.Name)
 	}

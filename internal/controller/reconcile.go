@@ -315,11 +315,11 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 	} else {
 		refresh, refreshing := app.Annotations[v1alpha1.AnnotationRefresh]
 		hard := refresh == "hard" || r.hardRefreshDue(app)
-		resp, err = r.opts.Renderer.Render(ctx, &repo.Request{
-			AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Sources: srcs, Revisions: revisions,
-			NoCache: hard, NoRevisionCache: hard || refreshing || (at != nil && at.fresh), VerifySignature: verify,
-			KustomizeBuildOptions: set.cm.KustomizeBuildOptions(),
-		})
+		req := repo.RequestFor(app)
+		req.Sources, req.Revisions = srcs, revisions
+		req.NoCache, req.NoRevisionCache, req.VerifySignature = hard, hard || refreshing || (at != nil && at.fresh), verify
+		req.KustomizeBuildOptions = set.cm.KustomizeBuildOptions()
+		resp, err = r.opts.Renderer.Render(ctx, req)
 		if err != nil {
 			return fail(v1alpha1.ApplicationConditionComparisonError, fmt.Errorf("rendering manifests: %w", err))
 		}

@@ -1,6 +1,7 @@
 package repo
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -18,6 +19,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/repo/chartrepo"
 	"github.com/capstan-cd/capstan/internal/repo/git"
 	"github.com/capstan-cd/capstan/internal/repo/manifest"
+	"github.com/capstan-cd/capstan/internal/repo/render/plugin"
 )
 
 // Options configure a Service. Every field but Root has a default.
@@ -55,6 +57,10 @@ type Options struct {
 	// reposerver.parallelism.limit; the others wait their turn. Default 0:
 	// no bound (beyond Isolation's workers).
 	ParallelismLimit int
+	// Plugins configure the config management plugins sources may render
+	// with. Default: the sockets in Argo CD's plugin directory
+	// (plugin.DefaultSocketDir), none when it does not exist.
+	Plugins plugin.Options
 }
 
 // Service resolves and fetches sources, renders them (in-process or in
@@ -63,6 +69,7 @@ type Service struct {
 	opts    Options
 	git     *git.Store
 	charts  *chartrepo.Client
+	plugins *plugin.Client
 	workers *pool         // nil: render in-process
 	turns   chan struct{} // nil: no ParallelismLimit
 }
@@ -94,6 +101,10 @@ func NewService(opts Options) *Service {
 		git:    git.NewStore(git.Options{Root: filepath.Join(opts.Root, "git"), RefsTTL: opts.RefsTTL, MaxCheckoutBytes: opts.MaxCheckoutBytes}),
 		charts: chartrepo.NewClient(chartrepo.Options{Root: filepath.Join(opts.Root, "charts"), IndexTTL: opts.RefsTTL, PlainHTTP: opts.OCIPlainHTTP}),
 	}
+	plugins := opts.Plugins
+	plugins.MaxArchiveBytes = cmp.Or(plugins.MaxArchiveBytes, opts.MaxCheckoutBytes)
+	plugins.MaxManifestBytes = cmp.Or(plugins.MaxManifestBytes, opts.MaxManifestBytes)
+	s.plugins = plugin.New(plugins)
 	if opts.ParallelismLimit > 0 {
 		s.turns = make(chan struct{}, opts.ParallelismLimit)
 	}
@@ -113,6 +124,13 @@ func (s *Service) renderSource(ctx context.Context, in *sourceInput) ([]*unstruc
 		case <-ctx.Done():
 			return nil, "", fmt.Errorf("waiting for a turn to render (reposerver.parallelism.limit is %d): %w", cap(s.turns), ctx.Err())
 		}
+	}
+	if p, err := s.pluginSource(ctx, in); p != nil || err != nil {
+		if err != nil {
+			return nil, v1alpha1.SourceTypePlugin, err
+		}
+		objs, err := s.plugins.Render(ctx, p)
+		return objs, v1alpha1.SourceTypePlugin, err
 	}
 	if s.workers != nil {
 		return s.workers.render(ctx, in)
@@ -360,9 +378,12 @@ func imagesOf(objs []*unstructured.Unstructured) []string {
 }
 
 // shortSHA is the first seven characters of a commit SHA.
-func shortSHA(rev string) string {
-	if len(rev) > 7 && !strings.Contains(rev, ".") {
-		return rev[:7]
+func shortSHA(rev string) string { return shortened(rev, 7) }
+
+// shortened is a commit SHA's first n characters; a chart version is kept whole.
+func shortened(rev string, n int) string {
+	if len(rev) > n && !strings.Contains(rev, ".") {
+		return rev[:n]
 	}
 	return rev
 }

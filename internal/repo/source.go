@@ -34,20 +34,12 @@ type sourceInput struct {
 }
 
 // renderSource merges the override files into the source, decides its type
-// and renders it.
+// and renders it. Sources rendered by a config management plugin never come
+// here: the Service sends them to their plugin first (see pluginSource).
 func renderSource(ctx context.Context, in *sourceInput) ([]*unstructured.Unstructured, v1alpha1.ApplicationSourceType, error) {
-	appDir, err := pathsafe.Join(in.root, in.source.Path)
+	appDir, src, err := in.prepared()
 	if err != nil {
 		return nil, "", err
-	}
-	if st, err := os.Stat(appDir); err != nil || !st.IsDir() {
-		return nil, "", fmt.Errorf("path %q does not exist in %s at %s", in.source.Path, redactedURL(in.source.RepoURL), shortSHA(in.revision))
-	}
-	src := in.source
-	if src.Chart == "" { // override files live in Git sources only
-		if err := mergeOverrideFiles(&src, appDir, in.req.AppName); err != nil {
-			return nil, "", err
-		}
 	}
 	typ, err := sourceType(&src, appDir)
 	if err != nil {
@@ -71,12 +63,31 @@ func renderSource(ctx context.Context, in *sourceInput) ([]*unstructured.Unstruc
 			Env: env, Dependencies: in.deps,
 		})
 	default:
-		err = fmt.Errorf("%s sources are not supported yet", typ)
+		err = fmt.Errorf("%s sources are rendered by their plugin, not here", typ)
 	}
 	if err != nil {
 		return nil, typ, err
 	}
 	return objs, typ, nil
+}
+
+// prepared returns the source's directory in its checkout and the source
+// with its directory's override files merged in.
+func (in *sourceInput) prepared() (string, v1alpha1.ApplicationSource, error) {
+	src := in.source
+	appDir, err := pathsafe.Join(in.root, src.Path)
+	if err != nil {
+		return "", src, err
+	}
+	if st, err := os.Stat(appDir); err != nil || !st.IsDir() {
+		return "", src, fmt.Errorf("path %q does not exist in %s at %s", src.Path, redactedURL(src.RepoURL), shortSHA(in.revision))
+	}
+	if src.Chart == "" { // override files live in Git sources only
+		if err := mergeOverrideFiles(&src, appDir, in.req.AppName); err != nil {
+			return "", src, err
+		}
+	}
+	return appDir, src, nil
 }
 
 // overrideFiles are merged into a source in this order, as Argo CD does; the
@@ -119,9 +130,19 @@ func mergeOverrideFiles(src *v1alpha1.ApplicationSource, appDir, appName string)
 	return nil
 }
 
-// sourceType is the source's explicit type (the one of helm, kustomize,
-// directory and plugin it sets) or, without one, what the path holds.
+// sourceType is the source's explicit type or, without one, what the path
+// holds.
 func sourceType(src *v1alpha1.ApplicationSource, appDir string) (v1alpha1.ApplicationSourceType, error) {
+	typ, err := explicitType(src)
+	if err != nil || typ != "" {
+		return typ, err
+	}
+	return detectedType(src, appDir), nil
+}
+
+// explicitType is the one of helm, kustomize, directory and plugin the
+// source sets, or "" when it sets none.
+func explicitType(src *v1alpha1.ApplicationSource) (v1alpha1.ApplicationSourceType, error) {
 	var explicit []v1alpha1.ApplicationSourceType
 	if src.Helm != nil && !isZero(src.Helm) {
 		explicit = append(explicit, v1alpha1.SourceTypeHelm)
@@ -141,16 +162,22 @@ func sourceType(src *v1alpha1.ApplicationSource, appDir string) (v1alpha1.Applic
 	if len(explicit) == 1 {
 		return explicit[0], nil
 	}
+	return "", nil
+}
+
+// detectedType is the type of a source setting none: a chart, a Helm chart
+// directory, a Kustomization, else a plain directory.
+func detectedType(src *v1alpha1.ApplicationSource, appDir string) v1alpha1.ApplicationSourceType {
 	if src.Chart != "" {
-		return v1alpha1.SourceTypeHelm, nil
+		return v1alpha1.SourceTypeHelm
 	}
 	if _, err := os.Stat(filepath.Join(appDir, "Chart.yaml")); err == nil {
-		return v1alpha1.SourceTypeHelm, nil
+		return v1alpha1.SourceTypeHelm
 	}
 	if _, ok := kustomize.KustomizationFile(appDir); ok {
-		return v1alpha1.SourceTypeKustomize, nil
+		return v1alpha1.SourceTypeKustomize
 	}
-	return v1alpha1.SourceTypeDirectory, nil
+	return v1alpha1.SourceTypeDirectory
 }
 
 func isZero(v any) bool {
@@ -164,8 +191,10 @@ func buildEnv(req *Request, src *v1alpha1.ApplicationSource, revision string) ma
 	return map[string]string{
 		"ARGOCD_APP_NAME":                   req.AppName,
 		"ARGOCD_APP_NAMESPACE":              req.Namespace,
+		"ARGOCD_APP_PROJECT_NAME":           req.Project,
 		"ARGOCD_APP_REVISION":               revision,
 		"ARGOCD_APP_REVISION_SHORT":         shortSHA(revision),
+		"ARGOCD_APP_REVISION_SHORT_8":       shortened(revision, 8),
 		"ARGOCD_APP_SOURCE_PATH":            src.Path,
 		"ARGOCD_APP_SOURCE_REPO_URL":        src.RepoURL,
 		"ARGOCD_APP_SOURCE_TARGET_REVISION": src.TargetRevision,

@@ -69,6 +69,8 @@ type Request struct {
 	AppName string
 	// Namespace is the destination namespace.
 	Namespace string
+	// Project is the Application's project (ARGOCD_APP_PROJECT_NAME).
+	Project string
 	// Sources are the Application's sources: spec.source alone, or spec.sources.
 	Sources []v1alpha1.ApplicationSource
 	// Revisions, when set, override each source's targetRevision (a sync to
@@ -88,6 +90,12 @@ type Request struct {
 	VerifySignature bool
 	// KustomizeBuildOptions are argocd-cm's kustomize.buildOptions.
 	KustomizeBuildOptions string
+}
+
+// RequestFor is the request rendering app's sources at their target
+// revisions: its name, destination namespace and project.
+func RequestFor(app *v1alpha1.Application) *Request {
+	return &Request{AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Project: app.Spec.Project, Sources: app.Spec.GetSources()}
 }
 
 // Response is what rendering produced.

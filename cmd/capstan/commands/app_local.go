@@ -115,7 +115,7 @@ func renderLocal(ctx context.Context, app *v1alpha1.Application, dir, repoRoot s
 	}
 	defer os.RemoveAll(cache)
 	svc := repo.NewService(repo.Options{Root: cache})
-	resp, err := svc.RenderLocal(ctx, root, src, &repo.Request{AppName: app.Name, Namespace: app.Spec.Destination.Namespace})
+	resp, err := svc.RenderLocal(ctx, root, src, repo.RequestFor(app))
 	if err != nil {
 		return nil, fmt.Errorf("rendering %s locally: %w", dir, err)
 	}

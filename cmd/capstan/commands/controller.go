@@ -51,7 +51,7 @@ func (f *controllerFlags) add(cmd *cobra.Command) {
 	cmd.Flags().IntVar(&f.burst, "kube-api-burst", 1000, "request burst to each Kubernetes API server")
 	cmd.Flags().IntVar(&f.replicas, "replicas", envInt("ARGOCD_CONTROLLER_REPLICAS", 1), "controller replicas sharing the destination clusters (env ARGOCD_CONTROLLER_REPLICAS)")
 	cmd.Flags().IntVar(&f.shard, "shard", -1, "this replica's shard; default: env ARGOCD_CONTROLLER_SHARD, else the StatefulSet ordinal ending the host name, else 0")
-	cmd.Flags().StringSliceVar(&f.appNS, "application-namespaces", envList("ARGOCD_APPLICATION_NAMESPACES"), "other namespaces (globs) whose Applications are reconciled; their projects must list them in sourceNamespaces")
+	cmd.Flags().StringSliceVar(&f.appNS, "application-namespaces", envList("ARGOCD_APPLICATION_NAMESPACES", ","), "other namespaces (globs) whose Applications are reconciled; their projects must list them in sourceNamespaces")
 	cmd.Flags().IntVar(&f.metrics, "metrics-port", 8082, "serve Prometheus metrics on this port (0: off)")
 	cmd.Flags().StringVar(&f.metricsHost, "metrics-address", "", "address to serve metrics on (default: every address)")
 	cmd.Flags().BoolVar(&f.elect, "leader-elect", true, "wait for a Lease (one per shard) so standby replicas can take over")
@@ -89,9 +89,10 @@ func (f *controllerFlags) metricsAddr() string {
 	return net.JoinHostPort(f.metricsHost, strconv.Itoa(f.metrics))
 }
 
-func envList(name string) []string {
+// envList is the environment variable name split at sep, blanks dropped.
+func envList(name, sep string) []string {
 	var out []string
-	for _, v := range strings.Split(os.Getenv(name), ",") {
+	for _, v := range strings.Split(os.Getenv(name), sep) {
 		if v = strings.TrimSpace(v); v != "" {
 			out = append(out, v)
 		}

@@ -28,6 +28,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/repo/cache"
+	"github.com/capstan-cd/capstan/internal/repo/render/plugin"
 	"github.com/capstan-cd/capstan/internal/repo/reposerver"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
@@ -39,6 +40,8 @@ type repoFlags struct {
 	isolate     bool
 	maxMemory   string
 	parallelism int
+	// pluginExclude are reposerver.plugin.tar.exclusions.
+	pluginExclude []string
 }
 
 func (f *repoFlags) add(cmd *cobra.Command, defaultRoot string) {
@@ -47,6 +50,23 @@ func (f *repoFlags) add(cmd *cobra.Command, defaultRoot string) {
 	cmd.Flags().BoolVar(&f.isolate, "render-isolation", true, "render Helm, Kustomize and Jsonnet sources in worker processes with a memory limit, so a hostile source cannot exhaust this process")
 	cmd.Flags().StringVar(&f.maxMemory, "render-max-memory", "1Gi", "memory limit of each render worker")
 	cmd.Flags().IntVar(&f.parallelism, "parallelismlimit", 0, "sources rendered at once; the others wait (0: no limit beyond the render workers)")
+	cmd.Flags().StringArrayVar(&f.pluginExclude, "plugin-tar-exclude", envList("ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS", ";"),
+		"globs of repository paths not sent to config management plugins (repeatable; ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS, ;-separated)")
+}
+
+// pluginOptions are the plugin client's settings: the flags, and the
+// variables Argo CD's sidecars and repo server share (the socket directory,
+// the chunk size).
+func (f *repoFlags) pluginOptions() (plugin.Options, error) {
+	opts := plugin.Options{SocketDir: os.Getenv("ARGOCD_PLUGINSOCKFILEPATH"), Exclude: f.pluginExclude}
+	if v := os.Getenv("ARGOCD_CMP_CHUNK_SIZE"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 || n > 4<<20 {
+			return opts, fmt.Errorf("ARGOCD_CMP_CHUNK_SIZE=%q: want a number of bytes from 1 to 4194304", v)
+		}
+		opts.ChunkSize = n
+	}
+	return opts, nil
 }
 
 func newRepoServerCommand() *cobra.Command {
@@ -107,7 +127,11 @@ func newRepoService(ctx context.Context, namespace string, f *repoFlags) (*repo.
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := repo.Options{Root: f.root, Credentials: creds, ParallelismLimit: f.parallelism}
+	plugins, err := f.pluginOptions()
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := repo.Options{Root: f.root, Credentials: creds, ParallelismLimit: f.parallelism, Plugins: plugins}
 	if f.isolate {
 		self, err := os.Executable()
 		if err != nil {

@@ -1,6 +1,7 @@
 // Package archive unpacks tar streams into a directory without letting an
-// entry land outside it: Git's archives of a commit, and the tar.gz of a
-// local directory a client uploads to be rendered.
+// entry land outside it (Git's archives of a commit, the tar.gz of a local
+// directory a client uploads to be rendered), and packs a directory into a
+// tar.gz (a checkout sent to a config management plugin).
 package archive
 
 import (

@@ -23,7 +23,10 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 
-	// Each package registers its service's schema.
+	// Each package registers its service's schema; cmpserver's is the
+	// protocol of config management plugin sidecars, which the repo server
+	// speaks as a client.
+	_ "github.com/argoproj/argo-cd/v3/cmpserver/apiclient"
 	_ "github.com/argoproj/argo-cd/v3/pkg/apiclient/account"
 	_ "github.com/argoproj/argo-cd/v3/pkg/apiclient/application"
 	_ "github.com/argoproj/argo-cd/v3/pkg/apiclient/applicationset"
@@ -42,6 +45,7 @@ import (
 
 // services are the schema files of the API's services.
 var services = []string{
+	"cmpserver/plugin/plugin.proto",
 	"server/account/account.proto",
 	"server/application/application.proto",
 	"server/applicationset/applicationset.proto",

@@ -1,0 +1,42 @@
+package repo
+
+import (
+	"context"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/repo/render/plugin"
+)
+
+// pluginSource returns in as a plugin's input when a config management
+// plugin renders it, nil otherwise. As in Argo CD, a source setting
+// spec.source.plugin (or an override file doing so) goes to that plugin, and
+// a source setting no type is offered to the plugins with discovery rules
+// before it is taken for a chart, a Kustomization or a directory. Plugins
+// run beside the repo server, never in its render workers: the work is
+// theirs, the repo server only streams files.
+func (s *Service) pluginSource(ctx context.Context, in *sourceInput) (*plugin.Source, error) {
+	_, src, err := in.prepared()
+	if err != nil {
+		return nil, nil // renderSource reports it, as for any source
+	}
+	typ, err := explicitType(&src)
+	if err != nil {
+		return nil, err
+	}
+	if typ != "" && typ != v1alpha1.SourceTypePlugin {
+		return nil, nil
+	}
+	p := &plugin.Source{Root: in.root, Path: src.Path, Plugin: src.Plugin, Env: buildEnv(in.req, &src, in.revision)}
+	if typ == v1alpha1.SourceTypePlugin {
+		return p, nil
+	}
+	if src.Chart != "" || !s.plugins.Installed() {
+		return nil, nil
+	}
+	name, err := s.plugins.Discover(ctx, p)
+	if err != nil || name == "" {
+		return nil, err
+	}
+	p.Plugin = &v1alpha1.ApplicationSourcePlugin{Name: name}
+	return p, nil
+}

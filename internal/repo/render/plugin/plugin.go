@@ -1,0 +1,198 @@
+package plugin
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/repo/manifest"
+)
+
+// DefaultSocketDir is where Argo CD's install mounts the plugins' sockets
+// in the repo server and its sidecars.
+const DefaultSocketDir = "/home/argocd/cmp-server/plugins"
+
+// Options configure a Client.
+type Options struct {
+	// SocketDir holds the plugins' sockets. Default DefaultSocketDir, as
+	// Argo CD's ARGOCD_PLUGINSOCKFILEPATH.
+	SocketDir string
+	// Exclude are globs of paths, relative to the repository's root, left
+	// out of what is sent to a plugin, as Argo CD's
+	// reposerver.plugin.tar.exclusions. Default: none.
+	Exclude []string
+	// ChunkSize is the size of each piece of the archive sent. Default 1024
+	// bytes, as Argo CD's ARGOCD_CMP_CHUNK_SIZE.
+	ChunkSize int
+	// MaxArchiveBytes bounds the files sent for one source. Default 2 GiB,
+	// the bound of a checkout.
+	MaxArchiveBytes int64
+	// MaxManifestBytes bounds a plugin's answer. Default 64 MiB, the bound
+	// of a rendered source.
+	MaxManifestBytes int
+}
+
+// Client renders sources with the plugins in its socket directory. It
+// keeps no connections: each call dials the plugin's socket.
+type Client struct {
+	opts Options
+}
+
+// New returns a Client with opts' defaults filled in.
+func New(opts Options) *Client {
+	opts.SocketDir = cmp.Or(opts.SocketDir, DefaultSocketDir)
+	opts.ChunkSize = cmp.Or(opts.ChunkSize, 1024)
+	opts.MaxArchiveBytes = cmp.Or(opts.MaxArchiveBytes, 2<<30)
+	opts.MaxManifestBytes = cmp.Or(opts.MaxManifestBytes, 64<<20)
+	return &Client{opts: opts}
+}
+
+// Source is one source to render with a plugin.
+type Source struct {
+	// Root is the repository's checkout; all of it is sent.
+	Root string
+	// Path is the source's directory, relative to Root.
+	Path string
+	// Plugin is the source's plugin block: its name (empty: discover one),
+	// env and parameters. Nil: discover, with no env or parameters.
+	Plugin *v1alpha1.ApplicationSourcePlugin
+	// Env holds the build variables (ARGOCD_APP_NAME and the like), which
+	// plugin.env values may refer to as $NAME.
+	Env map[string]string
+}
+
+// ErrNotFound means no plugin renders the source: the one it names does
+// not listen, or none discovers it.
+var ErrNotFound = errors.New("no plugin found")
+
+// Installed reports whether any plugin listens in the socket directory;
+// without one, discovery has nothing to ask and sources keep their usual
+// types.
+func (c *Client) Installed() bool {
+	sockets, _ := c.sockets()
+	return len(sockets) > 0
+}
+
+// Discover returns the name of the plugin, among those with discovery
+// rules, that claims src (the first by socket name), or "" when none does.
+func (c *Client) Discover(ctx context.Context, src *Source) (string, error) {
+	sockets, err := c.sockets()
+	if err != nil || len(sockets) == 0 {
+		return "", err
+	}
+	req, err := c.prepare(src)
+	if err != nil {
+		return "", err
+	}
+	defer req.close()
+	for _, socket := range sockets {
+		if ok, _ := c.claims(ctx, socket, req, false); ok {
+			return strings.TrimSuffix(socket, ".sock"), nil
+		}
+	}
+	return "", nil
+}
+
+// Render renders src with the plugin it names, or with the one discovery
+// finds, and returns the objects the plugin printed.
+func (c *Client) Render(ctx context.Context, src *Source) ([]*unstructured.Unstructured, error) {
+	req, err := c.prepare(src)
+	if err != nil {
+		return nil, err
+	}
+	defer req.close()
+	socket, err := c.find(ctx, src, req)
+	if err != nil {
+		return nil, err
+	}
+	manifests, err := c.generate(ctx, socket, req)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: %w", strings.TrimSuffix(socket, ".sock"), err)
+	}
+	var objs []*unstructured.Unstructured
+	for i, text := range manifests {
+		found, err := manifest.Parse(fmt.Sprintf("output %d of plugin %s", i+1, strings.TrimSuffix(socket, ".sock")), []byte(text))
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, found...)
+	}
+	return objs, nil
+}
+
+// find returns the socket of the plugin to render src with, with Argo CD's
+// messages when there is none.
+func (c *Client) find(ctx context.Context, src *Source, req *request) (string, error) {
+	if name := pluginName(src); name != "" {
+		socket := name + ".sock"
+		if err := validName(name); err != nil {
+			return "", err
+		}
+		if ok, err := c.claims(ctx, socket, req, true); !ok {
+			return "", fmt.Errorf("could not find cmp-server plugin with name %q supporting the given repository: %w", name, cmp.Or(err, ErrNotFound))
+		}
+		return socket, nil
+	}
+	sockets, err := c.sockets()
+	if err != nil {
+		return "", err
+	}
+	for _, socket := range sockets {
+		if ok, _ := c.claims(ctx, socket, req, false); ok {
+			return socket, nil
+		}
+	}
+	return "", fmt.Errorf("could not find plugin supporting the given repository: %w", ErrNotFound)
+}
+
+func pluginName(src *Source) string {
+	if src.Plugin == nil {
+		return ""
+	}
+	return src.Plugin.Name
+}
+
+// validName refuses a plugin name that is not a plain file name in the
+// socket directory.
+func validName(name string) error {
+	if len(name) > 253 || strings.ContainsAny(name, "/\\\x00") || name == "." || name == ".." {
+		return fmt.Errorf("plugin name %q: want the name of a plugin (metadata.name, or <name>-<version>)", truncate(name))
+	}
+	return nil
+}
+
+// sockets lists the socket files of the socket directory, sorted by name.
+func (c *Client) sockets() ([]string, error) {
+	entries, err := os.ReadDir(c.opts.SocketDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing plugins in %s: %w", c.opts.SocketDir, err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.Type()&os.ModeSocket != 0 {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
+
+func (c *Client) socketPath(socket string) string {
+	return filepath.Join(c.opts.SocketDir, socket)
+}
+
+func truncate(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
+}
