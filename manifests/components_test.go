@@ -46,15 +46,17 @@ var demoApps = []string{"guestbook", "kustomize-guestbook", "helm-guestbook"}
 // TestComponentsRunAsTheManifestsSay installs install.yaml into namespace
 // argocd and runs every workload of it as its pod would run (see kubelet):
 // Redis with the password its init container made, the repo server, the
-// controller and the API server, each with its own ServiceAccount's token.
-// The demo apps must sync and turn Healthy through them, the API must
-// answer over TLS, the repo server must be reached over TLS, and Redis
-// must hold the manifest cache behind its password. A permission or a
-// setting the manifests forget fails here.
+// controller and the API server, each with its own ServiceAccount's token,
+// and a config management plugin sidecar added to the repo server as Argo
+// CD's documentation shows. The demo apps must sync and turn Healthy
+// through them, an app of the plugin must sync what the sidecar printed,
+// the API must answer over TLS, the repo server must be reached over TLS,
+// and Redis must hold the manifest cache behind its password. A permission
+// or a setting the manifests forget fails here.
 func TestComponentsRunAsTheManifestsSay(t *testing.T) {
 	const ns = "argocd"
 	createNamespace(t, cluster, ns)
-	objs := readObjects(t, "install.yaml")
+	objs := addPluginSidecar(t, readObjects(t, "install.yaml"))
 	apply(t, cluster, objs, ns)
 	in := runInstall(t, cluster, objs, ns)
 	c := in.syncDemo(t, cluster, ns)
@@ -85,6 +87,9 @@ func TestComponentsRunAsTheManifestsSay(t *testing.T) {
 		if holder := *lease.Spec.HolderIdentity; !strings.HasPrefix(holder, "argocd-application-controller-0_") {
 			t.Errorf("the controller's Lease is held by %q, not by pod argocd-application-controller-0", holder)
 		}
+	})
+	t.Run("a config management plugin sidecar, added as Argo CD documents, renders an app", func(t *testing.T) {
+		checkPluginApp(t, c, ns)
 	})
 	t.Run("ApplicationSets generate Applications from Git through the repo server", func(t *testing.T) {
 		checkAppSet(t, c, ns)
@@ -156,7 +161,8 @@ func runInstall(t *testing.T, cl *localcluster.Cluster, objs []*unstructured.Uns
 	k := &kubelet{config: cl.Config, cs: in.cs, namespace: ns, programs: map[string]string{
 		"argocd": capstan, "argocd-server": capstan, "argocd-repo-server": capstan, "argocd-application-controller": capstan,
 		"argocd-dex": capstan, "argocd-applicationset-controller": capstan, "argocd-notifications": capstan, "redis": "redis-server",
-	}, path: []string{filepath.Dir(dexserver.Binary(t))}}
+		"sh": "/bin/sh",
+	}, path: []string{filepath.Dir(dexserver.Binary(t))}, image: map[string]string{"/usr/local/bin/capstan": capstan}}
 	for _, name := range workloads {
 		for i, ip := range in.ips[name] {
 			pod := fmt.Sprintf("%s-%d", name, i) // a StatefulSet's pod names; for a Deployment's any do

@@ -35,7 +35,16 @@ import (
 //     the programs are told to listen on (listenOnPod);
 //   - /app/config mounts are written under ARGOCD_APP_CONFIG_PATH, the
 //     variable Argo CD's (and Capstan's) components read that root from;
-//   - the /tmp emptyDir is a fresh directory given as TMPDIR.
+//   - the /tmp emptyDir is a fresh directory given as TMPDIR;
+//   - any other emptyDir is a directory of the pod's, shared by its
+//     containers, and a ConfigMap or Secret mounted elsewhere than
+//     /app/config is written into a directory of the container's; a path
+//     under such a mount in a command or argument is rewritten to that
+//     directory, and so is the image's own program
+//     (/usr/local/bin/capstan); the plugin sockets' directory is given as
+//     ARGOCD_PLUGINSOCKFILEPATH and a plugin's config directory as
+//     argocd-cmp-server's --config-dir-path, the ways Argo CD's programs
+//     take those paths.
 //
 // The ServiceAccount's token comes from a TokenRequest. Run as root, each
 // container gets a mount and host-name namespace of its own: the token,
@@ -54,6 +63,9 @@ type kubelet struct {
 	// path is what the image puts on PATH ahead of the host's (Dex, which
 	// Capstan's image carries).
 	path []string
+	// image maps paths of programs in the image to the executables that
+	// play them.
+	image map[string]string
 }
 
 // pod is one started pod.
@@ -62,13 +74,15 @@ type pod struct {
 	ip   string
 	spec corev1.PodSpec
 	logs map[string]string // container name → log file
+	// volumes are the pod's emptyDir volumes (but /tmp), by name.
+	volumes map[string]string
 }
 
 // start runs spec's init containers to completion, then starts its
 // containers, and returns once every readiness probe passes.
 func (k *kubelet) start(t *testing.T, name, ip string, spec corev1.PodSpec) *pod {
 	t.Helper()
-	p := &pod{name: name, ip: ip, spec: spec, logs: map[string]string{}}
+	p := &pod{name: name, ip: ip, spec: spec, logs: map[string]string{}, volumes: map[string]string{}}
 	sa := k.serviceAccount(t, spec.ServiceAccountName)
 	for _, c := range spec.InitContainers {
 		cmd := k.command(t, p, c, sa)
@@ -103,9 +117,14 @@ func (k *kubelet) start(t *testing.T, name, ip string, spec corev1.PodSpec) *pod
 func (k *kubelet) command(t *testing.T, p *pod, c corev1.Container, sa *serviceAccount) *exec.Cmd {
 	t.Helper()
 	env := k.env(t, p, c)
+	work := t.TempDir()
+	paths := k.mount(t, p, c, env, work)
+	for image, bin := range k.image {
+		paths[image] = bin
+	}
 	argv := append(append([]string{}, c.Command...), c.Args...)
 	for i := range argv {
-		argv[i] = expand(argv[i], env)
+		argv[i] = paths.rewriteWords(expand(argv[i], env))
 	}
 	program := c.Image
 	if len(c.Command) > 0 {
@@ -116,6 +135,9 @@ func (k *kubelet) command(t *testing.T, p *pod, c corev1.Container, sa *serviceA
 	if !ok {
 		bin, ok = k.programs[strings.SplitN(program, ":", 2)[0]]
 	}
+	if rewritten := paths.rewrite(program); !ok && rewritten != program {
+		bin, ok = rewritten, true // a program a volume holds
+	}
 	if !ok {
 		t.Fatalf("pod %s: container %s runs %q, which this test does not know how to start", p.name, c.Name, program)
 	}
@@ -123,8 +145,9 @@ func (k *kubelet) command(t *testing.T, p *pod, c corev1.Container, sa *serviceA
 	if err != nil {
 		t.Fatalf("pod %s: container %s: %v", p.name, c.Name, err)
 	}
-	work := t.TempDir()
-	k.mount(t, p, c, env, work)
+	if filepath.Base(program) == "argocd-cmp-server" {
+		argv = append(argv, "--config-dir-path="+paths.rewrite(pluginConfigDir))
+	}
 	env["HOME"] = work
 	env["PATH"] = strings.Join(append(append([]string{}, k.path...), os.Getenv("PATH")), string(os.PathListSeparator))
 	argv = listenOnPod(filepath.Base(bin), program, p.ip, env, argv)
@@ -225,14 +248,51 @@ func (k *kubelet) field(t *testing.T, p *pod, path string) string {
 	return ""
 }
 
-// mount gives c its volumes (see kubelet).
-func (k *kubelet) mount(t *testing.T, p *pod, c corev1.Container, env map[string]string, work string) {
+// pluginConfigDir and pluginSocketDir are where Argo CD's plugin sidecars
+// read their plugin.yaml and make their sockets.
+const (
+	pluginConfigDir = "/home/argocd/cmp-server/config"
+	pluginSocketDir = "/home/argocd/cmp-server/plugins"
+)
+
+// mounts maps the container's mount paths to the directories that play
+// them.
+type mounts map[string]string
+
+// rewrite returns path with its longest mounted prefix replaced.
+func (m mounts) rewrite(path string) string {
+	best := ""
+	for prefix := range m {
+		if (path == prefix || strings.HasPrefix(path, prefix+"/")) && len(prefix) > len(best) {
+			best = prefix
+		}
+	}
+	if best == "" {
+		return path
+	}
+	return m[best] + strings.TrimPrefix(path, best)
+}
+
+// rewriteWords rewrites each space-separated word of s, such as the
+// paths in a shell command.
+func (m mounts) rewriteWords(s string) string {
+	words := strings.Split(s, " ")
+	for i, w := range words {
+		words[i] = m.rewrite(w)
+	}
+	return strings.Join(words, " ")
+}
+
+// mount gives c its volumes (see kubelet) and returns where the ones
+// mounted at paths of their own are.
+func (k *kubelet) mount(t *testing.T, p *pod, c corev1.Container, env map[string]string, work string) mounts {
 	t.Helper()
 	const configRoot = "/app/config"
 	volumes := map[string]corev1.Volume{}
 	for _, v := range p.spec.Volumes {
 		volumes[v.Name] = v
 	}
+	out := mounts{}
 	for _, m := range c.VolumeMounts {
 		v, ok := volumes[m.Name]
 		if !ok {
@@ -244,10 +304,37 @@ func (k *kubelet) mount(t *testing.T, p *pod, c corev1.Container, env map[string
 		case strings.HasPrefix(m.MountPath, configRoot+"/"):
 			env["ARGOCD_APP_CONFIG_PATH"] = filepath.Join(work, "config")
 			k.writeVolume(t, p, v, filepath.Join(work, "config", strings.TrimPrefix(m.MountPath, configRoot)))
+		case v.EmptyDir != nil:
+			dir, ok := p.volumes[m.Name]
+			if !ok {
+				dir = shortDir(t)
+				p.volumes[m.Name] = dir
+			}
+			out[m.MountPath] = dir
+			if m.MountPath == pluginSocketDir {
+				env["ARGOCD_PLUGINSOCKFILEPATH"] = dir
+			}
+		case m.SubPath != "":
+			dir := t.TempDir()
+			k.writeVolume(t, p, v, dir)
+			out[m.MountPath] = filepath.Join(dir, m.SubPath)
+			out[filepath.Dir(m.MountPath)] = dir // the file's directory, for programs that take that
 		default:
 			t.Fatalf("pod %s: container %s mounts %s at %s, which this test does not emulate", p.name, c.Name, m.Name, m.MountPath)
 		}
 	}
+	return out
+}
+
+// shortDir is a new directory with a short path, removed when the test
+// ends: it may hold Unix sockets, whose paths may not pass 107 bytes.
+func shortDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "pod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
 }
 
 // writeVolume writes a Secret or ConfigMap volume's files into dir.

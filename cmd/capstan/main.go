@@ -13,6 +13,11 @@ func main() {
 	// The runtime aims to stay under the container's memory limit
 	// (GOMEMLIMIT, when set, wins).
 	memlimit.Set()
-	program, args := commands.Program(filepath.Base(os.Args[0]), os.Args[1:])
+	// As Argo CD's binary, ARGOCD_BINARY_NAME names the program when set.
+	name := filepath.Base(os.Args[0])
+	if n := os.Getenv("ARGOCD_BINARY_NAME"); n != "" {
+		name = n
+	}
+	program, args := commands.Program(name, os.Args[1:])
 	os.Exit(commands.ExecuteAs(program, args, os.Stdout, os.Stderr))
 }

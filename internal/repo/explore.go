@@ -2,6 +2,7 @@ package repo
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -93,6 +94,14 @@ type AppDetails struct {
 	Type      v1alpha1.ApplicationSourceType `json:"type"`
 	Helm      *HelmAppSpec                   `json:"helm,omitempty"`
 	Kustomize *KustomizeAppSpec              `json:"kustomize,omitempty"`
+	Plugin    *PluginAppSpec                 `json:"plugin,omitempty"`
+}
+
+// PluginAppSpec is what a config management plugin offers to set.
+type PluginAppSpec struct {
+	// ParametersAnnouncement are the parameters the plugin announces, each
+	// as Argo CD's ParameterAnnouncement JSON.
+	ParametersAnnouncement []json.RawMessage `json:"parametersAnnouncement,omitempty"`
 }
 
 // HelmAppSpec is what a chart offers to set.
@@ -291,6 +300,9 @@ func (s *Service) AppDetails(ctx context.Context, req *AppDetailsRequest) (*AppD
 		}
 		if appDir, err = pathsafe.Join(root, src.Path); err != nil {
 			return nil, err
+		}
+		if details, err := s.pluginDetails(ctx, root, src); details != nil || err != nil {
+			return details, err
 		}
 	}
 	typ, err := sourceType(&src, appDir)

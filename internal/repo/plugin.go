@@ -40,3 +40,17 @@ func (s *Service) pluginSource(ctx context.Context, in *sourceInput) (*plugin.So
 	p.Plugin = &v1alpha1.ApplicationSourcePlugin{Name: name}
 	return p, nil
 }
+
+// pluginDetails answers AppDetails for a Git source a plugin renders: the
+// parameters the plugin announces. Nil: no plugin renders it.
+func (s *Service) pluginDetails(ctx context.Context, root string, src v1alpha1.ApplicationSource) (*AppDetails, error) {
+	p, err := s.pluginSource(ctx, &sourceInput{root: root, source: src, req: &Request{}})
+	if p == nil || err != nil {
+		return nil, err
+	}
+	params, err := s.plugins.Parameters(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return &AppDetails{Type: v1alpha1.SourceTypePlugin, Plugin: &PluginAppSpec{ParametersAnnouncement: params}}, nil
+}

@@ -3,6 +3,7 @@ package plugin
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -125,6 +126,26 @@ func (c *Client) Render(ctx context.Context, src *Source) ([]*unstructured.Unstr
 		objs = append(objs, found...)
 	}
 	return objs, nil
+}
+
+// Parameters returns the parameters the plugin that renders src announces
+// (what Argo CD's UI offers as the plugin's form), each as the JSON of
+// Argo CD's ParameterAnnouncement.
+func (c *Client) Parameters(ctx context.Context, src *Source) ([]json.RawMessage, error) {
+	req, err := c.prepare(src)
+	if err != nil {
+		return nil, err
+	}
+	defer req.close()
+	socket, err := c.find(ctx, src, req)
+	if err != nil {
+		return nil, err
+	}
+	params, err := c.announcements(ctx, socket, req)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: %w", strings.TrimSuffix(socket, ".sock"), err)
+	}
+	return params, nil
 }
 
 // find returns the socket of the plugin to render src with, with Argo CD's

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/repo/render/plugin"
@@ -24,6 +25,12 @@ spec:
   init:
     command: [sh, -c]
     args: ["echo initialised > init.txt"]
+  parameters:
+    static:
+      - {name: replicas, title: Replicas, required: true, string: "1"}
+      - {name: tags, collectionType: array, array: [latest]}
+    dynamic:
+      command: [sh, -c, 'echo "[{\"name\": \"labels\", \"collectionType\": \"map\", \"map\": {\"app\": \"$ARGOCD_APP_NAME\"}}]"']
   generate:
     command: [sh, -c]
     args:
@@ -86,11 +93,59 @@ func checkout(t *testing.T, files map[string]string) string {
 	return root
 }
 
-func TestRenderWithRealPluginServer(t *testing.T) {
+// servers start a plugin server: Argo CD's own, and Capstan's.
+var servers = map[string]func(t testing.TB, socketDir, config string) string{
+	"argocd-cmp-server": cmpserver.Start,
+	"capstan":           startCapstan,
+}
+
+// startCapstan runs Capstan's plugin server (capstan cmp-server) in the
+// test's process.
+func startCapstan(t testing.TB, socketDir, config string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, plugin.ConfigFile), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := plugin.ReadConfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- plugin.Serve(ctx, plugin.ServeOptions{Config: cfg, SocketDir: socketDir, WorkDir: filepath.Join(dir, "work")})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	socket := filepath.Join(socketDir, cfg.SocketName())
+	for i := 0; i < 500; i++ {
+		if st, err := os.Stat(socket); err == nil && st.Mode()&os.ModeSocket != 0 {
+			return socket
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no socket at %s", socket)
+	return ""
+}
+
+// TestRender runs the same plugins under Argo CD's plugin server and
+// Capstan's, through Capstan's client: both must answer alike.
+func TestRender(t *testing.T) {
+	for name, start := range servers {
+		t.Run(name, func(t *testing.T) { testRender(t, start) })
+	}
+}
+
+func testRender(t *testing.T, start func(t testing.TB, socketDir, config string) string) {
 	dir := cmpserver.SocketDir(t)
-	cmpserver.Start(t, dir, maker)
-	cmpserver.Start(t, dir, finder)
-	cmpserver.Start(t, dir, failing)
+	start(t, dir, maker)
+	start(t, dir, finder)
+	start(t, dir, failing)
 	c := plugin.New(plugin.Options{SocketDir: dir, Exclude: []string{"secret*"}})
 	ctx := context.Background()
 	if !c.Installed() {
@@ -130,6 +185,25 @@ func TestRenderWithRealPluginServer(t *testing.T) {
 			if data[k] != v {
 				t.Errorf("data[%s] = %q, want %q", k, data[k], v)
 			}
+		}
+	})
+
+	t.Run("parameter announcements: dynamic, then static", func(t *testing.T) {
+		params, err := c.Parameters(ctx, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]string, len(params))
+		for i, p := range params {
+			got[i] = string(p)
+		}
+		want := []string{
+			`{"collectionType":"map","map":{"app":"web"},"name":"labels"}`,
+			`{"name":"replicas","required":true,"string":"1","title":"Replicas"}`,
+			`{"array":["latest"],"collectionType":"array","name":"tags"}`,
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("announcements:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 	})
 

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -99,6 +100,28 @@ func (c *Client) generate(ctx context.Context, socket string, req *request) ([]s
 	out := make([]string, list.Len())
 	for i := range out {
 		out[i] = list.Get(i).String()
+	}
+	return out, nil
+}
+
+// announcements asks the plugin on socket for the parameters it announces
+// for req's source.
+func (c *Client) announcements(ctx context.Context, socket string, req *request) ([]json.RawMessage, error) {
+	k, err := c.dial(socket)
+	if err != nil {
+		return nil, err
+	}
+	defer k.conn.Close()
+	res, err := k.stream(ctx, "GetParametersAnnouncement", req, c.opts.ChunkSize)
+	if err != nil {
+		return nil, err
+	}
+	list := res.Get(res.Descriptor().Fields().ByName("parameterAnnouncements")).List()
+	out := make([]json.RawMessage, list.Len())
+	for i := range out {
+		if out[i], err = argoapi.MarshalJSON(list.Get(i).Message()); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

@@ -1,0 +1,97 @@
+package repo
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/repo/render/plugin"
+	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+)
+
+// servePlugin runs Capstan's plugin server for config and returns the
+// socket directory.
+func servePlugin(t *testing.T, config string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, plugin.ConfigFile), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := plugin.ReadConfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sockets, err := os.MkdirTemp("", "cmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- plugin.Serve(ctx, plugin.ServeOptions{Config: cfg, SocketDir: sockets, WorkDir: filepath.Join(dir, "work")}) }()
+	t.Cleanup(func() { cancel(); <-done; _ = os.RemoveAll(sockets) })
+	for i := 0; i < 500; i++ {
+		if _, err := os.Stat(filepath.Join(sockets, cfg.SocketName())); err == nil {
+			return sockets
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("the plugin made no socket")
+	return ""
+}
+
+const tagger = `kind: ConfigManagementPlugin
+metadata: {name: tagger}
+spec:
+  discover: {fileName: "*.tag"}
+  parameters:
+    static: [{name: colour, string: blue}]
+  generate:
+    command: [sh, -c]
+    args: ['printf "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s-%s\n" "$(cat *.tag)" "$ARGOCD_APP_PROJECT_NAME"']
+`
+
+// TestPluginSources: a directory a plugin's discovery rule claims renders
+// through the plugin, even with render workers (plugins run beside the
+// repo server, not in its workers); one it does not claim keeps its type;
+// AppDetails answers with the plugin's parameters.
+func TestPluginSources(t *testing.T) {
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "c", map[string]string{
+		"tagged/app.tag":   "green",
+		"plain/cm.yaml":    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain}\n",
+		"chart/Chart.yaml": "apiVersion: v2\nname: chart\nversion: 1.0.0\n",
+	})
+	sockets := servePlugin(t, tagger)
+	ctx := context.Background()
+	for name, svc := range map[string]*Service{
+		"in-process": NewService(Options{Root: t.TempDir(), Plugins: plugin.Options{SocketDir: sockets}}),
+		"workers":    isolated(t, Options{Plugins: plugin.Options{SocketDir: sockets}}, 512<<20),
+	} {
+		for path, want := range map[string]string{"tagged": "green-team", "plain": "plain"} {
+			req := &Request{AppName: "a", Project: "team", Sources: []v1alpha1.ApplicationSource{{RepoURL: remote.URL, Path: path}}}
+			resp, err := svc.Render(ctx, req)
+			if err != nil {
+				t.Fatalf("%s %s: %v", name, path, err)
+			}
+			if len(resp.Objects) != 1 || resp.Objects[0].GetName() != want {
+				t.Errorf("%s %s: objects %v, want %s", name, path, resp.Objects, want)
+			}
+		}
+	}
+	svc := NewService(Options{Root: t.TempDir(), Plugins: plugin.Options{SocketDir: sockets}})
+	details, err := svc.AppDetails(ctx, &AppDetailsRequest{Source: v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "tagged"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if details.Type != v1alpha1.SourceTypePlugin || details.Plugin == nil || len(details.Plugin.ParametersAnnouncement) != 1 ||
+		!strings.Contains(string(details.Plugin.ParametersAnnouncement[0]), `"colour"`) {
+		t.Errorf("AppDetails = %+v", details)
+	}
+	if details, err := svc.AppDetails(ctx, &AppDetailsRequest{Source: v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "chart"}}); err != nil || details.Type != v1alpha1.SourceTypeHelm {
+		t.Errorf("AppDetails of a chart with a plugin listening = %+v, %v", details, err)
+	}
+}
