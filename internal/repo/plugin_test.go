@@ -31,7 +31,9 @@ func servePlugin(t *testing.T, config string) string {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- plugin.Serve(ctx, plugin.ServeOptions{Config: cfg, SocketDir: sockets, WorkDir: filepath.Join(dir, "work")}) }()
+	go func() {
+		done <- plugin.Serve(ctx, plugin.ServeOptions{Config: cfg, SocketDir: sockets, WorkDir: filepath.Join(dir, "work")})
+	}()
 	t.Cleanup(func() { cancel(); <-done; _ = os.RemoveAll(sockets) })
 	for i := 0; i < 500; i++ {
 		if _, err := os.Stat(filepath.Join(sockets, cfg.SocketName())); err == nil {
