@@ -121,7 +121,15 @@ $(ARGOCD_BIN)/argocd: tools/argocd/go.mod tools/argocd/go.sum
 	cd tools/argocd && go build -trimpath -ldflags='-s -w' -o $(ARGOCD_BIN)/argocd github.com/argoproj/argo-cd/v3/cmd
 
 .PHONY: argocd-manifests
-argocd-manifests: $(ARGOCD_MANIFESTS)/.fetched $(ARGOCD_MANIFESTS)/notifications-catalog.yaml ## Copy Argo CD's install manifests, CRDs and notifications catalog (the takeover and notification tests' reference) into bin/argocd-manifests.
+argocd-manifests: $(ARGOCD_MANIFESTS)/.fetched $(ARGOCD_MANIFESTS)/notifications-catalog.yaml $(ARGOCD_MANIFESTS)/docs/.fetched ## Copy Argo CD's install manifests, CRDs, notifications catalog and documented ConfigMaps (the takeover, notification and settings tests' reference) into bin/argocd-manifests.
+
+# Argo CD's documented argocd-cm and argocd-cmd-params-cm, every key set.
+$(ARGOCD_MANIFESTS)/docs/.fetched: tools/argocd-manifests/go.mod tools/argocd-manifests/go.sum | $(ARGOCD_MANIFESTS)/.fetched
+	mkdir -p $(ARGOCD_MANIFESTS)/docs
+	for f in argocd-cm.yaml argocd-cmd-params-cm.yaml; do \
+	  cp "$$(cd tools/argocd-manifests && go list -m -f '{{.Dir}}' github.com/argoproj/argo-cd/v3)/docs/operator-manual/$$f" $(ARGOCD_MANIFESTS)/docs/; done
+	chmod -R u+w $(ARGOCD_MANIFESTS)/docs
+	@touch $@
 
 # Argo CD's catalog of notification triggers and templates, as a ConfigMap.
 $(ARGOCD_MANIFESTS)/notifications-catalog.yaml: tools/argocd-manifests/go.mod tools/argocd-manifests/go.sum | $(ARGOCD_MANIFESTS)/.fetched

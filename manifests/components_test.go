@@ -435,10 +435,10 @@ func checkRedis(t *testing.T, cs kubernetes.Interface, ns, addr string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cache.NewRedis(ctx, addr, ""); err == nil {
+	if _, err := cache.NewRedis(ctx, cache.RedisOptions{Addr: addr}); err == nil {
 		t.Error("Redis answered without the password")
 	}
-	rc, err := cache.NewRedis(ctx, addr, string(s.Data["auth"]))
+	rc, err := cache.NewRedis(ctx, cache.RedisOptions{Addr: addr, Password: string(s.Data["auth"])})
 	if err != nil {
 		t.Fatal(err)
 	}

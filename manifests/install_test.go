@@ -19,7 +19,6 @@ import (
 
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
-	"github.com/capstan-cd/capstan/internal/testing/toolbin"
 )
 
 var cluster *localcluster.Cluster
@@ -171,7 +170,7 @@ var notInstalled = map[string]string{
 // TestSameObjectsAsArgoCD: every object Argo CD's install files create has
 // its namesake in Capstan's (same kind, same name), but for notInstalled.
 func TestSameObjectsAsArgoCD(t *testing.T) {
-	dir := toolbin.Find(t, "CAPSTAN_ARGOCD_MANIFESTS", "bin/argocd-manifests", "argocd-manifests")
+	dir := argoManifests(t)
 	for _, file := range []string{"install.yaml", "namespace-install.yaml", "core-install.yaml", "ha/install.yaml"} {
 		t.Run(file, func(t *testing.T) {
 			ours := map[string]bool{}

@@ -532,7 +532,7 @@ func listenOnPod(bin, program, ip string, env map[string]string, argv []string) 
 	case program == "argocd-server":
 		env["ARGOCD_SERVER_LISTEN_ADDRESS"], env["ARGOCD_SERVER_METRICS_LISTEN_ADDRESS"] = ip, ip
 	case program == "argocd-repo-server":
-		env["ARGOCD_REPO_SERVER_LISTEN_ADDRESS"], env["ARGOCD_REPO_SERVER_METRICS_LISTEN_ADDRESS"] = ip, ip
+		env["ARGOCD_REPO_SERVER_LISTEN_ADDRESS"], env["ARGOCD_REPO_SERVER_LISTEN_METRICS_ADDRESS"] = ip, ip
 	case program == "argocd-application-controller":
 		argv = append(argv, "--metrics-address="+ip)
 	case program == "argocd-dex":

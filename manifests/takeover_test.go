@@ -24,7 +24,6 @@ import (
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
-	"github.com/capstan-cd/capstan/internal/testing/toolbin"
 )
 
 // TestTakeOverAnArgoCDInstall puts Capstan in place of a running Argo CD.
@@ -56,7 +55,7 @@ func TestTakeOverAnArgoCDInstall(t *testing.T) {
 	const ns = "argocd"
 	createNamespace(t, cl, ns)
 
-	argo := readObjects(t, filepath.Join(toolbin.Find(t, "CAPSTAN_ARGOCD_MANIFESTS", "bin/argocd-manifests", "argocd-manifests"), "install.yaml"))
+	argo := readObjects(t, filepath.Join(argoManifests(t), "install.yaml"))
 	apply(t, cl, argo, ns)
 	argoCRD := crd()
 	if err := c.Get(ctx, client.ObjectKey{Name: "applications.argoproj.io"}, argoCRD); err != nil {

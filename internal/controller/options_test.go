@@ -445,9 +445,9 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// TestUnknownArgoCDKeyLoggedOnce: a key of argocd-cm Argo CD does not
-// document (a misspelling) is logged as ignored, once, however many
-// reconciles follow.
+// TestUnknownArgoCDKeyLoggedOnce: a key of argocd-cm or of
+// argocd-cmd-params-cm Argo CD does not document (a misspelling) is logged
+// as ignored, once, however many reconciles follow.
 func TestUnknownArgoCDKeyLoggedOnce(t *testing.T) {
 	if err := kube.InstallCRDs(context.Background(), testCluster.Config); err != nil {
 		t.Fatal(err)
@@ -459,6 +459,8 @@ func TestUnknownArgoCDKeyLoggedOnce(t *testing.T) {
 	})
 	e.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: ns},
 		Data: map[string]string{"timeout.reconcilation": "3m", "users.session.duration": "1h"}})
+	e.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CmdParamsName, Namespace: ns},
+		Data: map[string]string{"controller.status.processers": "5", "server.insecure": "true"}})
 	remote := gitserver.NewLocalRepo(t)
 	remote.Commit(t, "one", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n"})
 	e.create(newApp(e, "logged", "default", remote.URL, "app", v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: testCluster.NewNamespace(t)}))
@@ -467,7 +469,12 @@ func TestUnknownArgoCDKeyLoggedOnce(t *testing.T) {
 	if n := strings.Count(logs.String(), `"key":"timeout.reconcilation"`); n != 1 {
 		t.Errorf("the unknown key was logged %d times:\n%s", n, logs.String())
 	}
-	if strings.Contains(logs.String(), `"key":"users.session.duration"`) {
-		t.Error("a documented key was logged as unknown")
+	if n := strings.Count(logs.String(), `"key":"controller.status.processers"`); n != 1 {
+		t.Errorf("the unknown argocd-cmd-params-cm key was logged %d times:\n%s", n, logs.String())
+	}
+	for _, k := range []string{"users.session.duration", "server.insecure"} {
+		if strings.Contains(logs.String(), `"key":"`+k+`"`) {
+			t.Errorf("the documented key %s was logged as unknown", k)
+		}
 	}
 }

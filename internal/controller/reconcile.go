@@ -53,6 +53,8 @@ type reconciler struct {
 
 	derivedMu sync.Mutex
 	derived   *derived
+	// cmdParamsVersion is the version of argocd-cmd-params-cm last checked.
+	cmdParamsVersion string
 	// hardRefreshed is when each Application was last rendered afresh
 	// for Options.HardResync.
 	hardRefreshed sync.Map
@@ -238,6 +240,7 @@ func (r *reconciler) settings(ctx context.Context) (*derived, error) {
 	}
 	r.derivedMu.Lock()
 	defer r.derivedMu.Unlock()
+	r.checkCmdParams(ctx)
 	if r.derived != nil && r.derived.version == cm.Version {
 		return r.derived, nil
 	}
@@ -256,6 +259,20 @@ func (r *reconciler) settings(ctx context.Context) (*derived, error) {
 	}
 	r.derived = d
 	return d, nil
+}
+
+// checkCmdParams logs, once per version of argocd-cmd-params-cm, each of
+// its keys Argo CD does not document: nothing reads them. It runs under
+// derivedMu, with argocd-cm's checks.
+func (r *reconciler) checkCmdParams(ctx context.Context) {
+	p, err := settings.LoadCmdParams(ctx, r.client, r.opts.Namespace)
+	if err != nil || p.Version == r.cmdParamsVersion {
+		return
+	}
+	r.cmdParamsVersion = p.Version
+	for _, k := range p.UnknownKeys() {
+		r.opts.Log.Warn(settings.CmdParamsName+" has a key Argo CD does not document; it is ignored", "key", k)
+	}
 }
 
 // healthChecker returns the checker for argocd-cm's current custom health

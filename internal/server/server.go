@@ -75,6 +75,9 @@ type Options struct {
 	// --rootpath, server.rootpath), for a proxy that passes it on.
 	// Default none.
 	RootPath string
+	// XFrameOptions and ContentSecurityPolicy are the web UI page's
+	// headers (see ui.Options). Default: ui's defaults.
+	XFrameOptions, ContentSecurityPolicy string
 	// Headless serves one local user with the kubeconfig's rights, as the
 	// CLI's --core mode runs it: no login, every caller an administrator,
 	// and the install's settings only read, never written (no generated
@@ -136,7 +139,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.RootPath != "" && strings.Trim(opts.BaseHref, "/") == "" {
 		opts.BaseHref = opts.RootPath
 	}
-	page, err := ui.New(ui.Options{BaseHref: opts.BaseHref})
+	page, err := ui.New(ui.Options{BaseHref: opts.BaseHref, XFrameOptions: opts.XFrameOptions, ContentSecurityPolicy: opts.ContentSecurityPolicy})
 	if err != nil {
 		return nil, err
 	}

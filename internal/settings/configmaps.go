@@ -14,7 +14,7 @@ import (
 // admin commands read them and fail when one is missing.
 var InstallConfigMaps = []string{
 	CMName,
-	"argocd-cmd-params-cm",
+	CmdParamsName,
 	"argocd-rbac-cm",
 	GPGKeysConfigMap,
 	SSHKnownHostsConfigMap,

@@ -33,6 +33,8 @@ type appSetFlags struct {
 	probeAddr      string
 	qps            float32
 	burst          int
+	log            logFlags
+	debug          bool
 }
 
 // appSetEnv names the variables Argo CD's manifests set on the
@@ -53,6 +55,22 @@ var appSetEnv = map[string]string{
 	"max-resources-status-count":   "ARGOCD_APPLICATIONSET_CONTROLLER_MAX_RESOURCES_STATUS_COUNT",
 	"kube-api-qps":                 "ARGOCD_K8S_CLIENT_QPS",
 	"kube-api-burst":               "ARGOCD_K8S_CLIENT_BURST",
+	"loglevel":                     "ARGOCD_APPLICATIONSET_CONTROLLER_LOGLEVEL",
+	"logformat":                    "ARGOCD_APPLICATIONSET_CONTROLLER_LOGFORMAT",
+	"debug":                        "ARGOCD_APPLICATIONSET_CONTROLLER_DEBUG",
+}
+
+// appSetNoEffect are the ApplicationSet controller's variables in noEffect.
+var appSetNoEffect = []string{
+	"ARGOCD_APPLICATIONSET_CONTROLLER_ALLOWED_SCM_PROVIDERS", "ARGOCD_GIT_MODULES_ENABLED",
+	"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_GITHUB_API_METRICS", "ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_PROGRESSIVE_SYNCS",
+	"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_SCM_PROVIDERS", "ARGOCD_APPLICATIONSET_CONTROLLER_TOKENREF_STRICT_MODE",
+	"GRPC_ENABLE_TXT_SERVICE_CONFIG", "ARGOCD_K8S_CLIENT_MAX_IDLE_CONNECTIONS", "ARGOCD_K8S_TCP_IDLE_TIMEOUT",
+	"ARGOCD_K8S_TCP_KEEPALIVE", "ARGOCD_K8S_TCP_TIMEOUT", "ARGOCD_K8S_TLS_HANDSHAKE_TIMEOUT",
+	"ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_CA_CERT_PATH", "ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_CLIENT_CERT_KEY_PATH",
+	"ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_CLIENT_CERT_PATH", "ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_TIMEOUT_SECONDS",
+	"ARGOCD_APPLICATIONSET_CONTROLLER_REQUEUE_AFTER", "ARGOCD_APPLICATIONSET_CONTROLLER_SCM_ROOT_CA_PATH",
+	"ARGOCD_APPLICATIONSET_CONTROLLER_WEBHOOK_PARALLELISM_LIMIT",
 }
 
 func (f *appSetFlags) add(cmd *cobra.Command) {
@@ -72,6 +90,8 @@ func (f *appSetFlags) add(cmd *cobra.Command) {
 	fl.StringVar(&f.probeAddr, "probe-addr", ":8081", "address of /healthz and /readyz")
 	fl.Float32Var(&f.qps, "kube-api-qps", 50, "requests per second to the Kubernetes API server")
 	fl.IntVar(&f.burst, "kube-api-burst", 100, "request burst to the Kubernetes API server")
+	fl.BoolVar(&f.debug, "debug", false, "log at debug level, whatever --loglevel says")
+	f.log.add(cmd)
 }
 
 // options checks the flags and turns them into the controller's options.
@@ -111,7 +131,14 @@ func newApplicationSetControllerCommand() *cobra.Command {
 				return err
 			}
 			defer client.Close()
-			opts, err := f.options(cfg, client, slog.New(slog.NewJSONHandler(os.Stderr, nil)))
+			if f.debug {
+				f.log.level = "debug"
+			}
+			log, err := f.log.logger()
+			if err != nil {
+				return err
+			}
+			opts, err := f.options(cfg, client, log)
 			if err != nil {
 				return err
 			}
@@ -130,5 +157,6 @@ func newApplicationSetControllerCommand() *cobra.Command {
 		return pflag.NormalizedName(name)
 	})
 	bindEnv(cmd, appSetEnv)
+	acceptEnv(cmd, appSetNoEffect...)
 	return cmd
 }

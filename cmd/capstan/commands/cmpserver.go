@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -23,18 +22,18 @@ var cmpServerEnv = map[string]string{
 // argocd-cmp-server, and each plugin sidecar runs it there, so existing
 // sidecar definitions work with Capstan's image unchanged.
 func newCMPServerCommand() *cobra.Command {
-	var configDir, logLevel, logFormat string
+	var configDir string
+	lf := &logFlags{}
 	cmd := &cobra.Command{
 		Use:     "cmp-server",
 		Example: "  capstan cmp-server --config-dir-path /home/argocd/cmp-server/config   # in a plugin sidecar, as argocd-cmp-server",
 		Short:   "Serve a config management plugin (plugin.yaml) to the repo server over its Unix socket",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+			log, err := lf.logger()
+			if err != nil {
 				return err
 			}
-			log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 			config, err := plugin.ReadConfig(configDir)
 			if err != nil {
 				return err
@@ -49,8 +48,7 @@ func newCMPServerCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&configDir, "config-dir-path", plugin.DefaultConfigDir, "directory of the plugin's "+plugin.ConfigFile)
-	cmd.Flags().StringVar(&logLevel, "loglevel", "info", "log level: debug, info, warn or error")
-	cmd.Flags().StringVar(&logFormat, "logformat", "json", "log format (Capstan logs JSON)")
+	lf.add(cmd)
 	bindEnv(cmd, cmpServerEnv)
 	return cmd
 }

@@ -3,7 +3,6 @@ package commands
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -38,9 +37,11 @@ type controllerFlags struct {
 	metrics     int
 	metricsHost string
 	appNS       []string
+	log         logFlags
 }
 
 func (f *controllerFlags) add(cmd *cobra.Command) {
+	f.log.add(cmd)
 	cmd.Flags().StringVar(&f.namespace, "namespace", "argocd", "control namespace holding Applications, AppProjects and settings")
 	cmd.Flags().IntVar(&f.workers, "status-processors", 20, "Applications reconciled in parallel")
 	cmd.Flags().IntVar(&f.opWorkers, "operation-processors", 10, "syncs run in parallel (within the status processors)")
@@ -100,6 +101,19 @@ func envList(name, sep string) []string {
 	return out
 }
 
+// The variables Argo CD's components take their Kubernetes clients' rate from.
+const (
+	envKubeQPS   = "ARGOCD_K8S_CLIENT_QPS"
+	envKubeBurst = "ARGOCD_K8S_CLIENT_BURST"
+)
+
+func envFloat(name string, def float64) float64 {
+	if n, err := strconv.ParseFloat(os.Getenv(name), 64); err == nil {
+		return n
+	}
+	return def
+}
+
 func envInt(name string, def int) int {
 	if n, err := strconv.Atoi(os.Getenv(name)); err == nil {
 		return n
@@ -129,6 +143,8 @@ func newControllerCommand() *cobra.Command {
 	f.add(cmd)
 	rc.add(cmd, "controller/tls")
 	bindEnv(cmd, controllerEnv)
+	readsEnv(cmd, "ARGOCD_APPLICATION_NAMESPACES", "ARGOCD_CONTROLLER_REPLICAS", "ARGOCD_CONTROLLER_SHARD") // flags' defaults
+	acceptEnv(cmd, controllerNoEffect...)
 	return cmd
 }
 
@@ -144,11 +160,15 @@ func runController(ctx context.Context, f *controllerFlags, r repo.Renderer, cha
 		return err
 	}
 	cfg.QPS, cfg.Burst = f.qps, f.burst
+	log, err := f.log.logger()
+	if err != nil {
+		return err
+	}
 	return controller.Run(ctx, controller.Options{
 		Config: cfg, Namespace: f.namespace, Renderer: r, Workers: f.workers, OperationWorkers: f.opWorkers, Resync: f.resync, HardResync: f.hardResync, RepoPoll: f.repoPoll,
 		Replicas: f.replicas, Shard: shard, LeaderElection: f.elect, MetricsAddr: f.metricsAddr(),
 		ApplicationNamespaces: f.appNS, RepoChanges: changes, InstallCRDs: f.crds,
-		Log: slog.New(slog.NewJSONHandler(os.Stderr, nil)),
+		Log: log,
 	})
 }
 
@@ -167,7 +187,10 @@ func newRunCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+			log, err := f.log.logger()
+			if err != nil {
+				return err
+			}
 			svc, closeCache, err := newRepoService(ctx, f.namespace, rf)
 			if err != nil {
 				return err

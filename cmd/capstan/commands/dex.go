@@ -34,6 +34,7 @@ func newDexCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "dex", Short: "Run Dex, the identity broker of argocd-cm's dex.config (the argocd-dex-server workload)"}
 	var namespace, dexBin, address string
 	var disableTLS bool
+	lf := &logFlags{}
 	rundex := &cobra.Command{
 		Use:     "rundex",
 		Short:   "Run Dex with the configuration made from argocd-cm's dex.config, restarting it when that changes",
@@ -50,7 +51,10 @@ func newDexCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+			log, err := lf.logger()
+			if err != nil {
+				return err
+			}
 			return runDex(ctx, log, c, namespace, dexBin, address, disableTLS)
 		},
 	}
@@ -59,7 +63,10 @@ func newDexCommand() *cobra.Command {
 	rundex.Flags().StringVar(&address, "address", "0.0.0.0", "host Dex listens on, with Argo CD's ports: web 5556, gRPC 5557, telemetry 5558")
 	rundex.Flags().BoolVar(&disableTLS, "disable-tls", false,
 		"serve Dex over plain HTTP; by default over HTTPS with argocd-dex-server-tls as mounted under "+filepath.Join(defaultAppConfigPath, dexTLSDir)+", or a self-signed certificate")
-	bindEnv(rundex, map[string]string{"disable-tls": "ARGOCD_DEX_SERVER_DISABLE_TLS"})
+	lf.add(rundex)
+	bindEnv(rundex, map[string]string{"disable-tls": "ARGOCD_DEX_SERVER_DISABLE_TLS",
+		"loglevel": "ARGOCD_DEX_SERVER_LOGLEVEL", "logformat": "ARGOCD_DEX_SERVER_LOGFORMAT"})
+	acceptEnv(rundex, "DEX_CONTINUE_ON_CONNECTOR_FAILURE")
 	cmd.AddCommand(rundex)
 	return cmd
 }

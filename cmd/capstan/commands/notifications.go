@@ -2,7 +2,6 @@ package commands
 
 import (
 	"errors"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -23,8 +22,7 @@ type notificationsFlags struct {
 	configMap   string
 	secret      string
 	selfService bool
-	logLevel    string
-	logFormat   string
+	log         logFlags
 	metrics     metricsFlags
 }
 
@@ -49,8 +47,7 @@ func (f *notificationsFlags) add(cmd *cobra.Command) {
 	fl.StringVar(&f.configMap, "config-map-name", settings.NotificationsConfigMap, "ConfigMap of triggers, templates and services")
 	fl.StringVar(&f.secret, "secret-name", settings.NotificationsSecret, "Secret whose keys services name as $key")
 	fl.BoolVar(&f.selfService, "self-service-notification-enabled", false, "read notification settings from Applications' own namespaces (not supported by Capstan yet)")
-	fl.StringVar(&f.logLevel, "loglevel", "info", "log level: debug, info, warn or error")
-	fl.StringVar(&f.logFormat, "logformat", "json", "log format (Capstan logs JSON)")
+	f.log.add(cmd)
 	f.metrics.add(cmd, 9001)
 }
 
@@ -67,11 +64,10 @@ func newNotificationsControllerCommand() *cobra.Command {
 			if f.selfService {
 				return errors.New("--self-service-notification-enabled: self-service notifications are not supported by Capstan yet")
 			}
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+			log, err := f.log.logger()
+			if err != nil {
 				return err
 			}
-			log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 			cfg, err := ctrlconfig.GetConfig()
 			if err != nil {
 				return err
@@ -103,5 +99,7 @@ func newNotificationsControllerCommand() *cobra.Command {
 		return pflag.NormalizedName(name)
 	})
 	bindEnv(cmd, notificationsEnv)
+	acceptEnv(cmd, "ARGOCD_NOTIFICATION_CONTROLLER_REPO_SERVER_CA_CERT_PATH",
+		"ARGOCD_NOTIFICATION_CONTROLLER_REPO_SERVER_CLIENT_CERT_KEY_PATH", "ARGOCD_NOTIFICATION_CONTROLLER_REPO_SERVER_CLIENT_CERT_PATH")
 	return cmd
 }

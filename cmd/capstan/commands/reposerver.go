@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
@@ -42,6 +43,8 @@ type repoFlags struct {
 	parallelism int
 	// pluginExclude are reposerver.plugin.tar.exclusions.
 	pluginExclude []string
+	redisDB       int
+	cacheTTL      time.Duration
 }
 
 func (f *repoFlags) add(cmd *cobra.Command, defaultRoot string) {
@@ -50,6 +53,8 @@ func (f *repoFlags) add(cmd *cobra.Command, defaultRoot string) {
 	cmd.Flags().BoolVar(&f.isolate, "render-isolation", true, "render Helm, Kustomize and Jsonnet sources in worker processes with a memory limit, so a hostile source cannot exhaust this process")
 	cmd.Flags().StringVar(&f.maxMemory, "render-max-memory", "1Gi", "memory limit of each render worker")
 	cmd.Flags().IntVar(&f.parallelism, "parallelismlimit", 0, "sources rendered at once; the others wait (0: no limit beyond the render workers)")
+	cmd.Flags().IntVar(&f.redisDB, "redisdb", 0, "Redis database of the manifest cache")
+	cmd.Flags().DurationVar(&f.cacheTTL, "default-cache-expiration", 24*time.Hour, "how long a rendered source is kept in the manifest cache")
 	cmd.Flags().StringArrayVar(&f.pluginExclude, "plugin-tar-exclude", envList("ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS", ";"),
 		"globs of repository paths not sent to config management plugins (repeatable; ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS, ;-separated)")
 }
@@ -75,13 +80,17 @@ func newRepoServerCommand() *cobra.Command {
 	var disableTLS bool
 	metrics := &metricsFlags{}
 	rf := &repoFlags{}
+	lf := &logFlags{}
 	cmd := &cobra.Command{
 		Use:     "repo-server",
 		Example: "  capstan repo-server --port 8081 --redis argocd-redis:6379",
 		Short:   "Serve manifest rendering over gRPC for controllers and API servers",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+			log, err := lf.logger()
+			if err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			svc, closeCache, err := newRepoService(ctx, namespace, rf)
@@ -100,7 +109,11 @@ func newRepoServerCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&disableTLS, "disable-tls", false,
 		"serve gRPC without TLS; by default the certificate is argocd-repo-server-tls as mounted under "+filepath.Join(defaultAppConfigPath, repoServerTLSDir)+", or a self-signed one made at start")
 	rf.add(cmd, "capstan-repo-server")
+	lf.add(cmd)
 	bindEnv(cmd, repoServerEnv)
+	// The flags' defaults and the plugin client read these themselves.
+	readsEnv(cmd, "REDIS_PASSWORD", "ARGOCD_PLUGINSOCKFILEPATH", "ARGOCD_CMP_CHUNK_SIZE", "ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS")
+	acceptEnv(cmd, repoServerNoEffect...)
 	return cmd
 }
 
@@ -131,7 +144,7 @@ func newRepoService(ctx context.Context, namespace string, f *repoFlags) (*repo.
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := repo.Options{Root: f.root, Credentials: creds, ParallelismLimit: f.parallelism, Plugins: plugins}
+	opts := repo.Options{Root: f.root, Credentials: creds, ParallelismLimit: f.parallelism, Plugins: plugins, CacheTTL: f.cacheTTL}
 	if f.isolate {
 		self, err := os.Executable()
 		if err != nil {
@@ -147,7 +160,7 @@ func newRepoService(ctx context.Context, namespace string, f *repoFlags) (*repo.
 	if f.redis != "" {
 		// The password comes only from the environment (the argocd-redis
 		// Secret in the install), never from the command line.
-		rc, err := cache.NewRedis(ctx, f.redis, os.Getenv("REDIS_PASSWORD"))
+		rc, err := cache.NewRedis(ctx, cache.RedisOptions{Addr: f.redis, Password: os.Getenv("REDIS_PASSWORD"), DB: f.redisDB})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -95,7 +95,7 @@ func TestRepoServerUsesRepositorySecrets(t *testing.T) {
 	if len(resp.Objects) != 1 || resp.Objects[0].GetName() != "private" {
 		t.Errorf("objects = %v", resp.Objects)
 	}
-	rc, err := cache.NewRedis(ctx, redisAddr, "")
+	rc, err := cache.NewRedis(ctx, cache.RedisOptions{Addr: redisAddr})
 	if err != nil {
 		t.Fatal(err)
 	}

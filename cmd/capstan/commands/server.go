@@ -19,6 +19,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/server"
+	"github.com/capstan-cd/capstan/internal/server/ui"
 )
 
 type serverFlags struct {
@@ -30,6 +31,8 @@ type serverFlags struct {
 	dexStrictTLS bool
 	basehref     string
 	rootpath     string
+	xFrame       string
+	csp          string
 }
 
 func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
@@ -42,6 +45,8 @@ func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
 	cmd.Flags().BoolVar(&f.insecure, prefix+"insecure", false, "serve the API over plain HTTP, behind a TLS-terminating ingress")
 	cmd.Flags().StringVar(&f.basehref, prefix+"basehref", "/", "path the web UI is served under, behind a reverse proxy that strips it")
 	cmd.Flags().StringVar(&f.rootpath, prefix+"rootpath", "", "serve the API and the UI under this path, behind a reverse proxy that keeps it")
+	cmd.Flags().StringVar(&f.xFrame, prefix+"x-frame-options", ui.DefaultXFrameOptions, `the web UI's X-Frame-Options header ("-": none)`)
+	cmd.Flags().StringVar(&f.csp, prefix+"content-security-policy", ui.DefaultContentSecurityPolicy, `the web UI's Content-Security-Policy header ("-": none)`)
 }
 
 func newServerCommand() *cobra.Command {
@@ -49,6 +54,7 @@ func newServerCommand() *cobra.Command {
 	var namespace string
 	metrics := &metricsFlags{}
 	rc := &repoClientFlags{}
+	lf := &logFlags{}
 	cmd := &cobra.Command{
 		Use:     "server",
 		Example: "  capstan server --repo-server argocd-repo-server:8081\n  capstan server --insecure --port 8080   # behind a TLS-terminating ingress",
@@ -62,16 +68,22 @@ func newServerCommand() *cobra.Command {
 				return err
 			}
 			defer client.Close()
-			log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+			log, err := lf.logger()
+			if err != nil {
+				return err
+			}
 			metrics.serve(ctx, log)
 			return runServer(ctx, f, namespace, log, client, nil)
 		},
 	}
 	f.add(cmd, "")
+	lf.add(cmd)
 	cmd.Flags().StringVar(&namespace, "namespace", "argocd", "control namespace holding Applications, AppProjects and settings")
 	rc.add(cmd, "server/tls")
 	metrics.add(cmd, 8083)
 	bindEnv(cmd, serverEnv)
+	readsEnv(cmd, envKubeQPS, envKubeBurst)
+	acceptEnv(cmd, serverNoEffect...)
 	return cmd
 }
 
@@ -85,6 +97,8 @@ func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.
 	if err != nil {
 		return err
 	}
+	// Argo CD's API server takes its client's rate from these, not flags.
+	cfg.QPS, cfg.Burst = float32(envFloat(envKubeQPS, 50)), envInt(envKubeBurst, 100)
 	dex, err := f.dexServer()
 	if err != nil {
 		return err
@@ -105,7 +119,7 @@ func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.
 	}
 	var srv *server.Server
 	err = kube.Until(ctx, log, "the API server's settings", kube.Backoff{}, func(ctx context.Context) (err error) {
-		srv, err = server.New(ctx, server.Options{Client: c, Config: cfg, Renderer: r, Namespace: namespace, Insecure: f.insecure, BaseHref: f.basehref, RootPath: f.rootpath, Log: log, RepoChanged: repoChanged, Dex: dex})
+		srv, err = server.New(ctx, server.Options{Client: c, Config: cfg, Renderer: r, Namespace: namespace, Insecure: f.insecure, BaseHref: f.basehref, RootPath: f.rootpath, XFrameOptions: f.xFrame, ContentSecurityPolicy: f.csp, Log: log, RepoChanged: repoChanged, Dex: dex})
 		return err
 	})
 	if err != nil {

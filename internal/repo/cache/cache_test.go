@@ -34,7 +34,7 @@ func TestMemoryExpiryAndBound(t *testing.T) {
 
 func TestRedis(t *testing.T) {
 	ctx := context.Background()
-	r, err := NewRedis(ctx, redisserver.Start(t), "")
+	r, err := NewRedis(ctx, RedisOptions{Addr: redisserver.Start(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestRedis(t *testing.T) {
 	if _, ok, _ := r.Get(ctx, "short"); ok {
 		t.Error("expired key returned")
 	}
-	if _, err := NewRedis(ctx, "127.0.0.1:1", ""); err == nil {
+	if _, err := NewRedis(ctx, RedisOptions{Addr: "127.0.0.1:1"}); err == nil {
 		t.Error("connecting to a closed port succeeded")
 	}
 }

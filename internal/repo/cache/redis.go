@@ -16,13 +16,22 @@ type Redis struct {
 	prefix string
 }
 
-// NewRedis connects to the Redis server at addr (host:port) with password
-// (empty: none) and checks it answers.
-func NewRedis(ctx context.Context, addr, password string) (*Redis, error) {
-	c := redis.NewClient(&redis.Options{Addr: addr, Password: password})
+// RedisOptions say which Redis to use.
+type RedisOptions struct {
+	// Addr is the server's host:port. Required.
+	Addr string
+	// Password authenticates. Default: none.
+	Password string
+	// DB is the database number, as Argo CD's REDISDB. Default 0.
+	DB int
+}
+
+// NewRedis connects to the Redis server of opts and checks it answers.
+func NewRedis(ctx context.Context, opts RedisOptions) (*Redis, error) {
+	c := redis.NewClient(&redis.Options{Addr: opts.Addr, Password: opts.Password, DB: opts.DB})
 	if err := c.Ping(ctx).Err(); err != nil {
 		_ = c.Close()
-		return nil, fmt.Errorf("redis %s: %w", addr, err)
+		return nil, fmt.Errorf("redis %s: %w", opts.Addr, err)
 	}
 	return &Redis{client: c, prefix: "capstan|"}, nil
 }

@@ -14,6 +14,7 @@ package ui
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"crypto/sha256"
 	"embed"
@@ -35,7 +36,21 @@ type Options struct {
 	// BaseHref is the path the UI is served under behind a reverse proxy
 	// that strips it ("/cd" or "/cd/"). Default "/".
 	BaseHref string
+	// XFrameOptions is the page's X-Frame-Options header, as Argo CD's
+	// server.x.frame.options. Default DefaultXFrameOptions; "-": none.
+	XFrameOptions string
+	// ContentSecurityPolicy is the page's Content-Security-Policy header,
+	// as Argo CD's server.content.security.policy. Default
+	// DefaultContentSecurityPolicy, which allows only the UI's own files;
+	// "-": none.
+	ContentSecurityPolicy string
 }
+
+// The page's default framing and content policies.
+const (
+	DefaultXFrameOptions         = "sameorigin"
+	DefaultContentSecurityPolicy = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'self'"
+)
 
 // asset is one embedded file, ready to serve.
 type asset struct {
@@ -46,8 +61,9 @@ type asset struct {
 
 // Handler serves the UI.
 type Handler struct {
-	assets map[string]*asset // by name under static/
-	page   []byte
+	assets  map[string]*asset // by name under static/
+	page    []byte
+	headers map[string]string // set on the page
 }
 
 // New reads and compresses the embedded assets and renders the page.
@@ -64,7 +80,15 @@ func New(opts Options) (*Handler, error) {
 	if strings.ContainsAny(base, `"<>\?#`) {
 		return nil, fmt.Errorf("invalid base href %q", opts.BaseHref)
 	}
-	h := &Handler{assets: map[string]*asset{}}
+	h := &Handler{assets: map[string]*asset{}, headers: map[string]string{}}
+	for name, value := range map[string]string{
+		"X-Frame-Options":         cmp.Or(opts.XFrameOptions, DefaultXFrameOptions),
+		"Content-Security-Policy": cmp.Or(opts.ContentSecurityPolicy, DefaultContentSecurityPolicy),
+	} {
+		if value != "-" {
+			h.headers[name] = value
+		}
+	}
 	err := fs.WalkDir(static, "static", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -157,8 +181,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("X-Frame-Options", "SAMEORIGIN")
-	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'self'")
+	for k, v := range h.headers {
+		w.Header().Set(k, v)
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_, _ = w.Write(h.page)
 }

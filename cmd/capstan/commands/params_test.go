@@ -1,0 +1,140 @@
+package commands
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/toolbin"
+)
+
+// installContainers are the containers of the install's workloads, by
+// workload name.
+func installContainers(t *testing.T) map[string][]corev1.Container {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "..", "..", "manifests", "install.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string][]corev1.Container{}
+	dec := utilyaml.NewYAMLOrJSONDecoder(f, 1<<20)
+	for {
+		var obj struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+			Spec appsv1.DeploymentSpec `json:"spec"` // a StatefulSet's template is at the same path
+		}
+		if err := dec.Decode(&obj); errors.Is(err, io.EOF) {
+			return out
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if obj.Kind == "Deployment" || obj.Kind == "StatefulSet" {
+			out[obj.Metadata.Name] = obj.Spec.Template.Spec.Containers
+		}
+	}
+}
+
+// documentedParams are the example values of Argo CD's documented
+// argocd-cmd-params-cm.
+func documentedParams(t *testing.T) map[string]string {
+	t.Helper()
+	dir := toolbin.Find(t, "CAPSTAN_ARGOCD_MANIFESTS", filepath.Join("bin", "argocd-manifests"), "argocd-manifests")
+	data, err := os.ReadFile(filepath.Join(dir, "docs", "argocd-cmd-params-cm.yaml"))
+	if err != nil {
+		t.Fatalf("%v (run `make argocd-manifests`)", err)
+	}
+	var cm corev1.ConfigMap
+	if err := yaml.Unmarshal(data, &cm); err != nil {
+		t.Fatal(err)
+	}
+	return cm.Data
+}
+
+// TestEveryParamIsRead: each variable the install sets on a component from
+// argocd-cmd-params-cm is one that component reads, and with every key set
+// to the value Argo CD's documentation shows, each component starts (its
+// flags take the values) and names each setting that changes nothing in
+// Capstan.
+func TestEveryParamIsRead(t *testing.T) {
+	documented := documentedParams(t)
+	checked := 0
+	for workload, containers := range installContainers(t) {
+		c := containers[0]
+		if len(c.Command) == 0 {
+			continue // Redis, run by its image
+		}
+		program, args := Program(filepath.Base(c.Command[0]), append(slices.Clone(c.Command[1:]), c.Args...))
+		if program != "capstan" || len(args) == 0 {
+			continue
+		}
+		t.Run(workload, func(t *testing.T) {
+			root, release := newRootAs("capstan")
+			defer release()
+			cmd, _, err := root.Find(args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reads := strings.Split(cmd.Annotations[envAnnotation], ",")
+			var accepted []string
+			for _, e := range c.Env {
+				ref := e.ValueFrom
+				if ref == nil || ref.ConfigMapKeyRef == nil || ref.ConfigMapKeyRef.Name != settings.CmdParamsName {
+					continue
+				}
+				checked++
+				if !slices.Contains(reads, e.Name) {
+					t.Errorf("%s (key %s) is set by the install but not read by %s", e.Name, ref.ConfigMapKeyRef.Key, cmd.CommandPath())
+				}
+				if slices.Contains(strings.Split(cmd.Annotations[noEffectAnnotation], ","), e.Name) {
+					accepted = append(accepted, e.Name)
+				}
+				if v, ok := documented[ref.ConfigMapKeyRef.Key]; ok {
+					t.Setenv(e.Name, v)
+				}
+			}
+			var stderr bytes.Buffer
+			cmd.SetErr(&stderr)
+			if err := cmd.ParseFlags(nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.PreRunE(cmd, nil); err != nil {
+				t.Fatalf("with Argo CD's documented values: %v", err)
+			}
+			for _, name := range accepted {
+				if os.Getenv(name) != "" && !strings.Contains(stderr.String(), `"variable":"`+name+`"`) {
+					t.Errorf("%s is set, changes nothing, and was not logged", name)
+				}
+			}
+		})
+	}
+	if checked < 150 {
+		t.Errorf("only %d variables checked", checked)
+	}
+}
+
+// TestNoEffectReasons: every variable a component accepts without acting
+// on it has its reason.
+func TestNoEffectReasons(t *testing.T) {
+	for _, list := range [][]string{serverNoEffect, controllerNoEffect, repoServerNoEffect, appSetNoEffect} {
+		for _, name := range list {
+			if noEffect[name] == "" {
+				t.Errorf("%s has no reason in noEffect", name)
+			}
+		}
+	}
+}
