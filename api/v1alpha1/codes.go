@@ -121,6 +121,11 @@ const (
 	// AnnotationSkipReconcile, "true" on an Application, keeps the
 	// controller away from it: no comparison, no sync, no status.
 	AnnotationSkipReconcile = "argocd.argoproj.io/skip-reconcile"
+	// AnnotationManifestGeneratePaths names, ";"-separated, the paths an
+	// Application's manifests come from: relative to its source's path, or
+	// to the repository's root when they start with "/". A push changing
+	// none of them does not refresh it.
+	AnnotationManifestGeneratePaths = "argocd.argoproj.io/manifest-generate-paths"
 	// LabelSecretType marks repository, credential-template and cluster Secrets.
 	LabelSecretType = "argocd.argoproj.io/secret-type"
 	// AnnotationManagedBy, set to ManagedByArgoCD, marks Secrets written

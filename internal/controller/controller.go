@@ -64,7 +64,7 @@ type Options struct {
 	RepoPoll time.Duration
 	// RepoChanges, if set, names repositories that just changed (from Git
 	// webhooks); they are checked at once.
-	RepoChanges <-chan string
+	RepoChanges <-chan repo.Change
 	// Replicas is how many controllers share the destination clusters,
 	// and Shard (0 to Replicas-1) is this one: it reconciles only the
 	// Applications whose destination cluster is its shard. Default 1 and 0.

@@ -29,7 +29,7 @@ type revisionPoller struct {
 	enqueue    func(context.Context, *v1alpha1.Application)
 	interval   time.Duration
 	// changes names repositories that changed (webhooks); optional.
-	changes <-chan string
+	changes <-chan repo.Change
 	log     *slog.Logger
 }
 
@@ -43,9 +43,9 @@ func (p *revisionPoller) Start(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
-			p.poll(ctx, "")
-		case url := <-p.changes:
-			p.poll(ctx, url)
+			p.poll(ctx, repo.Change{})
+		case c := <-p.changes:
+			p.poll(ctx, c)
 		}
 	}
 }
@@ -64,8 +64,11 @@ type follower struct {
 	source int
 }
 
-// poll resolves every followed revision (of repoURL only, when set).
-func (p *revisionPoller) poll(ctx context.Context, repoURL string) {
+// poll resolves every followed revision (of the changed repository only,
+// when one is named). An Application whose manifest-generate-paths the
+// change's files do not touch is left to the next poll.
+func (p *revisionPoller) poll(ctx context.Context, change repo.Change) {
+	repoURL := change.URL
 	apps, err := p.namespaces.list(ctx, p.apps)
 	if err != nil {
 		p.log.Error("listing Applications to poll their repositories", "error", err)
@@ -78,7 +81,8 @@ func (p *revisionPoller) poll(ctx context.Context, repoURL string) {
 			continue
 		}
 		for j, src := range app.Spec.GetSources() {
-			if repoURL != "" && git.NormalizeURL(src.RepoURL) != git.NormalizeURL(repoURL) {
+			if repoURL != "" && (git.NormalizeURL(src.RepoURL) != git.NormalizeURL(repoURL) ||
+				!v1alpha1.PathsChanged(app.ManifestGeneratePaths(src), change.Files)) {
 				continue
 			}
 			rev := src.TargetRevision

@@ -67,7 +67,7 @@ func TestRepositoryChangeIsDetectedOncePerRepository(t *testing.T) {
 	// Neither the periodic refresh nor a lapsing ls-remote cache can find
 	// the next commit during the test: only the webhook's signal can.
 	svc := repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Hour})
-	changes := make(chan string, 1)
+	changes := make(chan repo.Change, 1)
 	e := startWith(t, testCluster.NewNamespace(t), func(o *Options) {
 		o.Resync, o.RepoPoll, o.Renderer, o.RepoChanges = time.Hour, time.Hour, svc, changes
 	})
@@ -81,7 +81,7 @@ func TestRepositoryChangeIsDetectedOncePerRepository(t *testing.T) {
 	if a := e.app("app-0"); a.Status.Sync.Revision != first {
 		t.Fatalf("revision moved to %s without a signal", a.Status.Sync.Revision)
 	}
-	changes <- remote.URL + "/" // as a webhook may name it: normalised before matching
+	changes <- repo.Change{URL: remote.URL + "/"} // as a webhook may name it: normalised before matching
 	e.waitRevision(n, second)
 	if got := svc.GitStore().Repo(remote.URL, git.Creds{}).Stats().LsRemotes - before; got != 1 {
 		t.Errorf("%d ls-remotes for %d Applications on one repository, want 1", got, n)
@@ -103,4 +103,46 @@ func TestRepositoryIsPolled(t *testing.T) {
 	e.waitRevision(2, first)
 	second := remote.Commit(t, "two", configMapFiles(2, "two"))
 	e.waitRevision(2, second)
+}
+
+// TestManifestGeneratePathsLimitTheWebhookRefresh: a webhook's push that
+// lists its files refreshes only the Applications whose
+// manifest-generate-paths it touches; a push without files refreshes all.
+func TestManifestGeneratePathsLimitTheWebhookRefresh(t *testing.T) {
+	if err := kube.InstallCRDs(context.Background(), testCluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	remote := gitserver.NewLocalRepo(t)
+	first := remote.Commit(t, "one", configMapFiles(2, "one"))
+	changes := make(chan repo.Change, 1)
+	e := startWith(t, testCluster.NewNamespace(t), func(o *Options) {
+		o.Resync, o.RepoPoll, o.RepoChanges = time.Hour, time.Hour, changes
+		o.Renderer = repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Hour})
+	})
+	dest := testCluster.NewNamespace(t)
+	configMapApps(t, e, remote.URL, dest, 2)
+	for i := range 2 {
+		e.update(fmt.Sprintf("app-%d", i), func(a *v1alpha1.Application) {
+			a.Annotations = map[string]string{v1alpha1.AnnotationManifestGeneratePaths: ".;/shared"}
+		})
+	}
+	e.waitRevision(2, first)
+
+	files := map[string]string{"apps/0/cm.yaml": configMapFiles(1, "two")["apps/0/cm.yaml"]}
+	second := remote.Commit(t, "two", files)
+	changes <- repo.Change{URL: remote.URL, Files: []string{"apps/0/cm.yaml"}}
+	e.eventually("app-0 at the second commit", func() string {
+		if a := e.app("app-0"); a.Status.Sync.Revision != second {
+			return "at " + a.Status.Sync.Revision
+		}
+		return ""
+	})
+	time.Sleep(2 * time.Second)
+	if a := e.app("app-1"); a.Status.Sync.Revision != first {
+		t.Fatalf("app-1, whose paths the push did not touch, moved to %s", a.Status.Sync.Revision)
+	}
+
+	third := remote.Commit(t, "three", map[string]string{"shared/notes.txt": "x"})
+	changes <- repo.Change{URL: remote.URL, Files: []string{"shared/notes.txt"}} // /shared is both apps'
+	e.waitRevision(2, third)
 }

@@ -130,3 +130,14 @@ type NoCredentials struct{}
 
 // ForRepo returns empty credentials.
 func (NoCredentials) ForRepo(context.Context, string) (git.Creds, error) { return git.Creds{}, nil }
+
+// Change is a push to a repository, as a Git webhook (or Capstan's own
+// Git write-back) reports it.
+type Change struct {
+	// URL is the repository, as the sender names it.
+	URL string
+	// Files are the paths the push changed, relative to the repository's
+	// root; nil when the sender did not list them (then every Application
+	// following the repository is refreshed).
+	Files []string
+}

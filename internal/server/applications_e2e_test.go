@@ -41,7 +41,7 @@ func startWithController(t *testing.T) *fixture {
 // runController runs a controller for the control namespace ns until the
 // test ends, with the periodic refresh and the repository poll an hour
 // away; changes, if set, takes pushed repository URLs as from webhooks.
-func runController(tb testing.TB, ns string, renderer repo.Renderer, changes <-chan string) {
+func runController(tb testing.TB, ns string, renderer repo.Renderer, changes <-chan repo.Change) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {

@@ -58,10 +58,11 @@ type Options struct {
 	// Hosts are the names the generated certificate is for. Default localhost.
 	Hosts []string
 	// RepoChanged, if set, hears of each repository URL a Git webhook
-	// reports pushed (the in-process controller checks it at once).
+	// reports pushed, with the files it changed (the in-process controller
+	// checks it at once).
 	// Otherwise the Applications following the pushed branch get the
 	// refresh annotation.
-	RepoChanged func(repoURL string)
+	RepoChanged func(repo.Change)
 	// Log receives errors. Default: slog's default logger.
 	Log *slog.Logger
 	// Dex is where the bundled Dex runs, for a dex.config. Default:

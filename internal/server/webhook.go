@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	reposvc "github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/repo/git"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
@@ -25,6 +26,34 @@ type push struct {
 	urls          []string // the repository's URLs (web, HTTPS, SSH)
 	ref           string   // refs/heads/<branch> or refs/tags/<tag>
 	defaultBranch string   // when the provider says
+	// files are the paths the pushed commits added, changed or removed,
+	// when the provider lists them (GitHub, GitLab, Gitea, Gogs).
+	files []string
+}
+
+// pushedCommits are the commits of a GitHub, GitLab, Gitea or Gogs push,
+// with the files each touched.
+type pushedCommits []struct {
+	Added    []string `json:"added"`
+	Modified []string `json:"modified"`
+	Removed  []string `json:"removed"`
+}
+
+// files lists every file the commits touched, once each.
+func (cs pushedCommits) files() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, c := range cs {
+		for _, list := range [][]string{c.Added, c.Modified, c.Removed} {
+			for _, f := range list {
+				if !seen[f] {
+					seen[f] = true
+					out = append(out, f)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // webhook answers POST /api/webhook: a push event from GitHub, GitLab,
@@ -87,11 +116,12 @@ func parsePush(h http.Header, body []byte, secret func(key string) string) (*pus
 				SSHURL        string `json:"git_ssh_url"`
 				DefaultBranch string `json:"default_branch"`
 			} `json:"project"`
+			Commits pushedCommits `json:"commits"`
 		}
 		if err := json.Unmarshal(body, &e); err != nil {
 			return nil, fmt.Errorf("GitLab push payload: %w", err)
 		}
-		p = push{urls: []string{e.Project.WebURL, e.Project.HTTPURL, e.Project.SSHURL}, ref: e.Ref, defaultBranch: e.Project.DefaultBranch}
+		p = push{urls: []string{e.Project.WebURL, e.Project.HTTPURL, e.Project.SSHURL}, ref: e.Ref, defaultBranch: e.Project.DefaultBranch, files: e.Commits.files()}
 	case h.Get("X-Gitea-Event") != "" || h.Get("X-Gogs-Event") != "":
 		sig, key := h.Get("X-Gitea-Signature"), "webhook.gitea.secret"
 		if h.Get("X-Gitea-Event") == "" {
@@ -176,11 +206,13 @@ func parseRepoPush(body []byte, provider string) (*push, error) {
 			SSHURL        string `json:"ssh_url"`
 			DefaultBranch string `json:"default_branch"`
 		} `json:"repository"`
+		Commits pushedCommits `json:"commits"`
 	}
 	if err := json.Unmarshal(body, &e); err != nil {
 		return nil, fmt.Errorf("push payload from %s: %w", provider, err)
 	}
-	return &push{urls: []string{e.Repository.HTMLURL, e.Repository.CloneURL, e.Repository.SSHURL}, ref: e.Ref, defaultBranch: e.Repository.DefaultBranch}, nil
+	return &push{urls: []string{e.Repository.HTMLURL, e.Repository.CloneURL, e.Repository.SSHURL}, ref: e.Ref,
+		defaultBranch: e.Repository.DefaultBranch, files: e.Commits.files()}, nil
 }
 
 func refOf(kind, name string) string {
@@ -209,14 +241,15 @@ func checkHMAC(body []byte, secret, signature, prefix string, h func() hash.Hash
 }
 
 // refreshFollowers refreshes the Applications that follow the pushed
-// repository at the pushed branch or tag: through the in-process
-// controller's repository check when there is one, otherwise with the
-// refresh annotation, as Argo CD's API server does.
+// repository at the pushed branch or tag, but for those whose
+// manifest-generate-paths the pushed files do not touch: through the
+// in-process controller's repository check when there is one, otherwise
+// with the refresh annotation, as Argo CD's API server does.
 func (s *Server) refreshFollowers(r *http.Request, p *push) error {
 	if s.opts.RepoChanged != nil {
 		for _, u := range p.urls {
 			if u != "" {
-				s.opts.RepoChanged(u)
+				s.opts.RepoChanged(reposvc.Change{URL: u, Files: p.files})
 			}
 		}
 		return nil
@@ -239,9 +272,14 @@ func (s *Server) refreshFollowers(r *http.Request, p *push) error {
 }
 
 // follows reports whether one of app's sources is the pushed repository
-// at the pushed ref (HEAD and an empty revision follow the default branch).
+// at the pushed ref (HEAD and an empty revision follow the default branch)
+// and, when app names its manifest-generate-paths, whether the pushed files
+// touch one of them.
 func follows(app *v1alpha1.Application, p *push) bool {
 	for _, src := range app.Spec.GetSources() {
+		if !v1alpha1.PathsChanged(app.ManifestGeneratePaths(src), p.files) {
+			continue
+		}
 		same := false
 		for _, u := range p.urls {
 			if u != "" && git.NormalizeURL(u) == git.NormalizeURL(src.RepoURL) {

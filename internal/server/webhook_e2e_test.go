@@ -48,12 +48,12 @@ func newWebhookRig(tb testing.TB) *webhookRig {
 	first := rig.commit()
 
 	renderer := repo.NewService(repo.Options{Root: tb.TempDir(), RefsTTL: time.Hour})
-	changes := make(chan string, 8)
+	changes := make(chan repo.Change, 8)
 	runController(tb, ns, renderer, changes)
 	rig.srv, err = New(ctx, Options{Client: c, Config: kubeCluster.Config, Renderer: renderer, Namespace: ns, Insecure: true,
-		RepoChanged: func(u string) {
+		RepoChanged: func(c repo.Change) {
 			select {
-			case changes <- u:
+			case changes <- c:
 			default: // a check is pending already
 			}
 		}})

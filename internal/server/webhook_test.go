@@ -129,9 +129,9 @@ func TestWebhookTellsTheInProcessController(t *testing.T) {
 	if err := kube.InstallCRDs(context.Background(), kubeCluster.Config); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(context.Background(), Options{Client: c, Config: kubeCluster.Config, Renderer: repo.NewService(repo.Options{Root: t.TempDir()}), Namespace: ns, Insecure: true, RepoChanged: func(u string) {
+	srv, err := New(context.Background(), Options{Client: c, Config: kubeCluster.Config, Renderer: repo.NewService(repo.Options{Root: t.TempDir()}), Namespace: ns, Insecure: true, RepoChanged: func(c repo.Change) {
 		mu.Lock()
-		heard = append(heard, u)
+		heard = append(heard, c.URL)
 		mu.Unlock()
 	}})
 	if err != nil {
@@ -144,5 +144,62 @@ func TestWebhookTellsTheInProcessController(t *testing.T) {
 	srv.Handler().ServeHTTP(rec, req)
 	if rec.Code != 200 || strings.Join(heard, " ") != "https://gitea.example.com/org/app https://gitea.example.com/org/app.git" {
 		t.Errorf("status %d, controller heard %v", rec.Code, heard)
+	}
+}
+
+// TestWebhookRefreshesOnlyTouchedPaths: with the refresh annotation (no
+// in-process controller), a push that lists its files refreshes an
+// Application naming manifest-generate-paths only when a file is under
+// one of them; one without the annotation, or a push without files,
+// refreshes as before.
+func TestWebhookRefreshesOnlyTouchedPaths(t *testing.T) {
+	ctx := context.Background()
+	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	f := start(t, false)
+	for _, a := range []struct{ name, repo, path, paths string }{
+		{"web", "mono", "apps/web", "."},
+		{"api", "mono", "apps/api", ".;/lib"},
+		{"plain", "mono", "apps/api", ""},
+		{"unlisted", "other", "apps/api", "."},
+	} {
+		app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: a.name, Namespace: f.ns},
+			Spec: v1alpha1.ApplicationSpec{Project: "default", Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc"},
+				Source: &v1alpha1.ApplicationSource{RepoURL: "https://gitea.example.com/org/" + a.repo, Path: a.path, TargetRevision: "main"}}}
+		if a.paths != "" {
+			app.Annotations = map[string]string{v1alpha1.AnnotationManifestGeneratePaths: a.paths}
+		}
+		if err := f.c.Create(ctx, app); err != nil {
+			t.Fatal(err)
+		}
+	}
+	push := func(repo, commits string) {
+		body := `{"ref":"refs/heads/main","repository":{"html_url":"https://gitea.example.com/org/` + repo + `"},"commits":` + commits + `}`
+		if code := f.post(body, map[string]string{"X-Gitea-Event": "push"}); code != 200 {
+			t.Fatalf("push: %d", code)
+		}
+	}
+	push("mono", `[{"modified":["apps/web/deploy.yaml"]},{"added":["docs/README.md"]}]`)
+	push("other", `[]`)
+	var list v1alpha1.ApplicationList
+	if err := f.c.List(ctx, &list, client.InNamespace(f.ns)); err != nil {
+		t.Fatal(err)
+	}
+	var refreshed []string
+	for _, a := range list.Items {
+		if _, ok := a.Annotations[v1alpha1.AnnotationRefresh]; ok {
+			refreshed = append(refreshed, a.Name)
+		}
+	}
+	if got := strings.Join(refreshed, ","); got != "plain,unlisted,web" {
+		t.Errorf("refreshed %s, want plain,unlisted,web", got)
+	}
+	push("mono", `[{"removed":["lib/util.libsonnet"]}]`)
+	if err := f.c.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "api"}, &list.Items[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := list.Items[0].Annotations[v1alpha1.AnnotationRefresh]; !ok {
+		t.Error("a change under /lib did not refresh api")
 	}
 }

@@ -150,7 +150,7 @@ func newControllerCommand() *cobra.Command {
 
 // runController runs the controller; changes, if set, names repositories
 // that Git webhooks reported pushed.
-func runController(ctx context.Context, f *controllerFlags, r repo.Renderer, changes <-chan string) error {
+func runController(ctx context.Context, f *controllerFlags, r repo.Renderer, changes <-chan repo.Change) error {
 	cfg, err := ctrlconfig.GetConfig()
 	if err != nil {
 		return err
@@ -199,12 +199,12 @@ func newRunCommand() *cobra.Command {
 			g, ctx := errgroup.WithContext(ctx)
 			// Git webhooks reach the controller directly: one repository
 			// check instead of an annotation on every Application.
-			changes := make(chan string, 64)
+			changes := make(chan repo.Change, 64)
 			g.Go(func() error { return runController(ctx, f, svc, changes) })
 			g.Go(func() error {
-				return runServer(ctx, sf, f.namespace, log, svc, func(url string) {
+				return runServer(ctx, sf, f.namespace, log, svc, func(c repo.Change) {
 					select {
-					case changes <- url:
+					case changes <- c:
 					default: // a check is already pending; the poll catches up anyway
 					}
 				})
@@ -239,7 +239,7 @@ func newRunCommand() *cobra.Command {
 				g.Go(func() error {
 					return runImageUpdater(ctx, uf, cfg, log, func(url string) {
 						select {
-						case changes <- url:
+						case changes <- repo.Change{URL: url}:
 						default:
 						}
 					})

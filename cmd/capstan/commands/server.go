@@ -89,7 +89,7 @@ func newServerCommand() *cobra.Command {
 
 // runServer serves the API until ctx ends; repoChanged, if set, hears of
 // pushed repositories (the in-process controller).
-func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.Logger, r repo.Server, repoChanged func(string)) error {
+func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.Logger, r repo.Server, repoChanged func(repo.Change)) error {
 	if f.port <= 0 {
 		return nil
 	}

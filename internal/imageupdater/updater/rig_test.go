@@ -47,7 +47,7 @@ type rig struct {
 	repo    *gitserver.Repo
 	u       *Updater
 	metrics *Metrics
-	changes chan string
+	changes chan repo.Change
 }
 
 // newRig starts a rig; registryCreds is registries.conf's credentials
@@ -78,7 +78,7 @@ func newBareRig(tb testing.TB, registryCreds, expire string, configure func(*Opt
 	if err != nil {
 		tb.Fatal(err)
 	}
-	r := &rig{t: tb, ctx: ctx, c: c, ns: cluster.NewNamespace(tb), reg: registryserver.Start(tb), git: gitserver.New(tb), changes: make(chan string, 64)}
+	r := &rig{t: tb, ctx: ctx, c: c, ns: cluster.NewNamespace(tb), reg: registryserver.Start(tb), git: gitserver.New(tb), changes: make(chan repo.Change, 64)}
 	r.repo = r.git.NewRepo(tb, "deploy")
 	if err := settings.EnsureDefaultProject(ctx, c, r.ns); err != nil {
 		tb.Fatal(err)
@@ -107,7 +107,7 @@ func newBareRig(tb testing.TB, registryCreds, expire string, configure func(*Opt
 		Client: c, Namespace: r.ns, Git: git.NewWriter(tb.TempDir(), 3), Events: events, Metrics: r.metrics,
 		OnCommit: func(url string) {
 			select {
-			case r.changes <- url:
+			case r.changes <- repo.Change{URL: url}:
 			default: // no controller listening, or a refresh is pending
 			}
 		},
