@@ -24,7 +24,7 @@ func (a *Application) ManifestGeneratePaths(src ApplicationSource) []string {
 		} else {
 			p = path.Join(src.Path, p)
 		}
-		out = append(out, strings.TrimPrefix(path.Clean("/" + p), "/"))
+		out = append(out, strings.TrimPrefix(path.Clean("/"+p), "/"))
 	}
 	for i := range out {
 		if out[i] == "" {
