@@ -251,7 +251,7 @@ func (r *reconciler) settings(ctx context.Context) (*derived, error) {
 	}
 	if _, err := cm.IgnoreDifferencesFor(&v1alpha1.Application{}); err != nil {
 		// Left out of every comparison; the others apply.
-		r.opts.Log.Warn("argocd-cm has ignoreDifferences customizations that cannot be read", "error", err)
+		r.opts.Log.Warn("argocd-cm has ignoreDifferences customizations or compare options that cannot be read or honoured", "error", err)
 	}
 	d.filter, d.filterErr = cm.ResourceFilter()
 	for _, k := range cm.UnknownKeys() {

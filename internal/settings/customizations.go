@@ -106,5 +106,50 @@ func (a *ArgoCD) IgnoreDifferencesFor(app *v1alpha1.Application) ([]v1alpha1.Res
 		r.Group, r.Kind, r.Name, r.Namespace = c.Group, c.Kind, "", ""
 		rules = append(rules, r)
 	}
+	opts, err := a.CompareOptions()
+	errs = append(errs, err)
+	if opts.IgnoreAggregatedRoles {
+		rules = append(rules, aggregatedRoles)
+	}
 	return append(rules, app.Spec.IgnoreDifferences...), errors.Join(errs...)
+}
+
+// aggregatedRoles leaves out the rules of ClusterRoles that aggregate
+// others: the API server fills them in.
+var aggregatedRoles = v1alpha1.ResourceIgnoreDifferences{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole",
+	JQPathExpressions: []string{"select(.aggregationRule != null) | .rules"}}
+
+// CompareOptions is argocd-cm's resource.compareoptions.
+type CompareOptions struct {
+	// IgnoreAggregatedRoles leaves the rules of aggregating ClusterRoles
+	// out of comparisons.
+	IgnoreAggregatedRoles bool `json:"ignoreAggregatedRoles,omitempty"`
+	// IgnoreResourceStatusField is which kinds' status is not compared:
+	// "crd" (Argo CD's default) or "all". Capstan never compares status
+	// (a sync's server-side apply does not write it), so "none" or "off"
+	// cannot be honoured and is reported.
+	IgnoreResourceStatusField string `json:"ignoreResourceStatusField,omitempty"`
+	// IgnoreDifferencesOnResourceUpdates applies ignoreDifferences to
+	// resource.ignoreResourceUpdates too.
+	IgnoreDifferencesOnResourceUpdates bool `json:"ignoreDifferencesOnResourceUpdates,omitempty"`
+}
+
+// CompareOptions reads resource.compareoptions; what cannot be read or
+// honoured is an error, and the rest applies.
+func (a *ArgoCD) CompareOptions() (CompareOptions, error) {
+	var o CompareOptions
+	raw, ok := a.Data["resource.compareoptions"]
+	if !ok {
+		return o, nil
+	}
+	if err := yaml.Unmarshal([]byte(raw), &o); err != nil {
+		return CompareOptions{}, fmt.Errorf("argocd-cm resource.compareoptions: %w", err)
+	}
+	switch o.IgnoreResourceStatusField {
+	case "", "crd", "all":
+		return o, nil
+	case "none", "off":
+		return o, fmt.Errorf("argocd-cm resource.compareoptions: ignoreResourceStatusField %q is not supported: Capstan never compares status fields", o.IgnoreResourceStatusField)
+	}
+	return o, fmt.Errorf("argocd-cm resource.compareoptions: ignoreResourceStatusField %q: want crd, all or none", o.IgnoreResourceStatusField)
 }

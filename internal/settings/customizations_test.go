@@ -134,3 +134,23 @@ func TestUnknownKeys(t *testing.T) {
 		t.Errorf("misspelt keys: %v", got)
 	}
 }
+
+func TestCompareOptions(t *testing.T) {
+	for raw, want := range map[string]string{
+		"ignoreAggregatedRoles: true\nignoreResourceStatusField: crd": "",
+		"ignoreResourceStatusField: all":                              "",
+		"ignoreResourceStatusField: none":                             "not supported",
+		"ignoreResourceStatusField: some":                             "want crd, all or none",
+		"ignoreAggregatedRoles: [":                                    "resource.compareoptions",
+	} {
+		a := &ArgoCD{Data: map[string]string{"resource.compareoptions": raw}}
+		rules, err := a.IgnoreDifferencesFor(&v1alpha1.Application{})
+		if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) {
+			t.Errorf("%q: %v; want %q", raw, err, want)
+		}
+		aggregated := len(rules) == 1 && rules[0].Kind == "ClusterRole" && len(rules[0].JQPathExpressions) == 1
+		if aggregated != strings.Contains(raw, "ignoreAggregatedRoles: true") {
+			t.Errorf("%q: rules %+v", raw, rules)
+		}
+	}
+}

@@ -4,6 +4,10 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
 )
 
 func TestPointersAndPaths(t *testing.T) {
@@ -40,5 +44,29 @@ func TestJQPathsAreBounded(t *testing.T) {
 	_, err := jqPaths(obj, "def f: f; f")
 	if err == nil || !strings.Contains(err.Error(), "not done within") {
 		t.Errorf("an endless expression: %v", err)
+	}
+}
+
+// TestAggregatedRoleRule: the rule argocd-cm's ignoreAggregatedRoles adds
+// leaves out the rules of aggregating ClusterRoles only.
+func TestAggregatedRoleRule(t *testing.T) {
+	rule := []v1alpha1.ResourceIgnoreDifferences{{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole",
+		JQPathExpressions: []string{"select(.aggregationRule != null) | .rules"}}}
+	role := func(aggregated bool) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+			"metadata": map[string]any{"name": "r"}, "rules": []any{map[string]any{"verbs": []any{"get"}}}}}
+		if aggregated {
+			u.Object["aggregationRule"] = map[string]any{"clusterRoleSelectors": []any{}}
+		}
+		return u
+	}
+	for _, aggregated := range []bool{true, false} {
+		u := role(aggregated)
+		if err := removeIgnored(u, matching(rule, u)); err != nil {
+			t.Fatal(err)
+		}
+		if _, has := u.Object["rules"]; has == aggregated {
+			t.Errorf("aggregated=%v: rules kept=%v", aggregated, has)
+		}
 	}
 }
