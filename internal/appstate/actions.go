@@ -14,6 +14,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/engine"
 	"github.com/capstan-cd/capstan/internal/engine/actions"
+	"github.com/capstan-cd/capstan/internal/settings"
 )
 
 // Actions lists the actions offered on a live object of the
@@ -23,19 +24,39 @@ func (r *Reader) Actions(ctx context.Context, app *v1alpha1.Application, ref Res
 	if err != nil {
 		return nil, err
 	}
-	return actions.For(obj), nil
+	set, err := r.actionSet(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return set.For(ctx, obj)
+}
+
+// actionSet is the actions argocd-cm's customizations make; a broken
+// customization fails the actions of its kinds only.
+func (r *Reader) actionSet(ctx context.Context) (*actions.Set, error) {
+	cm, err := settings.LoadArgoCD(ctx, r.Client, r.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	set, _ := actions.NewSet(cm.Data)
+	return set, nil
 }
 
 // RunAction runs an action on a live object of the Application's tree and
 // writes its result to the cluster: the object changed (a merge patch of
 // what the action changed, so concurrent changes to other fields stay) and
-// the objects it creates.
-func (r *Reader) RunAction(ctx context.Context, app *v1alpha1.Application, ref ResourceRef, name string) error {
+// the objects it creates. params are the action's parameters (argocd-cm's
+// Lua actions read them as actionParams).
+func (r *Reader) RunAction(ctx context.Context, app *v1alpha1.Application, ref ResourceRef, name string, params map[string]string) error {
 	live, d, err := r.live(ctx, app, ref)
 	if err != nil {
 		return err
 	}
-	res, err := actions.Run(live, name, time.Now())
+	set, err := r.actionSet(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := set.Run(ctx, live, name, params, time.Now())
 	if err != nil {
 		return err
 	}

@@ -52,10 +52,18 @@ func (s *Server) runAction(w http.ResponseWriter, r *http.Request, c *caller) {
 		Group        string `json:"group"`
 		Kind         string `json:"kind"`
 		Action       string `json:"action"`
+		Parameters   []struct {
+			Name  string `json:"name"`
+			Value string `json:"value"`
+		} `json:"resourceActionParameters"`
 	}
+	params := map[string]string{}
 	if json.Unmarshal(data, &v2) == nil {
 		ref = appstate.ResourceRef{Group: v2.Group, Version: v2.Version, Kind: v2.Kind, Namespace: v2.Namespace, Name: v2.ResourceName}
 		name = v2.Action
+		for _, p := range v2.Parameters {
+			params[p.Name] = p.Value
+		}
 	} else if json.Unmarshal(data, &name) != nil {
 		writeError(w, http.StatusBadRequest, "the body must name the action")
 		return
@@ -65,7 +73,7 @@ func (s *Server) runAction(w http.ResponseWriter, r *http.Request, c *caller) {
 		c.denied(w, "applications", permission, object)
 		return
 	}
-	err = s.state.RunAction(r.Context(), app, ref, name)
+	err = s.state.RunAction(r.Context(), app, ref, name, params)
 	var unknown actions.ErrUnknown
 	if errors.As(err, &unknown) {
 		writeError(w, http.StatusBadRequest, err.Error())

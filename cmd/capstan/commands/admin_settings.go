@@ -283,20 +283,6 @@ func newAdminOverrideHealthCommand(sf *settingsFlags) *cobra.Command {
 	}
 }
 
-// refuseCustomActions fails when argocd-cm defines custom Lua actions,
-// which Capstan does not run yet: listing only the built-in ones would
-// silently leave them out.
-func refuseCustomActions(cm map[string]string) error {
-	custom, err := (&settings.ArgoCD{Data: cm}).Customizations("actions")
-	if err != nil {
-		return err
-	}
-	if len(custom) > 0 {
-		return fmt.Errorf("argocd-cm %s: custom actions are not supported by Capstan yet", custom[0].Key)
-	}
-	return nil
-}
-
 func newAdminListActionsCommand(sf *settingsFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:     "list-actions RESOURCE_YAML_PATH",
@@ -308,12 +294,17 @@ func newAdminListActionsCommand(sf *settingsFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := refuseCustomActions(cm); err != nil {
+			set, err := actions.NewSet(cm)
+			if err != nil {
+				return err
+			}
+			list, err := set.For(cmd.Context(), obj)
+			if err != nil {
 				return err
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tDISABLED")
-			for _, a := range actions.For(obj) {
+			for _, a := range list {
 				fmt.Fprintf(tw, "%s\t%t\n", a.Name, a.Disabled)
 			}
 			return tw.Flush()
@@ -329,17 +320,23 @@ func newAdminRunActionCommand(sf *settingsFlags) *cobra.Command {
 		Example: "  capstan admin settings resource-overrides run-action cronjob.yaml create-job",
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(params) > 0 {
-				return fmt.Errorf("--param: the built-in actions take no parameters")
+			values := map[string]string{}
+			for _, p := range params {
+				name, value, ok := strings.Cut(p, "=")
+				if !ok || name == "" {
+					return fmt.Errorf("--param %q: want NAME=VALUE", p)
+				}
+				values[name] = value
 			}
 			obj, cm, err := sf.objectAndCM(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
-			if err := refuseCustomActions(cm); err != nil {
+			set, err := actions.NewSet(cm)
+			if err != nil {
 				return err
 			}
-			res, err := actions.Run(obj, args[1], time.Now())
+			res, err := set.Run(cmd.Context(), obj, args[1], values, time.Now())
 			if err != nil {
 				return err
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -51,6 +52,29 @@ func TestAppResourceCommands(t *testing.T) {
 		deploy.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] == "" {
 		t.Errorf("the restarted Deployment: %v %v", err, deploy.Spec.Template.Annotations)
 	}
+	// A custom Lua action from argocd-cm, beside the built-in ones.
+	customAction := "mergeBuiltinActions: true\ndiscovery.lua: |\n  local actions = {}\n  actions[\"pause\"] = {[\"disabled\"] = obj.spec.paused == true}\n  return actions\n" +
+		"definitions:\n- name: pause\n  action.lua: |\n    obj.spec.paused = true\n    obj.metadata.annotations = obj.metadata.annotations or {}\n    obj.metadata.annotations[\"paused-at\"] = os.date(\"!%Y\")\n    return obj\n"
+	cm := &corev1.ConfigMap{}
+	if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: f.ns, Name: "argocd-cm"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Data == nil {
+		cm.Data = map[string]string{}
+	}
+	cm.Data["resource.customizations.actions.apps_Deployment"] = customAction
+	if err := f.c.Update(context.Background(), cm); err != nil {
+		t.Fatal(err)
+	}
+	if out := expect(0, "app", "actions", "list", "ops", "--kind", "Deployment"); !strings.Contains(out, "pause") || !strings.Contains(out, "restart") {
+		t.Errorf("app actions list with a custom action:\n%s", out)
+	}
+	expect(0, "app", "actions", "run", "ops", "pause", "--kind", "Deployment")
+	if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: dest, Name: "api"}, deploy); err != nil ||
+		!deploy.Spec.Paused || len(deploy.Annotations["paused-at"]) != 4 {
+		t.Errorf("the Deployment the custom action paused: %v %v %v", err, deploy.Spec.Paused, deploy.Annotations)
+	}
+	expect(1, "app", "actions", "run", "ops", "pause", "--kind", "Deployment") // disabled once paused
 	expect(0, "app", "patch-resource", "ops", "--kind", "CronJob", "--resource-name", "nightly",
 		"--patch", `{"spec":{"schedule":"@hourly"}}`, "--patch-type", "application/merge-patch+json")
 	if out := expect(0, "app", "get-resource", "ops", "--kind", "CronJob", "--filter-fields", "spec.schedule"); !strings.Contains(out, "schedule: '@hourly'") || strings.Contains(out, "jobTemplate") {

@@ -1,10 +1,13 @@
 // Package actions holds the resource actions Argo CD offers on the
-// built-in kinds: restart a Deployment, StatefulSet or DaemonSet; suspend
-// and resume a CronJob or Job; create a Job from a CronJob. An action
-// computes the change from the live object; applying it is the caller's.
+// built-in kinds (restart a Deployment, StatefulSet or DaemonSet; suspend
+// and resume a CronJob or Job; create a Job from a CronJob) and runs
+// argocd-cm's Lua actions (resource.customizations.actions.<group_kind>).
+// An action computes the change from the live object; applying it is the
+// caller's.
 //
-//	for _, a := range actions.For(obj) { a.Name, a.Disabled }
-//	res, err := actions.Run(obj, "restart", time.Now())   // res.Modified, res.Created
+//	set, err := actions.NewSet(cm.Data)
+//	list, err := set.For(ctx, obj)                                  // each a.Name, a.Disabled
+//	res, err := set.Run(ctx, obj, "restart", params, time.Now())    // res.Modified, res.Created
 package actions
 
 import (

@@ -1,6 +1,7 @@
 package health
 
 import (
+	"github.com/capstan-cd/capstan/internal/engine/script"
 	"testing"
 	"time"
 
@@ -13,8 +14,8 @@ import (
 // holding an arbitrary custom check for them: never a panic, and always
 // one of the health codes.
 func FuzzCheck(f *testing.F) {
-	defer func(d time.Duration) { luaTimeout = d }(luaTimeout)
-	luaTimeout = 100 * time.Millisecond
+	defer func(d time.Duration) { script.Timeout = d }(script.Timeout)
+	script.Timeout = 100 * time.Millisecond
 	f.Add(`{apiVersion: apps/v1, kind: Deployment, metadata: {name: d, generation: 2}, spec: {replicas: 2}, status: {observedGeneration: 1}}`, `return {status = "Healthy"}`)
 	f.Add(`{apiVersion: v1, kind: Pod, metadata: {name: p}, status: {phase: Running, containerStatuses: [{ready: true}]}}`, `if obj.status.phase == "Running" then return {status = "Healthy"} end return {status = "Progressing"}`)
 	f.Add(`{apiVersion: batch/v1, kind: Job, metadata: {name: j}, status: {conditions: [{type: Failed, status: "True"}]}}`, `return {`)

@@ -1,6 +1,7 @@
 package health
 
 import (
+	"github.com/capstan-cd/capstan/internal/engine/script"
 	"strings"
 	"testing"
 	"time"
@@ -139,8 +140,8 @@ func TestCustomLuaChecks(t *testing.T) {
 }
 
 func TestBadLua(t *testing.T) {
-	defer func(d time.Duration) { luaTimeout = d }(luaTimeout)
-	luaTimeout = 200 * time.Millisecond
+	defer func(d time.Duration) { script.Timeout = d }(script.Timeout)
+	script.Timeout = 200 * time.Millisecond
 	// One key that does not compile is named, makes its own kind Unknown
 	// with that error, and leaves every other kind and key working.
 	c, err := NewChecker(map[string]string{
@@ -166,7 +167,8 @@ func TestBadLua(t *testing.T) {
 	for script, want := range map[string]string{
 		`return {status = "Great"}`:                          `"Great"`,
 		`return "Healthy"`:                                   "must return a table",
-		`os.execute("true") return {status = "Healthy"}`:     "with key 'execute'",
+		`os.execute("true") return {status = "Healthy"}`:     "non-function",
+		`require("io")`:                                      `module "io" is not available`,
 		`io.open("/etc/passwd") return {status = "Healthy"}`: "with key 'open'",
 		`dofile("/etc/passwd")`:                              "non-function",
 		`while true do end`:                                  "context deadline",

@@ -4,19 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/gobwas/glob"
-	lua "github.com/yuin/gopher-lua"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/engine/script"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
-
-// luaTimeout bounds one script run; a loop that never ends is an error.
-var luaTimeout = 5 * time.Second
 
 // customCheck is a Lua health script for kinds matching group/kind globs.
 type customCheck struct {
@@ -57,7 +53,7 @@ func addCheck(checks *[]customCheck, c settings.Customization) error {
 		return fmt.Errorf("argocd-cm %s: kind %q: %w", c.Key, c.Kind, err)
 	}
 	check := customCheck{key: c.Key, group: gg, kind: kg, script: c.Value}
-	if _, err := compileLua(c.Value); err != nil {
+	if err := compileLua(c.Value); err != nil {
 		check.broken = fmt.Errorf("argocd-cm %s: %w", c.Key, err)
 	}
 	*checks = append(*checks, check)
@@ -73,33 +69,11 @@ func (c *Checker) customFor(gk schema.GroupKind) (customCheck, bool) {
 	return customCheck{}, false
 }
 
-func compileLua(script string) (*lua.LFunction, error) {
-	L := lua.NewState()
-	defer L.Close()
-	fn, err := L.LoadString(script)
-	if err != nil {
-		return nil, fmt.Errorf("health.lua does not compile: %w", err)
+func compileLua(src string) error {
+	if err := script.Compile(src); err != nil {
+		return fmt.Errorf("health.lua does not compile: %w", err)
 	}
-	return fn, nil
-}
-
-// newSandbox is a Lua state with only the base, table, string and math
-// libraries, and no way to reach files or run programs.
-func newSandbox(ctx context.Context) *lua.LState {
-	L := lua.NewState(lua.Options{SkipOpenLibs: true})
-	for _, lib := range []struct {
-		name string
-		open lua.LGFunction
-	}{{lua.BaseLibName, lua.OpenBase}, {lua.TabLibName, lua.OpenTable}, {lua.StringLibName, lua.OpenString}, {lua.MathLibName, lua.OpenMath}} {
-		L.Push(L.NewFunction(lib.open))
-		L.Push(lua.LString(lib.name))
-		L.Call(1, 0)
-	}
-	for _, unsafe := range []string{"dofile", "loadfile", "load", "loadstring", "require", "module"} {
-		L.SetGlobal(unsafe, lua.LNil)
-	}
-	L.SetContext(ctx)
-	return L
+	return nil
 }
 
 // run executes the script with the object as the global obj, as Argo CD's
@@ -108,55 +82,19 @@ func (c customCheck) run(obj *unstructured.Unstructured) (Status, error) {
 	if c.broken != nil {
 		return Status{}, c.broken
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), luaTimeout)
-	defer cancel()
-	L := newSandbox(ctx)
-	defer L.Close()
-	L.SetGlobal("obj", toLua(L, obj.Object))
-	if err := L.DoString(c.script); err != nil {
+	ret, err := script.Run(context.Background(), c.script, obj.Object, nil)
+	if err != nil {
 		return Status{}, fmt.Errorf("%s: %w", c.key, err)
 	}
-	ret, ok := L.Get(-1).(*lua.LTable)
+	table, ok := ret.(map[string]any)
 	if !ok {
 		return Status{}, fmt.Errorf("%s: the script must return a table with status and message", c.key)
 	}
-	st := Status{
-		Status:  v1alpha1.HealthStatusCode(lua.LVAsString(ret.RawGetString("status"))),
-		Message: lua.LVAsString(ret.RawGetString("message")),
-	}
+	status, _ := table["status"].(string)
+	message, _ := table["message"].(string)
+	st := Status{Status: v1alpha1.HealthStatusCode(status), Message: message}
 	if _, known := order[st.Status]; !known {
 		return Status{}, fmt.Errorf("%s: returned status %q, want one of Healthy, Progressing, Degraded, Suspended, Missing, Unknown", c.key, st.Status)
 	}
 	return st, nil
-}
-
-// toLua converts a JSON-like value to Lua: maps to tables, lists to
-// 1-indexed tables.
-func toLua(L *lua.LState, v any) lua.LValue {
-	switch t := v.(type) {
-	case map[string]any:
-		tbl := L.NewTable()
-		for k, val := range t {
-			tbl.RawSetString(k, toLua(L, val))
-		}
-		return tbl
-	case []any:
-		tbl := L.NewTable()
-		for _, val := range t {
-			tbl.Append(toLua(L, val))
-		}
-		return tbl
-	case string:
-		return lua.LString(t)
-	case bool:
-		return lua.LBool(t)
-	case int64:
-		return lua.LNumber(t)
-	case int:
-		return lua.LNumber(t)
-	case float64:
-		return lua.LNumber(t)
-	default:
-		return lua.LNil
-	}
 }

@@ -1,0 +1,160 @@
+// Package script runs argocd-cm's Lua customizations (health checks,
+// resource actions) as Argo CD runs them: the object as the global obj,
+// the base, table, string and math libraries and a safe os library
+// (time, date and clock, also through require("os")), nothing that
+// reaches files or programs, and a bounded run time.
+//
+//	ret, err := script.Run(ctx, src, obj.Object, nil)   // the value the script returns
+//	v := script.ToGo(ret)                                // maps, lists, strings, numbers, booleans
+package script
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// Timeout bounds one run; a loop that never ends is an error.
+var Timeout = 5 * time.Second
+
+// Compile checks that src is valid Lua.
+func Compile(src string) error {
+	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	defer L.Close()
+	_, err := L.LoadString(src)
+	return err
+}
+
+// Run runs src with obj as the global obj and globals set beside it, and
+// returns what it returned, converted by ToGo; nil when it returned
+// nothing.
+func Run(ctx context.Context, src string, obj map[string]any, globals map[string]any) (any, error) {
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	L := sandbox(ctx)
+	defer L.Close()
+	L.SetGlobal("obj", toLua(L, obj))
+	for k, v := range globals {
+		L.SetGlobal(k, toLua(L, v))
+	}
+	top := L.GetTop()
+	if err := L.DoString(src); err != nil {
+		var apiErr *lua.ApiError
+		if errors.As(err, &apiErr) && apiErr.Type == lua.ApiErrorRun {
+			// The stack trace names Capstan's internals, not the script's lines.
+			return nil, fmt.Errorf("%v", apiErr.Object)
+		}
+		return nil, err
+	}
+	if L.GetTop() == top {
+		return nil, nil
+	}
+	return ToGo(L.Get(-1)), nil
+}
+
+// safeOs are the os functions a script may call.
+var safeOs = []string{"time", "date", "clock"}
+
+// sandbox is a Lua state with the libraries scripts may use.
+func sandbox(ctx context.Context) *lua.LState {
+	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	for _, lib := range []struct {
+		name string
+		open lua.LGFunction
+	}{{lua.BaseLibName, lua.OpenBase}, {lua.TabLibName, lua.OpenTable}, {lua.StringLibName, lua.OpenString},
+		{lua.MathLibName, lua.OpenMath}, {lua.OsLibName, lua.OpenOs}} {
+		L.Push(L.NewFunction(lib.open))
+		L.Push(lua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	full, _ := L.GetGlobal(lua.OsLibName).(*lua.LTable)
+	os := L.NewTable()
+	for _, name := range safeOs {
+		os.RawSetString(name, full.RawGetString(name))
+	}
+	L.SetGlobal(lua.OsLibName, os)
+	for _, unsafe := range []string{"dofile", "loadfile", "load", "loadstring", "module"} {
+		L.SetGlobal(unsafe, lua.LNil)
+	}
+	L.SetGlobal("require", L.NewFunction(func(L *lua.LState) int {
+		if name := L.CheckString(1); name != lua.OsLibName {
+			L.RaiseError("module %q is not available", name)
+		}
+		L.Push(os)
+		return 1
+	}))
+	L.SetContext(ctx)
+	return L
+}
+
+// toLua converts a JSON-like value to Lua: maps to tables, lists to
+// 1-indexed tables.
+func toLua(L *lua.LState, v any) lua.LValue {
+	switch t := v.(type) {
+	case map[string]any:
+		tbl := L.NewTable()
+		for k, val := range t {
+			tbl.RawSetString(k, toLua(L, val))
+		}
+		return tbl
+	case []any:
+		tbl := L.NewTable()
+		for _, val := range t {
+			tbl.Append(toLua(L, val))
+		}
+		return tbl
+	case string:
+		return lua.LString(t)
+	case bool:
+		return lua.LBool(t)
+	case int64:
+		return lua.LNumber(t)
+	case int:
+		return lua.LNumber(t)
+	case float64:
+		return lua.LNumber(t)
+	default:
+		return lua.LNil
+	}
+}
+
+// ToGo converts a Lua value to JSON-like Go: a table whose keys are 1..n
+// to a list, any other table to a map (an empty one to an empty map),
+// whole numbers to int64.
+func ToGo(v lua.LValue) any {
+	switch t := v.(type) {
+	case *lua.LTable:
+		if n := t.Len(); n > 0 && countKeys(t) == n {
+			out := make([]any, 0, n)
+			for i := 1; i <= n; i++ {
+				out = append(out, ToGo(t.RawGetInt(i)))
+			}
+			return out
+		}
+		out := map[string]any{}
+		t.ForEach(func(k, val lua.LValue) {
+			out[k.String()] = ToGo(val)
+		})
+		return out
+	case lua.LString:
+		return string(t)
+	case lua.LBool:
+		return bool(t)
+	case lua.LNumber:
+		if f := float64(t); f == float64(int64(f)) {
+			return int64(f)
+		}
+		return float64(t)
+	default:
+		return nil
+	}
+}
+
+func countKeys(t *lua.LTable) int {
+	n := 0
+	t.ForEach(func(lua.LValue, lua.LValue) { n++ })
+	return n
+}
