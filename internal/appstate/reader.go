@@ -75,7 +75,7 @@ func (r *Reader) Manifests(ctx context.Context, app *v1alpha1.Application, revis
 		return nil, err
 	}
 	req := repo.RequestFor(app)
-	req.Revisions, req.KustomizeBuildOptions = revisions, cm.KustomizeBuildOptions()
+	req.Revisions, req.KustomizeBuildOptions, req.HelmValuesFileSchemes = revisions, cm.KustomizeBuildOptions(), cm.HelmValuesFileSchemes()
 	if len(req.Sources) == 0 {
 		return nil, fmt.Errorf("application %s has no source", app.Name)
 	}

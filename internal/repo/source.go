@@ -60,7 +60,7 @@ func renderSource(ctx context.Context, in *sourceInput) ([]*unstructured.Unstruc
 			Root: in.root, Path: src.Path, Refs: in.refs, Helm: src.Helm,
 			AppName: in.req.AppName, Namespace: in.req.Namespace,
 			KubeVersion: in.req.KubeVersion, APIVersions: in.req.APIVersions,
-			Env: env, Dependencies: in.deps,
+			Env: env, Dependencies: in.deps, ValuesFileSchemes: in.req.HelmValuesFileSchemes,
 		})
 	default:
 		err = fmt.Errorf("%s sources are rendered by their plugin, not here", typ)

@@ -90,6 +90,9 @@ type Request struct {
 	VerifySignature bool
 	// KustomizeBuildOptions are argocd-cm's kustomize.buildOptions.
 	KustomizeBuildOptions string
+	// HelmValuesFileSchemes are argocd-cm's helm.valuesFileSchemes (nil:
+	// Argo CD's default, see helm.DefaultValuesFileSchemes).
+	HelmValuesFileSchemes []string
 }
 
 // RequestFor is the request rendering app's sources at their target

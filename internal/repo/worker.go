@@ -33,10 +33,13 @@ type renderJob struct {
 	Refs        map[string]string          `json:"refs,omitempty"`
 	AppName     string                     `json:"appName"`
 	Namespace   string                     `json:"namespace"`
+	Project     string                     `json:"project,omitempty"`
 	KubeVersion string                     `json:"kubeVersion,omitempty"`
 	APIVersions []string                   `json:"apiVersions,omitempty"`
 	// KustomizeBuildOptions are argocd-cm's kustomize.buildOptions.
 	KustomizeBuildOptions string `json:"kustomizeBuildOptions,omitempty"`
+	// HelmValuesFileSchemes are argocd-cm's helm.valuesFileSchemes.
+	HelmValuesFileSchemes []string `json:"helmValuesFileSchemes"`
 }
 
 type fetchRequest struct {
@@ -62,14 +65,14 @@ const maxControlFrame = 1 << 20
 
 func jobOf(in *sourceInput) *renderJob {
 	return &renderJob{Root: in.root, Source: in.source, Revision: in.revision, Refs: in.refs,
-		AppName: in.req.AppName, Namespace: in.req.Namespace, KubeVersion: in.req.KubeVersion, APIVersions: in.req.APIVersions,
-		KustomizeBuildOptions: in.req.KustomizeBuildOptions}
+		AppName: in.req.AppName, Namespace: in.req.Namespace, Project: in.req.Project, KubeVersion: in.req.KubeVersion, APIVersions: in.req.APIVersions,
+		KustomizeBuildOptions: in.req.KustomizeBuildOptions, HelmValuesFileSchemes: in.req.HelmValuesFileSchemes}
 }
 
 func (j *renderJob) input(deps pipeFetcher) *sourceInput {
 	return &sourceInput{root: j.Root, source: j.Source, revision: j.Revision, refs: j.Refs, deps: deps,
-		req: &Request{AppName: j.AppName, Namespace: j.Namespace, KubeVersion: j.KubeVersion, APIVersions: j.APIVersions,
-			KustomizeBuildOptions: j.KustomizeBuildOptions}}
+		req: &Request{AppName: j.AppName, Namespace: j.Namespace, Project: j.Project, KubeVersion: j.KubeVersion, APIVersions: j.APIVersions,
+			KustomizeBuildOptions: j.KustomizeBuildOptions, HelmValuesFileSchemes: j.HelmValuesFileSchemes}}
 }
 
 func writeFrame(w io.Writer, f *frame) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -113,6 +114,23 @@ func (a *ArgoCD) StatusBadgeEnabled() bool { return a.Data["statusbadge.enabled"
 // KustomizeBuildOptions is kustomize.buildOptions: the `kustomize
 // build` flags every Kustomize source is built with.
 func (a *ArgoCD) KustomizeBuildOptions() string { return a.Data["kustomize.buildOptions"] }
+
+// HelmValuesFileSchemes is helm.valuesFileSchemes: the URL schemes Helm
+// value files may be fetched over. Nil when the key is absent (Argo CD's
+// default, https and http, applies); empty when it lists none.
+func (a *ArgoCD) HelmValuesFileSchemes() []string {
+	raw, ok := a.Data["helm.valuesFileSchemes"]
+	if !ok {
+		return nil
+	}
+	out := []string{}
+	for _, s := range strings.Split(raw, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
 
 // SyncImpersonationEnabled is application.sync.impersonation.enabled:
 // syncs act as the service account the project names for the

@@ -55,6 +55,10 @@ type Input struct {
 	// Dependencies fetches dependencies declared in Chart.yaml but not
 	// vendored under charts/. Nil means they must be vendored.
 	Dependencies DependencyFetcher
+	// ValuesFileSchemes are the URL schemes value files may be fetched
+	// over (argocd-cm's helm.valuesFileSchemes). Nil:
+	// DefaultValuesFileSchemes; empty: none.
+	ValuesFileSchemes []string
 }
 
 // DependencyFetcher fetches a chart dependency from its repository and
@@ -93,7 +97,7 @@ func Render(ctx context.Context, in Input) ([]*unstructured.Unstructured, error)
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	opts, err := valueOptions(root, chartDir, in, h, tmp)
+	opts, err := valueOptions(ctx, root, chartDir, in, h, tmp)
 	if err != nil {
 		return nil, err
 	}
@@ -214,10 +218,18 @@ func hasDependency(c *chart.Chart, name string) bool {
 
 // valueOptions turns the source's helm options into Helm's values options,
 // with every file path checked to stay inside its checkout.
-func valueOptions(root, chartDir string, in Input, h *v1alpha1.ApplicationSourceHelm, tmp string) (*values.Options, error) {
+func valueOptions(ctx context.Context, root, chartDir string, in Input, h *v1alpha1.ApplicationSourceHelm, tmp string) (*values.Options, error) {
 	opts := &values.Options{}
-	for _, vf := range h.ValueFiles {
-		path, err := resolveValueFile(root, chartDir, in.Refs, os.Expand(vf, expander(in.Env)))
+	for i, vf := range h.ValueFiles {
+		ref := os.Expand(vf, expander(in.Env))
+		if path, remote, err := remoteValueFile(ctx, ref, in.ValuesFileSchemes, tmp, i); remote {
+			if err != nil {
+				return nil, fmt.Errorf("value file %q: %w", vf, err)
+			}
+			opts.ValueFiles = append(opts.ValueFiles, path)
+			continue
+		}
+		path, err := resolveValueFile(root, chartDir, in.Refs, ref)
 		if err != nil {
 			return nil, fmt.Errorf("value file %q: %w", vf, err)
 		}
@@ -268,7 +280,7 @@ func valueOptions(root, chartDir string, in Input, h *v1alpha1.ApplicationSource
 // checkout of another source.
 func resolveValueFile(root, chartDir string, refs map[string]string, ref string) (string, error) {
 	if strings.Contains(ref, "://") {
-		return "", errors.New("remote value files are not supported")
+		return "", errors.New("a value file URL must be http or https, over a scheme helm.valuesFileSchemes allows")
 	}
 	if strings.HasPrefix(ref, "$") {
 		name, rest, _ := strings.Cut(ref[1:], "/")
