@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/engine"
 	"github.com/capstan-cd/capstan/internal/engine/apply"
 	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/project"
 )
 
 // The finalizers that make deleting an Application delete its resources.
@@ -47,6 +50,10 @@ func (r *reconciler) finalize(ctx context.Context, app *v1alpha1.Application) er
 			continue // the kind is gone, and its objects with it
 		}
 	}
+	deleter, err := r.deletionClient(ctx, app, dest)
+	if err != nil {
+		return err
+	}
 	propagation := metav1.DeletePropagationForeground
 	if bg {
 		propagation = metav1.DeletePropagationBackground
@@ -63,7 +70,7 @@ func (r *reconciler) finalize(ctx context.Context, app *v1alpha1.Application) er
 			continue
 		}
 		remaining++
-		if err := deleteObject(ctx, dest, obj, propagation); err != nil {
+		if err := deleteObject(ctx, dest, deleter, obj, propagation); err != nil {
 			return err
 		}
 	}
@@ -79,8 +86,22 @@ func (r *reconciler) finalize(ctx context.Context, app *v1alpha1.Application) er
 	return r.client.Patch(ctx, app, client.MergeFrom(orig))
 }
 
-func deleteObject(ctx context.Context, dest *engine.Destination, obj *unstructured.Unstructured, propagation metav1.DeletionPropagation) error {
-	ri, _, err := dest.Resource(obj.GroupVersionKind(), obj.GetNamespace())
+// deletionClient is the client deleting app's resources acts through: the
+// one its syncs act through (see actingClient). A project deleted before
+// the Application leaves no service account to act as.
+func (r *reconciler) deletionClient(ctx context.Context, app *v1alpha1.Application, dest *engine.Destination) (dynamic.Interface, error) {
+	proj, err := project.Load(ctx, r.client, r.opts.Namespace, cmp.Or(app.Spec.Project, v1alpha1.DefaultAppProjectName))
+	if apierrors.IsNotFound(err) {
+		proj, err = nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r.actingClient(ctx, app, proj, dest)
+}
+
+func deleteObject(ctx context.Context, dest *engine.Destination, c dynamic.Interface, obj *unstructured.Unstructured, propagation metav1.DeletionPropagation) error {
+	ri, _, err := dest.ResourceWith(c, obj.GroupVersionKind(), obj.GetNamespace())
 	if err != nil {
 		return err
 	}

@@ -1,11 +1,14 @@
 package controller
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/settings"
@@ -46,6 +49,36 @@ func TestSyncImpersonation(t *testing.T) {
 	elsewhere := testCluster.NewNamespace(t)
 	e.create(newApp(e, "unmatched", "limited", remote.URL, "cm", v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: elsewhere}))
 	e.operationFailed("unmatched", "no matching service account found for destination server https://kubernetes.default.svc and namespace "+elsewhere)
+
+	// Deleting the Application deletes its resources as the service
+	// account too: without the right to delete, they stay.
+	ctx := context.Background()
+	role := &rbacv1.Role{}
+	if err := e.client.Get(ctx, client.ObjectKey{Namespace: dest, Name: "configmaps"}, role); err != nil {
+		t.Fatal(err)
+	}
+	role.Rules[0].Verbs = []string{"get", "list", "watch", "create", "update", "patch"}
+	if err := e.client.Update(ctx, role); err != nil {
+		t.Fatal(err)
+	}
+	e.update("allowed", func(a *v1alpha1.Application) { a.Finalizers = []string{v1alpha1.ResourcesFinalizerName} })
+	if err := e.client.Delete(ctx, e.app("allowed")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second) // several finalizer attempts
+	if _, err := e.kube.CoreV1().ConfigMaps(dest).Get(ctx, "cm", metav1.GetOptions{}); err != nil {
+		t.Fatalf("the ConfigMap was deleted though the service account may not delete it: %v", err)
+	}
+	role.Rules[0].Verbs = []string{"*"}
+	if err := e.client.Update(ctx, role); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("the ConfigMap deleted", func() string {
+		if _, err := e.kube.CoreV1().ConfigMaps(dest).Get(ctx, "cm", metav1.GetOptions{}); err == nil {
+			return "still there"
+		}
+		return ""
+	})
 }
 
 func TestSyncUser(t *testing.T) {

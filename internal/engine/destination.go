@@ -195,14 +195,20 @@ func (d *Destination) stop() {
 // Resource returns the client of a kind, in namespace when it is
 // namespaced, and whether it is.
 func (d *Destination) Resource(gvk schema.GroupVersionKind, namespace string) (dynamic.ResourceInterface, bool, error) {
+	return d.ResourceWith(d.Client, gvk, namespace)
+}
+
+// ResourceWith is Resource through another client of the cluster (one
+// that As returned).
+func (d *Destination) ResourceWith(c dynamic.Interface, gvk schema.GroupVersionKind, namespace string) (dynamic.ResourceInterface, bool, error) {
 	m, err := d.Mapper.Mapping(gvk)
 	if err != nil {
 		return nil, false, err
 	}
 	if m.Scope.Name() == meta.RESTScopeNameNamespace {
-		return d.Client.Resource(m.Resource).Namespace(namespace), true, nil
+		return c.Resource(m.Resource).Namespace(namespace), true, nil
 	}
-	return d.Client.Resource(m.Resource), false, nil
+	return c.Resource(m.Resource), false, nil
 }
 
 // As returns a client of the cluster that acts as user (Kubernetes
