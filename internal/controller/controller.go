@@ -183,8 +183,10 @@ func run(ctx context.Context, opts Options, identity string) error {
 	events := make(chan event.GenericEvent, 10000)
 	counts := &clusterCounts{}
 	m := metrics.New(applicationLister{reader: mgr.GetClient(), namespaces: namespaces}, counts)
+	updates := &updateFilter{}
 	dests := engine.NewDestinations(engine.DestinationOptions{Tracking: method,
 		OnChange:      appEvents{controlNamespace: opts.Namespace, events: events}.notify,
+		IgnoreUpdate:  updates.ignore,
 		WrapTransport: m.WrapTransport, // argocd_app_k8s_request_total
 	})
 	counts.dests = dests
@@ -196,6 +198,7 @@ func run(ctx context.Context, opts Options, identity string) error {
 		clusters:   &cluster.Registry{Reader: mgr.GetClient(), Namespace: opts.Namespace, InCluster: opts.Config},
 		tracking:   method,
 		dests:      dests,
+		updates:    updates,
 		namespaces: namespaces,
 		operations: make(chan struct{}, opts.OperationWorkers),
 	}

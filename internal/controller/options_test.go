@@ -478,3 +478,45 @@ func TestUnknownArgoCDKeyLoggedOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestIgnoreResourceUpdates: with resource.customizations.ignoreResourceUpdates
+// naming a field, a change of only that field in the cluster does not
+// refresh the Application (it stays Synced though the object drifted); a
+// change of another field does, and then the drift shows.
+func TestIgnoreResourceUpdates(t *testing.T) {
+	if err := kube.InstallCRDs(context.Background(), testCluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	ns := testCluster.NewNamespace(t)
+	e := startWith(t, ns, func(o *Options) { o.Resync = time.Hour })
+	e.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: ns},
+		Data: map[string]string{"resource.customizations.ignoreResourceUpdates.ConfigMap": "jsonPointers:\n- /data\n"}})
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "one", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {k: v}\n"})
+	dest := testCluster.NewNamespace(t)
+	e.create(newApp(e, "quiet", "default", remote.URL, "app", v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest}))
+	e.waitSyncedHealthy("quiet")
+	ctx := context.Background()
+	change := func(f func(cm *corev1.ConfigMap)) {
+		cm, err := e.kube.CoreV1().ConfigMaps(dest).Get(ctx, "cm", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f(cm)
+		if _, err := e.kube.CoreV1().ConfigMaps(dest).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	change(func(cm *corev1.ConfigMap) { cm.Data["k"] = "drifted" })
+	time.Sleep(3 * time.Second)
+	if st := e.app("quiet").Status.Sync.Status; st != v1alpha1.SyncStatusCodeSynced {
+		t.Fatalf("a change of an ignored field refreshed the app: %s", st)
+	}
+	change(func(cm *corev1.ConfigMap) { cm.Labels = map[string]string{"touched": "yes"} })
+	e.eventually("OutOfSync after a change that is not ignored", func() string {
+		if st := e.app("quiet").Status.Sync.Status; st != v1alpha1.SyncStatusCodeOutOfSync {
+			return string(st)
+		}
+		return ""
+	})
+}

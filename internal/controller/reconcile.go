@@ -53,6 +53,8 @@ type reconciler struct {
 
 	derivedMu sync.Mutex
 	derived   *derived
+	// updates is told argocd-cm's ignoreResourceUpdates when it changes.
+	updates *updateFilter
 	// cmdParamsVersion is the version of argocd-cmd-params-cm last checked.
 	cmdParamsVersion string
 	// hardRefreshed is when each Application was last rendered afresh
@@ -254,6 +256,16 @@ func (r *reconciler) settings(ctx context.Context) (*derived, error) {
 		r.opts.Log.Warn("argocd-cm has ignoreDifferences customizations or compare options that cannot be read or honoured", "error", err)
 	}
 	d.filter, d.filterErr = cm.ResourceFilter()
+	rules, enabled, err := cm.IgnoreResourceUpdates()
+	if err != nil {
+		r.opts.Log.Warn("argocd-cm has ignoreResourceUpdates customizations that cannot be read", "error", err)
+	}
+	if !enabled {
+		rules = nil
+	}
+	if r.updates != nil {
+		r.updates.set(rules)
+	}
 	for _, k := range cm.UnknownKeys() {
 		r.opts.Log.Warn("argocd-cm has a key Argo CD does not document; it is ignored", "key", k)
 	}

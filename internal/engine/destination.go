@@ -41,6 +41,9 @@ type DestinationOptions struct {
 	// OnChange hears the Application key of every tracked object a live
 	// cache sees added, changed or deleted. It must not block. Default none.
 	OnChange func(app string)
+	// IgnoreUpdate, if set, says a live object's update changed nothing
+	// that matters, so OnChange is not told. Default none.
+	IgnoreUpdate func(old, new *unstructured.Unstructured) bool
 	// WrapTransport, if set, wraps the transport of each destination's
 	// clients (request metrics, say), given the cluster's server URL.
 	WrapTransport func(server string) func(http.RoundTripper) http.RoundTripper
@@ -156,7 +159,7 @@ func (d *Destination) Live() (*live.Cache, error) {
 	if d.live != nil {
 		return d.live, nil
 	}
-	c, err := live.New(d.config, live.Options{Tracking: d.opts.Tracking, Namespaces: d.Cluster.Namespaces, OnChange: d.opts.OnChange, Mapper: d.Mapper})
+	c, err := live.New(d.config, live.Options{Tracking: d.opts.Tracking, Namespaces: d.Cluster.Namespaces, OnChange: d.opts.OnChange, IgnoreUpdate: d.opts.IgnoreUpdate, Mapper: d.Mapper})
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", d.Cluster.Server, err)
 	}

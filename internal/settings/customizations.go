@@ -94,9 +94,23 @@ func splitGroupKind(s, sep string) (group, kind string) {
 // the Application's own spec.ignoreDifferences. A customization that
 // cannot be read is left out and named in the error; the rest apply.
 func (a *ArgoCD) IgnoreDifferencesFor(app *v1alpha1.Application) ([]v1alpha1.ResourceIgnoreDifferences, error) {
-	cs, err := a.Customizations("ignoreDifferences")
+	rules, err := a.ignoreRules("ignoreDifferences")
 	errs := []error{err}
-	rules := make([]v1alpha1.ResourceIgnoreDifferences, 0, len(cs)+len(app.Spec.IgnoreDifferences))
+	opts, err := a.CompareOptions()
+	errs = append(errs, err)
+	if opts.IgnoreAggregatedRoles {
+		rules = append(rules, aggregatedRoles)
+	}
+	return append(rules, app.Spec.IgnoreDifferences...), errors.Join(errs...)
+}
+
+// ignoreRules reads the customizations of field ("ignoreDifferences" or
+// "ignoreResourceUpdates") as ignore rules; one that cannot be read is
+// named in the error and left out.
+func (a *ArgoCD) ignoreRules(field string) ([]v1alpha1.ResourceIgnoreDifferences, error) {
+	cs, err := a.Customizations(field)
+	errs := []error{err}
+	rules := make([]v1alpha1.ResourceIgnoreDifferences, 0, len(cs))
 	for _, c := range cs {
 		var r v1alpha1.ResourceIgnoreDifferences
 		if err := yaml.UnmarshalStrict([]byte(c.Value), &r); err != nil {
@@ -106,12 +120,32 @@ func (a *ArgoCD) IgnoreDifferencesFor(app *v1alpha1.Application) ([]v1alpha1.Res
 		r.Group, r.Kind, r.Name, r.Namespace = c.Group, c.Kind, "", ""
 		rules = append(rules, r)
 	}
+	return rules, errors.Join(errs...)
+}
+
+// IgnoreResourceUpdates returns the rules of the fields whose changes do
+// not refresh an Application, and false when resource.ignoreResourceUpdatesEnabled
+// is "false" (Argo CD's default is on): the
+// resource.customizations.ignoreResourceUpdates customizations, the
+// ignoreDifferences ones too with compare option
+// ignoreDifferencesOnResourceUpdates, and always an object's
+// resourceVersion, generation and managed fields.
+func (a *ArgoCD) IgnoreResourceUpdates() ([]v1alpha1.ResourceIgnoreDifferences, bool, error) {
+	if a.Data["resource.ignoreResourceUpdatesEnabled"] == "false" {
+		return nil, false, nil
+	}
+	rules, err := a.ignoreRules("ignoreResourceUpdates")
+	errs := []error{err}
 	opts, err := a.CompareOptions()
 	errs = append(errs, err)
-	if opts.IgnoreAggregatedRoles {
-		rules = append(rules, aggregatedRoles)
+	if opts.IgnoreDifferencesOnResourceUpdates {
+		more, err := a.ignoreRules("ignoreDifferences")
+		rules = append(rules, more...)
+		errs = append(errs, err)
 	}
-	return append(rules, app.Spec.IgnoreDifferences...), errors.Join(errs...)
+	rules = append(rules, v1alpha1.ResourceIgnoreDifferences{Group: "*", Kind: "*",
+		JSONPointers: []string{"/metadata/resourceVersion", "/metadata/generation", "/metadata/managedFields"}})
+	return rules, true, errors.Join(errs...)
 }
 
 // aggregatedRoles leaves out the rules of ClusterRoles that aggregate

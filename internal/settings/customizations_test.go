@@ -154,3 +154,22 @@ func TestCompareOptions(t *testing.T) {
 		}
 	}
 }
+
+func TestIgnoreResourceUpdates(t *testing.T) {
+	rules, on, err := (&ArgoCD{Data: map[string]string{}}).IgnoreResourceUpdates()
+	if err != nil || !on || len(rules) != 1 || rules[0].Kind != "*" {
+		t.Errorf("default: %v %v %v; want on, with the metadata rule", rules, on, err)
+	}
+	a := &ArgoCD{Data: map[string]string{
+		"resource.customizations.ignoreResourceUpdates.apps_Deployment": "jsonPointers: [/status]",
+		"resource.customizations.ignoreDifferences.all":                 "jqPathExpressions: [.spec.replicas]",
+		"resource.compareoptions":                                       "ignoreDifferencesOnResourceUpdates: true",
+	}}
+	if rules, on, err := a.IgnoreResourceUpdates(); err != nil || !on || len(rules) != 3 || rules[0].Kind != "Deployment" {
+		t.Errorf("with customizations: %+v %v %v", rules, on, err)
+	}
+	a.Data["resource.ignoreResourceUpdatesEnabled"] = "false"
+	if rules, on, _ := a.IgnoreResourceUpdates(); on || rules != nil {
+		t.Errorf("disabled: %v %v", rules, on)
+	}
+}

@@ -3,6 +3,7 @@ package diff
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -149,4 +150,15 @@ func index(step any) (int, bool) {
 		return n, err == nil
 	}
 	return 0, false
+}
+
+// Unchanged reports whether an update from old to new changed only fields
+// the rules leave out (argocd-cm's ignoreResourceUpdates): such a change
+// need not refresh the Application.
+func Unchanged(old, new *unstructured.Unstructured, rules []v1alpha1.ResourceIgnoreDifferences) bool {
+	a, b := old.DeepCopy(), new.DeepCopy()
+	if removeIgnored(a, matching(rules, a)) != nil || removeIgnored(b, matching(rules, b)) != nil {
+		return false
+	}
+	return reflect.DeepEqual(a.Object, b.Object)
 }

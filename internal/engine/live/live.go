@@ -43,6 +43,9 @@ type Options struct {
 	// OnChange is called with the Application key of every tracked object
 	// that is added, changed or deleted. It must not block.
 	OnChange func(app string)
+	// IgnoreUpdate, if set, says an update changed nothing that matters
+	// (argocd-cm's ignoreResourceUpdates): OnChange is not called for it.
+	IgnoreUpdate func(old, new *unstructured.Unstructured) bool
 	// Namespaces limits the watches to these namespaces (a cluster Secret's
 	// namespaces); empty watches all.
 	Namespaces []string
@@ -193,11 +196,26 @@ func (c *Cache) configure(inf cache.SharedIndexInformer) error {
 		}
 	}
 	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(o any) { notify(o) },
-		UpdateFunc: func(old, o any) { notify(old, o) },
+		AddFunc: func(o any) { notify(o) },
+		UpdateFunc: func(old, o any) {
+			if c.ignored(old, o) {
+				return
+			}
+			notify(old, o)
+		},
 		DeleteFunc: func(o any) { notify(o) },
 	})
 	return err
+}
+
+// ignored reports whether an update is one IgnoreUpdate leaves out.
+func (c *Cache) ignored(old, o any) bool {
+	if c.opts.IgnoreUpdate == nil {
+		return false
+	}
+	a, okA := old.(*unstructured.Unstructured)
+	b, okB := o.(*unstructured.Unstructured)
+	return okA && okB && c.opts.IgnoreUpdate(a, b)
 }
 
 // strip drops what the cache never needs: managed fields and the
