@@ -335,7 +335,7 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 		return fail(v1alpha1.ApplicationConditionComparisonError, set.filterErr)
 	}
 	resp := &repo.Response{}
-	verify := requiresSignatures(proj)
+	verify := requiresSignatures(proj, srcs)
 	if at != nil && at.manifests != nil {
 		if verify {
 			return fail(v1alpha1.ApplicationConditionComparisonError, message("Cannot use local manifests when signature verification is required"))
@@ -353,7 +353,7 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 			return fail(v1alpha1.ApplicationConditionComparisonError, fmt.Errorf("rendering manifests: %w", err))
 		}
 		if verify {
-			if err := r.verifySignatures(ctx, proj, resp); err != nil {
+			if err := r.verifySignatures(ctx, proj, srcs, resp); err != nil {
 				return fail(v1alpha1.ApplicationConditionComparisonError, err)
 			}
 		}

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -55,5 +56,85 @@ func TestSignatureKeys(t *testing.T) {
 		if c.Type == v1alpha1.ApplicationConditionComparisonError {
 			t.Errorf("a ComparisonError is left: %s", c.Message)
 		}
+	}
+}
+
+// TestSourceIntegrity: a project's sourceIntegrity (Argo CD's newer form
+// of signatureKeys) with a head GPG policy for the repository syncs only
+// commits signed with one of the policy's keys, with Argo CD's GIT/GPG
+// messages.
+func TestSourceIntegrity(t *testing.T) {
+	e := start(t)
+	allowed, held := gpgkey.New(t, "allowed"), gpgkey.New(t, "held")
+	e.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.GPGKeysConfigMap, Namespace: e.ns},
+		Data: map[string]string{allowed.ID(): allowed.Armored(), held.ID(): held.Armored()}})
+	e.create(&v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Name: "integrity", Namespace: e.ns}, Spec: v1alpha1.AppProjectSpec{
+		SourceRepos:  []string{"*"},
+		Destinations: []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}},
+		SourceIntegrity: &v1alpha1.SourceIntegrity{Git: &v1alpha1.SourceIntegrityGit{Policies: []v1alpha1.SourceIntegrityGitPolicy{{
+			Repos: []v1alpha1.SourceIntegrityGitPolicyRepo{{URL: "*"}, {URL: "!https://example.com/exempt/*"}},
+			GPG:   &v1alpha1.SourceIntegrityGitPolicyGPG{Mode: gpgModeHead, Keys: []string{allowed.ID()}},
+		}}}},
+	}})
+	remote := gitserver.NewLocalRepo(t)
+	cm := func(v string) map[string]string {
+		return map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {v: " + v + "}\n"}
+	}
+	unsigned := remote.Commit(t, "unsigned", cm("unsigned"))
+	dest := testCluster.NewNamespace(t)
+	e.create(newApp(e, "checked", "integrity", remote.URL, "app", v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest}))
+	c := e.waitCondition("checked", v1alpha1.ApplicationConditionComparisonError, "GIT/GPG: Failed verifying revision "+unsigned+" by '")
+	if !strings.HasSuffix(c.Message, "': unsigned (key_id=)") || !strings.Contains(c.Message, "<") {
+		t.Errorf("unsigned: %s", c.Message)
+	}
+	byHeld := remote.CommitSigned(t, "by a key held, not allowed", cm("held"), held.Sign)
+	e.waitCondition("checked", v1alpha1.ApplicationConditionComparisonError, "GIT/GPG: Failed verifying revision "+byHeld)
+	e.waitCondition("checked", v1alpha1.ApplicationConditionComparisonError, "signed with unallowed key (key_id="+held.ID()+")")
+	remote.CommitSigned(t, "by the allowed key", cm("allowed"), allowed.Sign)
+	e.waitSyncedHealthy("checked")
+	if got, err := e.kube.CoreV1().ConfigMaps(dest).Get(t.Context(), "cm", metav1.GetOptions{}); err != nil || got.Data["v"] != "allowed" {
+		t.Fatalf("the signed commit's ConfigMap: %v", err)
+	}
+}
+
+func TestIntegrityPolicy(t *testing.T) {
+	policy := func(mode string, urls ...string) v1alpha1.SourceIntegrityGitPolicy {
+		p := v1alpha1.SourceIntegrityGitPolicy{GPG: &v1alpha1.SourceIntegrityGitPolicyGPG{Mode: mode}}
+		for _, u := range urls {
+			p.Repos = append(p.Repos, v1alpha1.SourceIntegrityGitPolicyRepo{URL: u})
+		}
+		return p
+	}
+	proj := &v1alpha1.AppProject{Spec: v1alpha1.AppProjectSpec{SourceIntegrity: &v1alpha1.SourceIntegrity{Git: &v1alpha1.SourceIntegrityGit{
+		Policies: []v1alpha1.SourceIntegrityGitPolicy{
+			policy(gpgModeHead, "https://git.example.com/*", "!https://git.example.com/sandbox/*"),
+			policy(gpgModeNone, "https://git.example.com/sandbox/*"),
+			policy(gpgModeStrict, "https://other.example.com/*"),
+			policy(gpgModeHead, "https://other.example.com/team/*"),
+		}}}}}
+	for url, want := range map[string]string{
+		"https://git.example.com/app":        gpgModeHead,
+		"https://git.example.com/sandbox/x":  gpgModeNone,
+		"https://unrelated.example.com/repo": "",
+		"https://other.example.com/team/app": "multiple (2) git source integrity policies",
+	} {
+		p, err := integrityPolicy(proj, url)
+		got := ""
+		switch {
+		case err != nil:
+			got = err.Error()
+		case p != nil:
+			got = p.GPG.Mode
+		}
+		if !strings.Contains(got, want) || (want == "" && got != "") {
+			t.Errorf("%s: %q, want %q", url, got, want)
+		}
+	}
+	srcs := func(url string) []v1alpha1.ApplicationSource { return []v1alpha1.ApplicationSource{{RepoURL: url}} }
+	if requiresSignatures(proj, srcs("https://git.example.com/sandbox/x")) || !requiresSignatures(proj, srcs("https://git.example.com/app")) {
+		t.Error("requiresSignatures does not follow the policies' modes")
+	}
+	if got := commitAuthor([]byte("tree abc\nauthor Jo Doe <jo@example.com> 1700000000 +0000\ncommitter X <x@y> 1 +0000\n\nmsg\n")); got != "Jo Doe <jo@example.com>" {
+		t.Errorf("commitAuthor = %q", got)
 	}
 }
