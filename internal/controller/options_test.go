@@ -1,12 +1,10 @@
 package controller
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,6 +21,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/logbuf"
 )
 
 // TestRespectIgnoreDifferencesKeepsLiveValues: with the sync option, a
@@ -427,24 +426,6 @@ func TestHardResync(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log sink tests read while the controller writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestUnknownArgoCDKeyLoggedOnce: a key of argocd-cm or of
 // argocd-cmd-params-cm Argo CD does not document (a misspelling) is logged
 // as ignored, once, however many reconciles follow.
@@ -452,7 +433,7 @@ func TestUnknownArgoCDKeyLoggedOnce(t *testing.T) {
 	if err := kube.InstallCRDs(context.Background(), testCluster.Config); err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	ns := testCluster.NewNamespace(t)
 	e := startWith(t, ns, func(o *Options) {
 		o.Log, o.Resync = slog.New(slog.NewJSONHandler(logs, nil)), 300*time.Millisecond

@@ -1,12 +1,10 @@
 package controller
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,25 +15,15 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/logbuf"
 )
 
 // logBuffer collects a controller's log lines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
+type logBuffer struct{ logbuf.Buffer }
 
 // reconciled reports whether the log has a reconcile of app.
 func (b *logBuffer) reconciled(app string) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return strings.Contains(b.buf.String(), `"application":"`+app+`"`)
+	return strings.Contains(b.String(), `"application":"`+app+`"`)
 }
 
 func logTo(b *logBuffer) *slog.Logger { return slog.New(slog.NewJSONHandler(b, nil)) }

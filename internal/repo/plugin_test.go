@@ -2,48 +2,14 @@ package repo
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/repo/render/plugin"
+	"github.com/capstan-cd/capstan/internal/testing/cmpserver"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 )
-
-// servePlugin runs Capstan's plugin server for config and returns the
-// socket directory.
-func servePlugin(t *testing.T, config string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, plugin.ConfigFile), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := plugin.ReadConfig(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sockets, err := os.MkdirTemp("", "cmp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- plugin.Serve(ctx, plugin.ServeOptions{Config: cfg, SocketDir: sockets, WorkDir: filepath.Join(dir, "work")})
-	}()
-	t.Cleanup(func() { cancel(); <-done; _ = os.RemoveAll(sockets) })
-	for i := 0; i < 500; i++ {
-		if _, err := os.Stat(filepath.Join(sockets, cfg.SocketName())); err == nil {
-			return sockets
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("the plugin made no socket")
-	return ""
-}
 
 const tagger = `kind: ConfigManagementPlugin
 metadata: {name: tagger}
@@ -67,7 +33,8 @@ func TestPluginSources(t *testing.T) {
 		"plain/cm.yaml":    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain}\n",
 		"chart/Chart.yaml": "apiVersion: v2\nname: chart\nversion: 1.0.0\n",
 	})
-	sockets := servePlugin(t, tagger)
+	sockets := cmpserver.SocketDir(t)
+	cmpserver.Serve(t, sockets, tagger)
 	ctx := context.Background()
 	for name, svc := range map[string]*Service{
 		"in-process": NewService(Options{Root: t.TempDir(), Plugins: plugin.Options{SocketDir: sockets}}),

@@ -1,20 +1,21 @@
-// Package cmpserver runs Argo CD's config management plugin server,
-// argocd-cmp-server (a name of the argocd program `make argocd` builds from
-// the module tools/argocd pins), in tests, the way a plugin sidecar runs
-// it: a plugin.yaml in its config directory, its socket in a directory
-// shared with the repo server.
+// Package cmpserver runs config management plugin servers in tests, the
+// way a plugin sidecar runs them: a plugin.yaml in a config directory, the
+// socket in a directory shared with the repo server. Start runs Argo CD's
+// own, argocd-cmp-server (a name of the argocd program `make argocd`
+// builds from the module tools/argocd pins); Serve runs Capstan's in the
+// test's process.
 package cmpserver
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/capstan-cd/capstan/internal/repo/render/plugin"
+	"github.com/capstan-cd/capstan/internal/testing/logbuf"
 	"github.com/capstan-cd/capstan/internal/testing/toolbin"
 )
 
@@ -52,7 +53,7 @@ func Start(t testing.TB, socketDir, config string) string {
 		"ARGOCD_PLUGINSOCKFILEPATH="+socketDir,
 		"ARGOCD_CMP_WORKDIR="+home, // the server empties its work directory when it starts
 		"HOME="+home)
-	log := &syncBuffer{}
+	log := &logbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		cancel()
@@ -78,6 +79,41 @@ func Start(t testing.TB, socketDir, config string) string {
 	return ""
 }
 
+// Serve runs Capstan's plugin server (capstan cmp-server) for config in
+// the test's process, with its socket in socketDir, and returns the
+// socket's path once it listens. It stops when the test ends.
+func Serve(t testing.TB, socketDir, config string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, plugin.ConfigFile), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := plugin.ReadConfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- plugin.Serve(ctx, plugin.ServeOptions{Config: cfg, SocketDir: socketDir, WorkDir: filepath.Join(dir, "work")})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("plugin server: %v", err)
+		}
+	})
+	socket := filepath.Join(socketDir, cfg.SocketName())
+	for range 500 {
+		if sockets(socketDir)[cfg.SocketName()] {
+			return socket
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no socket at %s", socket)
+	return ""
+}
+
 func sockets(dir string) map[string]bool {
 	out := map[string]bool{}
 	entries, _ := os.ReadDir(dir)
@@ -87,21 +123,4 @@ func sockets(dir string) map[string]bool {
 		}
 	}
 	return out
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -104,48 +104,52 @@ func (c *Client) Discover(ctx context.Context, src *Source) (string, error) {
 // Render renders src with the plugin it names, or with the one discovery
 // finds, and returns the objects the plugin printed.
 func (c *Client) Render(ctx context.Context, src *Source) ([]*unstructured.Unstructured, error) {
-	req, err := c.prepare(src)
-	if err != nil {
-		return nil, err
-	}
-	defer req.close()
-	socket, err := c.find(ctx, src, req)
-	if err != nil {
-		return nil, err
-	}
-	manifests, err := c.generate(ctx, socket, req)
-	if err != nil {
-		return nil, fmt.Errorf("plugin %s: %w", strings.TrimSuffix(socket, ".sock"), err)
-	}
 	var objs []*unstructured.Unstructured
-	for i, text := range manifests {
-		found, err := manifest.Parse(fmt.Sprintf("output %d of plugin %s", i+1, strings.TrimSuffix(socket, ".sock")), []byte(text))
+	err := c.withPlugin(ctx, src, func(socket string, req *request) error {
+		manifests, err := c.generate(ctx, socket, req)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		objs = append(objs, found...)
-	}
-	return objs, nil
+		for i, text := range manifests {
+			found, err := manifest.Parse(fmt.Sprintf("output %d", i+1), []byte(text))
+			if err != nil {
+				return err
+			}
+			objs = append(objs, found...)
+		}
+		return nil
+	})
+	return objs, err
 }
 
 // Parameters returns the parameters the plugin that renders src announces
 // (what Argo CD's UI offers as the plugin's form), each as the JSON of
 // Argo CD's ParameterAnnouncement.
 func (c *Client) Parameters(ctx context.Context, src *Source) ([]json.RawMessage, error) {
+	var params []json.RawMessage
+	err := c.withPlugin(ctx, src, func(socket string, req *request) (err error) {
+		params, err = c.announcements(ctx, socket, req)
+		return err
+	})
+	return params, err
+}
+
+// withPlugin packs src, finds the plugin for it and calls do with them;
+// an error of do names the plugin.
+func (c *Client) withPlugin(ctx context.Context, src *Source, do func(socket string, req *request) error) error {
 	req, err := c.prepare(src)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer req.close()
 	socket, err := c.find(ctx, src, req)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	params, err := c.announcements(ctx, socket, req)
-	if err != nil {
-		return nil, fmt.Errorf("plugin %s: %w", strings.TrimSuffix(socket, ".sock"), err)
+	if err := do(socket, req); err != nil {
+		return fmt.Errorf("plugin %s: %w", strings.TrimSuffix(socket, ".sock"), err)
 	}
-	return params, nil
+	return nil
 }
 
 // find returns the socket of the plugin to render src with, with Argo CD's

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/repo/render/plugin"
@@ -96,41 +95,7 @@ func checkout(t *testing.T, files map[string]string) string {
 // servers start a plugin server: Argo CD's own, and Capstan's.
 var servers = map[string]func(t testing.TB, socketDir, config string) string{
 	"argocd-cmp-server": cmpserver.Start,
-	"capstan":           startCapstan,
-}
-
-// startCapstan runs Capstan's plugin server (capstan cmp-server) in the
-// test's process.
-func startCapstan(t testing.TB, socketDir, config string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, plugin.ConfigFile), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := plugin.ReadConfig(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- plugin.Serve(ctx, plugin.ServeOptions{Config: cfg, SocketDir: socketDir, WorkDir: filepath.Join(dir, "work")})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	socket := filepath.Join(socketDir, cfg.SocketName())
-	for i := 0; i < 500; i++ {
-		if st, err := os.Stat(socket); err == nil && st.Mode()&os.ModeSocket != 0 {
-			return socket
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("no socket at %s", socket)
-	return ""
+	"capstan":           cmpserver.Serve,
 }
 
 // TestRender runs the same plugins under Argo CD's plugin server and
