@@ -352,11 +352,14 @@ func (a *Applier) apply(ctx context.Context, req *Request, t *Task, res *Result)
 			FieldManager: a.FieldManager, Force: ptrTrue(), DryRun: dryRun, FieldValidation: validation,
 		})
 	}
+	ssa := firstSet(t.Options.ServerSideApply, req.Options.ServerSideApply)
 	switch {
 	case replace && force:
 		live, err = a.recreate(ctx, ri, obj, apply)
 	case replace:
 		live, err = a.replace(ctx, ri, obj, dryRun, validation)
+	case ssa != nil && !*ssa:
+		live, err = a.clientSideApply(ctx, ri, obj, dryRun, validation)
 	default:
 		if live, err = apply(); err != nil && force && cannotPatch(err) {
 			live, err = a.recreate(ctx, ri, obj, apply)

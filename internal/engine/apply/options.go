@@ -47,6 +47,10 @@ type Options struct {
 	// someone else) instead of failing at once (Applier); a kind whose CRD
 	// the same sync applies is waited for without it.
 	SkipDryRunOnMissingResource bool
+	// ServerSideApply false applies as kubectl apply does, a three-way
+	// merge recorded in the last-applied annotation (Applier); nil or true:
+	// server-side apply.
+	ServerSideApply *bool
 	// PrunePropagation is how pruned objects' dependents are deleted:
 	// foreground (the default), background or orphan (Applier).
 	PrunePropagation string
@@ -59,9 +63,7 @@ var optionSetters = map[string]func(o *Options, v bool){
 	"PruneLast":       func(o *Options, v bool) { o.PruneLast = v },
 	"Replace":         func(o *Options, v bool) { o.Replace = v },
 	"Force":           func(o *Options, v bool) { o.Force = v },
-	// Every sync applies server-side already: the option is accepted and
-	// changes nothing.
-	"ServerSideApply":             func(*Options, bool) {},
+	"ServerSideApply":             func(o *Options, v bool) { o.ServerSideApply = &v },
 	"ApplyOutOfSyncOnly":          func(o *Options, v bool) { o.ApplyOutOfSyncOnly = v },
 	"Validate":                    func(o *Options, v bool) { o.Validate = &v },
 	"Delete":                      func(o *Options, v bool) { o.Delete = &v },
