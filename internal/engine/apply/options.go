@@ -58,11 +58,11 @@ type Options struct {
 
 // optionSetters are the known options, by key; each takes the value after "=".
 var optionSetters = map[string]func(o *Options, v bool){
-	"CreateNamespace": func(o *Options, v bool) { o.CreateNamespace = v },
-	"Prune":           func(o *Options, v bool) { o.Prune = &v },
-	"PruneLast":       func(o *Options, v bool) { o.PruneLast = v },
-	"Replace":         func(o *Options, v bool) { o.Replace = v },
-	"Force":           func(o *Options, v bool) { o.Force = v },
+	"CreateNamespace":             func(o *Options, v bool) { o.CreateNamespace = v },
+	"Prune":                       func(o *Options, v bool) { o.Prune = &v },
+	"PruneLast":                   func(o *Options, v bool) { o.PruneLast = v },
+	"Replace":                     func(o *Options, v bool) { o.Replace = v },
+	"Force":                       func(o *Options, v bool) { o.Force = v },
 	"ServerSideApply":             func(o *Options, v bool) { o.ServerSideApply = &v },
 	"ApplyOutOfSyncOnly":          func(o *Options, v bool) { o.ApplyOutOfSyncOnly = v },
 	"Validate":                    func(o *Options, v bool) { o.Validate = &v },
