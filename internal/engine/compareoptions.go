@@ -10,7 +10,10 @@ import (
 
 // CompareOptions are an object's argocd.argoproj.io/compare-options, a
 // comma-separated list; options Capstan does not act on are ignored, as
-// Argo CD ignores unknown ones.
+// Argo CD ignores unknown ones. ServerSideDiff=true and
+// IncludeMutationWebhook=true name what Capstan always does: every
+// comparison is against a server-side dry-run apply, whose result includes
+// what mutating webhooks would change.
 type CompareOptions struct {
 	// IgnoreExtraneous keeps a live object that is no longer rendered
 	// (one to prune) out of its Application's sync status; it is still
