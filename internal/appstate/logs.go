@@ -7,6 +7,8 @@ import (
 	"io"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/remotecommand"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 )
@@ -73,4 +75,31 @@ func (r *Reader) Logs(ctx context.Context, app *v1alpha1.Application, pod Resour
 // identity identifies a node whatever its version and uid.
 func (r ResourceRef) identity() ResourceRef {
 	return ResourceRef{Group: r.Group, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
+}
+
+// Exec runs command with a terminal in a container of a pod of the
+// Application's tree (one of Pods'), as its web terminal does; the
+// container must be running.
+func (r *Reader) Exec(ctx context.Context, app *v1alpha1.Application, pod ResourceRef, container string, command []string, opts remotecommand.StreamOptions) error {
+	obj, d, err := r.live(ctx, app, ResourceRef{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name})
+	if err != nil {
+		return err
+	}
+	var p corev1.Pod
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &p); err != nil {
+		return err
+	}
+	if !containerRunning(&p, container) {
+		return fmt.Errorf("container %s of Pod/%s/%s is not running", container, pod.Namespace, pod.Name)
+	}
+	return d.Exec(ctx, pod.Namespace, pod.Name, container, command, opts)
+}
+
+func containerRunning(p *corev1.Pod, container string) bool {
+	for _, st := range append(append([]corev1.ContainerStatus{}, p.Status.ContainerStatuses...), p.Status.InitContainerStatuses...) {
+		if st.Name == container {
+			return st.State.Running != nil
+		}
+	}
+	return false
 }

@@ -210,6 +210,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /api/v1/applications/{name}/resource", s.authorized(s.patchResource))
 	s.mux.HandleFunc("DELETE /api/v1/applications/{name}/resource", s.authorized(s.deleteResource))
 	s.mux.HandleFunc("GET /api/v1/applications/{name}/resource/actions", s.authorized(s.listActions))
+	s.mux.HandleFunc("GET /terminal", s.authorized(s.terminal))
 	s.mux.HandleFunc("GET /api/v1/applications/{name}/logs", s.authorized(s.podLogs))
 	s.mux.HandleFunc("GET /api/v1/applications/{name}/pods/{podName}/logs", s.authorized(s.podLogs))
 	s.mux.HandleFunc("POST /api/v1/applications/{name}/resource/actions", s.authorized(s.runAction))

@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"regexp"
@@ -114,6 +115,23 @@ func (a *ArgoCD) StatusBadgeEnabled() bool { return a.Data["statusbadge.enabled"
 // KustomizeBuildOptions is kustomize.buildOptions: the `kustomize
 // build` flags every Kustomize source is built with.
 func (a *ArgoCD) KustomizeBuildOptions() string { return a.Data["kustomize.buildOptions"] }
+
+// ExecEnabled is exec.enabled: users RBAC allows (exec, create) may open a
+// terminal in an Application's pods.
+func (a *ArgoCD) ExecEnabled() bool { return a.Data["exec.enabled"] == "true" }
+
+// ExecShells is exec.shells: the shells a terminal may run, in the order
+// tried when none is asked for. Default bash, sh, powershell, cmd, as Argo
+// CD's.
+func (a *ArgoCD) ExecShells() []string {
+	var out []string
+	for _, s := range strings.Split(cmp.Or(a.Data["exec.shells"], "bash,sh,powershell,cmd"), ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
 
 // HelmValuesFileSchemes is helm.valuesFileSchemes: the URL schemes Helm
 // value files may be fetched over. Nil when the key is absent (Argo CD's

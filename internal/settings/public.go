@@ -54,7 +54,7 @@ func (a *ArgoCD) Public(otherLogins bool) PublicSettings {
 		UserLoginsDisabled: d["admin.enabled"] == "false" && !otherLogins,
 		UICSSURL:           d["ui.cssurl"], UIBannerContent: d["ui.bannercontent"], UIBannerURL: d["ui.bannerurl"],
 		UIBannerPermanent: d["ui.bannerpermanent"] == "true", UIBannerPosition: d["ui.bannerposition"],
-		PasswordPattern: cmp.Or(d[PasswordPatternKey], DefaultPasswordPattern), ExecEnabled: d["exec.enabled"] == "true",
+		PasswordPattern: cmp.Or(d[PasswordPatternKey], DefaultPasswordPattern), ExecEnabled: (&ArgoCD{Data: d}).ExecEnabled(),
 		ImpersonationEnabled: a.SyncImpersonationEnabled(),
 		InstallationID:       d["installationID"],
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,6 +68,11 @@ func TestUIWithController(t *testing.T) {
 	files["guestbook/guestbook-config.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: guestbook-config}\ndata: {greeting: hello}\n"
 	first := git.Commit(t, "guestbook", files)
 
+	// The web terminal is on (argocd-cm is read before the page loads).
+	if err := c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: ns},
+		Data: map[string]string{"exec.enabled": "true"}}); err != nil {
+		t.Fatal(err)
+	}
 	renderer := repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Second})
 	srv, err := server.New(ctx, server.Options{Client: c, Config: cluster.Config, Namespace: ns, Renderer: renderer, Insecure: true,
 		Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
@@ -147,6 +153,21 @@ func TestUIWithController(t *testing.T) {
 	p.Do("opening a Pod", chromedp.Click(chromedp.CSS(`#tree li[data-kind="Pod"] button`)))
 	p.Do("its logs", chromedp.Click(chromedp.CSS("#tab-logs")))
 	p.Until("the Pod's logs", `document.querySelector('#logs') && document.querySelector('#logs').innerText.includes('`+localcluster.PodLogLines[1]+`')`, 30*time.Second)
+	// A shell in the Pod's container through the web terminal (the fake
+	// node runs it on this machine).
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace(dest)); err != nil {
+		t.Fatal(err)
+	}
+	for _, pod := range pods.Items {
+		if err := cluster.AllowExec(ctx, dest, pod.Name, t.TempDir()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Do("its terminal", chromedp.Click(chromedp.CSS("#tab-terminal")), chromedp.WaitVisible(chromedp.CSS("#terminal-input")))
+	p.Until("the terminal connected", `!!document.querySelector('#terminal-output[data-state="open"]')`, 30*time.Second)
+	p.Do("typing a command", chromedp.SendKeys(chromedp.CSS("#terminal-input"), "echo capstan-$((40 + 2))"+kb.Enter))
+	p.Until("the command's output", `document.querySelector('#terminal-output').innerText.includes('capstan-42')`, 30*time.Second)
 	p.Do("closing the panel", chromedp.Click(chromedp.CSS("#close-panel")))
 	if n := p.Eval(`String(document.querySelectorAll('#operation-resources tr.op-resource').length)`); n != "3" {
 		t.Errorf("the last operation lists %s resources, want 3", n)

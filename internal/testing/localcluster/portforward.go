@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -30,14 +31,24 @@ func (c *Cluster) installKwokCRDs(ctx context.Context, path string) error {
 	if err != nil {
 		return err
 	}
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.Unmarshal(data, crd); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
 	cs, err := apiextensionsclient.NewForConfig(c.Config)
 	if err != nil {
 		return err
 	}
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.Unmarshal([]byte(doc), crd); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if err := installCRD(ctx, cs, crd); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// installCRD creates crd and waits until it is served.
+func installCRD(ctx context.Context, cs apiextensionsclient.Interface, crd *apiextensionsv1.CustomResourceDefinition) error {
 	api := cs.ApiextensionsV1().CustomResourceDefinitions()
 	if _, err := api.Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating CustomResourceDefinition/%s: %w", crd.Name, err)
@@ -91,6 +102,31 @@ func (c *Cluster) ForwardPort(ctx context.Context, namespace, pod string, port i
 	}}
 	if _, err := dc.Resource(portForwards).Namespace(namespace).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating PortForward/%s/%s: %w", namespace, pod, err)
+	}
+	return nil
+}
+
+// execs is kwok's Exec resource: how commands run in the containers of
+// the fake pod of the same name and namespace.
+var execs = schema.GroupVersionResource{Group: "kwok.x-k8s.io", Version: "v1alpha1", Resource: "execs"}
+
+// AllowExec makes commands run in the containers of the fake pod
+// namespace/pod (kubectl exec, a terminal) run on this machine, in workDir:
+// tests only.
+func (c *Cluster) AllowExec(ctx context.Context, namespace, pod, workDir string) error {
+	dc, err := dynamic.NewForConfig(c.Config)
+	if err != nil {
+		return err
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Exec",
+		"metadata": map[string]any{"name": pod, "namespace": namespace},
+		"spec": map[string]any{"execs": []any{map[string]any{
+			"local": map[string]any{"workDir": workDir},
+		}}},
+	}}
+	if _, err := dc.Resource(execs).Namespace(namespace).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating Exec/%s/%s: %w", namespace, pod, err)
 	}
 	return nil
 }

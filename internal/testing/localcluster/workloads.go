@@ -68,7 +68,8 @@ func (c *Cluster) startWorkloadComponents(ctx context.Context, server string, bi
 			"--config=" + bins["kwok-stages.yaml"],
 			"--config=" + logsConfig,
 			// Port forwards come from PortForward objects (ForwardPort).
-			"--enable-crds=PortForward",
+			// and commands run in them from Exec objects (AllowExec).
+			"--enable-crds=PortForward,Exec",
 			"--manage-all-nodes=false",
 			"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
 			// kwok serves the kubelet's API (pod logs) there, over TLS, and

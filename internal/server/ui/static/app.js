@@ -281,13 +281,13 @@ function settings() {
 // can asks the API whether the user may do action on the app, named as
 // RBAC names it: <project>/<name>, or <project>/<namespace>/<name>
 // outside the control namespace.
-async function can(action, app) {
+async function can(action, app, resource = 'applications') {
   const s = await settings();
   const project = app.spec.project || 'default';
   const object = app.metadata.namespace === s.controllerNamespace ?
     `${project}/${app.metadata.name}` : `${project}/${app.metadata.namespace}/${app.metadata.name}`;
   try {
-    const r = await api(`api/v1/account/can-i/applications/${action}/${object.split('/').map(encodeURIComponent).join('/')}`);
+    const r = await api(`api/v1/account/can-i/${resource}/${action}/${object.split('/').map(encodeURIComponent).join('/')}`);
     return r.value === 'yes';
   } catch (e) {
     return false;
@@ -535,15 +535,17 @@ async function resourcePanel(app, res, tab = 'diff') {
   openPanel = { app: app.metadata.name, res, tab };
   const panel = document.getElementById('panel');
   if (!panel) return;
-  const tabs = ['diff', 'live', 'desired', 'events'].concat(res.kind === 'Pod' ? ['logs'] : []);
+  const exec = res.kind === 'Pod' && (await settings()).execEnabled && await can('create', app, 'exec');
+  const tabs = ['diff', 'live', 'desired', 'events'].concat(res.kind === 'Pod' ? ['logs'] : [], exec ? ['terminal'] : []);
   const body = h('div', { class: 'panel-body' });
   panel.replaceChildren(h('div', { class: 'toolbar' }, h('h2', {}, `${res.kind} ${res.name}`),
     h('div', { class: 'actions', role: 'tablist' }, tabs.map((t) => h('button', { type: 'button', role: 'tab', id: 'tab-' + t,
-      'aria-selected': String(t === tab), onclick: () => resourcePanel(app, res, t) }, { diff: 'Diff', live: 'Live manifest', desired: 'Desired manifest', events: 'Events', logs: 'Logs' }[t])),
+      'aria-selected': String(t === tab), onclick: () => resourcePanel(app, res, t) }, { diff: 'Diff', live: 'Live manifest', desired: 'Desired manifest', events: 'Events', logs: 'Logs', terminal: 'Terminal' }[t])),
     h('button', { type: 'button', id: 'resource-actions', onclick: () => actionsDialog(app, res) }, 'Actions'),
     h('button', { type: 'button', id: 'delete-resource', onclick: () => deleteResourceDialog(app, res) }, 'Delete'),
     h('button', { type: 'button', id: 'close-panel', onclick: () => { openPanel = null; panel.replaceChildren(); } }, 'Close'))), body);
   if (tab === 'logs') return streamLogs(app, res, body);
+  if (tab === 'terminal') return openTerminal(app, res, body);
   if (tab === 'events') return showEvents(app, res, body);
   const q = new URLSearchParams({ appNamespace: app.metadata.namespace, kind: res.kind, name: res.name, namespace: res.namespace || '', group: res.group || '' });
   const found = await api(`${appPath(app)}/managed-resources?${q}`);
@@ -645,6 +647,46 @@ function streamLogs(app, res, box) {
   };
   const stop = stopStream;
   stopStream = () => { es.close(); stop(); };
+}
+
+// openTerminal opens a shell in a container of the Pod (Argo CD's web
+// terminal, when argocd-cm's exec.enabled and RBAC's exec allow it): what
+// is typed in the line below goes to the shell, what it prints shows
+// above, until the panel changes.
+async function openTerminal(app, res, box) {
+  const live = await api(`${appPath(app)}/resource?${resourceQuery(app, { ...res, version: res.version || 'v1' })}`).catch(() => ({}));
+  const containers = ((JSON.parse(live.manifest || '{}').spec || {}).containers || []).map((c) => c.name);
+  const out = h('pre', { id: 'terminal-output', class: 'logs', 'aria-live': 'polite' });
+  const pick = h('select', { id: 'terminal-container', 'aria-label': 'Container' }, containers.map((c) => h('option', { value: c }, c)));
+  const line = h('input', { id: 'terminal-input', 'aria-label': 'Command', autocomplete: 'off' });
+  box.replaceChildren(h('div', { class: 'actions' }, h('label', {}, 'Container ', pick)), out, line);
+  let ws;
+  const connect = () => {
+    if (ws) ws.close();
+    out.replaceChildren();
+    const q = new URLSearchParams({ pod: res.name, container: pick.value, appName: app.metadata.name,
+      appNamespace: app.metadata.namespace, projectName: app.spec.project || 'default', namespace: res.namespace || '' });
+    const url = new URL(`terminal?${q}`, document.baseURI);
+    url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+    ws = new WebSocket(url);
+    ws.onopen = () => {
+      out.dataset.state = 'open';
+      ws.send(JSON.stringify({ operation: 'resize', rows: 24, cols: 100 }));
+    };
+    // Escape sequences (colours, cursor moves) are dropped: the output is plain text.
+    ws.onmessage = (e) => out.append(JSON.parse(e.data).data.replace(/\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r/g, ''));
+    ws.onclose = () => { out.dataset.state = 'closed'; out.append('\n[session ended]\n'); };
+  };
+  pick.onchange = connect;
+  line.onkeydown = (e) => {
+    if (e.key !== 'Enter' || !ws || ws.readyState !== WebSocket.OPEN) return;
+    ws.send(JSON.stringify({ operation: 'stdin', data: line.value + '\n' }));
+    line.value = '';
+  };
+  connect();
+  line.focus();
+  const stop = stopStream;
+  stopStream = () => { ws.close(); stop(); };
 }
 
 async function renderApp(user, r) {

@@ -1,7 +1,8 @@
 // Command kwok-crds writes the definitions of the kwok custom resources the
 // local clusters serve (PortForward: a fake pod's port forwarded to an
-// address on this machine). They come from kwok's own module, so they
-// always match the kwok binary built beside them.
+// address on this machine; Exec: a command run in a fake pod's container
+// runs on this machine). They come from kwok's own module, so they always
+// match the kwok binary built beside them.
 package main
 
 import (
@@ -16,7 +17,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: kwok-crds FILE")
 		os.Exit(2)
 	}
-	if err := os.WriteFile(os.Args[1], crd.PortForward, 0o644); err != nil {
+	docs := append(append(append([]byte{}, crd.PortForward...), "\n---\n"...), crd.Exec...)
+	if err := os.WriteFile(os.Args[1], docs, 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

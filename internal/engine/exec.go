@@ -1,0 +1,29 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/remotecommand"
+)
+
+// Exec runs command in a container of a pod of the cluster with a
+// terminal, its streams those of opts, until it ends or ctx does: what a
+// web terminal is made of.
+func (d *Destination) Exec(ctx context.Context, namespace, pod, container string, command []string, opts remotecommand.StreamOptions) error {
+	cs, err := kubernetes.NewForConfig(d.config)
+	if err != nil {
+		return err
+	}
+	req := cs.CoreV1().RESTClient().Post().Resource("pods").Name(pod).Namespace(namespace).SubResource("exec").
+		VersionedParams(&corev1.PodExecOptions{Container: container, Command: command,
+			Stdin: opts.Stdin != nil, Stdout: opts.Stdout != nil, Stderr: opts.Stderr != nil, TTY: opts.Tty}, scheme.ParameterCodec)
+	exec, err := remotecommand.NewSPDYExecutor(d.config, "POST", req.URL())
+	if err != nil {
+		return fmt.Errorf("exec in Pod/%s/%s: %w", namespace, pod, err)
+	}
+	return exec.StreamWithContext(ctx, opts)
+}

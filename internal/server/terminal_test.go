@@ -1,0 +1,95 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/gorilla/websocket"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/testobj"
+)
+
+// TestTerminalRefusals: Argo CD's web terminal is not there without
+// exec.enabled, is refused to a user without (exec, create), to another
+// site's page and for a pod outside the Application; parameters are
+// checked. (A shell through it runs in internal/server/ui's
+// TestUIWithController, on a cluster whose pods run.)
+func TestTerminalRefusals(t *testing.T) {
+	ctx := context.Background()
+	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	f := start(t, true)
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "shell", Namespace: f.ns},
+		Spec: v1alpha1.ApplicationSpec{Project: "default", Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "x"},
+			Source: &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/x.git"}}}
+	if err := f.c.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	admin := f.adminToken()
+	query := url.Values{"pod": {"web-1"}, "container": {"web"}, "appName": {"shell"}, "projectName": {"default"}, "namespace": {"x"}}
+	open := func(token string, q url.Values, origin string) int {
+		t.Helper()
+		h := http.Header{"Authorization": {"Bearer " + token}}
+		if origin != "" {
+			h.Set("Origin", origin)
+		}
+		conn, resp, err := websocket.DefaultDialer.Dial(strings.Replace(f.base, "http", "ws", 1)+"/terminal?"+q.Encode(), h)
+		if err != nil {
+			if resp == nil {
+				t.Fatal(err)
+			}
+			return resp.StatusCode
+		}
+		conn.Close()
+		return http.StatusSwitchingProtocols
+	}
+	with := func(key, value string) url.Values {
+		q := url.Values{}
+		for k, v := range query {
+			q[k] = v
+		}
+		q.Set(key, value)
+		return q
+	}
+	if code := open(admin, query, ""); code != http.StatusNotFound {
+		t.Fatalf("without exec.enabled: %d, want 404", code)
+	}
+	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
+		Data: map[string]string{"exec.enabled": "true", "accounts.viewer": "apiKey"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "argocd-rbac-cm", Namespace: f.ns},
+		Data: map[string]string{"policy.csv": "g, viewer, role:readonly\n"}}); err != nil {
+		t.Fatal(err)
+	}
+	for what, tc := range map[string]struct {
+		token string
+		q     url.Values
+		want  int
+	}{
+		"a read-only user":           {f.apiKey("viewer"), query, http.StatusForbidden},
+		"a pod outside the app":      {admin, query, http.StatusBadRequest},
+		"no container":               {admin, with("container", ""), http.StatusBadRequest},
+		"a pod name that is no name": {admin, with("pod", "../etc"), http.StatusBadRequest},
+		"the wrong project":          {admin, with("projectName", "other"), http.StatusBadRequest},
+	} {
+		if code := open(tc.token, tc.q, ""); code != tc.want {
+			t.Errorf("%s: %d, want %d", what, code, tc.want)
+		}
+	}
+	if sameOrigin(&http.Request{Host: "cd.example.com", Header: http.Header{"Origin": {"https://evil.example.com"}}}) {
+		t.Error("a page of another site may open a terminal")
+	}
+	if !sameOrigin(&http.Request{Host: "cd.example.com", Header: http.Header{"Origin": {"https://cd.example.com"}}}) {
+		t.Error("the API server's own page may not open a terminal")
+	}
+}
