@@ -347,6 +347,10 @@ func (s *Server) syncApplication(w http.ResponseWriter, r *http.Request, c *call
 		if !s.localSyncAllowed(w, c, app, &req) {
 			return nil, ""
 		}
+		if s.opts.DisableSyncReplace && slices.Contains(req.SyncOptions.Items, "Replace=true") {
+			writeError(w, http.StatusBadRequest, "sync with replace was disabled on the API Server level via the server configuration")
+			return nil, ""
+		}
 		positions := make([]int64, len(req.SourcePositions))
 		for i, p := range req.SourcePositions {
 			positions[i] = int64(p)

@@ -76,6 +76,9 @@ type Options struct {
 	// --rootpath, server.rootpath), for a proxy that passes it on.
 	// Default none.
 	RootPath string
+	// DisableSyncReplace refuses syncs asking for Replace=true, as Argo
+	// CD's server.sync.replace.allowed "false". Default false.
+	DisableSyncReplace bool
 	// XFrameOptions and ContentSecurityPolicy are the web UI page's
 	// headers (see ui.Options). Default: ui's defaults.
 	XFrameOptions, ContentSecurityPolicy string

@@ -93,3 +93,28 @@ func TestTerminalRefusals(t *testing.T) {
 		t.Error("the API server's own page may not open a terminal")
 	}
 }
+
+// TestSyncReplaceDisallowed: with server.sync.replace.allowed "false" a sync
+// asking for Replace=true is refused with Argo CD's message; others pass.
+func TestSyncReplaceDisallowed(t *testing.T) {
+	ctx := context.Background()
+	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	f := startWith(t, Options{Insecure: true, DisableSyncReplace: true})
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "replaced", Namespace: f.ns},
+		Spec: v1alpha1.ApplicationSpec{Project: "default", Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "x"},
+			Source: &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/x.git"}}}
+	if err := f.c.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	admin := f.adminToken()
+	var refused map[string]any
+	if code := f.call("POST", "/api/v1/applications/replaced/sync", `{"syncOptions":{"items":["Replace=true"]}}`, admin, &refused); code != http.StatusBadRequest ||
+		!strings.Contains(refused["message"].(string), "sync with replace was disabled on the API Server level") {
+		t.Errorf("a sync with Replace=true: %d %v", code, refused)
+	}
+	if code := f.call("POST", "/api/v1/applications/replaced/sync", `{"syncOptions":{"items":["Prune=true"]}}`, admin, nil); code != http.StatusOK {
+		t.Errorf("a sync without Replace: %d", code)
+	}
+}

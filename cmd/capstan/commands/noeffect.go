@@ -139,7 +139,6 @@ var noEffect = map[string]string{
 	"ARGOCD_SERVER_ENABLE_PROXY_EXTENSION":                          "proxy extensions are not supported",
 	"ARGOCD_MAX_COOKIE_NUMBER":                                      "a session is one cookie",
 	"ARGOCD_SERVER_STATIC_ASSETS":                                   "the web UI is built into the program",
-	"ARGOCD_SYNC_WITH_REPLACE_ALLOWED":                              "syncs with Replace are allowed",
 	"ARGOCD_SERVER_WEBHOOK_PARALLELISM_LIMIT":                       "webhooks are handled as they come",
 	"ARGOCD_SERVER_WEBHOOK_REFRESH_WORKERS":                         "a webhook refreshes through the controller's repository check",
 	"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_NEW_GIT_FILE_GLOBBING": "the API server generates no Applications",

@@ -33,6 +33,7 @@ type serverFlags struct {
 	rootpath     string
 	xFrame       string
 	csp          string
+	replace      bool
 }
 
 func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
@@ -45,6 +46,7 @@ func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
 	cmd.Flags().BoolVar(&f.insecure, prefix+"insecure", false, "serve the API over plain HTTP, behind a TLS-terminating ingress")
 	cmd.Flags().StringVar(&f.basehref, prefix+"basehref", "/", "path the web UI is served under, behind a reverse proxy that strips it")
 	cmd.Flags().StringVar(&f.rootpath, prefix+"rootpath", "", "serve the API and the UI under this path, behind a reverse proxy that keeps it")
+	cmd.Flags().BoolVar(&f.replace, prefix+"sync-with-replace-allowed", true, "let users ask a sync to replace objects (Replace=true)")
 	cmd.Flags().StringVar(&f.xFrame, prefix+"x-frame-options", ui.DefaultXFrameOptions, `the web UI's X-Frame-Options header ("-": none)`)
 	cmd.Flags().StringVar(&f.csp, prefix+"content-security-policy", ui.DefaultContentSecurityPolicy, `the web UI's Content-Security-Policy header ("-": none)`)
 }
@@ -119,7 +121,7 @@ func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.
 	}
 	var srv *server.Server
 	err = kube.Until(ctx, log, "the API server's settings", kube.Backoff{}, func(ctx context.Context) (err error) {
-		srv, err = server.New(ctx, server.Options{Client: c, Config: cfg, Renderer: r, Namespace: namespace, Insecure: f.insecure, BaseHref: f.basehref, RootPath: f.rootpath, XFrameOptions: f.xFrame, ContentSecurityPolicy: f.csp, Log: log, RepoChanged: repoChanged, Dex: dex})
+		srv, err = server.New(ctx, server.Options{Client: c, Config: cfg, Renderer: r, Namespace: namespace, Insecure: f.insecure, BaseHref: f.basehref, RootPath: f.rootpath, XFrameOptions: f.xFrame, ContentSecurityPolicy: f.csp, DisableSyncReplace: !f.replace, Log: log, RepoChanged: repoChanged, Dex: dex})
 		return err
 	})
 	if err != nil {
