@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
@@ -145,12 +146,16 @@ spec:
 		}
 		return ""
 	})
-	scale, err := e.kube.AppsV1().Deployments(dest).GetScale(ctx, "web", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	scale.Spec.Replicas = 5
-	if _, err := e.kube.AppsV1().Deployments(dest).UpdateScale(ctx, "web", scale, metav1.UpdateOptions{}); err != nil {
+	// The Deployment's controller writes it too: read and scale again on a conflict.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		scale, err := e.kube.AppsV1().Deployments(dest).GetScale(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		scale.Spec.Replicas = 5
+		_, err = e.kube.AppsV1().Deployments(dest).UpdateScale(ctx, "web", scale, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	scaled := time.Now()
