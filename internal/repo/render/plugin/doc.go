@@ -12,6 +12,14 @@
 // its plugin uses that plugin; one naming none uses the first plugin, by
 // socket name, whose discovery rules match the files.
 //
+// Serve is the other side, what a sidecar runs (capstan cmp-server, also
+// under Argo CD's name argocd-cmp-server): it reads a plugin.yaml, listens
+// on the plugin's socket and runs its init, generate and discovery
+// commands in each request's unpacked files.
+//
 //	c := plugin.New(plugin.Options{})   // the sockets in /home/argocd/cmp-server/plugins
 //	objs, err := c.Render(ctx, &plugin.Source{Root: checkout, Path: "app", Plugin: src.Plugin, Env: env})
+//
+//	cfg, err := plugin.ReadConfig("/home/argocd/cmp-server/config")
+//	err = plugin.Serve(ctx, plugin.ServeOptions{Config: cfg})
 package plugin
