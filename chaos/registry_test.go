@@ -98,6 +98,9 @@ spec:
 		reg.PushImage(t, "team/app", day.Add(time.Duration(i)*time.Hour), version)
 		time.Sleep(time.Duration(rng.Int64N(int64(1500 * time.Millisecond))))
 		proxy.Down()
+		// A cycle that read the tags just before the cut may still be
+		// writing what it found: the spec is taken once that write is in.
+		time.Sleep(time.Second)
 		before := images(t, kc, ns)
 		time.Sleep(outageLength)
 		if got := images(t, kc, ns); got != before {
