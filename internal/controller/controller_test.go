@@ -128,6 +128,26 @@ func (e *env) eventually(what string, cond func() string) {
 	e.t.Fatalf("%s: still %s after %s", what, last, e.timeout)
 }
 
+// settle waits until the named Applications have not been reconciled for
+// a while: tests that ask whether a change causes a reconcile first let
+// the ones that follow a sync pass.
+func (e *env) settle(names ...string) {
+	e.t.Helper()
+	e.eventually("no more reconciles of "+strings.Join(names, ", "), func() string {
+		before := make([]*metav1.Time, len(names))
+		for i, name := range names {
+			before[i] = e.app(name).Status.ReconciledAt
+		}
+		time.Sleep(1500 * time.Millisecond)
+		for i, name := range names {
+			if after := e.app(name).Status.ReconciledAt; !after.Equal(before[i]) {
+				return name + " reconciled at " + after.String()
+			}
+		}
+		return ""
+	})
+}
+
 func (e *env) app(name string) *v1alpha1.Application {
 	a := &v1alpha1.Application{}
 	if err := e.client.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: name}, a); err != nil {

@@ -482,16 +482,7 @@ func TestIgnoreResourceUpdates(t *testing.T) {
 	dest := testCluster.NewNamespace(t)
 	e.create(newApp(e, "quiet", "default", remote.URL, "app", v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest}))
 	e.waitSyncedHealthy("quiet")
-	// Let the reconciles that follow the sync settle: the test asks whether
-	// the change below causes one.
-	e.eventually("no more reconciles", func() string {
-		before := e.app("quiet").Status.ReconciledAt
-		time.Sleep(1500 * time.Millisecond)
-		if after := e.app("quiet").Status.ReconciledAt; !after.Equal(before) {
-			return "reconciled at " + after.String()
-		}
-		return ""
-	})
+	e.settle("quiet") // the test asks whether the change below causes a reconcile
 	settled := e.app("quiet").Status.ReconciledAt
 	ctx := context.Background()
 	change := func(f func(cm *corev1.ConfigMap)) {
