@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/repo/render/kustomize"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 )
 
@@ -19,6 +20,10 @@ import (
 const workerEnv = "CAPSTAN_TEST_RENDER_WORKER"
 
 func TestMain(m *testing.M) {
+	// A Kustomize build with --enable-helm runs this binary as its helm.
+	if kustomize.IsHelmRelay(os.Args[0]) {
+		os.Exit(kustomize.RunHelmRelay(os.Args[0], os.Args[1:], os.Stdout, os.Stderr))
+	}
 	if os.Getenv(workerEnv) == "1" {
 		if err := ServeWorker(context.Background(), os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -86,6 +91,12 @@ func TestIsolatedHelmDependenciesAreFetchedByTheService(t *testing.T) {
 // writes gigabytes and one whose output is merely over the size limit; each
 // fails with a clear error, this process's heap stays small, and the
 // Service keeps rendering.
+func TestIsolatedKustomizeHelmCharts(t *testing.T) {
+	// The worker serves Kustomize's helm; the chart comes through the
+	// Service, which holds the repository's credentials.
+	checkKustomizeHelmCharts(t, func(opts Options) *Service { return isolated(t, opts, 512<<20) })
+}
+
 func TestHostileSourcesCannotExhaustTheService(t *testing.T) {
 	remote := gitserver.NewLocalRepo(t)
 	remote.Commit(t, "c", map[string]string{

@@ -324,6 +324,42 @@ func checkHelmDependenciesFetched(t *testing.T, newService func(Options) *Servic
 	}
 }
 
+// checkKustomizeHelmCharts: a kustomization inflating a chart from a
+// private repository (--enable-helm) gets it with the repository's
+// credentials, and sees the destination's Kubernetes version.
+func checkKustomizeHelmCharts(t *testing.T, newService func(Options) *Service) {
+	web := chartserver.Chart{Name: "web", Version: "1.0.0", Files: map[string]string{
+		"values.yaml":       "greeting: hello\n",
+		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-web\ndata:\n  greeting: {{ .Values.greeting }}\n  kube: {{ .Capabilities.KubeVersion.Version }}\n",
+	}}
+	httpRepo := chartserver.NewHTTPRepo(t, web)
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "kustomize with helm", map[string]string{
+		"app/kustomization.yaml": "namePrefix: k-\nhelmCharts:\n- {name: web, repo: " + httpRepo.URL + ", version: 1.0.0, releaseName: shop, valuesInline: {greeting: hi}}\n",
+	})
+	svc := newService(Options{Root: t.TempDir(), Credentials: credsByURL{httpRepo.URL: {Username: httpRepo.Username, Password: httpRepo.Password}}})
+	req := &Request{AppName: "shop", KubeVersion: "1.30.2", Sources: []v1alpha1.ApplicationSource{{RepoURL: remote.URL, Path: "app"}}}
+	if _, err := svc.Render(context.Background(), req); err == nil || !strings.Contains(err.Error(), "must specify --enable-helm") {
+		t.Fatalf("without --enable-helm: %v", err)
+	}
+	req.KustomizeBuildOptions = "--enable-helm"
+	resp, err := svc.Render(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Objects) != 1 || resp.Objects[0].GetName() != "k-shop-web" {
+		t.Fatalf("objects = %v", names(resp.Objects))
+	}
+	data, _, _ := unstructured.NestedStringMap(resp.Objects[0].Object, "data")
+	if data["greeting"] != "hi" || data["kube"] != "v1.30.2" {
+		t.Errorf("data = %v, want the inline greeting and the destination's version", data)
+	}
+}
+
+func TestKustomizeHelmCharts(t *testing.T) {
+	checkKustomizeHelmCharts(t, NewService)
+}
+
 // credsByURL gives each repository its own credentials.
 type credsByURL map[string]git.Creds
 

@@ -51,7 +51,10 @@ func renderSource(ctx context.Context, in *sourceInput) ([]*unstructured.Unstruc
 	case v1alpha1.SourceTypeKustomize:
 		var opts kustomize.BuildOptions
 		if opts, err = kustomize.ParseBuildOptions(in.req.KustomizeBuildOptions); err == nil {
-			objs, err = kustomize.Render(ctx, in.root, src.Path, src.Kustomize, opts, env)
+			objs, err = kustomize.Render(ctx, kustomize.Input{
+				Root: in.root, Path: src.Path, Kustomize: src.Kustomize, Build: opts, Env: env,
+				KubeVersion: in.req.KubeVersion, APIVersions: in.req.APIVersions, Charts: in.deps,
+			})
 		}
 	case v1alpha1.SourceTypeDirectory:
 		objs, err = directory.Render(ctx, in.root, src.Path, src.Directory, env)

@@ -3,7 +3,9 @@
 package toolbin
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -39,4 +41,15 @@ func findUp(t testing.TB, rel string) string {
 		}
 		dir = parent
 	}
+}
+
+// Build builds the Go program pkg, a tool of Capstan's module (go.mod's
+// tool lines), into dir, for a TestMain to run before its tests; it
+// returns the program's path.
+func Build(pkg, dir string) (string, error) {
+	out := filepath.Join(dir, filepath.Base(pkg))
+	if msg, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building %s: %w\n%s", pkg, err, msg)
+	}
+	return out, nil
 }

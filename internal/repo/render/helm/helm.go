@@ -119,26 +119,37 @@ func Render(ctx context.Context, in Input) ([]*unstructured.Unstructured, error)
 
 // newInstall is a client-only, dry-run install: what `helm template` runs.
 func newInstall(in Input, h *v1alpha1.ApplicationSourceHelm) (*action.Install, error) {
+	apis := h.APIVersions
+	if len(apis) == 0 {
+		apis = in.APIVersions
+	}
+	install, err := clientOnlyInstall(cmp.Or(h.KubeVersion, in.KubeVersion), apis)
+	if err != nil {
+		return nil, err
+	}
+	install.IncludeCRDs = !h.SkipCrds
+	install.SkipSchemaValidation = h.SkipSchemaValidation
+	install.ReleaseName = cmp.Or(os.Expand(h.ReleaseName, expander(in.Env)), in.AppName)
+	install.Namespace = cmp.Or(h.Namespace, in.Namespace, "default")
+	return install, nil
+}
+
+// clientOnlyInstall is an install that renders without a cluster, for the
+// Kubernetes version kubeVersion (empty: Helm's default) and the API
+// versions apis.
+func clientOnlyInstall(kubeVersion string, apis []string) (*action.Install, error) {
 	cfg := &action.Configuration{Log: func(string, ...any) {}}
 	install := action.NewInstall(cfg)
 	install.DryRun = true
 	install.DryRunOption = "true"
 	install.ClientOnly = true
 	install.Replace = true
-	install.IncludeCRDs = !h.SkipCrds
-	install.SkipSchemaValidation = h.SkipSchemaValidation
-	install.ReleaseName = cmp.Or(os.Expand(h.ReleaseName, expander(in.Env)), in.AppName)
-	install.Namespace = cmp.Or(h.Namespace, in.Namespace, "default")
-	if kv := cmp.Or(h.KubeVersion, in.KubeVersion); kv != "" {
-		parsed, err := chartutil.ParseKubeVersion(kv)
+	if kubeVersion != "" {
+		parsed, err := chartutil.ParseKubeVersion(kubeVersion)
 		if err != nil {
-			return nil, fmt.Errorf("kube version %q: %w", kv, err)
+			return nil, fmt.Errorf("kube version %q: %w", kubeVersion, err)
 		}
 		install.KubeVersion = parsed
-	}
-	apis := h.APIVersions
-	if len(apis) == 0 {
-		apis = in.APIVersions
 	}
 	install.APIVersions = chartutil.VersionSet(apis)
 	return install, nil
@@ -147,15 +158,21 @@ func newInstall(in Input, h *v1alpha1.ApplicationSourceHelm) (*action.Install, e
 // parseRelease reads the rendered manifest and then the hooks, in the order
 // `helm template` prints them.
 func parseRelease(rel *release.Release, skipTests bool) ([]*unstructured.Unstructured, error) {
+	return manifest.Parse("rendered chart "+rel.Chart.Name(), releaseText(rel, skipTests, true))
+}
+
+// releaseText is what `helm template` prints for a release: its manifest,
+// then its hooks (test hooks unless skipTests) when withHooks.
+func releaseText(rel *release.Release, skipTests, withHooks bool) []byte {
 	var out bytes.Buffer
 	out.WriteString(rel.Manifest)
 	for _, hook := range rel.Hooks {
-		if skipTests && isTestHook(hook) {
+		if !withHooks || skipTests && isTestHook(hook) {
 			continue
 		}
 		fmt.Fprintf(&out, "\n---\n# Source: %s\n%s\n", hook.Path, hook.Manifest)
 	}
-	return manifest.Parse("rendered chart "+rel.Chart.Name(), out.Bytes())
+	return out.Bytes()
 }
 
 func isTestHook(h *release.Hook) bool {

@@ -20,6 +20,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/repo/manifest"
 	"github.com/capstan-cd/capstan/internal/repo/pathsafe"
+	"github.com/capstan-cd/capstan/internal/testing/toolbin"
 )
 
 const charts = "testdata/charts"
@@ -34,10 +35,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	helmBin = filepath.Join(dir, "helm")
-	build := exec.Command("go", "build", "-o", helmBin, "helm.sh/helm/v3/cmd/helm")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building helm: %v\n%s", err, out)
+	if helmBin, err = toolbin.Build("helm.sh/helm/v3/cmd/helm", dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()

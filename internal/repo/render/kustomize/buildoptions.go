@@ -10,7 +10,8 @@ import (
 
 // BuildOptions are the `kustomize build` flags of argocd-cm's
 // kustomize.buildOptions that an in-process build honours. Flags that
-// would run programs (plugins, exec functions, Helm) are refused by name.
+// would run programs (plugins, exec functions, another helm) are refused
+// by name.
 type BuildOptions struct {
 	// LoadRestrictionsNone lets a kustomization read files outside its
 	// directory (--load-restrictor LoadRestrictionsNone); the build still
@@ -20,12 +21,29 @@ type BuildOptions struct {
 	Reorder string
 	// ManagedByLabel is --enable-managedby-label.
 	ManagedByLabel bool
+	// Helm is --enable-helm and the --helm-* flags: whether helmCharts
+	// are inflated, and with what.
+	Helm HelmOptions
+}
+
+// HelmOptions are how a build inflates a kustomization's helmCharts.
+// Capstan serves the helm commands Kustomize runs itself (see relay.go).
+type HelmOptions struct {
+	// Enabled is --enable-helm; off, a kustomization with helmCharts fails
+	// to build, as with Kustomize.
+	Enabled bool
+	// KubeVersion (--helm-kube-version) and APIVersions
+	// (--helm-api-versions) are the capabilities charts see; they win over
+	// the Application's and the destination cluster's.
+	KubeVersion string
+	APIVersions []string
 }
 
 // ParseBuildOptions reads kustomize.buildOptions ("--load-restrictor
 // LoadRestrictionsNone --reorder none", flags with "=" or a space).
 func ParseBuildOptions(s string) (BuildOptions, error) {
 	var o BuildOptions
+	var err error
 	fields := strings.Fields(s)
 	for i := 0; i < len(fields); i++ {
 		flag, value, hasValue := strings.Cut(fields[i], "=")
@@ -64,6 +82,23 @@ func ParseBuildOptions(s string) (BuildOptions, error) {
 			o.Reorder = v
 		case "--enable-managedby-label":
 			o.ManagedByLabel = true
+		case "--enable-helm":
+			o.Helm.Enabled = true
+		case "--helm-debug":
+			// Kustomize prints Helm's output with its errors; Capstan's
+			// errors already carry Helm's message.
+		case "--helm-kube-version":
+			if o.Helm.KubeVersion, err = takeValue(); err != nil {
+				return o, err
+			}
+		case "--helm-api-versions":
+			v, err := takeValue()
+			if err != nil {
+				return o, err
+			}
+			o.Helm.APIVersions = append(o.Helm.APIVersions, strings.Split(v, ",")...)
+		case "--helm-command":
+			return o, fmt.Errorf("kustomize.buildOptions: --helm-command is not supported (Capstan runs Helm for Kustomize in-process)")
 		default:
 			return o, fmt.Errorf("kustomize.buildOptions: %s is not supported (Capstan builds Kustomize in-process and runs no plugins or programs)", flag)
 		}

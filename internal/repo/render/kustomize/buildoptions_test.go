@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -19,12 +20,15 @@ func TestParseBuildOptions(t *testing.T) {
 		{"--load-restrictor=LoadRestrictionsNone --reorder none --enable-managedby-label", BuildOptions{LoadRestrictionsNone: true, Reorder: "none", ManagedByLabel: true}, ""},
 		{"--load-restrictor", BuildOptions{}, "needs a value"},
 		{"--load-restrictor Anything", BuildOptions{}, "want LoadRestrictionsRootOnly or LoadRestrictionsNone"},
-		{"--enable-helm", BuildOptions{}, "--enable-helm is not supported"},
+		{"--enable-helm", BuildOptions{Helm: HelmOptions{Enabled: true}}, ""},
+		{"--enable-helm --helm-kube-version 1.29.0 --helm-api-versions a/v1,b/v1 --helm-api-versions=c/v1 --helm-debug",
+			BuildOptions{Helm: HelmOptions{Enabled: true, KubeVersion: "1.29.0", APIVersions: []string{"a/v1", "b/v1", "c/v1"}}}, ""},
+		{"--enable-helm --helm-command /usr/local/bin/helm", BuildOptions{}, "--helm-command is not supported"},
 		{"--enable-alpha-plugins --enable-exec", BuildOptions{}, "--enable-alpha-plugins is not supported"},
 	}
 	for _, tt := range tests {
 		got, err := ParseBuildOptions(tt.in)
-		if (tt.err == "" && err != nil) || (tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err))) || (err == nil && got != tt.want) {
+		if (tt.err == "" && err != nil) || (tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err))) || (err == nil && !reflect.DeepEqual(got, tt.want)) {
 			t.Errorf("%q: %+v, %v; want %+v, %q", tt.in, got, err, tt.want, tt.err)
 		}
 	}
@@ -52,14 +56,14 @@ func TestLoadRestrictorNone(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := Render(ctx, root, "app", nil, BuildOptions{}, nil); err == nil {
+	if _, err := Render(ctx, Input{Root: root, Path: "app"}); err == nil {
 		t.Error("a file beside the kustomization was read by default")
 	}
-	objs, err := Render(ctx, root, "app", nil, BuildOptions{LoadRestrictionsNone: true}, nil)
+	objs, err := Render(ctx, Input{Root: root, Path: "app", Build: BuildOptions{LoadRestrictionsNone: true}})
 	if err != nil || len(objs) != 1 || objs[0].GetName() != "shared" {
 		t.Fatalf("with LoadRestrictionsNone: %v %v", objs, err)
 	}
-	if _, err := Render(ctx, root, "escape", nil, BuildOptions{LoadRestrictionsNone: true}, nil); err == nil {
+	if _, err := Render(ctx, Input{Root: root, Path: "escape", Build: BuildOptions{LoadRestrictionsNone: true}}); err == nil {
 		t.Error("a file outside the checkout was read")
 	}
 }

@@ -3,6 +3,7 @@ package kustomize
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 
@@ -17,6 +18,9 @@ type boundedFS struct {
 	filesys.FileSystem
 	root      string
 	overrides map[string][]byte
+	// mounts are charts fetched for the build's helmCharts, read where
+	// Kustomize expects them unpacked.
+	mounts *mounts
 
 	mu sync.Mutex
 	// refused is the first access outside the root. Kustomize reports some
@@ -57,6 +61,39 @@ func (b *boundedFS) within(path string) error {
 	return nil
 }
 
+// mounted is where a path checked to be in the checkout is read from: a
+// fetched chart's copy when it is one's.
+func (b *boundedFS) mounted(path string) string {
+	if b.mounts == nil {
+		return path
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	if real, ok := b.mounts.resolve(abs); ok {
+		return real
+	}
+	return path
+}
+
+// CleanedAbs is the disk's, but a fetched chart's files keep the path
+// Kustomize expects them at (its copy is elsewhere, and links are not
+// followed out of it).
+func (b *boundedFS) CleanedAbs(path string) (filesys.ConfirmedDir, string, error) {
+	if real := b.mounted(path); real != path {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return "", "", err
+		}
+		if st, err := os.Stat(real); err == nil && st.IsDir() {
+			return filesys.ConfirmedDir(abs), "", nil
+		}
+		return filesys.ConfirmedDir(filepath.Dir(abs)), filepath.Base(abs), nil
+	}
+	return b.FileSystem.CleanedAbs(path)
+}
+
 func (b *boundedFS) ReadFile(path string) ([]byte, error) {
 	if err := b.check(path); err != nil {
 		return nil, err
@@ -64,7 +101,7 @@ func (b *boundedFS) ReadFile(path string) ([]byte, error) {
 	if data, ok := b.overrides[path]; ok {
 		return bytes.Clone(data), nil
 	}
-	return b.FileSystem.ReadFile(path)
+	return b.FileSystem.ReadFile(b.mounted(path))
 }
 
 func (b *boundedFS) Open(path string) (filesys.File, error) {
@@ -74,22 +111,22 @@ func (b *boundedFS) Open(path string) (filesys.File, error) {
 	if _, ok := b.overrides[path]; ok {
 		return nil, fmt.Errorf("open %s: not supported for an edited kustomization", path)
 	}
-	return b.FileSystem.Open(path)
+	return b.FileSystem.Open(b.mounted(path))
 }
 
 func (b *boundedFS) ReadDir(path string) ([]string, error) {
 	if err := b.check(path); err != nil {
 		return nil, err
 	}
-	return b.FileSystem.ReadDir(path)
+	return b.FileSystem.ReadDir(b.mounted(path))
 }
 
 func (b *boundedFS) Exists(path string) bool {
-	return b.check(path) == nil && b.FileSystem.Exists(path)
+	return b.check(path) == nil && b.FileSystem.Exists(b.mounted(path))
 }
 
 func (b *boundedFS) IsDir(path string) bool {
-	return b.check(path) == nil && b.FileSystem.IsDir(path)
+	return b.check(path) == nil && b.FileSystem.IsDir(b.mounted(path))
 }
 
 func (b *boundedFS) Glob(pattern string) ([]string, error) {

@@ -5,6 +5,7 @@
 package kustomize
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/repo/pathsafe"
+	"github.com/capstan-cd/capstan/internal/repo/render/helm"
 )
 
 // KustomizationFile returns the kustomization file in dir, if there is one.
@@ -33,15 +35,40 @@ func KustomizationFile(dir string) (string, bool) {
 	return "", false
 }
 
-// Render builds the kustomization at path (relative to the checkout root)
-// with the overrides in opts (which may be nil) and argocd-cm's build
-// options. env is the build environment used by commonAnnotationsEnvsubst.
-func Render(ctx context.Context, root, path string, opts *v1alpha1.ApplicationSourceKustomize, build BuildOptions, env map[string]string) ([]*unstructured.Unstructured, error) {
-	realRoot, err := pathsafe.Root(root)
+// Input is one kustomization to build.
+type Input struct {
+	// Root is the checkout; every file the build reads stays inside it.
+	Root string
+	// Path is the kustomization's directory, relative to Root.
+	Path string
+	// Kustomize holds the source's overrides; may be nil.
+	Kustomize *v1alpha1.ApplicationSourceKustomize
+	// Build are argocd-cm's kustomize.buildOptions.
+	Build BuildOptions
+	// Env is the build environment used by commonAnnotationsEnvsubst.
+	Env map[string]string
+	// KubeVersion and APIVersions are the destination cluster's
+	// capabilities, seen by helmCharts unless the source's kustomize
+	// options or Build.Helm name others.
+	KubeVersion string
+	APIVersions []string
+	// Charts fetches the helmCharts that are not in the checkout. Nil:
+	// they must be.
+	Charts helm.DependencyFetcher
+	// Program is the executable Kustomize runs as helm: one that calls
+	// RunHelmRelay when run as HelmRelayName, as Capstan's binary does.
+	// Default: this program.
+	Program string
+}
+
+// Render builds the kustomization with the source's overrides and
+// argocd-cm's build options.
+func Render(ctx context.Context, in Input) ([]*unstructured.Unstructured, error) {
+	realRoot, err := pathsafe.Root(in.Root)
 	if err != nil {
 		return nil, err
 	}
-	appDir, err := pathsafe.Join(realRoot, path)
+	appDir, err := pathsafe.Join(realRoot, in.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -50,20 +77,29 @@ func Render(ctx context.Context, root, path string, opts *v1alpha1.ApplicationSo
 	}
 	kfile, ok := KustomizationFile(appDir)
 	if !ok {
-		return nil, fmt.Errorf("no kustomization file in %q", path)
+		return nil, fmt.Errorf("no kustomization file in %q", in.Path)
 	}
 
-	fs := &boundedFS{FileSystem: filesys.MakeFsOnDisk(), root: realRoot}
-	if opts != nil {
+	fs := &boundedFS{FileSystem: filesys.MakeFsOnDisk(), root: realRoot, mounts: &mounts{}}
+	if opts := in.Kustomize; opts != nil {
 		data, err := os.ReadFile(kfile)
 		if err != nil {
 			return nil, err
 		}
-		edited, err := edit(data, realRoot, appDir, opts, env)
+		edited, err := edit(data, realRoot, appDir, opts, in.Env)
 		if err != nil {
-			return nil, fmt.Errorf("applying kustomize overrides to %s: %w", filepath.Join(path, filepath.Base(kfile)), err)
+			return nil, fmt.Errorf("applying kustomize overrides to %s: %w", filepath.Join(in.Path, filepath.Base(kfile)), err)
 		}
 		fs.overrides = map[string][]byte{kfile: edited}
+	}
+	kopts := in.Build.krustyOptions()
+	if in.Build.Helm.Enabled {
+		relay, err := in.startRelay(ctx, realRoot, fs.mounts)
+		if err != nil {
+			return nil, fmt.Errorf("kustomize build %q: %w", in.Path, err)
+		}
+		defer relay.close()
+		kopts.PluginConfig.HelmConfig = in.helmConfig(relay.command())
 	}
 
 	// Kustomize takes no context: a build that outlives ctx is abandoned.
@@ -73,23 +109,53 @@ func Render(ctx context.Context, root, path string, opts *v1alpha1.ApplicationSo
 	}
 	done := make(chan result, 1)
 	go func() {
-		objs, err := run(fs, appDir, build.krustyOptions())
+		objs, err := run(fs, appDir, kopts)
 		done <- result{objs, err}
 	}()
 	var res result
 	select {
 	case <-ctx.Done():
-		return nil, fmt.Errorf("kustomize build %q: %w", path, ctx.Err())
+		return nil, fmt.Errorf("kustomize build %q: %w", in.Path, ctx.Err())
 	case res = <-done:
 	}
 	objs, err := res.objs, res.err
 	if refused := fs.refusal(); refused != nil && err != nil {
-		return nil, fmt.Errorf("kustomize build %q: %w", path, refused)
+		return nil, fmt.Errorf("kustomize build %q: %w", in.Path, refused)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("kustomize build %q: %w", path, err)
+		return nil, fmt.Errorf("kustomize build %q: %w", in.Path, err)
 	}
 	return objs, nil
+}
+
+// startRelay starts serving the build's helm commands.
+func (in *Input) startRelay(ctx context.Context, root string, m *mounts) (*helmRelay, error) {
+	program := in.Program
+	if program == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("finding this program to serve Kustomize's helm: %w", err)
+		}
+		program = self
+	}
+	return startHelmRelay(ctx, program, root, in.Charts, m)
+}
+
+// helmConfig is how Kustomize runs helm for this build: the source's
+// capabilities win over the build options', which win over the cluster's.
+func (in *Input) helmConfig(command string) types.HelmConfig {
+	c := types.HelmConfig{Enabled: true, Command: command,
+		KubeVersion: cmp.Or(in.Build.Helm.KubeVersion, in.KubeVersion), ApiVersions: in.Build.Helm.APIVersions}
+	if len(c.ApiVersions) == 0 {
+		c.ApiVersions = in.APIVersions
+	}
+	if k := in.Kustomize; k != nil {
+		c.KubeVersion = cmp.Or(k.KubeVersion, c.KubeVersion)
+		if len(k.APIVersions) > 0 {
+			c.ApiVersions = k.APIVersions
+		}
+	}
+	return c
 }
 
 func run(fs filesys.FileSystem, dir string, opts *krusty.Options) ([]*unstructured.Unstructured, error) {

@@ -45,7 +45,7 @@ func container(t *testing.T, d *unstructured.Unstructured) map[string]any {
 }
 
 func TestRenderWithoutOverrides(t *testing.T) {
-	objs, err := Render(context.Background(), root, "overlays/prod", nil, BuildOptions{}, nil)
+	objs, err := Render(context.Background(), Input{Root: root, Path: "overlays/prod"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestRenderWithApplicationOverrides(t *testing.T) {
 		}},
 		Components: []string{"../../components/metrics"},
 	}
-	objs, err := Render(context.Background(), root, "overlays/prod", opts, BuildOptions{}, map[string]string{"ARGOCD_APP_NAME": "shop-prod"})
+	objs, err := Render(context.Background(), Input{Root: root, Path: "overlays/prod", Kustomize: opts, Env: map[string]string{"ARGOCD_APP_NAME": "shop-prod"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,9 +114,9 @@ func TestRenderWithApplicationOverrides(t *testing.T) {
 }
 
 func TestLabelsWithoutSelectorAndConflicts(t *testing.T) {
-	objs, err := Render(context.Background(), root, "base", &v1alpha1.ApplicationSourceKustomize{
+	objs, err := Render(context.Background(), Input{Root: root, Path: "base", Kustomize: &v1alpha1.ApplicationSourceKustomize{
 		CommonLabels: map[string]string{"team": "a"}, LabelWithoutSelector: true,
-	}, BuildOptions{}, nil)
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,11 +126,11 @@ func TestLabelsWithoutSelectorAndConflicts(t *testing.T) {
 	}
 
 	conflict := &v1alpha1.ApplicationSourceKustomize{CommonLabels: map[string]string{"env": "staging"}}
-	if _, err := Render(context.Background(), root, "overlays/prod", conflict, BuildOptions{}, nil); err == nil || !strings.Contains(err.Error(), `label "env" already`) {
+	if _, err := Render(context.Background(), Input{Root: root, Path: "overlays/prod", Kustomize: conflict}); err == nil || !strings.Contains(err.Error(), `label "env" already`) {
 		t.Errorf("existing label without force: got %v", err)
 	}
 	conflict.ForceCommonLabels = true
-	objs, err = Render(context.Background(), root, "overlays/prod", conflict, BuildOptions{}, nil)
+	objs, err = Render(context.Background(), Input{Root: root, Path: "overlays/prod", Kustomize: conflict})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,20 +141,20 @@ func TestLabelsWithoutSelectorAndConflicts(t *testing.T) {
 
 func TestMissingComponentsAndBadInput(t *testing.T) {
 	opts := &v1alpha1.ApplicationSourceKustomize{Components: []string{"../../components/missing"}}
-	if _, err := Render(context.Background(), root, "overlays/prod", opts, BuildOptions{}, nil); err == nil {
+	if _, err := Render(context.Background(), Input{Root: root, Path: "overlays/prod", Kustomize: opts}); err == nil {
 		t.Error("a missing component was accepted")
 	}
 	opts.IgnoreMissingComponents = true
-	if _, err := Render(context.Background(), root, "overlays/prod", opts, BuildOptions{}, nil); err != nil {
+	if _, err := Render(context.Background(), Input{Root: root, Path: "overlays/prod", Kustomize: opts}); err != nil {
 		t.Errorf("ignoreMissingComponents: %v", err)
 	}
-	if _, err := Render(context.Background(), root, "../..", nil, BuildOptions{}, nil); !errors.Is(err, pathsafe.ErrOutOfBounds) {
+	if _, err := Render(context.Background(), Input{Root: root, Path: "../.."}); !errors.Is(err, pathsafe.ErrOutOfBounds) {
 		t.Errorf("path outside the repository: got %v", err)
 	}
-	if _, err := Render(context.Background(), root, "escape", nil, BuildOptions{}, nil); err == nil || !strings.Contains(err.Error(), "outside the repository") {
+	if _, err := Render(context.Background(), Input{Root: root, Path: "escape"}); err == nil || !strings.Contains(err.Error(), "outside the repository") {
 		t.Errorf("resources outside the repository: got %v", err)
 	}
-	if _, err := Render(context.Background(), root, "components", nil, BuildOptions{}, nil); err == nil || !strings.Contains(err.Error(), "no kustomization") {
+	if _, err := Render(context.Background(), Input{Root: root, Path: "components"}); err == nil || !strings.Contains(err.Error(), "no kustomization") {
 		t.Errorf("directory without a kustomization: got %v", err)
 	}
 }
