@@ -34,6 +34,9 @@ export CAPSTAN_ARGOCD_MANIFESTS := $(ARGOCD_MANIFESTS)
 # Mailpit, the SMTP server the notification tests mail to; tools/mailpit/go.mod pins it.
 MAILPIT_BIN := $(CURDIR)/bin/mailpit
 export CAPSTAN_MAILPIT_BIN := $(MAILPIT_BIN)/mailpit
+# Kustomize's own CLI, a kustomize.path.<version> program in the tests; tools/kustomize/go.mod pins it.
+KUSTOMIZE_BIN := $(CURDIR)/bin/kustomize
+export CAPSTAN_KUSTOMIZE_BIN := $(KUSTOMIZE_BIN)/kustomize
 
 .PHONY: help
 help: ## List the targets.
@@ -88,7 +91,7 @@ lint: ## gofmt, go vet and staticcheck.
 	$(STATICCHECK) ./...
 
 .PHONY: test
-test: deps kube dex argocd argocd-manifests mailpit lint check-generated ## Everything CI checks: lint, generated files, all tests with -race.
+test: deps kube dex argocd argocd-manifests mailpit kustomize lint check-generated ## Everything CI checks: lint, generated files, all tests with -race.
 	go test -race -count=1 -timeout 25m ./...
 
 .PHONY: chaos
@@ -149,6 +152,13 @@ mailpit: $(MAILPIT_BIN)/mailpit ## Build Mailpit (the notification tests' SMTP s
 $(MAILPIT_BIN)/mailpit: tools/mailpit/go.mod tools/mailpit/go.sum
 	@mkdir -p $(MAILPIT_BIN)
 	cd tools/mailpit && go build -trimpath -ldflags='-s -w' -o $(MAILPIT_BIN)/ tool
+
+.PHONY: kustomize
+kustomize: $(KUSTOMIZE_BIN)/kustomize ## Build Kustomize's CLI (a per-version Kustomize program in the tests) into bin/kustomize.
+
+$(KUSTOMIZE_BIN)/kustomize: tools/kustomize/go.mod tools/kustomize/go.sum
+	@mkdir -p $(KUSTOMIZE_BIN)
+	cd tools/kustomize && go build -trimpath -ldflags='-s -w' -o $(KUSTOMIZE_BIN)/ tool
 
 .PHONY: argocd-api
 argocd-api: ## Rewrite Argo CD's API schema (internal/argoapi/argocd.binpb) and CLI tree (cmd/capstan/commands/testdata/argocd-cli.txt) from the Argo CD module tools/argocd pins.

@@ -91,6 +91,9 @@ func TestComponentsRunAsTheManifestsSay(t *testing.T) {
 	t.Run("a config management plugin sidecar, added as Argo CD documents, renders an app", func(t *testing.T) {
 		checkPluginApp(t, c, ns)
 	})
+	t.Run("the repo server inflates a kustomization's helmCharts with its own Helm", func(t *testing.T) {
+		checkKustomizeHelm(t, c, in.cs, ns)
+	})
 	t.Run("ApplicationSets generate Applications from Git through the repo server", func(t *testing.T) {
 		checkAppSet(t, c, ns)
 	})
@@ -286,6 +289,8 @@ func deployDemo(t *testing.T, c client.Client, ns string) {
 			t.Fatal(err)
 		}
 	}
+	// A kustomization inflating the Helm demo's chart, for checkKustomizeHelm.
+	files["kustomize-helm/kustomization.yaml"] = "helmGlobals: {chartHome: ..}\nhelmCharts: [{name: helm-guestbook, releaseName: kh}]\n"
 	remote.Commit(t, "demo apps", files)
 	if err := c.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "demo-repo", Namespace: ns, Labels: map[string]string{v1alpha1.LabelSecretType: v1alpha1.SecretTypeRepository}},
@@ -309,6 +314,47 @@ func deployDemo(t *testing.T, c client.Client, ns string) {
 		if err := c.Create(ctx, a); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// checkKustomizeHelm turns on Helm for Kustomize in argocd-cm, as Argo CD
+// users do, and syncs a kustomization inflating the Helm demo's chart:
+// the repo server's render worker runs the program as Kustomize's helm.
+func checkKustomizeHelm(t *testing.T, c client.Client, cs kubernetes.Interface, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	patch := []byte(`{"data":{"kustomize.buildOptions":"--enable-helm --load-restrictor LoadRestrictionsNone"}}`)
+	if _, err := cs.CoreV1().ConfigMaps(ns).Patch(ctx, "argocd-cm", "application/merge-patch+json", patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	guestbook := &v1alpha1.Application{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "guestbook"}, guestbook); err != nil {
+		t.Fatal(err)
+	}
+	app := &v1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: "kustomize-helm", Namespace: ns},
+		Spec: v1alpha1.ApplicationSpec{
+			Project:     "default",
+			Source:      &v1alpha1.ApplicationSource{RepoURL: guestbook.Spec.Source.RepoURL, TargetRevision: "HEAD", Path: "kustomize-helm"},
+			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "kustomize-helm"},
+			SyncPolicy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{},
+				SyncOptions: v1alpha1.SyncOptions{"CreateNamespace=true"}},
+		},
+	}
+	if err := c.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		_, err := cs.AppsV1().Deployments("kustomize-helm").Get(ctx, "kh", metav1.GetOptions{})
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			_ = c.Get(ctx, client.ObjectKeyFromObject(app), app)
+			t.Fatalf("no Deployment from the chart after 2 min (%v); the app's conditions: %+v", err, app.Status.Conditions)
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 }
 

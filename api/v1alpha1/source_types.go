@@ -201,6 +201,20 @@ type ApplicationSourceKustomize struct {
 	APIVersions []string `json:"apiVersions,omitempty"`
 }
 
+// KustomizeVersion is a Kustomize program argocd-cm registers for the
+// sources whose kustomize.version names it: kustomize.path.<name> (or the
+// older kustomize.version.<name>) and kustomize.buildOptions.<name>. It is
+// a setting, not part of any resource.
+type KustomizeVersion struct {
+	// Name is the version sources ask for, such as v3.5.4.
+	Name string `json:"name"`
+	// Path is the program.
+	Path string `json:"path"`
+	// BuildOptions are its `kustomize build` flags, in place of
+	// kustomize.buildOptions.
+	BuildOptions string `json:"buildOptions,omitempty"`
+}
+
 // KustomizeReplica sets the replica count of one workload.
 type KustomizeReplica struct {
 	// Name is the workload's name.

@@ -23,6 +23,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/repo/render/kustomize"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
@@ -30,6 +31,10 @@ import (
 var testCluster *localcluster.Cluster
 
 func TestMain(m *testing.M) {
+	// A Kustomize build with --enable-helm runs this binary as its helm.
+	if kustomize.IsHelmRelay(os.Args[0]) {
+		os.Exit(kustomize.RunHelmRelay(os.Args[0], os.Args[1:], os.Stdout, os.Stderr))
+	}
 	os.Exit(localcluster.RunTests(m, localcluster.Options{Workloads: true}, &testCluster))
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/logbuf"
+	"github.com/capstan-cd/capstan/internal/testing/toolbin"
 )
 
 // TestRespectIgnoreDifferencesKeepsLiveValues: with the sync option, a
@@ -392,6 +393,51 @@ func TestKustomizeBuildOptions(t *testing.T) {
 	e.waitSyncedHealthy("beside")
 	if _, err := e.kube.CoreV1().ConfigMaps(dest).Get(ctx, "shared", metav1.GetOptions{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestKustomizeVersionsAndHelmCharts: argocd-cm's kustomize.path.<version>
+// builds the sources naming that version with that program (and its
+// kustomize.buildOptions.<version>); a version not registered is a
+// comparison error with Argo CD's message; kustomize.buildOptions
+// --enable-helm inflates a kustomization's helmCharts.
+func TestKustomizeVersionsAndHelmCharts(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "one", map[string]string{
+		"versioned/kustomization.yaml":         "resources: [cm.yaml]\n",
+		"versioned/cm.yaml":                    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: versioned}\n",
+		"charted/kustomization.yaml":           "helmCharts: [{name: web, releaseName: shop, valuesInline: {greeting: hi}}]\n",
+		"charted/charts/web/Chart.yaml":        "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+		"charted/charts/web/values.yaml":       "greeting: hello\n",
+		"charted/charts/web/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: '{{ .Release.Name }}-web'}\ndata: {greeting: '{{ .Values.greeting }}'}\n",
+	})
+	e.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: e.ns}, Data: map[string]string{
+		"kustomize.path.v5.8.0":         toolbin.Find(t, "CAPSTAN_KUSTOMIZE_BIN", "bin/kustomize/kustomize", "kustomize"),
+		"kustomize.buildOptions.v5.8.0": "--enable-managedby-label",
+		"kustomize.buildOptions":        "--enable-helm",
+	}})
+	dest := testCluster.NewNamespace(t)
+	at := v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest}
+	for name, version := range map[string]string{"versioned": "v5.8.0", "unknown": "v9.9.9"} {
+		app := newApp(e, name, "default", remote.URL, "versioned", at)
+		app.Spec.Source.Kustomize = &v1alpha1.ApplicationSourceKustomize{Version: version, NamePrefix: name + "-"}
+		e.create(app)
+	}
+	e.create(newApp(e, "charted", "default", remote.URL, "charted", at))
+	e.waitCondition("unknown", v1alpha1.ApplicationConditionComparisonError, "kustomize version v9.9.9 is not registered")
+	e.waitSyncedHealthy("versioned")
+	e.waitSyncedHealthy("charted")
+	cm, err := e.kube.CoreV1().ConfigMaps(dest).Get(ctx, "versioned-versioned", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := cm.Labels["app.kubernetes.io/managed-by"]; l != "kustomize-v5.8.0" {
+		t.Errorf("managed-by %q: not built by the registered program with its options", l)
+	}
+	if cm, err := e.kube.CoreV1().ConfigMaps(dest).Get(ctx, "shop-web", metav1.GetOptions{}); err != nil || cm.Data["greeting"] != "hi" {
+		t.Errorf("the chart's ConfigMap: %v, %v", cm.Data, err)
 	}
 }
 

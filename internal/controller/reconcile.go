@@ -348,6 +348,7 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 		req.Sources, req.Revisions = srcs, revisions
 		req.NoCache, req.NoRevisionCache, req.VerifySignature = hard, hard || refreshing || (at != nil && at.fresh), verify
 		req.KustomizeBuildOptions, req.HelmValuesFileSchemes = set.cm.KustomizeBuildOptions(), set.cm.HelmValuesFileSchemes()
+		req.KustomizeVersions = set.cm.KustomizeVersions()
 		resp, err = r.opts.Renderer.Render(ctx, req)
 		if err != nil {
 			return fail(v1alpha1.ApplicationConditionComparisonError, fmt.Errorf("rendering manifests: %w", err))

@@ -305,7 +305,7 @@ func (s *Service) render(ctx context.Context, req *Request, sources []resolved) 
 func cacheKey(req *Request, sources []resolved) string {
 	h := sha256.New()
 	enc := json.NewEncoder(h)
-	_ = enc.Encode([]any{req.AppName, req.Namespace, req.KubeVersion, req.APIVersions, req.VerifySignature, req.KustomizeBuildOptions, req.Project, req.HelmValuesFileSchemes})
+	_ = enc.Encode([]any{req.AppName, req.Namespace, req.KubeVersion, req.APIVersions, req.VerifySignature, req.KustomizeBuildOptions, req.Project, req.HelmValuesFileSchemes, req.KustomizeVersions})
 	for _, s := range sources {
 		_ = enc.Encode([]any{git.NormalizeURL(s.source.RepoURL), s.revision, s.source})
 	}

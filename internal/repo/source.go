@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
@@ -49,13 +50,7 @@ func renderSource(ctx context.Context, in *sourceInput) ([]*unstructured.Unstruc
 	var objs []*unstructured.Unstructured
 	switch typ {
 	case v1alpha1.SourceTypeKustomize:
-		var opts kustomize.BuildOptions
-		if opts, err = kustomize.ParseBuildOptions(in.req.KustomizeBuildOptions); err == nil {
-			objs, err = kustomize.Render(ctx, kustomize.Input{
-				Root: in.root, Path: src.Path, Kustomize: src.Kustomize, Build: opts, Env: env,
-				KubeVersion: in.req.KubeVersion, APIVersions: in.req.APIVersions, Charts: in.deps,
-			})
-		}
+		objs, err = in.renderKustomize(ctx, &src, env)
 	case v1alpha1.SourceTypeDirectory:
 		objs, err = directory.Render(ctx, in.root, src.Path, src.Directory, env)
 	case v1alpha1.SourceTypeHelm:
@@ -72,6 +67,28 @@ func renderSource(ctx context.Context, in *sourceInput) ([]*unstructured.Unstruc
 		return nil, typ, err
 	}
 	return objs, typ, nil
+}
+
+// renderKustomize builds with the built-in Kustomize and argocd-cm's
+// kustomize.buildOptions, or with the program argocd-cm registers for the
+// version the source names and that version's options.
+func (in *sourceInput) renderKustomize(ctx context.Context, src *v1alpha1.ApplicationSource, env map[string]string) ([]*unstructured.Unstructured, error) {
+	k := kustomize.Input{Root: in.root, Path: src.Path, Kustomize: src.Kustomize, Env: env,
+		KubeVersion: in.req.KubeVersion, APIVersions: in.req.APIVersions, Charts: in.deps}
+	if src.Kustomize != nil && src.Kustomize.Version != "" {
+		i := slices.IndexFunc(in.req.KustomizeVersions, func(v v1alpha1.KustomizeVersion) bool { return v.Name == src.Kustomize.Version })
+		if i < 0 {
+			return nil, fmt.Errorf("kustomize version %s is not registered", src.Kustomize.Version)
+		}
+		v := in.req.KustomizeVersions[i]
+		k.Binary = &kustomize.Binary{Path: v.Path, Args: strings.Fields(v.BuildOptions)}
+		return kustomize.Render(ctx, k)
+	}
+	var err error
+	if k.Build, err = kustomize.ParseBuildOptions(in.req.KustomizeBuildOptions); err != nil {
+		return nil, err
+	}
+	return kustomize.Render(ctx, k)
 }
 
 // prepared returns the source's directory in its checkout and the source

@@ -90,6 +90,9 @@ type Request struct {
 	VerifySignature bool
 	// KustomizeBuildOptions are argocd-cm's kustomize.buildOptions.
 	KustomizeBuildOptions string
+	// KustomizeVersions are argocd-cm's Kustomize programs by version,
+	// for sources whose kustomize.version names one.
+	KustomizeVersions []v1alpha1.KustomizeVersion
 	// HelmValuesFileSchemes are argocd-cm's helm.valuesFileSchemes (nil:
 	// Argo CD's default, see helm.DefaultValuesFileSchemes).
 	HelmValuesFileSchemes []string

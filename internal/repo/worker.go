@@ -37,7 +37,8 @@ type renderJob struct {
 	KubeVersion string                     `json:"kubeVersion,omitempty"`
 	APIVersions []string                   `json:"apiVersions,omitempty"`
 	// KustomizeBuildOptions are argocd-cm's kustomize.buildOptions.
-	KustomizeBuildOptions string `json:"kustomizeBuildOptions,omitempty"`
+	KustomizeBuildOptions string                      `json:"kustomizeBuildOptions,omitempty"`
+	KustomizeVersions     []v1alpha1.KustomizeVersion `json:"kustomizeVersions,omitempty"`
 	// HelmValuesFileSchemes are argocd-cm's helm.valuesFileSchemes.
 	HelmValuesFileSchemes []string `json:"helmValuesFileSchemes"`
 }
@@ -66,13 +67,13 @@ const maxControlFrame = 1 << 20
 func jobOf(in *sourceInput) *renderJob {
 	return &renderJob{Root: in.root, Source: in.source, Revision: in.revision, Refs: in.refs,
 		AppName: in.req.AppName, Namespace: in.req.Namespace, Project: in.req.Project, KubeVersion: in.req.KubeVersion, APIVersions: in.req.APIVersions,
-		KustomizeBuildOptions: in.req.KustomizeBuildOptions, HelmValuesFileSchemes: in.req.HelmValuesFileSchemes}
+		KustomizeBuildOptions: in.req.KustomizeBuildOptions, KustomizeVersions: in.req.KustomizeVersions, HelmValuesFileSchemes: in.req.HelmValuesFileSchemes}
 }
 
 func (j *renderJob) input(deps pipeFetcher) *sourceInput {
 	return &sourceInput{root: j.Root, source: j.Source, revision: j.Revision, refs: j.Refs, deps: deps,
 		req: &Request{AppName: j.AppName, Namespace: j.Namespace, Project: j.Project, KubeVersion: j.KubeVersion, APIVersions: j.APIVersions,
-			KustomizeBuildOptions: j.KustomizeBuildOptions, HelmValuesFileSchemes: j.HelmValuesFileSchemes}}
+			KustomizeBuildOptions: j.KustomizeBuildOptions, KustomizeVersions: j.KustomizeVersions, HelmValuesFileSchemes: j.HelmValuesFileSchemes}}
 }
 
 func writeFrame(w io.Writer, f *frame) error {

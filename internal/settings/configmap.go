@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 
@@ -13,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
 )
 
 // ReadConfigMap reads one of the settings ConfigMaps (argocd-cm,
@@ -115,6 +118,29 @@ func (a *ArgoCD) StatusBadgeEnabled() bool { return a.Data["statusbadge.enabled"
 // KustomizeBuildOptions is kustomize.buildOptions: the `kustomize
 // build` flags every Kustomize source is built with.
 func (a *ArgoCD) KustomizeBuildOptions() string { return a.Data["kustomize.buildOptions"] }
+
+// KustomizeVersions are the Kustomize programs registered by version:
+// kustomize.path.<version> (or the older kustomize.version.<version>),
+// each with kustomize.buildOptions.<version>; sorted by version.
+func (a *ArgoCD) KustomizeVersions() []v1alpha1.KustomizeVersion {
+	paths := map[string]string{}
+	for key, value := range a.Data {
+		if name, ok := strings.CutPrefix(key, "kustomize.version."); ok && paths[name] == "" {
+			paths[name] = value
+		}
+	}
+	for key, value := range a.Data {
+		if name, ok := strings.CutPrefix(key, "kustomize.path."); ok {
+			paths[name] = value // wins over the older key
+		}
+	}
+	out := make([]v1alpha1.KustomizeVersion, 0, len(paths))
+	for name, path := range paths {
+		out = append(out, v1alpha1.KustomizeVersion{Name: name, Path: path, BuildOptions: a.Data["kustomize.buildOptions."+name]})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
 
 // ExecEnabled is exec.enabled: users RBAC allows (exec, create) may open a
 // terminal in an Application's pods.

@@ -2,11 +2,14 @@ package settings
 
 import (
 	"context"
+	"reflect"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
 )
 
 func TestLoadArgoCD(t *testing.T) {
@@ -32,5 +35,24 @@ func TestSessionDuration(t *testing.T) {
 		if got != want || (err != nil) != (value == "soon" || value == "-1h") {
 			t.Errorf("%q: %s, %v; want %s", value, got, err, want)
 		}
+	}
+}
+
+func TestKustomizeVersions(t *testing.T) {
+	cm := &ArgoCD{Data: map[string]string{
+		"kustomize.path.v3.5.4":          "/custom-tools/kustomize_3_5_4",
+		"kustomize.buildOptions.v3.5.4":  "--load-restrictor LoadRestrictionsNone",
+		"kustomize.version.v3.5.1":       "/custom-tools/kustomize_3_5_1", // the older key
+		"kustomize.version.v3.5.4":       "/older/kustomize",              // kustomize.path wins
+		"kustomize.buildOptions":         "--enable-helm",                 // the built-in's
+		"kustomize.buildOptions.v9.9.9":  "--reorder none",                // no program: no version
+		"kustomize.pathology.unexpected": "x",
+	}}
+	want := []v1alpha1.KustomizeVersion{
+		{Name: "v3.5.1", Path: "/custom-tools/kustomize_3_5_1"},
+		{Name: "v3.5.4", Path: "/custom-tools/kustomize_3_5_4", BuildOptions: "--load-restrictor LoadRestrictionsNone"},
+	}
+	if got := cm.KustomizeVersions(); !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
 	}
 }

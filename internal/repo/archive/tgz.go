@@ -31,11 +31,16 @@ func Tgz(w io.Writer, dir string, opts PackOptions) (int, error) {
 		}
 	}
 	gz := gzip.NewWriter(w)
-	tw := tar.NewWriter(gz)
+	n, err := pack(gz, dir, opts)
+	return n, errors.Join(err, gz.Close())
+}
+
+// pack writes dir as a tar stream to w.
+func pack(w io.Writer, dir string, opts PackOptions) (int, error) {
+	tw := tar.NewWriter(w)
 	p := packer{tw: tw, dir: dir, opts: opts}
 	err := filepath.WalkDir(dir, p.add)
-	err = errors.Join(err, tw.Close(), gz.Close())
-	return p.files, err
+	return p.files, errors.Join(err, tw.Close())
 }
 
 type packer struct {

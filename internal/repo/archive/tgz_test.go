@@ -63,3 +63,35 @@ func TestTgzBounds(t *testing.T) {
 		t.Error("a malformed glob was accepted")
 	}
 }
+
+func TestCopy(t *testing.T) {
+	src := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(src, "app", "base"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "app", "base", "cm.yaml"), []byte("kind: ConfigMap\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "run.sh"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("base/cm.yaml", filepath.Join(src, "app", "link.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "copy")
+	if err := Copy(src, dst, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(filepath.Join(dst, "app", "link.yaml")); err != nil || string(data) != "kind: ConfigMap\n" {
+		t.Errorf("the copy's link reads %q, %v", data, err)
+	}
+	if link, err := os.Readlink(filepath.Join(dst, "app", "link.yaml")); err != nil || link != "base/cm.yaml" {
+		t.Errorf("the link was not copied as a link: %q, %v", link, err)
+	}
+	if st, err := os.Stat(filepath.Join(dst, "run.sh")); err != nil || st.Mode()&0o100 == 0 {
+		t.Errorf("run.sh lost its executable bit: %v, %v", st, err)
+	}
+	if err := Copy(src, filepath.Join(t.TempDir(), "small"), 10); err == nil || !strings.Contains(err.Error(), "larger than the limit") {
+		t.Errorf("over the limit: %v", err)
+	}
+}

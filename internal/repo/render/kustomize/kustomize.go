@@ -55,10 +55,13 @@ type Input struct {
 	// Charts fetches the helmCharts that are not in the checkout. Nil:
 	// they must be.
 	Charts helm.DependencyFetcher
-	// Program is the executable Kustomize runs as helm: one that calls
-	// RunHelmRelay when run as HelmRelayName, as Capstan's binary does.
-	// Default: this program.
-	Program string
+	// RelayProgram is the executable Kustomize runs as helm: one that
+	// calls RunHelmRelay when run as HelmRelayName, as Capstan's binary
+	// does. Default: this program.
+	RelayProgram string
+	// Binary, when set, builds with that Kustomize program instead of the
+	// built-in Kustomize; Build is not used.
+	Binary *Binary
 }
 
 // Render builds the kustomization with the source's overrides and
@@ -91,6 +94,13 @@ func Render(ctx context.Context, in Input) ([]*unstructured.Unstructured, error)
 			return nil, fmt.Errorf("applying kustomize overrides to %s: %w", filepath.Join(in.Path, filepath.Base(kfile)), err)
 		}
 		fs.overrides = map[string][]byte{kfile: edited}
+	}
+	if in.Binary != nil {
+		objs, err := buildWith(ctx, in.Binary, realRoot, appDir, kfile, fs.overrides[kfile], in.Env)
+		if err != nil {
+			return nil, fmt.Errorf("kustomize build %q: %w", in.Path, err)
+		}
+		return objs, nil
 	}
 	kopts := in.Build.krustyOptions()
 	if in.Build.Helm.Enabled {
@@ -130,7 +140,7 @@ func Render(ctx context.Context, in Input) ([]*unstructured.Unstructured, error)
 
 // startRelay starts serving the build's helm commands.
 func (in *Input) startRelay(ctx context.Context, root string, m *mounts) (*helmRelay, error) {
-	program := in.Program
+	program := in.RelayProgram
 	if program == "" {
 		self, err := os.Executable()
 		if err != nil {
