@@ -1,6 +1,7 @@
 package repo
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
@@ -28,7 +29,8 @@ func (s *Service) pluginSource(ctx context.Context, in *sourceInput) (*plugin.So
 	}
 	p := &plugin.Source{Root: in.root, Path: src.Path, Plugin: src.Plugin, Env: buildEnv(in.req, &src, in.revision)}
 	if typ == v1alpha1.SourceTypePlugin {
-		return p, nil
+		p.GitCreds, err = s.pluginGitCreds(ctx, src.RepoURL)
+		return p, err
 	}
 	if src.Chart != "" || !s.plugins.Installed() {
 		return nil, nil
@@ -38,7 +40,22 @@ func (s *Service) pluginSource(ctx context.Context, in *sourceInput) (*plugin.So
 		return nil, err
 	}
 	p.Plugin = &v1alpha1.ApplicationSourcePlugin{Name: name}
-	return p, nil
+	p.GitCreds, err = s.pluginGitCreds(ctx, src.RepoURL)
+	return p, err
+}
+
+// pluginGitCreds are the repository's HTTPS credentials as a plugin asking
+// for them gets them (a token alone goes with Argo CD's x-access-token
+// user); nil when it has none.
+func (s *Service) pluginGitCreds(ctx context.Context, repoURL string) (*plugin.GitCreds, error) {
+	if repoURL == "" || s.opts.Credentials == nil {
+		return nil, nil
+	}
+	c, err := s.opts.Credentials.ForRepo(ctx, repoURL)
+	if err != nil || c.Password == "" {
+		return nil, err
+	}
+	return &plugin.GitCreds{Username: cmp.Or(c.Username, "x-access-token"), Password: c.Password, Insecure: c.Insecure}, nil
 }
 
 // pluginDetails answers AppDetails for a Git source a plugin renders: the

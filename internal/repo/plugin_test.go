@@ -2,6 +2,8 @@ package repo
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/repo/render/plugin"
 	"github.com/capstan-cd/capstan/internal/testing/cmpserver"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/toolbin"
 )
 
 const tagger = `kind: ConfigManagementPlugin
@@ -62,5 +65,43 @@ func TestPluginSources(t *testing.T) {
 	}
 	if details, err := svc.AppDetails(ctx, &AppDetailsRequest{Source: v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "chart"}}); err != nil || details.Type != v1alpha1.SourceTypeHelm {
 		t.Errorf("AppDetails of a chart with a plugin listening = %+v, %v", details, err)
+	}
+}
+
+// TestPluginGitCreds: a plugin asking for Git credentials (provideGitCreds)
+// reads the source's private repository with the credentials of its
+// repository Secret, through the repo server's ask-pass socket.
+func TestPluginGitCreds(t *testing.T) {
+	bin := t.TempDir() // git's GIT_ASKPASS=argocd: Argo CD's program
+	if err := os.Symlink(toolbin.Find(t, "CAPSTAN_ARGOCD_BIN", filepath.Join("bin", "argocd", "argocd"), "argocd"), filepath.Join(bin, "argocd")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	sockets := cmpserver.SocketDir(t)
+	cmpserver.Serve(t, sockets, `kind: ConfigManagementPlugin
+metadata: {name: cloner}
+spec:
+  provideGitCreds: true
+  generate:
+    command: [sh, -c]
+    args: ['set -e; head=$(git ls-remote "$ARGOCD_APP_SOURCE_REPO_URL" HEAD | cut -f1); test -n "$head"; printf "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: at-%s}\n" "$head"']
+`)
+	ask, err := plugin.ListenAskPass(filepath.Join(t.TempDir(), "ask.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ask.Close()
+	srv := gitserver.New(t)
+	remote := srv.NewRepo(t, "private")
+	head := remote.Commit(t, "one", map[string]string{"app/x": "x"})
+	svc := NewService(Options{Root: t.TempDir(), Plugins: plugin.Options{SocketDir: sockets, AskPass: ask},
+		Credentials: credsByURL{remote.URL: {Username: srv.Username, Password: srv.Password}}})
+	resp, err := svc.Render(context.Background(), &Request{AppName: "app", Sources: []v1alpha1.ApplicationSource{{RepoURL: remote.URL, Path: "app",
+		Plugin: &v1alpha1.ApplicationSourcePlugin{Name: "cloner"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Objects) != 1 || resp.Objects[0].GetName() != "at-"+head {
+		t.Errorf("objects %v, want the ConfigMap at-%s", names(resp.Objects), head)
 	}
 }

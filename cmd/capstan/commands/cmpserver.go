@@ -1,6 +1,8 @@
 package commands
 
 import (
+	"cmp"
+	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -51,4 +53,28 @@ func newCMPServerCommand() *cobra.Command {
 	lf.add(cmd)
 	bindEnv(cmd, cmpServerEnv)
 	return cmd
+}
+
+// newGitAskPassCommand is git's GIT_ASKPASS in a plugin sidecar whose
+// plugin.yaml sets provideGitCreds: run as argocd with
+// ARGOCD_BINARY_NAME=argocd-git-ask-pass (the environment the repo server
+// gives the plugin's commands), it asks the repo server's ask-pass socket
+// for the render's credentials and prints the one git asks for.
+func newGitAskPassCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:     "git-ask-pass QUESTION",
+		Example: "  GIT_ASKPASS=argocd ARGOCD_BINARY_NAME=argocd-git-ask-pass git fetch   # set up by the repo server, not by hand",
+		Short:   "Answer git's username and password questions from the repo server (argocd-git-ask-pass)",
+		Hidden:  true,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			socket := cmp.Or(os.Getenv(plugin.AskPassSocketEnv), plugin.DefaultAskPassSocket)
+			answer, err := plugin.AskPassAnswer(cmd.Context(), socket, os.Getenv(plugin.AskPassNonceEnv), args[0])
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintln(cmd.OutOrStdout(), answer)
+			return err
+		},
+	}
 }

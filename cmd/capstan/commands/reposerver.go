@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -45,6 +46,8 @@ type repoFlags struct {
 	pluginExclude []string
 	redisDB       int
 	cacheTTL      time.Duration
+	// askPass serves Git credentials to plugins (the repo server's own).
+	askPass *plugin.AskPass
 }
 
 func (f *repoFlags) add(cmd *cobra.Command, defaultRoot string) {
@@ -63,7 +66,7 @@ func (f *repoFlags) add(cmd *cobra.Command, defaultRoot string) {
 // variables Argo CD's sidecars and repo server share (the socket directory,
 // the chunk size).
 func (f *repoFlags) pluginOptions() (plugin.Options, error) {
-	opts := plugin.Options{SocketDir: os.Getenv("ARGOCD_PLUGINSOCKFILEPATH"), Exclude: f.pluginExclude}
+	opts := plugin.Options{SocketDir: os.Getenv("ARGOCD_PLUGINSOCKFILEPATH"), Exclude: f.pluginExclude, AskPass: f.askPass}
 	if v := os.Getenv("ARGOCD_CMP_CHUNK_SIZE"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 || n > 4<<20 {
@@ -93,6 +96,14 @@ func newRepoServerCommand() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			// Plugin sidecars' git asks for credentials here (provideGitCreds).
+			socket := cmp.Or(os.Getenv(plugin.AskPassSocketEnv), plugin.DefaultAskPassSocket)
+			if ask, err := plugin.ListenAskPass(socket); err != nil {
+				log.Warn("plugins asking for Git credentials get none", "socket", socket, "error", err.Error())
+			} else {
+				defer ask.Close()
+				rf.askPass = ask
+			}
 			svc, closeCache, err := newRepoService(ctx, namespace, rf)
 			if err != nil {
 				return err
@@ -112,7 +123,7 @@ func newRepoServerCommand() *cobra.Command {
 	lf.add(cmd)
 	bindEnv(cmd, repoServerEnv)
 	// The flags' defaults and the plugin client read these themselves.
-	readsEnv(cmd, "REDIS_PASSWORD", "ARGOCD_PLUGINSOCKFILEPATH", "ARGOCD_CMP_CHUNK_SIZE", "ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS")
+	readsEnv(cmd, "REDIS_PASSWORD", "ARGOCD_PLUGINSOCKFILEPATH", "ARGOCD_CMP_CHUNK_SIZE", "ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS", plugin.AskPassSocketEnv)
 	acceptEnv(cmd, repoServerNoEffect...)
 	return cmd
 }

@@ -35,7 +35,7 @@ func newRootAs(program string) (*cobra.Command, func()) {
 		// main prints errors as one line; see Execute.
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRenderCommand(), newDexCommand(), newRepoServerCommand(), newRenderWorkerCommand(), newCMPServerCommand(), newAdminCommand(), newControllerCommand(), newServerCommand(), newRunCommand(),
+	root.AddCommand(newRenderCommand(), newDexCommand(), newRepoServerCommand(), newRenderWorkerCommand(), newCMPServerCommand(), newGitAskPassCommand(), newAdminCommand(), newControllerCommand(), newServerCommand(), newRunCommand(),
 		newImageUpdaterCommand(), newApplicationSetControllerCommand(), newNotificationsControllerCommand())
 	// Argo CD's global client flags are the root's, as in Argo CD's CLI.
 	cf := &clientFlags{}
@@ -69,6 +69,7 @@ var ComponentNames = map[string]string{
 	"argocd-applicationset-controller": "applicationset-controller",
 	"argocd-notifications":             "notifications-controller",
 	"argocd-cmp-server":                "cmp-server",
+	"argocd-git-ask-pass":              "git-ask-pass",
 }
 
 // Program decides what a binary called name (its argv[0]'s base) is, and

@@ -38,6 +38,9 @@ type Options struct {
 	// MaxManifestBytes bounds a plugin's answer. Default 64 MiB, the bound
 	// of a rendered source.
 	MaxManifestBytes int
+	// AskPass serves a source's Git credentials to the plugins whose
+	// plugin.yaml sets provideGitCreds. Nil: none get them.
+	AskPass *AskPass
 }
 
 // Client renders sources with the plugins in its socket directory. It
@@ -67,6 +70,9 @@ type Source struct {
 	// Env holds the build variables (ARGOCD_APP_NAME and the like), which
 	// plugin.env values may refer to as $NAME.
 	Env map[string]string
+	// GitCreds are the repository's credentials, for a plugin that asks
+	// for them (provideGitCreds). Nil: the repository needs none.
+	GitCreds *GitCreds
 }
 
 // ErrNotFound means no plugin renders the source: the one it names does
@@ -106,7 +112,7 @@ func (c *Client) Discover(ctx context.Context, src *Source) (string, error) {
 func (c *Client) Render(ctx context.Context, src *Source) ([]*unstructured.Unstructured, error) {
 	var objs []*unstructured.Unstructured
 	err := c.withPlugin(ctx, src, func(socket string, req *request) error {
-		manifests, err := c.generate(ctx, socket, req)
+		manifests, err := c.generate(ctx, socket, req, src.GitCreds)
 		if err != nil {
 			return err
 		}

@@ -83,7 +83,7 @@ func TestSidecarRefusesHostileRequests(t *testing.T) {
 	cm := &tar.Header{Name: "app/cm.yaml", Mode: 0o644, Size: int64(len("kind: ConfigMap\napiVersion: v1\nmetadata: {name: x}\n")), Typeflag: tar.TypeReg}
 	cmBody := "kind: ConfigMap\napiVersion: v1\nmetadata: {name: x}\n"
 
-	if out, err := c.generate(ctx, socket, rawRequest(t, "app", []*tar.Header{cm}, []string{cmBody})); err != nil || len(out) != 1 {
+	if out, err := c.generate(ctx, socket, rawRequest(t, "app", []*tar.Header{cm}, []string{cmBody}), nil); err != nil || len(out) != 1 {
 		t.Fatalf("a well-formed request: %v, %v", out, err)
 	}
 	for name, tc := range map[string]struct {
@@ -106,7 +106,7 @@ func TestSidecarRefusesHostileRequests(t *testing.T) {
 		"output over the limit": {rawRequest(t, "app", []*tar.Header{cm,
 			{Name: "app/more.yaml", Mode: 0o644, Size: int64(len(cmBody)), Typeflag: tar.TypeReg}}, []string{cmBody, cmBody}), "printed more than 64 bytes"},
 	} {
-		if _, err := c.generate(ctx, socket, tc.req); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := c.generate(ctx, socket, tc.req, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v; want %q", name, err, tc.want)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -21,13 +22,19 @@ import (
 // service is the plugins' gRPC service, as Argo CD's schema names it.
 const service protoreflect.FullName = "plugin.ConfigManagementPluginService"
 
-// methods are the service's methods by name, read once from Argo CD's schema.
+// methods are the plugin service's methods by name, read once from Argo
+// CD's schema.
 var methods = sync.OnceValues(func() (map[string]protoreflect.MethodDescriptor, error) {
+	return serviceMethods(service)
+})
+
+// serviceMethods reads a service's methods by name from Argo CD's schema.
+func serviceMethods(name protoreflect.FullName) (map[string]protoreflect.MethodDescriptor, error) {
 	schema, err := argoapi.Load()
 	if err != nil {
 		return nil, err
 	}
-	sd, err := schema.Service(service)
+	sd, err := schema.Service(name)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +44,7 @@ var methods = sync.OnceValues(func() (map[string]protoreflect.MethodDescriptor, 
 		out[string(md.Name())] = md
 	}
 	return out, nil
-})
+}
 
 // call is one connection to a plugin's socket.
 type call struct {
@@ -85,13 +92,27 @@ func (c *Client) claims(ctx context.Context, socket string, req *request, named 
 }
 
 // generate has the plugin on socket render req's source and returns the
-// text it printed.
-func (c *Client) generate(ctx context.Context, socket string, req *request) ([]string, error) {
+// text it printed. A plugin asking for Git credentials gets creds, through
+// the ask-pass socket, while it runs.
+func (c *Client) generate(ctx context.Context, socket string, req *request, creds *GitCreds) ([]string, error) {
 	k, err := c.dial(socket)
 	if err != nil {
 		return nil, err
 	}
 	defer k.conn.Close()
+	if creds != nil && c.opts.AskPass != nil {
+		cfg, err := k.unary(ctx, "CheckPluginConfiguration")
+		if err != nil {
+			return nil, err
+		}
+		if boolField(cfg, "provideGitCreds") {
+			env, release := c.opts.AskPass.Grant(*creds)
+			defer release()
+			withCreds := *req
+			withCreds.env = append(slices.Clone(req.env), env...)
+			req = &withCreds
+		}
+	}
 	res, err := k.stream(ctx, "GenerateManifest", req, c.opts.ChunkSize)
 	if err != nil {
 		return nil, err

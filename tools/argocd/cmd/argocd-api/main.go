@@ -41,6 +41,9 @@ import (
 	_ "github.com/argoproj/argo-cd/v3/pkg/apiclient/settings"
 	_ "github.com/argoproj/argo-cd/v3/pkg/apiclient/version"
 	_ "github.com/argoproj/argo-cd/v3/reposerver/apiclient"
+	// askpass is how a plugin's git asks the repo server for the
+	// repository's credentials.
+	_ "github.com/argoproj/argo-cd/v3/util/askpass"
 )
 
 // services are the schema files of the API's services.
@@ -59,6 +62,7 @@ var services = []string{
 	"server/session/session.proto",
 	"server/settings/settings.proto",
 	"server/version/version.proto",
+	"util/askpass/askpass.proto",
 }
 
 func main() {
