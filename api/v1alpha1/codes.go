@@ -145,7 +145,11 @@ const (
 const (
 	SecretTypeRepository      = "repository"
 	SecretTypeRepoCredentials = "repo-creds"
-	SecretTypeCluster         = "cluster"
+	// SecretTypeRepositoryWrite and SecretTypeRepoWriteCredentials are
+	// their counterparts holding push credentials (the source hydrator's).
+	SecretTypeRepositoryWrite      = "repository-write"
+	SecretTypeRepoWriteCredentials = "repo-write-creds"
+	SecretTypeCluster              = "cluster"
 )
 
 // GetSources returns the Application's sources, single or multiple. With

@@ -5,9 +5,10 @@ import (
 )
 
 // SourceHydrator renders a "dry" source and pushes the rendered manifests
-// to a branch of Git, from which the Application then syncs. Capstan keeps
-// the field so that Applications written for Argo CD's source hydrator are
-// stored unchanged; Capstan does not hydrate yet, and says so in a condition.
+// to a branch of Git, from which the Application then syncs. The
+// controller hydrates when the source hydrator is enabled
+// (argocd-cmd-params-cm hydrator.enabled); otherwise the Application syncs
+// the branch as it finds it.
 type SourceHydrator struct {
 	// DrySource is where the unrendered source lives.
 	DrySource DrySource `json:"drySource"`
@@ -28,6 +29,12 @@ func (h *SourceHydrator) SyncApplicationSource() ApplicationSource {
 		repoURL = h.DrySource.RepoURL
 	}
 	return ApplicationSource{RepoURL: repoURL, Path: h.SyncSource.Path, TargetRevision: h.SyncSource.TargetBranch}
+}
+
+// ApplicationSource is the dry source as a source to render.
+func (d *DrySource) ApplicationSource() ApplicationSource {
+	return ApplicationSource{RepoURL: d.RepoURL, TargetRevision: d.TargetRevision, Path: d.Path,
+		Helm: d.Helm, Kustomize: d.Kustomize, Directory: d.Directory, Plugin: d.Plugin}
 }
 
 // DrySource is the unrendered source of a SourceHydrator.

@@ -85,6 +85,10 @@ type Options struct {
 	// InstallCRDs installs or upgrades Capstan's CRDs at start (when the
 	// API server allows it). Default false: they are waited for.
 	InstallCRDs bool
+	// Hydrator runs the source hydrator (argocd-cmd-params-cm
+	// hydrator.enabled). Default nil: an Application with a source
+	// hydrator syncs its hydrated branch as it finds it.
+	Hydrator *HydratorOptions
 }
 
 // Run reconciles Applications until ctx ends. It waits for the API server
@@ -190,6 +194,13 @@ func run(ctx context.Context, opts Options, identity string) error {
 		WrapTransport: m.WrapTransport, // argocd_app_k8s_request_total
 	})
 	counts.dests = dests
+	if opts.Hydrator != nil {
+		h, err := opts.Hydrator.withDefaults(opts, mgr.GetClient())
+		if err != nil {
+			return err
+		}
+		opts.Hydrator = h
+	}
 	r := &reconciler{
 		metrics:    m,
 		client:     mgr.GetClient(),
@@ -222,7 +233,7 @@ func run(ctx context.Context, opts Options, identity string) error {
 	}
 	err = mgr.Add(&revisionPoller{
 		apps: mgr.GetClient(), namespaces: namespaces, renderer: opts.Renderer,
-		interval: opts.RepoPoll, changes: opts.RepoChanges, log: opts.Log,
+		interval: opts.RepoPoll, changes: opts.RepoChanges, log: opts.Log, hydrating: opts.Hydrator != nil,
 		enqueue: func(ctx context.Context, app *v1alpha1.Application) {
 			select {
 			case events <- event.GenericEvent{Object: app}:

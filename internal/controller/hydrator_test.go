@@ -2,11 +2,18 @@ package controller
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 )
 
@@ -42,5 +49,93 @@ func TestSourceHydratorSyncsTheHydratedBranch(t *testing.T) {
 	}
 	if got := e.app("hydrated").Status.Sync.Revision; got != remote.Head(t, "environments/dev") {
 		t.Errorf("synced revision %s, want the hydrated branch's head", got)
+	}
+}
+
+// TestSourceHydratorHydrates: with the hydrator on, the dry source is
+// rendered and pushed to the hydrated branch (created on first use) with
+// the repository-write Secret's credentials, as Argo CD's hydrator writes
+// it (manifest.yaml, hydrator.metadata, README.md; its commit message and
+// author), the Application syncs that branch, and a new dry commit is
+// hydrated and synced in turn. A sync path at the repository's root fails
+// the hydration, shown in status.sourceHydrator.
+func TestSourceHydratorHydrates(t *testing.T) {
+	ns := testCluster.NewNamespace(t)
+	c, err := kube.NewClient(testCluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := gitserver.New(t)
+	remote := srv.NewRepo(t, "gitops")
+	ctx := context.Background()
+	for kind, name := range map[string]string{v1alpha1.SecretTypeRepository: "read", v1alpha1.SecretTypeRepositoryWrite: "push"} {
+		if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{v1alpha1.LabelSecretType: kind}},
+			StringData: map[string]string{"url": remote.URL, "username": srv.Username, "password": srv.Password}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := startWith(t, ns, func(o *Options) {
+		o.RepoPoll = time.Second
+		o.Renderer = repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Second, Credentials: &settings.RepoCredentials{Reader: c, Namespace: ns}})
+		o.Hydrator = &HydratorOptions{}
+	})
+	configMap := func(v string) map[string]string {
+		return map[string]string{"dry/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {version: \"" + v + "\"}\n"}
+	}
+	first := remote.Commit(t, "first dry\n\nwith a body", configMap("1"))
+	dest := testCluster.NewNamespace(t)
+	newHydrated := func(name, path, dest string) *v1alpha1.Application {
+		return &v1alpha1.Application{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns},
+			Spec: v1alpha1.ApplicationSpec{
+				Project: "default",
+				SourceHydrator: &v1alpha1.SourceHydrator{
+					DrySource:  v1alpha1.DrySource{RepoURL: remote.URL, TargetRevision: "HEAD", Path: "dry"},
+					SyncSource: v1alpha1.SyncSource{TargetBranch: "environments/dev", Path: path},
+				},
+				Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest},
+				SyncPolicy:  &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}},
+			},
+		}
+	}
+	e.create(newHydrated("hydrated", "dev", dest), newHydrated("at-root", "", testCluster.NewNamespace(t)))
+	e.waitSyncedHealthy("hydrated")
+	st := e.app("hydrated").Status.SourceHydrator
+	if last := st.LastSuccessfulOperation; last == nil || last.DrySHA != first || last.HydratedSHA != remote.Head(t, "environments/dev") {
+		t.Fatalf("status.sourceHydrator %+v; dry %s, branch at %s", st, first, remote.Head(t, "environments/dev"))
+	}
+	if m := remote.Show(t, "environments/dev", "dev/manifest.yaml"); !strings.Contains(m, "name: settings") || !strings.Contains(m, "version: \"1\"") {
+		t.Errorf("dev/manifest.yaml:\n%s", m)
+	}
+	if m := remote.Show(t, "environments/dev", "hydrator.metadata"); !strings.Contains(m, `"drySha": "`+first+`"`) || !strings.Contains(m, `"subject": "first dry"`) {
+		t.Errorf("hydrator.metadata:\n%s", m)
+	}
+	if m := remote.Show(t, "environments/dev", "dev/README.md"); !strings.Contains(m, "git checkout "+first) {
+		t.Errorf("dev/README.md:\n%s", m)
+	}
+	if log := remote.Log(t, "environments/dev", 1)[0]; log != first[:7]+": first dry <Argo CD argo-cd@example.com>" {
+		t.Errorf("hydrated commit %q", log)
+	}
+	e.eventually("the root path refused", func() string {
+		op := e.app("at-root").Status.SourceHydrator.CurrentOperation
+		if op == nil || op.Phase != v1alpha1.HydrateOperationPhaseFailed || !strings.Contains(op.Message, "root is not supported") {
+			return fmt.Sprintf("operation %+v", op)
+		}
+		return ""
+	})
+
+	second := remote.Commit(t, "second dry", configMap("2"))
+	e.eventually("the second dry commit hydrated and synced", func() string {
+		cm, err := e.kube.CoreV1().ConfigMaps(dest).Get(ctx, "settings", metav1.GetOptions{})
+		if err != nil {
+			return err.Error()
+		}
+		if last := e.app("hydrated").Status.SourceHydrator.LastSuccessfulOperation; last == nil || last.DrySHA != second || cm.Data["version"] != "2" {
+			return fmt.Sprintf("live version %q, hydrated %+v", cm.Data["version"], last)
+		}
+		return ""
+	})
+	if n := len(remote.Log(t, "environments/dev", 10)); n != 2 {
+		t.Errorf("%d commits on the hydrated branch, want 2", n)
 	}
 }

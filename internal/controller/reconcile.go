@@ -136,7 +136,12 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	comp, condition := r.compare(ctx, app, checker, nil, nil)
+	var at *target
+	pushed, hydrateAgain := r.hydrate(ctx, app)
+	if pushed {
+		at = &target{fresh: true} // the sync source just moved
+	}
+	comp, condition := r.compare(ctx, app, checker, at, nil)
 	r.writeComparison(app, comp, condition)
 	if _, refresh := app.Annotations[v1alpha1.AnnotationRefresh]; refresh {
 		// Cleared in the same write as the refresh's status, as Argo CD
@@ -147,6 +152,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	requeue := r.opts.Resync
 	if condition != nil && requeue > conditionRetry {
 		requeue = conditionRetry // a failed comparison is retried soon, not at the next resync
+	}
+	if hydrateAgain > 0 {
+		requeue = min(requeue, hydrateAgain)
 	}
 	status := &statusWriter{client: r.client, base: orig, written: &r.written}
 	var op *v1alpha1.Operation
@@ -344,11 +352,9 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 	} else {
 		refresh, refreshing := app.Annotations[v1alpha1.AnnotationRefresh]
 		hard := refresh == "hard" || r.hardRefreshDue(app)
-		req := repo.RequestFor(app)
-		req.Sources, req.Revisions = srcs, revisions
+		req := r.renderRequest(app, set, srcs)
+		req.Revisions = revisions
 		req.NoCache, req.NoRevisionCache, req.VerifySignature = hard, hard || refreshing || (at != nil && at.fresh), verify
-		req.KustomizeBuildOptions, req.HelmValuesFileSchemes = set.cm.KustomizeBuildOptions(), set.cm.HelmValuesFileSchemes()
-		req.KustomizeVersions = set.cm.KustomizeVersions()
 		resp, err = r.opts.Renderer.Render(ctx, req)
 		if err != nil {
 			return fail(v1alpha1.ApplicationConditionComparisonError, fmt.Errorf("rendering manifests: %w", err))
@@ -386,6 +392,16 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 		comp.orphaned = orphanWarning(proj, n)
 	}
 	return comp, nil
+}
+
+// renderRequest is the request rendering srcs for app, with argocd-cm's
+// settings for renderers.
+func (r *reconciler) renderRequest(app *v1alpha1.Application, set *derived, srcs []v1alpha1.ApplicationSource) *repo.Request {
+	req := repo.RequestFor(app)
+	req.Sources = srcs
+	req.KustomizeBuildOptions, req.HelmValuesFileSchemes = set.cm.KustomizeBuildOptions(), set.cm.HelmValuesFileSchemes()
+	req.KustomizeVersions = set.cm.KustomizeVersions()
+	return req
 }
 
 // writeComparison records a comparison (or its failure) in the status.

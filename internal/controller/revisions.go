@@ -31,6 +31,24 @@ type revisionPoller struct {
 	// changes names repositories that changed (webhooks); optional.
 	changes <-chan repo.Change
 	log     *slog.Logger
+	// hydrating follows the dry sources of source hydrators too.
+	hydrating bool
+}
+
+// drySource is the index standing for a source hydrator's dry source.
+const drySource = -1
+
+// followedSources are the sources of app whose revisions are followed,
+// by index (drySource for the dry source).
+func (p *revisionPoller) followedSources(app *v1alpha1.Application) map[int]v1alpha1.ApplicationSource {
+	out := map[int]v1alpha1.ApplicationSource{}
+	for i, src := range app.Spec.GetSources() {
+		out[i] = src
+	}
+	if h := app.Spec.SourceHydrator; h != nil && p.hydrating {
+		out[drySource] = h.DrySource.ApplicationSource()
+	}
+	return out
 }
 
 // Start polls until ctx ends; it is a manager Runnable, started once the
@@ -80,7 +98,7 @@ func (p *revisionPoller) poll(ctx context.Context, change repo.Change) {
 		if app.DeletionTimestamp != nil {
 			continue
 		}
-		for j, src := range app.Spec.GetSources() {
+		for j, src := range p.followedSources(app) {
 			if repoURL != "" && (git.NormalizeURL(src.RepoURL) != git.NormalizeURL(repoURL) ||
 				!v1alpha1.PathsChanged(app.ManifestGeneratePaths(src), change.Files)) {
 				continue
@@ -133,8 +151,15 @@ func (p *revisionPoller) check(ctx context.Context, g *followed) {
 	}
 }
 
-// comparedRevision is the revision of source i the status last compared.
+// comparedRevision is the revision of source i the status last compared
+// (of the dry source: last hydrated).
 func comparedRevision(app *v1alpha1.Application, i int) string {
+	if i == drySource {
+		if last := app.Status.SourceHydrator.LastSuccessfulOperation; last != nil {
+			return last.DrySHA
+		}
+		return ""
+	}
 	if len(app.Spec.Sources) > 0 {
 		if i < len(app.Status.Sync.Revisions) {
 			return app.Status.Sync.Revisions[i]

@@ -142,6 +142,19 @@ func (a *ArgoCD) KustomizeVersions() []v1alpha1.KustomizeVersion {
 	return out
 }
 
+// HydratorCommitMessageTemplate is sourceHydrator.commitMessageTemplate,
+// the source hydrator's commit message; empty means Argo CD's default.
+func (a *ArgoCD) HydratorCommitMessageTemplate() string {
+	return a.Data["sourceHydrator.commitMessageTemplate"]
+}
+
+// HydratorCommitAuthor is commit.author.name and commit.author.email, the
+// source hydrator's commits' author; Argo CD's defaults are "Argo CD" and
+// argo-cd@example.com.
+func (a *ArgoCD) HydratorCommitAuthor() (name, email string) {
+	return cmp.Or(a.Data["commit.author.name"], "Argo CD"), cmp.Or(a.Data["commit.author.email"], "argo-cd@example.com")
+}
+
 // ExecEnabled is exec.enabled: users RBAC allows (exec, create) may open a
 // terminal in an Application's pods.
 func (a *ArgoCD) ExecEnabled() bool { return a.Data["exec.enabled"] == "true" }

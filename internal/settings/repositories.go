@@ -84,7 +84,7 @@ func repositoryFromSecret(s *corev1.Secret) (*Repository, error) {
 	str := func(k string) string { return strings.TrimSpace(string(s.Data[k])) }
 	r := &Repository{
 		SecretName:        s.Name,
-		Template:          s.Labels[v1alpha1.LabelSecretType] == v1alpha1.SecretTypeRepoCredentials,
+		Template:          isTemplate(s.Labels[v1alpha1.LabelSecretType]),
 		URL:               str(repositorySecretURLKey),
 		Type:              str("type"),
 		Name:              str("name"),
@@ -122,6 +122,11 @@ func repositoryFromSecret(s *corev1.Secret) (*Repository, error) {
 }
 
 // secretRef names a Secret as Kind/namespace/name.
+// isTemplate reports whether a Secret type is a credential template.
+func isTemplate(secretType string) bool {
+	return secretType == v1alpha1.SecretTypeRepoCredentials || secretType == v1alpha1.SecretTypeRepoWriteCredentials
+}
+
 func secretRef(s *corev1.Secret) string { return "Secret/" + s.Namespace + "/" + s.Name }
 
 // RepoCredentials finds credentials for repository URLs in the Secrets of
@@ -133,6 +138,9 @@ type RepoCredentials struct {
 	Reader client.Reader
 	// Namespace is the control namespace, by default argocd.
 	Namespace string
+	// Write looks up push credentials instead: repository-write Secrets
+	// and repo-write-creds templates, as Argo CD's source hydrator does.
+	Write bool
 }
 
 // ForRepo returns the credentials and TLS options for url.
@@ -165,8 +173,7 @@ func (r *RepoCredentials) Lookup(ctx context.Context, repoURL string) (*Reposito
 	var exact, template *Repository
 	for i := range list.Items {
 		s := &list.Items[i]
-		t := s.Labels[v1alpha1.LabelSecretType]
-		if t != v1alpha1.SecretTypeRepository && t != v1alpha1.SecretTypeRepoCredentials {
+		if !r.wanted(s.Labels[v1alpha1.LabelSecretType]) {
 			continue
 		}
 		repo, err := repositoryFromSecret(s)
@@ -196,6 +203,14 @@ func (r *RepoCredentials) Lookup(ctx context.Context, repoURL string) (*Reposito
 		return &merged, nil
 	}
 	return template, nil
+}
+
+// wanted reports whether a Secret type holds the credentials looked for.
+func (r *RepoCredentials) wanted(secretType string) bool {
+	if r.Write {
+		return secretType == v1alpha1.SecretTypeRepositoryWrite || secretType == v1alpha1.SecretTypeRepoWriteCredentials
+	}
+	return secretType == v1alpha1.SecretTypeRepository || secretType == v1alpha1.SecretTypeRepoCredentials
 }
 
 // addTrust adds the TLS certificates of the URL's host from

@@ -139,3 +139,34 @@ func TestRepositoryCreds(t *testing.T) {
 		t.Errorf("GitHub App credentials: %v", err)
 	}
 }
+
+// TestRepoWriteCredentials: push credentials come from repository-write
+// Secrets and repo-write-creds templates only, and those never serve reads.
+func TestRepoWriteCredentials(t *testing.T) {
+	c, ns := setup(t)
+	ctx := context.Background()
+	for _, s := range []*corev1.Secret{
+		secret(ns, "read", v1alpha1.SecretTypeRepository, map[string]string{"url": "https://git.example.com/team/app.git", "username": "reader", "password": "r"}),
+		secret(ns, "write", v1alpha1.SecretTypeRepositoryWrite, map[string]string{"url": "https://git.example.com/team/app.git", "username": "writer", "password": "w"}),
+		secret(ns, "write-org", v1alpha1.SecretTypeRepoWriteCredentials, map[string]string{"url": "https://git.example.com/", "username": "org-writer", "password": "o"}),
+	} {
+		if err := c.Create(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		write bool
+		url   string
+		user  string
+	}{
+		{false, "https://git.example.com/team/app.git", "reader"},
+		{true, "https://git.example.com/team/app.git", "writer"},
+		{true, "https://git.example.com/other/repo", "org-writer"},
+		{false, "https://git.example.com/other/repo", ""},
+	} {
+		creds, err := (&RepoCredentials{Reader: c, Namespace: ns, Write: tc.write}).ForRepo(ctx, tc.url)
+		if err != nil || creds.Username != tc.user {
+			t.Errorf("write=%v %s: user %q, %v; want %q", tc.write, tc.url, creds.Username, err, tc.user)
+		}
+	}
+}

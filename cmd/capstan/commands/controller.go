@@ -37,6 +37,7 @@ type controllerFlags struct {
 	metrics     int
 	metricsHost string
 	appNS       []string
+	hydrator    bool
 	log         logFlags
 }
 
@@ -56,6 +57,7 @@ func (f *controllerFlags) add(cmd *cobra.Command) {
 	cmd.Flags().IntVar(&f.metrics, "metrics-port", 8082, "serve Prometheus metrics on this port (0: off)")
 	cmd.Flags().StringVar(&f.metricsHost, "metrics-address", "", "address to serve metrics on (default: every address)")
 	cmd.Flags().BoolVar(&f.elect, "leader-elect", true, "wait for a Lease (one per shard) so standby replicas can take over")
+	cmd.Flags().BoolVar(&f.hydrator, "hydrator-enabled", false, "run the source hydrator: push each spec.sourceHydrator's rendered dry source to its hydrated branch (argocd-cmd-params-cm hydrator.enabled)")
 	cmd.Flags().BoolVar(&f.crds, "install-crds", true, "install or upgrade the Application and AppProject CRDs at start (when allowed); otherwise wait for them")
 }
 
@@ -164,10 +166,14 @@ func runController(ctx context.Context, f *controllerFlags, r repo.Renderer, cha
 	if err != nil {
 		return err
 	}
+	var hydrator *controller.HydratorOptions
+	if f.hydrator {
+		hydrator = &controller.HydratorOptions{}
+	}
 	return controller.Run(ctx, controller.Options{
 		Config: cfg, Namespace: f.namespace, Renderer: r, Workers: f.workers, OperationWorkers: f.opWorkers, Resync: f.resync, HardResync: f.hardResync, RepoPoll: f.repoPoll,
 		Replicas: f.replicas, Shard: shard, LeaderElection: f.elect, MetricsAddr: f.metricsAddr(),
-		ApplicationNamespaces: f.appNS, RepoChanges: changes, InstallCRDs: f.crds,
+		ApplicationNamespaces: f.appNS, RepoChanges: changes, InstallCRDs: f.crds, Hydrator: hydrator,
 		Log: log,
 	})
 }

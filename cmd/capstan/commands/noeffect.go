@@ -40,15 +40,15 @@ var noEffect = map[string]string{
 	"REDIS_COMPRESSION":                      "cached values are stored as they are",
 	"ARGOCD_DEFAULT_CACHE_EXPIRATION":        whyNoRedisCache,
 	"ARGOCD_APP_STATE_CACHE_EXPIRATION":      whyNoRedisCache,
-	"ARGOCD_HYDRATOR_ENABLED":                "the source hydrator is always on",
+	"ARGOCD_HYDRATOR_ENABLED":                "the application controller hydrates (its --hydrator-enabled); the API server has no hydrator work",
 	"ARGOCD_GIT_MODULES_ENABLED":             whyNoSubmodules,
 
 	// The application controller.
-	"ARGOCD_APPLICATION_CONTROLLER_COMMIT_SERVER":                      "the source hydrator commits from the controller; there is no commit server",
+	"ARGOCD_APPLICATION_CONTROLLER_COMMIT_SERVER":                      "the application controller commits hydrated manifests itself; there is no commit server",
 	"ARGOCD_CLUSTER_CACHE_BATCH_EVENTS_PROCESSING":                     "the live cache applies watch events as they arrive",
 	"ARGOCD_CLUSTER_CACHE_EVENTS_PROCESSING_INTERVAL":                  "the live cache applies watch events as they arrive",
 	"ARGOCD_APPLICATION_CONTROLLER_SERVER_SIDE_DIFF":                   "Capstan always compares against a server-side dry-run apply",
-	"ARGOCD_APPLICATION_CONTROLLER_HYDRATION_PROCESSORS":               "hydration runs within the operation processors",
+	"ARGOCD_APPLICATION_CONTROLLER_HYDRATION_PROCESSORS":               "hydration runs within the status processors, one Application at a time",
 	"ARGOCD_IGNORE_NORMALIZER_JQ_TIMEOUT":                              "jq path expressions run under Capstan's own bound",
 	"ARGOCD_APPLICATION_CONTROLLER_KUBECTL_PARALLELISM_LIMIT":          "syncs apply in-process (no kubectl), bounded by the operation processors",
 	"ARGOCD_APPLICATION_CONTROLLER_METRICS_CACHE_EXPIRATION":           "metrics are computed from the live state, not cached",

@@ -24,6 +24,11 @@ type Change struct {
 	// Base is (re)created from Base and force-pushed, as Argo CD Image
 	// Updater does with base:target branches.
 	Target string
+	// Orphan starts from an empty tree when Base does not exist on the
+	// remote, creating it with the commit (the source hydrator's first
+	// commit to a new branch). Default false: a missing Base is
+	// ErrRevisionNotFound.
+	Orphan bool
 	// AuthorName and AuthorEmail sign the commit.
 	AuthorName, AuthorEmail string
 	Message                 string
@@ -109,6 +114,33 @@ func (t *worktree) defaultBranch(ctx context.Context) (string, error) {
 	return "", fmt.Errorf("repository %s has no default branch; name one", RedactURL(t.cmd.url))
 }
 
+// checkoutBase makes the work tree the tip of base (one commit deep), or
+// an empty tree on a new unborn branch when base does not exist and
+// orphan allows it.
+func (t *worktree) checkoutBase(ctx context.Context, base string, orphan bool) error {
+	_, err := t.git(ctx, "fetch", "--quiet", "--depth", "1", "--no-tags", "--", t.cmd.url, "+refs/heads/"+base+":refs/capstan/base")
+	missing := err != nil && strings.Contains(err.Error(), "couldn't find remote ref")
+	switch {
+	case missing && orphan:
+		_, _ = t.git(ctx, "update-ref", "-d", "refs/heads/capstan-orphan")
+		for _, args := range [][]string{{"symbolic-ref", "HEAD", "refs/heads/capstan-orphan"}, {"read-tree", "--empty"}} {
+			if _, err := t.git(ctx, args...); err != nil {
+				return err
+			}
+		}
+	case missing:
+		return fmt.Errorf("%w: branch %q in repository %s", ErrRevisionNotFound, base, RedactURL(t.cmd.url))
+	case err != nil:
+		return err
+	default:
+		if _, err := t.git(ctx, "checkout", "--quiet", "--force", "-B", "capstan-write", "refs/capstan/base"); err != nil {
+			return err
+		}
+	}
+	_, err = t.git(ctx, "clean", "--quiet", "-fdx")
+	return err
+}
+
 // commit makes one attempt: fetch the base's tip (one commit deep),
 // edit, commit, push.
 func (t *worktree) commit(ctx context.Context, c Change) (string, error) {
@@ -128,16 +160,7 @@ func (t *worktree) commit(ctx context.Context, c Change) (string, error) {
 			return "", fmt.Errorf("branch of repository %s: %w", RedactURL(t.cmd.url), err)
 		}
 	}
-	if _, err := t.git(ctx, "fetch", "--quiet", "--depth", "1", "--no-tags", "--", t.cmd.url, "+refs/heads/"+base+":refs/capstan/base"); err != nil {
-		if strings.Contains(err.Error(), "couldn't find remote ref") {
-			return "", fmt.Errorf("%w: branch %q in repository %s", ErrRevisionNotFound, base, RedactURL(t.cmd.url))
-		}
-		return "", err
-	}
-	if _, err := t.git(ctx, "checkout", "--quiet", "--force", "-B", "capstan-write", "refs/capstan/base"); err != nil {
-		return "", err
-	}
-	if _, err := t.git(ctx, "clean", "--quiet", "-fdx"); err != nil {
+	if err := t.checkoutBase(ctx, base, c.Orphan); err != nil {
 		return "", err
 	}
 	if err := c.Edit(t.cmd.dir); err != nil {

@@ -98,3 +98,43 @@ func TestWriterBaseToTargetBranch(t *testing.T) {
 		t.Errorf("wrong password: %v", err)
 	}
 }
+
+// TestWriterOrphanBranch: with Orphan, a missing branch is created holding
+// only the edit's files, and later changes build on it; without, a
+// missing branch is an error.
+func TestWriterOrphanBranch(t *testing.T) {
+	srv := gitserver.New(t)
+	remote := srv.NewRepo(t, "deploy")
+	remote.Commit(t, "init", map[string]string{"dry/cm.yaml": "kind: ConfigMap\n"})
+	creds := Creds{Username: srv.Username, Password: srv.Password}
+	w := NewWriter(t.TempDir(), 3)
+	ctx := context.Background()
+	write := func(content string) func(dir string) error {
+		return func(dir string) error {
+			if err := os.MkdirAll(filepath.Join(dir, "dev"), 0o755); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dir, "dev", "manifest.yaml"), []byte(content), 0o644)
+		}
+	}
+	change := Change{Base: "environments/dev", AuthorName: "Argo CD", AuthorEmail: "argo-cd@example.com", Message: "hydrate", Edit: write("one\n")}
+	if _, err := w.Commit(ctx, remote.URL, creds, change); !errors.Is(err, ErrRevisionNotFound) {
+		t.Fatalf("without Orphan: %v", err)
+	}
+	change.Orphan = true
+	first, err := w.Commit(ctx, remote.URL, creds, change)
+	if err != nil || first != remote.Head(t, "environments/dev") {
+		t.Fatalf("orphan commit %q, %v; branch at %s", first, err, remote.Head(t, "environments/dev"))
+	}
+	if n := len(remote.Log(t, "environments/dev", 10)); n != 1 {
+		t.Errorf("%d commits on the new branch, want 1 (no history from main)", n)
+	}
+	change.Edit = write("two\n")
+	second, err := w.Commit(ctx, remote.URL, creds, change)
+	if err != nil || second == first || len(remote.Log(t, "environments/dev", 10)) != 2 {
+		t.Fatalf("second commit %q, %v", second, err)
+	}
+	if main := remote.Log(t, "main", 10); len(main) != 1 {
+		t.Errorf("main changed: %v", main)
+	}
+}

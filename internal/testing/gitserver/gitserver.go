@@ -320,6 +320,12 @@ func (r *Repo) Head(t testing.TB, branch string) string {
 	return strings.TrimSpace(run(t, "", "git", "--git-dir", r.bare, "rev-parse", "refs/heads/"+branch))
 }
 
+// Show returns a file of a branch on the server.
+func (r *Repo) Show(t testing.TB, branch, path string) string {
+	t.Helper()
+	return run(t, "", "git", "--git-dir", r.bare, "show", "refs/heads/"+branch+":"+path)
+}
+
 // Branch creates (or switches to) a branch and pushes it.
 func (r *Repo) Branch(t testing.TB, name string) {
 	t.Helper()

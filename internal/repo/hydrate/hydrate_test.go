@@ -1,0 +1,103 @@
+package hydrate
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func sample() *Commit {
+	return &Commit{
+		RepoURL: "https://git.example.com/gitops", DrySHA: "0123456789abcdef0123456789abcdef01234567", Path: "envs/dev",
+		Dry: &DryCommit{Author: "Dev <dev@example.com>", Date: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Message: "bump web\n\nto 1.2.3\n"},
+		Objects: []*unstructured.Unstructured{{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "web"}}}},
+	}
+}
+
+func TestFiles(t *testing.T) {
+	files, err := sample().Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"envs/dev/manifest.yaml":     "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n",
+		"hydrator.metadata":          `"subject": "bump web"`,
+		"envs/dev/hydrator.metadata": `"drySha": "0123456789abcdef0123456789abcdef01234567"`,
+		"envs/dev/README.md":         "git checkout 0123456789abcdef0123456789abcdef01234567\n```",
+		".gitattributes":             "linguist-generated",
+	} {
+		if !strings.Contains(string(files[name]), want) {
+			t.Errorf("%s:\n%s\nwant it to hold %q", name, files[name], want)
+		}
+	}
+	if strings.Contains(string(files["envs/dev/hydrator.metadata"]), "subject") {
+		t.Errorf("a path's hydrator.metadata holds the dry commit's message: %s", files["envs/dev/hydrator.metadata"])
+	}
+}
+
+func TestPathsRefused(t *testing.T) {
+	for _, p := range []string{"", ".", "/", "./", "..", "../elsewhere", "/etc"} {
+		c := sample()
+		c.Path = p
+		if _, err := c.Files(); err == nil {
+			t.Errorf("path %q accepted", p)
+		}
+	}
+}
+
+func TestMessage(t *testing.T) {
+	for _, tc := range []struct{ tmpl, want, err string }{
+		{"", "0123456: bump web\n\nto 1.2.3\nCo-authored-by: Dev <dev@example.com>\n", ""},
+		{"{{ .metadata.repoURL }}@{{ .metadata.drySha | trunc 12 }}", "https://git.example.com/gitops@0123456789ab", ""},
+		{`{{ env "HOME" }}`, "", "function \"env\" not defined"},
+		{`{{ range until 100000 }}xxxxxxxxxx{{ end }}`, "", "output over"},
+	} {
+		got, err := sample().Message(tc.tmpl)
+		if got != tc.want || (tc.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("%q: %q, %v; want %q, %q", tc.tmpl, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+// TestEditKeepsTheRestOfTheBranch: the path is emptied of an earlier
+// hydration's files; the branch's other files stay.
+func TestEditKeepsTheRestOfTheBranch(t *testing.T) {
+	root := t.TempDir()
+	for name, data := range map[string]string{"envs/dev/stale.yaml": "old", "ci.yaml": "keep", "envs/prod/manifest.yaml": "keep"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sample().Edit(root); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "envs/dev/stale.yaml")); err == nil {
+		t.Error("a stale file of the path stayed")
+	}
+	for _, keep := range []string{"ci.yaml", "envs/prod/manifest.yaml", "envs/dev/manifest.yaml"} {
+		if _, err := os.Stat(filepath.Join(root, keep)); err != nil {
+			t.Errorf("%s: %v", keep, err)
+		}
+	}
+}
+
+func ExampleCommit_Message() {
+	msg, err := sample().Message("")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Print(msg)
+	// Output:
+	// 0123456: bump web
+	//
+	// to 1.2.3
+	// Co-authored-by: Dev <dev@example.com>
+}
