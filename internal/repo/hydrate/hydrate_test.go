@@ -14,7 +14,7 @@ import (
 func sample() *Commit {
 	return &Commit{
 		RepoURL: "https://git.example.com/gitops", DrySHA: "0123456789abcdef0123456789abcdef01234567", Path: "envs/dev",
-		Dry: &DryCommit{Author: "Dev <dev@example.com>", Date: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Message: "bump web\n\nto 1.2.3\n"},
+		Dry:     &DryCommit{Author: "Dev <dev@example.com>", Date: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Message: "bump web\n\nto 1.2.3\n"},
 		Objects: []*unstructured.Unstructured{{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "web"}}}},
 	}
 }
