@@ -625,8 +625,8 @@ func (v *syncWindowsView) assigned() string {
 func printAppSummary(w io.Writer, a *v1alpha1.Application, windows *syncWindowsView) {
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
 	var src v1alpha1.ApplicationSource
-	if a.Spec.Source != nil {
-		src = *a.Spec.Source
+	if srcs := a.Spec.GetSources(); len(srcs) == 1 {
+		src = srcs[0] // with a source hydrator, its sync source
 	}
 	rows := [][2]string{
 		{"Name:", a.Namespace + "/" + a.Name},

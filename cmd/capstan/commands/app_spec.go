@@ -30,12 +30,12 @@ type specFlags struct {
 	sourcePosition                               int
 	retry                                        retryFlags
 	sourceFlags
+	hydrator hydratorSpecFlags
 }
 
-// hydratorFlags are Argo CD's source hydrator flags, which Capstan does
-// not support yet.
-var hydratorFlags = map[string]string{"sync-source-branch": "string", "sync-source-path": "string", "hydrate-to-branch": "string",
-	"dry-source-path": "string", "dry-source-repo": "string", "dry-source-revision": "string", "parameter": "stringArray/p", "env": "string"}
+// hydratorFlags are Argo CD's flags of app create and app set that Capstan
+// does not support yet.
+var hydratorFlags = map[string]string{"parameter": "stringArray/p", "env": "string"}
 
 func (s *specFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&s.repo, "repo", "", "repository URL (Git, or a Helm repository with --helm-chart)")
@@ -60,18 +60,24 @@ func (s *specFlags) add(fs *pflag.FlagSet) {
 	fs.IntVar(&s.historyLimit, "revision-history-limit", 10, "how many syncs the history keeps")
 	s.retry.add(fs, "sync-retry-")
 	s.sourceFlags.add(fs)
+	s.hydrator.add(fs)
 }
 
 // apply changes app by the flags that were given.
 func (s *specFlags) apply(fs *pflag.FlagSet, app *v1alpha1.Application) error {
 	changed := fs.Changed
 	spec := &app.Spec
-	if spec.Source == nil && len(spec.Sources) == 0 {
+	if err := s.hydrator.apply(fs, app); err != nil {
+		return err
+	}
+	if spec.Source == nil && len(spec.Sources) == 0 && spec.SourceHydrator == nil {
 		spec.Source = &v1alpha1.ApplicationSource{}
 	}
 	src := spec.Source
 	if src == nil {
 		switch {
+		case spec.SourceHydrator != nil && (changed("repo") || changed("path") || changed("revision") || changed("helm-chart")):
+			return fmt.Errorf("application %s has a source hydrator: change its dry source with --dry-source-repo, --dry-source-path and --dry-source-revision", app.Name)
 		case s.sourcePosition >= 1 && s.sourcePosition <= len(spec.Sources):
 			src = &spec.Sources[s.sourcePosition-1]
 		case s.sourcePosition > len(spec.Sources):
@@ -363,6 +369,9 @@ func newAppAddSourceCommand(f *clientFlags) *cobra.Command {
 				added := &v1alpha1.Application{ObjectMeta: app.ObjectMeta}
 				if err := s.apply(cmd.Flags(), added); err != nil {
 					return err
+				}
+				if added.Spec.Source == nil {
+					return fmt.Errorf("add-source adds a source; set a source hydrator with app set")
 				}
 				if added.Spec.Source.RepoURL == "" {
 					return fmt.Errorf("--repo is required")
