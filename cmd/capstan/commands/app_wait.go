@@ -256,7 +256,7 @@ func parseResource(s string) (v1alpha1.SyncOperationResource, error) {
 }
 
 func newAppWaitCommand(f *clientFlags) *cobra.Command {
-	var sync, health, operation, degraded, suspended, deleted bool
+	var sync, health, operation, degraded, suspended, deleted, hydrated bool
 	var timeout uint
 	var selector, appNamespace, output string
 	var resources []string
@@ -266,7 +266,7 @@ func newAppWaitCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan app wait guestbook\n  capstan app wait guestbook --health --timeout 120\n" +
 			"  capstan app wait -l team=web --sync --operation\n  capstan app wait guestbook --resource apps:Deployment:web --health\n  capstan app wait guestbook --delete",
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			if !sync && !health && !operation && !deleted {
+			if !sync && !health && !operation && !deleted && !hydrated {
 				sync, health, operation = true, true, true
 			}
 			var only []v1alpha1.SyncOperationResource
@@ -292,7 +292,7 @@ func newAppWaitCommand(f *clientFlags) *cobra.Command {
 				healthy := st.health == v1alpha1.HealthStatusHealthy || (degraded && st.health == v1alpha1.HealthStatusDegraded) ||
 					(suspended && st.health == v1alpha1.HealthStatusSuspended)
 				idle := a.Operation == nil && (a.Status.OperationState == nil || a.Status.OperationState.Phase.Completed())
-				return (!sync || st.synced) && (!health || healthy) && (!operation || idle), nil
+				return (!sync || st.synced) && (!health || healthy) && (!operation || idle) && (!hydrated || isHydrated(a)), nil
 			}
 			for _, name := range names {
 				if deleted && gone(c, qualified(name, appNamespace)) {
@@ -332,8 +332,15 @@ func newAppWaitCommand(f *clientFlags) *cobra.Command {
 	fl.StringVarP(&appNamespace, "app-namespace", "N", "", "namespace of the Applications")
 	fl.StringArrayVar(&resources, "resource", nil, "wait only for GROUP:KIND:NAME or GROUP:KIND:NAMESPACE/NAME (repeatable)")
 	fl.StringVarP(&output, "output", "o", "wide", "output format of the result: wide, name, json or yaml")
-	unsupported(cmd, map[string]string{"hydrated": "bool"})
+	fl.BoolVar(&hydrated, "hydrated", false, "wait until the source hydrator has hydrated the dry source")
 	return cmd
+}
+
+// isHydrated reports whether an Application's source hydrator (if it has
+// one) last hydrated successfully.
+func isHydrated(a *v1alpha1.Application) bool {
+	op := a.Status.SourceHydrator.CurrentOperation
+	return a.Spec.SourceHydrator == nil || op != nil && op.Phase == v1alpha1.HydrateOperationPhaseHydrated
 }
 
 // gone reports whether the API answers that the Application does not
