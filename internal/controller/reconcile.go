@@ -355,6 +355,9 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 		req := r.renderRequest(app, set, srcs)
 		req.Revisions = revisions
 		req.NoCache, req.NoRevisionCache, req.VerifySignature = hard, hard || refreshing || (at != nil && at.fresh), verify
+		if req.VerifyHistory, err = r.historyCheck(ctx, proj, srcs); err != nil {
+			return fail(v1alpha1.ApplicationConditionComparisonError, err)
+		}
 		resp, err = r.opts.Renderer.Render(ctx, req)
 		if err != nil {
 			return fail(v1alpha1.ApplicationConditionComparisonError, fmt.Errorf("rendering manifests: %w", err))

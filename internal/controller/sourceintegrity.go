@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"bytes"
 	"strings"
 
 	"github.com/gobwas/glob"
@@ -17,26 +16,19 @@ const (
 )
 
 // integrityPolicy returns the project's sourceIntegrity policy for a Git
-// repository, nil when none applies. A policy applies when one of its repo
-// globs matches the URL and none of its "!"-negated ones does; two
-// policies applying is an error (verification must not silently lapse).
-func integrityPolicy(proj *v1alpha1.AppProject, repoURL string) (*v1alpha1.SourceIntegrityGitPolicy, error) {
+// repository, nil when none applies: the first, in order, with a repo
+// glob matching the URL and none of its "!"-negated ones matching, as
+// Argo CD selects it (more specific policies go first).
+func integrityPolicy(proj *v1alpha1.AppProject, repoURL string) *v1alpha1.SourceIntegrityGitPolicy {
 	if proj == nil || proj.Spec.SourceIntegrity == nil || proj.Spec.SourceIntegrity.Git == nil {
-		return nil, nil
+		return nil
 	}
-	var found []*v1alpha1.SourceIntegrityGitPolicy
 	for i, p := range proj.Spec.SourceIntegrity.Git.Policies {
 		if policyMatches(p, repoURL) {
-			found = append(found, &proj.Spec.SourceIntegrity.Git.Policies[i])
+			return &proj.Spec.SourceIntegrity.Git.Policies[i]
 		}
 	}
-	switch len(found) {
-	case 0:
-		return nil, nil
-	case 1:
-		return found[0], nil
-	}
-	return nil, message("multiple (%d) git source integrity policies found for repo URL: %s", len(found), repoURL)
+	return nil
 }
 
 func policyMatches(p v1alpha1.SourceIntegrityGitPolicy, repoURL string) bool {
@@ -58,25 +50,4 @@ func policyMatches(p v1alpha1.SourceIntegrityGitPolicy, repoURL string) bool {
 // verifiesGit reports whether a policy asks for a signature check.
 func verifiesGit(p *v1alpha1.SourceIntegrityGitPolicy) bool {
 	return p != nil && p.GPG != nil && p.GPG.Mode != gpgModeNone
-}
-
-// commitAuthor is a commit object's author as "Name <email>".
-func commitAuthor(payload []byte) string {
-	for _, line := range bytes.Split(payload, []byte("\n")) {
-		if rest, ok := bytes.CutPrefix(line, []byte("author ")); ok {
-			if i := bytes.LastIndexByte(rest, '>'); i >= 0 {
-				return string(rest[:i+1])
-			}
-			return string(rest)
-		}
-		if len(line) == 0 {
-			break // the headers end
-		}
-	}
-	return ""
-}
-
-// integrityProblem words a failed GIT/GPG check as Argo CD does.
-func integrityProblem(revision, author, result, keyID string) error {
-	return message("GIT/GPG: Failed verifying revision %s by '%s': %s (key_id=%s)", revision, author, result, keyID)
 }

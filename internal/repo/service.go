@@ -277,6 +277,15 @@ func (s *Service) render(ctx context.Context, req *Request, sources []resolved) 
 			}
 			resp.Sources[i].Signed = signed
 		}
+		if req.VerifyHistory.covers(src.source.RepoURL) && src.repo != nil {
+			ring, err := git.NewKeyring(req.VerifyHistory.Keys)
+			if err != nil {
+				return nil, err
+			}
+			if resp.Sources[i].History, err = src.repo.VerifyHistory(ctx, src.revision, ring, MaxVerifiedHistory); err != nil {
+				return nil, err
+			}
+		}
 		if src.source.Ref != "" && src.source.Path == "" && src.source.Chart == "" {
 			continue // only referenced by other sources' $ref/ value files
 		}
@@ -305,7 +314,7 @@ func (s *Service) render(ctx context.Context, req *Request, sources []resolved) 
 func cacheKey(req *Request, sources []resolved) string {
 	h := sha256.New()
 	enc := json.NewEncoder(h)
-	_ = enc.Encode([]any{req.AppName, req.Namespace, req.KubeVersion, req.APIVersions, req.VerifySignature, req.KustomizeBuildOptions, req.Project, req.HelmValuesFileSchemes, req.KustomizeVersions})
+	_ = enc.Encode([]any{req.AppName, req.Namespace, req.KubeVersion, req.APIVersions, req.VerifySignature, req.KustomizeBuildOptions, req.Project, req.HelmValuesFileSchemes, req.KustomizeVersions, req.VerifyHistory})
 	for _, s := range sources {
 		_ = enc.Encode([]any{git.NormalizeURL(s.source.RepoURL), s.revision, s.source})
 	}

@@ -71,7 +71,7 @@ func TestRenderDirectoryFromGitAndCache(t *testing.T) {
 	if got, want := names(resp.Objects), []string{"Deployment/web", "Service/web"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("objects = %v, want %v", got, want)
 	}
-	if resp.Sources[0] != (SourceResult{Revision: sha, Type: v1alpha1.SourceTypeDirectory}) {
+	if !reflect.DeepEqual(resp.Sources[0], SourceResult{Revision: sha, Type: v1alpha1.SourceTypeDirectory}) {
 		t.Errorf("source result = %+v", resp.Sources[0])
 	}
 	if !reflect.DeepEqual(resp.Images, []string{"nginx:1.25"}) {
@@ -262,7 +262,7 @@ func TestHelmChartRepositories(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if resp.Sources[0] != (SourceResult{Revision: "1.2.0", Type: v1alpha1.SourceTypeHelm}) {
+			if !reflect.DeepEqual(resp.Sources[0], SourceResult{Revision: "1.2.0", Type: v1alpha1.SourceTypeHelm}) {
 				t.Errorf("source = %+v", resp.Sources[0])
 			}
 			if len(resp.Objects) != 1 || resp.Objects[0].GetName() != "web-"+name {

@@ -2,6 +2,7 @@ package repo
 
 import (
 	"context"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -88,6 +89,10 @@ type Request struct {
 	// VerifySignature returns each Git source's commit as signed, for the
 	// caller to check against the keys its project allows.
 	VerifySignature bool
+	// VerifyHistory checks each Git source's commit and its ancestors, to
+	// their seal commits, against the keys it holds (strict source
+	// integrity): SourceResult.History. Nil: no history is checked.
+	VerifyHistory *HistoryCheck
 	// KustomizeBuildOptions are argocd-cm's kustomize.buildOptions.
 	KustomizeBuildOptions string
 	// KustomizeVersions are argocd-cm's Kustomize programs by version,
@@ -123,7 +128,28 @@ type SourceResult struct {
 	// Signed is the Git commit and its signature, when the request asked
 	// to verify signatures.
 	Signed *git.Signed `json:"signed,omitempty"`
+	// History is each commit checked for VerifyHistory, newest first.
+	History []git.CommitCheck `json:"history,omitempty"`
 }
+
+// HistoryCheck is a strict signature check of Git histories.
+type HistoryCheck struct {
+	// Keys are the ASCII-armored public keys signatures are checked
+	// against (argocd-gpg-keys-cm's).
+	Keys []string `json:"keys"`
+	// RepoURLs are the repositories whose histories are checked (those
+	// a strict policy governs); other sources are not.
+	RepoURLs []string `json:"repoURLs"`
+}
+
+// covers reports whether the check is for repoURL's history.
+func (h *HistoryCheck) covers(repoURL string) bool {
+	return h != nil && slices.ContainsFunc(h.RepoURLs, func(u string) bool { return git.NormalizeURL(u) == git.NormalizeURL(repoURL) })
+}
+
+// MaxVerifiedHistory bounds the commits one history check reads: past it
+// the check fails, and the history needs a seal commit.
+const MaxVerifiedHistory = 10000
 
 // Credentials finds the credentials for a repository URL, from repository
 // Secrets and credential templates.

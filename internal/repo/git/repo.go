@@ -76,13 +76,18 @@ func (r *Repo) git(ctx context.Context, bare bool, args ...string) ([]byte, erro
 // gitStream runs a git command and hands its stdout to consume as it is
 // produced, so large outputs (archives) are never held in memory whole.
 func (r *Repo) gitStream(ctx context.Context, bare bool, consume func(io.Reader) error, args ...string) error {
+	return r.gitPipe(ctx, bare, nil, consume, args...)
+}
+
+// gitPipe is gitStream with stdin given to git.
+func (r *Repo) gitPipe(ctx context.Context, bare bool, stdin io.Reader, consume func(io.Reader) error, args ...string) error {
 	if bare {
 		args = append([]string{"--git-dir", r.bareDir()}, args...)
 	}
 	r.credsMu.RLock()
 	creds := r.creds
 	r.credsMu.RUnlock()
-	return runGit(ctx, command{binary: r.opts.GitBinary, creds: creds, url: r.url}, consume, args...)
+	return runGit(ctx, command{binary: r.opts.GitBinary, creds: creds, url: r.url, stdin: stdin}, consume, args...)
 }
 
 // command is how one git command runs: which binary, in which directory,
@@ -93,6 +98,7 @@ type command struct {
 	creds  Creds
 	url    string
 	env    []string
+	stdin  io.Reader
 }
 
 // runGit runs git with the command's credentials, never prompting, and
@@ -127,6 +133,7 @@ func runGit(ctx context.Context, c command, consume func(io.Reader) error, args 
 	)
 	cmd.Env = append(cmd.Env, credEnv...)
 	cmd.Env = append(cmd.Env, c.env...)
+	cmd.Stdin = c.stdin
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
