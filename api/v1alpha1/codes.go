@@ -152,6 +152,15 @@ const (
 	SecretTypeCluster              = "cluster"
 )
 
+// GetSyncOptions returns spec.syncPolicy.syncOptions (nil without a sync
+// policy).
+func (s *ApplicationSpec) GetSyncOptions() []string {
+	if s.SyncPolicy == nil {
+		return nil
+	}
+	return s.SyncPolicy.SyncOptions
+}
+
 // GetSources returns the Application's sources, single or multiple. With
 // a source hydrator the source is the hydrated branch (SyncSource), as in
 // Argo CD: what the controller compares and syncs.

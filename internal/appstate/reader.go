@@ -127,7 +127,7 @@ func (r *Reader) DiffWith(ctx context.Context, app *v1alpha1.Application, desire
 	comparison, err := d.Compare(ctx, engine.CompareRequest{
 		Exclude: filter.On(d.Cluster.Server),
 		App:     tracking.AppKey(app.Namespace, app.Name, r.Namespace), Tracking: method, Namespace: app.Spec.Destination.Namespace,
-		Desired: desired, Known: app.Status.Resources, IgnoreDifferences: ignore,
+		Desired: desired, Known: app.Status.Resources, IgnoreDifferences: ignore, SyncOptions: app.Spec.GetSyncOptions(),
 		Permit: r.permit(ctx, app), Health: checker, Live: d.Direct(method),
 	})
 	if err != nil {

@@ -313,7 +313,7 @@ func (r *reconciler) sync(ctx context.Context, app *v1alpha1.Application, op *v1
 			return &operationResult{Result: &apply.Result{Phase: v1alpha1.OperationError, Message: cond.Message, Interrupted: ctx.Err() != nil}}
 		}
 	}
-	opts, err := apply.ParseOptionList(append(append([]string{}, syncOptions(app)...), op.Sync.SyncOptions...))
+	opts, err := apply.ParseOptionList(append(append([]string{}, app.Spec.GetSyncOptions()...), op.Sync.SyncOptions...))
 	if err != nil {
 		return &operationResult{Result: &apply.Result{Phase: v1alpha1.OperationError, Message: err.Error()}, comp: comp}
 	}
@@ -598,13 +598,6 @@ func appendHistory(app *v1alpha1.Application, state *v1alpha1.OperationState, st
 	if n := int64(len(app.Status.History)); n > limit {
 		app.Status.History = app.Status.History[n-limit:]
 	}
-}
-
-func syncOptions(app *v1alpha1.Application) []string {
-	if app.Spec.SyncPolicy == nil {
-		return nil
-	}
-	return app.Spec.SyncPolicy.SyncOptions
 }
 
 // operationTarget is what a sync operation asks to render, when it is not

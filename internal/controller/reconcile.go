@@ -372,7 +372,7 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 	result, err := dest.Compare(ctx, engine.CompareRequest{
 		Exclude: set.filter.On(c.Server),
 		App:     r.appKey(app), Tracking: r.tracking, Namespace: app.Spec.Destination.Namespace,
-		Desired: resp.Objects, Known: app.Status.Resources, IgnoreDifferences: ignore,
+		Desired: resp.Objects, Known: app.Status.Resources, IgnoreDifferences: ignore, SyncOptions: app.Spec.GetSyncOptions(),
 		Permit: func(obj *unstructured.Unstructured, namespaced bool) error {
 			return project.Permits(proj, obj, namespaced)
 		},

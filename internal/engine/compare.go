@@ -34,6 +34,10 @@ type CompareRequest struct {
 	Known []v1alpha1.ResourceStatus
 	// IgnoreDifferences are the Application's ignoreDifferences rules.
 	IgnoreDifferences []v1alpha1.ResourceIgnoreDifferences
+	// SyncOptions are the Application's sync options: the comparison
+	// predicts each object as its sync would apply it (ServerSideApply=false
+	// client-side).
+	SyncOptions []string
 	// Permit, if set, says why an object may not be synced (its project
 	// forbids it), or nil. The destination's own limits always apply.
 	Permit func(obj *unstructured.Unstructured, namespaced bool) error
@@ -229,7 +233,11 @@ func (d *Destination) compareOne(ctx context.Context, req CompareRequest, cmp *C
 		res.Status, res.Denied = v1alpha1.SyncStatusCodeUnknown, why
 		return res, nil
 	}
-	result, err := d.Differ.Diff(ctx, obj, res.Live, req.IgnoreDifferences)
+	how := diff.ServerSide
+	if appOpts, err := apply.ParseOptionList(req.SyncOptions); err == nil && apply.AppliedClientSide(appOpts, obj) {
+		how = diff.ClientSide
+	}
+	result, err := d.Differ.Diff(ctx, obj, res.Live, req.IgnoreDifferences, how)
 	if err != nil {
 		return res, err
 	}

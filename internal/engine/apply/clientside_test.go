@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/engine/csa"
 )
 
 // TestClientSideApply: with ServerSideApply=false a sync applies as kubectl
@@ -51,7 +52,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Annotations[lastAppliedAnnotation] == "" {
+	if got.Annotations[csa.LastAppliedAnnotation] == "" {
 		t.Fatal("no last-applied annotation: not applied client-side")
 	}
 	for _, m := range got.ManagedFields {

@@ -3,6 +3,10 @@ package apply
 import (
 	"fmt"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
 )
 
 // Options are sync options, from the Application's syncPolicy.syncOptions,
@@ -77,6 +81,15 @@ var optionSetters = map[string]func(o *Options, v bool){
 var confirmSetters = map[string]func(o *Options){
 	"Prune":  func(o *Options) { o.PruneConfirm = true },
 	"Delete": func(o *Options) { o.DeleteConfirm = true },
+}
+
+// AppliedClientSide reports whether a sync applies obj with kubectl's
+// client-side apply: ServerSideApply=false in its sync-options annotation
+// or, when that sets none, in app (the Application's options).
+func AppliedClientSide(app Options, obj *unstructured.Unstructured) bool {
+	own, _ := ParseOptions(obj.GetAnnotations()[v1alpha1.AnnotationSyncOptions])
+	v := firstSet(own.ServerSideApply, app.ServerSideApply)
+	return v != nil && !*v
 }
 
 // ParseOptions reads a comma-separated options annotation.

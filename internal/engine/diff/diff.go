@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strconv"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -25,6 +26,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/engine/csa"
 	"github.com/capstan-cd/capstan/internal/kube"
 )
 
@@ -68,14 +70,27 @@ type Result struct {
 	Live *unstructured.Unstructured
 }
 
+// Method is how a sync would apply an object, which the prediction
+// follows.
+type Method int
+
+const (
+	// ServerSide is a server-side apply by the sync's field manager.
+	ServerSide Method = iota
+	// ClientSide is kubectl's client-side apply (ServerSideApply=false):
+	// a three-way merge with the last-applied configuration.
+	ClientSide
+)
+
 // Diff compares desired with live (nil when the object does not exist),
-// leaving out the fields the ignore rules name.
-func (d *Differ) Diff(ctx context.Context, desired, live *unstructured.Unstructured, ignore []v1alpha1.ResourceIgnoreDifferences) (*Result, error) {
+// leaving out the fields the ignore rules name; how says how a sync would
+// apply desired.
+func (d *Differ) Diff(ctx context.Context, desired, live *unstructured.Unstructured, ignore []v1alpha1.ResourceIgnoreDifferences, how Method) (*Result, error) {
 	if live == nil {
 		p, _ := MaskSecret(normalize(desired), nil)
 		return &Result{Modified: true, Predicted: p}, nil
 	}
-	predicted, err := d.predict(ctx, desired, live)
+	predicted, err := d.predict(ctx, desired, live, how)
 	if kube.IsImmutableChange(err) {
 		// No apply can make desired: it differs, and only a forced sync
 		// (delete and recreate) changes the object.
@@ -117,7 +132,7 @@ func (d *Differ) Record(desired, live *unstructured.Unstructured) {
 	if err != nil {
 		return
 	}
-	d.cache.Add(predictionKey(data, live), unchanged)
+	d.cache.Add(predictionKey(data, live, ServerSide), unchanged)
 }
 
 // unchanged is the cached prediction for a dry run that left the live
@@ -136,18 +151,19 @@ func stripped(obj *unstructured.Unstructured) *unstructured.Unstructured {
 	return obj
 }
 
-func predictionKey(desired []byte, live *unstructured.Unstructured) string {
+func predictionKey(desired []byte, live *unstructured.Unstructured, how Method) string {
 	sum := sha256.Sum256(desired)
-	return hex.EncodeToString(sum[:]) + "|" + string(live.GetUID()) + "|" + live.GetResourceVersion()
+	return hex.EncodeToString(sum[:]) + "|" + string(live.GetUID()) + "|" + live.GetResourceVersion() + "|" + strconv.Itoa(int(how))
 }
 
-// predict returns the server-side dry-run apply of desired over live.
-func (d *Differ) predict(ctx context.Context, desired, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+// predict returns the dry-run apply of desired over live, server-side or
+// client-side as how says.
+func (d *Differ) predict(ctx context.Context, desired, live *unstructured.Unstructured, how Method) (*unstructured.Unstructured, error) {
 	data, err := json.Marshal(desired)
 	if err != nil {
 		return nil, err
 	}
-	key := predictionKey(data, live)
+	key := predictionKey(data, live, how)
 	if cached, ok := d.cache.Get(key); ok {
 		if cached == unchanged {
 			return live, nil
@@ -158,12 +174,17 @@ func (d *Differ) predict(ctx context.Context, desired, live *unstructured.Unstru
 	if err != nil {
 		return nil, err
 	}
-	force := true
-	out, err := ri.Patch(ctx, desired.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{
-		FieldManager: d.opts.FieldManager,
-		Force:        &force,
-		DryRun:       []string{metav1.DryRunAll},
-	})
+	var out *unstructured.Unstructured
+	if how == ClientSide {
+		out, err = d.clientSide(ctx, ri, desired, live)
+	} else {
+		force := true
+		out, err = ri.Patch(ctx, desired.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{
+			FieldManager: d.opts.FieldManager,
+			Force:        &force,
+			DryRun:       []string{metav1.DryRunAll},
+		})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("dry-run apply of %s: %w", kube.Ref(desired), err)
 	}
@@ -174,6 +195,20 @@ func (d *Differ) predict(ctx context.Context, desired, live *unstructured.Unstru
 		d.cache.Add(key, out)
 	}
 	return out, nil
+}
+
+// clientSide is the dry run of kubectl's client-side apply of desired
+// over live.
+func (d *Differ) clientSide(ctx context.Context, ri dynamic.ResourceInterface, desired, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	modified, err := csa.WithLastApplied(desired)
+	if err != nil {
+		return nil, err
+	}
+	patch, kind, err := csa.Patch(modified, live)
+	if err != nil {
+		return nil, err
+	}
+	return ri.Patch(ctx, desired.GetName(), kind, patch, metav1.PatchOptions{FieldManager: d.opts.FieldManager, DryRun: []string{metav1.DryRunAll}})
 }
 
 // resourceFor returns the client for obj's kind and namespace.
@@ -197,7 +232,7 @@ func normalize(obj *unstructured.Unstructured) *unstructured.Unstructured {
 		unstructured.RemoveNestedField(u.Object, "metadata", f)
 	}
 	if a := u.GetAnnotations(); a != nil {
-		delete(a, "kubectl.kubernetes.io/last-applied-configuration")
+		delete(a, csa.LastAppliedAnnotation)
 		delete(a, "deployment.kubernetes.io/revision")
 		if len(a) == 0 {
 			a = nil

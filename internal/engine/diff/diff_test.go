@@ -24,7 +24,10 @@ func TestMain(m *testing.M) {
 	os.Exit(localcluster.RunTests(m, localcluster.Options{}, &cluster))
 }
 
-var deployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+var (
+	deployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	configMaps  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+)
 
 const desiredYAML = `apiVersion: apps/v1
 kind: Deployment
@@ -91,7 +94,7 @@ func (f *fixture) applyTo(gvr schema.GroupVersionResource, obj *unstructured.Uns
 
 func (f *fixture) diff(desired, liveObj *unstructured.Unstructured, ignore ...v1alpha1.ResourceIgnoreDifferences) *Result {
 	f.t.Helper()
-	r, err := f.differ.Diff(context.Background(), desired, liveObj, ignore)
+	r, err := f.differ.Diff(context.Background(), desired, liveObj, ignore, ServerSide)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -173,7 +176,7 @@ func TestDryRunResultsAreCached(t *testing.T) {
 	if n := f.differ.cache.Len(); n != 1 {
 		t.Errorf("%d dry-run results cached for one unchanged pair, want 1", n)
 	}
-	if _, err := f.differ.Diff(context.Background(), desired, liveObj, []v1alpha1.ResourceIgnoreDifferences{{Group: "apps", Kind: "Deployment", JQPathExpressions: []string{".spec[["}}}); err == nil {
+	if _, err := f.differ.Diff(context.Background(), desired, liveObj, []v1alpha1.ResourceIgnoreDifferences{{Group: "apps", Kind: "Deployment", JQPathExpressions: []string{".spec[["}}}, ServerSide); err == nil {
 		t.Error("a malformed jq expression was accepted")
 	}
 }
@@ -183,7 +186,6 @@ func TestDryRunResultsAreCached(t *testing.T) {
 // failed comparison; any other refusal is still an error.
 func TestImmutableChangeIsDrift(t *testing.T) {
 	f := setup(t)
-	configMaps := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	live := f.applyTo(configMaps, f.desired("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: frozen}\nimmutable: true\ndata: {v: one}\n"), "test")
 	r := f.diff(f.desired("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: frozen}\nimmutable: true\ndata: {v: two}\n"), live)
 	if !r.Modified || r.Predicted == nil || r.Live == nil {
@@ -194,7 +196,7 @@ func TestImmutableChangeIsDrift(t *testing.T) {
 	}
 	plain := f.applyTo(configMaps, f.desired("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain}\ndata: {v: one}\n"), "test")
 	bad := f.desired("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain}\ndata: {'not a key!': x}\n")
-	if _, err := f.differ.Diff(context.Background(), bad, plain, nil); err == nil {
+	if _, err := f.differ.Diff(context.Background(), bad, plain, nil, ServerSide); err == nil {
 		t.Error("an invalid object compared without error")
 	}
 }

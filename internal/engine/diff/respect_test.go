@@ -82,7 +82,7 @@ func ExampleDiffer_Diff() {
 
 	desired := &unstructured.Unstructured{}
 	_ = yaml.Unmarshal([]byte("{apiVersion: v1, kind: ConfigMap, metadata: {name: example-diff, namespace: default}, data: {v: one}}"), &desired.Object)
-	res, err := differ.Diff(context.Background(), desired, nil, nil) // nil: it does not exist yet
+	res, err := differ.Diff(context.Background(), desired, nil, nil, ServerSide) // nil: it does not exist yet
 	if err != nil {
 		panic(err)
 	}
