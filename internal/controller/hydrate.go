@@ -143,6 +143,7 @@ func (r *reconciler) push(ctx context.Context, app *v1alpha1.Application, c *hyd
 	if err != nil {
 		return "", err
 	}
+	c.ReadmeTemplate = set.cm.HydratorReadmeTemplate()
 	msg, err := c.Message(set.cm.HydratorCommitMessageTemplate())
 	if err != nil {
 		return "", err

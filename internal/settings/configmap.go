@@ -148,6 +148,13 @@ func (a *ArgoCD) HydratorCommitMessageTemplate() string {
 	return a.Data["sourceHydrator.commitMessageTemplate"]
 }
 
+// HydratorReadmeTemplate is sourceHydrator.readmeMessageTemplate, the
+// template of the README.md beside hydrated manifests; empty means Argo
+// CD's.
+func (a *ArgoCD) HydratorReadmeTemplate() string {
+	return a.Data["sourceHydrator.readmeMessageTemplate"]
+}
+
 // HydratorCommitAuthor is commit.author.name and commit.author.email, the
 // source hydrator's commits' author; Argo CD's defaults are "Argo CD" and
 // argo-cd@example.com.

@@ -8,6 +8,7 @@ package hydrate
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -30,6 +31,11 @@ const DefaultCommitMessageTemplate = `{{.metadata.drySha | trunc 7}}: {{ .metada
 
 {{ .metadata.body }}
 {{- end }}
+{{ range $ref := .metadata.references }}
+{{- if and $ref.commit $ref.commit.author }}
+Co-authored-by: {{ $ref.commit.author.name }} <{{ $ref.commit.author.email }}>
+{{- end }}
+{{- end }}
 {{- if .metadata.author }}
 Co-authored-by: {{ .metadata.author }}
 {{- end }}
@@ -45,6 +51,8 @@ type Metadata struct {
 	Date     string   `json:"date,omitempty"`
 	Subject  string   `json:"subject,omitempty"`
 	Body     string   `json:"body,omitempty"`
+	// References are the commits the dry commit's trailers name.
+	References []Reference `json:"references,omitempty"`
 }
 
 // DryCommit is what the dry commit says of itself.
@@ -64,6 +72,10 @@ type Commit struct {
 	Path string
 	// Objects are the dry source's manifests, in order.
 	Objects []*unstructured.Unstructured
+	// ReadmeTemplate is the README.md's template (argocd-cm's
+	// sourceHydrator.readmeMessageTemplate: .RepoURL, .DrySHA, .Commands);
+	// empty means Argo CD's.
+	ReadmeTemplate string
 }
 
 // Metadata is the root hydrator.metadata: the dry commit and its message.
@@ -75,7 +87,11 @@ func (c *Commit) Metadata() Metadata {
 			m.Date = c.Dry.Date.Format(time.RFC3339)
 		}
 		subject, body, _ := strings.Cut(strings.TrimSpace(c.Dry.Message), "\n")
-		m.Subject, m.Body = strings.TrimSpace(subject), strings.TrimSpace(body)
+		ref, rest := splitReferences(strings.TrimSpace(body))
+		m.Subject, m.Body = strings.TrimSpace(subject), rest
+		if ref != nil {
+			m.References = []Reference{{Commit: ref}}
+		}
 	}
 	return m
 }
@@ -103,9 +119,9 @@ func (c *Commit) Files() (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	readme, err := render(readmeTemplate, pathMeta)
+	readme, err := render(cmp.Or(c.ReadmeTemplate, readmeTemplate), pathMeta)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("sourceHydrator.readmeMessageTemplate: %w", err)
 	}
 	dir := filepath.Clean(c.Path)
 	return map[string][]byte{

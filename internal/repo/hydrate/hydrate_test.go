@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -40,6 +41,19 @@ func TestFiles(t *testing.T) {
 	}
 }
 
+func TestReadmeTemplate(t *testing.T) {
+	c := sample()
+	c.ReadmeTemplate = "Rendered from {{ .RepoURL }} at {{ .DrySHA | trunc 7 }}.\n"
+	files, err := c.Files()
+	if err != nil || string(files["envs/dev/README.md"]) != "Rendered from https://git.example.com/gitops at 0123456.\n" {
+		t.Errorf("README.md %q, %v", files["envs/dev/README.md"], err)
+	}
+	c.ReadmeTemplate = "{{ .Nope"
+	if _, err := c.Files(); err == nil || !strings.Contains(err.Error(), "readmeMessageTemplate") {
+		t.Errorf("a broken template: %v", err)
+	}
+}
+
 func TestPathsRefused(t *testing.T) {
 	for _, p := range []string{"", ".", "/", "./", "..", "../elsewhere", "/etc"} {
 		c := sample()
@@ -52,7 +66,7 @@ func TestPathsRefused(t *testing.T) {
 
 func TestMessage(t *testing.T) {
 	for _, tc := range []struct{ tmpl, want, err string }{
-		{"", "0123456: bump web\n\nto 1.2.3\nCo-authored-by: Dev <dev@example.com>\n", ""},
+		{"", "0123456: bump web\n\nto 1.2.3\n\nCo-authored-by: Dev <dev@example.com>\n", ""},
 		{"{{ .metadata.repoURL }}@{{ .metadata.drySha | trunc 12 }}", "https://git.example.com/gitops@0123456789ab", ""},
 		{`{{ env "HOME" }}`, "", "function \"env\" not defined"},
 		{`{{ range until 100000 }}xxxxxxxxxx{{ end }}`, "", "output over"},
@@ -99,5 +113,33 @@ func ExampleCommit_Message() {
 	// 0123456: bump web
 	//
 	// to 1.2.3
+	//
 	// Co-authored-by: Dev <dev@example.com>
+}
+
+// TestReferences: valid Argocd-reference-commit-* trailers become the
+// metadata's reference and leave the body; invalid ones stay in it.
+func TestReferences(t *testing.T) {
+	c := sample()
+	c.Dry.Message = "bump image to 1.2.3\n\nBumped by CI.\n\n" +
+		"Argocd-reference-commit-author: Ann Author <ann@example.com>\n" +
+		"Argocd-reference-commit-sha: b82add298aa045d3672880802d5305c5a8aaa46e\n" +
+		"Argocd-reference-commit-subject: make a change\n" +
+		`Argocd-reference-commit-body: "make a change\n\nSigned-off-by: Ann"` + "\n" +
+		"Argocd-reference-commit-repourl: https://git.example.com/code\n" +
+		"Argocd-reference-commit-date: 2025-06-09T13:50:18-04:00\n" +
+		"Argocd-reference-commit-sha: not-hex!\n"
+	m := c.Metadata()
+	want := &ReferenceCommit{Author: &Person{Name: "Ann Author", Email: "ann@example.com"}, SHA: "b82add298aa045d3672880802d5305c5a8aaa46e",
+		Subject: "make a change", Body: "make a change\n\nSigned-off-by: Ann", RepoURL: "https://git.example.com/code", Date: "2025-06-09T13:50:18-04:00"}
+	if len(m.References) != 1 || !reflect.DeepEqual(m.References[0].Commit, want) {
+		t.Errorf("references %+v", m.References)
+	}
+	if m.Body != "Bumped by CI.\n\nArgocd-reference-commit-sha: not-hex!" {
+		t.Errorf("body %q: want the invalid trailer kept, the valid ones gone", m.Body)
+	}
+	msg, err := c.Message("")
+	if err != nil || !strings.Contains(msg, "Co-authored-by: Ann Author <ann@example.com>") {
+		t.Errorf("message %q, %v", msg, err)
+	}
 }
