@@ -85,6 +85,14 @@ func (r *reconciler) hydrate(ctx context.Context, app *v1alpha1.Application) (pu
 		r.opts.Log.Warn("hydration failed", "application", app.Namespace+"/"+app.Name, "error", err.Error())
 		return false, hydrateRetry
 	}
+	// What the project does not permit is neither rendered nor pushed.
+	c, err := r.clusters.Get(ctx, app.Spec.Destination)
+	if err != nil {
+		return fail("", err)
+	}
+	if _, err := r.checkProject(ctx, app, c); err != nil {
+		return fail("", err)
+	}
 	commit, err := r.renderDry(ctx, app)
 	if err != nil {
 		return fail("", err)

@@ -33,9 +33,16 @@ func CheckApplication(proj *v1alpha1.AppProject, app *v1alpha1.Application, cont
 	if app.Namespace != controlNamespace && !MatchesAny(proj.Spec.SourceNamespaces, app.Namespace, false) {
 		return fmt.Errorf("application '%s' in namespace '%s' is not permitted to use project '%s'", app.Name, app.Namespace, name)
 	}
+	repos := []string{}
 	for _, src := range app.Spec.GetSources() {
-		if !SourcePermitted(proj, src.RepoURL) {
-			return fmt.Errorf("application repo %s is not permitted in project '%s'", git.RedactURL(src.RepoURL), name)
+		repos = append(repos, src.RepoURL)
+	}
+	if h := app.Spec.SourceHydrator; h != nil {
+		repos = append(repos, h.DrySource.RepoURL) // the sync source is among the sources
+	}
+	for _, repoURL := range repos {
+		if !SourcePermitted(proj, repoURL) {
+			return fmt.Errorf("application repo %s is not permitted in project '%s'", git.RedactURL(repoURL), name)
 		}
 	}
 	if !DestinationPermitted(proj, dest) {

@@ -50,6 +50,25 @@ func TestCheckApplication(t *testing.T) {
 	}
 }
 
+// TestCheckApplicationHydrator: a source hydrator's dry source must be
+// permitted as well as the branch it syncs.
+func TestCheckApplicationHydrator(t *testing.T) {
+	hydrated := func(dry, sync string) *v1alpha1.Application {
+		return &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "argocd"}, Spec: v1alpha1.ApplicationSpec{
+			SourceHydrator: &v1alpha1.SourceHydrator{DrySource: v1alpha1.DrySource{RepoURL: dry}, SyncSource: v1alpha1.SyncSource{RepoURL: sync, TargetBranch: "env", Path: "p"}}}}
+	}
+	dest := Destination{Server: "https://kubernetes.default.svc", Namespace: "team-a"}
+	if err := CheckApplication(team(), hydrated("https://github.com/org/web.git", ""), "argocd", dest); err != nil {
+		t.Errorf("a permitted hydrator: %v", err)
+	}
+	if err := CheckApplication(team(), hydrated("https://gitlab.com/org/dry.git", "https://github.com/org/web.git"), "argocd", dest); err == nil {
+		t.Error("a dry source the project does not permit was accepted")
+	}
+	if err := CheckApplication(team(), hydrated("https://github.com/org/web.git", "https://gitlab.com/org/hydrated.git"), "argocd", dest); err == nil {
+		t.Error("a sync source the project does not permit was accepted")
+	}
+}
+
 func TestPermits(t *testing.T) {
 	obj := func(kind string) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{}
