@@ -90,7 +90,7 @@ func newAdminAppCommand() *cobra.Command {
 	a.add(gen.Flags())
 	out.add(gen, true)
 	gen.Flags().BoolVar(&validate, "validate", true, "kept for Argo CD's scripts: nothing is sent to a server to validate")
-	unsupported(gen, hydratorFlags)
+	unsupported(gen, legacyAppFlags)
 	reconcile := notYet("get-reconcile-results PATH", "print the reconcile results of every Application, computed offline", "  capstan admin app get-reconcile-results results.yaml")
 	rf := reconcile.Flags()
 	rf.String("l", "", "label selector of the Applications")

@@ -33,9 +33,9 @@ type specFlags struct {
 	hydrator hydratorSpecFlags
 }
 
-// hydratorFlags are Argo CD's flags of app create and app set that Capstan
-// does not support yet.
-var hydratorFlags = map[string]string{"parameter": "stringArray/p", "env": "string"}
+// legacyAppFlags are Argo CD's flags of app create and app set (its
+// Ksonnet-era parameter and environment) that Capstan does not support.
+var legacyAppFlags = map[string]string{"parameter": "stringArray/p", "env": "string"}
 
 func (s *specFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&s.repo, "repo", "", "repository URL (Git, or a Helm repository with --helm-chart)")
@@ -322,7 +322,7 @@ func newAppCreateCommand(f *clientFlags) *cobra.Command {
 	cmd.Flags().BoolVar(&upsert, "upsert", false, "replace an existing Application with a different spec")
 	cmd.Flags().BoolVar(&validate, "validate", true, "check the source renders and the project allows the Application before creating it")
 	cmd.Flags().StringVarP(&appNamespace, "app-namespace", "N", "", "namespace of the Application")
-	unsupported(cmd, hydratorFlags)
+	unsupported(cmd, legacyAppFlags)
 	return cmd
 }
 
@@ -347,7 +347,7 @@ func newAppSetCommand(f *clientFlags) *cobra.Command {
 	cmd.Flags().IntVar(&s.sourcePosition, "source-position", -1, "1-based position of the source to change, for a multi-source Application")
 	cmd.Flags().BoolVar(&validate, "validate", true, "check the source renders and the project allows the change first")
 	cmd.Flags().StringVarP(&appNamespace, "app-namespace", "N", "", "namespace of the Application")
-	unsupported(cmd, hydratorFlags)
+	unsupported(cmd, legacyAppFlags)
 	return cmd
 }
 
@@ -388,7 +388,7 @@ func newAppAddSourceCommand(f *clientFlags) *cobra.Command {
 	s.add(cmd.Flags())
 	cmd.Flags().BoolVar(&validate, "validate", true, "check the new source renders and the project allows it first")
 	cmd.Flags().StringVarP(&appNamespace, "app-namespace", "N", "", "namespace of the Application")
-	unsupported(cmd, hydratorFlags)
+	unsupported(cmd, legacyAppFlags)
 	return cmd
 }
 

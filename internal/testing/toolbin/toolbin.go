@@ -43,13 +43,20 @@ func findUp(t testing.TB, rel string) string {
 	}
 }
 
-// Build builds the Go program pkg, a tool of Capstan's module (go.mod's
-// tool lines), into dir, for a TestMain to run before its tests; it
-// returns the program's path.
-func Build(pkg, dir string) (string, error) {
-	out := filepath.Join(dir, filepath.Base(pkg))
-	if msg, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building %s: %w\n%s", pkg, err, msg)
+// RunWith builds the Go program pkg, a tool of Capstan's module (go.mod's
+// tool lines), into a temporary directory, sets *bin to it, runs the tests
+// and removes it: a TestMain's whole body is os.Exit(RunWith(m, pkg, &bin)).
+func RunWith(m *testing.M, pkg string, bin *string) int {
+	dir, err := os.MkdirTemp("", "capstan-tool-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
-	return out, nil
+	defer os.RemoveAll(dir)
+	*bin = filepath.Join(dir, filepath.Base(pkg))
+	if msg, err := exec.Command("go", "build", "-o", *bin, pkg).CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building %s: %v\n%s", pkg, err, msg)
+		return 1
+	}
+	return m.Run()
 }

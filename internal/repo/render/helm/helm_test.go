@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,18 +29,7 @@ const charts = "testdata/charts"
 var helmBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "capstan-helm-cli-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if helmBin, err = toolbin.Build("helm.sh/helm/v3/cmd/helm", dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(toolbin.RunWith(m, "helm.sh/helm/v3/cmd/helm", &helmBin))
 }
 
 // helmTemplate runs `helm template` with the flags Argo CD would pass for in.

@@ -30,18 +30,7 @@ func TestMain(m *testing.M) {
 	if IsHelmRelay(os.Args[0]) {
 		os.Exit(RunHelmRelay(os.Args[0], os.Args[1:], os.Stdout, os.Stderr))
 	}
-	dir, err := os.MkdirTemp("", "capstan-kustomize-helm-cli-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if helmBin, err = toolbin.Build("helm.sh/helm/v3/cmd/helm", dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(toolbin.RunWith(m, "helm.sh/helm/v3/cmd/helm", &helmBin))
 }
 
 // webChart is a chart that shows what it was given: values, release,
