@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
+	"path"
 	"strings"
 )
 
@@ -22,17 +22,33 @@ type Options struct {
 	MaxEntries int
 	// Symlinks keeps symbolic links as they are (to be checked by whoever
 	// reads through them), as a Git checkout has them. Default false:
-	// an archive holding a link, hard or symbolic, is refused, since a
-	// later entry could be written through it.
+	// an archive holding a link, hard or symbolic, is refused.
 	Symlinks bool
+	// GitDirs accepts entries inside a ".git" directory, as a plugin's copy
+	// of a working tree may hold. Default false: they are refused, since a
+	// Git tree never holds one and a fake one would steer git run there.
+	GitDirs bool
 }
 
-// Untar writes the tar stream r into dir. An entry whose path is absolute
-// or climbs out of dir is refused, and so are links unless opts allow
-// symbolic ones.
+// Untar writes the tar stream r into dir (made when missing; it should be
+// empty). Every entry is written beneath dir through an os.Root, so no
+// path, however built, resolves outside it. Refused, with the entry named:
+// a path that is absolute or climbs out; a path with a ".git" element
+// (unless opts allow it); an
+// entry named twice; an entry beneath a symbolic link of the same archive
+// (a link is never written through); hard links; and symbolic links unless
+// opts allow them.
 func Untar(r io.Reader, dir string, opts Options) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	x := extraction{root: root, opts: opts, seen: map[string]byte{}}
 	tr := tar.NewReader(r)
-	var total int64
 	for n := 1; ; n++ {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -44,49 +60,121 @@ func Untar(r io.Reader, dir string, opts Options) error {
 		if opts.MaxEntries > 0 && n > opts.MaxEntries {
 			return fmt.Errorf("the archive has more than %d entries", opts.MaxEntries)
 		}
-		name := filepath.Clean(h.Name)
-		if filepath.IsAbs(name) || name == ".." || strings.HasPrefix(name, "../") {
-			return fmt.Errorf("archive entry %q escapes the directory", h.Name)
-		}
-		target := filepath.Join(dir, name)
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(target, 0o755); err != nil {
-				return err
-			}
-		case tar.TypeReg:
-			if total += h.Size; total > opts.MaxBytes {
-				return fmt.Errorf("the archive's files are larger than the limit of %d bytes", opts.MaxBytes)
-			}
-			if err := writeFile(target, h.Mode, tr); err != nil {
-				return err
-			}
-		case tar.TypeSymlink, tar.TypeLink:
-			if !opts.Symlinks || h.Typeflag == tar.TypeLink {
-				return fmt.Errorf("archive entry %q is a link, which is not accepted", h.Name)
-			}
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return err
-			}
-			if err := os.Symlink(h.Linkname, target); err != nil {
-				return err
-			}
-		default:
-			// pax headers, submodule entries and the like carry no files.
+		if err := x.entry(h, tr); err != nil {
+			return err
 		}
 	}
 }
 
+// extraction is one Untar in progress: what it has written so far.
+type extraction struct {
+	root  *os.Root
+	opts  Options
+	total int64
+	// seen maps each path written to its type flag (tar.TypeDir for
+	// directories made on the way to a file).
+	seen map[string]byte
+}
+
+// entry writes one archive entry.
+func (x *extraction) entry(h *tar.Header, body io.Reader) error {
+	if !carriesFile(h.Typeflag) {
+		return nil // pax headers, submodule entries and the like carry no files
+	}
+	name, err := entryPath(h.Name, x.opts.GitDirs)
+	if err != nil {
+		return err
+	}
+	if err := x.claim(name, h.Typeflag); err != nil {
+		return err
+	}
+	switch h.Typeflag {
+	case tar.TypeDir:
+		return x.root.MkdirAll(name, 0o755)
+	case tar.TypeReg:
+		if x.total += h.Size; x.total > x.opts.MaxBytes {
+			return fmt.Errorf("the archive's files are larger than the limit of %d bytes", x.opts.MaxBytes)
+		}
+		return x.writeFile(name, h.Mode, body)
+	default: // tar.TypeSymlink, tar.TypeLink
+		if !x.opts.Symlinks || h.Typeflag == tar.TypeLink {
+			return fmt.Errorf("archive entry %q is a link, which is not accepted", h.Name)
+		}
+		if err := x.mkdirParent(name); err != nil {
+			return err
+		}
+		return x.root.Symlink(h.Linkname, name)
+	}
+}
+
+// carriesFile reports whether an entry of this type puts something on disk.
+func carriesFile(flag byte) bool {
+	switch flag {
+	case tar.TypeDir, tar.TypeReg, tar.TypeSymlink, tar.TypeLink:
+		return true
+	}
+	return false
+}
+
+// entryPath is an entry's name as a clean relative path, or why it is refused.
+func entryPath(raw string, gitDirs bool) (string, error) {
+	name := path.Clean(strings.TrimSuffix(raw, "/"))
+	if name == "." || path.IsAbs(name) || name == ".." || strings.HasPrefix(name, "../") || strings.ContainsRune(name, 0) {
+		return "", fmt.Errorf("archive entry %q escapes the directory", raw)
+	}
+	for _, elem := range strings.Split(name, "/") {
+		if !gitDirs && strings.EqualFold(elem, ".git") {
+			return "", fmt.Errorf("archive entry %q is inside a .git directory, which is not accepted", raw)
+		}
+	}
+	return name, nil
+}
+
+// claim records name as written with the given type, refusing a name
+// already written (a directory may be named again) and a name beneath a
+// symbolic link or a file of this archive.
+func (x *extraction) claim(name string, flag byte) error {
+	for dir := path.Dir(name); dir != "."; dir = path.Dir(dir) {
+		switch x.seen[dir] {
+		case 0, tar.TypeDir:
+		case tar.TypeSymlink:
+			return fmt.Errorf("archive entry %q is beneath the symbolic link %q, which is not written through", name, dir)
+		default:
+			return fmt.Errorf("archive entry %q is beneath the file %q", name, dir)
+		}
+	}
+	if prev, ok := x.seen[name]; ok && !(prev == tar.TypeDir && flag == tar.TypeDir) {
+		return fmt.Errorf("archive entry %q appears twice", name)
+	}
+	x.seen[name] = flag
+	for dir := path.Dir(name); dir != "."; dir = path.Dir(dir) {
+		if _, ok := x.seen[dir]; ok {
+			break
+		}
+		x.seen[dir] = tar.TypeDir
+	}
+	return nil
+}
+
+// mkdirParent makes the directories leading to name.
+func (x *extraction) mkdirParent(name string) error {
+	if dir := path.Dir(name); dir != "." {
+		return x.root.MkdirAll(dir, 0o755)
+	}
+	return nil
+}
+
 // writeFile writes one regular file, executable when the archive says so.
-func writeFile(target string, mode int64, r io.Reader) error {
-	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+// O_EXCL: a file is created, never opened through something already there.
+func (x *extraction) writeFile(name string, mode int64, r io.Reader) error {
+	if err := x.mkdirParent(name); err != nil {
 		return err
 	}
 	perm := os.FileMode(0o644)
 	if mode&0o111 != 0 {
 		perm = 0o755
 	}
-	f, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, perm)
+	f, err := x.root.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
 	if err != nil {
 		return err
 	}

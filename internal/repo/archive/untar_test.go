@@ -51,6 +51,18 @@ func TestUntar(t *testing.T) {
 		{name: "a link then a file through it", entries: []entry{{name: "d", link: "/tmp", kind: tar.TypeSymlink}, {name: "d/x", body: "x"}},
 			opts: Options{MaxBytes: 10}, wantErr: "is a link"},
 		{name: "a hard link", entries: []entry{{name: "h", link: "/etc/passwd", kind: tar.TypeLink}}, opts: Options{MaxBytes: 10, Symlinks: true}, wantErr: "is a link"},
+		{name: "a kept link then a file through it", entries: []entry{{name: "a", link: "/tmp", kind: tar.TypeSymlink}, {name: "a/x", body: "x"}},
+			opts: Options{MaxBytes: 10, Symlinks: true}, wantErr: "beneath the symbolic link"},
+		{name: "a kept link inside then a file through it", entries: []entry{{name: "d/", kind: tar.TypeDir}, {name: "a", link: "d", kind: tar.TypeSymlink}, {name: "a/x", body: "x"}},
+			opts: Options{MaxBytes: 10, Symlinks: true}, wantErr: "beneath the symbolic link"},
+		{name: "a link then the same name as a file", entries: []entry{{name: "a", link: "/tmp/x", kind: tar.TypeSymlink}, {name: "a", body: "x"}},
+			opts: Options{MaxBytes: 10, Symlinks: true}, wantErr: "appears twice"},
+		{name: "a file named twice", entries: []entry{{name: "a", body: "x"}, {name: "./a", body: "y"}}, opts: Options{MaxBytes: 10}, wantErr: "appears twice"},
+		{name: "a file beneath a file", entries: []entry{{name: "a", body: "x"}, {name: "a/b", body: "y"}}, opts: Options{MaxBytes: 10}, wantErr: "beneath the file"},
+		{name: "a directory named twice", entries: []entry{{name: "d/", kind: tar.TypeDir}, {name: "d/x", body: "x"}, {name: "d/", kind: tar.TypeDir}}, opts: Options{MaxBytes: 10}},
+		{name: "a .git path", entries: []entry{{name: ".git/config", body: "x"}}, opts: Options{MaxBytes: 10}, wantErr: ".git directory"},
+		{name: "a .GIT path deeper", entries: []entry{{name: "a/.GIT/hooks/x", body: "x"}}, opts: Options{MaxBytes: 10}, wantErr: ".git directory"},
+		{name: "a .git path kept", entries: []entry{{name: ".git/config", body: "x"}}, opts: Options{MaxBytes: 10, GitDirs: true}},
 		{name: "a symbolic link kept", entries: []entry{{name: "l", link: "a", kind: tar.TypeSymlink}}, opts: Options{MaxBytes: 10, Symlinks: true}},
 	} {
 		dir := t.TempDir()
@@ -71,5 +83,27 @@ func TestUntar(t *testing.T) {
 	}
 	if data, err := os.ReadFile(filepath.Join(dir, "a", "b.yaml")); err != nil || string(data) != "x: 1" {
 		t.Errorf("the extracted file: %q %v", data, err)
+	}
+}
+
+// TestUntarWritesNothingOutside is finding 1 of the tenant review: a tree
+// holding a link out of the checkout and then a file through it (or the
+// link's name again) leaves nothing outside the directory.
+func TestUntarWritesNothingOutside(t *testing.T) {
+	for _, entries := range [][]entry{
+		{{name: "a", link: "OUT", kind: tar.TypeSymlink}, {name: "a/x", body: "pwned"}},
+		{{name: "a", link: "OUT/x", kind: tar.TypeSymlink}, {name: "a", body: "pwned"}},
+		{{name: "a", link: "../../OUT", kind: tar.TypeSymlink}, {name: "a/x", body: "pwned"}},
+	} {
+		outside := t.TempDir()
+		for i := range entries {
+			entries[i].link = strings.ReplaceAll(entries[i].link, "OUT", outside)
+		}
+		if err := Untar(tarOf(t, entries...), filepath.Join(t.TempDir(), "checkout"), Options{MaxBytes: 100, Symlinks: true}); err == nil {
+			t.Errorf("%v: extracted", entries)
+		}
+		if left, _ := os.ReadDir(outside); len(left) != 0 {
+			t.Errorf("%v: wrote %s outside the checkout", entries, left[0].Name())
+		}
 	}
 }

@@ -34,10 +34,34 @@ type Creds struct {
 	Proxy, NoProxy string
 }
 
+// objectChecks make git check every object it fetches: a tree with
+// duplicate names, a ".git" entry or a path climbing out is refused before
+// it is stored. Malformed author lines, which old histories hold and
+// which harm nothing, stay accepted.
+var objectChecks = [][2]string{
+	{"fetch.fsckObjects", "true"},
+	{"fetch.fsck.hasDot", "error"},
+	{"fetch.fsck.hasDotdot", "error"},
+	{"fetch.fsck.hasDotgit", "error"},
+	{"fetch.fsck.fullPathname", "error"},
+	{"fetch.fsck.emptyName", "error"},
+	{"fetch.fsck.badDate", "ignore"},
+	{"fetch.fsck.badDateOverflow", "ignore"},
+	{"fetch.fsck.badEmail", "ignore"},
+	{"fetch.fsck.badName", "ignore"},
+	{"fetch.fsck.badTimezone", "ignore"},
+	{"fetch.fsck.missingEmail", "ignore"},
+	{"fetch.fsck.missingNameBeforeEmail", "ignore"},
+	{"fetch.fsck.missingSpaceBeforeDate", "ignore"},
+	{"fetch.fsck.missingSpaceBeforeEmail", "ignore"},
+	{"fetch.fsck.zeroPaddedDate", "ignore"},
+	{"fetch.fsck.multipleAuthors", "ignore"},
+}
+
 // env returns the environment that gives git these credentials without
 // putting secrets in command-line arguments, writing key files into dir.
 func (c Creds) env(dir string) ([]string, error) {
-	var config [][2]string
+	config := append([][2]string(nil), objectChecks...)
 	var env []string
 	switch {
 	case c.BearerToken != "":

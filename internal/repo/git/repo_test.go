@@ -305,3 +305,50 @@ func TestDamagedCloneIsFetchedAfresh(t *testing.T) {
 	}
 	assertFile(t, filepath.Join(dir, "app/b.yaml"), "b: 2\n")
 }
+
+// TestHostileTreeWritesNothingOutside is finding 1 of the tenant review: a
+// pushed tree holding a link out of the checkout and a directory of the
+// same name (git archive writes the link, then a file beneath its name),
+// or a ".git" directory, is refused with a clear error and nothing is
+// written outside the checkout.
+func TestHostileTreeWritesNothingOutside(t *testing.T) {
+	outside := t.TempDir()
+	for _, tc := range []struct {
+		name    string
+		entries []gitserver.RawEntry
+	}{
+		{"a link and a directory of one name", []gitserver.RawEntry{
+			{Name: "a", Link: outside}, {Name: "a", Entries: []gitserver.RawEntry{{Name: "x", Body: "pwned"}}}}},
+		{"a file named twice", []gitserver.RawEntry{{Name: "a", Link: outside + "/x"}, {Name: "a", Body: "pwned"}}},
+		{"a .git directory", []gitserver.RawEntry{{Name: ".git", Entries: []gitserver.RawEntry{{Name: "config", Body: "[core]\n\tfsmonitor = touch " + outside + "/x\n"}}}}},
+	} {
+		remote := gitserver.NewLocalRepo(t)
+		remote.Commit(t, "first", map[string]string{"ok.yaml": "x: 1\n"})
+		sha := remote.CommitRaw(t, "main", tc.entries...)
+		repo := newStore(t).Repo(remote.URL, Creds{})
+		if _, err := repo.Resolve(context.Background(), "main"); err != nil {
+			t.Fatal(err)
+		}
+		_, err := repo.Checkout(context.Background(), sha)
+		if err == nil {
+			t.Errorf("%s: checked out", tc.name)
+		} else if strings.Contains(err.Error(), outside) {
+			t.Errorf("%s: the error shows the link's target: %v", tc.name, err)
+		}
+		if left, _ := os.ReadDir(outside); len(left) != 0 {
+			t.Errorf("%s: wrote %s outside the checkout", tc.name, left[0].Name())
+		}
+	}
+}
+
+// TestObjectsAreCheckedWhenFetched: the untar's checks stand behind git's
+// own, which refuse such a tree as it is fetched.
+func TestObjectsAreCheckedWhenFetched(t *testing.T) {
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "first", map[string]string{"ok.yaml": "x: 1\n"})
+	sha := remote.CommitRaw(t, "main", gitserver.RawEntry{Name: "a", Body: "1"}, gitserver.RawEntry{Name: "a", Body: "2"})
+	_, err := newStore(t).Repo(remote.URL, Creds{}).Checkout(context.Background(), sha)
+	if err == nil || !strings.Contains(err.Error(), "duplicateEntries") {
+		t.Errorf("got %v, want git's duplicateEntries refusal", err)
+	}
+}

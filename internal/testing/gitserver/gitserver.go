@@ -13,6 +13,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/hex"
 	"encoding/pem"
 	"fmt"
 	"io"
@@ -357,4 +358,70 @@ func run(t testing.TB, dir string, name string, args ...string) string {
 func (s *Server) AuthURL(r *Repo) string {
 	scheme, rest, _ := strings.Cut(r.URL, "://")
 	return fmt.Sprintf("%s://%s:%s@%s", scheme, s.Username, s.Password, rest)
+}
+
+// RawEntry is one entry of a tree written as it is, checks or not: a file
+// (Body), a symbolic link (Link) or a directory (Entries).
+type RawEntry struct {
+	Name    string
+	Body    string
+	Link    string
+	Entries []RawEntry
+}
+
+// CommitRaw writes a commit whose tree holds exactly entries, in the order
+// given and unchecked (duplicate names, ".git", links with files beneath
+// their names), straight into the server's repository on branch, and
+// returns its SHA: the repository a hostile user would push elsewhere.
+func (r *Repo) CommitRaw(t testing.TB, branch string, entries ...RawEntry) string {
+	t.Helper()
+	tree := r.rawTree(t, entries)
+	sha := strings.TrimSpace(runIn(t, r.bare, "", "git", "-c", "user.name=test", "-c", "user.email=test@example.com", "commit-tree", "-m", "raw", tree))
+	run(t, "", "git", "--git-dir", r.bare, "update-ref", "refs/heads/"+branch, sha)
+	return sha
+}
+
+func (r *Repo) rawTree(t testing.TB, entries []RawEntry) string {
+	var buf bytes.Buffer
+	for _, e := range entries {
+		mode, sha := "100644", ""
+		switch {
+		case e.Entries != nil:
+			mode, sha = "40000", r.rawTree(t, e.Entries)
+		case e.Link != "":
+			mode, sha = "120000", r.rawObject(t, "blob", []byte(e.Link))
+		default:
+			sha = r.rawObject(t, "blob", []byte(e.Body))
+		}
+		raw, err := hex.DecodeString(sha)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&buf, "%s %s\x00", mode, e.Name)
+		buf.Write(raw)
+	}
+	return r.rawObject(t, "tree", buf.Bytes())
+}
+
+func (r *Repo) rawObject(t testing.TB, kind string, data []byte) string {
+	cmd := exec.Command("git", "--git-dir", r.bare, "hash-object", "-w", "--literally", "-t", kind, "--stdin")
+	cmd.Stdin = bytes.NewReader(data)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("writing a raw %s: %v", kind, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// runIn is run with GIT_DIR set to gitDir.
+func runIn(t testing.TB, gitDir, dir, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_DIR="+gitDir)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %s: %v", name, strings.Join(args, " "), err)
+	}
+	return string(out)
 }

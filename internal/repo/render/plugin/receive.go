@@ -108,7 +108,7 @@ func (s *sidecar) unpack(f *os.File, req *received, appRelPath string) error {
 	if err != nil {
 		return fmt.Errorf("reading the archive: %w", err)
 	}
-	if err := archive.Untar(gz, req.dir, archive.Options{MaxBytes: s.opts.MaxArchiveBytes, Symlinks: true}); err != nil {
+	if err := archive.Untar(gz, req.dir, archive.Options{MaxBytes: s.opts.MaxArchiveBytes, Symlinks: true, GitDirs: true}); err != nil {
 		return fmt.Errorf("unpacking the archive: %w", err)
 	}
 	if err := pathsafe.CheckTree(req.dir, req.dir); err != nil {
