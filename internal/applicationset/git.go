@@ -42,7 +42,7 @@ func (g *generation) git(gen *v1alpha1.GitGenerator) ([]Params, error) {
 }
 
 func (g *generation) gitDirectories(gen *v1alpha1.GitGenerator) ([]Params, error) {
-	resp, err := g.src.Git.GitDirectories(g.ctx, &repo.GitDirectoriesRequest{RepoURL: gen.RepoURL, Revision: gen.Revision})
+	resp, err := g.src.Git.GitDirectories(g.ctx, &repo.GitDirectoriesRequest{RepoURL: gen.RepoURL, Revision: gen.Revision, Project: g.project()})
 	if err != nil {
 		return nil, fmt.Errorf("listing directories of %s at %s: %w", gen.RepoURL, gen.Revision, err)
 	}
@@ -77,7 +77,7 @@ func dirSelected(dir string, items []v1alpha1.GitDirectoryGeneratorItem) (bool, 
 }
 
 func (g *generation) gitFiles(gen *v1alpha1.GitGenerator) ([]Params, error) {
-	req := &repo.GitFilesRequest{RepoURL: gen.RepoURL, Revision: gen.Revision, PathAware: g.src.PathAwareGlobs}
+	req := &repo.GitFilesRequest{RepoURL: gen.RepoURL, Revision: gen.Revision, Project: g.project(), PathAware: g.src.PathAwareGlobs}
 	for _, it := range gen.Files {
 		if it.Exclude {
 			req.Exclude = append(req.Exclude, it.Path)
@@ -163,4 +163,15 @@ func toAnyList(s []string) []any {
 		out[i] = e
 	}
 	return out
+}
+
+// project is the project whose repository credentials the Git generator
+// uses: the template's, unless it is itself templated (then only
+// credentials of no project), as Argo CD's generator picks it.
+func (g *generation) project() string {
+	p := g.appset.Spec.Template.Spec.Project
+	if strings.Contains(p, "{{") {
+		return ""
+	}
+	return p
 }

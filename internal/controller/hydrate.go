@@ -100,7 +100,7 @@ func (r *reconciler) hydrate(ctx context.Context, app *v1alpha1.Application) (pu
 	if last := st.LastSuccessfulOperation; last != nil && last.DrySHA == commit.DrySHA && reflect.DeepEqual(last.SourceHydrator, *spec) {
 		return false, 0 // hydrated already
 	}
-	if err := r.describeDry(ctx, commit); err != nil {
+	if err := r.describeDry(ctx, app.Spec.Project, commit); err != nil {
 		return fail(commit.DrySHA, err)
 	}
 	hydratedSHA, err := r.push(ctx, app, commit)
@@ -131,8 +131,8 @@ func (r *reconciler) renderDry(ctx context.Context, app *v1alpha1.Application) (
 }
 
 // describeDry reads the dry commit's author, date and message.
-func (r *reconciler) describeDry(ctx context.Context, c *hydrate.Commit) error {
-	meta, err := r.opts.Hydrator.Metadata.RevisionMetadata(ctx, &repo.RevisionMetadataRequest{RepoURL: c.RepoURL, Revision: c.DrySHA})
+func (r *reconciler) describeDry(ctx context.Context, project string, c *hydrate.Commit) error {
+	meta, err := r.opts.Hydrator.Metadata.RevisionMetadata(ctx, &repo.RevisionMetadataRequest{RepoURL: c.RepoURL, Revision: c.DrySHA, Project: project})
 	if err != nil {
 		return fmt.Errorf("reading the dry commit %s: %w", c.DrySHA, err)
 	}
@@ -160,7 +160,7 @@ func (r *reconciler) push(ctx context.Context, app *v1alpha1.Application, c *hyd
 		return "", err // a path the hydrator may not write, before any Git work
 	}
 	repoURL := spec.SyncApplicationSource().RepoURL
-	creds, err := r.opts.Hydrator.Credentials.ForRepo(ctx, repoURL)
+	creds, err := r.opts.Hydrator.Credentials.ForRepo(ctx, repoURL, app.Spec.Project)
 	if err != nil {
 		return "", err
 	}
@@ -175,7 +175,7 @@ func (r *reconciler) push(ctx context.Context, app *v1alpha1.Application, c *hyd
 		return "", fmt.Errorf("pushing to branch %s of %s: %w", branch, git.RedactURL(repoURL), err)
 	}
 	if sha == "" { // the branch already holds this hydration
-		resp, err := r.opts.Renderer.Resolve(ctx, &repo.ResolveRequest{RepoURL: repoURL, Revision: branch})
+		resp, err := r.opts.Renderer.Resolve(ctx, &repo.ResolveRequest{RepoURL: repoURL, Revision: branch, Project: app.Spec.Project})
 		if err != nil {
 			return "", err
 		}

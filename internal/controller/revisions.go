@@ -110,7 +110,7 @@ func (p *revisionPoller) poll(ctx context.Context, change repo.Change) {
 			if commitSHA.MatchString(rev) {
 				continue
 			}
-			req := repo.ResolveRequest{RepoURL: src.RepoURL, Chart: src.Chart, Revision: rev, TagPrefix: src.TagPrefix}
+			req := repo.ResolveRequest{RepoURL: src.RepoURL, Project: app.Spec.Project, Chart: src.Chart, Revision: rev, TagPrefix: src.TagPrefix}
 			g := groups[req]
 			if g == nil {
 				g = &followed{req: req}

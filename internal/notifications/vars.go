@@ -129,7 +129,7 @@ func repoFuncs(ctx context.Context, app map[string]any, commits CommitReader) ma
 			}
 			ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			defer cancel()
-			md, err := commits.RevisionMetadata(ctx, &repo.RevisionMetadataRequest{RepoURL: repoURL, Revision: sha})
+			md, err := commits.RevisionMetadata(ctx, &repo.RevisionMetadataRequest{RepoURL: repoURL, Revision: sha, Project: appProject(app)})
 			if err != nil {
 				return nil, fmt.Errorf("reading commit %s: %w", sha, err)
 			}
@@ -143,6 +143,14 @@ func repoFuncs(ctx context.Context, app map[string]any, commits CommitReader) ma
 }
 
 // appRepoURL is the repository of app's source, or of its first source.
+// appProject is the Application's project, whose repository credentials
+// its commits are read with.
+func appProject(app map[string]any) string {
+	spec, _ := app["spec"].(map[string]any)
+	p, _ := spec["project"].(string)
+	return p
+}
+
 func appRepoURL(app map[string]any) string {
 	spec, _ := app["spec"].(map[string]any)
 	if src, ok := spec["source"].(map[string]any); ok {

@@ -57,6 +57,8 @@ const (
 // are asked for.
 type RefsRequest struct {
 	RepoURL string `json:"repoURL"`
+	// Project picks the stored credentials: the project's, then unscoped.
+	Project string `json:"project,omitempty"`
 	OCI     bool   `json:"oci,omitempty"`
 	Chart   string `json:"chart,omitempty"`
 }
@@ -71,6 +73,8 @@ type RefsResponse struct {
 type AppsRequest struct {
 	RepoURL  string `json:"repoURL"`
 	Revision string `json:"revision,omitempty"`
+	// Project picks the stored credentials: the project's, then unscoped.
+	Project string `json:"project,omitempty"`
 }
 
 // AppPath is a directory that holds a Helm chart or a Kustomization.
@@ -87,6 +91,8 @@ type AppsResponse struct {
 // AppDetailsRequest is the source to describe.
 type AppDetailsRequest struct {
 	Source v1alpha1.ApplicationSource `json:"source"`
+	// Project picks the stored credentials: the project's, then unscoped.
+	Project string `json:"project,omitempty"`
 }
 
 // AppDetails describes a source as Argo CD's app details do.
@@ -125,6 +131,8 @@ type KustomizeAppSpec struct {
 type RevisionMetadataRequest struct {
 	RepoURL  string `json:"repoURL"`
 	Revision string `json:"revision"`
+	// Project picks the stored credentials: the project's, then unscoped.
+	Project string `json:"project,omitempty"`
 }
 
 // RevisionMetadata is a commit's metadata, as Argo CD's API shows it.
@@ -140,11 +148,15 @@ type ChartDetailsRequest struct {
 	RepoURL  string `json:"repoURL"`
 	Chart    string `json:"chart"`
 	Revision string `json:"revision"`
+	// Project picks the stored credentials: the project's, then unscoped.
+	Project string `json:"project,omitempty"`
 }
 
 // ChartsRequest names a chart repository.
 type ChartsRequest struct {
 	RepoURL string `json:"repoURL"`
+	// Project picks the stored credentials: the project's, then unscoped.
+	Project string `json:"project,omitempty"`
 }
 
 // ChartsResponse lists a chart repository's charts.
@@ -153,8 +165,8 @@ type ChartsResponse struct {
 }
 
 // creds returns the stored credentials of a repository.
-func (s *Service) creds(ctx context.Context, repoURL string) (git.Creds, error) {
-	creds, err := s.opts.Credentials.ForRepo(ctx, repoURL)
+func (s *Service) creds(ctx context.Context, repoURL, project string) (git.Creds, error) {
+	creds, err := s.opts.Credentials.ForRepo(ctx, repoURL, project)
 	if err != nil {
 		return git.Creds{}, fmt.Errorf("credentials for %s: %w", git.RedactURL(repoURL), err)
 	}
@@ -162,11 +174,11 @@ func (s *Service) creds(ctx context.Context, repoURL string) (git.Creds, error) 
 }
 
 // gitRepo returns the repository of a Git URL, checked first.
-func (s *Service) gitRepo(ctx context.Context, repoURL, revision string) (*git.Repo, error) {
+func (s *Service) gitRepo(ctx context.Context, repoURL, revision, project string) (*git.Repo, error) {
 	if err := validGitSource(repoURL, revision); err != nil {
 		return nil, err
 	}
-	creds, err := s.creds(ctx, repoURL)
+	creds, err := s.creds(ctx, repoURL, project)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +193,7 @@ func (s *Service) Refs(ctx context.Context, req *RefsRequest) (*RefsResponse, er
 		if i := strings.LastIndex(repoURL, "/"); chart == "" && i > 0 {
 			repoURL, chart = repoURL[:i], repoURL[i+1:]
 		}
-		creds, err := s.creds(ctx, req.RepoURL)
+		creds, err := s.creds(ctx, req.RepoURL, req.Project)
 		if err != nil {
 			return nil, err
 		}
@@ -191,7 +203,7 @@ func (s *Service) Refs(ctx context.Context, req *RefsRequest) (*RefsResponse, er
 		}
 		return &RefsResponse{Tags: tags}, nil
 	}
-	repo, err := s.gitRepo(ctx, req.RepoURL, "")
+	repo, err := s.gitRepo(ctx, req.RepoURL, "", req.Project)
 	if err != nil {
 		return nil, err
 	}
@@ -203,8 +215,8 @@ func (s *Service) Refs(ctx context.Context, req *RefsRequest) (*RefsResponse, er
 }
 
 // checkout resolves a Git revision and returns its files.
-func (s *Service) checkout(ctx context.Context, repoURL, revision string) (string, error) {
-	repo, err := s.gitRepo(ctx, repoURL, revision)
+func (s *Service) checkout(ctx context.Context, repoURL, revision, project string) (string, error) {
+	repo, err := s.gitRepo(ctx, repoURL, revision, project)
 	if err != nil {
 		return "", err
 	}
@@ -231,7 +243,7 @@ var errWalkBound = errors.New("the repository has too many files to explore")
 // Kustomization, as Argo CD discovers apps (plain directories are not
 // listed).
 func (s *Service) Apps(ctx context.Context, req *AppsRequest) (*AppsResponse, error) {
-	root, err := s.checkout(ctx, req.RepoURL, req.Revision)
+	root, err := s.checkout(ctx, req.RepoURL, req.Revision, req.Project)
 	if err != nil {
 		return nil, err
 	}
@@ -282,7 +294,7 @@ func (s *Service) AppDetails(ctx context.Context, req *AppDetailsRequest) (*AppD
 	src := req.Source
 	var appDir string
 	if src.Chart != "" {
-		creds, err := s.creds(ctx, src.RepoURL)
+		creds, err := s.creds(ctx, src.RepoURL, req.Project)
 		if err != nil {
 			return nil, err
 		}
@@ -294,7 +306,7 @@ func (s *Service) AppDetails(ctx context.Context, req *AppDetailsRequest) (*AppD
 			return nil, err
 		}
 	} else {
-		root, err := s.checkout(ctx, src.RepoURL, src.TargetRevision)
+		root, err := s.checkout(ctx, src.RepoURL, src.TargetRevision, req.Project)
 		if err != nil {
 			return nil, err
 		}
@@ -420,7 +432,7 @@ func readBounded(path string, limit int64) ([]byte, error) {
 
 // RevisionMetadata reads a commit's author, date, message and tags.
 func (s *Service) RevisionMetadata(ctx context.Context, req *RevisionMetadataRequest) (*RevisionMetadata, error) {
-	repo, err := s.gitRepo(ctx, req.RepoURL, req.Revision)
+	repo, err := s.gitRepo(ctx, req.RepoURL, req.Revision, req.Project)
 	if err != nil {
 		return nil, err
 	}
@@ -438,7 +450,7 @@ func (s *Service) RevisionMetadata(ctx context.Context, req *RevisionMetadataReq
 
 // ChartDetails reads a chart version's description, home and maintainers.
 func (s *Service) ChartDetails(ctx context.Context, req *ChartDetailsRequest) (*chartrepo.Details, error) {
-	creds, err := s.creds(ctx, req.RepoURL)
+	creds, err := s.creds(ctx, req.RepoURL, req.Project)
 	if err != nil {
 		return nil, err
 	}
@@ -447,7 +459,7 @@ func (s *Service) ChartDetails(ctx context.Context, req *ChartDetailsRequest) (*
 
 // Charts lists a chart repository's charts and their versions.
 func (s *Service) Charts(ctx context.Context, req *ChartsRequest) (*ChartsResponse, error) {
-	creds, err := s.creds(ctx, req.RepoURL)
+	creds, err := s.creds(ctx, req.RepoURL, req.Project)
 	if err != nil {
 		return nil, err
 	}

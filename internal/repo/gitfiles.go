@@ -32,6 +32,8 @@ type GitLister interface {
 type GitDirectoriesRequest struct {
 	RepoURL  string `json:"repoURL"`
 	Revision string `json:"revision"`
+	// Project picks the stored credentials: the project's, then unscoped.
+	Project string `json:"project,omitempty"`
 }
 
 // GitDirectoriesResponse lists a revision's directories, slash-separated
@@ -46,6 +48,8 @@ type GitDirectoriesResponse struct {
 type GitFilesRequest struct {
 	RepoURL  string `json:"repoURL"`
 	Revision string `json:"revision"`
+	// Project picks the stored credentials: the project's, then unscoped.
+	Project string `json:"project,omitempty"`
 	// Patterns are globs over slash-separated paths from the root; a file
 	// is returned when it matches one of them and none of Exclude. As in a
 	// git pathspec, "*" also matches "/" unless PathAware is set; then "*"
@@ -63,8 +67,8 @@ type GitFilesResponse struct {
 
 // freshCheckout resolves a revision without reusing a recent ls-remote,
 // since a generator asks for what the branch holds now.
-func (s *Service) freshCheckout(ctx context.Context, repoURL, revision string) (string, string, error) {
-	repo, err := s.gitRepo(ctx, repoURL, revision)
+func (s *Service) freshCheckout(ctx context.Context, repoURL, revision, project string) (string, string, error) {
+	repo, err := s.gitRepo(ctx, repoURL, revision, project)
 	if err != nil {
 		return "", "", err
 	}
@@ -78,7 +82,7 @@ func (s *Service) freshCheckout(ctx context.Context, repoURL, revision string) (
 
 // GitDirectories lists the directories of a revision.
 func (s *Service) GitDirectories(ctx context.Context, req *GitDirectoriesRequest) (*GitDirectoriesResponse, error) {
-	root, sha, err := s.freshCheckout(ctx, req.RepoURL, req.Revision)
+	root, sha, err := s.freshCheckout(ctx, req.RepoURL, req.Revision, req.Project)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +112,7 @@ func (s *Service) GitFiles(ctx context.Context, req *GitFilesRequest) (*GitFiles
 	if err != nil {
 		return nil, err
 	}
-	root, sha, err := s.freshCheckout(ctx, req.RepoURL, req.Revision)
+	root, sha, err := s.freshCheckout(ctx, req.RepoURL, req.Revision, req.Project)
 	if err != nil {
 		return nil, err
 	}

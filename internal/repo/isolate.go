@@ -51,7 +51,7 @@ type pool struct {
 	iso    Isolation
 	tmp    string // each worker's temporary files live under here
 	output int    // the largest result frame accepted, in bytes
-	fetch  func(ctx context.Context, repoURL, name, version string) (string, error)
+	fetch  func(ctx context.Context, project, repoURL, name, version string) (string, error)
 
 	slots chan struct{}
 	mu    sync.Mutex
@@ -59,7 +59,7 @@ type pool struct {
 	seq   int
 }
 
-func newPool(iso Isolation, tmp string, maxOutput int, fetch func(context.Context, string, string, string) (string, error)) *pool {
+func newPool(iso Isolation, tmp string, maxOutput int, fetch func(ctx context.Context, project, repoURL, name, version string) (string, error)) *pool {
 	if iso.MaxMemory == 0 {
 		iso.MaxMemory = 1 << 30
 	}
@@ -201,7 +201,7 @@ func (w *worker) render(ctx context.Context, job *renderJob, p *pool) (*renderOu
 		case f.Result != nil:
 			return f.Result, true, nil
 		case f.Fetch != nil:
-			dir, err := p.fetch(ctx, f.Fetch.RepoURL, f.Fetch.Name, f.Fetch.Version)
+			dir, err := p.fetch(ctx, job.Project, f.Fetch.RepoURL, f.Fetch.Name, f.Fetch.Version)
 			reply := &fetchReply{Dir: dir}
 			if err != nil {
 				reply = &fetchReply{Error: err.Error()}

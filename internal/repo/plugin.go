@@ -29,7 +29,7 @@ func (s *Service) pluginSource(ctx context.Context, in *sourceInput) (*plugin.So
 	}
 	p := &plugin.Source{Root: in.root, Path: src.Path, Plugin: src.Plugin, Env: buildEnv(in.req, &src, in.revision)}
 	if typ == v1alpha1.SourceTypePlugin {
-		p.GitCreds, err = s.pluginGitCreds(ctx, src.RepoURL)
+		p.GitCreds, err = s.pluginGitCreds(ctx, src.RepoURL, in.req.Project)
 		return p, err
 	}
 	if src.Chart != "" || !s.plugins.Installed() {
@@ -40,18 +40,18 @@ func (s *Service) pluginSource(ctx context.Context, in *sourceInput) (*plugin.So
 		return nil, err
 	}
 	p.Plugin = &v1alpha1.ApplicationSourcePlugin{Name: name}
-	p.GitCreds, err = s.pluginGitCreds(ctx, src.RepoURL)
+	p.GitCreds, err = s.pluginGitCreds(ctx, src.RepoURL, in.req.Project)
 	return p, err
 }
 
 // pluginGitCreds are the repository's HTTPS credentials as a plugin asking
 // for them gets them (a token alone goes with Argo CD's x-access-token
 // user); nil when it has none.
-func (s *Service) pluginGitCreds(ctx context.Context, repoURL string) (*plugin.GitCreds, error) {
+func (s *Service) pluginGitCreds(ctx context.Context, repoURL, project string) (*plugin.GitCreds, error) {
 	if repoURL == "" || s.opts.Credentials == nil {
 		return nil, nil
 	}
-	c, err := s.opts.Credentials.ForRepo(ctx, repoURL)
+	c, err := s.opts.Credentials.ForRepo(ctx, repoURL, project)
 	if err != nil || c.Password == "" {
 		return nil, err
 	}

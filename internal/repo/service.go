@@ -109,7 +109,9 @@ func NewService(opts Options) *Service {
 		s.turns = make(chan struct{}, opts.ParallelismLimit)
 	}
 	if opts.Isolation != nil {
-		s.workers = newPool(*opts.Isolation, filepath.Join(opts.Root, "workers"), opts.MaxManifestBytes, dependencyFetcher{s}.FetchDependency)
+		s.workers = newPool(*opts.Isolation, filepath.Join(opts.Root, "workers"), opts.MaxManifestBytes, func(ctx context.Context, project, repoURL, name, version string) (string, error) {
+			return dependencyFetcher{s, project}.FetchDependency(ctx, repoURL, name, version)
+		})
 	}
 	return s
 }
@@ -178,7 +180,7 @@ func (s *Service) Render(ctx context.Context, req *Request) (*Response, error) {
 
 // Resolve resolves one revision afresh.
 func (s *Service) Resolve(ctx context.Context, req *ResolveRequest) (*ResolveResponse, error) {
-	creds, err := s.opts.Credentials.ForRepo(ctx, req.RepoURL)
+	creds, err := s.opts.Credentials.ForRepo(ctx, req.RepoURL, req.Project)
 	if err != nil {
 		return nil, fmt.Errorf("credentials for %s: %w", git.RedactURL(req.RepoURL), err)
 	}
@@ -213,7 +215,7 @@ func (s *Service) resolveAll(ctx context.Context, req *Request) ([]resolved, err
 			rev = req.Revisions[i]
 		}
 		out[i].source = src
-		creds, err := s.opts.Credentials.ForRepo(ctx, src.RepoURL)
+		creds, err := s.opts.Credentials.ForRepo(ctx, src.RepoURL, req.Project)
 		if err != nil {
 			return nil, fmt.Errorf("credentials for %s: %w", git.RedactURL(src.RepoURL), err)
 		}
@@ -295,7 +297,7 @@ func (s *Service) render(ctx context.Context, req *Request, sources []resolved) 
 			revision: src.revision,
 			refs:     refs,
 			req:      req,
-			deps:     dependencyFetcher{s},
+			deps:     dependencyFetcher{s, req.Project},
 		})
 		if err != nil {
 			if len(sources) > 1 {

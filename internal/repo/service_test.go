@@ -21,7 +21,7 @@ import (
 
 type staticCreds git.Creds
 
-func (c staticCreds) ForRepo(context.Context, string) (git.Creds, error) { return git.Creds(c), nil }
+func (c staticCreds) ForRepo(context.Context, string, string) (git.Creds, error) { return git.Creds(c), nil }
 
 const deployment = `apiVersion: apps/v1
 kind: Deployment
@@ -363,7 +363,7 @@ func TestKustomizeHelmCharts(t *testing.T) {
 // credsByURL gives each repository its own credentials.
 type credsByURL map[string]git.Creds
 
-func (c credsByURL) ForRepo(_ context.Context, url string) (git.Creds, error) { return c[url], nil }
+func (c credsByURL) ForRepo(_ context.Context, url, _ string) (git.Creds, error) { return c[url], nil }
 
 func TestManifestSizeLimit(t *testing.T) {
 	remote := gitserver.NewLocalRepo(t)

@@ -233,7 +233,7 @@ func redactedURL(u string) string {
 // RenderLocal renders a source from a local directory, without Git: what
 // `capstan render --local` does. src.Path is relative to dir.
 func (s *Service) RenderLocal(ctx context.Context, dir string, src v1alpha1.ApplicationSource, req *Request) (*Response, error) {
-	objs, typ, err := s.renderSource(ctx, &sourceInput{root: dir, source: src, refs: map[string]string{}, req: req, deps: dependencyFetcher{s}})
+	objs, typ, err := s.renderSource(ctx, &sourceInput{root: dir, source: src, refs: map[string]string{}, req: req, deps: dependencyFetcher{s, req.Project}})
 	if err != nil {
 		return nil, err
 	}
@@ -242,13 +242,16 @@ func (s *Service) RenderLocal(ctx context.Context, dir string, src v1alpha1.Appl
 
 // dependencyFetcher fetches Helm chart dependencies with the credentials of
 // their repositories.
-type dependencyFetcher struct{ s *Service }
+type dependencyFetcher struct {
+	s       *Service
+	project string // whose credentials are used
+}
 
 func (d dependencyFetcher) FetchDependency(ctx context.Context, repoURL, name, version string) (string, error) {
 	if strings.HasPrefix(repoURL, "@") || strings.HasPrefix(repoURL, "alias:") {
 		return "", fmt.Errorf("repository %q: repository aliases are not supported; use the repository URL", repoURL)
 	}
-	creds, err := d.s.opts.Credentials.ForRepo(ctx, repoURL)
+	creds, err := d.s.opts.Credentials.ForRepo(ctx, repoURL, d.project)
 	if err != nil {
 		return "", err
 	}

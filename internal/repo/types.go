@@ -23,6 +23,8 @@ type Renderer interface {
 // or a Helm chart version or constraint.
 type ResolveRequest struct {
 	RepoURL string `json:"repoURL"`
+	// Project picks the stored credentials: the project's, then unscoped.
+	Project string `json:"project,omitempty"`
 	// Chart is set for Helm repository sources.
 	Chart    string `json:"chart,omitempty"`
 	Revision string `json:"revision"`
@@ -152,16 +154,17 @@ func (h *HistoryCheck) covers(repoURL string) bool {
 const MaxVerifiedHistory = 10000
 
 // Credentials finds the credentials for a repository URL, from repository
-// Secrets and credential templates.
+// Secrets and credential templates: those of project first, then those of
+// no project; never another project's.
 type Credentials interface {
-	ForRepo(ctx context.Context, url string) (git.Creds, error)
+	ForRepo(ctx context.Context, url, project string) (git.Creds, error)
 }
 
 // NoCredentials is a Credentials that has none: public and file:// repositories.
 type NoCredentials struct{}
 
 // ForRepo returns empty credentials.
-func (NoCredentials) ForRepo(context.Context, string) (git.Creds, error) { return git.Creds{}, nil }
+func (NoCredentials) ForRepo(context.Context, string, string) (git.Creds, error) { return git.Creds{}, nil }
 
 // Change is a push to a repository, as a Git webhook (or Capstan's own
 // Git write-back) reports it.

@@ -80,9 +80,9 @@ func (s *Server) connection(ctx context.Context, r *settings.Repository, force b
 		// only the credentials can be checked.
 		_, err = r.Creds()
 	case r.Type == "helm":
-		_, err = s.opts.Renderer.Charts(ctx, &reposvc.ChartsRequest{RepoURL: r.URL})
+		_, err = s.opts.Renderer.Charts(ctx, &reposvc.ChartsRequest{RepoURL: r.URL, Project: r.Project})
 	default:
-		_, err = s.opts.Renderer.Resolve(ctx, &reposvc.ResolveRequest{RepoURL: r.URL, Revision: "HEAD"})
+		_, err = s.opts.Renderer.Resolve(ctx, &reposvc.ResolveRequest{RepoURL: r.URL, Revision: "HEAD", Project: r.Project})
 	}
 	now := metav1.Now()
 	st = connectionState{Status: connectionSuccessful, AttemptedAt: &now}

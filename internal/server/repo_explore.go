@@ -5,14 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/project"
 	reposvc "github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/repo/git"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
 
@@ -57,11 +60,11 @@ func (s *Server) exploredRepo(w http.ResponseWriter, r *http.Request, c *caller,
 
 // repositoryRefs answers the refs (branches and tags) and oci-tags calls.
 func (s *Server) repositoryRefs(w http.ResponseWriter, r *http.Request, c *caller) {
-	url := r.PathValue("url")
-	if !s.exploredRepo(w, r, c, url, r.URL.Query().Get("appProject")) {
+	url, proj := r.PathValue("url"), r.URL.Query().Get("appProject")
+	if !s.exploredRepo(w, r, c, url, proj) {
 		return
 	}
-	refs, err := s.opts.Renderer.Refs(r.Context(), &reposvc.RefsRequest{RepoURL: url, OCI: strings.HasSuffix(r.URL.Path, "/oci-tags")})
+	refs, err := s.opts.Renderer.Refs(r.Context(), &reposvc.RefsRequest{RepoURL: url, Project: proj, OCI: strings.HasSuffix(r.URL.Path, "/oci-tags")})
 	s.answerRepo(w, refs, err)
 }
 
@@ -73,7 +76,7 @@ func (s *Server) repositoryApps(w http.ResponseWriter, r *http.Request, c *calle
 	if !s.exploredRepo(w, r, c, url, q.Get("appProject")) || !s.mayPickSource(w, r, c, url, q.Get("appProject"), q.Get("appName")) {
 		return
 	}
-	apps, err := s.opts.Renderer.Apps(r.Context(), &reposvc.AppsRequest{RepoURL: url, Revision: q.Get("revision")})
+	apps, err := s.opts.Renderer.Apps(r.Context(), &reposvc.AppsRequest{RepoURL: url, Revision: q.Get("revision"), Project: q.Get("appProject")})
 	s.answerRepo(w, apps, err)
 }
 
@@ -111,12 +114,21 @@ func (s *Server) repositoryCharts(w http.ResponseWriter, r *http.Request, c *cal
 }
 
 // repositoryAppDetails describes the source in the body (Argo CD's
-// RepoAppDetailsQuery) for a caller who may read, or create, its app.
+// RepoAppDetailsQuery), with the credentials of appProject, as Argo CD's
+// handler allows it: the caller needs repositories get on the repository
+// and applications get on appProject/appName; for an app that exists, the
+// project must be the app's and the source one of its sources now or in
+// its history; for one that does not yet, applications create; and the
+// project must allow the repository.
 func (s *Server) repositoryAppDetails(w http.ResponseWriter, r *http.Request, c *caller) {
 	var q struct {
 		Source     *v1alpha1.ApplicationSource `json:"source"`
 		AppName    string                      `json:"appName"`
 		AppProject string                      `json:"appProject"`
+		// SourceIndex and VersionID pick the source of a multi-source app
+		// and the history entry it is compared with.
+		SourceIndex jsonInt `json:"sourceIndex"`
+		VersionID   jsonInt `json:"versionId"`
 	}
 	if !decodeBody(w, r, &q, "app details query", false) {
 		return
@@ -128,11 +140,78 @@ func (s *Server) repositoryAppDetails(w http.ResponseWriter, r *http.Request, c 
 	if q.Source.RepoURL == "" {
 		q.Source.RepoURL = r.PathValue("url")
 	}
-	if !s.exploredRepo(w, r, c, q.Source.RepoURL, q.AppProject) || !s.mayPickSource(w, r, c, q.Source.RepoURL, q.AppProject, q.AppName) {
+	if !s.exploredRepo(w, r, c, q.Source.RepoURL, q.AppProject) {
 		return
 	}
-	details, err := s.opts.Renderer.AppDetails(r.Context(), &reposvc.AppDetailsRequest{Source: *q.Source})
+	object := q.AppProject + "/" + q.AppName
+	if !c.can("applications", "get", object) {
+		c.denied(w, "applications", "get", object)
+		return
+	}
+	app := &v1alpha1.Application{}
+	err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: s.opts.Namespace, Name: q.AppName}, app)
+	switch {
+	case apierrors.IsNotFound(err) || q.AppName == "":
+		if !c.can("applications", "create", object) {
+			c.denied(w, "applications", "create", object)
+			return
+		}
+	case err != nil:
+		s.internal(w, err)
+		return
+	case app.Spec.Project != q.AppProject || !sourceInHistory(app, *q.Source, int(q.SourceIndex), int64(q.VersionID)):
+		c.denied(w, "applications", "get", object)
+		return
+	}
+	proj, err := project.Load(r.Context(), s.opts.Client, s.opts.Namespace, q.AppProject)
+	if err != nil {
+		writeError(w, statusOf(err), err.Error())
+		return
+	}
+	if !project.SourcePermitted(proj, q.Source.RepoURL) {
+		writeError(w, http.StatusForbidden, fmt.Sprintf("repository '%s' not permitted in project '%s'", q.Source.RepoURL, q.AppProject))
+		return
+	}
+	details, err := s.opts.Renderer.AppDetails(r.Context(), &reposvc.AppDetailsRequest{Source: *q.Source, Project: q.AppProject})
 	s.answerRepo(w, details, err)
+}
+
+// sourceInHistory reports whether src is the app's source at index now,
+// or (at the revision it was deployed at) a source of its history entry
+// versionID, or of any entry when versionID is 0: a caller may only have
+// details of what the app deploys or deployed, never of a source it makes up.
+func sourceInHistory(app *v1alpha1.Application, src v1alpha1.ApplicationSource, index int, versionID int64) bool {
+	if sources := app.Spec.GetSources(); index >= 0 && index < len(sources) && equalSources(sources[index], src) {
+		return true
+	}
+	for _, h := range app.Status.History {
+		if versionID != 0 && h.ID != versionID {
+			continue
+		}
+		sources, revisions := h.Sources, h.Revisions
+		if len(sources) == 0 {
+			sources, revisions = v1alpha1.ApplicationSources{h.Source}, []string{h.Revision}
+		}
+		for i, hs := range sources {
+			if i < len(revisions) && revisions[i] != "" {
+				hs.TargetRevision = revisions[i]
+			}
+			if equalSources(hs, src) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// equalSources compares two sources field by field, the repository URLs
+// as Git normalizes them.
+func equalSources(a, b v1alpha1.ApplicationSource) bool {
+	if git.NormalizeURL(a.RepoURL) != git.NormalizeURL(b.RepoURL) {
+		return false
+	}
+	a.RepoURL, b.RepoURL = "", ""
+	return reflect.DeepEqual(a, b)
 }
 
 // revisionSource picks the source a revision call is about: the app's
@@ -183,7 +262,7 @@ func (s *Server) revisionMetadata(w http.ResponseWriter, r *http.Request, c *cal
 		writeError(w, http.StatusBadRequest, "error getting app source by source index and version ID: "+err.Error())
 		return
 	}
-	meta, err := s.opts.Renderer.RevisionMetadata(r.Context(), &reposvc.RevisionMetadataRequest{RepoURL: src.RepoURL, Revision: r.PathValue("revision")})
+	meta, err := s.opts.Renderer.RevisionMetadata(r.Context(), &reposvc.RevisionMetadataRequest{RepoURL: src.RepoURL, Revision: r.PathValue("revision"), Project: app.Spec.Project})
 	s.answerRepo(w, meta, err)
 }
 
@@ -202,7 +281,7 @@ func (s *Server) chartDetails(w http.ResponseWriter, r *http.Request, c *caller)
 		writeError(w, http.StatusBadRequest, "no chart found for application: "+app.Name)
 		return
 	}
-	details, err := s.opts.Renderer.ChartDetails(r.Context(), &reposvc.ChartDetailsRequest{RepoURL: src.RepoURL, Chart: src.Chart, Revision: r.PathValue("revision")})
+	details, err := s.opts.Renderer.ChartDetails(r.Context(), &reposvc.ChartDetailsRequest{RepoURL: src.RepoURL, Chart: src.Chart, Revision: r.PathValue("revision"), Project: app.Spec.Project})
 	s.answerRepo(w, details, err)
 }
 

@@ -282,9 +282,14 @@ func (s *Server) validateRepository(w http.ResponseWriter, r *http.Request, c *c
 		return
 	}
 	if !repo.HasCredentials() {
-		if stored, err := (&settings.RepoCredentials{Reader: s.opts.Client, Namespace: s.opts.Namespace}).Lookup(r.Context(), repo.URL); err == nil && stored != nil {
-			repo.Username, repo.Password, repo.SSHPrivateKey = stored.Username, stored.Password, stored.SSHPrivateKey
-			repo.TLSClientCertData, repo.TLSClientCertKey, repo.BearerToken, repo.Unsupported = stored.TLSClientCertData, stored.TLSClientCertKey, stored.BearerToken, stored.Unsupported
+		stored, err := (&settings.RepoCredentials{Reader: s.opts.Client, Namespace: s.opts.Namespace}).Lookup(r.Context(), repo.URL, repo.Project)
+		if err != nil {
+			s.internal(w, err)
+			return
+		}
+		if err := useStoredCredentials(repo, stored); err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
 		}
 	}
 	if repo.Type != "helm" {
@@ -294,6 +299,27 @@ func (s *Server) validateRepository(w http.ResponseWriter, r *http.Request, c *c
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]string{})
+}
+
+// useStoredCredentials gives repo, a connection test without credentials
+// of its own, the stored ones for its URL and project (nil: none). They
+// only travel the way they are stored to: a proxy, or TLS verification
+// turned off, that the request chose and the stored repository does not
+// say is refused.
+func useStoredCredentials(repo, stored *settings.Repository) error {
+	if stored == nil || !stored.HasCredentials() {
+		return nil
+	}
+	if (repo.Proxy != "" && repo.Proxy != stored.Proxy) || (repo.NoProxy != "" && repo.NoProxy != stored.NoProxy) {
+		return fmt.Errorf("the stored credentials for %s are not sent through a proxy the request chooses: give the credentials, or leave proxy and noProxy unset", repo.URL)
+	}
+	if repo.Insecure && !stored.Insecure {
+		return fmt.Errorf("the stored credentials for %s are not sent with TLS verification off when the stored repository has it on: give the credentials, or leave insecure unset", repo.URL)
+	}
+	repo.Username, repo.Password, repo.SSHPrivateKey = stored.Username, stored.Password, stored.SSHPrivateKey
+	repo.TLSClientCertData, repo.TLSClientCertKey, repo.BearerToken, repo.Unsupported = stored.TLSClientCertData, stored.TLSClientCertKey, stored.BearerToken, stored.Unsupported
+	repo.Proxy, repo.NoProxy, repo.Insecure = stored.Proxy, stored.NoProxy, stored.Insecure
+	return nil
 }
 
 // boolRank orders false before true.

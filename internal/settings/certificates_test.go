@@ -49,7 +49,7 @@ func TestCertificatesRoundTrip(t *testing.T) {
 		t.Fatalf("add: %v, %+v", err, created)
 	}
 	// The repository client trusts what was added.
-	creds, err := (&RepoCredentials{Reader: c, Namespace: ns}).ForRepo(ctx, "https://git.example.com/team/app.git")
+	creds, err := (&RepoCredentials{Reader: c, Namespace: ns}).ForRepo(ctx, "https://git.example.com/team/app.git", "")
 	if err != nil || string(creds.CAData) != string(tlsData) {
 		t.Fatalf("the repository's trusted CA is %q (%v)", creds.CAData, err)
 	}

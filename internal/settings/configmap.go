@@ -170,8 +170,32 @@ func (a *ArgoCD) ExecEnabled() bool { return a.Data["exec.enabled"] == "true" }
 // tried when none is asked for. Default bash, sh, powershell, cmd, as Argo
 // CD's.
 func (a *ArgoCD) ExecShells() []string {
+	return commaList(cmp.Or(a.Data["exec.shells"], "bash,sh,powershell,cmd"))
+}
+
+// URLs are argocd-cm's url and additionalUrls: the addresses users reach
+// Argo CD at. Entries that are not absolute URLs are left out.
+func (a *ArgoCD) URLs() []string {
 	var out []string
-	for _, s := range strings.Split(cmp.Or(a.Data["exec.shells"], "bash,sh,powershell,cmd"), ",") {
+	if u := strings.TrimSpace(a.Data["url"]); u != "" {
+		out = append(out, u)
+	}
+	var more []string
+	if err := yaml.Unmarshal([]byte(a.Data["additionalUrls"]), &more); err == nil {
+		out = append(out, more...)
+	}
+	return out
+}
+
+// SensitiveAnnotations is resource.sensitive.mask.annotations: the
+// annotations of Secrets whose values the API and UI show masked, as the
+// Secrets' data. Default none.
+func (a *ArgoCD) SensitiveAnnotations() []string { return commaList(a.Data["resource.sensitive.mask.annotations"]) }
+
+// commaList splits a comma-separated setting, dropping empty entries.
+func commaList(raw string) []string {
+	var out []string
+	for _, s := range strings.Split(raw, ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			out = append(out, s)
 		}
@@ -187,13 +211,7 @@ func (a *ArgoCD) HelmValuesFileSchemes() []string {
 	if !ok {
 		return nil
 	}
-	out := []string{}
-	for _, s := range strings.Split(raw, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
+	return append([]string{}, commaList(raw)...)
 }
 
 // SyncImpersonationEnabled is application.sync.impersonation.enabled:

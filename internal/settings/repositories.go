@@ -132,7 +132,9 @@ func secretRef(s *corev1.Secret) string { return "Secret/" + s.Namespace + "/" +
 // RepoCredentials finds credentials for repository URLs in the Secrets of
 // one namespace, the way Argo CD does: a repository Secret for exactly that
 // URL, else (or when that Secret has no credentials) the credential template
-// with the longest URL prefix.
+// with the longest URL prefix. Secrets scoped to a project serve only that
+// project's Applications, and are preferred there over unscoped ones; a
+// caller of no project gets only unscoped ones.
 type RepoCredentials struct {
 	// Reader reads Secrets and ConfigMaps, usually from an informer cache.
 	Reader client.Reader
@@ -143,9 +145,10 @@ type RepoCredentials struct {
 	Write bool
 }
 
-// ForRepo returns the credentials and TLS options for url.
-func (r *RepoCredentials) ForRepo(ctx context.Context, repoURL string) (git.Creds, error) {
-	repo, err := r.Lookup(ctx, repoURL)
+// ForRepo returns the credentials and TLS options for url, as project's
+// Applications reach it.
+func (r *RepoCredentials) ForRepo(ctx context.Context, repoURL, project string) (git.Creds, error) {
+	repo, err := r.Lookup(ctx, repoURL, project)
 	if err != nil {
 		return git.Creds{}, err
 	}
@@ -161,9 +164,9 @@ func (r *RepoCredentials) ForRepo(ctx context.Context, repoURL string) (git.Cred
 	return creds, nil
 }
 
-// Lookup returns the Repository whose credentials apply to url: the
-// repository Secret, or the best credential template, or nil.
-func (r *RepoCredentials) Lookup(ctx context.Context, repoURL string) (*Repository, error) {
+// Lookup returns the Repository whose credentials apply to url for
+// project: the repository Secret, or the best credential template, or nil.
+func (r *RepoCredentials) Lookup(ctx context.Context, repoURL, project string) (*Repository, error) {
 	var list corev1.SecretList
 	if err := r.Reader.List(ctx, &list, client.InNamespace(r.Namespace),
 		client.HasLabels{v1alpha1.LabelSecretType}); err != nil {
@@ -180,11 +183,14 @@ func (r *RepoCredentials) Lookup(ctx context.Context, repoURL string) (*Reposito
 		if err != nil {
 			return nil, err
 		}
+		if repo.Project != "" && repo.Project != project {
+			continue // another project's
+		}
 		got := git.NormalizeURL(repo.URL)
 		switch {
-		case !repo.Template && got == want:
+		case !repo.Template && got == want && betterScoped(repo, exact, project):
 			exact = repo
-		case repo.Template && strings.HasPrefix(want, got) && (template == nil || len(got) > len(git.NormalizeURL(template.URL))):
+		case repo.Template && templateCovers(got, want) && (template == nil || betterTemplate(repo, template, project)):
 			template = repo
 		}
 	}
@@ -203,6 +209,29 @@ func (r *RepoCredentials) Lookup(ctx context.Context, repoURL string) (*Reposito
 		return &merged, nil
 	}
 	return template, nil
+}
+
+// templateCovers reports whether a credential template's normalized URL
+// prefix covers a normalized repository URL: a prefix of it on the same
+// host, so https://git.example.com never covers
+// https://git.example.com.elsewhere.io/x.
+func templateCovers(prefix, repoURL string) bool {
+	return strings.HasPrefix(repoURL, prefix) && hostOf(prefix) != "" && hostOf(prefix) == hostOf(repoURL)
+}
+
+// betterScoped reports whether candidate should replace current as the
+// repository Secret of a URL: the project's own wins over an unscoped one.
+func betterScoped(candidate, current *Repository, project string) bool {
+	return current == nil || (candidate.Project == project && current.Project != project)
+}
+
+// betterTemplate reports whether candidate is a better credential template
+// than current: the project's own first, then the longest URL prefix.
+func betterTemplate(candidate, current *Repository, project string) bool {
+	if own, currentOwn := candidate.Project != "" && candidate.Project == project, current.Project != "" && current.Project == project; own != currentOwn {
+		return own
+	}
+	return len(git.NormalizeURL(candidate.URL)) > len(git.NormalizeURL(current.URL))
 }
 
 // wanted reports whether a Secret type holds the credentials looked for.

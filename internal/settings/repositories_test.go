@@ -73,7 +73,7 @@ func TestRepoCredentialsMatching(t *testing.T) {
 		{"https://git.example.com/team/public.git", "team-user", true}, // repository options, template credentials
 		{"https://other.example.com/x.git", "", false},
 	} {
-		creds, err := rc.ForRepo(ctx, tc.url)
+		creds, err := rc.ForRepo(ctx, tc.url, "")
 		if err != nil {
 			t.Fatalf("%s: %v", tc.url, err)
 		}
@@ -85,7 +85,7 @@ func TestRepoCredentialsMatching(t *testing.T) {
 			t.Errorf("%s: CA data %q", tc.url, creds.CAData)
 		}
 	}
-	creds, err := rc.ForRepo(ctx, "git@ssh.example.com:org/repo.git")
+	creds, err := rc.ForRepo(ctx, "git@ssh.example.com:org/repo.git", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestBadRepositorySecretNamesTheSecret(t *testing.T) {
 	if err := c.Create(ctx, secret(ns, "broken", v1alpha1.SecretTypeRepository, map[string]string{"url": "https://x/y", "insecure": "maybe"})); err != nil {
 		t.Fatal(err)
 	}
-	_, err := (&RepoCredentials{Reader: c, Namespace: ns}).ForRepo(ctx, "https://x/y")
+	_, err := (&RepoCredentials{Reader: c, Namespace: ns}).ForRepo(ctx, "https://x/y", "")
 	if err == nil || !strings.Contains(err.Error(), "Secret/"+ns+"/broken") || !strings.Contains(err.Error(), "insecure") {
 		t.Errorf("got %v, want an error naming the Secret and the key", err)
 	}
@@ -164,9 +164,61 @@ func TestRepoWriteCredentials(t *testing.T) {
 		{true, "https://git.example.com/other/repo", "org-writer"},
 		{false, "https://git.example.com/other/repo", ""},
 	} {
-		creds, err := (&RepoCredentials{Reader: c, Namespace: ns, Write: tc.write}).ForRepo(ctx, tc.url)
+		creds, err := (&RepoCredentials{Reader: c, Namespace: ns, Write: tc.write}).ForRepo(ctx, tc.url, "")
 		if err != nil || creds.Username != tc.user {
 			t.Errorf("write=%v %s: user %q, %v; want %q", tc.write, tc.url, creds.Username, err, tc.user)
+		}
+	}
+}
+
+// TestRepoCredentialsFollowTheProject is finding 8 of the tenant review:
+// one project's scoped credentials never serve another project; a
+// project's own come before unscoped ones; a caller of no project gets
+// only unscoped ones; and a template never covers another host.
+func TestRepoCredentialsFollowTheProject(t *testing.T) {
+	c, ns := setup(t)
+	ctx := context.Background()
+	scoped := func(name, kind, url, user, project string) *corev1.Secret {
+		data := map[string]string{"url": url, "username": user, "password": user + "-pass"}
+		if project != "" {
+			data["project"] = project
+		}
+		return secret(ns, name, kind, data)
+	}
+	for _, s := range []*corev1.Secret{
+		scoped("a-repo", v1alpha1.SecretTypeRepository, "https://git.example.com/shared/app.git", "a-user", "a"),
+		scoped("b-repo", v1alpha1.SecretTypeRepository, "https://git.example.com/shared/app.git", "b-user", "b"),
+		scoped("any-repo", v1alpha1.SecretTypeRepository, "https://git.example.com/shared/app.git", "any-user", ""),
+		scoped("a-only", v1alpha1.SecretTypeRepository, "https://git.example.com/a/private.git", "a-private", "a"),
+		scoped("a-tmpl", v1alpha1.SecretTypeRepoCredentials, "https://tmpl.example.com/org", "a-tmpl", "a"),
+		scoped("any-tmpl", v1alpha1.SecretTypeRepoCredentials, "https://tmpl.example.com/org/team", "any-tmpl", ""),
+		scoped("host-tmpl", v1alpha1.SecretTypeRepoCredentials, "https://host.example.com", "host-tmpl", ""),
+	} {
+		if err := c.Create(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc := &RepoCredentials{Reader: c, Namespace: ns}
+	for _, tc := range []struct{ url, project, user string }{
+		{"https://git.example.com/shared/app.git", "a", "a-user"},
+		{"https://git.example.com/shared/app.git", "b", "b-user"},
+		{"https://git.example.com/shared/app.git", "c", "any-user"},
+		{"https://git.example.com/shared/app.git", "", "any-user"},
+		{"https://git.example.com/a/private.git", "a", "a-private"},
+		{"https://git.example.com/a/private.git", "b", ""},
+		{"https://git.example.com/a/private.git", "", ""},
+		{"https://tmpl.example.com/org/team/x.git", "a", "a-tmpl"}, // the project's own template, though shorter
+		{"https://tmpl.example.com/org/team/x.git", "b", "any-tmpl"},
+		{"https://tmpl.example.com/org/other.git", "b", ""},
+		{"https://host.example.com/x.git", "", "host-tmpl"},
+		{"https://host.example.com.elsewhere.io/x.git", "", ""}, // another host
+	} {
+		creds, err := rc.ForRepo(ctx, tc.url, tc.project)
+		if err != nil {
+			t.Fatalf("%s for %q: %v", tc.url, tc.project, err)
+		}
+		if creds.Username != tc.user {
+			t.Errorf("%s for project %q: user %q, want %q", tc.url, tc.project, creds.Username, tc.user)
 		}
 	}
 }

@@ -169,6 +169,26 @@ type watched struct {
 	conf *config.App
 }
 
+// pullSecretRefused says why an Application's pull-secret annotation may
+// not name its Secret: only the updater's namespace, the Application's
+// destination namespace and those pullsecret.namespaces lists are read,
+// so an Application's author cannot send another tenant's Secret to a
+// registry of their choosing. Other sources (env:, ext:) and none pass.
+func pullSecretRefused(source string, app *v1alpha1.Application, own string, allowed []string) error {
+	ref, ok := strings.CutPrefix(source, "pullsecret:")
+	if !ok {
+		if ref, ok = strings.CutPrefix(source, "secret:"); !ok {
+			return nil
+		}
+	}
+	ns, _, _ := strings.Cut(ref, "/")
+	if ns == own || ns == app.Spec.Destination.Namespace || slices.Contains(allowed, ns) || slices.Contains(allowed, "*") {
+		return nil
+	}
+	return fmt.Errorf("pull secret %s: Secrets of namespace %s may not be named by Application %s/%s (only %s, its destination namespace, or those %s lists)",
+		source, ns, app.Namespace, app.Name, own, config.PullSecretNamespacesKey)
+}
+
 // image is one distinct image of a cycle: its tags are listed once.
 type image struct {
 	full        string
@@ -223,12 +243,19 @@ func (u *Updater) RunOnce(ctx context.Context, images ...string) (Result, error)
 		for _, img := range w.conf.Images {
 			reg, full := config.RegistryFor(st.Registries, img.Name)
 			source := img.PullSecret
+			refused := pullSecretRefused(source, w.app, u.opts.Namespace, st.PullSecretNamespaces)
 			if source == "" {
 				source = reg.Credentials
 			}
 			key := full + "|" + source
+			if refused != nil {
+				key += "|refused for " + w.app.Namespace + "/" + w.app.Name
+			}
 			if distinct[key] == nil {
 				distinct[key] = &image{full: full, reg: reg, credentials: source}
+				if refused != nil {
+					distinct[key].once.Do(func() { distinct[key].err = refused })
+				}
 			}
 			j.images = append(j.images, distinct[key])
 		}
@@ -592,7 +619,7 @@ func (u *Updater) write(ctx context.Context, st config.Settings, writer Applicat
 	if err != nil {
 		return false, err
 	}
-	creds, err := u.gitCredentials(ctx, wb, repoURL)
+	creds, err := u.gitCredentials(ctx, wb, repoURL, app.Spec.Project)
 	if err != nil {
 		return false, err
 	}
@@ -614,10 +641,11 @@ func (u *Updater) write(ctx context.Context, st config.Settings, writer Applicat
 
 // gitCredentials are a Git write-back's credentials: the Secret
 // git:secret:ns/name names (username and password, or sshPrivateKey), or
-// the repository's credentials from the repository Secrets.
-func (u *Updater) gitCredentials(ctx context.Context, wb config.WriteBack, repoURL string) (git.Creds, error) {
+// the repository's credentials from the repository Secrets, as the
+// Application's project reaches it.
+func (u *Updater) gitCredentials(ctx context.Context, wb config.WriteBack, repoURL, project string) (git.Creds, error) {
 	if wb.Secret == "" {
-		return (&settings.RepoCredentials{Reader: u.opts.Client, Namespace: u.opts.Namespace}).ForRepo(ctx, repoURL)
+		return (&settings.RepoCredentials{Reader: u.opts.Client, Namespace: u.opts.Namespace}).ForRepo(ctx, repoURL, project)
 	}
 	ns, name, _ := strings.Cut(wb.Secret, "/")
 	var s corev1.Secret

@@ -1,10 +1,13 @@
 package git
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 )
 
@@ -32,6 +35,20 @@ type Creds struct {
 	// Proxy is the HTTP(S) proxy URL to reach the repository through, and
 	// NoProxy the hosts reached directly (comma-separated, as NO_PROXY).
 	Proxy, NoProxy string
+}
+
+// identity is a digest of every field of c, empty for no credentials and
+// options at all: the Store keeps one clone per URL and identity.
+func (c Creds) identity() string {
+	if reflect.ValueOf(c).IsZero() {
+		return ""
+	}
+	h := sha256.New()
+	for _, field := range []string{c.Username, c.Password, c.SSHPrivateKey, c.KnownHosts, strconv.FormatBool(c.Insecure), string(c.CAData),
+		c.TLSClientCert, c.TLSClientKey, c.BearerToken, c.Proxy, c.NoProxy} {
+		fmt.Fprintf(h, "%d:%s;", len(field), field)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 // objectChecks make git check every object it fetches: a tree with

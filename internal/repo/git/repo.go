@@ -26,8 +26,7 @@ type Repo struct {
 	dir  string
 	opts Options
 
-	credsMu sync.RWMutex
-	creds   Creds
+	creds Creds // fixed: a Repo is one URL reached with one set of credentials
 
 	// mu serialises fetches and checkouts of this repository.
 	mu sync.Mutex
@@ -56,12 +55,6 @@ func (r *Repo) Stats() Stats {
 // RedactURL before showing it.
 func (r *Repo) URL() string { return r.url }
 
-func (r *Repo) setCreds(c Creds) {
-	r.credsMu.Lock()
-	r.creds = c
-	r.credsMu.Unlock()
-}
-
 // git runs a git command against the bare clone (or without one when
 // bare is false) with the repository's credentials, and returns stdout.
 func (r *Repo) git(ctx context.Context, bare bool, args ...string) ([]byte, error) {
@@ -84,10 +77,7 @@ func (r *Repo) gitPipe(ctx context.Context, bare bool, stdin io.Reader, consume 
 	if bare {
 		args = append([]string{"--git-dir", r.bareDir()}, args...)
 	}
-	r.credsMu.RLock()
-	creds := r.creds
-	r.credsMu.RUnlock()
-	return runGit(ctx, command{binary: r.opts.GitBinary, creds: creds, url: r.url, stdin: stdin}, consume, args...)
+	return runGit(ctx, command{binary: r.opts.GitBinary, creds: r.creds, url: r.url, stdin: stdin}, consume, args...)
 }
 
 // command is how one git command runs: which binary, in which directory,

@@ -25,7 +25,11 @@ type Options struct {
 	MaxCheckoutBytes int64
 }
 
-// Store holds one Repo per normalized repository URL.
+// Store holds one Repo per normalized repository URL and set of
+// credentials: callers with different credentials (Applications of
+// projects with credentials of their own) never share a clone, its
+// fetched commits or its resolved refs, so nothing fetched with one
+// project's credentials is served to another.
 type Store struct {
 	opts  Options
 	mu    sync.Mutex
@@ -46,23 +50,26 @@ func NewStore(opts Options) *Store {
 	return &Store{opts: opts, repos: map[string]*Repo{}}
 }
 
-// Repo returns the repository at url, creating its handle on first use. The
-// credentials of the latest call are the ones used for network operations.
+// Repo returns the repository at url as reached with creds, creating its
+// handle on first use.
 func (s *Store) Repo(url string, creds Creds) *Repo {
 	key := NormalizeURL(url)
+	if id := creds.identity(); id != "" {
+		key += "\x00" + id
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, ok := s.repos[key]
 	if !ok {
 		sum := sha256.Sum256([]byte(key))
 		r = &Repo{
-			url:  url,
-			dir:  filepath.Join(s.opts.Root, hex.EncodeToString(sum[:12])),
-			opts: s.opts,
+			url:   url,
+			dir:   filepath.Join(s.opts.Root, hex.EncodeToString(sum[:12])),
+			opts:  s.opts,
+			creds: creds,
 		}
 		s.repos[key] = r
 	}
-	r.setCreds(creds)
 	return r
 }
 

@@ -17,11 +17,11 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/Masterminds/sprig/v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/capstan-cd/capstan/internal/repo/pathsafe"
+	"github.com/capstan-cd/capstan/internal/safetext"
 )
 
 // DefaultCommitMessageTemplate is the commit message when argocd-cm sets
@@ -180,8 +180,8 @@ func (c *Commit) Message(tmpl string) (string, error) {
 	return msg, nil
 }
 
-// checkPath refuses the root and paths out of the branch: hydration
-// empties its path first.
+// checkPath refuses the root, paths out of the branch and paths into its
+// .git directory: hydration empties its path first.
 func checkPath(p string) error {
 	clean := filepath.Clean(p)
 	if clean == "." || clean == "/" || p == "" {
@@ -189,6 +189,11 @@ func checkPath(p string) error {
 	}
 	if filepath.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
 		return fmt.Errorf("syncSource.path %q is outside the repository", p)
+	}
+	for _, elem := range strings.Split(filepath.ToSlash(clean), "/") {
+		if strings.EqualFold(elem, ".git") {
+			return fmt.Errorf("syncSource.path %q is inside the repository's .git directory", p)
+		}
 	}
 	return nil
 }
@@ -207,40 +212,14 @@ const gitAttributes = "**/README.md linguist-generated=true\n**/hydrator.metadat
 var readmeTemplate = "# Manifest Hydration\n\nTo hydrate the manifests in this repository, run the following commands:\n\n" +
 	"```shell\ngit clone {{ .RepoURL }}\n# cd into the cloned directory\ngit checkout {{ .DrySHA }}\n{{ range $command := .Commands -}}\n{{ $command }}\n{{ end -}}```\n"
 
-// funcs are sprig's, less those that would tell a template about the
-// controller's environment.
-var funcs = func() template.FuncMap {
-	m := sprig.TxtFuncMap()
-	for _, name := range []string{"env", "expandenv", "getHostByName"} {
-		delete(m, name)
-	}
-	return m
-}()
-
 // maxMessage bounds a templated commit message.
 const maxMessage = 64 << 10
 
 func render(tmpl string, data any) (string, error) {
-	t, err := template.New("hydrator").Funcs(funcs).Option("missingkey=zero").Parse(tmpl)
+	t, err := template.New("hydrator").Funcs(safetext.Funcs()).Option("missingkey=zero").Parse(tmpl)
 	if err != nil {
 		return "", err
 	}
-	var out bytes.Buffer
-	if err := t.Execute(&limited{w: &out, n: maxMessage}, data); err != nil {
-		return "", err
-	}
-	return out.String(), nil
+	return safetext.Execute(t, data, maxMessage, "the hydrator's message")
 }
 
-// limited fails a write past n bytes.
-type limited struct {
-	w *bytes.Buffer
-	n int
-}
-
-func (l *limited) Write(p []byte) (int, error) {
-	if l.w.Len()+len(p) > l.n {
-		return 0, fmt.Errorf("output over %d bytes", l.n)
-	}
-	return l.w.Write(p)
-}

@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -140,5 +142,40 @@ func TestDirectoryLimits(t *testing.T) {
 	MaxFiles = 3
 	if objs, err := Render(context.Background(), dir, "app", nil, nil); err != nil || len(objs) != 3 {
 		t.Errorf("within the limits: %d objects, %v", len(objs), err)
+	}
+}
+
+// TestJsonnetImportsOfDevicesAreRefusedUnread is a finding of the tenant
+// review: an import of a link to a device, or of a FIFO in the checkout,
+// is refused before anything is read from it (the old importer read
+// /dev/zero until memory ran out, and only then checked the path).
+func TestJsonnetImportsOfDevicesAreRefusedUnread(t *testing.T) {
+	for name, mk := range map[string]func(path string) error{
+		"a link to /dev/zero": func(path string) error { return os.Symlink("/dev/zero", path) },
+		"a FIFO":              func(path string) error { return syscall.Mkfifo(path, 0o644) },
+	} {
+		repo := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(repo, "app"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(repo, "app", "main.jsonnet"), []byte("{a: importstr 'z.txt'}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := mk(filepath.Join(repo, "app", "z.txt")); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := Render(context.Background(), repo, "app", nil, nil)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Errorf("%s: rendered", name)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: the import is being read", name)
+		}
 	}
 }

@@ -2,9 +2,13 @@ package directory
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/google/go-jsonnet"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -36,7 +40,7 @@ func newJsonnetVM(root string, opts v1alpha1.ApplicationSourceJsonnet, env map[s
 		}
 		jpaths = append(jpaths, p)
 	}
-	vm.Importer(&boundedImporter{root: realRoot, inner: &jsonnet.FileImporter{JPaths: jpaths}})
+	vm.Importer(&boundedImporter{root: realRoot, jpaths: jpaths})
 	return &jsonnetVM{vm: vm}, nil
 }
 
@@ -97,27 +101,80 @@ func (j *jsonnetVM) evaluate(path, rel string) ([]*unstructured.Unstructured, er
 	return objs, nil
 }
 
-// boundedImporter refuses imports that resolve outside the checkout.
+// maxJsonnetImport bounds one file a Jsonnet program imports.
+const maxJsonnetImport = 8 << 20
+
+// boundedImporter finds imports as Jsonnet's file importer does (beside
+// the importing file, then the library paths, the last first) and reads
+// only regular files inside the checkout, of at most maxJsonnetImport
+// bytes: a link out of the checkout, a device or a FIFO is refused before
+// anything is read from it.
 type boundedImporter struct {
-	root  string
-	inner *jsonnet.FileImporter
+	root   string
+	jpaths []string
+	cache  map[string]jsonnet.Contents
 }
 
 func (b *boundedImporter) Import(importedFrom, importedPath string) (jsonnet.Contents, string, error) {
-	contents, foundAt, err := b.inner.Import(importedFrom, importedPath)
-	if err != nil {
-		return contents, foundAt, err
+	if filepath.IsAbs(importedPath) {
+		return jsonnet.Contents{}, "", fmt.Errorf("%w: import %q", pathsafe.ErrOutOfBounds, importedPath)
 	}
-	abs, err := filepath.Abs(foundAt)
+	dirs := []string{filepath.Dir(importedFrom)}
+	for i := len(b.jpaths) - 1; i >= 0; i-- {
+		dirs = append(dirs, b.jpaths[i])
+	}
+	for _, dir := range dirs {
+		foundAt := filepath.Join(dir, importedPath)
+		if c, ok := b.cache[foundAt]; ok {
+			return c, foundAt, nil
+		}
+		data, err := b.read(foundAt, importedPath)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return jsonnet.Contents{}, "", err
+		}
+		if b.cache == nil {
+			b.cache = map[string]jsonnet.Contents{}
+		}
+		b.cache[foundAt] = jsonnet.MakeContentsRaw(data)
+		return b.cache[foundAt], foundAt, nil
+	}
+	return jsonnet.Contents{}, "", fmt.Errorf("couldn't open import %q: no match locally or in the Jsonnet library paths", importedPath)
+}
+
+// read reads one candidate import after checking where it leads.
+func (b *boundedImporter) read(path, importedPath string) ([]byte, error) {
+	abs, err := filepath.Abs(path)
 	if err != nil {
-		return jsonnet.Contents{}, "", err
+		return nil, err
 	}
 	resolved, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return jsonnet.Contents{}, "", err
+		return nil, err
 	}
 	if !pathsafe.Within(b.root, resolved) {
-		return jsonnet.Contents{}, "", fmt.Errorf("%w: import %q", pathsafe.ErrOutOfBounds, importedPath)
+		return nil, fmt.Errorf("%w: import %q", pathsafe.ErrOutOfBounds, importedPath)
 	}
-	return contents, foundAt, nil
+	f, err := os.OpenFile(resolved, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("import %q is not a regular file", importedPath)
+	}
+	if st.Size() > maxJsonnetImport {
+		return nil, fmt.Errorf("import %q is %d bytes, over the limit of %d", importedPath, st.Size(), maxJsonnetImport)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxJsonnetImport+1))
+	if err == nil && len(data) > maxJsonnetImport {
+		err = fmt.Errorf("import %q is over the limit of %d bytes", importedPath, maxJsonnetImport)
+	}
+	return data, err
 }
