@@ -99,13 +99,21 @@ func (r *Reader) ManagedResources(ctx context.Context, app *v1alpha1.Application
 	if err != nil {
 		return nil, err
 	}
-	return r.DiffWith(ctx, app, resp.Objects)
+	return r.compare(ctx, app, resp.Objects, false)
 }
 
 // DiffWith is ManagedResources with desired (rendered from another
-// revision, or locally) in place of what the app's sources render now:
-// Argo CD's server-side diff.
+// revision, or locally, by the caller) in place of what the app's sources
+// render now: Argo CD's server-side diff. Only the app's managed resources
+// are read live; an object of desired the app does not manage compares
+// as absent, so the caller cannot read other objects through it.
 func (r *Reader) DiffWith(ctx context.Context, app *v1alpha1.Application, desired []*unstructured.Unstructured) ([]ResourceDiff, error) {
+	return r.compare(ctx, app, desired, true)
+}
+
+// compare runs the engine's comparison of desired with the app's live
+// state; managedOnly limits the live reads to the app's managed resources.
+func (r *Reader) compare(ctx context.Context, app *v1alpha1.Application, desired []*unstructured.Unstructured, managedOnly bool) ([]ResourceDiff, error) {
 	d, err := r.dest(ctx, app)
 	if err != nil {
 		return nil, err
@@ -124,21 +132,26 @@ func (r *Reader) DiffWith(ctx context.Context, app *v1alpha1.Application, desire
 	if err != nil {
 		return nil, err
 	}
+	var live engine.LiveReader = d.Direct(method)
+	if managedOnly {
+		live = newManagedOnly(live, app.Status.Resources)
+	}
 	comparison, err := d.Compare(ctx, engine.CompareRequest{
 		Exclude: filter.On(d.Cluster.Server),
 		App:     tracking.AppKey(app.Namespace, app.Name, r.Namespace), Tracking: method, Namespace: app.Spec.Destination.Namespace,
 		Desired: desired, Known: app.Status.Resources, IgnoreDifferences: ignore, SyncOptions: app.Spec.GetSyncOptions(),
-		Permit: r.permit(ctx, app), Health: checker, Live: d.Direct(method),
+		Permit: r.permit(ctx, app), Health: checker, Live: live,
 	})
 	if err != nil {
 		return nil, err
 	}
+	masker := diff.Masker{Annotations: cm.SensitiveAnnotations()}
 	out := make([]ResourceDiff, 0, len(comparison.Resources)+len(comparison.Hooks))
 	for _, res := range comparison.Resources {
-		out = append(out, resourceDiff(res))
+		out = append(out, resourceDiff(masker, res))
 	}
 	for _, hook := range comparison.Hooks {
-		target, _ := diff.MaskSecret(hook, nil)
+		target, _ := masker.Mask(hook, nil)
 		k := engine.KeyOf(hook)
 		out = append(out, ResourceDiff{Group: k.Group, Kind: k.Kind, Namespace: k.Namespace, Name: k.Name, Hook: true,
 			TargetState: toJSON(target), LiveState: toJSON(nil), NormalizedLiveState: toJSON(nil), PredictedLiveState: toJSON(nil)})
@@ -151,28 +164,29 @@ func (r *Reader) DiffWith(ctx context.Context, app *v1alpha1.Application, desire
 
 // resourceDiff projects one resource of a comparison in Argo CD's shape:
 // every state is a JSON document, "null" when there is none.
-func resourceDiff(res engine.Resource) ResourceDiff {
+func resourceDiff(masker diff.Masker, res engine.Resource) ResourceDiff {
 	k := res.Key
-	target, _ := diff.MaskSecret(res.Target, nil)
-	live, _ := diff.MaskSecret(res.Live, nil)
+	target, _ := masker.Mask(res.Target, nil)
+	live, _ := masker.Mask(res.Live, nil)
 	rd := ResourceDiff{Group: k.Group, Kind: k.Kind, Namespace: k.Namespace, Name: k.Name, Modified: res.Modified(),
 		TargetState: toJSON(target), LiveState: toJSON(live), NormalizedLiveState: toJSON(live), PredictedLiveState: toJSON(nil)}
 	if res.Live != nil {
 		rd.ResourceVersion = res.Live.GetResourceVersion()
 	}
 	if res.Diff != nil {
-		rd.PredictedLiveState, rd.NormalizedLiveState = toJSON(res.Diff.Predicted), toJSON(res.Diff.Live)
+		predicted, normalized := masker.Mask(res.Diff.Predicted, res.Diff.Live)
+		rd.PredictedLiveState, rd.NormalizedLiveState = toJSON(predicted), toJSON(normalized)
 	}
 	return rd
 }
 
 // permit returns the Application's project's verdict on an object, as the
-// controller applies it; nil (everything) when the project cannot be read,
-// which the controller reports on the Application.
+// controller applies it. When the project cannot be read, nothing is
+// permitted (and so nothing read live).
 func (r *Reader) permit(ctx context.Context, app *v1alpha1.Application) func(*unstructured.Unstructured, bool) error {
 	proj, err := project.Load(ctx, r.Client, r.Namespace, cmp.Or(app.Spec.Project, v1alpha1.DefaultAppProjectName))
 	if err != nil {
-		return nil
+		return func(*unstructured.Unstructured, bool) error { return err }
 	}
 	return func(obj *unstructured.Unstructured, namespaced bool) error {
 		return project.Permits(proj, obj, namespaced)
@@ -187,8 +201,19 @@ func (r *Reader) Live(ctx context.Context, app *v1alpha1.Application, ref Resour
 	if err != nil {
 		return nil, err
 	}
-	masked, _ := diff.MaskSecret(obj, nil)
+	masked, _ := r.Masker(ctx).Mask(obj, nil)
 	return masked, nil
+}
+
+// Masker is what hides Secrets' values (and the sensitive annotations
+// argocd-cm names) in everything the API shows. When argocd-cm cannot be
+// read, values are still masked.
+func (r *Reader) Masker(ctx context.Context) diff.Masker {
+	cm, err := settings.LoadArgoCD(ctx, r.Client, r.Namespace)
+	if err != nil {
+		return diff.Masker{}
+	}
+	return diff.Masker{Annotations: cm.SensitiveAnnotations()}
 }
 
 // live reads an object of the Application's tree, unmasked, with its

@@ -44,6 +44,10 @@ func SecretName(server string) string {
 	return fmt.Sprintf("cluster-%s-%d", strings.ToLower(host), h.Sum32())
 }
 
+// ErrLastAppliedAnnotation refuses a cluster whose annotations would set
+// kubectl's last applied configuration, which copies the credentials.
+var ErrLastAppliedAnnotation = fmt.Errorf("annotation %s cannot be set", corev1.LastAppliedConfigAnnotation)
+
 // Secret returns the cluster Secret for s in namespace.
 func (s *Spec) Secret(namespace string) (*corev1.Secret, error) {
 	cfg, err := json.Marshal(s.Config)
@@ -53,6 +57,9 @@ func (s *Spec) Secret(namespace string) (*corev1.Secret, error) {
 	labels := map[string]string{v1alpha1.LabelSecretType: v1alpha1.SecretTypeCluster}
 	for k, v := range s.Labels {
 		labels[k] = v
+	}
+	if _, ok := s.Annotations[corev1.LastAppliedConfigAnnotation]; ok {
+		return nil, ErrLastAppliedAnnotation
 	}
 	annotations := map[string]string{v1alpha1.AnnotationManagedBy: v1alpha1.ManagedByArgoCD}
 	for k, v := range s.Annotations {
@@ -105,7 +112,9 @@ func SpecOf(sec *corev1.Secret) (*Spec, error) {
 		s.RefreshRequestedAt = &metav1.Time{Time: at}
 	}
 	for k, v := range sec.Annotations {
-		if k != v1alpha1.AnnotationManagedBy && k != v1alpha1.AnnotationRefresh {
+		// kubectl's last applied configuration would hold the credentials:
+		// never shown (Argo CD's CVE-2023-40029).
+		if k != v1alpha1.AnnotationManagedBy && k != v1alpha1.AnnotationRefresh && k != corev1.LastAppliedConfigAnnotation {
 			if s.Annotations == nil {
 				s.Annotations = map[string]string{}
 			}

@@ -217,6 +217,11 @@ func (d *Destination) Compare(ctx context.Context, req CompareRequest) (*Compari
 func (d *Destination) compareOne(ctx context.Context, req CompareRequest, cmp *Comparison, obj *unstructured.Unstructured) (Resource, error) {
 	key := KeyOf(obj)
 	res := Resource{Key: key, Version: obj.GroupVersionKind().Version, Target: obj, Live: cmp.Live[key]}
+	if why, denied := cmp.Denied[key]; denied {
+		// Not read: the project does not let the Application reach it.
+		res.Status, res.Denied = v1alpha1.SyncStatusCodeUnknown, why
+		return res, nil
+	}
 	if res.Live == nil {
 		got, err := req.Live.Get(ctx, obj.GroupVersionKind(), obj.GetNamespace(), obj.GetName())
 		if err != nil {
@@ -228,10 +233,6 @@ func (d *Destination) compareOne(ctx context.Context, req CompareRequest, cmp *C
 				cmp.Shared = append(cmp.Shared, fmt.Sprintf("%s/%s is part of applications %s and %s", obj.GetKind(), obj.GetName(), req.App, other))
 			}
 		}
-	}
-	if why, denied := cmp.Denied[key]; denied {
-		res.Status, res.Denied = v1alpha1.SyncStatusCodeUnknown, why
-		return res, nil
 	}
 	how := diff.ServerSide
 	if appOpts, err := apply.ParseOptionList(req.SyncOptions); err == nil && apply.AppliedClientSide(appOpts, obj) {

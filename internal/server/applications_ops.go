@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -208,14 +209,14 @@ func (s *Server) manifests(w http.ResponseWriter, r *http.Request, c *caller) {
 		s.answer(w, nil, err)
 		return
 	}
-	s.writeManifests(w, app, resp)
+	s.writeManifests(r.Context(), w, app, resp)
 }
 
 // writeManifests answers with rendered objects as Argo CD's
-// ManifestResponse: each object a JSON string.
-func (s *Server) writeManifests(w http.ResponseWriter, app *v1alpha1.Application, resp *reposvc.Response) {
+// ManifestResponse: each object a JSON string, Secrets masked.
+func (s *Server) writeManifests(ctx context.Context, w http.ResponseWriter, app *v1alpha1.Application, resp *reposvc.Response) {
 	out := manifestResponse{Manifests: []string{}, Namespace: app.Spec.Destination.Namespace, Server: app.Spec.Destination.Server}
-	for _, obj := range resp.Objects {
+	for _, obj := range s.state.Masker(ctx).MaskAll(resp.Objects) {
 		data, err := json.Marshal(obj)
 		if err != nil {
 			s.internal(w, err)

@@ -114,7 +114,7 @@ func (s *Server) checkCluster(ctx context.Context, spec *cluster.Spec) error {
 func (s *Server) storeCluster(w http.ResponseWriter, r *http.Request, spec *cluster.Spec, sec *corev1.Secret) {
 	fresh, err := spec.Secret(s.opts.Namespace)
 	if err != nil {
-		s.internal(w, err)
+		s.clusterError(w, err)
 		return
 	}
 	if sec == nil {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -126,7 +127,7 @@ func (s *Server) createCluster(w http.ResponseWriter, r *http.Request, c *caller
 	}
 	sec, err := spec.Secret(s.opts.Namespace)
 	if err != nil {
-		s.internal(w, err)
+		s.clusterError(w, err)
 		return
 	}
 	if code, err := s.storeSecret(r.Context(), sec, "cluster", r.URL.Query().Get("upsert") == "true"); err != nil {
@@ -191,4 +192,14 @@ func (s *Server) rotateClusterAuth(w http.ResponseWriter, r *http.Request, c *ca
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{})
+}
+
+// clusterError answers a cluster that cannot be stored: 400 for what the
+// caller asked (a reserved annotation), 500 otherwise.
+func (s *Server) clusterError(w http.ResponseWriter, err error) {
+	if errors.Is(err, cluster.ErrLastAppliedAnnotation) {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	s.internal(w, err)
 }

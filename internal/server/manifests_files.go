@@ -119,7 +119,7 @@ func (s *Server) manifestsWithFiles(w http.ResponseWriter, r *http.Request, c *c
 		s.answerRepo(w, nil, err)
 		return
 	}
-	s.writeManifests(w, app, resp)
+	s.writeManifests(r.Context(), w, app, resp)
 }
 
 // argoClientStream bridges a client-streaming method to its REST call:
