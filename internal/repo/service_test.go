@@ -21,7 +21,9 @@ import (
 
 type staticCreds git.Creds
 
-func (c staticCreds) ForRepo(context.Context, string, string) (git.Creds, error) { return git.Creds(c), nil }
+func (c staticCreds) ForRepo(context.Context, string, string) (git.Creds, error) {
+	return git.Creds(c), nil
+}
 
 const deployment = `apiVersion: apps/v1
 kind: Deployment

@@ -164,7 +164,9 @@ type Credentials interface {
 type NoCredentials struct{}
 
 // ForRepo returns empty credentials.
-func (NoCredentials) ForRepo(context.Context, string, string) (git.Creds, error) { return git.Creds{}, nil }
+func (NoCredentials) ForRepo(context.Context, string, string) (git.Creds, error) {
+	return git.Creds{}, nil
+}
 
 // Change is a push to a repository, as a Git webhook (or Capstan's own
 // Git write-back) reports it.

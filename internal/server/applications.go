@@ -450,11 +450,12 @@ func (s *Server) createApplication(w http.ResponseWriter, r *http.Request, c *ca
 	if proj == nil {
 		return
 	}
-	if r.URL.Query().Get("validate") != "false" {
-		if err := s.validateApplication(r.Context(), app, proj); err != nil {
-			writeError(w, statusOf(err), err.Error())
-			return
-		}
+	// ?validate=false skips only what would reach outside (Argo CD's
+	// repository checks, which Capstan leaves to the controller); the
+	// project's rules and the spec's own checks always apply.
+	if err := s.validateApplication(r.Context(), app, proj); err != nil {
+		writeError(w, statusOf(err), err.Error())
+		return
 	}
 	app.Status, app.Operation = v1alpha1.ApplicationStatus{}, nil
 	app.ResourceVersion, app.UID = "", ""

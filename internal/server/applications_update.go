@@ -83,10 +83,9 @@ func (s *Server) patchApplication(w http.ResponseWriter, r *http.Request, c *cal
 			patchErr = err
 			return
 		}
+		// Only what an update may change: never .operation (a sync needs
+		// its own permission) nor .status, as Argo CD's patch.
 		app.Spec, app.Labels, app.Annotations, app.Finalizers = patched.Spec, patched.Labels, patched.Annotations, patched.Finalizers
-		if patched.Operation != nil {
-			app.Operation = patched.Operation
-		}
 	}, func(app *v1alpha1.Application) any {
 		if patchErr != nil {
 			return patchErr
@@ -145,15 +144,14 @@ func (s *Server) editedApplication(w http.ResponseWriter, r *http.Request, c *ca
 		c.denied(w, "applications", "update", object)
 		return nil
 	}
-	if r.URL.Query().Get("validate") != "false" {
-		proj := s.project(w, r, app)
-		if proj == nil {
-			return nil
-		}
-		if err := s.validateApplication(r.Context(), app, proj); err != nil {
-			writeError(w, statusOf(err), err.Error())
-			return nil
-		}
+	// As on create, ?validate=false never skips the project's rules.
+	proj := s.project(w, r, app)
+	if proj == nil {
+		return nil
+	}
+	if err := s.validateApplication(r.Context(), app, proj); err != nil {
+		writeError(w, statusOf(err), err.Error())
+		return nil
 	}
 	return app
 }

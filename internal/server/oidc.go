@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -101,17 +102,13 @@ func (p *ssoProvider) verify(ctx context.Context, raw string) (map[string]any, e
 	return nil, lastErr
 }
 
-// callbackURL is where the provider sends the browser back.
-func (s *Server) callbackURL(p *ssoProvider, r *http.Request) string {
-	if p.url != "" {
-		return p.url + "/auth/callback"
-	}
-	scheme := "https"
-	if s.opts.Insecure {
-		scheme = "http"
-	}
-	return scheme + "://" + r.Host + "/auth/callback"
-}
+// callbackURL is where the provider sends the browser back: below
+// argocd-cm's url, never a host the request names.
+func callbackURL(p *ssoProvider) string { return p.url + "/auth/callback" }
+
+// errNoURL refuses SSO when argocd-cm's url is unset: the address the
+// provider sends the browser back to would come from the request.
+const errNoURL = "SSO needs argocd-cm's url: the address users reach this server at"
 
 // ssoLogin answers GET /auth/login: it sends the browser to the provider
 // with a fresh state and a PKCE challenge.
@@ -125,10 +122,11 @@ func (s *Server) ssoLogin(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "SSO is not configured (oidc.config in argocd-cm)")
 		return
 	}
-	returnURL := r.URL.Query().Get("return_url")
-	if !strings.HasPrefix(returnURL, "/") || strings.HasPrefix(returnURL, "//") {
-		returnURL = "/" // only paths of this server: no open redirect
+	if p.url == "" {
+		writeError(w, http.StatusBadRequest, errNoURL)
+		return
 	}
+	returnURL := safeReturnURL(r.URL.Query().Get("return_url"), p.url)
 	state, verifier := newID(), oauth2.GenerateVerifier()
 	http.SetCookie(w, &http.Cookie{Name: stateCookie, Value: s.sign(state + "|" + verifier + "|" + returnURL), Path: "/auth",
 		MaxAge: 300, HttpOnly: true, Secure: !s.opts.Insecure, SameSite: http.SameSiteLaxMode})
@@ -137,7 +135,7 @@ func (s *Server) ssoLogin(w http.ResponseWriter, r *http.Request) {
 		claims, _ := json.Marshal(map[string]any{"id_token": p.cfg.RequestedIDTokenClaims})
 		opts = append(opts, oauth2.SetAuthURLParam("claims", string(claims)))
 	}
-	http.Redirect(w, r, p.oauth2(s.callbackURL(p, r)).AuthCodeURL(state, opts...), http.StatusSeeOther)
+	http.Redirect(w, r, p.oauth2(callbackURL(p)).AuthCodeURL(state, opts...), http.StatusSeeOther)
 }
 
 // ssoCallback answers GET /auth/callback: it checks the state, redeems the
@@ -147,6 +145,10 @@ func (s *Server) ssoCallback(w http.ResponseWriter, r *http.Request) {
 	p, err := s.sso(r.Context())
 	if err != nil || p == nil {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("SSO is not configured: %v", err))
+		return
+	}
+	if p.url == "" {
+		writeError(w, http.StatusBadRequest, errNoURL)
 		return
 	}
 	q := r.URL.Query()
@@ -166,7 +168,7 @@ func (s *Server) ssoCallback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := oidc.ClientContext(r.Context(), p.client)
-	tok, err := p.oauth2(s.callbackURL(p, r)).Exchange(ctx, q.Get("code"), oauth2.VerifierOption(parts[1]))
+	tok, err := p.oauth2(callbackURL(p)).Exchange(ctx, q.Get("code"), oauth2.VerifierOption(parts[1]))
 	if err != nil {
 		writeError(w, http.StatusUnauthorized, "redeeming the authorization code: "+err.Error())
 		return
@@ -183,6 +185,29 @@ func (s *Server) ssoCallback(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: stateCookie, Value: "", Path: "/auth", MaxAge: -1})
 	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: raw, Path: "/", HttpOnly: true, Secure: !s.opts.Insecure, SameSite: http.SameSiteLaxMode})
 	http.Redirect(w, r, parts[2], http.StatusSeeOther)
+}
+
+// safeReturnURL is where a login may send the browser back to: a path of
+// this server, or an address below argocd-cm's url (base); anything else,
+// a path a browser would read as another host ("//host", `/\host`) among
+// them, is "/".
+func safeReturnURL(raw, base string) string {
+	if raw == "" || strings.ContainsAny(raw, "\\\x00\r\n\t") {
+		return "/"
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "/"
+	}
+	if u.Scheme == "" && u.Host == "" && u.User == nil && strings.HasPrefix(raw, "/") && !strings.HasPrefix(raw, "//") {
+		return raw
+	}
+	b, err := url.Parse(base)
+	if err != nil || u.Scheme != b.Scheme || !strings.EqualFold(u.Host, b.Host) || u.User != nil ||
+		!strings.HasPrefix(u.Path+"/", strings.TrimSuffix(b.Path, "/")+"/") {
+		return "/"
+	}
+	return u.String()
 }
 
 // settingsResponse is what GET /api/v1/settings tells clients, the CLI's

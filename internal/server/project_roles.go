@@ -24,7 +24,8 @@ var roleNamePattern = regexp.MustCompile(`^[a-zA-Z0-9]([-_a-zA-Z0-9]*[a-zA-Z0-9]
 
 // validateRoles checks a project's roles as Argo CD does: valid names, and
 // policies whose subject is the role itself and whose object lies in the
-// project, so a project role can never reach beyond its project.
+// project, and groups that are one name each, so a project role can never
+// reach beyond its project.
 func validateRoles(p *v1alpha1.AppProject) error {
 	seen := map[string]bool{}
 	for _, role := range p.Spec.Roles {
@@ -35,35 +36,75 @@ func validateRoles(p *v1alpha1.AppProject) error {
 			return fmt.Errorf("project %s: role %s is defined twice", p.Name, role.Name)
 		}
 		seen[role.Name] = true
-		subject := projectSubjectPrefix + p.Name + ":" + role.Name
 		for _, line := range role.Policies {
-			f := strings.Split(line, ",")
-			for i := range f {
-				f[i] = strings.TrimSpace(f[i])
+			if err := checkRolePolicy(p.Name, role.Name, line); err != nil {
+				return err
 			}
-			switch {
-			case len(f) != 6 || f[0] != "p":
-				return fmt.Errorf("project %s role %s: policy %q is not \"p, %s, <resource>, <action>, <object>, allow|deny\"", p.Name, role.Name, line, subject)
-			case f[1] != subject:
-				return fmt.Errorf("project %s role %s: policy subject must be %q, not %q", p.Name, role.Name, subject, f[1])
-			case !strings.HasPrefix(f[4], p.Name+"/"):
-				return fmt.Errorf("project %s role %s: policy object must be of the form '%s/*', '%s/<APPNAME>' or '%s/<NAMESPACE>/<APPNAME>', not %q", p.Name, role.Name, p.Name, p.Name, p.Name, f[4])
-			case f[5] != "allow" && f[5] != "deny":
-				return fmt.Errorf("project %s role %s: policy effect must be allow or deny, not %q", p.Name, role.Name, f[5])
+		}
+		for _, g := range role.Groups {
+			if err := checkRoleGroup(p.Name, role.Name, g); err != nil {
+				return err
 			}
 		}
 	}
 	return nil
 }
 
+// checkRolePolicy checks one policy line of a project role.
+func checkRolePolicy(project, role, line string) error {
+	subject := projectSubjectPrefix + project + ":" + role
+	if strings.ContainsAny(line, "\r\n") {
+		return fmt.Errorf("project %s role %s: policy %q contains a line break", project, role, line)
+	}
+	f := strings.Split(line, ",")
+	for i := range f {
+		f[i] = strings.TrimSpace(f[i])
+	}
+	switch {
+	case len(f) != 6 || f[0] != "p":
+		return fmt.Errorf("project %s role %s: policy %q is not \"p, %s, <resource>, <action>, <object>, allow|deny\"", project, role, line, subject)
+	case f[1] != subject:
+		return fmt.Errorf("project %s role %s: policy subject must be %q, not %q", project, role, subject, f[1])
+	case !strings.HasPrefix(f[4], project+"/"):
+		return fmt.Errorf("project %s role %s: policy object must be of the form '%s/*', '%s/<APPNAME>' or '%s/<NAMESPACE>/<APPNAME>', not %q", project, role, project, project, project, f[4])
+	case f[5] != "allow" && f[5] != "deny":
+		return fmt.Errorf("project %s role %s: policy effect must be allow or deny, not %q", project, role, f[5])
+	}
+	return nil
+}
+
+// checkRoleGroup checks one SSO group of a project role: a single name,
+// which a policy line cannot be made of.
+func checkRoleGroup(project, role, group string) error {
+	switch {
+	case strings.TrimSpace(group) == "":
+		return fmt.Errorf("project %s role %s: a group name is empty", project, role)
+	case strings.ContainsAny(group, "\r\n"):
+		return fmt.Errorf("project %s role %s: group %q contains a line break", project, role, group)
+	case strings.ContainsAny(group, ",\""):
+		return fmt.Errorf("project %s role %s: group %q contains a comma or a quote", project, role, group)
+	}
+	return nil
+}
+
 // projectPolicy is the casbin policy a project's roles add for a token of
-// that project: their policies and their SSO groups.
+// that project: their policies and their SSO groups. Lines that do not
+// pass the roles' checks (a project written around the API) are left out.
 func projectPolicy(p *v1alpha1.AppProject) string {
 	var lines []string
 	for _, role := range p.Spec.Roles {
-		lines = append(lines, role.Policies...)
+		if !roleNamePattern.MatchString(role.Name) {
+			continue
+		}
+		for _, line := range role.Policies {
+			if checkRolePolicy(p.Name, role.Name, line) == nil {
+				lines = append(lines, line)
+			}
+		}
 		for _, g := range role.Groups {
-			lines = append(lines, fmt.Sprintf("g, %s, %s%s:%s", g, projectSubjectPrefix, p.Name, role.Name))
+			if checkRoleGroup(p.Name, role.Name, g) == nil {
+				lines = append(lines, fmt.Sprintf("g, %s, %s%s:%s", strings.TrimSpace(g), projectSubjectPrefix, p.Name, role.Name))
+			}
 		}
 	}
 	return strings.Join(lines, "\n")

@@ -265,12 +265,13 @@ func serverSecret(ctx context.Context, opts Options) (*settings.ServerSecret, er
 	return secret, nil
 }
 
-// Handler is the API as an http.Handler, with its request limits.
+// Handler is the API as an http.Handler, with its request limits and
+// its refusal of cross-site requests riding on the session cookie.
 func (s *Server) Handler() http.Handler {
 	if s.opts.RootPath != "" {
-		return s.limit(http.StripPrefix(s.opts.RootPath, s.mux))
+		return s.limit(s.browserSafe(http.StripPrefix(s.opts.RootPath, s.mux)))
 	}
-	return s.limit(s.mux)
+	return s.limit(s.browserSafe(s.mux))
 }
 
 // Serve serves on l until ctx ends: TLS (plain HTTP redirected) unless

@@ -190,7 +190,9 @@ func (a *ArgoCD) URLs() []string {
 // SensitiveAnnotations is resource.sensitive.mask.annotations: the
 // annotations of Secrets whose values the API and UI show masked, as the
 // Secrets' data. Default none.
-func (a *ArgoCD) SensitiveAnnotations() []string { return commaList(a.Data["resource.sensitive.mask.annotations"]) }
+func (a *ArgoCD) SensitiveAnnotations() []string {
+	return commaList(a.Data["resource.sensitive.mask.annotations"])
+}
 
 // commaList splits a comma-separated setting, dropping empty entries.
 func commaList(raw string) []string {

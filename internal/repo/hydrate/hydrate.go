@@ -222,4 +222,3 @@ func render(tmpl string, data any) (string, error) {
 	}
 	return safetext.Execute(t, data, maxMessage, "the hydrator's message")
 }
-
