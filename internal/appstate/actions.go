@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/engine"
@@ -43,10 +44,11 @@ func (r *Reader) actionSet(ctx context.Context) (*actions.Set, error) {
 }
 
 // RunAction runs an action on a live object of the Application's tree and
-// writes its result to the cluster: the object changed (a merge patch of
-// what the action changed, so concurrent changes to other fields stay) and
-// the objects it creates. params are the action's parameters (argocd-cm's
-// Lua actions read them as actionParams).
+// writes its result to the cluster, acting as the app's syncs do: the
+// object changed (a merge patch of what the action changed, so concurrent
+// changes to other fields stay) and the objects it creates, each of which
+// the project must allow as a sync would. params are the action's
+// parameters (argocd-cm's Lua actions read them as actionParams).
 func (r *Reader) RunAction(ctx context.Context, app *v1alpha1.Application, ref ResourceRef, name string, params map[string]string) error {
 	live, d, err := r.live(ctx, app, ref)
 	if err != nil {
@@ -60,13 +62,22 @@ func (r *Reader) RunAction(ctx context.Context, app *v1alpha1.Application, ref R
 	if err != nil {
 		return err
 	}
+	for _, obj := range res.Created {
+		if err := r.permitCreate(ctx, app, d, live, obj); err != nil {
+			return err
+		}
+	}
+	c, err := r.acting(ctx, app, d)
+	if err != nil {
+		return err
+	}
 	if res.Modified != nil {
-		if err := patchChange(ctx, d, live, res.Modified); err != nil {
+		if err := patchChange(ctx, d, c, live, res.Modified); err != nil {
 			return err
 		}
 	}
 	for _, obj := range res.Created {
-		ri, _, err := d.Resource(obj.GroupVersionKind(), obj.GetNamespace())
+		ri, _, err := d.ResourceWith(c, obj.GroupVersionKind(), obj.GetNamespace())
 		if err != nil {
 			return err
 		}
@@ -79,7 +90,7 @@ func (r *Reader) RunAction(ctx context.Context, app *v1alpha1.Application, ref R
 
 // patchChange writes what changed between before and after as a merge
 // patch, guarded by before's resourceVersion.
-func patchChange(ctx context.Context, d *engine.Destination, before, after *unstructured.Unstructured) error {
+func patchChange(ctx context.Context, d *engine.Destination, c dynamic.Interface, before, after *unstructured.Unstructured) error {
 	a, err := json.Marshal(before)
 	if err != nil {
 		return err
@@ -92,7 +103,7 @@ func patchChange(ctx context.Context, d *engine.Destination, before, after *unst
 	if err != nil {
 		return err
 	}
-	ri, _, err := d.Resource(before.GroupVersionKind(), before.GetNamespace())
+	ri, _, err := d.ResourceWith(c, before.GroupVersionKind(), before.GetNamespace())
 	if err != nil {
 		return err
 	}

@@ -78,8 +78,8 @@ func (r ResourceRef) identity() ResourceRef {
 }
 
 // Exec runs command with a terminal in a container of a pod of the
-// Application's tree (one of Pods'), as its web terminal does; the
-// container must be running.
+// Application's tree (one of Pods'), as its web terminal does, acting as
+// the app's syncs do; the container must be running.
 func (r *Reader) Exec(ctx context.Context, app *v1alpha1.Application, pod ResourceRef, container string, command []string, opts remotecommand.StreamOptions) error {
 	obj, d, err := r.live(ctx, app, ResourceRef{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name})
 	if err != nil {
@@ -92,7 +92,11 @@ func (r *Reader) Exec(ctx context.Context, app *v1alpha1.Application, pod Resour
 	if !containerRunning(&p, container) {
 		return fmt.Errorf("container %s of Pod/%s/%s is not running", container, pod.Namespace, pod.Name)
 	}
-	return d.Exec(ctx, pod.Namespace, pod.Name, container, command, opts)
+	user, err := r.actingUser(ctx, app, d)
+	if err != nil {
+		return err
+	}
+	return d.Exec(ctx, user, pod.Namespace, pod.Name, container, command, opts)
 }
 
 func containerRunning(p *corev1.Pod, container string) bool {

@@ -10,18 +10,18 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/engine"
-	"github.com/capstan-cd/capstan/internal/engine/diff"
 )
 
-// PatchResource patches a live object of the Application's tree and
-// returns it as patched, Secret values masked. A failed Secret patch does
-// not say why: the reason could quote the Secret.
+// PatchResource patches a live object of the Application's tree, acting
+// as its syncs do (sync impersonation), and returns it as patched, Secret
+// values masked. A failed Secret patch does not say why: the reason could
+// quote the Secret.
 func (r *Reader) PatchResource(ctx context.Context, app *v1alpha1.Application, ref ResourceRef, patchType types.PatchType, patch []byte) (*unstructured.Unstructured, error) {
 	live, d, err := r.live(ctx, app, ref)
 	if err != nil {
 		return nil, err
 	}
-	ri, _, err := d.Resource(live.GroupVersionKind(), live.GetNamespace())
+	ri, err := r.actingResource(ctx, app, d, live.GroupVersionKind(), live.GetNamespace())
 	if err != nil {
 		return nil, err
 	}
@@ -32,17 +32,18 @@ func (r *Reader) PatchResource(ctx context.Context, app *v1alpha1.Application, r
 		}
 		return nil, fmt.Errorf("error patching resource: %w", err)
 	}
-	masked, _ := diff.MaskSecret(out, nil)
+	masked, _ := r.Masker(ctx).Mask(out, nil)
 	return masked, nil
 }
 
-// DeleteResource deletes a live object of the Application's tree.
+// DeleteResource deletes a live object of the Application's tree, acting
+// as its syncs do.
 func (r *Reader) DeleteResource(ctx context.Context, app *v1alpha1.Application, ref ResourceRef, opts metav1.DeleteOptions) error {
 	live, d, err := r.live(ctx, app, ref)
 	if err != nil {
 		return err
 	}
-	ri, _, err := d.Resource(live.GroupVersionKind(), live.GetNamespace())
+	ri, err := r.actingResource(ctx, app, d, live.GroupVersionKind(), live.GetNamespace())
 	if err != nil {
 		return err
 	}

@@ -134,6 +134,11 @@ func (s *Server) createApplicationSet(w http.ResponseWriter, r *http.Request, c 
 	if !validName(w, "namespace", as.Namespace) {
 		return
 	}
+	if strings.Contains(as.Spec.Template.Spec.Project, "{{") {
+		// Its RBAC object would be the caller's choice: refused, as Argo CD does.
+		writeError(w, http.StatusBadRequest, "the API does not support creating ApplicationSets with templated `project` fields")
+		return
+	}
 	object := s.appSetObject(as)
 	if !c.can("applicationsets", "create", object) {
 		c.denied(w, "applicationsets", "create", object)
@@ -144,7 +149,7 @@ func (s *Server) createApplicationSet(w http.ResponseWriter, r *http.Request, c 
 		return
 	}
 	proj := &v1alpha1.AppProject{}
-	if p := as.Spec.Template.Spec.Project; p != "" && !strings.Contains(p, "{{") {
+	if p := as.Spec.Template.Spec.Project; p != "" {
 		if err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: s.opts.Namespace, Name: p}, proj); err != nil {
 			writeError(w, statusOf(err), fmt.Sprintf("error getting ApplicationSet's project %q: %v", p, err))
 			return

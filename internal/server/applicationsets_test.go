@@ -35,6 +35,11 @@ func TestApplicationSetAPI(t *testing.T) {
 	if code := f.call("POST", "/api/v1/applicationsets", set("default", "guestbook"), viewer, nil); code != 403 {
 		t.Errorf("viewer creates: %d, want 403", code)
 	}
+	// The tenant review: a templated project would make the RBAC object
+	// the caller's choice.
+	if code := f.call("POST", "/api/v1/applicationsets", set("{{env}}", "guestbook"), admin, nil); code != 400 {
+		t.Errorf("a templated project: %d, want 400", code)
+	}
 	if code := f.call("POST", "/api/v1/applicationsets", set("nope", "guestbook"), admin, nil); code != 404 {
 		t.Errorf("a missing project: %d, want 404", code)
 	}

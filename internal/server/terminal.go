@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/url"
 	"slices"
 	"sync"
 	"time"
@@ -79,7 +78,7 @@ func (s *Server) terminal(w http.ResponseWriter, r *http.Request, c *caller) {
 	if shell := q.Get("shell"); slices.Contains(shells, shell) {
 		shells = []string{shell}
 	}
-	upgrader := websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 4096, CheckOrigin: sameOrigin}
+	upgrader := websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 4096, CheckOrigin: s.sameOrigin}
 	conn, err := upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		return // the upgrader answered
@@ -90,6 +89,15 @@ func (s *Server) terminal(w http.ResponseWriter, r *http.Request, c *caller) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	go t.readLoop(cancel)
+	lapsed := s.watchSession(ctx, r, "exec", "create", s.appObject(app))
+	go func() {
+		select {
+		case why := <-lapsed:
+			_, _ = t.Write([]byte("\r\n" + why + "\r\n"))
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	for _, shell := range shells {
 		err = s.state.Exec(ctx, app, ref, container, []string{shell}, remotecommand.StreamOptions{
 			Stdin: t, Stdout: t, Stderr: t, Tty: true, TerminalSizeQueue: t})
@@ -103,16 +111,46 @@ func (s *Server) terminal(w http.ResponseWriter, r *http.Request, c *caller) {
 	_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
 }
 
-// sameOrigin lets a WebSocket be opened only from the API server's own
-// pages (or by a client sending no Origin): a session cookie must not open
-// a shell for another site.
-func sameOrigin(r *http.Request) bool {
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return true
-	}
-	u, err := url.Parse(origin)
-	return err == nil && u.Host == r.Host
+// terminalRecheck is how often an open terminal checks its caller's
+// session again.
+var terminalRecheck = 10 * time.Second
+
+// watchSession returns a channel told why the caller of r may no longer
+// do action on object: the session expired, its token was revoked, or the
+// policy changed. The session is checked every terminalRecheck, and at
+// its expiry, until ctx ends; a terminal outlives none of these.
+func (s *Server) watchSession(ctx context.Context, r *http.Request, resource, action, object string) <-chan string {
+	out := make(chan string, 1)
+	go func() {
+		var expiry <-chan time.Time
+		if c, err := s.caller(r); err == nil && c.claims.ExpiresAt != nil {
+			timer := time.NewTimer(time.Until(c.claims.ExpiresAt.Time))
+			defer timer.Stop()
+			expiry = timer.C
+		}
+		tick := time.NewTicker(terminalRecheck)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-expiry:
+				out <- "The session has expired."
+				return
+			case <-tick.C:
+			}
+			c, err := s.caller(r)
+			switch {
+			case err != nil:
+				out <- "The session is no longer valid."
+				return
+			case !c.can(resource, action, object):
+				out <- "Permission to use this terminal has been withdrawn."
+				return
+			}
+		}
+	}()
+	return out
 }
 
 // terminalSession joins a WebSocket to an exec's streams.

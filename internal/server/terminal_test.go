@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gorilla/websocket"
 	corev1 "k8s.io/api/core/v1"
@@ -86,10 +87,10 @@ func TestTerminalRefusals(t *testing.T) {
 			t.Errorf("%s: %d, want %d", what, code, tc.want)
 		}
 	}
-	if sameOrigin(&http.Request{Host: "cd.example.com", Header: http.Header{"Origin": {"https://evil.example.com"}}}) {
+	if f.srv.sameOrigin(&http.Request{Host: "cd.example.com", Header: http.Header{"Origin": {"https://evil.example.com"}}}) {
 		t.Error("a page of another site may open a terminal")
 	}
-	if !sameOrigin(&http.Request{Host: "cd.example.com", Header: http.Header{"Origin": {"https://cd.example.com"}}}) {
+	if !f.srv.sameOrigin(&http.Request{Host: "cd.example.com", Header: http.Header{"Origin": {"https://cd.example.com"}}}) {
 		t.Error("the API server's own page may not open a terminal")
 	}
 }
@@ -117,4 +118,65 @@ func TestSyncReplaceDisallowed(t *testing.T) {
 	if code := f.call("POST", "/api/v1/applications/replaced/sync", `{"syncOptions":{"items":["Prune=true"]}}`, admin, nil); code != http.StatusOK {
 		t.Errorf("a sync without Replace: %d", code)
 	}
+}
+
+// TestTerminalSessionEnds is a finding of the tenant review: an open
+// terminal ends when its API key is revoked, when its session expires and
+// when the policy no longer allows exec.
+func TestTerminalSessionEnds(t *testing.T) {
+	ctx := context.Background()
+	f := start(t, true)
+	defer func(d time.Duration) { terminalRecheck = d }(terminalRecheck)
+	terminalRecheck = 50 * time.Millisecond
+	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
+		Data: map[string]string{"accounts.ops": "apiKey", "accounts.ops2": "apiKey"}}); err != nil {
+		t.Fatal(err)
+	}
+	rbacCM := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "argocd-rbac-cm", Namespace: f.ns},
+		Data: map[string]string{"policy.csv": "p, ops, exec, create, default/*, allow\np, ops2, exec, create, default/*, allow\n"}}
+	if err := testobj.Put(ctx, f.c, rbacCM); err != nil {
+		t.Fatal(err)
+	}
+	watch := func(token string) <-chan string {
+		r, _ := http.NewRequestWithContext(ctx, "GET", "/terminal", nil)
+		r.Header.Set("Authorization", "Bearer "+token)
+		wctx, cancel := context.WithCancel(ctx)
+		t.Cleanup(cancel)
+		return f.srv.watchSession(wctx, r, "exec", "create", "default/shell")
+	}
+	ended := func(what string, ch <-chan string, want string) {
+		t.Helper()
+		select {
+		case why := <-ch:
+			if !strings.Contains(why, want) {
+				t.Errorf("%s: ended with %q, want %q", what, why, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("%s: the terminal stayed open", what)
+		}
+	}
+
+	revoked := watch(f.apiKey("ops"))
+	select {
+	case why := <-revoked:
+		t.Fatalf("a valid session ended: %s", why)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if err := settings.RemoveToken(ctx, f.c, f.ns, "ops", "ops-key"); err != nil {
+		t.Fatal(err)
+	}
+	ended("revoked API key", revoked, "no longer valid")
+
+	short, err := f.srv.sessions.Create("admin", time.Second, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended("expired session", watch(short), "expired")
+
+	withdrawn := watch(f.apiKey("ops2"))
+	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "argocd-rbac-cm", Namespace: f.ns},
+		Data: map[string]string{"policy.csv": "p, ops, exec, create, default/*, allow\n"}}); err != nil {
+		t.Fatal(err)
+	}
+	ended("policy changed", withdrawn, "withdrawn")
 }

@@ -34,7 +34,16 @@ type Settings struct {
 	GRPCWeb, Insecure, PlainText bool
 	// KubeEvents creates Events on Applications for updates and errors.
 	KubeEvents bool
+	// PullSecretNamespaces are the namespaces beyond the updater's own
+	// and the Application's destination namespace whose Secrets an
+	// Application's pull-secret annotation may name (pullsecret: and
+	// secret:), from the key pullsecret.namespaces: a comma-separated
+	// list, "*" for any, as Argo CD Image Updater allows. Default none.
+	PullSecretNamespaces []string
 }
+
+// PullSecretNamespacesKey is the ConfigMap key of PullSecretNamespaces.
+const PullSecretNamespacesKey = "pullsecret.namespaces"
 
 // ParseSettings reads the ConfigMap's data. Errors name the key.
 func ParseSettings(data map[string]string) (Settings, error) {
@@ -78,6 +87,11 @@ func ParseSettings(data map[string]string) (Settings, error) {
 		s.ApplicationsAPI = v
 	}
 	s.ServerAddr = get("argocd.server_addr", "argocd.serverAddr")
+	for _, ns := range strings.Split(get(PullSecretNamespacesKey), ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			s.PullSecretNamespaces = append(s.PullSecretNamespaces, ns)
+		}
+	}
 	for _, b := range []struct {
 		keys []string
 		dst  *bool
