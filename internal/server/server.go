@@ -96,7 +96,7 @@ type Server struct {
 	state    *appstate.Reader
 	secret   *settings.ServerSecret
 	sessions *session.Manager
-	mux      *http.ServeMux
+	mux      *routeMux
 
 	ui       http.Handler
 	ssoCache ssoCache
@@ -147,7 +147,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, watcher: watcher, state: state, secret: secret, sessions: sessions, mux: http.NewServeMux(), limits: newLimits(), rbac: map[string]*rbac.Enforcer{}, ui: page}
+	s := &Server{opts: opts, watcher: watcher, state: state, secret: secret, sessions: sessions, mux: newRouteMux(), limits: newLimits(), rbac: map[string]*rbac.Enforcer{}, ui: page}
 	s.routes()
 	if err := s.argoRoutes(); err != nil {
 		return nil, err

@@ -28,6 +28,7 @@ func (s *Server) startEventStream(w http.ResponseWriter) *eventStream {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
+	flusher.Flush() // the client knows at once the stream is open
 	return &eventStream{w: w, flusher: flusher}
 }
 
