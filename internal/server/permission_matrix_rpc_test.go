@@ -253,4 +253,3 @@ func codeOfStatus(status int) connect.Code {
 	}
 	return connect.CodeInternal
 }
-
