@@ -12,8 +12,8 @@
 // faultproxy); Redis gone; the repository cache's disk full; and abusive
 // requests while the process's peak memory is watched.
 //
-// `make test` runs a bounded slice (-chaos.iterations 5, a 25 s outage);
-// `make chaos` runs the long one:
+// `make test` runs a bounded slice (-chaos.iterations 5, 25 s outages, one
+// of them mid-sync); `make chaos` runs the long one:
 //
-//	go test ./chaos -run . -timeout 120m -args -chaos.iterations=100 -chaos.outage=60s
+//	go test ./chaos -run . -timeout 150m -args -chaos.iterations=100 -chaos.outage=60s -chaos.outages=20
 package chaos

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -163,4 +165,65 @@ func countApps(port int, token string) (int, error) {
 		return 0, fmt.Errorf("%s: %w", resp.Status, err)
 	}
 	return len(list.Items), nil
+}
+
+var outages = flag.Int("chaos.outages", 1, "API server outages in the middle of syncs, one after the other (make chaos: 20)")
+
+// TestOperationsFinishAcrossOutages stops the Kubernetes API server in the
+// middle of a sync again and again, each time for a random part of the
+// outage length, and checks every operation finishes once it is back:
+// Synced to the commit, no operation left Running, one history entry per
+// commit. (An operation once stayed Running for good after an outage.)
+func TestOperationsFinishAcrossOutages(t *testing.T) {
+	if *outages < 1 {
+		t.Skip("-chaos.outages is 0")
+	}
+	rnd := newRand(t)
+	ctx := context.Background()
+	ns := cluster.NewNamespace(t)
+	c := newCapstan(t, ns, "--leader-elect=true")
+	c.start()
+	r := newRigIn(t, ns)
+	r.waitConverged(convergeTimeout)
+	keepLogOnFailure(t, c)
+	for i := 1; i <= *outages; i++ {
+		r.commit()
+		time.Sleep(time.Duration(rnd.Int64N(int64(3 * time.Second))))
+		length := *outage/4 + time.Duration(rnd.Int64N(int64(*outage*3/4)))
+		if err := cluster.StopAPIServer(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(length)
+		startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		err := cluster.StartAPIServer(startCtx)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		back := time.Now()
+		r.waitConverged(2 * convergeTimeout)
+		t.Logf("outage %d of %s: converged %s after the API server came back", i, length.Round(time.Second), time.Since(back).Round(time.Millisecond))
+		if !c.alive() {
+			t.Fatalf("capstan exited after outage %d", i)
+		}
+	}
+	r.checkHistory(*outages + 1)
+}
+
+// keepLogOnFailure copies the process's whole log where it outlives the
+// test when the test fails, and says where.
+func keepLogOnFailure(t *testing.T, c *capstan) {
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		data, err := os.ReadFile(c.log)
+		if err != nil {
+			return
+		}
+		kept := filepath.Join(os.TempDir(), fmt.Sprintf("capstan-chaos-%s-%d.log", t.Name(), time.Now().Unix()))
+		if os.WriteFile(kept, data, 0o644) == nil {
+			t.Logf("capstan's whole log kept in %s", kept)
+		}
+	})
 }

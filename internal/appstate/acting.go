@@ -69,7 +69,7 @@ func (r *Reader) permitCreate(ctx context.Context, app *v1alpha1.Application, d 
 	case obj.GetNamespace() == "":
 		obj.SetNamespace(source.GetNamespace())
 	}
-	if err := r.permit(ctx, app)(obj, namespaced); err != nil {
+	if err := r.permit(ctx, app, d)(obj, namespaced); err != nil {
 		return fmt.Errorf("creating %s: %w", engine.KeyOf(obj).Ref(), err)
 	}
 	if err := d.Manages(obj, namespaced); err != nil {

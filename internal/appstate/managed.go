@@ -3,6 +3,7 @@ package appstate
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -47,4 +48,30 @@ func (m managedOnly) Get(ctx context.Context, gvk schema.GroupVersionKind, names
 		return nil, nil
 	}
 	return m.LiveReader.Get(ctx, gvk, namespace, name)
+}
+
+// permittedResources are the Application's managed resources its project
+// and destination allow it to reach: only those are read live (Argo CD
+// drops the others from an app's live objects too), so an app whose source
+// names another tenant's object never shows it.
+func (r *Reader) permittedResources(ctx context.Context, app *v1alpha1.Application, d *engine.Destination) []v1alpha1.ResourceStatus {
+	permit := r.permit(ctx, app, d)
+	out := make([]v1alpha1.ResourceStatus, 0, len(app.Status.Resources))
+	for _, rs := range app.Status.Resources {
+		gvk := schema.GroupVersionKind{Group: rs.Group, Version: rs.Version, Kind: rs.Kind}
+		m, err := d.Mapper.Mapping(gvk)
+		if err != nil {
+			continue // a kind the cluster no longer serves has nothing live
+		}
+		namespaced := m.Scope.Name() == meta.RESTScopeNameNamespace
+		obj := &unstructured.Unstructured{}
+		obj.SetGroupVersionKind(gvk)
+		obj.SetNamespace(rs.Namespace)
+		obj.SetName(rs.Name)
+		if permit(obj, namespaced) != nil || d.Manages(obj, namespaced) != nil {
+			continue
+		}
+		out = append(out, rs)
+	}
+	return out
 }

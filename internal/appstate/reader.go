@@ -134,13 +134,13 @@ func (r *Reader) compare(ctx context.Context, app *v1alpha1.Application, desired
 	}
 	var live engine.LiveReader = d.Direct(method)
 	if managedOnly {
-		live = newManagedOnly(live, app.Status.Resources)
+		live = newManagedOnly(live, r.permittedResources(ctx, app, d))
 	}
 	comparison, err := d.Compare(ctx, engine.CompareRequest{
 		Exclude: filter.On(d.Cluster.Server),
 		App:     tracking.AppKey(app.Namespace, app.Name, r.Namespace), Tracking: method, Namespace: app.Spec.Destination.Namespace,
 		Desired: desired, Known: app.Status.Resources, IgnoreDifferences: ignore, SyncOptions: app.Spec.GetSyncOptions(),
-		Permit: r.permit(ctx, app), Health: checker, Live: live,
+		Permit: r.permit(ctx, app, d), Health: checker, Live: live,
 	})
 	if err != nil {
 		return nil, err
@@ -180,16 +180,17 @@ func resourceDiff(masker diff.Masker, res engine.Resource) ResourceDiff {
 	return rd
 }
 
-// permit returns the Application's project's verdict on an object, as the
-// controller applies it. When the project cannot be read, nothing is
-// permitted (and so nothing read live).
-func (r *Reader) permit(ctx context.Context, app *v1alpha1.Application) func(*unstructured.Unstructured, bool) error {
+// permit returns the Application's project's verdict on an object in its
+// destination cluster d, as the controller applies it. When the project
+// cannot be read, nothing is permitted (and so nothing read live).
+func (r *Reader) permit(ctx context.Context, app *v1alpha1.Application, d *engine.Destination) func(*unstructured.Unstructured, bool) error {
 	proj, err := project.Load(ctx, r.Client, r.Namespace, cmp.Or(app.Spec.Project, v1alpha1.DefaultAppProjectName))
 	if err != nil {
 		return func(*unstructured.Unstructured, bool) error { return err }
 	}
+	cluster := project.Destination{Server: d.Cluster.Server, Name: d.Cluster.Name}
 	return func(obj *unstructured.Unstructured, namespaced bool) error {
-		return project.Permits(proj, obj, namespaced)
+		return project.Permits(proj, obj, namespaced, cluster)
 	}
 }
 

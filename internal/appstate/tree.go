@@ -54,11 +54,12 @@ func (r *Reader) Tree(ctx context.Context, app *v1alpha1.Application) (*Tree, er
 	tree := &Tree{Nodes: []ResourceNode{}}
 	owners := map[types.UID]ResourceRef{}
 	namespaces := map[string]bool{}
-	managed, err := readManaged(ctx, d, app.Status.Resources)
+	resources := r.permittedResources(ctx, app, d)
+	managed, err := readManaged(ctx, d, resources)
 	if err != nil {
 		return nil, err
 	}
-	for i, st := range app.Status.Resources {
+	for i, st := range resources {
 		live := managed[i]
 		if live == nil {
 			continue

@@ -175,3 +175,29 @@ func TestNamespacedClusterSecretLimitsWhatIsManaged(t *testing.T) {
 		t.Errorf("a ConfigMap outside the cluster's namespaces was applied (%v)", err)
 	}
 }
+
+// TestObjectsOutsideTheProjectsNamespaces: a manifest naming a namespace
+// the project's destinations do not hold is refused with Argo CD's
+// message, though the app's own destination is allowed (a finding of the
+// tenant review: only the kind was checked, so an app of one team could
+// write into another's namespace), and nothing of the sync is applied.
+func TestObjectsOutsideTheProjectsNamespaces(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	own, foreign := testCluster.NewNamespace(t), testCluster.NewNamespace(t)
+	e.create(&v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Name: "one-namespace", Namespace: e.ns}, Spec: v1alpha1.AppProjectSpec{
+		SourceRepos: []string{"*"}, Destinations: []v1alpha1.ApplicationDestination{{Server: "*", Namespace: own}}}})
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "c", map[string]string{
+		"app/cm.yaml":      "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: mine}\n",
+		"app/foreign.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: intruder, namespace: " + foreign + "}\n",
+	})
+	e.create(newApp(e, "intruder", "one-namespace", remote.URL, "app", v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: own}))
+	e.operationFailed("intruder", "namespace "+foreign+" is not permitted in project 'one-namespace'")
+	if _, err := e.kube.CoreV1().ConfigMaps(foreign).Get(ctx, "intruder", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a ConfigMap was written into another namespace (%v)", err)
+	}
+	if _, err := e.kube.CoreV1().ConfigMaps(own).Get(ctx, "mine", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the refused sync applied its allowed part (%v)", err)
+	}
+}

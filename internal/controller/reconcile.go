@@ -374,7 +374,7 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 		App:     r.appKey(app), Tracking: r.tracking, Namespace: app.Spec.Destination.Namespace,
 		Desired: resp.Objects, Known: app.Status.Resources, IgnoreDifferences: ignore, SyncOptions: app.Spec.GetSyncOptions(),
 		Permit: func(obj *unstructured.Unstructured, namespaced bool) error {
-			return project.Permits(proj, obj, namespaced)
+			return project.Permits(proj, obj, namespaced, project.Destination{Server: c.Server, Name: c.Name})
 		},
 		Health: checker, Live: after.over(dest.Watched()),
 	})

@@ -37,7 +37,7 @@ func OrphanKind(gk schema.GroupKind) bool { return !unmonitoredKinds[gk] }
 // the project's ignore list.
 func IsOrphan(proj *v1alpha1.AppProject, obj *unstructured.Unstructured, trackedBy string) bool {
 	if !MonitorsOrphans(proj) || trackedBy != "" || len(obj.GetOwnerReferences()) > 0 || v1alpha1.IsHook(obj.GetAnnotations()) ||
-		!OrphanKind(obj.GroupVersionKind().GroupKind()) || builtIn(obj) || Permits(proj, obj, true) != nil {
+		!OrphanKind(obj.GroupVersionKind().GroupKind()) || builtIn(obj) || KindPermitted(proj, obj, true) != nil {
 		return false
 	}
 	gvk := obj.GroupVersionKind()

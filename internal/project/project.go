@@ -77,11 +77,26 @@ func DestinationPermitted(proj *v1alpha1.AppProject, dest Destination) bool {
 }
 
 // Permits reports whether a project lets its Applications manage an
-// object: a cluster-scoped kind must be in clusterResourceWhitelist (empty
-// allows none) and not in clusterResourceBlacklist; a namespaced kind must
-// be in namespaceResourceWhitelist when that is set, and not in
-// namespaceResourceBlacklist. Groups, kinds and names are globs.
-func Permits(proj *v1alpha1.AppProject, obj *unstructured.Unstructured, namespaced bool) error {
+// object in the cluster (by server and name; its Namespace is not used): a
+// cluster-scoped kind must be in clusterResourceWhitelist (empty allows
+// none) and not in clusterResourceBlacklist; a namespaced kind must be in
+// namespaceResourceWhitelist when that is set, and not in
+// namespaceResourceBlacklist, and its namespace one of the project's
+// destinations in that cluster, whatever namespace the Application itself
+// deploys to. Groups, kinds and names are globs. The errors are Argo CD's.
+func Permits(proj *v1alpha1.AppProject, obj *unstructured.Unstructured, namespaced bool, cluster Destination) error {
+	if err := KindPermitted(proj, obj, namespaced); err != nil {
+		return err
+	}
+	if namespaced && !DestinationPermitted(proj, Destination{Server: cluster.Server, Name: cluster.Name, Namespace: obj.GetNamespace()}) {
+		return fmt.Errorf("namespace %s is not permitted in project '%s'", obj.GetNamespace(), proj.Name)
+	}
+	return nil
+}
+
+// KindPermitted is Permits' check of the object's kind (and, for a
+// cluster-scoped one, its name) alone.
+func KindPermitted(proj *v1alpha1.AppProject, obj *unstructured.Unstructured, namespaced bool) error {
 	gvk := obj.GroupVersionKind()
 	gkMatch := func(group, kind string) bool {
 		return GlobMatch(OrStar(group), gvk.Group) && GlobMatch(OrStar(kind), gvk.Kind)

@@ -70,25 +70,34 @@ func TestCheckApplicationHydrator(t *testing.T) {
 }
 
 func TestPermits(t *testing.T) {
-	obj := func(kind string) *unstructured.Unstructured {
+	obj := func(kind, namespace string) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{}
 		u.SetAPIVersion("v1")
 		u.SetKind(kind)
 		u.SetName("x")
+		u.SetNamespace(namespace)
 		return u
 	}
+	inCluster := Destination{Server: "https://kubernetes.default.svc", Name: "in-cluster"}
+	prod := Destination{Server: "https://prod.example.com", Name: "prod"}
 	for _, tc := range []struct {
-		kind       string
-		namespaced bool
-		ok         bool
+		kind, namespace string
+		namespaced      bool
+		cluster         Destination
+		ok              bool
 	}{
-		{"Namespace", false, true},
-		{"PersistentVolume", false, false}, // not in the cluster whitelist
-		{"ConfigMap", true, true},
-		{"ResourceQuota", true, false}, // blacklisted
+		{"Namespace", "", false, inCluster, true},
+		{"PersistentVolume", "", false, inCluster, false}, // not in the cluster whitelist
+		{"ConfigMap", "team-a", true, inCluster, true},
+		{"ResourceQuota", "team-a", true, inCluster, false}, // blacklisted
+		// A namespace outside the project's destinations, though the
+		// manifest names it explicitly: a finding of the tenant review.
+		{"ConfigMap", "kube-system", true, inCluster, false},
+		{"ConfigMap", "shop", true, inCluster, false},
+		{"ConfigMap", "shop", true, prod, true},
 	} {
-		if err := Permits(team(), obj(tc.kind), tc.namespaced); (err == nil) != tc.ok {
-			t.Errorf("%s: %v, want ok=%v", tc.kind, err, tc.ok)
+		if err := Permits(team(), obj(tc.kind, tc.namespace), tc.namespaced, tc.cluster); (err == nil) != tc.ok {
+			t.Errorf("%s in %s of %s: %v, want ok=%v", tc.kind, tc.namespace, tc.cluster.Name, err, tc.ok)
 		}
 	}
 }

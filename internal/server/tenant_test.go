@@ -491,3 +491,28 @@ func TestResourceChangesActAsTheSyncs(t *testing.T) {
 		t.Errorf("a patch the service account may make: %d", code)
 	}
 }
+
+// TestTreeShowsOnlyPermittedResources: a resource the app's status lists
+// but its project does not let it reach (its source named another
+// tenant's object) is neither read nor shown, as Argo CD drops such live
+// objects.
+func TestTreeShowsOnlyPermittedResources(t *testing.T) {
+	tn := newTenants(t, nil)
+	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "foreign", Namespace: tn.other}, Data: map[string]string{"k": "other-tenant"}}
+	own := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "own", Namespace: tn.destA}, Data: map[string]string{"k": "v"}}
+	tn.manage(t, foreign, own)
+	resp := tn.send(context.Background(), "GET", "/api/v1/applications/a1/resource-tree", "", tn.readonly)
+	body := readAll(t, resp)
+	if resp.StatusCode != 200 || strings.Contains(body, "foreign") || !strings.Contains(body, `"own"`) {
+		t.Errorf("resource tree: %d %s", resp.StatusCode, body)
+	}
+	query := "?namespace=" + tn.other + "&resourceName=foreign&version=v1&kind=ConfigMap"
+	if code := tn.call("GET", "/api/v1/applications/a1/resource"+query, "", tn.readonly, nil); code != http.StatusNotFound {
+		t.Errorf("reading the foreign ConfigMap: %d, want 404", code)
+	}
+	body = fmt.Sprintf(`{"targetManifests":[%q]}`, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: foreign, namespace: "+tn.other+"}\n")
+	resp = tn.send(context.Background(), "POST", "/api/v1/applications/a1/server-side-diff", body, tn.readonly)
+	if diff := readAll(t, resp); strings.Contains(diff, "other-tenant") {
+		t.Errorf("server-side diff of the foreign ConfigMap: %s", diff)
+	}
+}
