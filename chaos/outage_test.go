@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -41,6 +42,7 @@ func TestStartsBeforeCRDsAndOutlivesAPIOutage(t *testing.T) {
 
 	r := newRigIn(t, ns) // installs the CRDs and creates the Applications
 	r.waitConverged(convergeTimeout)
+	keepLogOnFailure(t, c)
 
 	token := login(t, ns, port)
 	r.commit()
@@ -181,7 +183,10 @@ func TestOperationsFinishAcrossOutages(t *testing.T) {
 	rnd := newRand(t)
 	ctx := context.Background()
 	ns := cluster.NewNamespace(t)
-	c := newCapstan(t, ns, "--leader-elect=true")
+	// Without leader election the controller is never restarted by the
+	// outage: its failed reconciles' retries are what bring it back (the
+	// other outage test loses and takes back the Lease).
+	c := newCapstan(t, ns)
 	c.start()
 	r := newRigIn(t, ns)
 	r.waitConverged(convergeTimeout)
@@ -211,11 +216,20 @@ func TestOperationsFinishAcrossOutages(t *testing.T) {
 }
 
 // keepLogOnFailure copies the process's whole log where it outlives the
-// test when the test fails, and says where.
+// test when the test fails, and says where; a process still running is
+// first made to write every goroutine's stack into it (SIGQUIT), so a sync
+// that hangs shows where.
 func keepLogOnFailure(t *testing.T, c *capstan) {
 	t.Cleanup(func() {
 		if !t.Failed() {
 			return
+		}
+		if c.alive() {
+			_ = c.cmd.Process.Signal(syscall.SIGQUIT)
+			select {
+			case <-c.done:
+			case <-time.After(5 * time.Second):
+			}
 		}
 		data, err := os.ReadFile(c.log)
 		if err != nil {

@@ -354,7 +354,36 @@ func (r *rig) waitConverged(timeout time.Duration) {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	r.t.Fatalf("revision %d not converged after %s: %s", r.rev, timeout, last)
+	r.t.Fatalf("revision %d not converged after %s: %s\n%s", r.rev, timeout, last, r.workloads(ctx))
+}
+
+// workloads describes the Deployments and Pods of every app, for a run
+// that did not converge: a sync waiting for health waits on these.
+func (r *rig) workloads(ctx context.Context) string {
+	var b strings.Builder
+	for _, name := range allApps {
+		ds, err := r.kube.AppsV1().Deployments(r.dest(name)).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			fmt.Fprintf(&b, "%s: %v\n", name, err)
+			continue
+		}
+		for _, d := range ds.Items {
+			fmt.Fprintf(&b, "%s: Deployment/%s generation %d observed %d, %d/%d available, conditions:", name, d.Name, d.Generation,
+				d.Status.ObservedGeneration, d.Status.AvailableReplicas, d.Status.Replicas)
+			for _, c := range d.Status.Conditions {
+				fmt.Fprintf(&b, " %s=%s (%s)", c.Type, c.Status, c.Message)
+			}
+			b.WriteString("\n")
+		}
+		pods, err := r.kube.CoreV1().Pods(r.dest(name)).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			continue
+		}
+		for _, p := range pods.Items {
+			fmt.Fprintf(&b, "%s: Pod/%s %s on %q\n", name, p.Name, p.Status.Phase, p.Spec.NodeName)
+		}
+	}
+	return b.String()
 }
 
 // checkHistory checks each app has one history entry per revision it

@@ -223,7 +223,7 @@ func run(ctx context.Context, opts Options, identity string) error {
 			specOrOperationChanged(), annotationsChanged(), predicate.LabelChangedPredicate{}))).
 		Named("application").
 		// Several controllers may share a process (tests, one per shard).
-		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: opts.Workers, SkipNameValidation: ptrTo(true)}).
+		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: opts.Workers, SkipNameValidation: ptrTo(true), RateLimiter: retryLimiter()}).
 		WatchesRawSource(source.Channel(events, &handler.EnqueueRequestForObject{})).
 		Watches(&v1alpha1.AppProject{}, handler.EnqueueRequestsFromMapFunc(projectApps(mgr.GetClient(), namespaces)),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
