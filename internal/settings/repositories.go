@@ -197,6 +197,11 @@ func (r *RepoCredentials) Lookup(ctx context.Context, repoURL, project string) (
 	if exact != nil && (exact.HasCredentials() || template == nil) {
 		return exact, nil
 	}
+	if template != nil && exact != nil && loosens(exact, template) {
+		// A project's repository Secret choosing its own proxy, or turning
+		// TLS verification off, never gets credentials it does not own.
+		return exact, nil
+	}
 	if template != nil && exact != nil {
 		// The repository Secret's own options win; credentials come from the template.
 		merged := *exact
@@ -217,6 +222,19 @@ func (r *RepoCredentials) Lookup(ctx context.Context, repoURL, project string) (
 // https://git.example.com.elsewhere.io/x.
 func templateCovers(prefix, repoURL string) bool {
 	return strings.HasPrefix(repoURL, prefix) && hostOf(prefix) != "" && hostOf(prefix) == hostOf(repoURL)
+}
+
+// loosens reports whether a repository Secret would send a credential
+// template's credentials another way than the template itself does: a
+// Secret of a project (whose administrators may write it) that inherits
+// an unscoped template and sets another proxy or turns off TLS
+// verification the template keeps on.
+func loosens(repo, template *Repository) bool {
+	if repo.Project == "" || repo.Project == template.Project {
+		return false
+	}
+	return (repo.Proxy != "" && repo.Proxy != template.Proxy) || (repo.NoProxy != "" && repo.NoProxy != template.NoProxy) ||
+		(repo.Insecure && !template.Insecure)
 }
 
 // betterScoped reports whether candidate should replace current as the

@@ -193,6 +193,12 @@ func TestRepoCredentialsFollowTheProject(t *testing.T) {
 		scoped("a-tmpl", v1alpha1.SecretTypeRepoCredentials, "https://tmpl.example.com/org", "a-tmpl", "a"),
 		scoped("any-tmpl", v1alpha1.SecretTypeRepoCredentials, "https://tmpl.example.com/org/team", "any-tmpl", ""),
 		scoped("host-tmpl", v1alpha1.SecretTypeRepoCredentials, "https://host.example.com", "host-tmpl", ""),
+		// A project's Secret without credentials of its own, pointing the
+		// unscoped template's credentials at its own proxy: it gets none.
+		secret(ns, "a-proxied", v1alpha1.SecretTypeRepository, map[string]string{"url": "https://tmpl.example.com/org/team/proxied.git", "project": "b",
+			"proxy": "http://proxy.attacker.example"}),
+		secret(ns, "a-insecure", v1alpha1.SecretTypeRepository, map[string]string{"url": "https://tmpl.example.com/org/team/insecure.git", "project": "c",
+			"insecure": "true"}),
 	} {
 		if err := c.Create(ctx, s); err != nil {
 			t.Fatal(err)
@@ -211,6 +217,9 @@ func TestRepoCredentialsFollowTheProject(t *testing.T) {
 		{"https://tmpl.example.com/org/team/x.git", "b", "any-tmpl"},
 		{"https://tmpl.example.com/org/other.git", "b", ""},
 		{"https://host.example.com/x.git", "", "host-tmpl"},
+		{"https://tmpl.example.com/org/team/proxied.git", "b", ""},
+		{"https://tmpl.example.com/org/team/insecure.git", "c", ""},
+		{"https://tmpl.example.com/org/team/proxied.git", "a", "a-tmpl"}, // another project's Secret: a's own template
 		{"https://host.example.com.elsewhere.io/x.git", "", ""}, // another host
 	} {
 		creds, err := rc.ForRepo(ctx, tc.url, tc.project)

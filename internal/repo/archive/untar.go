@@ -81,6 +81,9 @@ func (x *extraction) entry(h *tar.Header, body io.Reader) error {
 	if !carriesFile(h.Typeflag) {
 		return nil // pax headers, submodule entries and the like carry no files
 	}
+	if h.Typeflag == tar.TypeDir && path.Clean(h.Name) == "." {
+		return nil // the directory itself, as tar and Argo CD's CLI write it
+	}
 	name, err := entryPath(h.Name, x.opts.GitDirs)
 	if err != nil {
 		return err

@@ -59,6 +59,8 @@ func TestUntar(t *testing.T) {
 			opts: Options{MaxBytes: 10, Symlinks: true}, wantErr: "appears twice"},
 		{name: "a file named twice", entries: []entry{{name: "a", body: "x"}, {name: "./a", body: "y"}}, opts: Options{MaxBytes: 10}, wantErr: "appears twice"},
 		{name: "a file beneath a file", entries: []entry{{name: "a", body: "x"}, {name: "a/b", body: "y"}}, opts: Options{MaxBytes: 10}, wantErr: "beneath the file"},
+		{name: "the directory itself", entries: []entry{{name: "./", kind: tar.TypeDir}, {name: "./a", body: "x"}}, opts: Options{MaxBytes: 10}},
+		{name: "a file named .", entries: []entry{{name: ".", body: "x"}}, opts: Options{MaxBytes: 10}, wantErr: "escapes"},
 		{name: "a directory named twice", entries: []entry{{name: "d/", kind: tar.TypeDir}, {name: "d/x", body: "x"}, {name: "d/", kind: tar.TypeDir}}, opts: Options{MaxBytes: 10}},
 		{name: "a .git path", entries: []entry{{name: ".git/config", body: "x"}}, opts: Options{MaxBytes: 10}, wantErr: ".git directory"},
 		{name: "a .GIT path deeper", entries: []entry{{name: "a/.GIT/hooks/x", body: "x"}}, opts: Options{MaxBytes: 10}, wantErr: ".git directory"},
