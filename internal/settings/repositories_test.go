@@ -220,7 +220,7 @@ func TestRepoCredentialsFollowTheProject(t *testing.T) {
 		{"https://tmpl.example.com/org/team/proxied.git", "b", ""},
 		{"https://tmpl.example.com/org/team/insecure.git", "c", ""},
 		{"https://tmpl.example.com/org/team/proxied.git", "a", "a-tmpl"}, // another project's Secret: a's own template
-		{"https://host.example.com.elsewhere.io/x.git", "", ""}, // another host
+		{"https://host.example.com.elsewhere.io/x.git", "", ""},          // another host
 	} {
 		creds, err := rc.ForRepo(ctx, tc.url, tc.project)
 		if err != nil {
