@@ -28,15 +28,12 @@ import (
 // defaultHistoryLimit is how many syncs status.history keeps by default.
 const defaultHistoryLimit = 10
 
-// progressInterval is how often a running sync's progress is written. A
-// staged sync (hooks, or several waves) has its Running state written
-// before it changes anything, and again before each hook is created and
-// after each completes, so a sync cut short at any point is resumed after
-// a restart: its objects applied again (which changes nothing already
-// applied), no hook run twice, and its result and history entry recorded
-// once. A sync of one wave without hooks is only written when it finishes
-// (or, if it runs that long, every progressInterval): cut short, it is
-// simply run again, and its history entry is still written once.
+// progressInterval is how often a running sync's progress is written.
+// Its Running state is written before it changes anything, and again
+// before each hook is created and after each completes, so a sync cut
+// short at any point is resumed after a restart: its objects applied
+// again (which changes nothing already applied), no hook run twice, and
+// its result and history entry recorded once.
 const progressInterval = 5 * time.Second
 
 // pendingOperation returns the operation to run now: the requested one,
@@ -185,9 +182,11 @@ func (r *reconciler) runOperation(ctx context.Context, app *v1alpha1.Application
 	syncCtx, cancelSync := context.WithCancel(ctx)
 	defer cancelSync()
 	terminated := r.watchTermination(syncCtx, app, cancelSync)
-	progress := &progressWriter{r: r, app: app, status: status, op: op, resumed: done != nil, since: time.Now()}
+	progress := &progressWriter{r: r, app: app, status: status, op: op, resumed: done != nil}
 	if !op.Sync.DryRun {
-		r.events.Eventf(app, nil, corev1.EventTypeNormal, "OperationStarted", "Sync", "%s", startMessage(op))
+		if err := progress.checkpoint(ctx, &apply.Result{Resources: done}, true); err != nil {
+			return fmt.Errorf("recording the start of the sync of Application/%s/%s: %w", app.Namespace, app.Name, err)
+		}
 	}
 	res := r.sync(syncCtx, app, op, comp, checker, done, progress.checkpoint)
 	if terminated.Load() {
@@ -210,14 +209,15 @@ func (r *reconciler) runOperation(ctx context.Context, app *v1alpha1.Application
 }
 
 // progressWriter records a running sync's progress in its Application's
-// status.operationState: when forced (at the start of a staged sync,
-// around hooks), and otherwise every progressInterval from the start.
+// status.operationState: when forced (at the start, around hooks), and
+// otherwise every progressInterval.
 type progressWriter struct {
 	r       *reconciler
 	app     *v1alpha1.Application
 	status  *statusWriter
 	op      *v1alpha1.Operation
-	since   time.Time // the last write, or the start
+	since   time.Time // the last write
+	wrote   bool
 	resumed bool
 	// message, if set, is what the operation waits for.
 	message string
@@ -244,7 +244,10 @@ func (p *progressWriter) checkpoint(ctx context.Context, res *apply.Result, forc
 		}
 		return err
 	}
-	p.since = time.Now()
+	if !p.wrote {
+		p.r.events.Eventf(p.app, nil, corev1.EventTypeNormal, "OperationStarted", "Sync", "%s", startMessage(p.op))
+	}
+	p.wrote, p.since = true, time.Now()
 	return nil
 }
 
@@ -337,13 +340,6 @@ func (r *reconciler) sync(ctx context.Context, app *v1alpha1.Application, op *v1
 	client, err := r.syncClient(ctx, app, comp)
 	if err != nil {
 		return &operationResult{Result: &apply.Result{Phase: v1alpha1.OperationFailed, Message: err.Error()}, comp: comp}
-	}
-	if plan.Staged() && !op.Sync.DryRun {
-		// Recorded as Running before anything changes (see progressInterval).
-		if err := checkpoint(ctx, &apply.Result{Resources: done}, true); err != nil {
-			msg := fmt.Sprintf("recording the start of the sync of Application/%s/%s: %v", app.Namespace, app.Name, err)
-			return &operationResult{Result: &apply.Result{Phase: v1alpha1.OperationError, Message: msg, Interrupted: true}, comp: comp}
-		}
 	}
 	applier := &apply.Applier{Client: client, Mapper: comp.dest.Mapper, Health: checker, FieldManager: engine.FieldManager, Tracking: r.tracking}
 	var nsMeta *v1alpha1.ManagedNamespaceMetadata

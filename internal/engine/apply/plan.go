@@ -118,26 +118,6 @@ func (p *Plan) Waves(phase v1alpha1.SyncPhase) [][]*Task {
 	return waves
 }
 
-// Staged reports whether the plan runs in more than one step: a hook in
-// any phase, or more than one wave. Such a sync waits between its steps,
-// so it is worth recording as running before it starts; a sync of one
-// wave without hooks applies everything at once and can simply be run
-// again.
-func (p *Plan) Staged() bool {
-	waves := 0
-	for phase, tasks := range p.Phases {
-		for _, t := range tasks {
-			if t.Hook {
-				return true
-			}
-		}
-		if phase != v1alpha1.SyncPhaseSyncFail {
-			waves += len(p.Waves(phase))
-		}
-	}
-	return waves > 1
-}
-
 // PhaseOrder returns the phases a successful sync runs, in order.
 func PhaseOrder() []v1alpha1.SyncPhase { return phaseOrder }
 

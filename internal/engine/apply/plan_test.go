@@ -154,34 +154,3 @@ func TestParseOptions(t *testing.T) {
 		}
 	}
 }
-
-func TestStaged(t *testing.T) {
-	obj := func(name string, annotations map[string]string) *unstructured.Unstructured {
-		u := &unstructured.Unstructured{}
-		u.SetAPIVersion("v1")
-		u.SetKind("ConfigMap")
-		u.SetName(name)
-		u.SetAnnotations(annotations)
-		return u
-	}
-	for _, tc := range []struct {
-		name string
-		objs []*unstructured.Unstructured
-		want bool
-	}{
-		{"nothing", nil, false},
-		{"one wave", []*unstructured.Unstructured{obj("a", nil), obj("b", nil)}, false},
-		{"one wave, numbered", []*unstructured.Unstructured{obj("a", map[string]string{v1alpha1.AnnotationSyncWave: "3"}), obj("b", map[string]string{v1alpha1.AnnotationSyncWave: "3"})}, false},
-		{"two waves", []*unstructured.Unstructured{obj("a", nil), obj("b", map[string]string{v1alpha1.AnnotationSyncWave: "1"})}, true},
-		{"a hook", []*unstructured.Unstructured{obj("a", nil), obj("h", map[string]string{v1alpha1.AnnotationHook: "PostSync"})}, true},
-		{"a SyncFail hook alone", []*unstructured.Unstructured{obj("a", nil), obj("h", map[string]string{v1alpha1.AnnotationHook: "SyncFail"})}, true},
-	} {
-		p, err := NewPlan(tc.objs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := p.Staged(); got != tc.want {
-			t.Errorf("%s: Staged() = %v, want %v", tc.name, got, tc.want)
-		}
-	}
-}
