@@ -16,6 +16,8 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"runtime"
+	"runtime/pprof"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -46,11 +48,56 @@ func main() {
 	opWorkers := flag.Int("operation-workers", 10, "concurrent syncs (--operation-processors)")
 	floorOnly := flag.Bool("floor", false, "measure the API server alone: create the apps, then make the writes any controller must (apply, status, event) with no controller running")
 	timeout := flag.Duration("timeout", 10*time.Minute, "give up after this long per phase")
+	cpuProfile := flag.String("cpuprofile", "", "write the process's CPU profile (controller and repo server in-process) to this file")
+	blockProfile := flag.String("blockprofile", "", "write the process's blocking profile to this file")
 	flag.Parse()
-	if err := run(*n, *workers, *opWorkers, *timeout, *floorOnly); err != nil {
+	stop, err := profile(*cpuProfile, *blockProfile)
+	if err == nil {
+		err = run(*n, *workers, *opWorkers, *timeout, *floorOnly)
+		if stopErr := stop(); err == nil {
+			err = stopErr
+		}
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
+}
+
+// profile starts the profiles asked for; stop writes them.
+func profile(cpuPath, blockPath string) (stop func() error, err error) {
+	var cpu *os.File
+	if cpuPath != "" {
+		if cpu, err = os.Create(cpuPath); err != nil {
+			return nil, err
+		}
+		if err := pprof.StartCPUProfile(cpu); err != nil {
+			return nil, err
+		}
+	}
+	if blockPath != "" {
+		runtime.SetBlockProfileRate(int(time.Millisecond)) // blocking events of a millisecond or more
+	}
+	return func() error {
+		if cpu != nil {
+			pprof.StopCPUProfile()
+			if err := cpu.Close(); err != nil {
+				return err
+			}
+		}
+		if blockPath == "" {
+			return nil
+		}
+		f, err := os.Create(blockPath)
+		if err != nil {
+			return err
+		}
+		if err := pprof.Lookup("block").WriteTo(f, 0); err != nil {
+			_ = f.Close()
+			return err
+		}
+		return f.Close()
+	}, nil
 }
 
 // countingTransport counts requests to the API server, in total and by
