@@ -52,6 +52,10 @@ func (c *Cluster) startWorkloadComponents(ctx context.Context, server string, bi
 			// nodelifecycle must stay: it lifts the not-ready taint from the
 			// kwok node. nodeipam needs a pod CIDR and does nothing useful here.
 			"--controllers=*,-nodeipam",
+			// kwok readies a pod only while it is Pending: a node marked
+			// NotReady after an API-server outage longer than the default
+			// grace would leave its Running pods unready for good.
+			"--node-monitor-grace-period=1h",
 			"--service-account-private-key-file=" + c.pki.saKeyFile,
 			"--root-ca-file=" + c.pki.caFile,
 			"--service-cluster-ip-range=" + serviceCIDR,
