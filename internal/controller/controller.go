@@ -22,6 +22,7 @@ import (
 	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -201,8 +202,13 @@ func run(ctx context.Context, opts Options, identity string) error {
 		}
 		opts.Hydrator = h
 	}
+	direct, err := kube.NewClient(opts.Config)
+	if err != nil {
+		return err
+	}
 	r := &reconciler{
 		metrics:    m,
+		journal:    newJournal(direct, opts.Namespace, leaseName(opts)+"-syncs"),
 		client:     mgr.GetClient(),
 		events:     mgr.GetEventRecorder("argocd-application-controller"),
 		opts:       opts,
@@ -244,8 +250,8 @@ func run(ctx context.Context, opts Options, identity string) error {
 	if err != nil {
 		return err
 	}
-	direct, err := kube.NewClient(opts.Config)
-	if err != nil {
+	// The journal's ended syncs are written out by the elected controller.
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error { r.journal.run(ctx); return nil })); err != nil {
 		return err
 	}
 	if err := settings.EnsureDefaultProject(ctx, direct, opts.Namespace); err != nil {

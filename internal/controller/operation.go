@@ -54,6 +54,7 @@ func (r *reconciler) pendingOperation(app *v1alpha1.Application, comp *compariso
 			op = st.Operation.DeepCopy()
 		}
 		retryCount = st.RetryCount
+		r.journal.end(app.Namespace, app.Name) // the Running state says all
 		if s := retryStrategy(app, op); retryCount > 0 && s != nil && s.Refresh && op.Sync != nil {
 			// retry.refresh: the retry takes the latest revision, so a
 			// fix pushed meanwhile is what it syncs.
@@ -62,12 +63,30 @@ func (r *reconciler) pendingOperation(app *v1alpha1.Application, comp *compariso
 		}
 	}
 	if op == nil {
+		op = r.journaledOperation(app)
+	}
+	if op == nil {
 		op = r.automatedOperation(app, comp)
 	}
 	if op == nil || op.Sync == nil {
 		return nil, 0, 0
 	}
 	return op, retryCount, 0
+}
+
+// journaledOperation returns the automated sync the journal holds for
+// app, not recorded on it: a stopped controller, or a final write that
+// failed, left it.
+func (r *reconciler) journaledOperation(app *v1alpha1.Application) *v1alpha1.Operation {
+	e, ok := r.journal.pending(app)
+	if !ok {
+		return nil
+	}
+	if e.recordedOn(app) {
+		r.journal.end(app.Namespace, app.Name)
+		return nil
+	}
+	return e.Operation.DeepCopy()
 }
 
 // requested reports whether the app has an operation asked for or under
@@ -162,17 +181,25 @@ func alreadySynced(app *v1alpha1.Application, res *v1alpha1.SyncOperationResult)
 
 // runOperation syncs and records the result, with the comparison that
 // led to it, in one write that also clears the operation.
-func (r *reconciler) runOperation(ctx context.Context, app *v1alpha1.Application, status *statusWriter, op *v1alpha1.Operation, comp *comparison, checker *health.Checker, retryCount int64) error {
+//
+// fresh is set for an automated sync the journal took just now, rather
+// than one it holds from a run cut short.
+func (r *reconciler) runOperation(ctx context.Context, app *v1alpha1.Application, status *statusWriter, op *v1alpha1.Operation, comp *comparison, checker *health.Checker, retryCount int64, fresh bool) error {
 	started := metav1.Now()
 	var done []*v1alpha1.ResourceResult
+	resumed := false
 	if st := app.Status.OperationState; st != nil && st.Phase == v1alpha1.OperationRunning {
 		if retryCount > 0 {
 			started = st.StartedAt
 		}
 		if st.SyncResult != nil && st.RetryCount == retryCount && equality.Semantic.DeepEqual(st.Operation, *op) {
 			// The same attempt, cut short: resume it.
-			started, done = st.StartedAt, st.SyncResult.Resources
+			started, done, resumed = st.StartedAt, st.SyncResult.Resources, true
 		}
+	}
+	journaled := r.journalable(app, op)
+	if e, ok := r.journal.pending(app); ok && journaled && equality.Semantic.DeepEqual(e.Operation, *op) {
+		started, resumed = e.StartedAt, !fresh // resumed: an automated sync cut short
 	}
 	ended := terminating(app)
 	app.Status.OperationState = &v1alpha1.OperationState{Operation: *op, Phase: v1alpha1.OperationRunning, Message: "syncing", StartedAt: started, RetryCount: retryCount}
@@ -182,9 +209,9 @@ func (r *reconciler) runOperation(ctx context.Context, app *v1alpha1.Application
 	syncCtx, cancelSync := context.WithCancel(ctx)
 	defer cancelSync()
 	terminated := r.watchTermination(syncCtx, app, cancelSync)
-	progress := &progressWriter{r: r, app: app, status: status, op: op, resumed: done != nil}
+	progress := &progressWriter{r: r, app: app, status: status, op: op, resumed: resumed}
 	if !op.Sync.DryRun {
-		if err := progress.checkpoint(ctx, &apply.Result{Resources: done}, true); err != nil {
+		if err := r.recordStart(ctx, app, journaled, progress, done); err != nil {
 			return fmt.Errorf("recording the start of the sync of Application/%s/%s: %w", app.Namespace, app.Name, err)
 		}
 	}
@@ -206,6 +233,35 @@ func (r *reconciler) runOperation(ctx context.Context, app *v1alpha1.Application
 		return fmt.Errorf("sync of Application/%s/%s interrupted: %s", app.Namespace, app.Name, res.Message)
 	}
 	return r.finishOperation(ctx, app, status, op, started, res, checker)
+}
+
+// journalable reports whether a sync's start goes in the journal rather
+// than in a Running state on its Application: an automated sync (no
+// operation on the Application says it was asked for) without a Running
+// state already.
+func (r *reconciler) journalable(app *v1alpha1.Application, op *v1alpha1.Operation) bool {
+	st := app.Status.OperationState
+	return op.InitiatedBy.Automated && app.Operation == nil && !op.Sync.DryRun && (st == nil || st.Phase != v1alpha1.OperationRunning)
+}
+
+// recordStart makes a sync's start durable before it changes anything: in
+// the journal when journaled (its Running state is then written only
+// before a hook is created, or every progressInterval while it waits), and
+// otherwise, or when the journal cannot be written, as a Running state.
+func (r *reconciler) recordStart(ctx context.Context, app *v1alpha1.Application, journaled bool, progress *progressWriter, done []*v1alpha1.ResourceResult) error {
+	if journaled {
+		if _, ok := r.journal.pending(app); !ok {
+			r.journal.add(app, progress.op) // decided on before a restart
+		}
+		err := r.journal.stored(ctx)
+		if err == nil {
+			progress.started()
+			return nil
+		}
+		r.opts.Log.Warn("Recording the sync's Running state on the Application instead of the journal",
+			"application", app.Namespace+"/"+app.Name, "error", err)
+	}
+	return progress.checkpoint(ctx, &apply.Result{Resources: done}, true)
 }
 
 // progressWriter records a running sync's progress in its Application's
@@ -244,11 +300,17 @@ func (p *progressWriter) checkpoint(ctx context.Context, res *apply.Result, forc
 		}
 		return err
 	}
+	p.started()
+	return nil
+}
+
+// started notes that the sync's start is recorded, announcing it the
+// first time.
+func (p *progressWriter) started() {
 	if !p.wrote {
 		p.r.events.Eventf(p.app, nil, corev1.EventTypeNormal, "OperationStarted", "Sync", "%s", startMessage(p.op))
 	}
 	p.wrote, p.since = true, time.Now()
-	return nil
 }
 
 // terminatedMessage ends an operation a user terminated, as in Argo CD.
@@ -432,7 +494,11 @@ func (r *reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 			app.Status.OperationState = &v1alpha1.OperationState{Operation: *op, Phase: v1alpha1.OperationRunning, StartedAt: started,
 				Message: fmt.Sprintf("Retrying attempt #%d at %s: %s", retryCount+1, finished.Add(backoff).Format(time.Kitchen), res.Message), RetryCount: retryCount + 1}
 			r.retries.set(r.appKey(app), backoff)
-			return status.write(ctx, app)
+			if err := status.write(ctx, app); err != nil {
+				return err
+			}
+			r.journal.end(app.Namespace, app.Name) // the Running state takes over
+			return nil
 		}
 	}
 	state := &v1alpha1.OperationState{Operation: *op, Phase: res.Phase, Message: res.Message, StartedAt: started, FinishedAt: &finished, RetryCount: retryCount}
@@ -460,6 +526,7 @@ func (r *reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 	if err := status.finish(ctx, app, op); err != nil {
 		return err
 	}
+	r.journal.end(app.Namespace, app.Name)
 	r.recordCompletion(app, op, state)
 	r.metrics.IncSync(app, state.Phase)
 	return nil

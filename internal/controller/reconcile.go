@@ -50,6 +50,8 @@ type reconciler struct {
 	namespaces appNamespaces
 	// operations holds a slot per running sync (--operation-processors).
 	operations chan struct{}
+	// journal records the automated syncs under way.
+	journal *journal
 
 	derivedMu sync.Mutex
 	derived   *derived
@@ -111,6 +113,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.client.Get(ctx, req.NamespacedName, app); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.written.forget(req.Namespace, req.Name)
+			r.journal.end(req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -159,6 +162,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	status := &statusWriter{client: r.client, base: orig, written: &r.written}
 	var op *v1alpha1.Operation
 	var retryCount int64
+	if err := r.journal.load(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
 	if comp != nil && condition == nil {
 		app.Status.Conditions = setSkipCondition(app.Status.Conditions, wipesOut(app, comp))
 		var wait time.Duration
@@ -179,13 +185,14 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	if op != nil {
+		fresh := r.journalable(app, op) && r.journal.add(app, op)
 		// The operation writes the comparison together with its own state.
 		select {
 		case r.operations <- struct{}{}:
 		case <-ctx.Done():
 			return ctrl.Result{}, ctx.Err()
 		}
-		err = r.runOperation(ctx, app, status, op, comp, checker, retryCount)
+		err = r.runOperation(ctx, app, status, op, comp, checker, retryCount, fresh)
 		<-r.operations
 	} else if r.statusDue(orig, app) {
 		err = status.write(ctx, app)
