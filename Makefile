@@ -176,6 +176,10 @@ bench: kube ## Run the Go benchmarks, then the N-application controller benchmar
 	go test -run '^$$' -bench . -benchmem ./...
 	go run ./bench/apps -n $(N)
 
+.PHONY: bench-check
+bench-check: kube ## Measure the API server's floor and the controller on 1,000 apps; fail over the ratio and request counts in bench/apps/targets.json.
+	go run ./bench/apps -check bench/apps/targets.json
+
 .PHONY: cluster
 cluster: kube ## Start a local cluster in the background; kubeconfig at .local/kubeconfig.
 	@go build -o bin/localcluster ./hack/localcluster

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"os"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+)
+
+// site is a fresh local cluster with Capstan's CRDs and a monorepo of n
+// apps: each measurement gets its own, so none inherits another's load.
+type site struct {
+	cluster *localcluster.Cluster
+	// own is the bench's own client (creating the Applications, as a CI
+	// pipeline or an ApplicationSet would): not what is measured, so no
+	// client-side rate limit.
+	own     *rest.Config
+	client  client.Client
+	dir     string
+	repoURL string
+}
+
+func newSite(ctx context.Context, n int) (_ *site, err error) {
+	s := &site{}
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
+	if s.cluster, err = localcluster.Start(ctx, localcluster.Options{}); err != nil {
+		return nil, err
+	}
+	if err := kube.InstallCRDs(ctx, s.cluster.Config); err != nil {
+		return nil, err
+	}
+	s.own = rest.CopyConfig(s.cluster.Config)
+	s.own.QPS, s.own.Burst = 5000, 10000
+	if s.client, err = kube.NewClient(s.own); err != nil {
+		return nil, err
+	}
+	if s.dir, err = os.MkdirTemp("", "capstan-bench-"); err != nil {
+		return nil, err
+	}
+	if s.repoURL, err = monorepo(s.dir, n, "one"); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// namespaces creates namespaces.
+func (s *site) namespaces(ctx context.Context, names ...string) error {
+	for _, ns := range names {
+		if err := s.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *site) close() {
+	if s.cluster != nil {
+		_ = s.cluster.Stop()
+	}
+	if s.dir != "" {
+		_ = os.RemoveAll(s.dir)
+	}
+}
