@@ -46,6 +46,10 @@ const memoryPoll = 50 * time.Millisecond
 // producing too much output.
 var ErrRenderLimit = errors.New("rendering stopped")
 
+// errWorkerLost means a render worker went away for a reason of its own
+// (not the source's): such a failure is not remembered for the source.
+var errWorkerLost = errors.New("render worker")
+
 // pool is the Service's render workers.
 type pool struct {
 	iso    Isolation
@@ -77,18 +81,26 @@ func (p *pool) render(ctx context.Context, in *sourceInput) ([]*unstructured.Uns
 		return nil, "", ctx.Err()
 	}
 	defer func() { <-p.slots }()
-	w, err := p.take()
-	if err != nil {
-		return nil, "", err
-	}
-	out, keep, err := w.render(ctx, jobOf(in), p)
-	if keep {
-		p.put(w)
-	} else {
-		w.stop()
-	}
-	if err != nil {
-		return nil, "", err
+	var out *renderOutcome
+	for attempt := 0; ; attempt++ {
+		w, err := p.take()
+		if err != nil {
+			return nil, "", err
+		}
+		var keep, sent bool
+		out, keep, sent, err = w.render(ctx, jobOf(in), p)
+		if keep {
+			p.put(w)
+		} else {
+			w.stop()
+		}
+		if err != nil && !sent && attempt == 0 && ctx.Err() == nil {
+			continue // an idle worker that died: the job never reached it
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		break
 	}
 	if out.Error != "" {
 		return nil, out.Type, errors.New(out.Error)
@@ -169,12 +181,22 @@ func (w *worker) stop() {
 
 // render sends a job and reads its result, answering dependency fetches,
 // while a watchdog enforces the memory limit and the deadline. keep says
-// whether the worker can take another job.
-func (w *worker) render(ctx context.Context, job *renderJob, p *pool) (*renderOutcome, bool, error) {
+// whether the worker can take another job; sent whether the job reached
+// it.
+func (w *worker) render(ctx context.Context, job *renderJob, p *pool) (out *renderOutcome, keep, sent bool, err error) {
 	stopWatch := make(chan struct{})
 	killed := make(chan string, 1)
-	go w.watch(ctx, p.iso.MaxMemory, stopWatch, killed)
-	defer close(stopWatch)
+	watched := make(chan bool, 1) // whether the watchdog killed the worker
+	go func() { watched <- w.watch(ctx, p.iso.MaxMemory, stopWatch, killed) }()
+	defer func() {
+		// The watchdog is done before the worker is kept: one that saw
+		// the context end as the render finished must not kill a worker
+		// back in the pool.
+		close(stopWatch)
+		if <-watched {
+			keep = false
+		}
+	}()
 	explain := func(err error) error {
 		select {
 		case why := <-killed:
@@ -184,22 +206,22 @@ func (w *worker) render(ctx context.Context, job *renderJob, p *pool) (*renderOu
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fmt.Errorf("render worker: %w", err)
+		return fmt.Errorf("%w: %w", errWorkerLost, err)
 	}
 	if err := writeFrame(w.in, &frame{Job: job}); err != nil {
-		return nil, false, explain(err)
+		return nil, false, false, explain(err)
 	}
 	for {
 		f, size, err := readFrame(w.out, p.output+maxControlFrame)
 		if errors.Is(err, errFrameTooLarge) {
-			return nil, false, fmt.Errorf("%w: the rendered manifests are %d bytes, over the limit of %d", ErrRenderLimit, size, p.output)
+			return nil, false, true, fmt.Errorf("%w: the rendered manifests are %d bytes, over the limit of %d", ErrRenderLimit, size, p.output)
 		}
 		if err != nil {
-			return nil, false, explain(err)
+			return nil, false, true, explain(err)
 		}
 		switch {
 		case f.Result != nil:
-			return f.Result, true, nil
+			return f.Result, true, true, nil
 		case f.Fetch != nil:
 			dir, err := p.fetch(ctx, job.Project, f.Fetch.RepoURL, f.Fetch.Name, f.Fetch.Version)
 			reply := &fetchReply{Dir: dir}
@@ -207,39 +229,35 @@ func (w *worker) render(ctx context.Context, job *renderJob, p *pool) (*renderOu
 				reply = &fetchReply{Error: err.Error()}
 			}
 			if err := writeFrame(w.in, &frame{Fetched: reply}); err != nil {
-				return nil, false, explain(err)
+				return nil, false, true, explain(err)
 			}
 		default:
-			return nil, false, errors.New("render worker: unexpected frame")
+			return nil, false, true, fmt.Errorf("%w: unexpected frame", errWorkerLost)
 		}
 	}
 }
 
 // watch kills the worker when ctx ends or its resident memory passes max,
-// saying why on killed.
-func (w *worker) watch(ctx context.Context, max int64, stop <-chan struct{}, killed chan<- string) {
+// saying why on killed, until stop is closed; it reports whether it
+// killed the worker.
+func (w *worker) watch(ctx context.Context, max int64, stop <-chan struct{}, killed chan<- string) bool {
 	tick := time.NewTicker(memoryPoll)
 	defer tick.Stop()
 	for {
 		select {
 		case <-stop:
-			return
+			return false
 		case <-w.done:
-			return
+			return false
 		case <-ctx.Done():
 			_ = w.cmd.Process.Kill()
-			return
+			return true
 		case <-tick.C:
 		}
 		if rss := residentBytes(w.cmd.Process.Pid); rss > max {
-			select {
-			case <-stop: // the render ended meanwhile: the worker is idle, or another's
-				return
-			default:
-			}
 			killed <- fmt.Sprintf("it used more than %d MiB of memory", max>>20)
 			_ = w.cmd.Process.Kill()
-			return
+			return true
 		}
 	}
 }

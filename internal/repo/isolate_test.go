@@ -9,8 +9,10 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/repo/git"
 	"github.com/capstan-cd/capstan/internal/repo/render/kustomize"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 )
@@ -128,5 +130,37 @@ func TestHostileSourcesCannotExhaustTheService(t *testing.T) {
 	}
 	if err := render("fine"); err != nil {
 		t.Errorf("after the hostile renders: %v", err)
+	}
+}
+
+// TestWorkerOutlivesItsCallerGivingUp ends each render's context as soon
+// as the render returns: the worker that rendered it goes back to the
+// pool alive, and the next render reuses it. (The watchdog once saw the
+// context end as the render finished and killed the worker in the pool;
+// the next render failed with a broken pipe, and the failure was
+// remembered for the source.)
+func TestWorkerOutlivesItsCallerGivingUp(t *testing.T) {
+	remote := gitserver.NewLocalRepo(t)
+	rev := remote.Commit(t, "c", map[string]string{"plain/deploy.yaml": deployment})
+	s := isolated(t, Options{}, 512<<20)
+	dir, err := s.git.Repo(remote.URL, git.Creds{}).Checkout(context.Background(), rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &sourceInput{root: dir, source: v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "plain"}, req: &Request{AppName: "a", Namespace: "ns"}}
+	// One thread: the watchdog runs only once the render's caller has
+	// gone on, as on a busy machine.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	for i := range 40 {
+		ctx, cancel := context.WithCancel(context.Background())
+		_, _, err := s.workers.render(ctx, in)
+		cancel()
+		if err != nil {
+			t.Fatalf("render %d: %v", i, err)
+		}
+		time.Sleep(time.Millisecond) // the watchdog's turn
+	}
+	if n := s.workers.seq; n > 1 {
+		t.Errorf("%d workers started for 40 renders one after the other, want one kept alive", n)
 	}
 }

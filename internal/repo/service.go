@@ -348,8 +348,8 @@ func (s *Service) cached(ctx context.Context, key string) (*Response, error, boo
 }
 
 func (s *Service) storeFailure(ctx context.Context, key string, renderErr error) {
-	if errors.Is(renderErr, context.Canceled) {
-		return // the caller gave up; nothing was learnt about the source
+	if errors.Is(renderErr, context.Canceled) || errors.Is(renderErr, errWorkerLost) {
+		return // the caller gave up, or a worker was lost: nothing was learnt about the source
 	}
 	data, err := json.Marshal(cacheEntry{Error: renderErr.Error()})
 	if err != nil {
