@@ -6,6 +6,7 @@
 //
 //	go run ./bench/apps -n 1000         # the controller
 //	go run ./bench/apps -n 1000 -floor  # the API server alone
+//	go run ./bench/apps -n 1000 -process [-- capstan run's flags]
 //	go run ./bench/apps -check bench/apps/targets.json
 //
 // -check (make bench-check) measures the floor and the controller one
@@ -22,6 +23,9 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"time"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 func main() {
@@ -31,16 +35,20 @@ func main() {
 	flag.IntVar(&opts.opWorkers, "operation-workers", 10, "concurrent syncs (--operation-processors)")
 	flag.DurationVar(&opts.timeout, "timeout", 10*time.Minute, "give up after this long per phase")
 	floorOnly := flag.Bool("floor", false, "measure the API server alone: create the apps, then make the writes any controller must (apply, status, event) with no controller running")
+	process := flag.Bool("process", false, "measure `capstan run` as a user starts it, as a process of its own (built from ./cmd/capstan; run from the module's root), instead of the controller in this process")
 	check := flag.String("check", "", "measure the floor and the controller, and fail when they exceed the targets in this file")
 	cpuProfile := flag.String("cpuprofile", "", "write the process's CPU profile (controller and repo server in-process) to this file")
 	blockProfile := flag.String("blockprofile", "", "write the process's blocking profile to this file")
 	flag.Parse()
+	ctrllog.SetLogger(logr.Discard()) // the clients' own logs are not what is measured
 	ctx := context.Background()
 	stop, err := profile(*cpuProfile, *blockProfile)
 	if err == nil {
 		switch {
 		case *check != "":
 			err = runCheck(ctx, *check, opts)
+		case *process:
+			_, err = processRun{n: opts.n, timeout: opts.timeout, args: flag.Args()}.measure(ctx)
 		case *floorOnly:
 			_, err = measureFloor(ctx, opts.n)
 		default:

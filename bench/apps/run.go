@@ -13,6 +13,7 @@ import (
 
 	"k8s.io/client-go/rest"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/controller"
@@ -71,8 +72,71 @@ func (o controllerRun) measure(ctx context.Context) (*figures, error) {
 		})
 	}()
 
+	apps, err := appCache(ctrlCtx, s, w.ns)
+	if err != nil {
+		return nil, err
+	}
+	printf := fmt.Printf
+	if o.quiet {
+		printf = func(string, ...any) (int, error) { return 0, nil }
+	}
+	printf("apps=%d workers=%d operation-workers=%d\n", o.n, o.workers, o.opWorkers)
+	f, err := phases(ctx, s, w, apps, o.n, o.timeout, printf, func() int64 {
+		n := requests.Load()
+		printRequests(by, &mu, o.n, o.quiet)
+		return n
+	})
+	if err != nil {
+		return nil, err
+	}
+	f.peakRSSMiB = peakRSS() / 1024
+	printf("memory: peak RSS of this process (controller and repo server in-process) %d MiB\n", f.peakRSSMiB)
+	return f, nil
+}
+
+// phases creates the apps, waits until all are Synced, then commits a
+// change to every app (found by the repository poll: one ls-remote for
+// all apps) and waits until all are Synced at the new revision. requests
+// returns the count of API requests so far, and may print their kinds.
+func phases(ctx context.Context, s *site, w workload, apps client.Reader, n int, timeout time.Duration,
+	printf func(string, ...any) (int, error), requests func() int64) (*figures, error) {
+	f := &figures{apps: n}
+	before := requests()
+	start := time.Now()
+	if err := w.create(ctx, s.client, n, 16); err != nil {
+		return nil, err
+	}
+	created := time.Since(start)
+	if err := waitSynced(ctx, apps, w.ns, n, "", timeout); err != nil {
+		return nil, err
+	}
+	f.initial = time.Since(start)
+	printf("create: %d Applications created in %s\n", n, created.Round(time.Millisecond))
+	printf("initial sync: all Synced %s after the first was created\n", f.initial.Round(time.Millisecond))
+	f.initialRequests = requests() - before
+	printf("  %d API requests (%.1f per app)\n", f.initialRequests, perApp(f.initialRequests, n))
+
+	start = time.Now()
+	newRev, err := commitAll(s.dir, n, "two")
+	if err != nil {
+		return nil, err
+	}
+	if err := waitSynced(ctx, apps, w.ns, n, newRev, timeout); err != nil {
+		return nil, err
+	}
+	f.change = time.Since(start)
+	printf("change: all Synced at the new commit %s after the commit (repository polled every %s)\n", f.change.Round(time.Millisecond), repoPoll)
+	f.changeRequests = requests() - before - f.initialRequests
+	printf("  %d API requests (%.1f per app)\n", f.changeRequests, perApp(f.changeRequests, n))
+	return f, nil
+}
+
+// appCache is a watch-fed cache of the bench's Applications, slimmed to
+// what waitSynced reads: listing thousands of Applications from the API
+// server every poll would load it more than the controller does.
+func appCache(ctx context.Context, s *site, ns string) (ctrlcache.Cache, error) {
 	apps, err := ctrlcache.New(s.own, ctrlcache.Options{
-		Scheme: s.client.Scheme(), DefaultNamespaces: map[string]ctrlcache.Config{w.ns: {}},
+		Scheme: s.client.Scheme(), DefaultNamespaces: map[string]ctrlcache.Config{ns: {}},
 		DefaultTransform: slimApplication, // this process's RSS is the controller's, not the bench's
 	})
 	if err != nil {
@@ -81,47 +145,9 @@ func (o controllerRun) measure(ctx context.Context) (*figures, error) {
 	if _, err := apps.GetInformer(ctx, &v1alpha1.Application{}); err != nil {
 		return nil, err
 	}
-	go func() { _ = apps.Start(ctrlCtx) }()
+	go func() { _ = apps.Start(ctx) }()
 	if !apps.WaitForCacheSync(ctx) {
 		return nil, fmt.Errorf("the Applications cache did not sync")
 	}
-	printf := fmt.Printf
-	if o.quiet {
-		printf = func(string, ...any) (int, error) { return 0, nil }
-	}
-
-	f := &figures{apps: o.n}
-	start := time.Now()
-	if err := w.create(ctx, s.client, o.n, 16); err != nil {
-		return nil, err
-	}
-	created := time.Since(start)
-	if err := waitSynced(ctx, apps, w.ns, o.n, "", o.timeout); err != nil {
-		return nil, err
-	}
-	f.initial, f.initialRequests = time.Since(start), requests.Load()
-	printf("apps=%d workers=%d operation-workers=%d\n", o.n, o.workers, o.opWorkers)
-	printf("create: %d Applications created in %s\n", o.n, created.Round(time.Millisecond))
-	printf("initial sync: all Synced %s after the first was created; %d API requests (%.1f per app)\n",
-		f.initial.Round(time.Millisecond), f.initialRequests, perApp(f.initialRequests, o.n))
-	printRequests(by, &mu, o.n, o.quiet)
-
-	// A commit that changes every app, found by the controller's
-	// repository poll (one ls-remote for all apps), until every app is
-	// Synced at the new revision.
-	start = time.Now()
-	newRev, err := commitAll(s.dir, o.n, "two")
-	if err != nil {
-		return nil, err
-	}
-	if err := waitSynced(ctx, apps, w.ns, o.n, newRev, o.timeout); err != nil {
-		return nil, err
-	}
-	f.change, f.changeRequests = time.Since(start), requests.Load()-f.initialRequests
-	f.peakRSSMiB = peakRSS() / 1024
-	printf("change: all Synced at the new commit %s after the commit (repository polled every %s); %d API requests (%.1f per app)\n",
-		f.change.Round(time.Millisecond), repoPoll, f.changeRequests, perApp(f.changeRequests, o.n))
-	printRequests(by, &mu, o.n, o.quiet)
-	printf("memory: peak RSS of this process (controller and repo server in-process) %d MiB\n", f.peakRSSMiB)
-	return f, nil
+	return apps, nil
 }

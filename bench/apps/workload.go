@@ -120,22 +120,39 @@ func waitSynced(ctx context.Context, c client.Reader, ns string, n int, revision
 		if err := c.List(ctx, &list, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
 			return err
 		}
-		done := 0
+		done, waiting := 0, ""
 		for _, a := range list.Items {
 			if a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced && (revision == "" || a.Status.Sync.Revision == revision) &&
 				a.Status.OperationState != nil && a.Status.OperationState.Phase == v1alpha1.OperationSucceeded &&
 				(revision == "" || a.Status.OperationState.SyncResult.Revision == revision) {
 				done++
+			} else if waiting == "" {
+				waiting = describe(&a)
 			}
 		}
 		if done == n {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d Applications Synced after %s", done, n, timeout)
+			return fmt.Errorf("%d of %d Applications Synced after %s; one waiting: %s", done, n, timeout, waiting)
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
+}
+
+// describe says where an Application's sync stands.
+func describe(a *v1alpha1.Application) string {
+	s := fmt.Sprintf("%s %s at %.7s", a.Name, a.Status.Sync.Status, a.Status.Sync.Revision)
+	if st := a.Status.OperationState; st != nil {
+		s += fmt.Sprintf(", operation %s", st.Phase)
+		if st.SyncResult != nil {
+			s += fmt.Sprintf(" at %.7s", st.SyncResult.Revision)
+		}
+	}
+	for _, c := range a.Status.Conditions {
+		s += fmt.Sprintf("; %s: %s", c.Type, c.Message)
+	}
+	return s
 }
 
 // slimApplication keeps only what waitSynced reads of an Application.
@@ -146,6 +163,7 @@ func slimApplication(obj any) (any, error) {
 	}
 	slim := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: a.Name, Namespace: a.Namespace, ResourceVersion: a.ResourceVersion}}
 	slim.Status.Sync = v1alpha1.SyncStatus{Status: a.Status.Sync.Status, Revision: a.Status.Sync.Revision}
+	slim.Status.Conditions = a.Status.Conditions
 	if st := a.Status.OperationState; st != nil {
 		slim.Status.OperationState = &v1alpha1.OperationState{Phase: st.Phase}
 		if st.SyncResult != nil {
@@ -155,14 +173,11 @@ func slimApplication(obj any) (any, error) {
 	return slim, nil
 }
 
-// peakRSS is VmHWM from /proc/self/status, in KiB.
-func peakRSS() int64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
+// peakRSS is this process's VmHWM, in KiB.
+func peakRSS() int64 { return processRSS(os.Getpid()) }
+
+// vmHWM reads VmHWM from a /proc/<pid>/status, in KiB.
+func vmHWM(sc *bufio.Scanner) int64 {
 	for sc.Scan() {
 		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
 			var kb int64
