@@ -92,21 +92,15 @@ func (o processRun) measure(ctx context.Context) (*figures, error) {
 		last = now
 		return int64(now[""])
 	}
-	cpuBefore, err := cpuSeconds(cmd.Process.Pid)
-	if err != nil {
-		return nil, err
-	}
-	f, err := phases(ctx, s, w, apps, o.n, o.timeout, fmt.Printf, requests)
+	f, err := phases(ctx, s, w, apps, o.n, o.timeout, fmt.Printf, requests, func() float64 {
+		sec, _ := cpuSeconds(cmd.Process.Pid)
+		return sec
+	})
 	if err != nil {
 		return nil, fmt.Errorf("%w (capstan's log: %s)", err, logFile)
 	}
-	cpu, err := cpuSeconds(cmd.Process.Pid)
-	if err != nil {
-		return nil, err
-	}
 	f.peakRSSMiB = processRSS(cmd.Process.Pid) / 1024
-	fmt.Printf("capstan run: %.1f CPU seconds for %d syncs (%.1f ms per sync), peak RSS %d MiB\n",
-		cpu-cpuBefore, 2*o.n, 1000*(cpu-cpuBefore)/float64(2*o.n), f.peakRSSMiB)
+	fmt.Printf("memory: peak RSS of capstan run %d MiB\n", f.peakRSSMiB)
 	return f, nil
 }
 

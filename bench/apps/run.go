@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -85,7 +86,7 @@ func (o controllerRun) measure(ctx context.Context) (*figures, error) {
 		n := requests.Load()
 		printRequests(by, &mu, o.n, o.quiet)
 		return n
-	})
+	}, func() float64 { sec, _ := cpuSeconds(os.Getpid()); return sec })
 	if err != nil {
 		return nil, err
 	}
@@ -98,10 +99,13 @@ func (o controllerRun) measure(ctx context.Context) (*figures, error) {
 // change to every app (found by the repository poll: one ls-remote for
 // all apps) and waits until all are Synced at the new revision. requests
 // returns the count of API requests so far, and may print their kinds.
+//
+// systemCPU returns the CPU seconds of what is measured so far.
 func phases(ctx context.Context, s *site, w workload, apps client.Reader, n int, timeout time.Duration,
-	printf func(string, ...any) (int, error), requests func() int64) (*figures, error) {
+	printf func(string, ...any) (int, error), requests func() int64, systemCPU func() float64) (*figures, error) {
 	f := &figures{apps: n}
 	before := requests()
+	cpu := s.cpuMeter(systemCPU, printf, n)
 	start := time.Now()
 	if err := w.create(ctx, s.client, n, 16); err != nil {
 		return nil, err
@@ -115,6 +119,7 @@ func phases(ctx context.Context, s *site, w workload, apps client.Reader, n int,
 	printf("initial sync: all Synced %s after the first was created\n", f.initial.Round(time.Millisecond))
 	f.initialRequests = requests() - before
 	printf("  %d API requests (%.1f per app)\n", f.initialRequests, perApp(f.initialRequests, n))
+	cpu()
 
 	start = time.Now()
 	newRev, err := commitAll(s.dir, n, "two")
@@ -128,6 +133,7 @@ func phases(ctx context.Context, s *site, w workload, apps client.Reader, n int,
 	printf("change: all Synced at the new commit %s after the commit (repository polled every %s)\n", f.change.Round(time.Millisecond), repoPoll)
 	f.changeRequests = requests() - before - f.initialRequests
 	printf("  %d API requests (%.1f per app)\n", f.changeRequests, perApp(f.changeRequests, n))
+	cpu()
 	return f, nil
 }
 

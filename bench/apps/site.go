@@ -71,3 +71,25 @@ func (s *site) close() {
 		_ = os.RemoveAll(s.dir)
 	}
 }
+
+// cpuMeter returns a function that prints the CPU seconds of the measured
+// system (system) and of the cluster's processes (API server, etcd and
+// the rest) since the last call, per app.
+func (s *site) cpuMeter(system func() float64, printf func(string, ...any) (int, error), n int) func() {
+	cluster := func() float64 {
+		var sum float64
+		for _, pid := range s.cluster.Pids() {
+			if sec, err := cpuSeconds(pid); err == nil {
+				sum += sec
+			}
+		}
+		return sum
+	}
+	lastSystem, lastCluster := system(), cluster()
+	return func() {
+		sys, cl := system(), cluster()
+		printf("  CPU: %.1f s measured (%.1f ms per app), %.1f s the cluster (%.1f ms per app)\n",
+			sys-lastSystem, 1000*(sys-lastSystem)/float64(n), cl-lastCluster, 1000*(cl-lastCluster)/float64(n))
+		lastSystem, lastCluster = sys, cl
+	}
+}

@@ -169,6 +169,7 @@ func run(ctx context.Context, opts Options, identity string) error {
 	}
 	mgr, err := ctrl.NewManager(opts.Config, ctrl.Options{
 		Scheme:                              scheme,
+		MapperProvider:                      kube.NewManagerMapper,
 		Cache:                               cacheOpts,
 		Metrics:                             metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress:              "0",
