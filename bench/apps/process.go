@@ -45,8 +45,8 @@ func (o processRun) measure(ctx context.Context) (*figures, error) {
 		return nil, err
 	}
 	defer s.close()
-	w := workload{ns: "argocd", dest: "apps", repoURL: s.repoURL}
-	if err := s.namespaces(ctx, w.ns, w.dest); err != nil {
+	w, err := s.standard(ctx)
+	if err != nil {
 		return nil, err
 	}
 	port, err := freePort()

@@ -53,6 +53,13 @@ func newSite(ctx context.Context, n int) (_ *site, err error) {
 	return s, nil
 }
 
+// standard returns the workload of the controller's runs: Applications
+// in argocd, deploying to apps.
+func (s *site) standard(ctx context.Context) (workload, error) {
+	w := workload{ns: "argocd", dest: "apps", repoURL: s.repoURL}
+	return w, s.namespaces(ctx, w.ns, w.dest)
+}
+
 // namespaces creates namespaces.
 func (s *site) namespaces(ctx context.Context, names ...string) error {
 	for _, ns := range names {

@@ -80,6 +80,21 @@ func start(t *testing.T) *env {
 	return startIn(t, testCluster.NewNamespace(t))
 }
 
+// controlNamespace installs the CRDs and returns a client and a new
+// namespace, for a test that prepares objects before it starts a
+// controller there.
+func controlNamespace(t *testing.T) (client.Client, string) {
+	t.Helper()
+	c, err := kube.NewClient(testCluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kube.InstallCRDs(context.Background(), testCluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	return c, testCluster.NewNamespace(t)
+}
+
 // startIn runs a controller whose control namespace is ns.
 func startIn(t *testing.T, ns string) *env {
 	t.Helper()
@@ -365,14 +380,7 @@ func TestForbiddenDestinationAppliesNothing(t *testing.T) {
 // leaves it, and expects the operation to be run to completion.
 func TestOperationLeftRunningIsCompleted(t *testing.T) {
 	ctx := context.Background()
-	c, err := kube.NewClient(testCluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := kube.InstallCRDs(ctx, testCluster.Config); err != nil {
-		t.Fatal(err)
-	}
-	ns := testCluster.NewNamespace(t)
+	c, ns := controlNamespace(t)
 	remote := gitserver.NewLocalRepo(t)
 	remote.Commit(t, "c", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: resumed}\n"})
 	app := &v1alpha1.Application{

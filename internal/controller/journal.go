@@ -3,8 +3,10 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -65,6 +67,7 @@ type journal struct {
 	version uint64 // bumped by every change of entries
 	dirty   bool
 
+	refused  atomic.Bool
 	writeMu  sync.Mutex // one write at a time; waiters then find theirs done
 	written  uint64     // the version the ConfigMap holds
 	resource string     // the ConfigMap's resourceVersion, "" when unknown
@@ -141,8 +144,17 @@ func (j *journal) add(app *v1alpha1.Application, op *v1alpha1.Operation) (added 
 	return true
 }
 
+// errJournalRefused is returned, once the API server refused a write of
+// the journal (a Role without the right to write ConfigMaps, as before
+// the journal), by every later call: syncs record their Running state on
+// the Application instead, as they did before it.
+var errJournalRefused = errors.New("the journal cannot be written")
+
 // stored returns once the journal's record of app's sync is stored.
 func (j *journal) stored(ctx context.Context) error {
+	if j.refused.Load() {
+		return errJournalRefused
+	}
 	j.mu.Lock()
 	want := j.version
 	j.mu.Unlock()
@@ -182,6 +194,9 @@ func (j *journal) flush(ctx context.Context, want uint64) error {
 		return err
 	}
 	if err := j.store(ctx, string(data)); err != nil {
+		if apierrors.IsForbidden(err) {
+			j.refused.Store(true)
+		}
 		j.mu.Lock()
 		j.dirty = true
 		j.mu.Unlock()

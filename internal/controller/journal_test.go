@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
-	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 )
 
@@ -22,14 +21,7 @@ import (
 // time; the second is not run again; the journal ends empty.
 func TestSyncLeftInJournalIsRecordedOnce(t *testing.T) {
 	ctx := context.Background()
-	c, err := kube.NewClient(testCluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := kube.InstallCRDs(ctx, testCluster.Config); err != nil {
-		t.Fatal(err)
-	}
-	ns := testCluster.NewNamespace(t)
+	c, ns := controlNamespace(t)
 	remote := gitserver.NewLocalRepo(t)
 	remote.Commit(t, "c", map[string]string{
 		"unrecorded/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: unrecorded}\n",

@@ -3,6 +3,7 @@ package controller
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -29,11 +30,12 @@ import (
 const defaultHistoryLimit = 10
 
 // progressInterval is how often a running sync's progress is written.
-// Its Running state is written before it changes anything, and again
-// before each hook is created and after each completes, so a sync cut
-// short at any point is resumed after a restart: its objects applied
-// again (which changes nothing already applied), no hook run twice, and
-// its result and history entry recorded once.
+// A sync's start is recorded before it changes anything (an automated
+// sync's in the journal, any other's as a Running state), its Running
+// state is written before each hook is created and after each completes,
+// so a sync cut short at any point is resumed after a restart: its
+// objects applied again (which changes nothing already applied), no hook
+// run twice, and its result and history entry recorded once.
 const progressInterval = 5 * time.Second
 
 // pendingOperation returns the operation to run now: the requested one,
@@ -258,8 +260,10 @@ func (r *reconciler) recordStart(ctx context.Context, app *v1alpha1.Application,
 			progress.started()
 			return nil
 		}
-		r.opts.Log.Warn("Recording the sync's Running state on the Application instead of the journal",
-			"application", app.Namespace+"/"+app.Name, "error", err)
+		if !errors.Is(err, errJournalRefused) { // said once, when it was refused
+			r.opts.Log.Warn("Recording the sync's Running state on the Application instead of the journal",
+				"application", app.Namespace+"/"+app.Name, "error", err)
+		}
 	}
 	return progress.checkpoint(ctx, &apply.Result{Resources: done}, true)
 }
