@@ -39,6 +39,7 @@ func main() {
 	check := flag.String("check", "", "measure the floor and the controller, and fail when they exceed the targets in this file")
 	cpuProfile := flag.String("cpuprofile", "", "write the process's CPU profile (controller and repo server in-process) to this file")
 	blockProfile := flag.String("blockprofile", "", "write the process's blocking profile to this file")
+	flag.StringVar(&opts.memProfile, "memprofile", "", "write the process's heap profile, once all apps are Synced after the commit, to this file")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard()) // the clients' own logs are not what is measured
 	ctx := context.Background()
@@ -85,17 +86,22 @@ func profile(cpuPath, blockPath string) (stop func() error, err error) {
 				return err
 			}
 		}
-		if blockPath == "" {
-			return nil
-		}
-		f, err := os.Create(blockPath)
-		if err != nil {
-			return err
-		}
-		if err := pprof.Lookup("block").WriteTo(f, 0); err != nil {
-			_ = f.Close()
-			return err
-		}
-		return f.Close()
+		return writeProfile("block", blockPath)
 	}, nil
+}
+
+// writeProfile writes the named runtime profile to path, if set.
+func writeProfile(name, path string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup(name).WriteTo(f, 0); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
 }

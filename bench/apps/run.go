@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,6 +32,7 @@ type controllerRun struct {
 	workers, opWorkers int
 	timeout            time.Duration // per phase
 	quiet              bool          // print nothing
+	memProfile         string        // where to write the heap profile at the end, if set
 }
 
 // figures are what a run of the controller measured.
@@ -88,6 +90,10 @@ func (o controllerRun) measure(ctx context.Context) (*figures, error) {
 		return n
 	}, func() float64 { sec, _ := cpuSeconds(os.Getpid()); return sec })
 	if err != nil {
+		return nil, err
+	}
+	runtime.GC() // what is live, not what awaits collection
+	if err := writeProfile("heap", o.memProfile); err != nil {
 		return nil, err
 	}
 	f.peakRSSMiB = peakRSS() / 1024
