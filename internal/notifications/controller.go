@@ -11,9 +11,9 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -99,18 +99,16 @@ func Run(ctx context.Context, opts Options) error {
 	})
 }
 
-func newUnstructured(kind string) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind(kind))
-	return u
-}
-
 func run(ctx context.Context, opts Options, selector labels.Selector) error {
 	scheme, err := kube.NewScheme()
 	if err != nil {
 		return err
 	}
-	apps := newUnstructured("Application")
+	// Applications are held typed, as the other components of capstan run
+	// hold them (decoding each change as a plain object costs several times
+	// more, and so does holding it); an Application becomes the plain
+	// object its templates see only when it has subscriptions.
+	apps := &v1alpha1.Application{}
 	cacheOpts := ctrlcache.Options{
 		DefaultNamespaces: map[string]ctrlcache.Config{opts.Namespace: {}},
 		DefaultTransform:  ctrlcache.TransformStripManagedFields(),
@@ -125,12 +123,10 @@ func run(ctx context.Context, opts Options, selector labels.Selector) error {
 		cacheOpts.ByObject[apps] = ctrlcache.ByObject{Namespaces: map[string]ctrlcache.Config{ctrlcache.AllNamespaces: {}}}
 	}
 	mgr, err := ctrl.NewManager(opts.Config, ctrl.Options{
-		Scheme:  scheme,
-		Cache:   cacheOpts,
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		// Applications and AppProjects are read as plain objects, as
-		// templates see them; from the cache like the rest.
-		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+		Scheme:         scheme,
+		MapperProvider: kube.NewManagerMapper,
+		Cache:          cacheOpts,
+		Metrics:        metricsserver.Options{BindAddress: "0"},
 	})
 	if err != nil {
 		return err
@@ -167,7 +163,7 @@ type reconciler struct {
 
 // stateOf is what app was told: its annotation, or the state not yet
 // written.
-func (r *reconciler) stateOf(app *unstructured.Unstructured) State {
+func (r *reconciler) stateOf(app client.Object) State {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if s, ok := r.pending[app.GetUID()]; ok {
@@ -177,7 +173,7 @@ func (r *reconciler) stateOf(app *unstructured.Unstructured) State {
 }
 
 // setPending records (or, with nil, clears) app's unwritten state.
-func (r *reconciler) setPending(app *unstructured.Unstructured, s State) {
+func (r *reconciler) setPending(app client.Object, s State) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if s == nil {
@@ -216,11 +212,11 @@ func (r *reconciler) processorFor(ctx context.Context) (*Processor, error) {
 }
 
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	app := newUnstructured("Application")
+	app := &v1alpha1.Application{}
 	if err := r.client.Get(ctx, req.NamespacedName, app); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	if !r.selector.Matches(labels.Set(app.GetLabels())) || !SyncStatusRefreshed(app.Object) {
+	if !r.selector.Matches(labels.Set(app.GetLabels())) {
 		return reconcile.Result{}, nil
 	}
 	p, err := r.processorFor(ctx)
@@ -231,9 +227,16 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if len(subs) == 0 {
 		return reconcile.Result{}, nil
 	}
+	obj, err := plainApplication(app)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if !SyncStatusRefreshed(obj) {
+		return reconcile.Result{}, nil
+	}
 	name := fmt.Sprintf("Application/%s/%s", app.GetNamespace(), app.GetName())
 	state := r.stateOf(app)
-	deliveries, changed, err := p.Process(ctx, app.Object, subs, state)
+	deliveries, changed, err := p.Process(ctx, obj, subs, state)
 	if err != nil {
 		r.opts.Log.Warn("notifications: "+err.Error(), "resource", name)
 	}
@@ -259,22 +262,32 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return reconcile.Result{}, nil
 }
 
-func (r *reconciler) hasPending(app *unstructured.Unstructured) bool {
+func (r *reconciler) hasPending(app client.Object) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	_, ok := r.pending[app.GetUID()]
 	return ok
 }
 
+// plainApplication is app as its templates see it: the plain object the
+// API server serves.
+func plainApplication(app *v1alpha1.Application) (map[string]any, error) {
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(app)
+	if err != nil {
+		return nil, fmt.Errorf("Application/%s/%s: %w", app.Namespace, app.Name, err)
+	}
+	obj["apiVersion"], obj["kind"] = v1alpha1.GroupVersion.String(), "Application"
+	return obj, nil
+}
+
 // projectAnnotations are the annotations of app's AppProject, which
 // subscribe all its Applications; none when it cannot be read.
-func (r *reconciler) projectAnnotations(ctx context.Context, app *unstructured.Unstructured) map[string]string {
-	name, _, _ := unstructured.NestedString(app.Object, "spec", "project")
-	if name == "" {
+func (r *reconciler) projectAnnotations(ctx context.Context, app *v1alpha1.Application) map[string]string {
+	if app.Spec.Project == "" {
 		return nil
 	}
-	proj := newUnstructured("AppProject")
-	if err := r.client.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: name}, proj); err != nil {
+	proj := &v1alpha1.AppProject{}
+	if err := r.client.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: app.Spec.Project}, proj); err != nil {
 		return nil
 	}
 	return proj.GetAnnotations()
@@ -282,7 +295,7 @@ func (r *reconciler) projectAnnotations(ctx context.Context, app *unstructured.U
 
 // persist writes state into app's notified annotation with a merge patch
 // of that annotation alone, removing it when state is empty.
-func (r *reconciler) persist(ctx context.Context, app *unstructured.Unstructured, state State) error {
+func (r *reconciler) persist(ctx context.Context, app *v1alpha1.Application, state State) error {
 	state.truncate()
 	var value any
 	written := ""
@@ -309,10 +322,10 @@ func (r *reconciler) persist(ctx context.Context, app *unstructured.Unstructured
 // the notified state just written: the next look at app, which other
 // writers' changes bring at any time, must find it, or it would send
 // again what was sent.
-func (r *reconciler) awaitCache(ctx context.Context, app *unstructured.Unstructured, written string) {
+func (r *reconciler) awaitCache(ctx context.Context, app *v1alpha1.Application, written string) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	cached := newUnstructured("Application")
+	cached := &v1alpha1.Application{}
 	for {
 		err := r.client.Get(ctx, client.ObjectKeyFromObject(app), cached)
 		if err != nil || cached.GetAnnotations()[AnnotationNotified] == written {
