@@ -207,11 +207,15 @@ func run(ctx context.Context, opts Options, identity string) error {
 	if err != nil {
 		return err
 	}
+	recorder, err := newEventRecorder(ctx, opts.Config, scheme)
+	if err != nil {
+		return err
+	}
 	r := &reconciler{
 		metrics:    m,
 		journal:    newJournal(direct, opts.Namespace, leaseName(opts)+"-syncs"),
 		client:     mgr.GetClient(),
-		events:     mgr.GetEventRecorder("argocd-application-controller"),
+		events:     recorder,
 		opts:       opts,
 		clusters:   &cluster.Registry{Reader: mgr.GetClient(), Namespace: opts.Namespace, InCluster: opts.Config},
 		tracking:   method,
