@@ -19,9 +19,9 @@ type targets struct {
 	// MaxRatioToFloor bounds the time to all Synced, after creation and
 	// after a commit touching every app, divided by the floor's time.
 	MaxRatioToFloor float64 `json:"maxRatioToFloor"`
-	// MaxRequestsPerApp bounds the controller's API requests per app,
-	// after creation and after a commit. make test checks these on a
-	// smaller run.
+	// MaxRequestsPerApp bounds the controller's API requests per app
+	// but Events (best-effort, dropped in bursts), after creation and
+	// after a commit. make test checks these on a smaller run.
 	MaxRequestsPerApp struct {
 		Initial float64 `json:"initial"`
 		Change  float64 `json:"change"`

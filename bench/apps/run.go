@@ -124,7 +124,7 @@ func phases(ctx context.Context, s *site, w workload, apps client.Reader, n int,
 	printf("create: %d Applications created in %s\n", n, created.Round(time.Millisecond))
 	printf("initial sync: all Synced %s after the first was created\n", f.initial.Round(time.Millisecond))
 	f.initialRequests = requests() - before
-	printf("  %d API requests (%.1f per app)\n", f.initialRequests, perApp(f.initialRequests, n))
+	printf("  %d API requests but Events (%.2f per app)\n", f.initialRequests, perApp(f.initialRequests, n))
 	cpu()
 
 	start = time.Now()
@@ -138,7 +138,7 @@ func phases(ctx context.Context, s *site, w workload, apps client.Reader, n int,
 	f.change = time.Since(start)
 	printf("change: all Synced at the new commit %s after the commit (repository polled every %s)\n", f.change.Round(time.Millisecond), repoPoll)
 	f.changeRequests = requests() - before - f.initialRequests
-	printf("  %d API requests (%.1f per app)\n", f.changeRequests, perApp(f.changeRequests, n))
+	printf("  %d API requests but Events (%.2f per app)\n", f.changeRequests, perApp(f.changeRequests, n))
 	cpu()
 	return f, nil
 }

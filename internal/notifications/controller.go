@@ -274,7 +274,7 @@ func (r *reconciler) hasPending(app client.Object) bool {
 func plainApplication(app *v1alpha1.Application) (map[string]any, error) {
 	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(app)
 	if err != nil {
-		return nil, fmt.Errorf("Application/%s/%s: %w", app.Namespace, app.Name, err)
+		return nil, fmt.Errorf("converting Application/%s/%s: %w", app.Namespace, app.Name, err)
 	}
 	obj["apiVersion"], obj["kind"] = v1alpha1.GroupVersion.String(), "Application"
 	return obj, nil
