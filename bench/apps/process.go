@@ -40,15 +40,11 @@ func (o processRun) measure(ctx context.Context) (*figures, error) {
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("building capstan: %v: %s", err, out)
 	}
-	s, err := newSite(ctx, o.n)
+	s, w, err := newStandardSite(ctx, o.n)
 	if err != nil {
 		return nil, err
 	}
 	defer s.close()
-	w, err := s.standard(ctx)
-	if err != nil {
-		return nil, err
-	}
 	port, err := freePort()
 	if err != nil {
 		return nil, err

@@ -48,15 +48,11 @@ func perApp(requests int64, apps int) float64 { return float64(requests) / float
 // measure creates the apps with the controller running, waits until all
 // are Synced, then commits a change to every app and waits again.
 func (o controllerRun) measure(ctx context.Context) (*figures, error) {
-	s, err := newSite(ctx, o.n)
+	s, w, err := newStandardSite(ctx, o.n)
 	if err != nil {
 		return nil, err
 	}
 	defer s.close()
-	w, err := s.standard(ctx)
-	if err != nil {
-		return nil, err
-	}
 	var requests atomic.Int64
 	var mu sync.Mutex
 	by := map[string]int64{}

@@ -53,11 +53,19 @@ func newSite(ctx context.Context, n int) (_ *site, err error) {
 	return s, nil
 }
 
-// standard returns the workload of the controller's runs: Applications
-// in argocd, deploying to apps.
-func (s *site) standard(ctx context.Context) (workload, error) {
+// newStandardSite is a site with the workload of the controller's runs:
+// Applications in argocd, deploying to apps.
+func newStandardSite(ctx context.Context, n int) (*site, workload, error) {
+	s, err := newSite(ctx, n)
+	if err != nil {
+		return nil, workload{}, err
+	}
 	w := workload{ns: "argocd", dest: "apps", repoURL: s.repoURL}
-	return w, s.namespaces(ctx, w.ns, w.dest)
+	if err := s.namespaces(ctx, w.ns, w.dest); err != nil {
+		s.close()
+		return nil, workload{}, err
+	}
+	return s, w, nil
 }
 
 // namespaces creates namespaces.
