@@ -8,6 +8,7 @@
 //	go run ./bench/apps -n 1000 -floor  # the API server alone
 //	go run ./bench/apps -n 1000 -process [-- capstan run's flags]
 //	go run ./bench/apps -check bench/apps/targets.json
+//	go run ./bench/apps -n 1000 -argocd bin/argocd/argocd  # floor, capstan run, Argo CD side by side
 //
 // -check (make bench-check) measures the floor and the controller one
 // after the other and fails when the controller's time exceeds the
@@ -36,6 +37,7 @@ func main() {
 	flag.DurationVar(&opts.timeout, "timeout", 10*time.Minute, "give up after this long per phase")
 	floorOnly := flag.Bool("floor", false, "measure the API server alone: create the apps, then make the writes any controller must (apply, status, event) with no controller running")
 	process := flag.Bool("process", false, "measure `capstan run` as a user starts it, as a process of its own (built from ./cmd/capstan; run from the module's root), instead of the controller in this process")
+	argocd := flag.String("argocd", "", "Argo CD's binary (make argocd): measure the floor, `capstan run` and Argo CD's application controller and repo server one after the other, and print them side by side")
 	check := flag.String("check", "", "measure the floor and the controller, and fail when they exceed the targets in this file")
 	cpuProfile := flag.String("cpuprofile", "", "write the process's CPU profile (controller and repo server in-process) to this file")
 	blockProfile := flag.String("blockprofile", "", "write the process's blocking profile to this file")
@@ -48,6 +50,8 @@ func main() {
 		switch {
 		case *check != "":
 			err = runCheck(ctx, *check, opts)
+		case *argocd != "":
+			err = sideBySide(ctx, opts.n, opts.timeout, *argocd)
 		case *process:
 			_, err = processRun{n: opts.n, timeout: opts.timeout, args: flag.Args()}.measure(ctx)
 		case *floorOnly:

@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/common/expfmt"
@@ -52,52 +51,59 @@ func (o processRun) measure(ctx context.Context) (*figures, error) {
 	args := append([]string{"run", "--namespace", w.ns, "--root", filepath.Join(s.dir, "root"),
 		"--server-port", strconv.Itoa(port), "--server-insecure", "--metrics-port", "0", "--image-updater-metrics-port", "0",
 		"--leader-elect=false", "--repo-poll-interval", repoPoll.String()}, o.args...)
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+s.cluster.KubeconfigPath)
-	logFile := filepath.Join(os.TempDir(), "capstan-bench-run.log") // kept for a look after
-	out, err := os.Create(logFile)
+	run, err := startProgram("capstan-run", bin, args, []string{"KUBECONFIG=" + s.cluster.KubeconfigPath})
 	if err != nil {
 		return nil, err
 	}
-	defer out.Close()
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	defer func() { _ = cmd.Process.Signal(syscall.SIGKILL); _ = cmd.Wait() }()
+	measured := programs{run}
+	defer measured.stop()
+	fmt.Printf("apps=%d, capstan run %s (its log: %s)\n", o.n, strings.Join(o.args, " "), run.log)
+	return measurePrograms(ctx, s, w, o.n, o.timeout, measured, nil)
+}
 
+// measurePrograms measures the two phases of programs already started:
+// the API server's count of requests, their CPU seconds and peak memory.
+func measurePrograms(ctx context.Context, s *site, w workload, n int, timeout time.Duration, measured programs,
+	announce func(context.Context) (int64, error)) (*figures, error) {
 	apps, err := appCache(ctx, s, w.ns)
 	if err != nil {
 		return nil, err
 	}
+	requests, err := apiRequestCounter(ctx, s, n)
+	if err != nil {
+		return nil, err
+	}
+	f, err := phases{site: s, workload: w, apps: apps, n: n, timeout: timeout, printf: fmt.Printf,
+		requests: requests, cpu: measured.cpuSeconds, announce: announce}.run(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w (logs: %s)", err, measured.logs())
+	}
+	f.peakRSSMiB = measured.peakRSSMiB()
+	fmt.Printf("memory: peak RSS %d MiB (%s)\n", f.peakRSSMiB, measured.logs())
+	return f, nil
+}
+
+// apiRequestCounter returns a function that reads the API server's count
+// of requests but Events so far and prints those made since its last call
+// by verb and resource.
+func apiRequestCounter(ctx context.Context, s *site, n int) (func() int64, error) {
 	kc, err := kubernetes.NewForConfig(s.own)
 	if err != nil {
 		return nil, err
 	}
-	fmt.Printf("apps=%d, capstan run %s (its log: %s)\n", o.n, strings.Join(o.args, " "), logFile)
 	var last map[string]float64
-	requests := func() int64 {
+	return func() int64 {
 		now, err := apiRequests(ctx, kc)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "reading the API server's metrics:", err)
 			return 0
 		}
 		if last != nil {
-			printMetricDelta(last, now, o.n)
+			printMetricDelta(last, now, n)
 		}
 		last = now
 		return int64(now[""])
-	}
-	f, err := phases(ctx, s, w, apps, o.n, o.timeout, fmt.Printf, requests, func() float64 {
-		sec, _ := cpuSeconds(cmd.Process.Pid)
-		return sec
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%w (capstan's log: %s)", err, logFile)
-	}
-	f.peakRSSMiB = processRSS(cmd.Process.Pid) / 1024
-	fmt.Printf("memory: peak RSS of capstan run %d MiB\n", f.peakRSSMiB)
-	return f, nil
+	}, nil
 }
 
 // apiRequests reads apiserver_request_total from the API server's metrics,
@@ -156,27 +162,6 @@ func printMetricDelta(before, after map[string]float64, n int) {
 		d := after[k] - before[k]
 		fmt.Printf("  %8.0f  %5.2f/app  %s\n", d, d/float64(n), k)
 	}
-}
-
-// cpuSeconds is the user and system CPU time of process pid so far.
-func cpuSeconds(pid int) (float64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// The command name, in parentheses, may hold spaces: fields count
-	// from the last ')'.
-	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
-	if len(fields) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
-	}
-	utime, err1 := strconv.ParseFloat(fields[11], 64)
-	stime, err2 := strconv.ParseFloat(fields[12], 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: %v %v", pid, err1, err2)
-	}
-	const ticks = 100 // USER_HZ on Linux
-	return (utime + stime) / ticks, nil
 }
 
 // processRSS is process pid's VmHWM, in KiB.

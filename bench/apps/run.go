@@ -40,6 +40,7 @@ type figures struct {
 	apps                            int
 	initial, change                 time.Duration
 	initialRequests, changeRequests int64
+	cpuSeconds                      float64 // of what is measured, both phases
 	peakRSSMiB                      int64
 }
 
@@ -80,11 +81,14 @@ func (o controllerRun) measure(ctx context.Context) (*figures, error) {
 		printf = func(string, ...any) (int, error) { return 0, nil }
 	}
 	printf("apps=%d workers=%d operation-workers=%d\n", o.n, o.workers, o.opWorkers)
-	f, err := phases(ctx, s, w, apps, o.n, o.timeout, printf, func() int64 {
-		n := requests.Load()
-		printRequests(by, &mu, o.n, o.quiet)
-		return n
-	}, func() float64 { sec, _ := cpuSeconds(os.Getpid()); return sec })
+	f, err := phases{site: s, workload: w, apps: apps, n: o.n, timeout: o.timeout, printf: printf,
+		requests: func() int64 {
+			n := requests.Load()
+			printRequests(by, &mu, o.n, o.quiet)
+			return n
+		},
+		cpu: func() float64 { sec, _ := cpuSeconds(os.Getpid()); return sec },
+	}.run(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -97,45 +101,69 @@ func (o controllerRun) measure(ctx context.Context) (*figures, error) {
 	return f, nil
 }
 
-// phases creates the apps, waits until all are Synced, then commits a
-// change to every app (found by the repository poll: one ls-remote for
-// all apps) and waits until all are Synced at the new revision. requests
-// returns the count of API requests so far, and may print their kinds.
-//
-// systemCPU returns the CPU seconds of what is measured so far.
-func phases(ctx context.Context, s *site, w workload, apps client.Reader, n int, timeout time.Duration,
-	printf func(string, ...any) (int, error), requests func() int64, systemCPU func() float64) (*figures, error) {
-	f := &figures{apps: n}
-	before := requests()
-	cpu := s.cpuMeter(systemCPU, printf, n)
+// phases is one measurement's two phases: it creates the apps, waits
+// until all are Synced, then commits a change to every app and waits until
+// all are Synced at the new revision.
+type phases struct {
+	site     *site
+	workload workload
+	apps     client.Reader // the bench's cache of the Applications
+	n        int
+	timeout  time.Duration // per phase
+	printf   func(string, ...any) (int, error)
+	// requests returns the count of API requests so far (and may print
+	// their kinds).
+	requests func() int64
+	// cpu returns the CPU seconds of what is measured so far.
+	cpu func() float64
+	// announce, if set, tells what is measured of the new commit, as a
+	// Git webhook would; without it, the repository poll finds it (one
+	// ls-remote for all apps). It returns the API requests it made, which
+	// are not counted.
+	announce func(ctx context.Context) (int64, error)
+}
+
+func (p phases) run(ctx context.Context) (*figures, error) {
+	f := &figures{apps: p.n}
+	before, cpuBefore := p.requests(), p.cpu()
+	cpu := p.site.cpuMeter(p.cpu, p.printf, p.n)
 	start := time.Now()
-	if err := w.create(ctx, s.client, n, 16); err != nil {
+	if err := p.workload.create(ctx, p.site.client, p.n, 16); err != nil {
 		return nil, err
 	}
 	created := time.Since(start)
-	if err := waitSynced(ctx, apps, w.ns, n, "", timeout); err != nil {
+	if err := waitSynced(ctx, p.apps, p.workload.ns, p.n, "", p.timeout); err != nil {
 		return nil, err
 	}
 	f.initial = time.Since(start)
-	printf("create: %d Applications created in %s\n", n, created.Round(time.Millisecond))
-	printf("initial sync: all Synced %s after the first was created\n", f.initial.Round(time.Millisecond))
-	f.initialRequests = requests() - before
-	printf("  %d API requests but Events (%.2f per app)\n", f.initialRequests, perApp(f.initialRequests, n))
+	p.printf("create: %d Applications created in %s\n", p.n, created.Round(time.Millisecond))
+	p.printf("initial sync: all Synced %s after the first was created\n", f.initial.Round(time.Millisecond))
+	f.initialRequests = p.requests() - before
+	p.printf("  %d API requests but Events (%.2f per app)\n", f.initialRequests, perApp(f.initialRequests, p.n))
 	cpu()
 
 	start = time.Now()
-	newRev, err := commitAll(s.dir, n, "two")
+	newRev, err := commitAll(p.site.dir, p.n, "two")
 	if err != nil {
 		return nil, err
 	}
-	if err := waitSynced(ctx, apps, w.ns, n, newRev, timeout); err != nil {
+	found := fmt.Sprintf("repository polled every %s", repoPoll)
+	var announced int64
+	if p.announce != nil {
+		if announced, err = p.announce(ctx); err != nil {
+			return nil, err
+		}
+		found = "announced to every app as a webhook would"
+	}
+	if err := waitSynced(ctx, p.apps, p.workload.ns, p.n, newRev, p.timeout); err != nil {
 		return nil, err
 	}
 	f.change = time.Since(start)
-	printf("change: all Synced at the new commit %s after the commit (repository polled every %s)\n", f.change.Round(time.Millisecond), repoPoll)
-	f.changeRequests = requests() - before - f.initialRequests
-	printf("  %d API requests but Events (%.2f per app)\n", f.changeRequests, perApp(f.changeRequests, n))
+	p.printf("change: all Synced at the new commit %s after the commit (%s)\n", f.change.Round(time.Millisecond), found)
+	f.changeRequests = p.requests() - before - f.initialRequests - announced
+	p.printf("  %d API requests but Events (%.2f per app)\n", f.changeRequests, perApp(f.changeRequests, p.n))
 	cpu()
+	f.cpuSeconds = p.cpu() - cpuBefore
 	return f, nil
 }
 

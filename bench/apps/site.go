@@ -24,7 +24,11 @@ type site struct {
 	client  client.Client
 	dir     string
 	repoURL string
+	closers []func() // more to stop, last first, before the cluster
 }
+
+// onClose adds f to what close stops.
+func (s *site) onClose(f func()) { s.closers = append(s.closers, f) }
 
 func newSite(ctx context.Context, n int) (_ *site, err error) {
 	s := &site{}
@@ -79,6 +83,9 @@ func (s *site) namespaces(ctx context.Context, names ...string) error {
 }
 
 func (s *site) close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
 	if s.cluster != nil {
 		_ = s.cluster.Stop()
 	}

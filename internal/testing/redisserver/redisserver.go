@@ -1,8 +1,9 @@
 // Package redisserver runs a real redis-server (Debian's package) on a free
-// loopback port for tests, without persistence.
+// loopback port for tests and benchmarks, without persistence.
 package redisserver
 
 import (
+	"fmt"
 	"net"
 	"os/exec"
 	"strconv"
@@ -13,31 +14,42 @@ import (
 // Start runs redis-server until the test ends and returns its host:port.
 func Start(t testing.TB) string {
 	t.Helper()
+	addr, stop, err := Run(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return addr
+}
+
+// Run starts redis-server with its working files in dir and returns its
+// host:port once it listens, and a function that stops it.
+func Run(dir string) (addr string, stop func(), err error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
-		t.Fatalf("redis-server not installed (hack/install-deps.sh installs it): %v", err)
+		return "", nil, fmt.Errorf("redis-server not installed (hack/install-deps.sh installs it): %w", err)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return "", nil, err
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	_ = l.Close()
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		return "", nil, err
 	}
-	t.Cleanup(func() {
+	stop = func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-	})
-	addr := "127.0.0.1:" + strconv.Itoa(port)
+	}
+	addr = "127.0.0.1:" + strconv.Itoa(port)
 	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(20 * time.Millisecond) {
 		if c, err := net.Dial("tcp", addr); err == nil {
 			_ = c.Close()
-			return addr
+			return addr, stop, nil
 		}
 	}
-	t.Fatalf("redis-server did not listen on %s", addr)
-	return ""
+	stop()
+	return "", nil, fmt.Errorf("redis-server did not listen on %s", addr)
 }
