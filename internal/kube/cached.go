@@ -23,10 +23,14 @@ import (
 // An Application or AppProject the cache does not hold yet (created a
 // moment ago) is read from the API server, so a caller reads what it just
 // wrote; an absent ConfigMap or Secret (an optional setting) is absent.
-func NewCachedClient(ctx context.Context, cfg *rest.Config, namespace string) (client.Client, error) {
+//
+// The informers behind it are returned too, for callers that follow
+// changes (the API server's streams) rather than start watches of their
+// own.
+func NewCachedClient(ctx context.Context, cfg *rest.Config, namespace string) (client.Client, ctrlcache.Informers, error) {
 	scheme, err := NewScheme()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c, err := ctrlcache.New(cfg, ctrlcache.Options{
 		Scheme:            scheme,
@@ -35,29 +39,29 @@ func NewCachedClient(ctx context.Context, cfg *rest.Config, namespace string) (c
 		DefaultTransform: ctrlcache.TransformStripManagedFields(),
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// The types read on every request are watched from the start, so they
 	// are served even if the API server goes away before their first read.
 	for _, obj := range []client.Object{&v1alpha1.Application{}, &v1alpha1.AppProject{}, &corev1.ConfigMap{}, &corev1.Secret{}} {
 		if _, err := c.GetInformer(ctx, obj, ctrlcache.BlockUntilSynced(false)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	go func() { _ = c.Start(ctx) }()
 	if !c.WaitForCacheSync(ctx) {
-		return nil, fmt.Errorf("reading namespace %s from %s: %w", namespace, cfg.Host, ctx.Err())
+		return nil, nil, fmt.Errorf("reading namespace %s from %s: %w", namespace, cfg.Host, ctx.Err())
 	}
 	direct, err := NewClient(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	reader := &namespaceCached{namespace: namespace, cache: c, direct: direct}
 	out, err := client.New(cfg, client.Options{Scheme: scheme, Cache: &client.CacheOptions{Reader: reader, Unstructured: false}})
 	if err != nil {
-		return nil, fmt.Errorf("creating client for %s: %w", cfg.Host, err)
+		return nil, nil, fmt.Errorf("creating client for %s: %w", cfg.Host, err)
 	}
-	return out, nil
+	return out, c, nil
 }
 
 // namespaceCached reads one namespace from the cache, falling back to the

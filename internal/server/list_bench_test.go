@@ -46,11 +46,11 @@ func BenchmarkListApplications(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	cached, err := kube.NewCachedClient(ctx, kubeCluster.Config, ns)
+	cached, informers, err := kube.NewCachedClient(ctx, kubeCluster.Config, ns)
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := New(ctx, Options{Client: cached, Config: kubeCluster.Config, Namespace: ns, Insecure: true,
+	srv, err := New(ctx, Options{Client: cached, Informers: informers, Config: kubeCluster.Config, Namespace: ns, Insecure: true,
 		Renderer: repo.NewService(repo.Options{Root: b.TempDir()})})
 	if err != nil {
 		b.Fatal(err)

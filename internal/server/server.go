@@ -24,6 +24,7 @@ import (
 
 	"connectrpc.com/connect"
 	"k8s.io/client-go/rest"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -45,6 +46,12 @@ const tokenCookie = "argocd.token"
 type Options struct {
 	// Client reads and writes Capstan's objects (a cached client in production).
 	Client client.Client
+	// Informers, if set, are the informer cache behind Client for
+	// Namespace: the streams of that namespace's Applications follow its
+	// informer instead of watching the API server themselves. Default:
+	// the streams of each namespace share an informer of their own, held
+	// while one of them is open.
+	Informers ctrlcache.Informers
 	// Namespace is the control namespace holding argocd-* settings.
 	Namespace string
 	// Config reaches the control cluster: watches for the stream endpoint
@@ -102,6 +109,7 @@ type Server struct {
 	ssoCache ssoCache
 	limits   *limits
 	encoded  encodedApps
+	feeds    appFeeds
 	conns    connections
 
 	rbacMu sync.Mutex

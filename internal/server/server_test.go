@@ -76,7 +76,7 @@ func serve(t testing.TB, opts Options, cached bool) *fixture {
 	}
 	opts.Client, opts.Config, opts.Namespace = c, kubeCluster.Config, ns
 	if cached {
-		if opts.Client, err = kube.NewCachedClient(ctx, kubeCluster.Config, ns); err != nil {
+		if opts.Client, opts.Informers, err = kube.NewCachedClient(ctx, kubeCluster.Config, ns); err != nil {
 			t.Fatal(err)
 		}
 	}

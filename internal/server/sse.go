@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // eventStream writes Server-Sent Events as Argo CD's gateway streams
@@ -15,7 +16,12 @@ type eventStream struct {
 	mu      sync.Mutex
 	w       http.ResponseWriter
 	flusher http.Flusher
+	control *http.ResponseController
 }
+
+// streamWriteTimeout is how long a write to a stream may wait for the
+// client to take it: a client that takes nothing that long is gone.
+const streamWriteTimeout = time.Minute
 
 // startEventStream answers the request with an event stream, or writes
 // the error and returns nil when the connection cannot stream.
@@ -29,7 +35,7 @@ func (s *Server) startEventStream(w http.ResponseWriter) *eventStream {
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	flusher.Flush() // the client knows at once the stream is open
-	return &eventStream{w: w, flusher: flusher}
+	return &eventStream{w: w, flusher: flusher, control: http.NewResponseController(w)}
 }
 
 // send writes one result; false means the client is gone.
@@ -38,16 +44,19 @@ func (e *eventStream) send(result any) bool {
 	if err != nil {
 		return true // nothing sendable; the stream goes on
 	}
-	return e.write(fmt.Sprintf("data: %s\n\n", data))
+	return e.write(fmt.Appendf(nil, "data: %s\n\n", data))
 }
 
 // keepAlive writes a comment, so proxies keep an idle stream open.
-func (e *eventStream) keepAlive() bool { return e.write(": keep-alive\n\n") }
+func (e *eventStream) keepAlive() bool { return e.write([]byte(": keep-alive\n\n")) }
 
-func (e *eventStream) write(msg string) bool {
+// write writes one message and flushes it, within streamWriteTimeout
+// where the connection supports deadlines.
+func (e *eventStream) write(msg []byte) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if _, err := fmt.Fprint(e.w, msg); err != nil {
+	_ = e.control.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	if _, err := e.w.Write(msg); err != nil {
 		return false
 	}
 	e.flusher.Flush()

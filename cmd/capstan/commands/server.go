@@ -112,7 +112,7 @@ func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.
 	}
 	// Applications, projects, settings and Secrets of the control
 	// namespace are read from an informer cache.
-	c, err := kube.NewCachedClient(ctx, cfg, namespace)
+	c, informers, err := kube.NewCachedClient(ctx, cfg, namespace)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -121,7 +121,7 @@ func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.
 	}
 	var srv *server.Server
 	err = kube.Until(ctx, log, "the API server's settings", kube.Backoff{}, func(ctx context.Context) (err error) {
-		srv, err = server.New(ctx, server.Options{Client: c, Config: cfg, Renderer: r, Namespace: namespace, Insecure: f.insecure, BaseHref: f.basehref, RootPath: f.rootpath, XFrameOptions: f.xFrame, ContentSecurityPolicy: f.csp, DisableSyncReplace: !f.replace, Log: log, RepoChanged: repoChanged, Dex: dex})
+		srv, err = server.New(ctx, server.Options{Client: c, Informers: informers, Config: cfg, Renderer: r, Namespace: namespace, Insecure: f.insecure, BaseHref: f.basehref, RootPath: f.rootpath, XFrameOptions: f.xFrame, ContentSecurityPolicy: f.csp, DisableSyncReplace: !f.replace, Log: log, RepoChanged: repoChanged, Dex: dex})
 		return err
 	})
 	if err != nil {

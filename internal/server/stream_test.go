@@ -1,0 +1,170 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+)
+
+// streamReader follows an application stream and remembers the latest
+// "round" annotation it saw of each Application.
+type streamReader struct {
+	mu     sync.Mutex
+	rounds map[string]string
+}
+
+func (f *fixture) readStream(t *testing.T, ctx context.Context, path, token string) *streamReader {
+	t.Helper()
+	resp := f.openStream(t, ctx, path, token)
+	r := &streamReader{rounds: map[string]string{}}
+	go func() {
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 4<<20)
+		for sc.Scan() {
+			data, ok := strings.CutPrefix(sc.Text(), "data: ")
+			if !ok {
+				continue
+			}
+			var msg struct{ Result applicationEvent }
+			if json.Unmarshal([]byte(data), &msg) == nil && msg.Result.Application != nil {
+				r.mu.Lock()
+				r.rounds[msg.Result.Application.Name] = msg.Result.Application.Annotations["round"]
+				r.mu.Unlock()
+			}
+		}
+	}()
+	return r
+}
+
+func (f *fixture) openStream(t *testing.T, ctx context.Context, path, token string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "GET", f.base+path, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := (&http.Client{Transport: &http.Transport{}}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 {
+		t.Fatalf("stream %s: %d", path, resp.StatusCode)
+	}
+	return resp
+}
+
+// saw reports whether the reader's latest event of every app is round.
+func (r *streamReader) saw(apps []string, round string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, a := range apps {
+		if r.rounds[a] != round {
+			return false
+		}
+	}
+	return true
+}
+
+// TestStalledWatcherHoldsUpNoOther opens many application streams, one of
+// which never reads, and changes large Applications many times: every
+// reading stream sees every app's last change, and the streams of the
+// server's namespace follow its informer cache, starting no watch of
+// their own.
+func TestStalledWatcherHoldsUpNoOther(t *testing.T) {
+	f := startCached(t)
+	token := f.adminToken()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var apps []string
+	for i := range 4 {
+		app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("big-%d", i), Namespace: f.ns}, Spec: v1alpha1.ApplicationSpec{
+			Project:     "default",
+			Source:      &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/apps.git", Path: "apps", TargetRevision: "main"},
+			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "apps"},
+		}}
+		if err := f.c.Create(ctx, app); err != nil {
+			t.Fatal(err)
+		}
+		apps = append(apps, app.Name)
+	}
+	stalled := f.openStream(t, ctx, "/api/v1/stream/applications", token) // never read
+	defer stalled.Body.Close()
+	var readers []*streamReader
+	for range 10 {
+		readers = append(readers, f.readStream(t, ctx, "/api/v1/stream/applications", token))
+	}
+	// 40 changes of ~200 KB each: far more than the stalled connection's
+	// buffers hold.
+	payload := strings.Repeat("x", 200<<10)
+	last := ""
+	for round := range 40 {
+		name := apps[round%len(apps)]
+		last = fmt.Sprint(round / len(apps))
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{"round":%q,"payload":%q}}}`, last, payload)
+		if err := f.c.Patch(ctx, &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns}},
+			client.RawPatch("application/merge-patch+json", []byte(patch))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for i, r := range readers {
+		for !r.saw(apps, last) {
+			if time.Now().After(deadline) {
+				t.Fatalf("reader %d did not see round %s of every app: %v", i, last, r.rounds)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if n := f.srv.feeds.following(); n != 0 {
+		t.Errorf("%d informers of their own for streams of the server's namespace, want none", n)
+	}
+}
+
+// TestStreamOfAnotherNamespace follows the Applications of a namespace
+// the server's cache does not hold: the streams share one informer,
+// started by the first and stopped after the last.
+func TestStreamOfAnotherNamespace(t *testing.T) {
+	f := startCached(t)
+	token := f.adminToken()
+	other := kubeCluster.NewNamespace(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	path := "/api/v1/stream/applications?appNamespace=" + other
+	readers := []*streamReader{f.readStream(t, ctx, path, token), f.readStream(t, ctx, path, token)}
+	if n := f.srv.feeds.following(); n != 1 {
+		t.Fatalf("streams of one namespace follow %d informers, want 1", n)
+	}
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "elsewhere", Namespace: other, Annotations: map[string]string{"round": "1"}},
+		Spec: v1alpha1.ApplicationSpec{
+			Project:     "default",
+			Source:      &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/apps.git", Path: "apps", TargetRevision: "main"},
+			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "apps"},
+		}}
+	if err := f.c.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, r := range readers {
+		for !r.saw([]string{"elsewhere"}, "1") {
+			if time.Now().After(deadline) {
+				t.Fatal("a stream of another namespace did not see its Application")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	cancel()
+	for f.srv.feeds.following() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the informer outlived its streams")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
