@@ -172,9 +172,14 @@ deps: ## Install the Debian packages the build and tests need (when missing).
 
 .PHONY: bench
 N ?= 1000
-bench: kube ## Run the Go benchmarks, then the N-application controller benchmark (N=1000 by default).
+BENCH_TIMEOUT ?= 30m
+bench: kube $(if $(filter argocd,$(TARGET)),$(ARGOCD_BIN)/argocd) ## Run the Go benchmarks, then the N-application controller benchmark (N=1000 by default); TARGET=argocd instead runs the floor, capstan run and Argo CD's controller and repo server side by side (BENCH_TIMEOUT per phase).
+ifeq ($(TARGET),argocd)
+	go run ./bench/apps -n $(N) -timeout $(BENCH_TIMEOUT) -argocd $(ARGOCD_BIN)/argocd
+else
 	go test -run '^$$' -bench . -benchmem ./...
 	go run ./bench/apps -n $(N)
+endif
 
 .PHONY: bench-check
 bench-check: kube ## Measure the API server's floor and the controller on 1,000 apps; fail over the ratio and request counts in bench/apps/targets.json.
