@@ -224,7 +224,7 @@ func (s *Server) listApplications(w http.ResponseWriter, r *http.Request, c *cal
 			out = append(out, app)
 		}
 	}
-	s.writeApplicationList(w, list.ResourceVersion, out)
+	s.writeApplicationList(w, newestVersion(&list), out, parseFields(q))
 }
 
 // usesRepo reports whether one of the app's sources is the repository.

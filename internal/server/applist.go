@@ -12,12 +12,21 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 )
 
-// encodedApps keeps each Application's JSON encoding for its current
-// resourceVersion, so that listing a thousand Applications answers with
-// bytes already encoded instead of encoding every one on every request.
+// encodedApps keeps each Application's JSON encodings for its current
+// resourceVersion, so that listing or streaming a thousand Applications
+// answers with bytes already encoded instead of encoding every one on
+// every request: the whole object, and the views of a few field
+// selections.
 type encodedApps struct {
-	mu sync.Mutex
-	m  map[types.UID]encodedApp
+	mu    sync.Mutex
+	m     map[encodingKey]encodedApp
+	views map[string]bool
+}
+
+// encodingKey names one encoding: of an Application, whole ("") or a view.
+type encodingKey struct {
+	uid  types.UID
+	view string
 }
 
 type encodedApp struct {
@@ -25,24 +34,41 @@ type encodedApp struct {
 	data    []byte
 }
 
+// maxKeptViews bounds the views kept besides the whole objects: the few
+// the web UI and the CLI use. Others are encoded on every request.
+const maxKeptViews = 8
+
 // encode returns app's JSON, encoding it only when it changed.
 func (e *encodedApps) encode(app *v1alpha1.Application) ([]byte, error) {
+	return e.encodeView(app, "", func() ([]byte, error) { return json.Marshal(app) })
+}
+
+// encodeView returns the view of app that encode makes, made again only
+// when the Application changed.
+func (e *encodedApps) encodeView(app *v1alpha1.Application, view string, encode func() ([]byte, error)) ([]byte, error) {
+	key := encodingKey{uid: app.UID, view: view}
 	e.mu.Lock()
-	got, ok := e.m[app.UID]
+	got, ok := e.m[key]
 	e.mu.Unlock()
 	if ok && got.version == app.ResourceVersion {
 		return got.data, nil
 	}
-	data, err := json.Marshal(app)
+	data, err := encode()
 	if err != nil {
 		return nil, err
 	}
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	if e.m == nil {
-		e.m = map[types.UID]encodedApp{}
+		e.m, e.views = map[encodingKey]encodedApp{}, map[string]bool{}
 	}
-	e.m[app.UID] = encodedApp{version: app.ResourceVersion, data: data}
-	e.mu.Unlock()
+	if view != "" && !e.views[view] {
+		if len(e.views) >= maxKeptViews {
+			return data, nil
+		}
+		e.views[view] = true
+	}
+	e.m[key] = encodedApp{version: app.ResourceVersion, data: data}
 	return data, nil
 }
 
@@ -51,28 +77,37 @@ func (e *encodedApps) encode(app *v1alpha1.Application) ([]byte, error) {
 func (e *encodedApps) forgetAllBut(current []*v1alpha1.Application) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if len(e.m) <= 2*len(current)+64 {
+	if len(e.m) <= (2+len(e.views))*len(current)+64 {
 		return
 	}
-	keep := make(map[types.UID]encodedApp, len(current))
+	live := make(map[types.UID]bool, len(current))
 	for _, app := range current {
-		if got, ok := e.m[app.UID]; ok {
-			keep[app.UID] = got
+		live[app.UID] = true
+	}
+	for key := range e.m {
+		if !live[key.uid] {
+			delete(e.m, key)
 		}
 	}
-	e.m = keep
 }
 
 // writeApplicationList answers with an ApplicationList of apps, each from
-// its kept encoding.
-func (s *Server) writeApplicationList(w http.ResponseWriter, resourceVersion string, apps []*v1alpha1.Application) {
+// its kept encoding, with the selected fields only.
+func (s *Server) writeApplicationList(w http.ResponseWriter, resourceVersion string, apps []*v1alpha1.Application, fields fieldSelection) {
+	encode := s.encoded.encode
+	if !fields.all() {
+		listed, view := fields.listFields(), "list:"+fields.key
+		encode = func(app *v1alpha1.Application) ([]byte, error) {
+			return s.encoded.encodeView(app, view, func() ([]byte, error) { return projectApp(app, listed) })
+		}
+	}
 	var buf bytes.Buffer
 	buf.WriteString(`{"metadata":`)
 	meta, _ := json.Marshal(metav1.ListMeta{ResourceVersion: resourceVersion})
 	buf.Write(meta)
 	buf.WriteString(`,"items":[`)
 	for i, app := range apps {
-		data, err := s.encoded.encode(app)
+		data, err := encode(app)
 		if err != nil {
 			s.internal(w, err)
 			return

@@ -1,8 +1,9 @@
 package server
 
 import (
-	"bytes"
+	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"net/http"
 	"slices"
 	"strconv"
@@ -17,12 +18,6 @@ import (
 // streamKeepAlive is how often an idle stream sends a comment, so proxies
 // keep the connection open.
 const streamKeepAlive = 30 * time.Second
-
-// applicationEvent is one message of the stream, in Argo CD's shape.
-type applicationEvent struct {
-	Type        watch.EventType       `json:"type"`
-	Application *v1alpha1.Application `json:"application"`
-}
 
 // streamApplications answers GET /api/v1/stream/applications with
 // Server-Sent Events: every Application the caller may get, filtered like
@@ -68,6 +63,7 @@ func (s *Server) streamApplications(w http.ResponseWriter, r *http.Request, c *c
 	if stream == nil {
 		return
 	}
+	sender := &appSender{s: s, stream: stream, fields: parseFields(q), sent: map[string]uint64{}}
 	queue := newAppQueue()
 	reg, err := informer.AddEventHandler(queue.handler(rv == "" || name != "", keep))
 	if err != nil {
@@ -87,7 +83,7 @@ func (s *Server) streamApplications(w http.ResponseWriter, r *http.Request, c *c
 			}
 		case <-queue.ready:
 			for ev, ok := queue.pop(); ok; ev, ok = queue.pop() {
-				if c.can("applications", "get", s.appObject(ev.app)) && !s.sendApplicationEvent(stream, ev) {
+				if c.can("applications", "get", s.appObject(ev.app)) && !sender.send(ev) {
 					return
 				}
 			}
@@ -95,19 +91,75 @@ func (s *Server) streamApplications(w http.ResponseWriter, r *http.Request, c *c
 	}
 }
 
-// sendApplicationEvent writes one event of the stream from the
-// Application's kept encoding; false means the client is gone.
-func (s *Server) sendApplicationEvent(stream *eventStream, ev appEvent) bool {
-	data, err := s.encoded.encode(ev.app)
+// appSender writes one stream's Application events, each from a kept
+// encoding of the Application and with the selected fields only, and, as
+// Argo CD's, never the same message for an Application twice in a row.
+type appSender struct {
+	s      *Server
+	stream *eventStream
+	fields fieldSelection
+	sent   map[string]uint64 // hash of the last message by Application
+}
+
+// send writes one event; false means the client is gone.
+func (a *appSender) send(ev appEvent) bool {
+	msg, err := a.message(ev)
 	if err != nil {
 		return true // nothing sendable; the stream goes on
 	}
-	var msg bytes.Buffer
-	msg.Grow(len(data) + 64)
-	msg.WriteString(`data: {"result":{"type":"`)
-	msg.WriteString(string(ev.typ))
-	msg.WriteString(`","application":`)
-	msg.Write(data)
-	msg.WriteString("}}\n\n")
-	return stream.write(msg.Bytes())
+	key := ev.app.Namespace + "/" + ev.app.Name
+	h := fnv.New64a()
+	_, _ = h.Write(msg)
+	if sum := h.Sum64(); ev.typ == watch.Deleted {
+		delete(a.sent, key)
+	} else if a.sent[key] == sum {
+		return true
+	} else {
+		a.sent[key] = sum
+	}
+	return a.stream.write(msg)
+}
+
+// message is the event's whole Server-Sent Events message.
+func (a *appSender) message(ev appEvent) ([]byte, error) {
+	var body []byte
+	if a.fields.all() {
+		data, err := a.s.encoded.encode(ev.app)
+		if err != nil {
+			return nil, err
+		}
+		body = appEventJSON(ev.typ, data)
+	} else {
+		var err error
+		body, err = a.s.encoded.encodeView(ev.app, "stream:"+string(ev.typ)+":"+a.fields.key, func() ([]byte, error) {
+			data, err := a.s.encoded.encode(ev.app)
+			if err != nil {
+				return nil, err
+			}
+			var doc any
+			if err := json.Unmarshal(appEventJSON(ev.typ, data), &doc); err != nil {
+				return nil, err
+			}
+			a.fields.filterJSON("", doc)
+			return json.Marshal(doc)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	msg := make([]byte, 0, len(body)+8)
+	msg = append(msg, "data: "...)
+	msg = append(msg, body...)
+	return append(msg, "\n\n"...), nil
+}
+
+// appEventJSON is the JSON of one stream result from the Application's
+// encoding: {"result":{"type":...,"application":...}}.
+func appEventJSON(t watch.EventType, app []byte) []byte {
+	out := make([]byte, 0, len(app)+64)
+	out = append(out, `{"result":{"type":"`...)
+	out = append(out, t...)
+	out = append(out, `","application":`...)
+	out = append(out, app...)
+	return append(out, "}}"...)
 }

@@ -12,10 +12,17 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 )
+
+// applicationEvent is one message of the stream, in Argo CD's shape.
+type applicationEvent struct {
+	Type        watch.EventType       `json:"type"`
+	Application *v1alpha1.Application `json:"application"`
+}
 
 // streamReader follows an application stream and remembers the latest
 // "round" annotation it saw of each Application.
@@ -24,7 +31,7 @@ type streamReader struct {
 	rounds map[string]string
 }
 
-func (f *fixture) readStream(t *testing.T, ctx context.Context, path, token string) *streamReader {
+func (f *fixture) readStream(t testing.TB, ctx context.Context, path, token string) *streamReader {
 	t.Helper()
 	resp := f.openStream(t, ctx, path, token)
 	r := &streamReader{rounds: map[string]string{}}
@@ -48,7 +55,7 @@ func (f *fixture) readStream(t *testing.T, ctx context.Context, path, token stri
 	return r
 }
 
-func (f *fixture) openStream(t *testing.T, ctx context.Context, path, token string) *http.Response {
+func (f *fixture) openStream(t testing.TB, ctx context.Context, path, token string) *http.Response {
 	t.Helper()
 	req, _ := http.NewRequestWithContext(ctx, "GET", f.base+path, nil)
 	req.Header.Set("Authorization", "Bearer "+token)
@@ -166,5 +173,29 @@ func TestStreamOfAnotherNamespace(t *testing.T) {
 			t.Fatal("the informer outlived its streams")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestApplicationListFields lists Applications through the server with
+// the web UI's kind of field selection.
+func TestApplicationListFields(t *testing.T) {
+	f := startCached(t)
+	token := f.adminToken()
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "listed", Namespace: f.ns}, Spec: v1alpha1.ApplicationSpec{
+		Project:     "default",
+		Source:      &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/apps.git", Path: "apps", TargetRevision: "main"},
+		Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "apps"},
+	}}
+	if err := f.c.Create(context.Background(), app); err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Metadata struct{ ResourceVersion string }
+		Items    []map[string]any
+	}
+	f.pollCall(t, "GET", "/api/v1/applications?fields=items.metadata.name,items.spec.project", token, &list, func() bool { return len(list.Items) == 1 })
+	got, _ := json.Marshal(list.Items[0])
+	if string(got) != `{"metadata":{"name":"listed"},"spec":{"project":"default"}}` || list.Metadata.ResourceVersion == "" {
+		t.Errorf("projected list: %s (resourceVersion %q)", got, list.Metadata.ResourceVersion)
 	}
 }

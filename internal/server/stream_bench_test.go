@@ -1,0 +1,84 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sort"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+)
+
+// BenchmarkApplicationStreams measures a dashboard full of open pages:
+// 100 streams of the Applications (the web UI's field selection, one of
+// them never reading), then 1,000 changes to random Applications. It
+// reports how long after the last write every reading stream had seen
+// every app's last change, the writes' own time, and the server's heap.
+//
+//	go test ./internal/server -run '^$' -bench ApplicationStreams -benchtime 1x [-args -bench.apps=10000]
+func BenchmarkApplicationStreams(b *testing.B) {
+	const streams, changes = 100, 1000
+	bs := startBenchServer(b, *benchApps)
+	f := &fixture{t: b, c: bs.direct, ns: bs.ns, srv: bs.srv, base: bs.base}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	path := "/api/v1/stream/applications?fields=result.type,result.application.metadata.annotations," + uiListFields("result.application.")
+	stalled := f.openStream(b, ctx, path, bs.token)
+	defer stalled.Body.Close()
+	var readers []*streamReader
+	for range streams - 1 {
+		readers = append(readers, f.readStream(b, ctx, path, bs.token))
+	}
+	var seen, writes []time.Duration
+	for round := range b.N {
+		last := map[string]string{}
+		start := time.Now()
+		for i := range changes {
+			name := benchApp(bs.ns, (i*7919+round)%*benchApps).Name
+			value := fmt.Sprintf("%d-%d", round, i)
+			patch := fmt.Sprintf(`{"metadata":{"annotations":{"round":%q}}}`, value)
+			if err := bs.direct.Patch(ctx, &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: bs.ns}},
+				client.RawPatch("application/merge-patch+json", []byte(patch))); err != nil {
+				b.Fatal(err)
+			}
+			last[name] = value
+		}
+		wrote := time.Now()
+		writes = append(writes, wrote.Sub(start))
+		for _, r := range readers {
+			for !r.sawEach(last) {
+				if time.Since(wrote) > time.Minute {
+					b.Fatal("a reading stream did not see every change within a minute")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+		seen = append(seen, time.Since(wrote))
+	}
+	b.StopTimer()
+	sort.Slice(seen, func(i, j int) bool { return seen[i] < seen[j] })
+	var mem runtime.MemStats
+	runtime.ReadMemStats(&mem)
+	b.ReportMetric(float64(seen[len(seen)/2].Milliseconds()), "all-seen-after-last-write-ms")
+	b.ReportMetric(float64(writes[len(writes)/2].Milliseconds()), "writes-ms")
+	b.ReportMetric(float64(mem.HeapInuse>>20), "heap-MiB")
+	b.ReportMetric(float64(bs.srv.feeds.following()), "own-informers")
+}
+
+// sawEach reports whether the reader's latest event of each app shows the
+// given annotation.
+func (r *streamReader) sawEach(want map[string]string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for name, v := range want {
+		if r.rounds[name] != v {
+			return false
+		}
+	}
+	return true
+}
