@@ -10,7 +10,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
@@ -188,29 +187,20 @@ func (s *Server) appObject(app *v1alpha1.Application) string {
 // query parameters as Argo CD's API does.
 func (s *Server) listApplications(w http.ResponseWriter, r *http.Request, c *caller) {
 	q := r.URL.Query()
-	opts := []client.ListOption{client.InNamespace(s.opts.Namespace)}
-	if ns := q.Get("appNamespace"); ns != "" {
-		opts[0] = client.InNamespace(ns)
+	ns := cmp.Or(q.Get("appNamespace"), s.opts.Namespace)
+	selector, err := parseSelector(q.Get("selector"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
 	}
-	if sel := q.Get("selector"); sel != "" {
-		parsed, err := labels.Parse(sel)
-		if err != nil {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid selector %q: %v", sel, err))
-			return
-		}
-		opts = append(opts, client.MatchingLabelsSelector{Selector: parsed})
-	}
-	// Read from the informer cache without copies: nothing here changes
-	// the Applications, and each one's JSON is kept between requests.
-	var list v1alpha1.ApplicationList
-	if err := s.opts.Client.List(r.Context(), &list, append(opts, client.UnsafeDisableDeepCopy)...); err != nil {
+	apps, version, err := s.readApps(r.Context(), ns, selector)
+	if err != nil {
 		s.internal(w, err)
 		return
 	}
 	projects := append(q["projects"], q["project"]...)
-	out := make([]*v1alpha1.Application, 0, len(list.Items))
-	for i := range list.Items {
-		app := &list.Items[i]
+	out := make([]*v1alpha1.Application, 0, len(apps))
+	for _, app := range apps {
 		if name := q.Get("name"); name != "" && app.Name != name {
 			continue
 		}
@@ -224,7 +214,11 @@ func (s *Server) listApplications(w http.ResponseWriter, r *http.Request, c *cal
 			out = append(out, app)
 		}
 	}
-	s.writeApplicationList(w, newestVersion(&list), out, parseFields(q))
+	// By name, as Argo CD lists them.
+	slices.SortFunc(out, func(a, b *v1alpha1.Application) int {
+		return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(a.Namespace, b.Namespace))
+	})
+	s.writeApplicationList(w, version, out, parseFields(q))
 }
 
 // usesRepo reports whether one of the app's sources is the repository.

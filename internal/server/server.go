@@ -110,6 +110,7 @@ type Server struct {
 	limits   *limits
 	encoded  encodedApps
 	feeds    appFeeds
+	ownApps  appIndex
 	conns    connections
 
 	rbacMu sync.Mutex

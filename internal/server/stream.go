@@ -59,18 +59,20 @@ func (s *Server) streamApplications(w http.ResponseWriter, r *http.Request, c *c
 		return
 	}
 	defer release()
+	// Following before the answer starts: a client that sees the stream
+	// open misses no change made after.
+	queue := newAppQueue()
+	reg, err := informer.AddEventHandler(queue.handler(rv == "" || name != "", keep))
+	if err != nil {
+		s.internal(w, fmt.Errorf("following the Applications of namespace %s: %w", ns, err))
+		return
+	}
+	defer func() { _ = informer.RemoveEventHandler(reg) }()
 	stream := s.startEventStream(w)
 	if stream == nil {
 		return
 	}
 	sender := &appSender{s: s, stream: stream, fields: parseFields(q), sent: map[string]uint64{}}
-	queue := newAppQueue()
-	reg, err := informer.AddEventHandler(queue.handler(rv == "" || name != "", keep))
-	if err != nil {
-		s.opts.Log.Error("following applications for a stream", "namespace", ns, "error", err)
-		return
-	}
-	defer func() { _ = informer.RemoveEventHandler(reg) }()
 	tick := time.NewTicker(streamKeepAlive)
 	defer tick.Stop()
 	for {

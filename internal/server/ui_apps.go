@@ -9,9 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/labels"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 )
 
@@ -62,26 +59,6 @@ type appPage struct {
 	Counts          map[string]map[string]int `json:"counts"`
 	Facets          map[string][]string       `json:"facets"`
 	Items           []appSummary              `json:"items"`
-}
-
-// newestVersion is the resource version the list shows the state at: the
-// list's own, or, read from an informer cache that leaves it empty, the
-// newest of its items (a cache holding an object's version has seen every
-// change before it). The event stream resumes from there.
-func newestVersion(list *v1alpha1.ApplicationList) string {
-	if list.ResourceVersion != "" {
-		return list.ResourceVersion
-	}
-	var newest uint64
-	for i := range list.Items {
-		if v, err := strconv.ParseUint(list.Items[i].ResourceVersion, 10, 64); err == nil {
-			newest = max(newest, v)
-		}
-	}
-	if newest == 0 {
-		return ""
-	}
-	return strconv.FormatUint(newest, 10)
 }
 
 func summarize(app *v1alpha1.Application) appSummary {
@@ -145,26 +122,21 @@ func (s *Server) uiApplications(w http.ResponseWriter, r *http.Request, c *calle
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	opts := []client.ListOption{client.InNamespace(s.opts.Namespace), client.UnsafeDisableDeepCopy}
-	if sel := r.URL.Query().Get("selector"); sel != "" {
-		parsed, err := labels.Parse(sel)
-		if err != nil {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid selector %q: %v", sel, err))
-			return
-		}
-		opts = append(opts, client.MatchingLabelsSelector{Selector: parsed})
+	selector, err := parseSelector(r.URL.Query().Get("selector"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
 	}
-	var list v1alpha1.ApplicationList
-	if err := s.opts.Client.List(r.Context(), &list, opts...); err != nil {
+	apps, version, err := s.readApps(r.Context(), s.opts.Namespace, selector)
+	if err != nil {
 		s.internal(w, err)
 		return
 	}
-	page := appPage{ResourceVersion: newestVersion(&list), Offset: f.offset, Items: []appSummary{},
+	page := appPage{ResourceVersion: version, Offset: f.offset, Items: []appSummary{},
 		Counts: map[string]map[string]int{"sync": {}, "health": {}}}
 	facets := map[string]map[string]bool{"projects": {}, "clusters": {}, "namespaces": {}, "repos": {}}
 	var matched []appSummary
-	for i := range list.Items {
-		app := &list.Items[i]
+	for _, app := range apps {
 		if !c.can("applications", "get", s.appObject(app)) {
 			continue
 		}
