@@ -164,3 +164,36 @@ func TestWorkerOutlivesItsCallerGivingUp(t *testing.T) {
 		t.Errorf("%d workers started for 40 renders one after the other, want one kept alive", n)
 	}
 }
+
+// TestPlainDirectoriesRenderInProcess renders with isolation on: a
+// directory of plain manifests is parsed in-process and starts no worker;
+// a directory holding a Jsonnet program, and a chart, render in a worker.
+func TestPlainDirectoriesRenderInProcess(t *testing.T) {
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "c", map[string]string{
+		"plain/deploy.yaml":        deployment,
+		"plain/nested/ignored.txt": "not a manifest",
+		"mixed/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain}\n",
+		"mixed/sub/main.jsonnet":   "{apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'from-jsonnet'}}",
+		"chart/Chart.yaml":         "apiVersion: v2\nname: chart\nversion: 1.0.0\n",
+		"chart/templates/cm.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n",
+	})
+	s := isolated(t, Options{}, 512<<20)
+	for _, c := range []struct {
+		name    string
+		source  v1alpha1.ApplicationSource
+		workers int // started so far
+	}{
+		{"plain manifests", v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "plain"}, 0},
+		{"Jsonnet not read without recurse", v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "mixed"}, 0},
+		{"a Jsonnet program", v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "mixed", Directory: &v1alpha1.ApplicationSourceDirectory{Recurse: true}}, 1},
+		{"a chart", v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "chart"}, 1},
+	} {
+		if _, err := s.Render(context.Background(), &Request{AppName: "a", Sources: []v1alpha1.ApplicationSource{c.source}}); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if s.workers.seq != c.workers {
+			t.Errorf("%s: %d workers started, want %d", c.name, s.workers.seq, c.workers)
+		}
+	}
+}

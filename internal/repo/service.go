@@ -117,7 +117,7 @@ func NewService(opts Options) *Service {
 }
 
 // renderSource renders one source, in a worker when the Service isolates
-// rendering.
+// rendering and the source runs code from its repository.
 func (s *Service) renderSource(ctx context.Context, in *sourceInput) ([]*unstructured.Unstructured, v1alpha1.ApplicationSourceType, error) {
 	if s.turns != nil {
 		select {
@@ -134,7 +134,7 @@ func (s *Service) renderSource(ctx context.Context, in *sourceInput) ([]*unstruc
 		objs, err := s.plugins.Render(ctx, p)
 		return objs, v1alpha1.SourceTypePlugin, err
 	}
-	if s.workers != nil {
+	if s.workers != nil && in.runsRepositoryCode(ctx) {
 		return s.workers.render(ctx, in)
 	}
 	return renderSource(ctx, in)

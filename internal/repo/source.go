@@ -110,6 +110,25 @@ func (in *sourceInput) prepared() (string, v1alpha1.ApplicationSource, error) {
 	return appDir, src, nil
 }
 
+// runsRepositoryCode reports whether rendering the source runs a program
+// or template from its repository: Helm, Kustomize, Jsonnet. Those render
+// in a worker when the Service isolates rendering; a directory of plain
+// manifests is only parsed, with its sizes bounded and YAML aliases
+// refused, and renders in-process, as Argo CD's repo server renders it:
+// no worker's memory, no round trip. When in doubt (an error the render
+// will report), it says yes.
+func (in *sourceInput) runsRepositoryCode(ctx context.Context) bool {
+	appDir, src, err := in.prepared()
+	if err != nil {
+		return true
+	}
+	if typ, err := sourceType(&src, appDir); err != nil || typ != v1alpha1.SourceTypeDirectory {
+		return true
+	}
+	jsonnet, err := directory.EvaluatesJsonnet(ctx, in.root, src.Path, src.Directory)
+	return err != nil || jsonnet
+}
+
 // overrideFiles are merged into a source in this order, as Argo CD does; the
 // image updater's Git write-back writes the second one.
 func overrideFiles(appName string) []string {

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/gobwas/glob"
@@ -45,6 +46,17 @@ func Render(ctx context.Context, root, path string, opts *v1alpha1.ApplicationSo
 		objs = append(objs, found...)
 	}
 	return objs, nil
+}
+
+// EvaluatesJsonnet reports whether Render evaluates a Jsonnet program for
+// the source: whether a manifest file it reads is a .jsonnet file. Without
+// one, a render only parses YAML and JSON, within the limits below.
+func EvaluatesJsonnet(ctx context.Context, root, path string, opts *v1alpha1.ApplicationSourceDirectory) (bool, error) {
+	files, err := Files(ctx, root, path, opts)
+	if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(files, func(f File) bool { return isJsonnet(f.Path) }), nil
 }
 
 // Limits of one directory source, checked from file sizes before any file
@@ -131,6 +143,9 @@ func Files(ctx context.Context, root, path string, opts *v1alpha1.ApplicationSou
 	return files, nil
 }
 
+// isJsonnet says whether a manifest file is a Jsonnet program.
+func isJsonnet(path string) bool { return strings.HasSuffix(strings.ToLower(path), ".jsonnet") }
+
 // isManifestFile says whether a file name is one the directory renderer
 // reads. Dot files, such as the .argocd-source*.yaml parameter overrides,
 // are never manifests.
@@ -157,7 +172,7 @@ func compileGlob(what, pattern string) (glob.Glob, error) {
 }
 
 func renderFile(vm *jsonnetVM, path, rel string) ([]*unstructured.Unstructured, error) {
-	if strings.HasSuffix(strings.ToLower(path), ".jsonnet") {
+	if isJsonnet(path) {
 		return vm.evaluate(path, rel)
 	}
 	data, err := os.ReadFile(path)
