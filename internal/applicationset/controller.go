@@ -114,6 +114,21 @@ func waitForCRD(ctx context.Context, opts Options) error {
 	})
 }
 
+// slimApplication keeps what the controller reads of an Application:
+// metadata, spec, and the sync and health status it reports in the
+// ApplicationSet's status. It writes only metadata and spec (JSON
+// patches), so the rest of status, the bulk of an Application held for
+// thousands of them, is never held.
+func slimApplication(obj any) (any, error) {
+	app, ok := obj.(*v1alpha1.Application)
+	if !ok {
+		return obj, nil
+	}
+	app.ManagedFields = nil
+	app.Status = v1alpha1.ApplicationStatus{Sync: v1alpha1.SyncStatus{Status: app.Status.Sync.Status}, Health: app.Status.Health}
+	return app, nil
+}
+
 func run(ctx context.Context, opts Options) error {
 	scheme, err := kube.NewScheme()
 	if err != nil {
@@ -123,12 +138,13 @@ func run(ctx context.Context, opts Options) error {
 		DefaultNamespaces: map[string]ctrlcache.Config{opts.Namespace: {}},
 		DefaultTransform:  ctrlcache.TransformStripManagedFields(),
 	}
+	apps := ctrlcache.ByObject{Transform: slimApplication}
+	cacheOpts.ByObject = map[client.Object]ctrlcache.ByObject{&v1alpha1.Application{}: apps}
 	if len(opts.Namespaces) > 0 {
 		all := map[string]ctrlcache.Config{ctrlcache.AllNamespaces: {}}
-		cacheOpts.ByObject = map[client.Object]ctrlcache.ByObject{
-			&v1alpha1.ApplicationSet{}: {Namespaces: all},
-			&v1alpha1.Application{}:    {Namespaces: all},
-		}
+		apps.Namespaces = all
+		cacheOpts.ByObject[&v1alpha1.Application{}] = apps
+		cacheOpts.ByObject[&v1alpha1.ApplicationSet{}] = ctrlcache.ByObject{Namespaces: all}
 	}
 	mgr, err := ctrl.NewManager(opts.Config, ctrl.Options{
 		Scheme:                        scheme,

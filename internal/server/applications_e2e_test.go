@@ -279,25 +279,31 @@ func streamOf[T any](t *testing.T, f *fixture, path, token string) <-chan T {
 		t.Fatalf("stream: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	out := make(chan T, 100)
-	go func() {
-		defer resp.Body.Close()
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(nil, 4<<20)
-		for sc.Scan() {
-			data, ok := strings.CutPrefix(sc.Text(), "data: ")
-			if !ok {
-				continue
-			}
-			var msg struct{ Result T }
-			if json.Unmarshal([]byte(data), &msg) == nil {
-				select {
-				case out <- msg.Result:
-				default:
-				}
-			}
+	go eachResult(resp.Body, func(result T) {
+		select {
+		case out <- result:
+		default:
 		}
-	}()
+	})
 	return out
+}
+
+// eachResult reads a Server-Sent Events stream until it ends and hands
+// on the result of each message that decodes as a T.
+func eachResult[T any](body io.ReadCloser, each func(T)) {
+	defer body.Close()
+	sc := bufio.NewScanner(body)
+	sc.Buffer(nil, 4<<20)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var msg struct{ Result T }
+		if json.Unmarshal([]byte(data), &msg) == nil {
+			each(msg.Result)
+		}
+	}
 }
 
 func waitFor(t *testing.T, events <-chan applicationEvent, what string, ok func(applicationEvent) bool) {

@@ -80,30 +80,3 @@ func BenchmarkApplicationStreams(b *testing.B) {
 	b.ReportMetric(float64(mem.HeapInuse>>20), "heap-MiB")
 	b.ReportMetric(float64(bs.srv.feeds.following()), "own-informers")
 }
-
-// missing describes the changes the reader has not seen.
-func (r *streamReader) missing(want map[string]string) string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []string
-	for name, v := range want {
-		if r.rounds[name] != v {
-			out = append(out, fmt.Sprintf("%s: saw %q, want %q", name, r.rounds[name], v))
-		}
-	}
-	sort.Strings(out)
-	return fmt.Sprintf("%d of %d, first %v", len(out), len(want), out[:min(3, len(out))])
-}
-
-// sawEach reports whether the reader's latest event of each app shows the
-// given annotation.
-func (r *streamReader) sawEach(want map[string]string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for name, v := range want {
-		if r.rounds[name] != v {
-			return false
-		}
-	}
-	return true
-}

@@ -1,11 +1,11 @@
 package server
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -35,23 +35,13 @@ func (f *fixture) readStream(t testing.TB, ctx context.Context, path, token stri
 	t.Helper()
 	resp := f.openStream(t, ctx, path, token)
 	r := &streamReader{rounds: map[string]string{}}
-	go func() {
-		defer resp.Body.Close()
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(nil, 4<<20)
-		for sc.Scan() {
-			data, ok := strings.CutPrefix(sc.Text(), "data: ")
-			if !ok {
-				continue
-			}
-			var msg struct{ Result applicationEvent }
-			if json.Unmarshal([]byte(data), &msg) == nil && msg.Result.Application != nil {
-				r.mu.Lock()
-				r.rounds[msg.Result.Application.Name] = msg.Result.Application.Annotations["round"]
-				r.mu.Unlock()
-			}
+	go eachResult(resp.Body, func(ev applicationEvent) {
+		if ev.Application != nil {
+			r.mu.Lock()
+			r.rounds[ev.Application.Name] = ev.Application.Annotations["round"]
+			r.mu.Unlock()
 		}
-	}()
+	})
 	return r
 }
 
@@ -71,10 +61,34 @@ func (f *fixture) openStream(t testing.TB, ctx context.Context, path, token stri
 
 // saw reports whether the reader's latest event of every app is round.
 func (r *streamReader) saw(apps []string, round string) bool {
+	want := map[string]string{}
+	for _, a := range apps {
+		want[a] = round
+	}
+	return r.sawEach(want)
+}
+
+// missing describes the changes the reader has not seen.
+func (r *streamReader) missing(want map[string]string) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, a := range apps {
-		if r.rounds[a] != round {
+	var out []string
+	for name, v := range want {
+		if r.rounds[name] != v {
+			out = append(out, fmt.Sprintf("%s: saw %q, want %q", name, r.rounds[name], v))
+		}
+	}
+	sort.Strings(out)
+	return fmt.Sprintf("%d of %d, first %v", len(out), len(want), out[:min(3, len(out))])
+}
+
+// sawEach reports whether the reader's latest event of each app shows the
+// given annotation.
+func (r *streamReader) sawEach(want map[string]string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for name, v := range want {
+		if r.rounds[name] != v {
 			return false
 		}
 	}

@@ -31,6 +31,7 @@ import (
 var cluster *localcluster.Cluster
 
 func TestMain(m *testing.M) {
+	listPage = 2 // every test's cycle reads its Applications page by page
 	os.Exit(localcluster.RunTests(m, localcluster.Options{}, &cluster))
 }
 

@@ -319,33 +319,42 @@ func usesAny(images []*image, only map[string]bool) bool {
 	return false
 }
 
+// listPage is how many Applications one request of the updater's list
+// asks for: with thousands of Applications, only a page of them and the
+// ones carrying an image list are held at a time. (The tests page by two.)
+var listPage int64 = 500
+
 // applications lists the Applications carrying an image-list that the
 // name and label filters let through, recording malformed annotations.
 func (u *Updater) applications(ctx context.Context, st config.Settings) ([]watched, error) {
-	var list v1alpha1.ApplicationList
-	opts := []client.ListOption{client.InNamespace(u.opts.Namespace)}
+	var out []watched
+	opts := []client.ListOption{client.InNamespace(u.opts.Namespace), client.Limit(listPage)}
 	if u.opts.MatchLabels != nil {
 		opts = append(opts, client.MatchingLabelsSelector{Selector: u.opts.MatchLabels})
 	}
-	if err := u.opts.Client.List(ctx, &list, opts...); err != nil {
-		return nil, fmt.Errorf("listing Applications in %s: %w", u.opts.Namespace, err)
+	for next := ""; ; {
+		var list v1alpha1.ApplicationList
+		if err := u.opts.Client.List(ctx, &list, append(opts, client.Continue(next))...); err != nil {
+			return nil, fmt.Errorf("listing Applications in %s: %w", u.opts.Namespace, err)
+		}
+		for i := range list.Items {
+			app := &list.Items[i]
+			if !u.nameMatches(app.Name) {
+				continue
+			}
+			conf, errs := config.Parse(app.Annotations)
+			if conf == nil {
+				continue
+			}
+			for _, err := range errs {
+				u.fail(st, app, "InvalidAnnotation", err)
+			}
+			out = append(out, watched{app: app.DeepCopy(), conf: conf})
+		}
+		if next = list.Continue; next == "" {
+			return out, nil
+		}
 	}
-	var out []watched
-	for i := range list.Items {
-		app := &list.Items[i]
-		if !u.nameMatches(app.Name) {
-			continue
-		}
-		conf, errs := config.Parse(app.Annotations)
-		if conf == nil {
-			continue
-		}
-		for _, err := range errs {
-			u.fail(st, app, "InvalidAnnotation", err)
-		}
-		out = append(out, watched{app: app, conf: conf})
-	}
-	return out, nil
 }
 
 func (u *Updater) nameMatches(name string) bool {
