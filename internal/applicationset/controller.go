@@ -66,6 +66,12 @@ type Options struct {
 	MetricsAddr, ProbeAddr string
 	// Log receives the controller's lines. Default: slog's default logger.
 	Log *slog.Logger
+	// Cache, if set, is the process's shared cache of the control cluster
+	// (capstan run), read instead of a cache of the controller's own; it
+	// must hold the ApplicationSets and Applications of Namespaces.
+	// Default: the controller's own, which holds Applications without
+	// most of their status.
+	Cache *kube.SharedCache
 }
 
 func (o *Options) defaults() {
@@ -146,9 +152,14 @@ func run(ctx context.Context, opts Options) error {
 		cacheOpts.ByObject[&v1alpha1.Application{}] = apps
 		cacheOpts.ByObject[&v1alpha1.ApplicationSet{}] = ctrlcache.ByObject{Namespaces: all}
 	}
+	var newCache ctrlcache.NewCacheFunc
+	if opts.Cache != nil {
+		newCache = opts.Cache.NewCache
+	}
 	mgr, err := ctrl.NewManager(opts.Config, ctrl.Options{
 		Scheme:                        scheme,
 		Cache:                         cacheOpts,
+		NewCache:                      newCache,
 		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:        opts.ProbeAddr,
 		LeaderElection:                opts.LeaderElection,

@@ -90,6 +90,11 @@ type Options struct {
 	// hydrator.enabled). Default nil: an Application with a source
 	// hydrator syncs its hydrated branch as it finds it.
 	Hydrator *HydratorOptions
+	// Cache, if set, is the process's shared cache of the control cluster
+	// (capstan run), read instead of a cache of the controller's own; it
+	// must hold the Applications of ApplicationNamespaces. Default: the
+	// controller's own.
+	Cache *kube.SharedCache
 }
 
 // Run reconciles Applications until ctx ends. It waits for the API server
@@ -167,10 +172,15 @@ func run(ctx context.Context, opts Options, identity string) error {
 			&v1alpha1.Application{}: {Namespaces: map[string]ctrlcache.Config{ctrlcache.AllNamespaces: {}}},
 		}
 	}
+	var newCache ctrlcache.NewCacheFunc
+	if opts.Cache != nil {
+		newCache = opts.Cache.NewCache
+	}
 	mgr, err := ctrl.NewManager(opts.Config, ctrl.Options{
 		Scheme:                              scheme,
 		MapperProvider:                      kube.NewManagerMapper,
 		Cache:                               cacheOpts,
+		NewCache:                            newCache,
 		Metrics:                             metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress:              "0",
 		LeaderElection:                      opts.LeaderElection,

@@ -41,6 +41,17 @@ func NewCachedClient(ctx context.Context, cfg *rest.Config, namespace string) (c
 	if err != nil {
 		return nil, nil, err
 	}
+	go func() { _ = c.Start(ctx) }()
+	return CachedClient(ctx, cfg, namespace, c)
+}
+
+// CachedClient is NewCachedClient reading from c, a cache started by its
+// owner (a SharedCache's view) that holds namespace.
+func CachedClient(ctx context.Context, cfg *rest.Config, namespace string, c ctrlcache.Cache) (client.Client, ctrlcache.Informers, error) {
+	scheme, err := NewScheme()
+	if err != nil {
+		return nil, nil, err
+	}
 	// The types read on every request are watched from the start, so they
 	// are served even if the API server goes away before their first read.
 	for _, obj := range []client.Object{&v1alpha1.Application{}, &v1alpha1.AppProject{}, &corev1.ConfigMap{}, &corev1.Secret{}} {
@@ -48,7 +59,6 @@ func NewCachedClient(ctx context.Context, cfg *rest.Config, namespace string) (c
 			return nil, nil, err
 		}
 	}
-	go func() { _ = c.Start(ctx) }()
 	if !c.WaitForCacheSync(ctx) {
 		return nil, nil, fmt.Errorf("reading namespace %s from %s: %w", namespace, cfg.Host, ctx.Err())
 	}

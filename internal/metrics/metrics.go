@@ -55,8 +55,8 @@ var reconcileBuckets = []float64{0.25, 0.5, 1, 2, 4, 8, 16}
 type Metrics struct {
 	registry    *prometheus.Registry
 	reconcile   *prometheus.HistogramVec
-	syncs       *prometheus.CounterVec
-	k8sRequests *prometheus.CounterVec
+	syncs       *counterTable
+	k8sRequests *counterTable
 }
 
 // AppLister lists the Applications argocd_app_info describes. It is called
@@ -98,14 +98,10 @@ func New(apps AppLister, clusters ClusterStats) *Metrics {
 			Help:    "Application reconciliation performance in seconds.",
 			Buckets: reconcileBuckets,
 		}, []string{"namespace", "dest_server"}),
-		syncs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "argocd_app_sync_total",
-			Help: "Number of application syncs.",
-		}, []string{"namespace", "name", "project", "dest_server", "phase", "dry_run"}),
-		k8sRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "argocd_app_k8s_request_total",
-			Help: "Number of kubernetes requests executed during application reconciliation.",
-		}, []string{"namespace", "name", "project", "server", "response_code", "verb", "resource_kind", "resource_namespace", "dry_run"}),
+		syncs: newCounterTable("argocd_app_sync_total", "Number of application syncs.",
+			"namespace", "name", "project", "dest_server", "phase", "dry_run"),
+		k8sRequests: newCounterTable("argocd_app_k8s_request_total", "Number of kubernetes requests executed during application reconciliation.",
+			"namespace", "name", "project", "server", "response_code", "verb", "resource_kind", "resource_namespace", "dry_run"),
 	}
 	m.registry.MustRegister(
 		m.reconcile, m.syncs, m.k8sRequests,
@@ -141,8 +137,8 @@ func (m *Metrics) IncSync(app *v1alpha1.Application, phase v1alpha1.OperationPha
 	} else if app.Operation != nil && app.Operation.Sync != nil {
 		dryRun = app.Operation.Sync.DryRun
 	}
-	m.syncs.WithLabelValues(app.Namespace, app.Name, project(app), app.Spec.Destination.Server,
-		string(phase), strconv.FormatBool(dryRun)).Inc()
+	_ = m.syncs.Inc(app.Namespace, app.Name, project(app), app.Spec.Destination.Server,
+		string(phase), strconv.FormatBool(dryRun))
 }
 
 // Handler serves the registry in the Prometheus exposition formats.

@@ -299,7 +299,7 @@ func TestSyncDryRunFromOperationState(t *testing.T) {
 	}
 	m := New(nil, nil)
 	m.IncSync(app, v1alpha1.OperationError)
-	if got := testutil.ToFloat64(m.syncs.WithLabelValues("argocd", "a", "default", inCluster, "Error", "true")); got != 1 {
+	if got := m.syncs.value("argocd", "a", "default", inCluster, "Error", "true"); got != 1 {
 		t.Errorf("argocd_app_sync_total{dry_run=\"true\",phase=\"Error\"} = %v, want 1", got)
 	}
 	if n := testutil.CollectAndCount(m.syncs); n != 1 {

@@ -83,10 +83,8 @@ func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	verb, resource, resourceNS := describeRequest(req)
 	// A path can decode to invalid UTF-8, which no label may hold: such a
 	// request goes uncounted rather than panicking.
-	if c, lerr := t.m.k8sRequests.GetMetricWithLabelValues(ns, name, proj, server, strconv.Itoa(code),
-		verb, resource, resourceNS, strconv.FormatBool(dryRun)); lerr == nil {
-		c.Inc()
-	}
+	_ = t.m.k8sRequests.Inc(ns, name, proj, server, strconv.Itoa(code),
+		verb, resource, resourceNS, strconv.FormatBool(dryRun))
 	return resp, err
 }
 

@@ -6,7 +6,6 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
@@ -64,7 +63,7 @@ func TestTransportError(t *testing.T) {
 	if _, err := rt.RoundTrip(req); err == nil || err.Error() != "connection refused" {
 		t.Fatalf("RoundTrip error = %v, want the transport's", err)
 	}
-	got := testutil.ToFloat64(m.k8sRequests.WithLabelValues("", "", "", "https://c1", "0", "Get", "pods", "x", "false"))
+	got := m.k8sRequests.value("", "", "", "https://c1", "0", "Get", "pods", "x", "false")
 	if got != 1 {
 		t.Errorf("argocd_app_k8s_request_total{response_code=\"0\"} = %v, want 1", got)
 	}

@@ -62,6 +62,11 @@ type Options struct {
 	Metrics *Metrics
 	// Log receives the controller's lines. Default slog's default logger.
 	Log *slog.Logger
+	// Cache, if set, is the process's shared cache of the control cluster
+	// (capstan run), read instead of a cache of the controller's own; it
+	// must hold the Applications of ApplicationNamespaces. Default: the
+	// controller's own.
+	Cache *kube.SharedCache
 }
 
 func (o *Options) defaults() {
@@ -112,7 +117,6 @@ func run(ctx context.Context, opts Options, selector labels.Selector) error {
 	cacheOpts := ctrlcache.Options{
 		DefaultNamespaces: map[string]ctrlcache.Config{opts.Namespace: {}},
 		DefaultTransform:  ctrlcache.TransformStripManagedFields(),
-		SyncPeriod:        &opts.Resync,
 		// Of the ConfigMaps and Secrets, only the settings are held.
 		ByObject: map[client.Object]ctrlcache.ByObject{
 			&corev1.ConfigMap{}: {Field: fields.OneTermEqualSelector("metadata.name", opts.ConfigMapName)},
@@ -122,10 +126,15 @@ func run(ctx context.Context, opts Options, selector labels.Selector) error {
 	if len(opts.ApplicationNamespaces) > 0 {
 		cacheOpts.ByObject[apps] = ctrlcache.ByObject{Namespaces: map[string]ctrlcache.Config{ctrlcache.AllNamespaces: {}}}
 	}
+	var newCache ctrlcache.NewCacheFunc
+	if opts.Cache != nil {
+		newCache = opts.Cache.NewCache
+	}
 	mgr, err := ctrl.NewManager(opts.Config, ctrl.Options{
 		Scheme:         scheme,
 		MapperProvider: kube.NewManagerMapper,
 		Cache:          cacheOpts,
+		NewCache:       newCache,
 		Metrics:        metricsserver.Options{BindAddress: "0"},
 	})
 	if err != nil {
@@ -211,28 +220,40 @@ func (r *reconciler) processorFor(ctx context.Context) (*Processor, error) {
 	return r.processor, nil
 }
 
+// Reconcile notifies about one Application, and looks at it again after
+// Resync, as Argo CD's informer resync does: time-based triggers and failed
+// deliveries are evaluated again, and settings edits reach every
+// Application.
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	app := &v1alpha1.Application{}
 	if err := r.client.Get(ctx, req.NamespacedName, app); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if !r.selector.Matches(labels.Set(app.GetLabels())) {
-		return reconcile.Result{}, nil
+		return reconcile.Result{}, nil // a label change brings it back
 	}
+	if err := r.notify(ctx, app); err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{RequeueAfter: r.opts.Resync}, nil
+}
+
+// notify sends what app's subscriptions trigger and records it.
+func (r *reconciler) notify(ctx context.Context, app *v1alpha1.Application) error {
 	p, err := r.processorFor(ctx)
 	if err != nil {
-		return reconcile.Result{}, err
+		return err
 	}
 	subs := p.cfg.SubscriptionsOf(app.GetLabels(), app.GetAnnotations(), r.projectAnnotations(ctx, app))
 	if len(subs) == 0 {
-		return reconcile.Result{}, nil
+		return nil
 	}
 	obj, err := plainApplication(app)
 	if err != nil {
-		return reconcile.Result{}, err
+		return err
 	}
 	if !SyncStatusRefreshed(obj) {
-		return reconcile.Result{}, nil
+		return nil
 	}
 	name := fmt.Sprintf("Application/%s/%s", app.GetNamespace(), app.GetName())
 	state := r.stateOf(app)
@@ -240,10 +261,8 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		r.opts.Log.Warn("notifications: "+err.Error(), "resource", name)
 	}
-	failed := false
 	for _, d := range deliveries {
 		if d.Err != nil {
-			failed = true
 			r.opts.Log.Error("Failed to notify recipient", "resource", name, "trigger", d.Trigger, "service", d.Destination.Service, "recipient", d.Destination.Recipient, "error", d.Err.Error())
 			continue
 		}
@@ -252,14 +271,11 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if changed || r.hasPending(app) {
 		if err := r.persist(ctx, app, state); err != nil {
 			r.setPending(app, state)
-			return reconcile.Result{}, fmt.Errorf("%s: writing %s: %w", name, AnnotationNotified, err)
+			return fmt.Errorf("%s: writing %s: %w", name, AnnotationNotified, err)
 		}
 		r.setPending(app, nil)
 	}
-	if failed {
-		return reconcile.Result{RequeueAfter: r.opts.Resync}, nil
-	}
-	return reconcile.Result{}, nil
+	return nil
 }
 
 func (r *reconciler) hasPending(app client.Object) bool {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/capstan-cd/capstan/internal/applicationset"
 	"github.com/capstan-cd/capstan/internal/controller"
+	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/notifications"
 	"github.com/capstan-cd/capstan/internal/repo"
 )
@@ -139,7 +140,7 @@ func newControllerCommand() *cobra.Command {
 			defer client.Close()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runController(ctx, f, client, nil)
+			return runController(ctx, f, client, nil, nil)
 		},
 	}
 	f.add(cmd)
@@ -152,7 +153,9 @@ func newControllerCommand() *cobra.Command {
 
 // runController runs the controller; changes, if set, names repositories
 // that Git webhooks reported pushed.
-func runController(ctx context.Context, f *controllerFlags, r repo.Renderer, changes <-chan repo.Change) error {
+// runController runs the controller; shared, if set, is the process's
+// cache of the control cluster (capstan run).
+func runController(ctx context.Context, f *controllerFlags, r repo.Renderer, changes <-chan repo.Change, shared *kube.SharedCache) error {
 	cfg, err := ctrlconfig.GetConfig()
 	if err != nil {
 		return err
@@ -174,7 +177,7 @@ func runController(ctx context.Context, f *controllerFlags, r repo.Renderer, cha
 		Config: cfg, Namespace: f.namespace, Renderer: r, Workers: f.workers, OperationWorkers: f.opWorkers, Resync: f.resync, HardResync: f.hardResync, RepoPoll: f.repoPoll,
 		Replicas: f.replicas, Shard: shard, LeaderElection: f.elect, MetricsAddr: f.metricsAddr(),
 		ApplicationNamespaces: f.appNS, RepoChanges: changes, InstallCRDs: f.crds, Hydrator: hydrator,
-		Log: log,
+		Log: log, Cache: shared,
 	})
 }
 
@@ -202,13 +205,25 @@ func newRunCommand() *cobra.Command {
 				return err
 			}
 			defer closeCache()
+			cfg, err := ctrlconfig.GetConfig()
+			if err != nil {
+				return err
+			}
+			// The components read the control cluster from one cache, so
+			// each Application is decoded and held once.
+			shared, err := kube.NewSharedCache(cfg, kube.SharedCacheOptions{Namespace: f.namespace, AllNamespaces: len(f.appNS) > 0})
+			if err != nil {
+				return err
+			}
 			g, ctx := errgroup.WithContext(ctx)
+			g.Go(func() error { return shared.Start(ctx) })
 			// Git webhooks reach the controller directly: one repository
 			// check instead of an annotation on every Application.
 			changes := make(chan repo.Change, 64)
-			g.Go(func() error { return runController(ctx, f, svc, changes) })
+			g.Go(func() error { return runController(ctx, f, svc, changes, shared) })
+			sf.appNS = f.appNS
 			g.Go(func() error {
-				return runServer(ctx, sf, f.namespace, log, svc, func(c repo.Change) {
+				return runServer(ctx, sf, f.namespace, log, svc, shared, func(c repo.Change) {
 					select {
 					case changes <- c:
 					default: // a check is already pending; the poll catches up anyway
@@ -219,26 +234,14 @@ func newRunCommand() *cobra.Command {
 				g.Go(func() error { return serveRepo(ctx, log, repoListen, svc, f.namespace, false) })
 			}
 			if withAppSets {
-				cfg, err := ctrlconfig.GetConfig()
-				if err != nil {
-					return err
-				}
-				opts := applicationset.Options{Config: cfg, Namespace: f.namespace, Namespaces: f.appNS, Git: svc, Log: log}
+				opts := applicationset.Options{Config: cfg, Namespace: f.namespace, Namespaces: f.appNS, Git: svc, Log: log, Cache: shared}
 				g.Go(func() error { return applicationset.Run(ctx, opts) })
 			}
 			if withNotifications {
-				cfg, err := ctrlconfig.GetConfig()
-				if err != nil {
-					return err
-				}
-				opts := notifications.Options{Config: cfg, Namespace: f.namespace, ApplicationNamespaces: f.appNS, Commits: svc, Log: log}
+				opts := notifications.Options{Config: cfg, Namespace: f.namespace, ApplicationNamespaces: f.appNS, Commits: svc, Log: log, Cache: shared}
 				g.Go(func() error { return notifications.Run(ctx, opts) })
 			}
 			if withUpdater {
-				cfg, err := ctrlconfig.GetConfig()
-				if err != nil {
-					return err
-				}
 				uf.namespace = f.namespace
 				// The updater's commits reach the controller at once, as a
 				// Git webhook would.

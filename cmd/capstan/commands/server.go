@@ -13,6 +13,9 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
 
 	"github.com/capstan-cd/capstan/internal/certs"
@@ -34,6 +37,7 @@ type serverFlags struct {
 	xFrame       string
 	csp          string
 	replace      bool
+	appNS        []string
 }
 
 func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
@@ -75,12 +79,13 @@ func newServerCommand() *cobra.Command {
 				return err
 			}
 			metrics.serve(ctx, log)
-			return runServer(ctx, f, namespace, log, client, nil)
+			return runServer(ctx, f, namespace, log, client, nil, nil)
 		},
 	}
 	f.add(cmd, "")
 	lf.add(cmd)
 	cmd.Flags().StringVar(&namespace, "namespace", "argocd", "control namespace holding Applications, AppProjects and settings")
+	cmd.Flags().StringSliceVar(&f.appNS, "application-namespaces", nil, "other namespaces (globs) whose Applications are served; their projects must list them in sourceNamespaces")
 	rc.add(cmd, "server/tls")
 	metrics.add(cmd, 8083)
 	bindEnv(cmd, serverEnv)
@@ -91,7 +96,7 @@ func newServerCommand() *cobra.Command {
 
 // runServer serves the API until ctx ends; repoChanged, if set, hears of
 // pushed repositories (the in-process controller).
-func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.Logger, r repo.Server, repoChanged func(repo.Change)) error {
+func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.Logger, r repo.Server, shared *kube.SharedCache, repoChanged func(repo.Change)) error {
 	if f.port <= 0 {
 		return nil
 	}
@@ -112,7 +117,7 @@ func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.
 	}
 	// Applications, projects, settings and Secrets of the control
 	// namespace are read from an informer cache.
-	c, informers, err := kube.NewCachedClient(ctx, cfg, namespace)
+	c, informers, err := cachedClient(ctx, cfg, namespace, shared)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -121,7 +126,7 @@ func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.
 	}
 	var srv *server.Server
 	err = kube.Until(ctx, log, "the API server's settings", kube.Backoff{}, func(ctx context.Context) (err error) {
-		srv, err = server.New(ctx, server.Options{Client: c, Informers: informers, Config: cfg, Renderer: r, Namespace: namespace, Insecure: f.insecure, BaseHref: f.basehref, RootPath: f.rootpath, XFrameOptions: f.xFrame, ContentSecurityPolicy: f.csp, DisableSyncReplace: !f.replace, Log: log, RepoChanged: repoChanged, Dex: dex})
+		srv, err = server.New(ctx, server.Options{Client: c, Informers: informers, Config: cfg, Renderer: r, Namespace: namespace, ApplicationNamespaces: f.appNS, Insecure: f.insecure, BaseHref: f.basehref, RootPath: f.rootpath, XFrameOptions: f.xFrame, ContentSecurityPolicy: f.csp, DisableSyncReplace: !f.replace, Log: log, RepoChanged: repoChanged, Dex: dex})
 		return err
 	})
 	if err != nil {
@@ -133,6 +138,14 @@ func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.
 	}
 	log.Info("serving the API", "addr", l.Addr().String(), "tls", !f.insecure)
 	return srv.Serve(ctx, l)
+}
+
+// cachedClient reads namespace from shared, or from a cache of its own.
+func cachedClient(ctx context.Context, cfg *rest.Config, namespace string, shared *kube.SharedCache) (client.Client, ctrlcache.Informers, error) {
+	if shared != nil {
+		return kube.CachedClient(ctx, cfg, namespace, shared.View())
+	}
+	return kube.NewCachedClient(ctx, cfg, namespace)
 }
 
 // dexServer is where the API server finds Dex.

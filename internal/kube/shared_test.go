@@ -1,0 +1,128 @@
+package kube
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+)
+
+// TestSharedCacheViews: components reading one shared cache see the same
+// objects, and a component that stops (its view's Start returns) leaves no
+// event handler behind, while the others keep theirs.
+func TestSharedCacheViews(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ns := "shared-cache"
+	direct, err := NewClient(cluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := direct.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	shared, err := NewSharedCache(cluster.Config, SharedCacheOptions{Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = shared.Start(ctx) }()
+
+	// Two components, each with its own view and handler.
+	var seen [2]atomic.Int32
+	firstCtx, stopFirst := context.WithCancel(ctx)
+	stopped := make(chan struct{})
+	var first *cacheView
+	for i := range 2 {
+		view := shared.View()
+		inf, err := view.GetInformer(ctx, &corev1.ConfigMap{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    func(any) { seen[i].Add(1) },
+			UpdateFunc: func(any, any) { seen[i].Add(1) },
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = view.(*cacheView)
+			go func() { _ = view.Start(firstCtx); close(stopped) }()
+		} else {
+			go func() { _ = view.Start(ctx) }()
+		}
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "one", Namespace: ns}}
+	if err := direct.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "both components see the ConfigMap", func() bool { return seen[0].Load() > 0 && seen[1].Load() > 0 })
+
+	// The first component stops: its handler goes, the second's stays.
+	stopFirst()
+	<-stopped
+	first.mu.Lock()
+	left := len(first.handlers)
+	first.mu.Unlock()
+	if left != 0 {
+		t.Errorf("the stopped view still holds %d handlers", left)
+	}
+	before, second := seen[0].Load(), seen[1].Load()
+	cm.Data = map[string]string{"k": "v"}
+	if err := direct.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the second component sees the change", func() bool { return seen[1].Load() > second })
+	// Had the first handler stayed, it would be told within moments too.
+	time.Sleep(200 * time.Millisecond)
+	if got := seen[0].Load(); got != before {
+		t.Errorf("the stopped component's handler was called %d more times", got-before)
+	}
+}
+
+// TestSharedCacheForgetsRemovedHandlers: a handler removed by its
+// component (a stream that ends) is not held by the view.
+func TestSharedCacheForgetsRemovedHandlers(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	shared, err := NewSharedCache(cluster.Config, SharedCacheOptions{Namespace: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = shared.Start(ctx) }()
+	view := shared.View()
+	inf, err := view.GetInformer(ctx, &corev1.ConfigMap{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 100 {
+		reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := inf.RemoveEventHandler(reg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := view.(*cacheView)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if len(v.handlers) != 0 {
+		t.Errorf("the view holds %d removed handlers", len(v.handlers))
+	}
+}
+
+// waitFor polls cond for up to a minute.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
