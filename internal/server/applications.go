@@ -193,6 +193,11 @@ func (s *Server) listApplications(w http.ResponseWriter, r *http.Request, c *cal
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	if !s.namespaceEnabled(ns) {
+		// As Argo CD's: none of a namespace it does not serve.
+		writeJSON(w, http.StatusOK, &v1alpha1.ApplicationList{Items: []v1alpha1.Application{}})
+		return
+	}
 	apps, version, err := s.readApps(r.Context(), ns, selector)
 	if err != nil {
 		s.internal(w, err)
@@ -285,6 +290,11 @@ func (s *Server) loadApp(w http.ResponseWriter, r *http.Request, c *caller, acti
 	if r.URL.Query().Has("appNamespace") && !validName(w, "namespace", ns) {
 		return nil
 	}
+	if !s.namespaceEnabled(ns) {
+		// As Argo CD's: denied, whether or not such an app exists.
+		writeError(w, http.StatusForbidden, "permission denied: "+namespaceNotPermitted(ns))
+		return nil
+	}
 	app := &v1alpha1.Application{}
 	err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: ns, Name: r.PathValue("name")}, app)
 	if apierrors.IsNotFound(err) {
@@ -301,6 +311,10 @@ func (s *Server) loadApp(w http.ResponseWriter, r *http.Request, c *caller, acti
 	}
 	if object := s.appObject(app); !c.can("applications", action, object) {
 		c.denied(w, "applications", action, object)
+		return nil
+	}
+	if !s.appNamespaceAllowed(r.Context(), app) {
+		writeError(w, http.StatusBadRequest, appNotAllowedInProject(app))
 		return nil
 	}
 	return app
@@ -431,6 +445,10 @@ func (s *Server) createApplication(w http.ResponseWriter, r *http.Request, c *ca
 	}
 	if app.Spec.Project == "" {
 		app.Spec.Project = v1alpha1.DefaultAppProjectName
+	}
+	if !s.namespaceEnabled(app.Namespace) {
+		writeError(w, http.StatusForbidden, namespaceNotPermitted(app.Namespace))
+		return
 	}
 	object := s.appObject(app)
 	if !c.can("applications", "create", object) {

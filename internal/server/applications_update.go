@@ -169,5 +169,9 @@ func (s *Server) project(w http.ResponseWriter, r *http.Request, app *v1alpha1.A
 		s.internal(w, err)
 		return nil
 	}
+	if !s.projectAcceptsNamespace(proj, app) {
+		writeError(w, http.StatusBadRequest, appNotAllowedInProject(app))
+		return nil
+	}
 	return proj
 }

@@ -120,14 +120,10 @@ func (s *Server) fillBadge(r *http.Request, b *badge, ns string) {
 	}
 }
 
-// badgeVisible reports whether an app's badge may be shown: one in the
-// control namespace, or in a namespace its project accepts apps from.
+// badgeVisible reports whether an app's badge may be shown: one the API
+// serves (see appNamespaceAllowed).
 func (s *Server) badgeVisible(r *http.Request, app *v1alpha1.Application) bool {
-	if app.Namespace == s.opts.Namespace {
-		return true
-	}
-	proj, err := project.Load(r.Context(), s.opts.Client, s.opts.Namespace, cmp.Or(app.Spec.Project, v1alpha1.DefaultAppProjectName))
-	return err == nil && project.MatchesAny(proj.Spec.SourceNamespaces, app.Namespace, false)
+	return s.appNamespaceAllowed(r.Context(), app)
 }
 
 // aggregate shows the apps of the projects together: OutOfSync when any

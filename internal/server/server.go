@@ -54,6 +54,11 @@ type Options struct {
 	Informers ctrlcache.Informers
 	// Namespace is the control namespace holding argocd-* settings.
 	Namespace string
+	// ApplicationNamespaces are other namespaces (globs) whose
+	// Applications are served (--application-namespaces), each also only
+	// when its project lists the namespace in sourceNamespaces. Default
+	// none: the control namespace's only.
+	ApplicationNamespaces []string
 	// Config reaches the control cluster: watches for the stream endpoint
 	// and the in-cluster destination. Required.
 	Config *rest.Config

@@ -31,6 +31,10 @@ func (s *Server) streamApplications(w http.ResponseWriter, r *http.Request, c *c
 	if ns == "" {
 		ns = s.opts.Namespace
 	}
+	if !s.namespaceEnabled(ns) {
+		writeError(w, http.StatusForbidden, "permission denied: "+namespaceNotPermitted(ns))
+		return
+	}
 	selector := labels.Everything()
 	if sel := q.Get("selector"); sel != "" {
 		parsed, err := labels.Parse(sel)

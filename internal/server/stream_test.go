@@ -154,9 +154,9 @@ func TestStalledWatcherHoldsUpNoOther(t *testing.T) {
 // the server's cache does not hold: the streams share one informer,
 // started by the first and stopped after the last.
 func TestStreamOfAnotherNamespace(t *testing.T) {
-	f := startCached(t)
-	token := f.adminToken()
 	other := kubeCluster.NewNamespace(t)
+	f := serve(t, Options{Insecure: true, ApplicationNamespaces: []string{other}}, true)
+	token := f.adminToken()
 	ctx, cancel := context.WithCancel(context.Background())
 	path := "/api/v1/stream/applications?appNamespace=" + other
 	readers := []*streamReader{f.readStream(t, ctx, path, token), f.readStream(t, ctx, path, token)}

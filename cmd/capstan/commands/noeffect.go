@@ -142,7 +142,6 @@ var noEffect = map[string]string{
 	"ARGOCD_SERVER_WEBHOOK_PARALLELISM_LIMIT":                       "webhooks are handled as they come",
 	"ARGOCD_SERVER_WEBHOOK_REFRESH_WORKERS":                         "a webhook refreshes through the controller's repository check",
 	"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_NEW_GIT_FILE_GLOBBING": "the API server generates no Applications",
-	"ARGOCD_APPLICATION_NAMESPACES":                                 "the API server serves the Applications of its own namespace",
 }
 
 // noEffectAnnotation lists, on a component's command, the variables of
