@@ -6,17 +6,17 @@
 // manager and forced ownership exactly as a sync would apply it; the result
 // is what the object would look like after a sync, and it is compared with
 // the live object. Results are cached by the desired object's content and
-// the live object's resourceVersion, so an unchanged pair costs no request.
+// the live object's resourceVersion, so an unchanged pair costs no request;
+// each live object has at most one result per apply method, so a result
+// made stale by a change is replaced rather than kept.
 package diff
 
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"strconv"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -34,7 +34,8 @@ import (
 type Options struct {
 	// FieldManager is the sync's field manager. Default kube.FieldManager.
 	FieldManager string
-	// CacheSize bounds the cached dry-run results. Default 10,000.
+	// CacheSize bounds the cached dry-run results and field manager
+	// reads, at most one of each kind per live object. Default 10,000.
 	CacheSize int
 }
 
@@ -43,7 +44,39 @@ type Differ struct {
 	client dynamic.Interface
 	mapper kube.Mapper
 	opts   Options
-	cache  *lru.Cache[string, *unstructured.Unstructured]
+	cache  *lru.Cache[cacheKey, cached]
+}
+
+// cacheKey names one cached result about a live object: its dry-run apply
+// by one method, or its field managers.
+type cacheKey struct {
+	uid     types.UID
+	how     Method
+	managed bool
+}
+
+// cached is a result, valid while the live object is at version and (for
+// a dry run) the desired object hashes to desired.
+type cached struct {
+	desired [sha256.Size]byte
+	version string
+	// object is the result; nil for a dry run that left the live object
+	// as it was. In the steady state nearly every prediction is one, and
+	// it costs no copy of the object.
+	object *unstructured.Unstructured
+}
+
+// get returns the result key names if it is valid for version and desired.
+func (d *Differ) get(key cacheKey, version string, desired [sha256.Size]byte) (cached, bool) {
+	c, ok := d.cache.Get(key)
+	return c, ok && key.uid != "" && c.version == version && c.desired == desired
+}
+
+// put caches a result about a live object with a UID.
+func (d *Differ) put(key cacheKey, c cached) {
+	if key.uid != "" {
+		d.cache.Add(key, c)
+	}
 }
 
 // New returns a Differ for the cluster client reaches.
@@ -54,7 +87,7 @@ func New(client dynamic.Interface, mapper kube.Mapper, opts Options) *Differ {
 	if opts.CacheSize == 0 {
 		opts.CacheSize = 10000
 	}
-	c, _ := lru.New[string, *unstructured.Unstructured](opts.CacheSize)
+	c, _ := lru.New[cacheKey, cached](opts.CacheSize)
 	return &Differ{client: client, mapper: mapper, opts: opts, cache: c}
 }
 
@@ -132,13 +165,8 @@ func (d *Differ) Record(desired, live *unstructured.Unstructured) {
 	if err != nil {
 		return
 	}
-	d.cache.Add(predictionKey(data, live, ServerSide), unchanged)
+	d.put(cacheKey{uid: live.GetUID(), how: ServerSide}, cached{desired: sha256.Sum256(data), version: live.GetResourceVersion()})
 }
-
-// unchanged is the cached prediction for a dry run that left the live
-// object as it was. In the steady state nearly every prediction is one,
-// and a marker costs no copy of the object.
-var unchanged = &unstructured.Unstructured{}
 
 // stripped drops managedFields, which comparisons never read, before an
 // object is cached.
@@ -151,11 +179,6 @@ func stripped(obj *unstructured.Unstructured) *unstructured.Unstructured {
 	return obj
 }
 
-func predictionKey(desired []byte, live *unstructured.Unstructured, how Method) string {
-	sum := sha256.Sum256(desired)
-	return hex.EncodeToString(sum[:]) + "|" + string(live.GetUID()) + "|" + live.GetResourceVersion() + "|" + strconv.Itoa(int(how))
-}
-
 // predict returns the dry-run apply of desired over live, server-side or
 // client-side as how says.
 func (d *Differ) predict(ctx context.Context, desired, live *unstructured.Unstructured, how Method) (*unstructured.Unstructured, error) {
@@ -163,12 +186,12 @@ func (d *Differ) predict(ctx context.Context, desired, live *unstructured.Unstru
 	if err != nil {
 		return nil, err
 	}
-	key := predictionKey(data, live, how)
-	if cached, ok := d.cache.Get(key); ok {
-		if cached == unchanged {
+	key, sum := cacheKey{uid: live.GetUID(), how: how}, sha256.Sum256(data)
+	if c, ok := d.get(key, live.GetResourceVersion(), sum); ok {
+		if c.object == nil {
 			return live, nil
 		}
-		return cached, nil
+		return c.object, nil
 	}
 	ri, err := d.resourceFor(desired)
 	if err != nil {
@@ -189,11 +212,11 @@ func (d *Differ) predict(ctx context.Context, desired, live *unstructured.Unstru
 		return nil, fmt.Errorf("dry-run apply of %s: %w", kube.Ref(desired), err)
 	}
 	out = stripped(out)
-	if reflect.DeepEqual(normalize(out).Object, normalize(live).Object) {
-		d.cache.Add(key, unchanged)
-	} else {
-		d.cache.Add(key, out)
+	result := cached{desired: sum, version: live.GetResourceVersion()}
+	if !reflect.DeepEqual(normalize(out).Object, normalize(live).Object) {
+		result.object = out
 	}
+	d.put(key, result)
 	return out, nil
 }
 

@@ -2,6 +2,7 @@ package diff
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"slices"
 
@@ -30,9 +31,9 @@ func (d *Differ) withManagedFields(ctx context.Context, live *unstructured.Unstr
 	if live.GetManagedFields() != nil {
 		return live, nil
 	}
-	key := "managed|" + string(live.GetUID()) + "|" + live.GetResourceVersion()
-	if cached, ok := d.cache.Get(key); ok {
-		return cached, nil
+	key := cacheKey{uid: live.GetUID(), managed: true}
+	if c, ok := d.get(key, live.GetResourceVersion(), [sha256.Size]byte{}); ok {
+		return c.object, nil
 	}
 	ri, err := d.resourceFor(live)
 	if err != nil {
@@ -42,7 +43,7 @@ func (d *Differ) withManagedFields(ctx context.Context, live *unstructured.Unstr
 	if err != nil {
 		return nil, fmt.Errorf("reading the field managers of %s: %w", kube.Ref(live), err)
 	}
-	d.cache.Add(key, full)
+	d.put(key, cached{version: live.GetResourceVersion(), object: full})
 	return full, nil
 }
 
