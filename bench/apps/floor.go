@@ -39,7 +39,7 @@ func measureFloor(ctx context.Context, n int) (time.Duration, error) {
 	}
 	var best time.Duration
 	for _, workers := range floorConcurrencies {
-		w := workload{ns: fmt.Sprintf("floor-%d", workers), dest: fmt.Sprintf("floor-%d-apps", workers), repoURL: s.repoURL}
+		w := s.workload(fmt.Sprintf("floor-%d", workers), fmt.Sprintf("floor-%d-apps", workers))
 		total, err := floorTry(ctx, s, kc, w, n, workers)
 		if err != nil {
 			return 0, err
@@ -57,6 +57,9 @@ func floorTry(ctx context.Context, s *site, kc kubernetes.Interface, w workload,
 	if err := s.namespaces(ctx, w.ns, w.dest); err != nil {
 		return 0, err
 	}
+	if err := s.register(ctx, w.ns, w.dest); err != nil {
+		return 0, err
+	}
 	// The same watcher of the Applications as the controller's run has:
 	// the API server serves it either way.
 	watchCtx, stopWatch := context.WithCancel(ctx)
@@ -71,7 +74,13 @@ func floorTry(ctx context.Context, s *site, kc kubernetes.Interface, w workload,
 	}
 	created := time.Since(start)
 	writes := time.Now()
-	if err := parallel(n, workers, func(i int) error { return w.floorWrites(ctx, s.client, kc, i) }); err != nil {
+	if err := parallel(n, workers, func(i int) error {
+		dest := kc
+		if d := s.destOf(i); d != nil {
+			dest = d.client
+		}
+		return w.floorWrites(ctx, s.client, dest, kc, i)
+	}); err != nil {
 		return 0, err
 	}
 	total := time.Since(start)
@@ -82,13 +91,14 @@ func floorTry(ctx context.Context, s *site, kc kubernetes.Interface, w workload,
 }
 
 // floorWrites makes the writes a sync of the i-th app needs at least: an
-// apply of its ConfigMap, one status write and one Event.
-func (w workload) floorWrites(ctx context.Context, c client.Client, kc kubernetes.Interface, i int) error {
+// apply of its ConfigMap to its destination (dest), one status write and
+// one Event (kc, the control cluster).
+func (w workload) floorWrites(ctx context.Context, c client.Client, dest, kc kubernetes.Interface, i int) error {
 	name := fmt.Sprintf("app-%05d", i)
 	cm := fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":%q,"namespace":%q,"annotations":{%q:%q}},"data":{"value":"one"}}`,
 		name, w.dest, v1alpha1.AnnotationTrackingID, name+":/ConfigMap:"+w.dest+"/"+name)
 	force := true
-	if _, err := kc.CoreV1().ConfigMaps(w.dest).Patch(ctx, name, types.ApplyPatchType, []byte(cm), metav1.PatchOptions{FieldManager: "capstan", Force: &force}); err != nil {
+	if _, err := dest.CoreV1().ConfigMaps(w.dest).Patch(ctx, name, types.ApplyPatchType, []byte(cm), metav1.PatchOptions{FieldManager: "capstan", Force: &force}); err != nil {
 		return err
 	}
 	app := w.app(i) // as created: a merge patch needs no read

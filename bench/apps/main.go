@@ -41,6 +41,7 @@ func main() {
 	check := flag.String("check", "", "measure the floor and the controller, and fail when they exceed the targets in this file")
 	cpuProfile := flag.String("cpuprofile", "", "write the process's CPU profile (controller and repo server in-process) to this file")
 	blockProfile := flag.String("blockprofile", "", "write the process's blocking profile to this file")
+	flag.IntVar(&destClusters, "clusters", 0, "spread the apps over this many destination clusters, each a local API server of its own, and stop one for a last phase (default: the control cluster)")
 	flag.StringVar(&opts.memProfile, "memprofile", "", "write the process's heap profile, once all apps are Synced after the commit, to this file")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard()) // the clients' own logs are not what is measured

@@ -78,8 +78,9 @@ func measurePrograms(ctx context.Context, s *site, w workload, n int, timeout ti
 	if err != nil {
 		return nil, fmt.Errorf("%w (logs: %s)", err, measured.logs())
 	}
-	f.peakRSSMiB = measured.peakRSSMiB()
-	fmt.Printf("memory: peak RSS %d MiB (%s)\n", f.peakRSSMiB, measured.logs())
+	own, children := measured.peakRSSParts()
+	f.peakRSSMiB = own + children
+	fmt.Printf("memory: peak RSS %d MiB: capstan %d MiB, its children %d MiB (%s)\n", f.peakRSSMiB, own, children, measured.logs())
 	return f, nil
 }
 

@@ -78,13 +78,23 @@ func (ps programs) cpuSeconds() float64 {
 // peakRSSMiB adds up the peak resident memory of the programs and their
 // living children.
 func (ps programs) peakRSSMiB() int64 {
-	var kib int64
+	own, children := ps.peakRSSParts()
+	return own + children
+}
+
+// peakRSSParts is peakRSSMiB in two parts: the programs' own, and their
+// living children's (Git, render workers).
+func (ps programs) peakRSSParts() (own, children int64) {
 	for _, p := range ps {
-		for _, pid := range processTree(p.cmd.Process.Pid) {
-			kib += processRSS(pid)
+		for i, pid := range processTree(p.cmd.Process.Pid) {
+			if i == 0 {
+				own += processRSS(pid)
+			} else {
+				children += processRSS(pid)
+			}
 		}
 	}
-	return kib / 1024
+	return own / 1024, children / 1024
 }
 
 // stat is what the bench reads of /proc/<pid>/stat.

@@ -97,7 +97,7 @@ func (o controllerRun) measure(ctx context.Context) (*figures, error) {
 		return nil, err
 	}
 	f.peakRSSMiB = peakRSS() / 1024
-	printf("memory: peak RSS of this process (controller and repo server in-process) %d MiB\n", f.peakRSSMiB)
+	printf("memory: peak RSS of this process (controller and repo server in-process) %d MiB, live heap %.0f MiB\n", f.peakRSSMiB, heapInUse())
 	return f, nil
 }
 
@@ -132,7 +132,7 @@ func (p phases) run(ctx context.Context) (*figures, error) {
 		return nil, err
 	}
 	created := time.Since(start)
-	if err := waitSynced(ctx, p.apps, p.workload.ns, p.n, "", p.timeout); err != nil {
+	if err := waitSynced(ctx, p.apps, p.workload.ns, p.n, "", "", p.timeout); err != nil {
 		return nil, err
 	}
 	f.initial = time.Since(start)
@@ -155,7 +155,7 @@ func (p phases) run(ctx context.Context) (*figures, error) {
 		}
 		found = "announced to every app as a webhook would"
 	}
-	if err := waitSynced(ctx, p.apps, p.workload.ns, p.n, newRev, p.timeout); err != nil {
+	if err := waitSynced(ctx, p.apps, p.workload.ns, p.n, newRev, "", p.timeout); err != nil {
 		return nil, err
 	}
 	f.change = time.Since(start)
@@ -164,7 +164,38 @@ func (p phases) run(ctx context.Context) (*figures, error) {
 	p.printf("  %d API requests but Events (%.2f per app)\n", f.changeRequests, perApp(f.changeRequests, p.n))
 	cpu()
 	f.cpuSeconds = p.cpu() - cpuBefore
+	if len(p.site.dests) > 1 {
+		return f, p.outage(ctx, f)
+	}
 	return f, nil
+}
+
+// outage stops the first destination cluster, commits a change to every
+// app again and waits until the apps of the other clusters are Synced at
+// it: one cluster going away must not hold up the others.
+func (p phases) outage(ctx context.Context, f *figures) error {
+	gone := p.site.dests[0]
+	if err := gone.cluster.Stop(); err != nil {
+		return err
+	}
+	start := time.Now()
+	newRev, err := commitAll(p.site.dir, p.n, "three")
+	if err != nil {
+		return err
+	}
+	if p.announce != nil {
+		if _, err := p.announce(ctx); err != nil {
+			return err
+		}
+	}
+	rest := p.n - (p.n+len(p.site.dests)-1)/len(p.site.dests)
+	if err := waitSynced(ctx, p.apps, p.workload.ns, rest, newRev, gone.server, p.timeout); err != nil {
+		return err
+	}
+	took := time.Since(start)
+	p.printf("outage: one of %d clusters stopped, a commit: the %d apps of the others all Synced %s after it (%.2f× the commit with all up)\n",
+		len(p.site.dests), rest, took.Round(time.Millisecond), took.Seconds()/f.change.Seconds())
+	return nil
 }
 
 // appCache is a watch-fed cache of the bench's Applications, slimmed to

@@ -24,6 +24,9 @@ type site struct {
 	client  client.Client
 	dir     string
 	repoURL string
+	// dests are the destination clusters (-clusters); none: the apps
+	// deploy to the control cluster.
+	dests   []*destination
 	closers []func() // more to stop, last first, before the cluster
 }
 
@@ -41,6 +44,9 @@ func newSite(ctx context.Context, n int) (_ *site, err error) {
 		return nil, err
 	}
 	if err := kube.InstallCRDs(ctx, s.cluster.Config); err != nil {
+		return nil, err
+	}
+	if err := s.startDestinations(ctx); err != nil {
 		return nil, err
 	}
 	s.own = rest.CopyConfig(s.cluster.Config)
@@ -64,12 +70,26 @@ func newStandardSite(ctx context.Context, n int) (*site, workload, error) {
 	if err != nil {
 		return nil, workload{}, err
 	}
-	w := workload{ns: "argocd", dest: "apps", repoURL: s.repoURL}
+	w := s.workload("argocd", "apps")
 	if err := s.namespaces(ctx, w.ns, w.dest); err != nil {
 		s.close()
 		return nil, workload{}, err
 	}
+	if err := s.register(ctx, w.ns, w.dest); err != nil {
+		s.close()
+		return nil, workload{}, err
+	}
 	return s, w, nil
+}
+
+// workload is the site's workload of Applications in ns deploying to
+// namespace dest of the site's clusters.
+func (s *site) workload(ns, dest string) workload {
+	w := workload{ns: ns, dest: dest, repoURL: s.repoURL}
+	for _, d := range s.dests {
+		w.servers = append(w.servers, d.server)
+	}
+	return w
 }
 
 // namespaces creates namespaces.
@@ -100,7 +120,7 @@ func (s *site) close() {
 func (s *site) cpuMeter(system func() float64, printf func(string, ...any) (int, error), n int) func() {
 	cluster := func() float64 {
 		var sum float64
-		for _, pid := range s.cluster.Pids() {
+		for _, pid := range s.clusterPids() {
 			if sec, err := cpuSeconds(pid); err == nil {
 				sum += sec
 			}

@@ -87,9 +87,19 @@ func parallel(n, workers int, f func(i int) error) error {
 }
 
 // workload is the bench's Applications: in namespace ns, each deploying
-// one ConfigMap of the monorepo to namespace dest.
+// one ConfigMap of the monorepo to namespace dest, of the control cluster
+// or, with servers, of servers[i mod len(servers)].
 type workload struct {
 	ns, dest, repoURL string
+	servers           []string
+}
+
+// server is the destination cluster of the i-th app.
+func (w workload) server(i int) string {
+	if len(w.servers) == 0 {
+		return "https://kubernetes.default.svc"
+	}
+	return w.servers[i%len(w.servers)]
 }
 
 // create creates n Applications, workers at a time.
@@ -104,16 +114,17 @@ func (w workload) app(i int) *v1alpha1.Application {
 		Spec: v1alpha1.ApplicationSpec{
 			Project:     "default",
 			Source:      &v1alpha1.ApplicationSource{RepoURL: w.repoURL, Path: fmt.Sprintf("apps/app-%05d", i), TargetRevision: "main"},
-			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: w.dest},
+			Destination: v1alpha1.ApplicationDestination{Server: w.server(i), Namespace: w.dest},
 			SyncPolicy:  &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Prune: true}},
 		},
 	}
 }
 
-// waitSynced polls until n Applications are Synced (at revision, if set).
-// It reads a watch-fed cache: listing thousands of Applications from the API
-// server every poll would load it more than the controller does.
-func waitSynced(ctx context.Context, c client.Reader, ns string, n int, revision string, timeout time.Duration) error {
+// waitSynced polls until n Applications are Synced (at revision, if set),
+// leaving out those deploying to except, if set. It reads a watch-fed
+// cache: listing thousands of Applications from the API server every poll
+// would load it more than the controller does.
+func waitSynced(ctx context.Context, c client.Reader, ns string, n int, revision, except string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		var list v1alpha1.ApplicationList
@@ -122,6 +133,9 @@ func waitSynced(ctx context.Context, c client.Reader, ns string, n int, revision
 		}
 		done, waiting := 0, ""
 		for _, a := range list.Items {
+			if except != "" && a.Spec.Destination.Server == except {
+				continue
+			}
 			if a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced && (revision == "" || a.Status.Sync.Revision == revision) &&
 				a.Status.OperationState != nil && a.Status.OperationState.Phase == v1alpha1.OperationSucceeded &&
 				(revision == "" || a.Status.OperationState.SyncResult.Revision == revision) {
@@ -162,6 +176,7 @@ func slimApplication(obj any) (any, error) {
 		return obj, nil
 	}
 	slim := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: a.Name, Namespace: a.Namespace, ResourceVersion: a.ResourceVersion}}
+	slim.Spec.Destination.Server = a.Spec.Destination.Server
 	slim.Status.Sync = v1alpha1.SyncStatus{Status: a.Status.Sync.Status, Revision: a.Status.Sync.Revision}
 	slim.Status.Conditions = a.Status.Conditions
 	if st := a.Status.OperationState; st != nil {

@@ -159,7 +159,7 @@ func run(ctx context.Context, opts Options, identity string) error {
 			return err
 		}
 	}
-	namespaces := appNamespaces{control: opts.Namespace, globs: opts.ApplicationNamespaces}
+	namespaces := appNamespaces{control: opts.Namespace, globs: opts.ApplicationNamespaces, index: &kube.Index[*v1alpha1.Application]{}}
 	cacheOpts := ctrlcache.Options{
 		DefaultNamespaces: map[string]ctrlcache.Config{opts.Namespace: {}},
 		// managedFields are never read and can outweigh the object.
@@ -196,9 +196,10 @@ func run(ctx context.Context, opts Options, identity string) error {
 	if err != nil {
 		return err
 	}
+	namespaces.informers = mgr.GetCache()
 	events := make(chan event.GenericEvent, 10000)
 	counts := &clusterCounts{}
-	m := metrics.New(applicationLister{reader: mgr.GetClient(), namespaces: namespaces}, counts)
+	m := metrics.New(applicationLister{namespaces: namespaces}, counts)
 	updates := &updateFilter{}
 	dests := engine.NewDestinations(engine.DestinationOptions{Tracking: method,
 		OnChange:      appEvents{controlNamespace: opts.Namespace, events: events}.notify,
@@ -246,14 +247,14 @@ func run(ctx context.Context, opts Options, identity string) error {
 		// Several controllers may share a process (tests, one per shard).
 		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: opts.Workers, SkipNameValidation: ptrTo(true), RateLimiter: retryLimiter()}).
 		WatchesRawSource(source.Channel(events, &handler.EnqueueRequestForObject{})).
-		Watches(&v1alpha1.AppProject{}, handler.EnqueueRequestsFromMapFunc(projectApps(mgr.GetClient(), namespaces)),
+		Watches(&v1alpha1.AppProject{}, handler.EnqueueRequestsFromMapFunc(projectApps(namespaces)),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Complete(r)
 	if err != nil {
 		return err
 	}
 	err = mgr.Add(&revisionPoller{
-		apps: mgr.GetClient(), namespaces: namespaces, renderer: opts.Renderer,
+		namespaces: namespaces, renderer: opts.Renderer,
 		interval: opts.RepoPoll, changes: opts.RepoChanges, log: opts.Log, hydrating: opts.Hydrator != nil,
 		enqueue: func(ctx context.Context, app *v1alpha1.Application) {
 			select {
@@ -304,20 +305,18 @@ func trackingMethod(ctx context.Context, cfg *rest.Config, namespace string) (tr
 
 // applicationLister lists the Applications argocd_app_info describes.
 type applicationLister struct {
-	reader     client.Reader
 	namespaces appNamespaces
 }
 
 func (l applicationLister) ListApplications() []*v1alpha1.Application {
-	apps, err := l.namespaces.list(context.Background(), l.reader)
+	// A scrape never waits long for a cache that is not there yet.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	apps, err := l.namespaces.list(ctx)
 	if err != nil {
 		return nil
 	}
-	out := make([]*v1alpha1.Application, len(apps))
-	for i := range apps {
-		out[i] = &apps[i]
-	}
-	return out
+	return apps
 }
 
 // leaseName is the leader election Lease of this controller's shard.

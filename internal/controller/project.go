@@ -39,16 +39,16 @@ func (r *reconciler) checkProject(ctx context.Context, app *v1alpha1.Application
 
 // projectApps maps a changed AppProject to its Applications, so a change
 // of its permissions or sync windows is acted on at once.
-func projectApps(reader client.Reader, namespaces appNamespaces) handler.MapFunc {
+func projectApps(namespaces appNamespaces) handler.MapFunc {
 	return func(ctx context.Context, obj client.Object) []reconcile.Request {
-		apps, err := namespaces.list(ctx, reader)
+		apps, err := namespaces.list(ctx)
 		if err != nil {
 			return nil
 		}
 		var out []reconcile.Request
 		for _, app := range apps {
 			if cmp.Or(app.Spec.Project, v1alpha1.DefaultAppProjectName) == obj.GetName() {
-				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&app)})
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(app)})
 			}
 		}
 		return out

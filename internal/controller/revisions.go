@@ -2,12 +2,11 @@ package controller
 
 import (
 	"context"
+	"iter"
 	"log/slog"
 	"regexp"
 	"sync"
 	"time"
-
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/repo"
@@ -23,7 +22,6 @@ var commitSHA = regexp.MustCompile(`^[0-9a-f]{40}$`)
 // (repository, chart, targetRevision) the Applications follow and
 // re-queues the Applications whose last compared revision differs.
 type revisionPoller struct {
-	apps       client.Reader
 	namespaces appNamespaces
 	renderer   repo.Renderer
 	enqueue    func(context.Context, *v1alpha1.Application)
@@ -40,15 +38,17 @@ const drySource = -1
 
 // followedSources are the sources of app whose revisions are followed,
 // by index (drySource for the dry source).
-func (p *revisionPoller) followedSources(app *v1alpha1.Application) map[int]v1alpha1.ApplicationSource {
-	out := map[int]v1alpha1.ApplicationSource{}
-	for i, src := range app.Spec.GetSources() {
-		out[i] = src
+func (p *revisionPoller) followedSources(app *v1alpha1.Application) iter.Seq2[int, v1alpha1.ApplicationSource] {
+	return func(yield func(int, v1alpha1.ApplicationSource) bool) {
+		for i, src := range app.Spec.GetSources() {
+			if !yield(i, src) {
+				return
+			}
+		}
+		if h := app.Spec.SourceHydrator; h != nil && p.hydrating {
+			yield(drySource, h.DrySource.ApplicationSource())
+		}
 	}
-	if h := app.Spec.SourceHydrator; h != nil && p.hydrating {
-		out[drySource] = h.DrySource.ApplicationSource()
-	}
-	return out
 }
 
 // Start polls until ctx ends; it is a manager Runnable, started once the
@@ -87,14 +87,13 @@ type follower struct {
 // change's files do not touch is left to the next poll.
 func (p *revisionPoller) poll(ctx context.Context, change repo.Change) {
 	repoURL := change.URL
-	apps, err := p.namespaces.list(ctx, p.apps)
+	apps, err := p.namespaces.list(ctx)
 	if err != nil {
 		p.log.Error("listing Applications to poll their repositories", "error", err)
 		return
 	}
 	groups := map[repo.ResolveRequest]*followed{}
-	for i := range apps {
-		app := &apps[i]
+	for _, app := range apps {
 		if app.DeletionTimestamp != nil {
 			continue
 		}

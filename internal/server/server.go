@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/appstate"
 	"github.com/capstan-cd/capstan/internal/cluster"
 	"github.com/capstan-cd/capstan/internal/kube"
@@ -115,7 +116,7 @@ type Server struct {
 	limits   *limits
 	encoded  encodedApps
 	feeds    appFeeds
-	ownApps  appIndex
+	ownApps  kube.Index[*v1alpha1.Application]
 	conns    connections
 
 	rbacMu sync.Mutex

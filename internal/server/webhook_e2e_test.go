@@ -33,7 +33,14 @@ type webhookRig struct {
 	pushes int
 }
 
-func newWebhookRig(tb testing.TB) *webhookRig {
+func newWebhookRig(tb testing.TB) *webhookRig { return newWebhookRigWith(tb, 0) }
+
+// newWebhookRigWith is newWebhookRig with followers more automated
+// Applications following the same repository, each one ConfigMap of a
+// directory of its own, with a manifest-generate-paths annotation naming
+// it: a push that changes only the measured app's directory refreshes no
+// follower, as Argo CD's webhook handles monorepos.
+func newWebhookRigWith(tb testing.TB, followers int) *webhookRig {
 	ctx, cancel := context.WithCancel(context.Background())
 	tb.Cleanup(cancel)
 	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
@@ -45,6 +52,13 @@ func newWebhookRig(tb testing.TB) *webhookRig {
 	}
 	ns, dest := kubeCluster.NewNamespace(tb), kubeCluster.NewNamespace(tb)
 	rig := &webhookRig{tb: tb, c: c, remote: gitserver.NewLocalRepo(tb)}
+	if followers > 0 {
+		files := map[string]string{}
+		for i := range followers {
+			files[fmt.Sprintf("followers/f-%04d/cm.yaml", i)] = fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: f-%04d}\n", i)
+		}
+		rig.remote.Commit(tb, "followers", files)
+	}
 	first := rig.commit()
 
 	renderer := repo.NewService(repo.Options{Root: tb.TempDir(), RefsTTL: time.Hour})
@@ -74,7 +88,45 @@ func newWebhookRig(tb testing.TB) *webhookRig {
 		tb.Fatal(err)
 	}
 	rig.waitSynced(first)
+	rig.follow(ctx, ns, dest, followers)
 	return rig
+}
+
+// follow creates n follower Applications and waits until all are Synced.
+func (r *webhookRig) follow(ctx context.Context, ns, dest string, n int) {
+	if n == 0 {
+		return
+	}
+	for i := range n {
+		app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("f-%04d-%s", i, dest), Namespace: ns,
+			Annotations: map[string]string{v1alpha1.AnnotationManifestGeneratePaths: "."}},
+			Spec: v1alpha1.ApplicationSpec{Project: "default", Destination: r.app.Spec.Destination,
+				Source:     &v1alpha1.ApplicationSource{RepoURL: r.remote.URL, Path: fmt.Sprintf("followers/f-%04d", i), TargetRevision: "main"},
+				SyncPolicy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}}}
+		if err := r.c.Create(ctx, app); err != nil {
+			r.tb.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		var list v1alpha1.ApplicationList
+		if err := r.c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			r.tb.Fatal(err)
+		}
+		synced := 0
+		for _, a := range list.Items {
+			if a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced && a.Status.OperationState != nil && a.Status.OperationState.Phase.Completed() {
+				synced++
+			}
+		}
+		if synced == n+1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.tb.Fatalf("%d of %d followers Synced after 5 minutes", synced-1, n)
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 // commit pushes a new version of the app's ConfigMap and returns its SHA.
@@ -86,7 +138,7 @@ func (r *webhookRig) commit() string {
 
 // webhook delivers GitHub's push event for the repository.
 func (r *webhookRig) webhook() {
-	payload := fmt.Sprintf(`{"ref":"refs/heads/main","repository":{"html_url":%q,"default_branch":"main"}}`, r.remote.URL)
+	payload := fmt.Sprintf(`{"ref":"refs/heads/main","repository":{"html_url":%q,"default_branch":"main"},"commits":[{"modified":["app/cm.yaml"]}]}`, r.remote.URL)
 	req := httptest.NewRequest("POST", "/api/webhook", strings.NewReader(payload))
 	req.Header.Set("X-GitHub-Event", "push")
 	rec := httptest.NewRecorder()

@@ -1,0 +1,79 @@
+package kube
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestIndexFollowsTheInformer: an Index holds what its informer holds,
+// as the informer's own pointers, through adds and deletes.
+func TestIndexFollowsTheInformer(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ns := "index-follows"
+	direct, err := NewClient(cluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := direct.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a", "b"} {
+		if err := direct.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shared, err := NewSharedCache(cluster.Config, SharedCacheOptions{Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = shared.Start(ctx) }()
+	view := shared.View()
+	var idx Index[*corev1.ConfigMap]
+	follow := func() error {
+		return idx.Follow(ctx, func() (HandlerAdder, error) { return view.GetInformer(ctx, &corev1.ConfigMap{}) })
+	}
+	if err := follow(); err != nil {
+		t.Fatal(err)
+	}
+	names := func() map[string]bool {
+		out := map[string]bool{}
+		for _, cm := range idx.List(func(cm *corev1.ConfigMap) bool { return cm.Namespace == ns }) {
+			out[cm.Name] = true
+		}
+		return out
+	}
+	if got := names(); !got["a"] || !got["b"] {
+		t.Fatalf("after its initial list the index holds %v, want a and b", got)
+	}
+	if err := direct.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := direct.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the index drops a and holds c", func() bool { got := names(); return !got["a"] && got["b"] && got["c"] })
+	// Following again adds no second handler.
+	if err := follow(); err != nil {
+		t.Fatal(err)
+	}
+	v := view.(*cacheView)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if len(v.handlers) != 1 {
+		t.Errorf("%d handlers after following twice, want 1", len(v.handlers))
+	}
+	// The index hands out the informer's own objects.
+	var fromInformer *corev1.ConfigMap
+	for _, cm := range idx.List(nil) {
+		if cm.Namespace == ns && cm.Name == "b" {
+			fromInformer = cm
+		}
+	}
+	if again := idx.List(func(cm *corev1.ConfigMap) bool { return cm == fromInformer }); len(again) != 1 {
+		t.Error("two lists gave different objects for one ConfigMap")
+	}
+}
