@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -53,23 +56,76 @@ type Registry struct {
 	// InCluster reaches the cluster Capstan runs in, or the one its
 	// kubeconfig names when it runs outside. Nil disables in-cluster.
 	InCluster *rest.Config
+
+	mu sync.Mutex
+	// parsed are the clusters read from the Secrets, by UID, each kept
+	// while its Secret stays at the same resourceVersion: every
+	// reconcile looks its destination up.
+	parsed map[types.UID]parsedSecret
+}
+
+// parsedSecret is a cluster as read from one version of its Secret.
+type parsedSecret struct {
+	version string
+	cluster *Cluster
+}
+
+// fromSecrets returns the clusters of secrets, each a copy of its own:
+// a Secret read before at the same version is not parsed again.
+func (r *Registry) fromSecrets(secrets []corev1.Secret) ([]*Cluster, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.parsed == nil {
+		r.parsed = map[types.UID]parsedSecret{}
+	}
+	seen := make(map[types.UID]bool, len(secrets))
+	out := make([]*Cluster, 0, len(secrets))
+	for i := range secrets {
+		s := &secrets[i]
+		seen[s.UID] = true
+		p, ok := r.parsed[s.UID]
+		if !ok || p.version != s.ResourceVersion || s.UID == "" {
+			c, err := fromSecret(s)
+			if err != nil {
+				return nil, err
+			}
+			p = parsedSecret{version: s.ResourceVersion, cluster: c}
+			r.parsed[s.UID] = p
+		}
+		out = append(out, p.cluster.copy())
+	}
+	for uid := range r.parsed {
+		if !seen[uid] {
+			delete(r.parsed, uid)
+		}
+	}
+	return out, nil
+}
+
+// copy returns a copy of c its caller may change.
+func (c *Cluster) copy() *Cluster {
+	cp := *c
+	cp.Namespaces = slices.Clone(c.Namespaces)
+	cp.Config = rest.CopyConfig(c.Config)
+	return &cp
 }
 
 // List returns in-cluster (unless a Secret redefines it) and every cluster
 // Secret. A malformed Secret fails the whole list, naming the Secret.
 func (r *Registry) List(ctx context.Context) ([]*Cluster, error) {
 	var secrets corev1.SecretList
+	// Read, never changed: the cache's objects need no copy.
 	if err := r.Reader.List(ctx, &secrets, client.InNamespace(r.Namespace),
-		client.MatchingLabels{v1alpha1.LabelSecretType: v1alpha1.SecretTypeCluster}); err != nil {
+		client.MatchingLabels{v1alpha1.LabelSecretType: v1alpha1.SecretTypeCluster}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing cluster Secrets in %s: %w", r.Namespace, err)
+	}
+	clusters, err := r.fromSecrets(secrets.Items)
+	if err != nil {
+		return nil, err
 	}
 	var out []*Cluster
 	inClusterDefined := false
-	for i := range secrets.Items {
-		c, err := fromSecret(&secrets.Items[i])
-		if err != nil {
-			return nil, err
-		}
+	for _, c := range clusters {
 		if c.Server == InClusterServer {
 			inClusterDefined = true
 			if c.Name == InClusterServer {

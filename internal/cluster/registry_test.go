@@ -130,3 +130,51 @@ func TestInClusterSecretRenamesInCluster(t *testing.T) {
 		t.Errorf("in-cluster listed %d times", len(all))
 	}
 }
+
+// TestRegistryFollowsSecretChanges: a cluster Secret is parsed once per
+// version, yet every change of it is seen, a deleted one is gone, and the
+// clusters handed out are the caller's to change.
+func TestRegistryFollowsSecretChanges(t *testing.T) {
+	ns := control.NewNamespace(t)
+	clusterSecret(t, ns, "dev", map[string]string{"name": "dev", "server": "https://dev.example.com"})
+	r := registry(t, ns)
+	ctx := context.Background()
+	dest := v1alpha1.ApplicationDestination{Server: "https://dev.example.com"}
+	first, err := r.Get(ctx, dest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Name, first.Config.Host = "changed by a caller", "https://elsewhere"
+	again, err := r.Get(ctx, dest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Name != "dev" || again.Config.Host != "https://dev.example.com" {
+		t.Errorf("a caller's change reached the registry: %s at %s", again.Name, again.Config.Host)
+	}
+	cs := kubernetes.NewForConfigOrDie(control.Config)
+	sec, err := cs.CoreV1().Secrets(ns).Get(ctx, "dev", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec.StringData = map[string]string{"namespaces": "team-a"}
+	if _, err := cs.CoreV1().Secrets(ns).Update(ctx, sec, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	changed, err := r.Get(ctx, dest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(changed.Namespaces, ",") != "team-a" {
+		t.Errorf("after the Secret changed the cluster's namespaces are %v, want [team-a]", changed.Namespaces)
+	}
+	if err := cs.CoreV1().Secrets(ns).Delete(ctx, "dev", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Get(ctx, dest); err == nil {
+		t.Error("a deleted cluster Secret still names a cluster")
+	}
+	if len(r.parsed) != 0 {
+		t.Errorf("%d parsed Secrets kept after the only one was deleted", len(r.parsed))
+	}
+}
