@@ -110,7 +110,8 @@ func (r *webhookRig) follow(ctx context.Context, ns, dest string, n int) {
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
 		var list v1alpha1.ApplicationList
-		if err := r.c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		err := r.c.List(ctx, &list, client.InNamespace(ns))
+		if err != nil {
 			r.tb.Fatal(err)
 		}
 		synced := 0
@@ -120,6 +121,13 @@ func (r *webhookRig) follow(ctx context.Context, ns, dest string, n int) {
 			}
 		}
 		if synced == n+1 {
+			// The rig's watch saw every follower's changes unread: a
+			// fresh one starts from here.
+			r.events.Stop()
+			if r.events, err = r.c.Watch(ctx, &v1alpha1.ApplicationList{}, client.InNamespace(ns)); err != nil {
+				r.tb.Fatal(err)
+			}
+			r.tb.Cleanup(r.events.Stop)
 			return
 		}
 		if time.Now().After(deadline) {

@@ -2,8 +2,8 @@ package diff
 
 import (
 	"context"
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"os"
 	"testing"
 

@@ -47,7 +47,8 @@ func Untar(r io.Reader, dir string, opts Options) error {
 		return err
 	}
 	defer root.Close()
-	x := extraction{root: root, opts: opts, seen: map[string]byte{}}
+	x := extraction{root: root, opts: opts, seen: map[string]byte{}, made: map[string]bool{".": true}}
+	defer x.closeDir()
 	tr := tar.NewReader(r)
 	for n := 1; ; n++ {
 		h, err := tr.Next()
@@ -74,6 +75,22 @@ type extraction struct {
 	// seen maps each path written to its type flag (tar.TypeDir for
 	// directories made on the way to a file).
 	seen map[string]byte
+	// made are the directories known to exist (syscalls are what an
+	// extraction costs: none is repeated for a directory made already).
+	made map[string]bool
+	// dir is the directory the last file went to, opened as a root of
+	// its own, so the next file there is one openat rather than one per
+	// path element (an archive lists a directory's files together).
+	dir     *os.Root
+	dirName string
+}
+
+// closeDir closes the directory of the last file, if open.
+func (x *extraction) closeDir() {
+	if x.dir != nil {
+		_ = x.dir.Close()
+		x.dir, x.dirName = nil, ""
+	}
 }
 
 // entry writes one archive entry.
@@ -93,7 +110,7 @@ func (x *extraction) entry(h *tar.Header, body io.Reader) error {
 	}
 	switch h.Typeflag {
 	case tar.TypeDir:
-		return x.root.MkdirAll(name, 0o755)
+		return x.mkdirAll(name)
 	case tar.TypeReg:
 		if x.total += h.Size; x.total > x.opts.MaxBytes {
 			return fmt.Errorf("the archive's files are larger than the limit of %d bytes", x.opts.MaxBytes)
@@ -161,10 +178,45 @@ func (x *extraction) claim(name string, flag byte) error {
 
 // mkdirParent makes the directories leading to name.
 func (x *extraction) mkdirParent(name string) error {
-	if dir := path.Dir(name); dir != "." {
-		return x.root.MkdirAll(dir, 0o755)
+	return x.mkdirAll(path.Dir(name))
+}
+
+// mkdirAll makes directory name and those leading to it: one mkdirat
+// when its parent is known to exist, nothing when it is.
+func (x *extraction) mkdirAll(name string) error {
+	if x.made[name] {
+		return nil
 	}
+	var err error
+	if x.made[path.Dir(name)] {
+		if err = x.root.Mkdir(name, 0o755); errors.Is(err, os.ErrExist) {
+			err = x.root.MkdirAll(name, 0o755) // a directory, or the error that it is not
+		}
+	} else {
+		err = x.root.MkdirAll(name, 0o755)
+	}
+	if err != nil {
+		return err
+	}
+	x.made[name] = true
 	return nil
+}
+
+// openDir returns directory name, opened beneath the root.
+func (x *extraction) openDir(name string) (*os.Root, error) {
+	if name == "." {
+		return x.root, nil
+	}
+	if x.dir != nil && x.dirName == name {
+		return x.dir, nil
+	}
+	x.closeDir()
+	d, err := x.root.OpenRoot(name)
+	if err != nil {
+		return nil, err
+	}
+	x.dir, x.dirName = d, name
+	return d, nil
 }
 
 // writeFile writes one regular file, executable when the archive says so.
@@ -177,7 +229,11 @@ func (x *extraction) writeFile(name string, mode int64, r io.Reader) error {
 	if mode&0o111 != 0 {
 		perm = 0o755
 	}
-	f, err := x.root.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
+	dir, err := x.openDir(path.Dir(name))
+	if err != nil {
+		return err
+	}
+	f, err := dir.OpenFile(path.Base(name), os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
 	if err != nil {
 		return err
 	}
