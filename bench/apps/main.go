@@ -23,6 +23,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -42,6 +43,14 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write the process's CPU profile (controller and repo server in-process) to this file")
 	blockProfile := flag.String("blockprofile", "", "write the process's blocking profile to this file")
 	flag.IntVar(&destClusters, "clusters", 0, "spread the apps over this many destination clusters, each a local API server of its own, and stop one for a last phase (default: the control cluster)")
+	var processEnv []string
+	flag.Func("process-env", "with -process: KEY=VALUE added to capstan run's environment (only its own: not the cluster's), repeatable", func(v string) error {
+		if !strings.Contains(v, "=") {
+			return fmt.Errorf("want KEY=VALUE, got %q", v)
+		}
+		processEnv = append(processEnv, v)
+		return nil
+	})
 	flag.StringVar(&opts.memProfile, "memprofile", "", "write the process's heap profile, once all apps are Synced after the commit, to this file")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard()) // the clients' own logs are not what is measured
@@ -54,7 +63,7 @@ func main() {
 		case *argocd != "":
 			err = sideBySide(ctx, opts.n, opts.timeout, *argocd)
 		case *process:
-			_, err = processRun{n: opts.n, timeout: opts.timeout, args: flag.Args()}.measure(ctx)
+			_, err = processRun{n: opts.n, timeout: opts.timeout, args: flag.Args(), env: processEnv}.measure(ctx)
 		case *floorOnly:
 			_, err = measureFloor(ctx, opts.n)
 		default:

@@ -26,6 +26,7 @@ type processRun struct {
 	n       int
 	timeout time.Duration
 	args    []string // more flags for capstan run
+	env     []string // more of its environment, KEY=VALUE
 }
 
 func (o processRun) measure(ctx context.Context) (*figures, error) {
@@ -51,7 +52,7 @@ func (o processRun) measure(ctx context.Context) (*figures, error) {
 	args := append([]string{"run", "--namespace", w.ns, "--root", filepath.Join(s.dir, "root"),
 		"--server-port", strconv.Itoa(port), "--server-insecure", "--metrics-port", "0", "--image-updater-metrics-port", "0",
 		"--leader-elect=false", "--repo-poll-interval", repoPoll.String()}, o.args...)
-	run, err := startProgram("capstan-run", bin, args, []string{"KUBECONFIG=" + s.cluster.KubeconfigPath})
+	run, err := startProgram("capstan-run", bin, args, append([]string{"KUBECONFIG=" + s.cluster.KubeconfigPath}, o.env...))
 	if err != nil {
 		return nil, err
 	}

@@ -14,23 +14,12 @@ func TestIndexFollowsTheInformer(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ns := "index-follows"
-	direct, err := NewClient(cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := direct.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
+	direct, shared := startShared(t, ctx, ns)
 	for _, name := range []string{"a", "b"} {
 		if err := direct.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	shared, err := NewSharedCache(cluster.Config, SharedCacheOptions{Namespace: ns})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = shared.Start(ctx) }()
 	view := shared.View()
 	var idx Index[*corev1.ConfigMap]
 	follow := func() error {

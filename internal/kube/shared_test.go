@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // TestSharedCacheViews: components reading one shared cache see the same
@@ -18,18 +19,7 @@ func TestSharedCacheViews(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ns := "shared-cache"
-	direct, err := NewClient(cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := direct.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	shared, err := NewSharedCache(cluster.Config, SharedCacheOptions{Namespace: ns})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = shared.Start(ctx) }()
+	direct, shared := startShared(t, ctx, ns)
 
 	// Two components, each with its own view and handler.
 	var seen [2]atomic.Int32
@@ -113,6 +103,25 @@ func TestSharedCacheForgetsRemovedHandlers(t *testing.T) {
 	if len(v.handlers) != 0 {
 		t.Errorf("the view holds %d removed handlers", len(v.handlers))
 	}
+}
+
+// startShared creates namespace ns and returns a client and a started
+// shared cache of it.
+func startShared(t *testing.T, ctx context.Context, ns string) (client.Client, *SharedCache) {
+	t.Helper()
+	direct, err := NewClient(cluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := direct.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	shared, err := NewSharedCache(cluster.Config, SharedCacheOptions{Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = shared.Start(ctx) }()
+	return direct, shared
 }
 
 // waitFor polls cond for up to a minute.
