@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"k8s.io/client-go/kubernetes"
@@ -87,15 +88,15 @@ func measurePrograms(ctx context.Context, s *site, w workload, n int, timeout ti
 
 // apiRequestCounter returns a function that reads the API server's count
 // of requests but Events so far and prints those made since its last call
-// by verb and resource.
+// by verb and resource, with the API server's mean latency for each.
 func apiRequestCounter(ctx context.Context, s *site, n int) (func() int64, error) {
 	kc, err := kubernetes.NewForConfig(s.own)
 	if err != nil {
 		return nil, err
 	}
-	var last map[string]float64
+	var last *apiStats
 	return func() int64 {
-		now, err := apiRequests(ctx, kc)
+		now, err := readAPIStats(ctx, kc)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "reading the API server's metrics:", err)
 			return 0
@@ -104,14 +105,23 @@ func apiRequestCounter(ctx context.Context, s *site, n int) (func() int64, error
 			printMetricDelta(last, now, n)
 		}
 		last = now
-		return int64(now[""])
+		return int64(now.requests[""])
 	}, nil
 }
 
-// apiRequests reads apiserver_request_total from the API server's metrics,
-// summed by verb and resource, and over all under "". The bench's own
-// requests are in it too: its creations and its watch.
-func apiRequests(ctx context.Context, kc kubernetes.Interface) (map[string]float64, error) {
+// apiStats is what the API server's metrics say of the requests so far,
+// by verb and resource ("PATCH applications", "APPLY configmaps (dry
+// run)"), and over all but Events under "". The bench's own requests are
+// in them too: its creations and its watch.
+type apiStats struct {
+	requests map[string]float64 // apiserver_request_total
+	// seconds and timed are apiserver_request_duration_seconds' sum and
+	// count: the time the API server took to answer.
+	seconds, timed map[string]float64
+}
+
+// readAPIStats reads the API server's metrics.
+func readAPIStats(ctx context.Context, kc kubernetes.Interface) (*apiStats, error) {
 	data, err := kc.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
 		return nil, err
@@ -121,48 +131,69 @@ func apiRequests(ctx context.Context, kc kubernetes.Interface) (map[string]float
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]float64{}
-	fam := families["apiserver_request_total"]
-	if fam == nil {
-		return out, nil
+	out := &apiStats{requests: map[string]float64{}, seconds: map[string]float64{}, timed: map[string]float64{}}
+	if fam := families["apiserver_request_total"]; fam != nil {
+		for _, m := range fam.Metric {
+			key, ok := requestKey(m)
+			if !ok {
+				continue
+			}
+			v := m.GetCounter().GetValue()
+			out.requests[key] += v
+			if !isEvent(key) { // best-effort: see countingTransport
+				out.requests[""] += v
+			}
+		}
 	}
-	for _, m := range fam.Metric {
-		labels := map[string]string{}
-		for _, l := range m.Label {
-			labels[l.GetName()] = l.GetValue()
-		}
-		if labels["verb"] == "WATCH" || labels["verb"] == "CONNECT" {
-			continue
-		}
-		key := labels["verb"] + " " + labels["resource"]
-		if labels["subresource"] != "" {
-			key += "/" + labels["subresource"]
-		}
-		if labels["dry_run"] != "" {
-			key += " (dry run)"
-		}
-		v := m.GetCounter().GetValue()
-		out[key] += v
-		if labels["resource"] != "events" { // best-effort: see countingTransport
-			out[""] += v
+	if fam := families["apiserver_request_duration_seconds"]; fam != nil {
+		for _, m := range fam.Metric {
+			if key, ok := requestKey(m); ok {
+				out.seconds[key] += m.GetHistogram().GetSampleSum()
+				out.timed[key] += float64(m.GetHistogram().GetSampleCount())
+			}
 		}
 	}
 	return out, nil
 }
 
+// requestKey names a metric's requests by verb and resource, as the
+// bench's own counts do; watches and connections are left out.
+func requestKey(m *dto.Metric) (string, bool) {
+	labels := map[string]string{}
+	for _, l := range m.Label {
+		labels[l.GetName()] = l.GetValue()
+	}
+	if labels["verb"] == "WATCH" || labels["verb"] == "CONNECT" {
+		return "", false
+	}
+	key := labels["verb"] + " " + labels["resource"]
+	if labels["subresource"] != "" {
+		key += "/" + labels["subresource"]
+	}
+	if labels["dry_run"] != "" {
+		key += " (dry run)"
+	}
+	return key, true
+}
+
 // printMetricDelta prints the requests counted between two readings, most
-// first.
-func printMetricDelta(before, after map[string]float64, n int) {
+// first, each with the API server's mean time to answer it.
+func printMetricDelta(before, after *apiStats, n int) {
 	var keys []string
-	for k := range after {
-		if k != "" && after[k]-before[k] >= float64(n)/100 {
+	for k := range after.requests {
+		if k != "" && after.requests[k]-before.requests[k] >= float64(n)/100 {
 			keys = append(keys, k)
 		}
 	}
-	sort.Slice(keys, func(i, j int) bool { return after[keys[i]]-before[keys[i]] > after[keys[j]]-before[keys[j]] })
+	delta := func(k string) float64 { return after.requests[k] - before.requests[k] }
+	sort.Slice(keys, func(i, j int) bool { return delta(keys[i]) > delta(keys[j]) })
 	for _, k := range keys {
-		d := after[k] - before[k]
-		fmt.Printf("  %8.0f  %5.2f/app  %s\n", d, d/float64(n), k)
+		d := delta(k)
+		latency := ""
+		if timed := after.timed[k] - before.timed[k]; timed > 0 {
+			latency = fmt.Sprintf("  (the API server: %.1f ms each)", 1000*(after.seconds[k]-before.seconds[k])/timed)
+		}
+		fmt.Printf("  %8.0f  %5.2f/app  %s%s\n", d, d/float64(n), k, latency)
 	}
 }
 
