@@ -82,7 +82,12 @@ func measurePrograms(ctx context.Context, s *site, w workload, n int, timeout ti
 	}
 	own, children := measured.peakRSSParts()
 	f.peakRSSMiB = own + children
-	fmt.Printf("memory: peak RSS %d MiB: capstan %d MiB, its children %d MiB (%s)\n", f.peakRSSMiB, own, children, measured.logs())
+	fmt.Printf("memory: peak RSS %d MiB: the programs' own %d MiB, their children's %d MiB (%s)\n", f.peakRSSMiB, own, children, measured.logs())
+	for _, p := range measured {
+		pid := p.cmd.Process.Pid
+		fmt.Printf("  %s at the end: anonymous memory %d MiB, its program's pages %d MiB\n",
+			p.name, processStatus(pid, "RssAnon")/1024, processStatus(pid, "RssFile")/1024)
+	}
 	return f, nil
 }
 
@@ -195,6 +200,16 @@ func printMetricDelta(before, after *apiStats, n int) {
 		}
 		fmt.Printf("  %8.0f  %5.2f/app  %s%s\n", d, d/float64(n), k, latency)
 	}
+}
+
+// processStatus is one field of process pid's status, in KiB.
+func processStatus(pid int, field string) int64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	return statusField(bufio.NewScanner(f), field)
 }
 
 // processRSS is process pid's VmHWM, in KiB.

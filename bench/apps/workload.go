@@ -192,9 +192,12 @@ func slimApplication(obj any) (any, error) {
 func peakRSS() int64 { return processRSS(os.Getpid()) }
 
 // vmHWM reads VmHWM from a /proc/<pid>/status, in KiB.
-func vmHWM(sc *bufio.Scanner) int64 {
+func vmHWM(sc *bufio.Scanner) int64 { return statusField(sc, "VmHWM") }
+
+// statusField reads one field of a /proc/<pid>/status, in KiB.
+func statusField(sc *bufio.Scanner, name string) int64 {
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(sc.Text(), name+":"); ok {
 			var kb int64
 			fmt.Sscanf(strings.TrimSpace(v), "%d", &kb)
 			return kb
