@@ -139,7 +139,7 @@ func (m *Manager) VerifyPassword(username, password string, hash []byte) error {
 	}
 	known := hash != nil
 	if !known {
-		hash = unknownUserHash
+		hash = unknownUserHash()
 	}
 	if err := bcrypt.CompareHashAndPassword(hash, []byte(password)); err != nil || !known {
 		m.fail(username)
@@ -151,8 +151,14 @@ func (m *Manager) VerifyPassword(username, password string, hash []byte) error {
 	return nil
 }
 
-// unknownUserHash is compared against when a user has no password.
-var unknownUserHash, _ = bcrypt.GenerateFromPassword([]byte("no user has this password"), bcrypt.DefaultCost)
+// unknownUserHash is compared against when a user has no password, so
+// that a login takes as long either way. Made on first use: bcrypt takes
+// tens of milliseconds, which every start of the program (each CLI
+// command, render worker and Git credential helper) would pay.
+var unknownUserHash = sync.OnceValue(func() []byte {
+	hash, _ := bcrypt.GenerateFromPassword([]byte("no user has this password"), bcrypt.DefaultCost)
+	return hash
+})
 
 func (m *Manager) recent(username string) []time.Time {
 	cutoff := m.now().Add(-m.FailureWindow)
