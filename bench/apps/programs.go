@@ -75,15 +75,8 @@ func (ps programs) cpuSeconds() float64 {
 	return sum
 }
 
-// peakRSSMiB adds up the peak resident memory of the programs and their
-// living children.
-func (ps programs) peakRSSMiB() int64 {
-	own, children := ps.peakRSSParts()
-	return own + children
-}
-
-// peakRSSParts is peakRSSMiB in two parts: the programs' own, and their
-// living children's (Git, render workers).
+// peakRSSParts adds up the peak resident memory of the programs, and
+// apart that of their living children (Git, render workers).
 func (ps programs) peakRSSParts() (own, children int64) {
 	for _, p := range ps {
 		for i, pid := range processTree(p.cmd.Process.Pid) {
