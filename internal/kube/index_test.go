@@ -49,11 +49,8 @@ func TestIndexFollowsTheInformer(t *testing.T) {
 	if err := follow(); err != nil {
 		t.Fatal(err)
 	}
-	v := view.(*cacheView)
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if len(v.handlers) != 1 {
-		t.Errorf("%d handlers after following twice, want 1", len(v.handlers))
+	if n := handlersOf(view); n != 1 {
+		t.Errorf("%d handlers after following twice, want 1", n)
 	}
 	// The index hands out the informer's own objects.
 	var fromInformer *corev1.ConfigMap

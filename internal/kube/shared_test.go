@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -25,7 +26,7 @@ func TestSharedCacheViews(t *testing.T) {
 	var seen [2]atomic.Int32
 	firstCtx, stopFirst := context.WithCancel(ctx)
 	stopped := make(chan struct{})
-	var first *cacheView
+	var first ctrlcache.Cache
 	for i := range 2 {
 		view := shared.View()
 		inf, err := view.GetInformer(ctx, &corev1.ConfigMap{})
@@ -39,7 +40,7 @@ func TestSharedCacheViews(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i == 0 {
-			first = view.(*cacheView)
+			first = view
 			go func() { _ = view.Start(firstCtx); close(stopped) }()
 		} else {
 			go func() { _ = view.Start(ctx) }()
@@ -54,10 +55,7 @@ func TestSharedCacheViews(t *testing.T) {
 	// The first component stops: its handler goes, the second's stays.
 	stopFirst()
 	<-stopped
-	first.mu.Lock()
-	left := len(first.handlers)
-	first.mu.Unlock()
-	if left != 0 {
+	if left := handlersOf(first); left != 0 {
 		t.Errorf("the stopped view still holds %d handlers", left)
 	}
 	before, second := seen[0].Load(), seen[1].Load()
@@ -97,11 +95,8 @@ func TestSharedCacheForgetsRemovedHandlers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	v := view.(*cacheView)
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if len(v.handlers) != 0 {
-		t.Errorf("the view holds %d removed handlers", len(v.handlers))
+	if n := handlersOf(view); n != 0 {
+		t.Errorf("the view holds %d removed handlers", n)
 	}
 }
 
@@ -122,6 +117,14 @@ func startShared(t *testing.T, ctx context.Context, ns string) (client.Client, *
 	}
 	go func() { _ = shared.Start(ctx) }()
 	return direct, shared
+}
+
+// handlersOf is how many event handlers a view holds.
+func handlersOf(view ctrlcache.Cache) int {
+	v := view.(*cacheView)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return len(v.handlers)
 }
 
 // waitFor polls cond for up to a minute.
