@@ -42,6 +42,7 @@ func main() {
 	check := flag.String("check", "", "measure the floor and the controller, and fail when they exceed the targets in this file")
 	cpuProfile := flag.String("cpuprofile", "", "write the process's CPU profile (controller and repo server in-process) to this file")
 	blockProfile := flag.String("blockprofile", "", "write the process's blocking profile to this file")
+	flag.StringVar(&apiServerProfile, "apiserver-cpuprofile", "", "write each local cluster's API server CPU profile, in 10-second parts, to files starting with this")
 	flag.IntVar(&destClusters, "clusters", 0, "spread the apps over this many destination clusters, each a local API server of its own, and stop one for a last phase (default: the control cluster)")
 	var processEnv []string
 	flag.Func("process-env", "with -process: KEY=VALUE added to capstan run's environment (only its own: not the cluster's), repeatable", func(v string) error {

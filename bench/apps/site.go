@@ -40,7 +40,7 @@ func newSite(ctx context.Context, n int) (_ *site, err error) {
 			s.close()
 		}
 	}()
-	if s.cluster, err = localcluster.Start(ctx, localcluster.Options{}); err != nil {
+	if s.cluster, err = localcluster.Start(ctx, localcluster.Options{Profiling: apiServerProfile != ""}); err != nil {
 		return nil, err
 	}
 	if err := kube.InstallCRDs(ctx, s.cluster.Config); err != nil {
@@ -51,6 +51,13 @@ func newSite(ctx context.Context, n int) (_ *site, err error) {
 	}
 	s.own = rest.CopyConfig(s.cluster.Config)
 	s.own.QPS, s.own.Burst = 5000, 10000
+	if apiServerProfile != "" {
+		profCtx, stop := context.WithCancel(ctx)
+		s.onClose(stop)
+		if err := profileAPIServer(profCtx, s.own, apiServerProfile); err != nil {
+			return nil, err
+		}
+	}
 	if s.client, err = kube.NewClient(s.own); err != nil {
 		return nil, err
 	}

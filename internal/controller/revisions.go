@@ -4,7 +4,9 @@ import (
 	"context"
 	"iter"
 	"log/slog"
+	"path"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -80,6 +82,11 @@ type followed struct {
 type follower struct {
 	app    *v1alpha1.Application
 	source int
+	// touched: the change's files are under the source's own path, so a
+	// new revision changes what it renders. Those are re-queued first: a
+	// webhook's push reaches the Applications it is about before the
+	// thousand others following the same repository are re-checked.
+	touched bool
 }
 
 // poll resolves every followed revision (of the changed repository only,
@@ -115,7 +122,7 @@ func (p *revisionPoller) poll(ctx context.Context, change repo.Change) {
 				g = &followed{req: req}
 				groups[req] = g
 			}
-			g.apps = append(g.apps, follower{app: app, source: j})
+			g.apps = append(g.apps, newFollower(app, j, src, change))
 		}
 	}
 	work := make(chan *followed)
@@ -143,11 +150,27 @@ func (p *revisionPoller) check(ctx context.Context, g *followed) {
 		p.log.Debug("resolving a followed revision", "repo", git.RedactURL(g.req.RepoURL), "revision", g.req.Revision, "error", err)
 		return
 	}
-	for _, f := range g.apps {
-		if comparedRevision(f.app, f.source) != resp.Revision {
-			p.enqueue(ctx, f.app)
+	for _, first := range []bool{true, false} {
+		for _, f := range g.apps {
+			if f.touched == first && comparedRevision(f.app, f.source) != resp.Revision {
+				p.enqueue(ctx, f.app)
+			}
 		}
 	}
+}
+
+// newFollower is source j (src) of app, following a repository change.
+func newFollower(app *v1alpha1.Application, j int, src v1alpha1.ApplicationSource, change repo.Change) follower {
+	touched := len(change.Files) > 0 && v1alpha1.PathsChanged([]string{sourceDir(src.Path)}, change.Files)
+	return follower{app: app, source: j, touched: touched}
+}
+
+// sourceDir is a source's path as PathsChanged compares it.
+func sourceDir(p string) string {
+	if p = strings.TrimPrefix(path.Clean("/"+p), "/"); p == "" {
+		return "."
+	}
+	return p
 }
 
 // comparedRevision is the revision of source i the status last compared

@@ -149,3 +149,37 @@ func TestManifestGeneratePathsLimitTheWebhookRefresh(t *testing.T) {
 	changes <- repo.Change{URL: remote.URL, Files: []string{"shared/notes.txt"}} // /shared is both apps'
 	e.waitRevision(2, third)
 }
+
+// resolvedAt is a Renderer whose every revision resolves to one commit.
+type resolvedAt string
+
+func (r resolvedAt) Render(context.Context, *repo.Request) (*repo.Response, error) {
+	return nil, fmt.Errorf("not rendered here")
+}
+
+func (r resolvedAt) Resolve(context.Context, *repo.ResolveRequest) (*repo.ResolveResponse, error) {
+	return &repo.ResolveResponse{Revision: string(r)}, nil
+}
+
+// TestTouchedApplicationsAreQueuedFirst: of the Applications following a
+// pushed repository, those whose path the push's files touch are
+// re-queued before the others.
+func TestTouchedApplicationsAreQueuedFirst(t *testing.T) {
+	var queued []string
+	p := &revisionPoller{renderer: resolvedAt("new"), enqueue: func(_ context.Context, a *v1alpha1.Application) {
+		queued = append(queued, a.Name)
+	}}
+	app := func(name, path string) *v1alpha1.Application {
+		return &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: v1alpha1.ApplicationSpec{Source: &v1alpha1.ApplicationSource{RepoURL: "https://example.com/r.git", Path: path}}}
+	}
+	g := &followed{}
+	change := repo.Change{URL: "https://example.com/r.git", Files: []string{"apps/b/cm.yaml"}}
+	for _, a := range []*v1alpha1.Application{app("a", "apps/a"), app("b", "./apps/b/"), app("c", "apps/c"), app("root", "")} {
+		g.apps = append(g.apps, newFollower(a, 0, *a.Spec.Source, change))
+	}
+	p.check(context.Background(), g)
+	if got, want := fmt.Sprint(queued), "[b root a c]"; got != want {
+		t.Errorf("queued %s, want %s", got, want)
+	}
+}

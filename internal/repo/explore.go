@@ -317,7 +317,7 @@ func (s *Service) AppDetails(ctx context.Context, req *AppDetailsRequest) (*AppD
 			return details, err
 		}
 	}
-	typ, err := sourceType(&src, appDir)
+	typ, err := sourceType(&src, os.DirFS(appDir))
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,7 @@ func FuzzOverrideFiles(f *testing.F) {
 			t.Fatal(err)
 		}
 		src := v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/r.git", Path: "app", TargetRevision: "main"}
-		if err := mergeOverrideFiles(&src, dir, "app"); err != nil {
+		if err := mergeOverrideFiles(&src, os.DirFS(dir), "app"); err != nil {
 			return
 		}
 		if src.RepoURL != "https://git.example.com/r.git" || src.Path != "app" || src.TargetRevision != "main" || src.Chart != "" {

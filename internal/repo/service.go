@@ -119,14 +119,11 @@ func NewService(opts Options) *Service {
 // renderSource renders one source, in a worker when the Service isolates
 // rendering and the source runs code from its repository.
 func (s *Service) renderSource(ctx context.Context, in *sourceInput) ([]*unstructured.Unstructured, v1alpha1.ApplicationSourceType, error) {
-	if s.turns != nil {
-		select {
-		case s.turns <- struct{}{}:
-			defer func() { <-s.turns }()
-		case <-ctx.Done():
-			return nil, "", fmt.Errorf("waiting for a turn to render (reposerver.parallelism.limit is %d): %w", cap(s.turns), ctx.Err())
-		}
+	release, err := s.turn(ctx)
+	if err != nil {
+		return nil, "", err
 	}
+	defer release()
 	if p, err := s.pluginSource(ctx, in); p != nil || err != nil {
 		if err != nil {
 			return nil, v1alpha1.SourceTypePlugin, err
@@ -138,6 +135,20 @@ func (s *Service) renderSource(ctx context.Context, in *sourceInput) ([]*unstruc
 		return s.workers.render(ctx, in)
 	}
 	return renderSource(ctx, in)
+}
+
+// turn waits for one of the reposerver.parallelism.limit turns to render;
+// release gives it back.
+func (s *Service) turn(ctx context.Context) (release func(), err error) {
+	if s.turns == nil {
+		return func() {}, nil
+	}
+	select {
+	case s.turns <- struct{}{}:
+		return func() { <-s.turns }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for a turn to render (reposerver.parallelism.limit is %d): %w", cap(s.turns), ctx.Err())
+	}
 }
 
 // GitStore exposes the shared clones, for stats and webhooks.
@@ -249,56 +260,25 @@ func validGitSource(repoURL, revision string) error {
 func (s *Service) render(ctx context.Context, req *Request, sources []resolved) (*Response, error) {
 	roots := make([]string, len(sources))
 	refs := map[string]string{}
-	for i, src := range sources {
-		if src.source.Chart != "" {
-			chartDir, err := s.charts.Fetch(ctx, src.source.RepoURL, src.source.Chart, src.revision, src.creds)
-			if err != nil {
+	for i := range sources {
+		// Charts, and sources whose files others refer to ($ref), are on
+		// disk before any source renders; the others only when they need it.
+		if sources[i].source.Chart != "" || sources[i].source.Ref != "" {
+			if err := s.fetchSource(ctx, &sources[i], &roots[i], refs); err != nil {
 				return nil, err
 			}
-			// The unpacked chart is rendered like a chart directory in Git.
-			roots[i] = filepath.Dir(chartDir)
-			sources[i].source.Path = filepath.Base(chartDir)
-			continue
-		}
-		dir, err := src.repo.Checkout(ctx, src.revision)
-		if err != nil {
-			return nil, err
-		}
-		roots[i] = dir
-		if src.source.Ref != "" {
-			refs[src.source.Ref] = dir
 		}
 	}
 	resp := &Response{Sources: make([]SourceResult, len(sources))}
 	for i, src := range sources {
 		resp.Sources[i].Revision = src.revision
-		if req.VerifySignature && src.repo != nil {
-			signed, err := src.repo.Signature(ctx, src.revision)
-			if err != nil {
-				return nil, err
-			}
-			resp.Sources[i].Signed = signed
-		}
-		if req.VerifyHistory.covers(src.source.RepoURL) && src.repo != nil {
-			ring, err := git.NewKeyring(req.VerifyHistory.Keys)
-			if err != nil {
-				return nil, err
-			}
-			if resp.Sources[i].History, err = src.repo.VerifyHistory(ctx, src.revision, ring, MaxVerifiedHistory); err != nil {
-				return nil, err
-			}
+		if err := s.verify(ctx, req, src, &resp.Sources[i]); err != nil {
+			return nil, err
 		}
 		if src.source.Ref != "" && src.source.Path == "" && src.source.Chart == "" {
 			continue // only referenced by other sources' $ref/ value files
 		}
-		objs, typ, err := s.renderSource(ctx, &sourceInput{
-			root:     roots[i],
-			source:   src.source,
-			revision: src.revision,
-			refs:     refs,
-			req:      req,
-			deps:     dependencyFetcher{s, req.Project},
-		})
+		objs, typ, err := s.renderOne(ctx, req, &sources[i], &roots[i], refs)
 		if err != nil {
 			if len(sources) > 1 {
 				return nil, fmt.Errorf("source %d (%s): %w", i+1, git.RedactURL(src.source.RepoURL), err)
@@ -310,6 +290,80 @@ func (s *Service) render(ctx context.Context, req *Request, sources []resolved) 
 	}
 	resp.Images = imagesOf(resp.Objects)
 	return resp, nil
+}
+
+// renderOne renders one source: a plain directory of manifests from its
+// commit's objects, anything else from its files on disk.
+func (s *Service) renderOne(ctx context.Context, req *Request, src *resolved, root *string, refs map[string]string) ([]*unstructured.Unstructured, v1alpha1.ApplicationSourceType, error) {
+	if *root == "" {
+		objs, ok, err := s.renderFromObjects(ctx, *src, req)
+		if err != nil || ok {
+			return objs, v1alpha1.SourceTypeDirectory, err
+		}
+		if err := s.fetchSource(ctx, src, root, refs); err != nil {
+			return nil, "", err
+		}
+	}
+	return s.renderSource(ctx, &sourceInput{
+		root:     *root,
+		source:   src.source,
+		revision: src.revision,
+		refs:     refs,
+		req:      req,
+		deps:     dependencyFetcher{s, req.Project},
+	})
+}
+
+// fetchSource puts a source's files on disk: a chart unpacked, or a
+// commit checked out; root is set to where, and refs to it for a source
+// others refer to.
+func (s *Service) fetchSource(ctx context.Context, src *resolved, root *string, refs map[string]string) error {
+	if src.source.Chart != "" {
+		chartDir, err := s.charts.Fetch(ctx, src.source.RepoURL, src.source.Chart, src.revision, src.creds)
+		if err != nil {
+			return err
+		}
+		// The unpacked chart is rendered like a chart directory in Git.
+		*root = filepath.Dir(chartDir)
+		src.source.Path = filepath.Base(chartDir)
+		return nil
+	}
+	dir, err := src.repo.Checkout(ctx, src.revision)
+	if err != nil {
+		return err
+	}
+	*root = dir
+	if src.source.Ref != "" {
+		refs[src.source.Ref] = dir
+	}
+	return nil
+}
+
+// verify checks a source's commit signature and history when the request
+// asks for it, and records the outcome in its result.
+func (s *Service) verify(ctx context.Context, req *Request, src resolved, out *SourceResult) error {
+	if src.repo == nil {
+		return nil
+	}
+	if req.VerifySignature {
+		signed, err := src.repo.Signature(ctx, src.revision)
+		if err != nil {
+			return err
+		}
+		out.Signed = signed
+	}
+	if req.VerifyHistory.covers(src.source.RepoURL) {
+		ring, err := git.NewKeyring(req.VerifyHistory.Keys)
+		if err != nil {
+			return err
+		}
+		history, err := src.repo.VerifyHistory(ctx, src.revision, ring, MaxVerifiedHistory)
+		if err != nil {
+			return err
+		}
+		out.History = history
+	}
+	return nil
 }
 
 // cacheKey identifies a render: every input that can change the output.

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -42,7 +42,7 @@ func renderSource(ctx context.Context, in *sourceInput) ([]*unstructured.Unstruc
 	if err != nil {
 		return nil, "", err
 	}
-	typ, err := sourceType(&src, appDir)
+	typ, err := sourceType(&src, os.DirFS(appDir))
 	if err != nil {
 		return nil, "", err
 	}
@@ -103,7 +103,7 @@ func (in *sourceInput) prepared() (string, v1alpha1.ApplicationSource, error) {
 		return "", src, fmt.Errorf("path %q does not exist in %s at %s", src.Path, redactedURL(src.RepoURL), shortSHA(in.revision))
 	}
 	if src.Chart == "" { // override files live in Git sources only
-		if err := mergeOverrideFiles(&src, appDir, in.req.AppName); err != nil {
+		if err := mergeOverrideFiles(&src, os.DirFS(appDir), in.req.AppName); err != nil {
 			return "", src, err
 		}
 	}
@@ -122,7 +122,7 @@ func (in *sourceInput) runsRepositoryCode(ctx context.Context) bool {
 	if err != nil {
 		return true
 	}
-	if typ, err := sourceType(&src, appDir); err != nil || typ != v1alpha1.SourceTypeDirectory {
+	if typ, err := sourceType(&src, os.DirFS(appDir)); err != nil || typ != v1alpha1.SourceTypeDirectory {
 		return true
 	}
 	jsonnet, err := directory.EvaluatesJsonnet(ctx, in.root, src.Path, src.Directory)
@@ -135,12 +135,13 @@ func overrideFiles(appName string) []string {
 	return []string{".argocd-source.yaml", ".argocd-source-" + appName + ".yaml"}
 }
 
-// mergeOverrideFiles applies each override file present in appDir to src as
-// a JSON merge patch (RFC 7386): maps merge, lists are replaced.
-func mergeOverrideFiles(src *v1alpha1.ApplicationSource, appDir, appName string) error {
+// mergeOverrideFiles applies each override file present in the source's
+// directory appDir to src as a JSON merge patch (RFC 7386): maps merge,
+// lists are replaced.
+func mergeOverrideFiles(src *v1alpha1.ApplicationSource, appDir fs.FS, appName string) error {
 	for _, name := range overrideFiles(appName) {
-		data, err := os.ReadFile(filepath.Join(appDir, name))
-		if errors.Is(err, os.ErrNotExist) {
+		data, err := fs.ReadFile(appDir, name)
+		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
@@ -171,7 +172,7 @@ func mergeOverrideFiles(src *v1alpha1.ApplicationSource, appDir, appName string)
 
 // sourceType is the source's explicit type or, without one, what the path
 // holds.
-func sourceType(src *v1alpha1.ApplicationSource, appDir string) (v1alpha1.ApplicationSourceType, error) {
+func sourceType(src *v1alpha1.ApplicationSource, appDir fs.FS) (v1alpha1.ApplicationSourceType, error) {
 	typ, err := explicitType(src)
 	if err != nil || typ != "" {
 		return typ, err
@@ -206,14 +207,14 @@ func explicitType(src *v1alpha1.ApplicationSource) (v1alpha1.ApplicationSourceTy
 
 // detectedType is the type of a source setting none: a chart, a Helm chart
 // directory, a Kustomization, else a plain directory.
-func detectedType(src *v1alpha1.ApplicationSource, appDir string) v1alpha1.ApplicationSourceType {
+func detectedType(src *v1alpha1.ApplicationSource, appDir fs.FS) v1alpha1.ApplicationSourceType {
 	if src.Chart != "" {
 		return v1alpha1.SourceTypeHelm
 	}
-	if _, err := os.Stat(filepath.Join(appDir, "Chart.yaml")); err == nil {
+	if _, err := fs.Stat(appDir, "Chart.yaml"); err == nil {
 		return v1alpha1.SourceTypeHelm
 	}
-	if _, ok := kustomize.KustomizationFile(appDir); ok {
+	if _, ok := kustomize.KustomizationFileIn(appDir); ok {
 		return v1alpha1.SourceTypeKustomize
 	}
 	return v1alpha1.SourceTypeDirectory

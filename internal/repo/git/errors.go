@@ -18,6 +18,15 @@ var ErrRevisionNotFound = errors.New("revision not found")
 // moved on (or is being updated) since it was fetched.
 var ErrPushRejected = errors.New("push rejected")
 
+// ErrTooLarge means an object of the repository is larger than what its
+// reader allows.
+var ErrTooLarge = errors.New("object too large")
+
+// ErrNeedsCheckout means a file of a commit cannot be read from the clone's
+// objects alone: it is a symbolic link or a submodule, whose meaning only a
+// checkout gives. Read the commit's Checkout instead.
+var ErrNeedsCheckout = errors.New("needs a checkout")
+
 // RedactURL removes any password or token from a repository URL.
 func RedactURL(raw string) string {
 	u, err := url.Parse(raw)

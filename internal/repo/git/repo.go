@@ -38,6 +38,9 @@ type Repo struct {
 
 	fetches  atomic.Int64
 	lsRemote atomic.Int64
+
+	objectsOnce sync.Once
+	objects     *objectReader // see Tree
 }
 
 // Stats counts network operations, for tests and metrics.
@@ -91,6 +94,17 @@ type command struct {
 	stdin  io.Reader
 }
 
+// gitEnv is the environment every git command gets besides the process's
+// own: never prompting, messages in English, and only the allowed
+// transports, whatever a URL, a redirect or a submodule asks for.
+var gitEnv = []string{
+	"GIT_TERMINAL_PROMPT=0",
+	"GIT_ASKPASS=",
+	"SSH_ASKPASS=",
+	"LC_ALL=C",
+	"GIT_ALLOW_PROTOCOL=" + allowProtocol,
+}
+
 // runGit runs git with the command's credentials, never prompting, and
 // returns an error naming the repository (without secrets) on failure.
 func runGit(ctx context.Context, c command, consume func(io.Reader) error, args ...string) error {
@@ -112,15 +126,7 @@ func runGit(ctx context.Context, c command, consume func(io.Reader) error, args 
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.binary, args...)
 	cmd.Dir = c.dir
-	cmd.Env = append(os.Environ(),
-		"GIT_TERMINAL_PROMPT=0",
-		"GIT_ASKPASS=",
-		"SSH_ASKPASS=",
-		"LC_ALL=C",
-		// Only the allowed transports, whatever a URL, a redirect or a
-		// submodule asks for.
-		"GIT_ALLOW_PROTOCOL="+allowProtocol,
-	)
+	cmd.Env = append(os.Environ(), gitEnv...)
 	cmd.Env = append(cmd.Env, credEnv...)
 	cmd.Env = append(cmd.Env, c.env...)
 	cmd.Stdin = c.stdin
@@ -315,6 +321,7 @@ func (r *Repo) Checkout(ctx context.Context, sha string) (string, error) {
 			// (a fetch cut short by a full disk, say). Drop it; the next
 			// checkout fetches afresh.
 			_ = os.RemoveAll(r.bareDir())
+			r.objectReader().reset()
 			return "", fmt.Errorf("extracting %s of %s (the local clone is damaged and was removed; it is fetched again next time): %w", sha, RedactURL(r.url), err)
 		}
 		return "", fmt.Errorf("extracting %s of %s: %w", sha, RedactURL(r.url), err)

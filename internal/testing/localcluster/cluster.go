@@ -88,7 +88,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := c.start("etcd", bins["etcd"], etcdArgs(c.Dir, etcdURL, peerURL)); err != nil {
 		return nil, err
 	}
-	if err := c.start("kube-apiserver", bins["kube-apiserver"], apiserverArgs(c.pki, etcdURL, apiPort)); err != nil {
+	if err := c.start("kube-apiserver", bins["kube-apiserver"], apiserverArgs(c.pki, etcdURL, apiPort, c.opts.Profiling)); err != nil {
 		return nil, err
 	}
 
@@ -133,7 +133,7 @@ func etcdArgs(dir, clientURL, peerURL string) []string {
 	}
 }
 
-func apiserverArgs(p *pki, etcdURL string, port int) []string {
+func apiserverArgs(p *pki, etcdURL string, port int, profiling bool) []string {
 	return []string{
 		"--etcd-servers=" + etcdURL,
 		"--bind-address=127.0.0.1",
@@ -149,7 +149,7 @@ func apiserverArgs(p *pki, etcdURL string, port int) []string {
 		"--service-cluster-ip-range=" + serviceCIDR,
 		"--authorization-mode=Node,RBAC",
 		"--allow-privileged=true",
-		"--profiling=false",
+		"--profiling=" + strconv.FormatBool(profiling),
 		"--v=1",
 	}
 }

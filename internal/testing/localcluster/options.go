@@ -40,6 +40,10 @@ type Options struct {
 
 	// NodeName is the fake node's name. Default "kwok-node-0".
 	NodeName string
+
+	// Profiling serves the API server's /debug/pprof to its admins.
+	// Default false, as it costs the API server time on every request.
+	Profiling bool
 }
 
 func (o Options) withDefaults() (Options, error) {

@@ -81,15 +81,61 @@ type File struct {
 // root) that Render reads: recursing only with directory.recurse, and
 // through directory.include and directory.exclude.
 func Files(ctx context.Context, root, path string, opts *v1alpha1.ApplicationSourceDirectory) ([]File, error) {
-	if opts == nil {
-		opts = &v1alpha1.ApplicationSourceDirectory{}
-	}
 	appDir, err := pathsafe.Join(root, path)
 	if err != nil {
 		return nil, err
 	}
 	if err := pathsafe.CheckTree(root, appDir); err != nil {
 		return nil, err
+	}
+	rels, err := list(ctx, os.DirFS(appDir), path, opts)
+	if err != nil {
+		return nil, err
+	}
+	files := make([]File, len(rels))
+	for i, rel := range rels {
+		rel = filepath.FromSlash(rel)
+		files[i] = File{Path: filepath.Join(appDir, rel), Rel: rel}
+	}
+	return files, nil
+}
+
+// ErrJsonnet means a directory source given as a file system holds a
+// Jsonnet program, which RenderFS does not evaluate: render its checkout.
+var ErrJsonnet = errors.New("the directory holds Jsonnet programs")
+
+// RenderFS renders a directory source of YAML and JSON manifests given as
+// fsys, the source directory path of a commit, as Render renders it from
+// a checkout; a Jsonnet program among its files fails with ErrJsonnet.
+func RenderFS(ctx context.Context, fsys fs.FS, path string, opts *v1alpha1.ApplicationSourceDirectory) ([]*unstructured.Unstructured, error) {
+	rels, err := list(ctx, fsys, path, opts)
+	if err != nil {
+		return nil, err
+	}
+	if slices.ContainsFunc(rels, isJsonnet) {
+		return nil, ErrJsonnet
+	}
+	var objs []*unstructured.Unstructured
+	for _, rel := range rels {
+		data, err := fs.ReadFile(fsys, rel)
+		if err != nil {
+			return nil, err
+		}
+		found, err := parseFile(rel, data)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, found...)
+	}
+	return objs, nil
+}
+
+// list walks a source directory given as fsys, rooted at it, and returns
+// the slash-separated paths of its manifest files in lexical order,
+// within the limits above. path names the directory in errors.
+func list(ctx context.Context, fsys fs.FS, path string, opts *v1alpha1.ApplicationSourceDirectory) ([]string, error) {
+	if opts == nil {
+		opts = &v1alpha1.ApplicationSourceDirectory{}
 	}
 	include, err := compileGlob("include", opts.Include)
 	if err != nil {
@@ -99,19 +145,18 @@ func Files(ctx context.Context, root, path string, opts *v1alpha1.ApplicationSou
 	if err != nil {
 		return nil, err
 	}
-	var files []File
+	var files []string
 	var total int64
-	err = filepath.WalkDir(appDir, func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(fsys, ".", func(rel string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return ctxErr
 		}
-		rel, _ := filepath.Rel(appDir, p)
 		if d.IsDir() {
-			if p != appDir && (!opts.Recurse || strings.HasPrefix(d.Name(), ".")) {
-				return filepath.SkipDir
+			if rel != "." && (!opts.Recurse || strings.HasPrefix(d.Name(), ".")) {
+				return fs.SkipDir
 			}
 			return nil
 		}
@@ -134,7 +179,7 @@ func Files(ctx context.Context, root, path string, opts *v1alpha1.ApplicationSou
 		if len(files) >= MaxFiles {
 			return fmt.Errorf("%w: %q holds more than %d manifest files", ErrTooLarge, path, MaxFiles)
 		}
-		files = append(files, File{Path: p, Rel: rel})
+		files = append(files, rel)
 		return nil
 	})
 	if err != nil {
@@ -179,6 +224,11 @@ func renderFile(vm *jsonnetVM, path, rel string) ([]*unstructured.Unstructured, 
 	if err != nil {
 		return nil, err
 	}
+	return parseFile(rel, data)
+}
+
+// parseFile reads the objects of a YAML or JSON manifest file.
+func parseFile(rel string, data []byte) ([]*unstructured.Unstructured, error) {
 	objs, err := manifest.Parse(rel, data)
 	if err == nil {
 		return objs, nil

@@ -8,6 +8,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -26,10 +27,19 @@ import (
 
 // KustomizationFile returns the kustomization file in dir, if there is one.
 func KustomizationFile(dir string) (string, bool) {
+	name, ok := KustomizationFileIn(os.DirFS(dir))
+	if !ok {
+		return "", false
+	}
+	return filepath.Join(dir, name), true
+}
+
+// KustomizationFileIn is KustomizationFile for a directory given as a file
+// system: the name of its kustomization file.
+func KustomizationFileIn(dir fs.FS) (string, bool) {
 	for _, name := range konfig.RecognizedKustomizationFileNames() {
-		p := filepath.Join(dir, name)
-		if st, err := os.Stat(p); err == nil && !st.IsDir() {
-			return p, true
+		if st, err := fs.Stat(dir, name); err == nil && !st.IsDir() {
+			return name, true
 		}
 	}
 	return "", false
