@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
@@ -66,6 +67,11 @@ func floorTry(ctx context.Context, s *site, kc kubernetes.Interface, w workload,
 	defer stopWatch()
 	if _, err := appCache(watchCtx, s, w.ns); err != nil {
 		return 0, err
+	}
+	if floorWatches {
+		if err := controllerWatches(watchCtx, s); err != nil {
+			return 0, err
+		}
 	}
 	cpu := s.cpuMeter(func() float64 { sec, _ := cpuSeconds(os.Getpid()); return sec }, fmt.Printf, n)
 	start := time.Now()
@@ -125,4 +131,36 @@ func (w workload) floorWrites(ctx context.Context, c client.Client, dest, kc kub
 		Regarding: corev1.ObjectReference{Kind: "Application", Namespace: w.ns, Name: name}, Note: "Automated sync operation succeeded",
 	}, metav1.CreateOptions{})
 	return err
+}
+
+// floorWatches is -floor-watches: the floor also holds the watches a
+// controller holds, served by the API server whatever the controller does
+// with their events.
+var floorWatches bool
+
+// controllerWatches opens the watches the controller holds with events in
+// this workload: the Applications, and every ConfigMap (its live state of
+// the destination). Their objects are dropped as they arrive.
+func controllerWatches(ctx context.Context, s *site) error {
+	c, err := ctrlcache.New(s.own, ctrlcache.Options{Scheme: s.client.Scheme(),
+		DefaultTransform: func(obj any) (any, error) {
+			o, ok := obj.(client.Object)
+			if !ok {
+				return obj, nil // a deletion's tombstone
+			}
+			return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: o.GetName()}}, nil
+		}})
+	if err != nil {
+		return err
+	}
+	for _, obj := range []client.Object{&v1alpha1.Application{}, &corev1.ConfigMap{}} {
+		if _, err := c.GetInformer(ctx, obj); err != nil {
+			return err
+		}
+	}
+	go func() { _ = c.Start(ctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		return fmt.Errorf("the controller's watches did not sync")
+	}
+	return nil
 }

@@ -36,6 +36,7 @@ func main() {
 	flag.IntVar(&opts.workers, "workers", 20, "controller workers (--status-processors)")
 	flag.IntVar(&opts.opWorkers, "operation-workers", 10, "concurrent syncs (--operation-processors)")
 	flag.DurationVar(&opts.timeout, "timeout", 10*time.Minute, "give up after this long per phase")
+	flag.BoolVar(&floorWatches, "floor-watches", false, "the floor also opens the watches a controller holds (every ConfigMap, the Applications once more), dropping their events")
 	floorOnly := flag.Bool("floor", false, "measure the API server alone: create the apps, then make the writes any controller must (apply, status, event) with no controller running")
 	process := flag.Bool("process", false, "measure `capstan run` as a user starts it, as a process of its own (built from ./cmd/capstan; run from the module's root), instead of the controller in this process")
 	argocd := flag.String("argocd", "", "Argo CD's binary (make argocd): measure the floor, `capstan run` and Argo CD's application controller and repo server one after the other, and print them side by side")

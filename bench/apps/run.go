@@ -64,9 +64,10 @@ func (o controllerRun) measure(ctx context.Context) (*figures, error) {
 	})
 	ctrlCtx, stop := context.WithCancel(ctx)
 	defer stop()
+	changes := make(chan repo.Change, 1) // what the API server's Git webhook handler sends
 	go func() {
 		_ = controller.Run(ctrlCtx, controller.Options{
-			Config: cfg, Namespace: w.ns, Workers: o.workers, OperationWorkers: o.opWorkers, Resync: 10 * time.Minute, RepoPoll: repoPoll,
+			Config: cfg, Namespace: w.ns, Workers: o.workers, OperationWorkers: o.opWorkers, Resync: 10 * time.Minute, RepoPoll: repoPoll, RepoChanges: changes,
 			Renderer: repo.NewService(repo.Options{Root: filepath.Join(s.dir, "repos")}),
 			Log:      slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		})
@@ -88,6 +89,14 @@ func (o controllerRun) measure(ctx context.Context) (*figures, error) {
 			return n
 		},
 		cpu: func() float64 { sec, _ := cpuSeconds(os.Getpid()); return sec },
+		announce: func(ctx context.Context) (int64, error) {
+			select {
+			case changes <- repo.Change{URL: s.repoURL}: // a push naming no files: every app is re-checked
+				return 0, nil
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			}
+		},
 	}.run(ctx)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
@@ -41,7 +42,7 @@ func (w *statusWriter) next(app *v1alpha1.Application) *v1alpha1.Application {
 // write persists app's status.
 func (w *statusWriter) write(ctx context.Context, app *v1alpha1.Application) error {
 	next := w.next(app)
-	if err := w.client.Patch(ctx, next, client.MergeFrom(w.base)); err != nil {
+	if err := w.patch(ctx, next, client.MergeFrom(w.base)); err != nil {
 		return fmt.Errorf("updating status of Application/%s/%s: %w", app.Namespace, app.Name, err)
 	}
 	w.done(app, next)
@@ -61,7 +62,7 @@ func (w *statusWriter) finish(ctx context.Context, app *v1alpha1.Application, ra
 			next.Operation = nil
 			patch = client.MergeFromWithOptions(w.base, client.MergeFromWithOptimisticLock{})
 		}
-		err := w.client.Patch(ctx, next, patch)
+		err := w.patch(ctx, next, patch)
 		if err == nil {
 			w.done(app, next)
 			app.Operation = next.Operation
@@ -81,6 +82,27 @@ func (w *statusWriter) finish(ctx context.Context, app *v1alpha1.Application, ra
 		}
 		w.base = fresh
 	}
+}
+
+// patch sends the patch turning the last written Application into next,
+// and takes from the answer only its metadata: the API server sends back
+// no more than that, and the rest of next is what was written. (Decoding
+// the whole Application the API server would otherwise encode and send
+// back was half of the write's cost to the controller.)
+func (w *statusWriter) patch(ctx context.Context, next *v1alpha1.Application, patch client.Patch) error {
+	data, err := patch.Data(next)
+	if err != nil {
+		return err
+	}
+	meta := &metav1.PartialObjectMetadata{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "Application"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: next.Namespace, Name: next.Name},
+	}
+	if err := w.client.Patch(ctx, meta, client.RawPatch(patch.Type(), data)); err != nil {
+		return err
+	}
+	next.ObjectMeta = meta.ObjectMeta
+	return nil
 }
 
 // done records a successful write: the next patch is computed against it.

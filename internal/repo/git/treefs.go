@@ -3,6 +3,7 @@ package git
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +25,7 @@ const (
 // tree is a parsed tree object: its entries sorted by name.
 type tree struct {
 	entries []treeEntry
+	size    int64 // of the object
 }
 
 // treeEntry is one name in a tree.
@@ -36,7 +38,7 @@ type treeEntry struct {
 // parseTree reads a raw tree object: entries of "<octal mode> <name>\0"
 // followed by the object id in hashLen bytes.
 func parseTree(data []byte, hashLen int) (*tree, error) {
-	t := &tree{}
+	t := &tree{size: int64(len(data))}
 	for len(data) > 0 {
 		sp := bytes.IndexByte(data, ' ')
 		nul := bytes.IndexByte(data, 0)
@@ -54,7 +56,7 @@ func parseTree(data []byte, hashLen int) (*tree, error) {
 		t.entries = append(t.entries, treeEntry{
 			name: name,
 			mode: uint32(mode),
-			id:   fmt.Sprintf("%x", data[nul+1:nul+1+hashLen]),
+			id:   hex.EncodeToString(data[nul+1 : nul+1+hashLen]),
 		})
 		data = data[nul+1+hashLen:]
 	}
