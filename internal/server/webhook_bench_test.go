@@ -44,7 +44,11 @@ func BenchmarkWebhookToSync(b *testing.B) {
 				total += d
 			}
 			b.ReportMetric(float64(total.Milliseconds())/float64(len(times)), "ms-to-synced/op")
-			b.ReportMetric(float64(times[len(times)*99/100].Microseconds())/1000, "p99-ms")
+			// The 99th percentile by nearest rank: of 100 runs, the second
+			// slowest; the slowest is reported on its own.
+			p99 := times[(len(times)*99+99)/100-1]
+			b.ReportMetric(float64(p99.Microseconds())/1000, "p99-ms")
+			b.ReportMetric(float64(times[len(times)-1].Microseconds())/1000, "max-ms")
 		})
 	}
 }
