@@ -49,7 +49,11 @@ func measureFloor(ctx context.Context, n int) (time.Duration, error) {
 			best = total
 		}
 	}
-	fmt.Printf("floor: %s (the best)\n", best.Round(time.Millisecond))
+	with := ""
+	if floorWatches {
+		with = ", with a controller's watches open"
+	}
+	fmt.Printf("floor%s: %s (the best)\n", with, best.Round(time.Millisecond))
 	return best, nil
 }
 
