@@ -71,7 +71,24 @@ func (t *targets) ratiosExceeded(f *figures, floor time.Duration) []string {
 	return out
 }
 
-// runCheck measures the floor, then the controller, each on a fresh
+// controllerTries is how often the check measures the controller, each on
+// a fresh cluster, keeping its best times, as the floor keeps the best of
+// its tries: the same odds against the machine's noise on both sides.
+const controllerTries = 2
+
+// best keeps the shorter time of each phase of f and g, and the higher
+// request counts (those do not depend on the machine). f may be nil.
+func (f *figures) best(g *figures) *figures {
+	if f == nil {
+		return g
+	}
+	out := *f
+	out.initial, out.change = min(f.initial, g.initial), min(f.change, g.change)
+	out.initialRequests, out.changeRequests = max(f.initialRequests, g.initialRequests), max(f.changeRequests, g.changeRequests)
+	return &out
+}
+
+// runCheck measures the floor, then the controller twice, each on a fresh
 // cluster, and fails when the controller exceeds the targets.
 func runCheck(ctx context.Context, path string, o controllerRun) error {
 	t, err := loadTargets(path)
@@ -91,9 +108,13 @@ func runCheck(ctx context.Context, path string, o controllerRun) error {
 		return err
 	}
 	o.n = t.Apps
-	f, err := o.measure(ctx)
-	if err != nil {
-		return err
+	var f *figures
+	for range controllerTries {
+		tried, err := o.measure(ctx)
+		if err != nil {
+			return err
+		}
+		f = f.best(tried)
 	}
 	fmt.Printf("check: after creation %.2f× the floor, %.2f requests per app; after a commit %.2f× the floor, %.2f requests per app\n",
 		f.initial.Seconds()/floor.Seconds(), perApp(f.initialRequests, f.apps), f.change.Seconds()/floor.Seconds(), perApp(f.changeRequests, f.apps))

@@ -2,9 +2,13 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,7 +64,36 @@ func (o processRun) measure(ctx context.Context) (*figures, error) {
 	measured := programs{run}
 	defer measured.stop()
 	fmt.Printf("apps=%d, capstan run %s (its log: %s)\n", o.n, strings.Join(o.args, " "), run.log)
-	return measurePrograms(ctx, s, w, o.n, o.timeout, measured, nil)
+	return measurePrograms(ctx, s, w, o.n, o.timeout, measured, func(ctx context.Context) (int64, error) {
+		return 0, pushWebhook(ctx, port, s.repoURL)
+	})
+}
+
+// pushWebhook announces a push to every branch of repoURL to capstan run's
+// API server as GitHub's webhook does (no secret is configured, as in Argo
+// CD's defaults): its handler hands the repository to the controller.
+func pushWebhook(ctx context.Context, port int, repoURL string) error {
+	body, err := json.Marshal(map[string]any{"ref": "refs/heads/main",
+		"repository": map[string]string{"html_url": repoURL, "clone_url": repoURL, "default_branch": "main"}})
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprintf("http://127.0.0.1:%d/api/webhook", port), bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-GitHub-Event", "push")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		return fmt.Errorf("the webhook answered %s: %s", resp.Status, msg)
+	}
+	return nil
 }
 
 // measurePrograms measures the two phases of programs already started:
