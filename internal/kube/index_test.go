@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -61,5 +62,44 @@ func TestIndexFollowsTheInformer(t *testing.T) {
 	}
 	if again := idx.List(func(cm *corev1.ConfigMap) bool { return cm == fromInformer }); len(again) != 1 {
 		t.Error("two lists gave different objects for one ConfigMap")
+	}
+}
+
+// TestIndexInNameOrder: objects come by name then namespace, from after
+// a key, the order following adds and removals.
+func TestIndexInNameOrder(t *testing.T) {
+	idx := Index[*corev1.ConfigMap]{objs: map[string]*corev1.ConfigMap{}}
+	cm := func(ns, name, version string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, ResourceVersion: version}}
+	}
+	for _, o := range []*corev1.ConfigMap{cm("y", "b", "7"), cm("x", "b", "3"), cm("x", "a", "12"), cm("x", "c", "5")} {
+		idx.put(o)
+	}
+	keys := func(after *NameKey, keep func(*corev1.ConfigMap) bool) string {
+		var out []string
+		for o := range idx.InNameOrder(after, keep) {
+			out = append(out, o.Namespace+"/"+o.Name)
+		}
+		return strings.Join(out, " ")
+	}
+	if got := keys(nil, nil); got != "x/a x/b y/b x/c" {
+		t.Errorf("in name order: %s", got)
+	}
+	if got := keys(&NameKey{Name: "b", Namespace: "x"}, nil); got != "y/b x/c" {
+		t.Errorf("after x/b: %s", got)
+	}
+	if got := keys(&NameKey{Name: "bb"}, nil); got != "x/c" {
+		t.Errorf("after a name that is not there: %s", got)
+	}
+	if got := keys(nil, func(o *corev1.ConfigMap) bool { return o.Namespace == "y" }); got != "y/b" {
+		t.Errorf("kept: %s", got)
+	}
+	idx.remove(cm("x", "b", ""))
+	idx.put(cm("x", "aa", "4"))
+	if got := keys(nil, nil); got != "x/a x/aa y/b x/c" {
+		t.Errorf("after a removal and an addition: %s", got)
+	}
+	if got := idx.Newest(); got != "12" {
+		t.Errorf("newest version %s, want 12", got)
 	}
 }

@@ -198,32 +198,31 @@ func (s *Server) listApplications(w http.ResponseWriter, r *http.Request, c *cal
 		writeJSON(w, http.StatusOK, &v1alpha1.ApplicationList{Items: []v1alpha1.Application{}})
 		return
 	}
-	apps, version, err := s.readApps(r.Context(), ns, selector)
+	paging, err := parsePage(q)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	apps, version, err := s.appsInOrder(r.Context(), ns, selector, paging.after)
 	if err != nil {
 		s.internal(w, err)
 		return
 	}
 	projects := append(q["projects"], q["project"]...)
-	out := make([]*v1alpha1.Application, 0, len(apps))
-	for _, app := range apps {
+	// A page's checks stop once it is full.
+	out, next := paging.take(apps, func(app *v1alpha1.Application) bool {
 		if name := q.Get("name"); name != "" && app.Name != name {
-			continue
+			return false
 		}
 		if len(projects) > 0 && !slices.Contains(projects, app.Spec.Project) {
-			continue
+			return false
 		}
 		if repo := q.Get("repo"); repo != "" && !usesRepo(app, repo) {
-			continue
+			return false
 		}
-		if c.can("applications", "get", s.appObject(app)) {
-			out = append(out, app)
-		}
-	}
-	// By name, as Argo CD lists them.
-	slices.SortFunc(out, func(a, b *v1alpha1.Application) int {
-		return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(a.Namespace, b.Namespace))
+		return c.can("applications", "get", s.appObject(app))
 	})
-	s.writeApplicationList(w, version, out, parseFields(q))
+	s.writeApplicationList(w, appList{version: version, next: next, apps: out, whole: paging == listPage{}}, parseFields(q))
 }
 
 // usesRepo reports whether one of the app's sources is the repository.

@@ -91,9 +91,18 @@ func (e *encodedApps) forgetAllBut(current []*v1alpha1.Application) {
 	}
 }
 
-// writeApplicationList answers with an ApplicationList of apps, each from
-// its kept encoding, with the selected fields only.
-func (s *Server) writeApplicationList(w http.ResponseWriter, resourceVersion string, apps []*v1alpha1.Application, fields fieldSelection) {
+// appList is a list answer: its items, the list's version, the next
+// page's token, and whether it is every Application the caller sees.
+type appList struct {
+	version, next string
+	apps          []*v1alpha1.Application
+	whole         bool
+}
+
+// writeApplicationList answers with an ApplicationList of list's items,
+// each from its kept encoding, with the selected fields only.
+func (s *Server) writeApplicationList(w http.ResponseWriter, list appList, fields fieldSelection) {
+	apps := list.apps
 	encode := s.encoded.encode
 	if !fields.all() {
 		listed, view := fields.listFields(), "list:"+fields.key
@@ -103,7 +112,7 @@ func (s *Server) writeApplicationList(w http.ResponseWriter, resourceVersion str
 	}
 	var buf bytes.Buffer
 	buf.WriteString(`{"metadata":`)
-	meta, _ := json.Marshal(metav1.ListMeta{ResourceVersion: resourceVersion})
+	meta, _ := json.Marshal(metav1.ListMeta{ResourceVersion: list.version, Continue: list.next})
 	buf.Write(meta)
 	buf.WriteString(`,"items":[`)
 	for i, app := range apps {
@@ -118,7 +127,9 @@ func (s *Server) writeApplicationList(w http.ResponseWriter, resourceVersion str
 		buf.Write(data)
 	}
 	buf.WriteString("]}\n")
-	s.encoded.forgetAllBut(apps)
+	if list.whole { // a page does not tell which Applications are gone
+		s.encoded.forgetAllBut(apps)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(buf.Bytes())

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"iter"
 	"fmt"
 	"strconv"
 
@@ -54,14 +55,43 @@ func (s *Server) readApps(ctx context.Context, ns string, selector labels.Select
 	return apps, newestVersion(apps), nil
 }
 
-// readAppsFromStore reads the server's index of its namespace's
-// Applications, started on first use.
-func (s *Server) readAppsFromStore(ctx context.Context, ns string, selector labels.Selector) ([]*v1alpha1.Application, error) {
+// appsInOrder yields the Applications of namespace ns that selector
+// matches, by name then namespace, from after the key after (the first
+// when nil), and the list's resource version. The server's own namespace
+// comes from its index in that order; another is listed and sorted.
+func (s *Server) appsInOrder(ctx context.Context, ns string, selector labels.Selector, after *kube.NameKey) (iter.Seq[*v1alpha1.Application], string, error) {
+	if ns == s.opts.Namespace && s.opts.Informers != nil {
+		if err := s.followOwnApps(ctx, ns); err != nil {
+			return nil, "", err
+		}
+		return s.ownApps.InNameOrder(after, func(app *v1alpha1.Application) bool {
+			return app.Namespace == ns && selector.Matches(labels.Set(app.Labels))
+		}), s.ownApps.Newest(), nil
+	}
+	apps, version, err := s.readApps(ctx, ns, selector)
+	if err != nil {
+		return nil, "", err
+	}
+	return inOrder(apps, after), version, nil
+}
+
+// followOwnApps starts the server's index of its namespace's
+// Applications, on first use.
+func (s *Server) followOwnApps(ctx context.Context, ns string) error {
 	err := s.ownApps.Follow(ctx, func() (kube.HandlerAdder, error) {
 		return s.opts.Informers.GetInformer(ctx, &v1alpha1.Application{})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("the Applications of namespace %s: %w", ns, err)
+		return fmt.Errorf("the Applications of namespace %s: %w", ns, err)
+	}
+	return nil
+}
+
+// readAppsFromStore reads the server's index of its namespace's
+// Applications, started on first use.
+func (s *Server) readAppsFromStore(ctx context.Context, ns string, selector labels.Selector) ([]*v1alpha1.Application, error) {
+	if err := s.followOwnApps(ctx, ns); err != nil {
+		return nil, err
 	}
 	return s.ownApps.List(func(app *v1alpha1.Application) bool {
 		return app.Namespace == ns && selector.Matches(labels.Set(app.Labels))

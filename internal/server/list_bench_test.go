@@ -22,8 +22,9 @@ import (
 )
 
 // BenchmarkListApplications measures what a dashboard full of users costs:
-// 50 concurrent GET /api/v1/applications over 500 Applications, whole and
-// with the web UI's field selection, against a real API server, with the
+// 50 concurrent GET /api/v1/applications over 500 Applications (and one
+// at a time), whole, with the web UI's field selection, and the first
+// page of 100 (limit, continue), against a real API server, with the
 // server reading through its informer cache as `capstan server` does. It
 // reports the latencies' p50 and p99.
 //
@@ -32,11 +33,19 @@ func BenchmarkListApplications(b *testing.B) {
 	const concurrent = 50
 	bs := startBenchServer(b, *benchApps)
 	hc := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: concurrent}}
-	for _, c := range []struct{ name, query string }{
-		{"whole", ""},
-		{"ui-fields", "?fields=metadata.resourceVersion," + uiListFields("items.")},
+	fields := "fields=metadata.resourceVersion,metadata.continue," + uiListFields("items.")
+	for _, c := range []struct {
+		name, query string
+		concurrent  int
+	}{
+		{"whole", "", concurrent},
+		{"ui-fields", "?" + fields, concurrent},
+		{"whole-alone", "", 1},
+		{"ui-fields-alone", "?" + fields, 1},
+		{"page-of-100", "?limit=100&" + fields, concurrent},
+		{"page-of-100-alone", "?limit=100&" + fields, 1},
 	} {
-		b.Run(c.name, func(b *testing.B) { benchmarkList(b, hc, bs, c.query, concurrent) })
+		b.Run(c.name, func(b *testing.B) { benchmarkList(b, hc, bs, c.query, c.concurrent) })
 	}
 }
 

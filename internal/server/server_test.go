@@ -64,16 +64,17 @@ func startCached(t testing.TB) *fixture {
 func serve(t testing.TB, opts Options, cached bool) *fixture {
 	t.Helper()
 	insecure := opts.Insecure
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	// Before the client: its REST mapper learns the kinds it is made with.
+	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
+		t.Fatal(err)
+	}
 	c, err := kube.NewClient(kubeCluster.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ns := kubeCluster.NewNamespace(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
-		t.Fatal(err)
-	}
 	opts.Client, opts.Config, opts.Namespace = c, kubeCluster.Config, ns
 	if cached {
 		if opts.Client, opts.Informers, err = kube.NewCachedClient(ctx, kubeCluster.Config, ns); err != nil {
