@@ -2,8 +2,8 @@ package server
 
 import (
 	"context"
-	"iter"
 	"fmt"
+	"iter"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/labels"
