@@ -142,10 +142,11 @@ func (o *objectReader) read(ctx context.Context, name string, contents bool, max
 		}
 		o.proc = p
 	}
-	if o.timer != nil {
-		o.timer.Stop()
+	if o.timer == nil {
+		o.timer = time.AfterFunc(objectReaderTTL, o.idle)
+	} else {
+		o.timer.Reset(objectReaderTTL) // one timer, pushed back by each read
 	}
-	o.timer = time.AfterFunc(objectReaderTTL, o.idle)
 	proc := o.proc
 	interrupted := context.AfterFunc(ctx, proc.stop)
 	obj, err := proc.request(name, contents, max)
