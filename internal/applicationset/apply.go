@@ -3,17 +3,18 @@ package applicationset
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
-	"github.com/itchyny/gojq"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/objpath"
 )
 
 // Action is what the controller did to one generated Application.
@@ -71,7 +72,7 @@ func (a *applier) apply(ctx context.Context, want, have *v1alpha1.Application) (
 	if !a.policy.AllowUpdate() && controllerOf(have) != nil {
 		return ActionSkipped, nil
 	}
-	next, err := a.merged(want, have)
+	next, err := a.merged(ctx, want, have)
 	if err != nil {
 		return "", err
 	}
@@ -116,7 +117,7 @@ func orEmptyList(s []string) []string {
 // merged is have turned into want: want's metadata and spec, except the
 // preserved labels and annotations, post-delete finalizers and the fields
 // ignoreApplicationDifferences names, which keep have's values.
-func (a *applier) merged(want, have *v1alpha1.Application) (*v1alpha1.Application, error) {
+func (a *applier) merged(ctx context.Context, want, have *v1alpha1.Application) (*v1alpha1.Application, error) {
 	next := have.DeepCopy()
 	next.Spec = *want.Spec.DeepCopy()
 	next.Labels = keep(want.Labels, have.Labels, a.preservedLabels)
@@ -128,7 +129,7 @@ func (a *applier) merged(want, have *v1alpha1.Application) (*v1alpha1.Applicatio
 		}
 	}
 	next.OwnerReferences = want.OwnerReferences
-	if err := a.keepIgnored(next, have); err != nil {
+	if err := a.keepIgnored(ctx, next, have); err != nil {
 		return nil, err
 	}
 	return next, nil
@@ -153,7 +154,7 @@ func keep(want, have map[string]string, keys []string) map[string]string {
 
 // keepIgnored puts have's values back into next wherever a rule of
 // spec.ignoreApplicationDifferences that applies to the Application points.
-func (a *applier) keepIgnored(next, have *v1alpha1.Application) error {
+func (a *applier) keepIgnored(ctx context.Context, next, have *v1alpha1.Application) error {
 	var pointers, jq []string
 	for _, rule := range a.as.Spec.IgnoreApplicationDifferences {
 		if rule.Name == "" || rule.Name == have.Name {
@@ -171,20 +172,27 @@ func (a *applier) keepIgnored(next, have *v1alpha1.Application) error {
 	if err := roundTrip(have, &haveDoc); err != nil {
 		return err
 	}
-	var paths [][]any
+	var paths []objpath.Path
 	for _, p := range pointers {
-		paths = append(paths, pointerPath(p))
+		path, err := objpath.Pointer(p)
+		if err != nil {
+			return fmt.Errorf("ignoreApplicationDifferences: %w", err)
+		}
+		paths = append(paths, path)
 	}
 	for _, expr := range jq {
-		ps, err := jqPaths(expr, haveDoc, nextDoc)
+		ps, err := jqPaths(ctx, expr, haveDoc, nextDoc)
 		if err != nil {
 			return fmt.Errorf("ignoreApplicationDifferences: %w", err)
 		}
 		paths = append(paths, ps...)
 	}
 	for _, p := range paths {
-		v, ok := getPath(haveDoc, p)
-		setPath(nextDoc, p, v, ok)
+		if v, ok := objpath.Get(haveDoc, p); ok {
+			_ = objpath.Set(nextDoc, p, v) // a path through a list item next lacks is left alone
+		} else if len(p) > 0 && isKey(p[len(p)-1]) {
+			objpath.Remove(nextDoc, p) // an item of a list next has is kept
+		}
 	}
 	out := &v1alpha1.Application{}
 	if err := roundTrip(nextDoc, out); err != nil {
@@ -194,127 +202,27 @@ func (a *applier) keepIgnored(next, have *v1alpha1.Application) error {
 	return nil
 }
 
-// pointerPath splits a JSON pointer (RFC 6901) into path elements.
-func pointerPath(p string) []any {
-	var out []any
-	for _, tok := range strings.Split(strings.TrimPrefix(p, "/"), "/") {
-		out = append(out, strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~"))
-	}
-	return out
+// isKey reports whether a path step is an object key, as a pointer's and
+// a jq path's are, rather than a jq path's list index.
+func isKey(step any) bool {
+	_, ok := step.(string)
+	return ok
 }
 
-// jqPaths returns the paths a jq path expression selects in either document.
-func jqPaths(expr string, docs ...map[string]any) ([][]any, error) {
-	q, err := gojq.Parse("path(" + expr + ")")
-	if err != nil {
-		return nil, fmt.Errorf("jq expression %q: %w", expr, err)
-	}
-	var out [][]any
+// jqPaths returns the paths a jq path expression selects in either
+// document. An expression failing on one document selects nothing there
+// (a field one of them lacks); a syntax error or one running out of time
+// is an error.
+func jqPaths(ctx context.Context, expr string, docs ...map[string]any) ([]objpath.Path, error) {
+	var out []objpath.Path
 	for _, doc := range docs {
-		iter := q.Run(doc)
-		for {
-			v, ok := iter.Next()
-			if !ok {
-				break
-			}
-			if _, isErr := v.(error); isErr {
-				break // a path absent from this document
-			}
-			if p, ok := v.([]any); ok {
-				out = append(out, p)
-			}
+		paths, err := objpath.JQ(ctx, doc, expr, objpath.JQTimeout)
+		if errors.Is(err, objpath.ErrTimeout) || errors.Is(err, objpath.ErrSyntax) {
+			return nil, err
 		}
+		out = append(out, paths...)
 	}
 	return out, nil
-}
-
-// getPath returns the value at a path of string keys and int indexes.
-func getPath(doc any, path []any) (any, bool) {
-	cur := doc
-	for _, el := range path {
-		switch c := cur.(type) {
-		case map[string]any:
-			k, _ := el.(string)
-			v, ok := c[k]
-			if !ok {
-				return nil, false
-			}
-			cur = v
-		case []any:
-			i, ok := index(el, c)
-			if !ok {
-				return nil, false
-			}
-			cur = c[i]
-		default:
-			return nil, false
-		}
-	}
-	return cur, true
-}
-
-// setPath sets (present) or removes (!present) the value at path, making
-// maps on the way; a path through a missing list item is left alone.
-func setPath(doc map[string]any, path []any, v any, present bool) {
-	if len(path) == 0 {
-		return
-	}
-	var cur any = doc
-	for i, el := range path {
-		last := i == len(path)-1
-		switch c := cur.(type) {
-		case map[string]any:
-			k, _ := el.(string)
-			if last {
-				if present {
-					c[k] = v
-				} else {
-					delete(c, k)
-				}
-				return
-			}
-			next, ok := c[k]
-			if !ok {
-				if !present {
-					return
-				}
-				next = map[string]any{}
-				c[k] = next
-			}
-			cur = next
-		case []any:
-			j, ok := index(el, c)
-			if !ok {
-				return
-			}
-			if last {
-				if present {
-					c[j] = v
-				}
-				return
-			}
-			cur = c[j]
-		default:
-			return
-		}
-	}
-}
-
-func index(el any, list []any) (int, bool) {
-	var i int
-	switch n := el.(type) {
-	case int:
-		i = n
-	case float64:
-		i = int(n)
-	case string:
-		if _, err := fmt.Sscan(n, &i); err != nil {
-			return 0, false
-		}
-	default:
-		return 0, false
-	}
-	return i, i >= 0 && i < len(list)
 }
 
 // remove deletes an Application no longer generated; with

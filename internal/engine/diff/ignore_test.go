@@ -1,48 +1,53 @@
 package diff
 
 import (
+	"errors"
 	"reflect"
-	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/objpath"
 )
 
+// TestPointersAndPaths: the rules' JSON pointers remove what they name,
+// escaped or in a list, and ignore what is not there.
 func TestPointersAndPaths(t *testing.T) {
-	obj := map[string]any{
+	obj := &unstructured.Unstructured{Object: map[string]any{
 		"metadata": map[string]any{"annotations": map[string]any{"a/b": "1", "c~d": "2", "keep": "3"}},
 		"spec":     map[string]any{"list": []any{"x", "y"}},
-	}
-	for _, p := range []string{"/metadata/annotations/a~1b", "/metadata/annotations/c~0d", "/spec/list/1", "/missing/path", "/spec/list/9"} {
-		path, err := parsePointer(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		removePath(obj, path)
+	}}
+	rules := []v1alpha1.ResourceIgnoreDifferences{{JSONPointers: []string{
+		"/metadata/annotations/a~1b", "/metadata/annotations/c~0d", "/spec/list/1", "/missing/path", "/spec/list/9"}}}
+	if err := removeIgnored(obj, rules); err != nil {
+		t.Fatal(err)
 	}
 	want := map[string]any{
 		"metadata": map[string]any{"annotations": map[string]any{"keep": "3"}},
 		"spec":     map[string]any{"list": []any{"x", nil}},
 	}
-	if !reflect.DeepEqual(obj, want) {
-		t.Errorf("got %v, want %v", obj, want)
+	if !reflect.DeepEqual(obj.Object, want) {
+		t.Errorf("got %v, want %v", obj.Object, want)
 	}
-	if _, err := parsePointer("no-slash"); err == nil {
+	bad := []v1alpha1.ResourceIgnoreDifferences{{JSONPointers: []string{"no-slash"}}}
+	if err := removeIgnored(obj, bad); err == nil {
 		t.Error("pointer without a leading slash accepted")
 	}
 }
 
 // TestJQPathsAreBounded: an expression that never ends fails within
-// JQTimeout instead of stalling the comparison.
+// objpath.JQTimeout instead of stalling the comparison.
 func TestJQPathsAreBounded(t *testing.T) {
-	obj := map[string]any{"spec": map[string]any{"a": 1}}
-	if paths, err := jqPaths(obj, ".spec.a"); err != nil || len(paths) != 1 {
-		t.Fatalf("a plain path: %v %v", paths, err)
+	obj := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"a": int64(1), "b": int64(2)}}}
+	if err := removeIgnored(obj, []v1alpha1.ResourceIgnoreDifferences{{JQPathExpressions: []string{".spec.a"}}}); err != nil {
+		t.Fatal(err)
 	}
-	_, err := jqPaths(obj, "def f: f; f")
-	if err == nil || !strings.Contains(err.Error(), "not done within") {
+	if want := map[string]any{"spec": map[string]any{"b": int64(2)}}; !reflect.DeepEqual(obj.Object, want) {
+		t.Errorf("after .spec.a: %v", obj.Object)
+	}
+	err := removeIgnored(obj, []v1alpha1.ResourceIgnoreDifferences{{JQPathExpressions: []string{"def f: f; f"}}})
+	if !errors.Is(err, objpath.ErrTimeout) {
 		t.Errorf("an endless expression: %v", err)
 	}
 }

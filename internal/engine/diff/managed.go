@@ -13,6 +13,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/objpath"
 )
 
 // managers returns the field managers the rules ignore.
@@ -67,7 +68,7 @@ func ownedFields(obj *unstructured.Unstructured, names []string) (*fieldpath.Set
 func removeFields(obj map[string]any, set *fieldpath.Set) {
 	set.Iterate(func(p fieldpath.Path) {
 		if steps, ok := resolve(obj, p); ok {
-			removePath(obj, steps)
+			objpath.Remove(obj, steps)
 		}
 	})
 }

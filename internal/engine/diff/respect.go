@@ -1,12 +1,14 @@
 package diff
 
 import (
+	"context"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/objpath"
 )
 
 // KeepIgnored returns desired with the fields the ignore rules point at
@@ -21,9 +23,9 @@ func KeepIgnored(desired, live *unstructured.Unstructured, ignore []v1alpha1.Res
 	}
 	out := desired.DeepCopy()
 	for _, r := range rules {
-		var paths [][]any
+		var paths []objpath.Path
 		for _, p := range r.JSONPointers {
-			path, err := parsePointer(p)
+			path, err := objpath.Pointer(p)
 			if err != nil {
 				return nil, err
 			}
@@ -31,7 +33,7 @@ func KeepIgnored(desired, live *unstructured.Unstructured, ignore []v1alpha1.Res
 		}
 		for _, expr := range r.JQPathExpressions {
 			for _, obj := range []map[string]any{desired.Object, live.Object} {
-				found, err := jqPaths(obj, expr)
+				found, err := objpath.JQ(context.Background(), obj, expr, objpath.JQTimeout)
 				if err != nil {
 					return nil, err
 				}
@@ -42,74 +44,14 @@ func KeepIgnored(desired, live *unstructured.Unstructured, ignore []v1alpha1.Res
 			if len(path) == 0 {
 				continue
 			}
-			if v, ok := valueAt(live.Object, path); ok {
-				if err := setPath(out.Object, path, v); err != nil {
+			if v, ok := objpath.Get(live.Object, path); ok {
+				if err := objpath.Set(out.Object, path, runtime.DeepCopyJSONValue(v)); err != nil {
 					return nil, fmt.Errorf("keeping the live %v of %s/%s: %w", path, desired.GetKind(), desired.GetName(), err)
 				}
 				continue
 			}
-			removePath(out.Object, path)
+			objpath.Remove(out.Object, path)
 		}
 	}
 	return out, nil
-}
-
-// valueAt returns a copy of the value at path, if there is one.
-func valueAt(root any, path []any) (any, bool) {
-	cur := root
-	for _, step := range path {
-		switch node := cur.(type) {
-		case map[string]any:
-			v, ok := node[fmt.Sprint(step)]
-			if !ok {
-				return nil, false
-			}
-			cur = v
-		case []any:
-			idx, ok := index(step)
-			if !ok || idx < 0 || idx >= len(node) {
-				return nil, false
-			}
-			cur = node[idx]
-		default:
-			return nil, false
-		}
-	}
-	return runtime.DeepCopyJSONValue(cur), true
-}
-
-// setPath sets the value at path, making the maps on the way; a list
-// index past the end of its list is an error.
-func setPath(root map[string]any, path []any, v any) error {
-	var cur any = root
-	for i, step := range path {
-		last := i == len(path)-1
-		switch node := cur.(type) {
-		case map[string]any:
-			key := fmt.Sprint(step)
-			if last {
-				node[key] = v
-				return nil
-			}
-			next, ok := node[key]
-			if !ok || next == nil {
-				next = map[string]any{}
-				node[key] = next
-			}
-			cur = next
-		case []any:
-			idx, ok := index(step)
-			if !ok || idx < 0 || idx >= len(node) {
-				return fmt.Errorf("index %v is not in the desired list", step)
-			}
-			if last {
-				node[idx] = v
-				return nil
-			}
-			cur = node[idx]
-		default:
-			return fmt.Errorf("%v is not an object or list in the desired state", step)
-		}
-	}
-	return nil
 }
