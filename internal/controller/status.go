@@ -42,7 +42,7 @@ func (w *statusWriter) next(app *v1alpha1.Application) *v1alpha1.Application {
 // write persists app's status.
 func (w *statusWriter) write(ctx context.Context, app *v1alpha1.Application) error {
 	next := w.next(app)
-	if err := w.patch(ctx, next, client.MergeFrom(w.base)); err != nil {
+	if err := w.patch(ctx, next, statusPatch{base: w.base}); err != nil {
 		return fmt.Errorf("updating status of Application/%s/%s: %w", app.Namespace, app.Name, err)
 	}
 	w.done(app, next)
@@ -57,10 +57,10 @@ func (w *statusWriter) write(ctx context.Context, app *v1alpha1.Application) err
 func (w *statusWriter) finish(ctx context.Context, app *v1alpha1.Application, ran *v1alpha1.Operation) error {
 	for attempt := 0; ; attempt++ {
 		next := w.next(app)
-		patch := client.MergeFrom(w.base)
+		patch := statusPatch{base: w.base}
 		if next.Operation != nil && equality.Semantic.DeepEqual(*next.Operation, *ran) {
 			next.Operation = nil
-			patch = client.MergeFromWithOptions(w.base, client.MergeFromWithOptimisticLock{})
+			patch.lock = true
 		}
 		err := w.patch(ctx, next, patch)
 		if err == nil {

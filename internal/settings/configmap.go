@@ -102,10 +102,15 @@ type GlobalProject struct {
 	LabelSelector *metav1.LabelSelector `json:"labelSelector"`
 }
 
-// GlobalProjects reads argocd-cm globalProjects.
+// GlobalProjects reads argocd-cm globalProjects. Most installs have none,
+// and every reconcile asks, so an absent or blank key costs no parse.
 func (a *ArgoCD) GlobalProjects() ([]GlobalProject, error) {
+	raw := a.Data["globalProjects"]
+	if strings.TrimSpace(raw) == "" {
+		return nil, nil
+	}
 	var out []GlobalProject
-	if err := yaml.Unmarshal([]byte(a.Data["globalProjects"]), &out); err != nil {
+	if err := yaml.Unmarshal([]byte(raw), &out); err != nil {
 		return nil, fmt.Errorf("argocd-cm globalProjects: %w", err)
 	}
 	return out, nil
