@@ -111,6 +111,9 @@ func writeProfile(name, path string) error {
 	if path == "" {
 		return nil
 	}
+	if name == "heap" {
+		runtime.GC() // the profile then shows what is live, not what was last marked
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err

@@ -13,9 +13,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/rest"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/controller"
@@ -116,7 +116,7 @@ func (o controllerRun) measure(ctx context.Context) (*figures, error) {
 type phases struct {
 	site     *site
 	workload workload
-	apps     client.Reader // the bench's cache of the Applications
+	apps     ctrlcache.Informers // the bench's cache of the Applications
 	n        int
 	timeout  time.Duration // per phase
 	printf   func(string, ...any) (int, error)
@@ -212,7 +212,9 @@ func (p phases) outage(ctx context.Context, f *figures) error {
 // server every poll would load it more than the controller does.
 func appCache(ctx context.Context, s *site, ns string) (ctrlcache.Cache, error) {
 	apps, err := ctrlcache.New(s.own, ctrlcache.Options{
-		Scheme: s.client.Scheme(), DefaultNamespaces: map[string]ctrlcache.Config{ns: {}},
+		// One watch restricted by a field selector rather than a namespaced
+		// cache: its informer has a store waitSynced reads in place.
+		Scheme: s.client.Scheme(), DefaultFieldSelector: fields.OneTermEqualSelector("metadata.namespace", ns),
 		DefaultTransform: slimApplication, // this process's RSS is the controller's, not the bench's
 	})
 	if err != nil {

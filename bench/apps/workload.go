@@ -12,6 +12,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
@@ -124,16 +126,24 @@ func (w workload) app(i int) *v1alpha1.Application {
 // leaving out those deploying to except, if set. It reads a watch-fed
 // cache: listing thousands of Applications from the API server every poll
 // would load it more than the controller does.
-func waitSynced(ctx context.Context, c client.Reader, ns string, n int, revision, except string, timeout time.Duration) error {
+func waitSynced(ctx context.Context, c ctrlcache.Informers, ns string, n int, revision, except string, timeout time.Duration) error {
+	inf, err := c.GetInformer(ctx, &v1alpha1.Application{})
+	if err != nil {
+		return err
+	}
+	// The informer's own objects, read in place: a cache List copies
+	// every Application on each poll, which at 10,000 apps was most of
+	// what this process allocated.
+	store, ok := inf.(interface{ GetStore() toolscache.Store })
+	if !ok {
+		return fmt.Errorf("the Applications informer %T has no store", inf)
+	}
 	deadline := time.Now().Add(timeout)
 	for {
-		var list v1alpha1.ApplicationList
-		if err := c.List(ctx, &list, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
-			return err
-		}
 		done, waiting := 0, ""
-		for _, a := range list.Items {
-			if except != "" && a.Spec.Destination.Server == except {
+		for _, obj := range store.GetStore().List() {
+			a, ok := obj.(*v1alpha1.Application)
+			if !ok || a.Namespace != ns || (except != "" && a.Spec.Destination.Server == except) {
 				continue
 			}
 			if a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced && (revision == "" || a.Status.Sync.Revision == revision) &&
@@ -141,7 +151,7 @@ func waitSynced(ctx context.Context, c client.Reader, ns string, n int, revision
 				(revision == "" || a.Status.OperationState.SyncResult.Revision == revision) {
 				done++
 			} else if waiting == "" {
-				waiting = describe(&a)
+				waiting = describe(a)
 			}
 		}
 		if done == n {
