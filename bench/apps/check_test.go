@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -35,15 +36,15 @@ func TestTargets(t *testing.T) {
 	for _, c := range []struct {
 		name              string
 		f                 figures
-		floor             time.Duration
+		r                 ratios
 		ratios, overCount int
 	}{
-		{"within", figures{apps: 10, initial: 11 * time.Second, change: 12 * time.Second, initialRequests: 40, changeRequests: 50}, 10 * time.Second, 0, 0},
-		{"slow after a commit", figures{apps: 10, initial: 11 * time.Second, change: 13 * time.Second, initialRequests: 40, changeRequests: 50}, 10 * time.Second, 1, 0},
-		{"too many requests", figures{apps: 10, initial: 5 * time.Second, change: 5 * time.Second, initialRequests: 41, changeRequests: 51}, 10 * time.Second, 0, 2},
+		{"within", figures{apps: 10, initialRequests: 40, changeRequests: 50}, ratios{1.1, 1.2, 3}, 0, 0},
+		{"slow after a commit", figures{apps: 10, initialRequests: 40, changeRequests: 50}, ratios{1.1, 1.3, 3}, 1, 0},
+		{"too many requests", figures{apps: 10, initialRequests: 41, changeRequests: 51}, ratios{0.5, 0.5, 3}, 0, 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := tg.ratiosExceeded(&c.f, c.floor); len(got) != c.ratios {
+			if got := tg.ratiosExceeded(c.r); len(got) != c.ratios {
 				t.Errorf("ratios over: %q, want %d", got, c.ratios)
 			}
 			if got := tg.requestsExceeded(&c.f); len(got) != c.overCount {
@@ -56,5 +57,24 @@ func TestTargets(t *testing.T) {
 	}
 	if !slices.IsSorted(floorConcurrencies) {
 		t.Error("floorConcurrencies not in order")
+	}
+}
+
+// TestMedianRatios: one round spoiled by the machine's noise, on either
+// side, moves the verdict no more than the other rounds allow.
+func TestMedianRatios(t *testing.T) {
+	mk := func(floor, initial, change time.Duration) round {
+		return round{floor: floor * time.Second, f: &figures{initial: initial * time.Second, change: change * time.Second}}
+	}
+	r := medianRatios([]round{mk(10, 11, 12), mk(10, 12, 30), mk(20, 20, 22)})
+	if math.Abs(r.initial-1.1) > 1e-9 || math.Abs(r.change-1.2) > 1e-9 || r.rounds != 3 {
+		t.Errorf("ratios %+v, want 1.1 and 1.2 of 3 rounds", r)
+	}
+	if m := median([]float64{4, 1, 3, 2}); m != 2.5 {
+		t.Errorf("median of an even count %v", m)
+	}
+	most := mostRequests([]round{{f: &figures{initialRequests: 5, changeRequests: 9}}, {f: &figures{initialRequests: 7, changeRequests: 8}}})
+	if most.initialRequests != 7 || most.changeRequests != 9 {
+		t.Errorf("most requests %+v", most)
 	}
 }

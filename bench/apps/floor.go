@@ -26,35 +26,40 @@ var floorConcurrencies = []int{8, 16, 32}
 // the writes any controller must make for n one-ConfigMap apps: creating
 // the Applications, then for each an apply of its ConfigMap, a status
 // write like Capstan's and an Event, with the bench's watch of the
-// Applications open as in the controller's run. It tries several
-// concurrencies, each in namespaces of its own, and returns the best time.
-func measureFloor(ctx context.Context, n int) (time.Duration, error) {
+// Applications open as in the controller's run. It tries each of the
+// concurrencies (floorConcurrencies when none), each in namespaces of its
+// own, and returns the best time and the concurrency that made it.
+func measureFloor(ctx context.Context, n int, concurrencies ...int) (time.Duration, int, error) {
+	if len(concurrencies) == 0 {
+		concurrencies = floorConcurrencies
+	}
 	s, err := newSite(ctx, n)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer s.close()
 	kc, err := kubernetes.NewForConfig(s.own)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	var best time.Duration
-	for _, workers := range floorConcurrencies {
+	var at int
+	for _, workers := range concurrencies {
 		w := s.workload(fmt.Sprintf("floor-%d", workers), fmt.Sprintf("floor-%d-apps", workers))
 		total, err := floorTry(ctx, s, kc, w, n, workers)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		if best == 0 || total < best {
-			best = total
+			best, at = total, workers
 		}
 	}
 	with := ""
 	if floorWatches {
 		with = ", with a controller's watches open"
 	}
-	fmt.Printf("floor%s: %s (the best)\n", with, best.Round(time.Millisecond))
-	return best, nil
+	fmt.Printf("floor%s: %s (the best, %d at a time)\n", with, best.Round(time.Millisecond), at)
+	return best, at, nil
 }
 
 // floorTry times the floor's writes made workers at a time.

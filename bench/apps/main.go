@@ -67,7 +67,7 @@ func main() {
 		case *process:
 			_, err = processRun{n: opts.n, timeout: opts.timeout, args: flag.Args(), env: processEnv}.measure(ctx)
 		case *floorOnly:
-			_, err = measureFloor(ctx, opts.n)
+			_, _, err = measureFloor(ctx, opts.n)
 		default:
 			_, err = opts.measure(ctx)
 		}

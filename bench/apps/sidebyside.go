@@ -12,7 +12,7 @@ import (
 // workload, one after the other on fresh clusters, and prints them side by
 // side with their ratios.
 func sideBySide(ctx context.Context, n int, timeout time.Duration, argocdBin string) error {
-	floor, err := measureFloor(ctx, n)
+	floor, _, err := measureFloor(ctx, n)
 	if err != nil {
 		return err
 	}
