@@ -19,7 +19,9 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // maxRSS is the peak resident memory the Capstan process may reach while
@@ -33,6 +35,7 @@ const maxRSS = 300 << 20
 // error, the process's peak resident memory stays under 300 MB, and it
 // keeps serving.
 func TestAbuseKeepsMemoryBounded(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	ns := cluster.NewNamespace(t)
 	if err := kube.InstallCRDs(ctx, cluster.Config); err != nil {
@@ -173,15 +176,10 @@ func peakRSS(t *testing.T, pid int) int64 {
 // waitFor polls check for up to two minutes.
 func waitFor(t *testing.T, what string, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		err := check()
-		if err == nil {
-			return
+	eventually.Within(t, eventually.Options{Timeout: 2 * time.Minute, Interval: 250 * time.Millisecond}, what, func() string {
+		if err := check(); err != nil {
+			return err.Error()
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: %v", what, err)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+		return ""
+	})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/testing/faultproxy"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/redisserver"
 )
 
@@ -27,6 +28,7 @@ const outageLength = 6 * time.Second
 // while: nothing Git declares is pruned meanwhile, and once the server is
 // back every Application converges.
 func TestGitServerGoneMidFetch(t *testing.T) {
+	localcluster.Need(t)
 	srv := gitserver.New(t)
 	repo := srv.NewRepo(t, "apps")
 	proxy := faultproxy.New(t, strings.TrimPrefix(srv.URL, "http://"))
@@ -60,6 +62,7 @@ func TestGitServerGoneMidFetch(t *testing.T) {
 // away while revisions are pushed, and brings it back: rendering goes on
 // without the cache, and every revision converges.
 func TestRedisGone(t *testing.T) {
+	localcluster.Need(t)
 	proxy := faultproxy.New(t, redisserver.Start(t))
 	r := newRig(t)
 	c := newCapstan(t, r.ns, "--redis", proxy.Addr)
@@ -86,6 +89,7 @@ func TestRedisGone(t *testing.T) {
 // and nothing Git declares is pruned; after, they converge. It needs to
 // mount a tmpfs, so it runs as root only.
 func TestDiskFullForTheRepositoryCache(t *testing.T) {
+	localcluster.Need(t)
 	root := filepath.Join(t.TempDir(), "small")
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		t.Fatal(err)

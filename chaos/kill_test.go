@@ -1,6 +1,8 @@
 package chaos
 
 import (
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -20,6 +22,7 @@ const convergeTimeout = 3 * time.Minute
 // declares, no operation left, one history entry per revision, and the
 // hook run exactly once per revision.
 func TestKilledMidSync(t *testing.T) {
+	localcluster.Need(t)
 	rng := newRand(t)
 	r := newRig(t)
 	c := newCapstan(t, r.ns)

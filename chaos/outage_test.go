@@ -1,6 +1,8 @@
 package chaos
 
 import (
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -29,6 +31,7 @@ var outage = flag.Duration("chaos.outage", 25*time.Second, "how long the Kuberne
 // the leader Lease lasts. Capstan must never exit, keep answering its own
 // API, and converge once the API server is back.
 func TestStartsBeforeCRDsAndOutlivesAPIOutage(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	deleteCRDs(t)
 	ns := cluster.NewNamespace(t)
@@ -82,6 +85,7 @@ func TestStartsBeforeCRDsAndOutlivesAPIOutage(t *testing.T) {
 
 // deleteCRDs removes Capstan's CRDs, and with them every Application.
 func deleteCRDs(t *testing.T) {
+	localcluster.Need(t)
 	t.Helper()
 	ctx := context.Background()
 	cs := apiextensionsclient.NewForConfigOrDie(cluster.Config)
@@ -129,6 +133,7 @@ func freePort(t *testing.T) int {
 // login returns a session token of admin, whose password Capstan wrote
 // to argocd-initial-admin-secret.
 func login(t *testing.T, ns string, port int) string {
+	localcluster.Need(t)
 	t.Helper()
 	kc := kubernetes.NewForConfigOrDie(cluster.Config)
 	var password string
@@ -177,6 +182,7 @@ var outages = flag.Int("chaos.outages", 1, "API server outages in the middle of 
 // Synced to the commit, no operation left Running, one history entry per
 // commit. (An operation once stayed Running for good after an outage.)
 func TestOperationsFinishAcrossOutages(t *testing.T) {
+	localcluster.Need(t)
 	if *outages < 1 {
 		t.Skip("-chaos.outages is 0")
 	}

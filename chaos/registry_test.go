@@ -16,6 +16,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/testing/faultproxy"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/registryserver"
 )
 
@@ -24,6 +25,7 @@ import (
 // a while. Nothing is written meanwhile; once the registry is back, each
 // new version reaches the Application and its Deployment.
 func TestRegistryGoneMidFetch(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	reg := registryserver.Start(t)
 	proxy := faultproxy.New(t, reg.Host)

@@ -1,6 +1,8 @@
 package chaos
 
 import (
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+
 	"context"
 	"fmt"
 	"sort"
@@ -48,6 +50,7 @@ type rig struct {
 }
 
 func newRig(t *testing.T) *rig {
+	localcluster.Need(t)
 	t.Helper()
 	return newRigIn(t, cluster.NewNamespace(t))
 }
@@ -62,6 +65,7 @@ func newRigIn(t *testing.T, ns string) *rig {
 // newRigOver is newRigIn with the Applications following repoURL, a way
 // to reach repo (through a proxy, say); commits go to repo directly.
 func newRigOver(t *testing.T, ns string, repo *gitserver.Repo, repoURL string) *rig {
+	localcluster.Need(t)
 	t.Helper()
 	ctx := context.Background()
 	c, err := kube.NewClient(cluster.Config)
@@ -409,6 +413,7 @@ func clientKey(ns, name string) client.ObjectKey { return client.ObjectKey{Names
 
 // newKubeClient is a client of the suite's cluster.
 func newKubeClient(t *testing.T) client.Client {
+	localcluster.Need(t)
 	t.Helper()
 	c, err := kube.NewClient(cluster.Config)
 	if err != nil {

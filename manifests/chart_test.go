@@ -1,6 +1,8 @@
 package manifests_test
 
 import (
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -130,6 +132,7 @@ func TestChartRendersTheInstallFiles(t *testing.T) {
 // TestChartValues renders the chart with the common values set and
 // applies the result to the local cluster with strict field validation.
 func TestChartValues(t *testing.T) {
+	localcluster.Need(t)
 	ns := cluster.NewNamespace(t)
 	objs := renderChart(t, ns, map[string]any{
 		"global":         map[string]any{"image": map[string]any{"tag": "v1.2.3"}},

@@ -54,6 +54,7 @@ var demoApps = []string{"guestbook", "kustomize-guestbook", "helm-guestbook"}
 // and Redis must hold the manifest cache behind its password. A permission
 // or a setting the manifests forget fails here.
 func TestComponentsRunAsTheManifestsSay(t *testing.T) {
+	localcluster.Need(t)
 	const ns = "argocd"
 	createNamespace(t, cluster, ns)
 	objs := addPluginSidecar(t, readObjects(t, "install.yaml"))

@@ -19,6 +19,7 @@ import (
 // shard holds its own Lease, and every API server and repo server answers
 // over TLS.
 func TestHAComponents(t *testing.T) {
+	localcluster.Need(t)
 	if !inPodNamespaces() {
 		t.Skip("controller shards read their ordinal from the host name, which takes pods in namespaces of their own")
 	}

@@ -53,6 +53,7 @@ func readObjects(t *testing.T, path string) []*unstructured.Unstructured {
 // field validation, into a namespace of its own, twice (an upgrade in
 // place changes nothing), and checks the workloads get their pods.
 func TestInstallFilesApply(t *testing.T) {
+	localcluster.Need(t)
 	for _, file := range []string{"install.yaml", "namespace-install.yaml", "core-install.yaml", "ha/install.yaml"} {
 		t.Run(file, func(t *testing.T) {
 			ns := cluster.NewNamespace(t)
@@ -120,6 +121,7 @@ func applyAll(t *testing.T, ctx context.Context, cl *localcluster.Cluster, objs 
 // waitPods waits until every Deployment and StatefulSet in objs has all
 // its replicas' pods created.
 func waitPods(t *testing.T, ns string, objs []*unstructured.Unstructured) {
+	localcluster.Need(t)
 	t.Helper()
 	cs, err := cluster.Clientset()
 	if err != nil {

@@ -42,6 +42,7 @@ import (
 // written), nothing pruned, and the admin password the users know still
 // logging in.
 func TestTakeOverAnArgoCDInstall(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	cl, err := localcluster.Start(ctx, localcluster.Options{Workloads: true})
 	if err != nil {

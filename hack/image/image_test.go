@@ -28,6 +28,9 @@ import (
 // its own name and under an Argo CD component's name, and git reaching
 // the test Git server.
 func TestImage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds capstan and a root file system")
+	}
 	if os.Getuid() != 0 {
 		t.Skip("building a root file system and chrooting into it need root")
 	}

@@ -18,6 +18,9 @@ import (
 // `make cluster-down` do, and checks that the node is Ready and that nothing
 // started by `up` outlives `down`.
 func TestUpAndDown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a local cluster")
+	}
 	tmp := t.TempDir()
 	bin := filepath.Join(tmp, "localcluster")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
@@ -43,6 +44,7 @@ type env struct {
 }
 
 func start(t *testing.T, change func(*applicationset.Options)) *env {
+	localcluster.Need(t)
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := kube.InstallCRDs(ctx, testCluster.Config); err != nil {
@@ -78,15 +80,7 @@ func start(t *testing.T, change func(*applicationset.Options)) *env {
 // eventually polls cond until it returns "" or a minute passes.
 func (e *env) eventually(what string, cond func() string) {
 	e.t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	last := ""
-	for time.Now().Before(deadline) {
-		if last = cond(); last == "" {
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	e.t.Fatalf("%s: still %s", what, last)
+	eventually.String(e.t, what, cond)
 }
 
 // in is e for a subtest.
@@ -194,6 +188,7 @@ func clusterSecret(ns, name, server string, labels map[string]string) *corev1.Se
 // elements come and go, keep what the policy keeps, and go with the
 // ApplicationSet.
 func TestClustersTimesListLifecycle(t *testing.T) {
+	localcluster.Need(t)
 	e := start(t, nil)
 	ctx := context.Background()
 	for _, s := range []*corev1.Secret{
@@ -368,6 +363,7 @@ func TestClustersTimesListLifecycle(t *testing.T) {
 // TestGitGenerators reads a real Git repository through the repo server:
 // directories (with an exclusion) and JSON/YAML files, and follows a push.
 func TestGitGenerators(t *testing.T) {
+	localcluster.Need(t)
 	e := start(t, nil)
 	ctx := context.Background()
 	remote := gitserver.NewLocalRepo(t)
@@ -429,6 +425,7 @@ func TestGitGenerators(t *testing.T) {
 // TestPreserveResourcesOnDeletion: generated Applications carry no
 // resources finalizer, and one no longer generated is deleted without it.
 func TestPreserveResourcesOnDeletion(t *testing.T) {
+	localcluster.Need(t)
 	e := start(t, nil)
 	ctx := context.Background()
 	as := &v1alpha1.ApplicationSet{

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestIgnoreApplicationDifferences: a field ignoreApplicationDifferences
@@ -16,6 +17,7 @@ import (
 // jq expression that loops forever ends with an ErrorOccurred condition
 // instead of holding the controller's worker, and changes nothing.
 func TestIgnoreApplicationDifferences(t *testing.T) {
+	localcluster.Need(t)
 	e := start(t, nil)
 	ctx := context.Background()
 	as := &v1alpha1.ApplicationSet{

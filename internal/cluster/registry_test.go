@@ -25,6 +25,7 @@ func TestMain(m *testing.M) {
 }
 
 func clusterSecret(t *testing.T, ns, name string, data map[string]string) {
+	localcluster.Need(t)
 	t.Helper()
 	cs := kubernetes.NewForConfigOrDie(control.Config)
 	_, err := cs.CoreV1().Secrets(ns).Create(context.Background(), &corev1.Secret{
@@ -38,6 +39,7 @@ func clusterSecret(t *testing.T, ns, name string, data map[string]string) {
 }
 
 func registry(t *testing.T, ns string) *Registry {
+	localcluster.Need(t)
 	c, err := kube.NewClient(control.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +51,7 @@ func registry(t *testing.T, ns string) *Registry {
 // the way `argocd cluster add` does (seed 003: name, server and a config with
 // a bearer token) and reaches it by name and by server.
 func TestSeed003ClusterSecretReachesTheCluster(t *testing.T) {
+	localcluster.Need(t)
 	prod, err := localcluster.Start(context.Background(), localcluster.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -93,6 +96,7 @@ func TestSeed003ClusterSecretReachesTheCluster(t *testing.T) {
 }
 
 func TestBadDestinationsAndSecrets(t *testing.T) {
+	localcluster.Need(t)
 	ns := control.NewNamespace(t)
 	reg := registry(t, ns)
 	for _, tc := range []struct {
@@ -115,6 +119,7 @@ func TestBadDestinationsAndSecrets(t *testing.T) {
 }
 
 func TestInClusterSecretRenamesInCluster(t *testing.T) {
+	localcluster.Need(t)
 	ns := control.NewNamespace(t)
 	clusterSecret(t, ns, "in-cluster", map[string]string{"name": "home", "server": InClusterServer})
 	reg := registry(t, ns)
@@ -135,6 +140,7 @@ func TestInClusterSecretRenamesInCluster(t *testing.T) {
 // version, yet every change of it is seen, a deleted one is gone, and the
 // clusters handed out are the caller's to change.
 func TestRegistryFollowsSecretChanges(t *testing.T) {
+	localcluster.Need(t)
 	ns := control.NewNamespace(t)
 	clusterSecret(t, ns, "dev", map[string]string{"name": "dev", "server": "https://dev.example.com"})
 	r := registry(t, ns)

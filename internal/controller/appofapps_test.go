@@ -11,6 +11,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestAppOfApps syncs a parent Application whose manifests are child
@@ -18,6 +19,7 @@ import (
 // follows theirs and its summary says it is an app of apps, and a child
 // removed from Git is pruned with its resources.
 func TestAppOfApps(t *testing.T) {
+	localcluster.Need(t)
 	e := start(t)
 	ctx := context.Background()
 	dest := testCluster.NewNamespace(t)

@@ -24,6 +24,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/repo/render/kustomize"
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
@@ -73,6 +74,7 @@ type env struct {
 
 // start runs a controller with a new control namespace.
 func start(t *testing.T) *env {
+	localcluster.Need(t)
 	t.Helper()
 	if err := kube.InstallCRDs(context.Background(), testCluster.Config); err != nil {
 		t.Fatal(err)
@@ -84,6 +86,7 @@ func start(t *testing.T) *env {
 // namespace, for a test that prepares objects before it starts a
 // controller there.
 func controlNamespace(t *testing.T) (client.Client, string) {
+	localcluster.Need(t)
 	t.Helper()
 	c, err := kube.NewClient(testCluster.Config)
 	if err != nil {
@@ -104,6 +107,7 @@ func startIn(t *testing.T, ns string) *env {
 // startWith runs a controller whose control namespace is ns, with options
 // changed by change.
 func startWith(t *testing.T, ns string, change func(*Options)) *env {
+	localcluster.Need(t)
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	c, err := kube.NewClient(testCluster.Config)
@@ -134,18 +138,11 @@ func startWith(t *testing.T, ns string, change func(*Options)) *env {
 	return e
 }
 
-// eventually polls cond until it returns "" (done) or the timeout passes.
+// eventually polls cond until it returns "" (done) or the env's timeout
+// passes.
 func (e *env) eventually(what string, cond func() string) {
 	e.t.Helper()
-	deadline := time.Now().Add(e.timeout)
-	last := ""
-	for time.Now().Before(deadline) {
-		if last = cond(); last == "" {
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	e.t.Fatalf("%s: still %s after %s", what, last, e.timeout)
+	eventually.Within(e.t, eventually.Options{Timeout: e.timeout, Interval: 200 * time.Millisecond}, what, cond)
 }
 
 // settle waits until the named Applications have not been reconciled for
@@ -200,6 +197,7 @@ func (e *env) waitSyncedHealthy(name string) {
 }
 
 func TestDirectoryAppLifecycle(t *testing.T) {
+	localcluster.Need(t)
 	e := start(t)
 	ctx := context.Background()
 	remote := gitserver.NewLocalRepo(t)
@@ -338,6 +336,7 @@ func TestDirectoryAppLifecycle(t *testing.T) {
 }
 
 func TestForbiddenDestinationAppliesNothing(t *testing.T) {
+	localcluster.Need(t)
 	e := start(t)
 	ctx := context.Background()
 	proj := &v1alpha1.AppProject{
@@ -379,6 +378,7 @@ func TestForbiddenDestinationAppliesNothing(t *testing.T) {
 // whose recorded operation is Running, as a controller killed mid-sync
 // leaves it, and expects the operation to be run to completion.
 func TestOperationLeftRunningIsCompleted(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	c, ns := controlNamespace(t)
 	remote := gitserver.NewLocalRepo(t)
@@ -419,6 +419,7 @@ func TestOperationLeftRunningIsCompleted(t *testing.T) {
 // one of them to a second cluster registered through a cluster Secret, and
 // reads a custom Lua health check from argocd-cm.
 func TestHelmKustomizeAndSecondCluster(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	second, err := localcluster.Start(ctx, localcluster.Options{})
 	if err != nil {
@@ -494,6 +495,7 @@ return {status = "Progressing", message = "not ready yet"}`},
 }
 
 func TestRetryThenFailAndRollback(t *testing.T) {
+	localcluster.Need(t)
 	e := start(t)
 	ctx := context.Background()
 	remote := gitserver.NewLocalRepo(t)
@@ -584,6 +586,7 @@ func TestRetryThenFailAndRollback(t *testing.T) {
 // label application.instanceLabelKey names) and are found (and pruned) by
 // it.
 func TestLabelTracking(t *testing.T) {
+	localcluster.Need(t)
 	for _, key := range []string{"", "example.com/owner"} {
 		t.Run("instanceLabelKey="+key, func(t *testing.T) { labelTracking(t, key) })
 	}
@@ -592,6 +595,7 @@ func TestLabelTracking(t *testing.T) {
 // labelTracking syncs and prunes with label tracking by labelKey
 // (application.instanceLabelKey; "" for the default).
 func labelTracking(t *testing.T, labelKey string) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	if err := kube.InstallCRDs(ctx, testCluster.Config); err != nil {
 		t.Fatal(err)

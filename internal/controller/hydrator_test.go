@@ -15,12 +15,14 @@ import (
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestSourceHydratorSyncsTheHydratedBranch: an Application written for
 // Argo CD's source hydrator syncs, as Argo CD's controller does, what its
 // syncSource names (the hydrated branch and path), not its dry source.
 func TestSourceHydratorSyncsTheHydratedBranch(t *testing.T) {
+	localcluster.Need(t)
 	e := start(t)
 	ctx := context.Background()
 	dest := testCluster.NewNamespace(t)
@@ -60,6 +62,7 @@ func TestSourceHydratorSyncsTheHydratedBranch(t *testing.T) {
 // hydrated and synced in turn. A sync path at the repository's root fails
 // the hydration, shown in status.sourceHydrator.
 func TestSourceHydratorHydrates(t *testing.T) {
+	localcluster.Need(t)
 	ns := testCluster.NewNamespace(t)
 	c, err := kube.NewClient(testCluster.Config)
 	if err != nil {

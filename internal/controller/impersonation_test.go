@@ -13,6 +13,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestSyncImpersonation: with application.sync.impersonation.enabled, a
@@ -21,6 +22,7 @@ import (
 // refused by Kubernetes, and a destination no entry matches is refused
 // before anything is applied.
 func TestSyncImpersonation(t *testing.T) {
+	localcluster.Need(t)
 	e := start(t)
 	dest := testCluster.NewNamespace(t)
 	e.create(

@@ -12,6 +12,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestSyncLeftInJournalIsRecordedOnce starts a controller whose journal
@@ -20,6 +21,7 @@ import (
 // just before it stopped. The first is run and recorded with its start
 // time; the second is not run again; the journal ends empty.
 func TestSyncLeftInJournalIsRecordedOnce(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	c, ns := controlNamespace(t)
 	remote := gitserver.NewLocalRepo(t)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // gateHealth is a custom health check that keeps a ConfigMap labelled
@@ -65,6 +66,7 @@ func bigApp(n int) map[string]string {
 // operation is cleared, the hook ran once, and each app has one history
 // entry. While it runs, its progress is recorded in the status.
 func TestLongSyncFinishesOnce(t *testing.T) {
+	localcluster.Need(t)
 	const bigObjects = 5000
 	waveWait := 20 * time.Second
 	if testing.Short() {

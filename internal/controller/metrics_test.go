@@ -12,6 +12,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 func freeAddr(t *testing.T) string {
@@ -25,6 +26,7 @@ func freeAddr(t *testing.T) string {
 }
 
 func TestMetricsDescribeApplications(t *testing.T) {
+	localcluster.Need(t)
 	if err := kube.InstallCRDs(context.Background(), testCluster.Config); err != nil {
 		t.Fatal(err)
 	}

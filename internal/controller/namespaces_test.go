@@ -14,9 +14,11 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 func TestApplicationsInOtherNamespaces(t *testing.T) {
+	localcluster.Need(t)
 	if err := kube.InstallCRDs(context.Background(), testCluster.Config); err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/logbuf"
 	"github.com/capstan-cd/capstan/internal/testing/toolbin"
 )
@@ -29,6 +30,7 @@ import (
 // TestRespectIgnoreDifferencesKeepsLiveValues: with the sync option, a
 // sync of a new commit applies the ignored field with its live value.
 func TestRespectIgnoreDifferencesKeepsLiveValues(t *testing.T) {
+	localcluster.Need(t)
 	e := start(t)
 	ctx := context.Background()
 	remote := gitserver.NewLocalRepo(t)
@@ -69,6 +71,7 @@ func TestRespectIgnoreDifferencesKeepsLiveValues(t *testing.T) {
 // TestDeleteFalseSurvivesAppDeletion: a cascading delete of an app leaves
 // the objects marked Delete=false, as Argo CD does.
 func TestDeleteFalseSurvivesAppDeletion(t *testing.T) {
+	localcluster.Need(t)
 	e := start(t)
 	ctx := context.Background()
 	remote := gitserver.NewLocalRepo(t)
@@ -112,6 +115,7 @@ func TestDeleteFalseSurvivesAppDeletion(t *testing.T) {
 // every Deployment hides a replica change in the cluster; taken out of
 // argocd-cm (no restart), the change shows.
 func TestIgnoreDifferencesCustomization(t *testing.T) {
+	localcluster.Need(t)
 	e := start(t)
 	ctx := context.Background()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: e.ns},
@@ -187,6 +191,7 @@ spec:
 // live one the app tracks is not pruned, while the app's other objects
 // sync.
 func TestExcludedKindIsNeitherSyncedNorPruned(t *testing.T) {
+	localcluster.Need(t)
 	e := start(t)
 	ctx := context.Background()
 	if err := e.client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: e.ns},
@@ -247,6 +252,7 @@ func TestExcludedKindIsNeitherSyncedNorPruned(t *testing.T) {
 // TestSkipReconcile: an Application annotated skip-reconcile: "true" is
 // left alone (no status, nothing synced) until the annotation goes.
 func TestSkipReconcile(t *testing.T) {
+	localcluster.Need(t)
 	e := start(t)
 	ctx := context.Background()
 	remote := gitserver.NewLocalRepo(t)
@@ -275,6 +281,7 @@ func TestSkipReconcile(t *testing.T) {
 // sync waits, Running, naming it); one marked Delete=confirm outlives its
 // Application's deletion until approved the same way.
 func TestConfirmedDeletion(t *testing.T) {
+	localcluster.Need(t)
 	e := start(t)
 	ctx := context.Background()
 	remote := gitserver.NewLocalRepo(t)
@@ -348,6 +355,7 @@ func TestConfirmedDeletion(t *testing.T) {
 // takes the commit pushed to fix it; the same operation, retried,
 // succeeds on the new revision.
 func TestRetryRefresh(t *testing.T) {
+	localcluster.Need(t)
 	e := start(t)
 	remote := gitserver.NewLocalRepo(t)
 	remote.Commit(t, "broken", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndatta: {v: broken}\n"})
@@ -375,6 +383,7 @@ func TestRetryRefresh(t *testing.T) {
 // build: a kustomization using a file beside its directory fails until
 // --load-restrictor LoadRestrictionsNone is set, then syncs.
 func TestKustomizeBuildOptions(t *testing.T) {
+	localcluster.Need(t)
 	e := start(t)
 	ctx := context.Background()
 	remote := gitserver.NewLocalRepo(t)
@@ -402,6 +411,7 @@ func TestKustomizeBuildOptions(t *testing.T) {
 // comparison error with Argo CD's message; kustomize.buildOptions
 // --enable-helm inflates a kustomization's helmCharts.
 func TestKustomizeVersionsAndHelmCharts(t *testing.T) {
+	localcluster.Need(t)
 	e := start(t)
 	ctx := context.Background()
 	remote := gitserver.NewLocalRepo(t)
@@ -458,6 +468,7 @@ func (c *noCacheCounter) Render(ctx context.Context, req *repo.Request) (*repo.R
 // each Application is rendered afresh, past the manifest cache, once per
 // period and not on every reconcile.
 func TestHardResync(t *testing.T) {
+	localcluster.Need(t)
 	if err := kube.InstallCRDs(context.Background(), testCluster.Config); err != nil {
 		t.Fatal(err)
 	}
@@ -481,6 +492,7 @@ func TestHardResync(t *testing.T) {
 // argocd-cmd-params-cm Argo CD does not document (a misspelling) is logged
 // as ignored, once, however many reconciles follow.
 func TestUnknownArgoCDKeyLoggedOnce(t *testing.T) {
+	localcluster.Need(t)
 	if err := kube.InstallCRDs(context.Background(), testCluster.Config); err != nil {
 		t.Fatal(err)
 	}
@@ -516,6 +528,7 @@ func TestUnknownArgoCDKeyLoggedOnce(t *testing.T) {
 // refresh the Application (it stays Synced though the object drifted); a
 // change of another field does, and then the drift shows.
 func TestIgnoreResourceUpdates(t *testing.T) {
+	localcluster.Need(t)
 	if err := kube.InstallCRDs(context.Background(), testCluster.Config); err != nil {
 		t.Fatal(err)
 	}

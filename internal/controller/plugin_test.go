@@ -13,6 +13,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/repo/render/plugin"
 	"github.com/capstan-cd/capstan/internal/testing/cmpserver"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // greeter is a plugin sidecar's plugin.yaml: it prints a ConfigMap from its
@@ -53,6 +54,7 @@ spec:
 // once found by its discovery rules — and the controller syncs what it
 // printed.
 func TestConfigManagementPlugin(t *testing.T) {
+	localcluster.Need(t)
 	if err := kube.InstallCRDs(context.Background(), testCluster.Config); err != nil {
 		t.Fatal(err)
 	}

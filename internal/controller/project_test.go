@@ -12,6 +12,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // operationFailed waits for the app's operation to fail with a message
@@ -28,6 +29,7 @@ func (e *env) operationFailed(name, want string) {
 }
 
 func TestProjectResourceRestrictionsApplyNothing(t *testing.T) {
+	localcluster.Need(t)
 	e := start(t)
 	ctx := context.Background()
 	proj := &v1alpha1.AppProject{
@@ -71,6 +73,7 @@ func TestProjectResourceRestrictionsApplyNothing(t *testing.T) {
 }
 
 func TestSharedResource(t *testing.T) {
+	localcluster.Need(t)
 	e := start(t)
 	ctx := context.Background()
 	remote := gitserver.NewLocalRepo(t)
@@ -101,6 +104,7 @@ func TestSharedResource(t *testing.T) {
 }
 
 func TestOrphanedResourceWarning(t *testing.T) {
+	localcluster.Need(t)
 	e := start(t)
 	ctx := context.Background()
 	proj := &v1alpha1.AppProject{
@@ -152,6 +156,7 @@ func TestOrphanedResourceWarning(t *testing.T) {
 }
 
 func TestNamespacedClusterSecretLimitsWhatIsManaged(t *testing.T) {
+	localcluster.Need(t)
 	e := start(t)
 	dest, other := testCluster.NewNamespace(t), testCluster.NewNamespace(t)
 	e.create(&corev1.Secret{
@@ -182,6 +187,7 @@ func TestNamespacedClusterSecretLimitsWhatIsManaged(t *testing.T) {
 // tenant review: only the kind was checked, so an app of one team could
 // write into another's namespace), and nothing of the sync is applied.
 func TestObjectsOutsideTheProjectsNamespaces(t *testing.T) {
+	localcluster.Need(t)
 	e := start(t)
 	ctx := context.Background()
 	own, foreign := testCluster.NewNamespace(t), testCluster.NewNamespace(t)

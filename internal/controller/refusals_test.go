@@ -13,6 +13,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // waitCondition waits for a condition of type t whose message holds want,
@@ -38,6 +39,7 @@ func (e *env) waitCondition(name string, t v1alpha1.ApplicationConditionType, wa
 // would (no API server in between): each gets a ComparisonError naming
 // what is wrong, and nothing runs.
 func TestInjectingSourcesCreatedWithKubectl(t *testing.T) {
+	localcluster.Need(t)
 	e := start(t)
 	marker := filepath.Join(t.TempDir(), "pwned")
 	for i, src := range []v1alpha1.ApplicationSource{
@@ -69,6 +71,7 @@ func TestInjectingSourcesCreatedWithKubectl(t *testing.T) {
 // directory in Git: without allowEmpty nothing is deleted, and the app
 // says why with Argo CD's SyncError; restoring a file clears it.
 func TestAutomatedSyncNeverWipesOutAnApp(t *testing.T) {
+	localcluster.Need(t)
 	e := start(t)
 	ctx := context.Background()
 	remote := gitserver.NewLocalRepo(t)
@@ -115,6 +118,7 @@ func TestAutomatedSyncNeverWipesOutAnApp(t *testing.T) {
 // even without self-heal, which is how the image updater's argocd
 // write-back reaches the cluster.
 func TestSpecChangeIsSyncedAutomatically(t *testing.T) {
+	localcluster.Need(t)
 	e := start(t)
 	ctx := context.Background()
 	remote := gitserver.NewLocalRepo(t)

@@ -13,6 +13,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/repo/git"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // configMapApps creates n automated Applications, app-<i>, each one
@@ -58,6 +59,7 @@ func (e *env) waitRevision(n int, revision string) {
 }
 
 func TestRepositoryChangeIsDetectedOncePerRepository(t *testing.T) {
+	localcluster.Need(t)
 	if err := kube.InstallCRDs(context.Background(), testCluster.Config); err != nil {
 		t.Fatal(err)
 	}
@@ -89,6 +91,7 @@ func TestRepositoryChangeIsDetectedOncePerRepository(t *testing.T) {
 }
 
 func TestRepositoryIsPolled(t *testing.T) {
+	localcluster.Need(t)
 	if err := kube.InstallCRDs(context.Background(), testCluster.Config); err != nil {
 		t.Fatal(err)
 	}
@@ -109,6 +112,7 @@ func TestRepositoryIsPolled(t *testing.T) {
 // lists its files refreshes only the Applications whose
 // manifest-generate-paths it touches; a push without files refreshes all.
 func TestManifestGeneratePathsLimitTheWebhookRefresh(t *testing.T) {
+	localcluster.Need(t)
 	if err := kube.InstallCRDs(context.Background(), testCluster.Config); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/logbuf"
 )
 
@@ -59,6 +60,7 @@ func cmApp(t *testing.T, e *env, name, repoURL, path string, dest v1alpha1.Appli
 }
 
 func TestShardsSplitClusters(t *testing.T) {
+	localcluster.Need(t)
 	if err := kube.InstallCRDs(context.Background(), testCluster.Config); err != nil {
 		t.Fatal(err)
 	}
@@ -110,6 +112,7 @@ func TestShardsSplitClusters(t *testing.T) {
 }
 
 func TestStandbyTakesOver(t *testing.T) {
+	localcluster.Need(t)
 	if err := kube.InstallCRDs(context.Background(), testCluster.Config); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/gpgkey"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestSignatureKeys: in a project with signatureKeys, an unsigned commit
@@ -20,6 +21,7 @@ import (
 // but not in the project's list too, and a commit signed with an allowed
 // key syncs.
 func TestSignatureKeys(t *testing.T) {
+	localcluster.Need(t)
 	e := start(t)
 	allowed, held, stranger := gpgkey.New(t, "allowed"), gpgkey.New(t, "held"), gpgkey.New(t, "stranger")
 	e.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.GPGKeysConfigMap, Namespace: e.ns},
@@ -64,6 +66,7 @@ func TestSignatureKeys(t *testing.T) {
 // commits signed with one of the policy's keys, with Argo CD's GIT/GPG
 // messages.
 func TestSourceIntegrity(t *testing.T) {
+	localcluster.Need(t)
 	e := start(t)
 	allowed, held := gpgkey.New(t, "allowed"), gpgkey.New(t, "held")
 	e.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.GPGKeysConfigMap, Namespace: e.ns},
@@ -137,6 +140,7 @@ func TestIntegrityPolicy(t *testing.T) {
 // (signed by an allowed key, with the Argocd-gpg-seal trailer) vouches
 // for it; a later commit by a key the policy does not allow is refused.
 func TestSourceIntegrityStrict(t *testing.T) {
+	localcluster.Need(t)
 	e := start(t)
 	allowed, held := gpgkey.New(t, "allowed"), gpgkey.New(t, "held")
 	e.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.GPGKeysConfigMap, Namespace: e.ns},

@@ -24,8 +24,11 @@ func TestStatusPatchTurnsBaseIntoNext(t *testing.T) {
 	for name, change := range map[string]func(*v1alpha1.Application){
 		"status":           func(a *v1alpha1.Application) { a.Status.Sync.Status = v1alpha1.SyncStatusCodeSynced },
 		"refresh answered": func(a *v1alpha1.Application) { delete(a.Annotations, v1alpha1.AnnotationRefresh) },
-		"operation ended":  func(a *v1alpha1.Application) { a.Operation = nil; a.Status.Health.Status = v1alpha1.HealthStatusHealthy },
-		"nothing":          func(*v1alpha1.Application) {},
+		"operation ended": func(a *v1alpha1.Application) {
+			a.Operation = nil
+			a.Status.Health.Status = v1alpha1.HealthStatusHealthy
+		},
+		"nothing": func(*v1alpha1.Application) {},
 	} {
 		t.Run(name, func(t *testing.T) {
 			next := base.DeepCopy()

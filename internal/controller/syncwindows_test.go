@@ -15,6 +15,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/project"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestSyncWindows: an open deny window keeps automated syncs from
@@ -23,6 +24,7 @@ import (
 // wait; once the project drops the window, everything syncs at once (a
 // project change is acted on without waiting for the resync).
 func TestSyncWindows(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	if err := kube.InstallCRDs(ctx, testCluster.Config); err != nil {
 		t.Fatal(err)

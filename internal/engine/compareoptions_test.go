@@ -13,6 +13,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/engine"
 	"github.com/capstan-cd/capstan/internal/engine/tracking"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestCompareCustomResourceBeforeItsDefinition: a custom resource whose
@@ -20,6 +21,7 @@ import (
 // and OutOfSync until its kind is served, not a comparison error; one
 // whose kind nobody defines is an error naming the kind.
 func TestCompareCustomResourceBeforeItsDefinition(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	ns := kubeCluster.NewNamespace(t)
 	group := ns + ".capstan.io"
@@ -71,6 +73,7 @@ func TestCompareCustomResourceBeforeItsDefinition(t *testing.T) {
 // compare-options: IgnoreExtraneous is listed to prune but leaves the
 // Application Synced; without it the Application is OutOfSync.
 func TestCompareIgnoreExtraneous(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	ns := kubeCluster.NewNamespace(t)
 	cs := kubernetes.NewForConfigOrDie(kubeCluster.Config)

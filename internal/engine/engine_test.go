@@ -59,6 +59,7 @@ func createLive(t testing.TB, cs kubernetes.Interface, namespace, name, app stri
 // both see the same drift, the same ignored difference, the same missing
 // object and the same object to prune.
 func TestWatchedAndDirectCompareAlike(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	ns := kubeCluster.NewNamespace(t)
 	cs := kubernetes.NewForConfigOrDie(kubeCluster.Config)
@@ -111,6 +112,7 @@ func TestWatchedAndDirectCompareAlike(t *testing.T) {
 // keep a destination's clients; new ones (cluster rotate-auth) replace
 // them and stop the old watches.
 func TestDestinationsMakeNewClientsForNewCredentials(t *testing.T) {
+	localcluster.Need(t)
 	dests := engine.NewDestinations(engine.DestinationOptions{})
 	defer dests.Stop()
 	c := inCluster()
@@ -133,6 +135,7 @@ func TestDestinationsMakeNewClientsForNewCredentials(t *testing.T) {
 }
 
 func TestDestinationManages(t *testing.T) {
+	localcluster.Need(t)
 	c := inCluster()
 	c.Namespaces = []string{"shop"}
 	dest, err := engine.NewDestinations(engine.DestinationOptions{}).Get(c)

@@ -44,6 +44,7 @@ var installOnce struct {
 
 // installed installs the CRDs once for the whole package.
 func installed(t *testing.T) {
+	localcluster.Need(t)
 	t.Helper()
 	installOnce.Do(func() { installOnce.err = InstallCRDs(context.Background(), cluster.Config) })
 	if installOnce.err != nil {
@@ -76,6 +77,7 @@ func readFixture(t *testing.T, name string) []*unstructured.Unstructured {
 
 // apply server-side applies obj into namespace ns and returns the live object.
 func apply(t *testing.T, obj *unstructured.Unstructured, ns string) (*unstructured.Unstructured, error) {
+	localcluster.Need(t)
 	t.Helper()
 	dyn := dynamic.NewForConfigOrDie(cluster.Config)
 	gvk := obj.GroupVersionKind()
@@ -113,8 +115,12 @@ func normalize(t *testing.T, v any) any {
 }
 
 func TestInstallCRDsIsIdempotentAndServesArgoCDNames(t *testing.T) {
+	localcluster.Need(
+
+		// A second install of the same CRDs changes nothing and does not fail.
+		t)
 	installed(t)
-	// A second install of the same CRDs changes nothing and does not fail.
+
 	if err := InstallCRDs(context.Background(), cluster.Config); err != nil {
 		t.Fatalf("second install: %v", err)
 	}
@@ -154,6 +160,7 @@ func TestInstallCRDsIsIdempotentAndServesArgoCDNames(t *testing.T) {
 // and a kitchen-sink Application, and reads them back: no annotation and no
 // spec field may be lost, by the schema or by the Go types.
 func TestSeedApplicationsRoundTrip(t *testing.T) {
+	localcluster.Need(t)
 	installed(t)
 	ns := cluster.NewNamespace(t)
 	c, err := NewClient(cluster.Config)
@@ -204,6 +211,7 @@ func TestSeedApplicationsRoundTrip(t *testing.T) {
 // TestSeed003ClusterSecretAndProject applies seed 003's cluster Secret and an
 // AppProject that deploys to it.
 func TestSeed003ClusterSecretAndProject(t *testing.T) {
+	localcluster.Need(t)
 	installed(t)
 	ns := cluster.NewNamespace(t)
 	c, err := NewClient(cluster.Config)
@@ -259,6 +267,7 @@ func TestSeed003ClusterSecretAndProject(t *testing.T) {
 // Applications with fields of the wrong type or missing required fields, and
 // that the error names the field.
 func TestMalformedApplicationsAreRejected(t *testing.T) {
+	localcluster.Need(t)
 	installed(t)
 	ns := cluster.NewNamespace(t)
 	base := readFixture(t, "seed004-applications.yaml")[1]
@@ -322,6 +331,7 @@ func TestMalformedApplicationsAreRejected(t *testing.T) {
 // object, as in Argo CD's CRD (no status subresource), and that a user
 // applying a spec with server-side apply leaves it alone.
 func TestStatusIsWrittenWithTheObject(t *testing.T) {
+	localcluster.Need(t)
 	installed(t)
 	ns := cluster.NewNamespace(t)
 	c, err := NewClient(cluster.Config)

@@ -7,11 +7,15 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestIndexFollowsTheInformer: an Index holds what its informer holds,
 // as the informer's own pointers, through adds and deletes.
 func TestIndexFollowsTheInformer(t *testing.T) {
+	localcluster.Need(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ns := "index-follows"
@@ -45,7 +49,7 @@ func TestIndexFollowsTheInformer(t *testing.T) {
 	if err := direct.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: ns}}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the index drops a and holds c", func() bool { got := names(); return !got["a"] && got["b"] && got["c"] })
+	eventually.True(t, "the index drops a and holds c", func() bool { got := names(); return !got["a"] && got["b"] && got["c"] })
 	// Following again adds no second handler.
 	if err := follow(); err != nil {
 		t.Fatal(err)

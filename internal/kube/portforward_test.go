@@ -1,6 +1,8 @@
 package kube
 
 import (
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+
 	"context"
 	"errors"
 	"io"
@@ -16,6 +18,7 @@ import (
 // TestPortForward reaches a server on this machine through a port forward
 // to a pod of the local cluster's fake node, which kwok sends on to it.
 func TestPortForward(t *testing.T) {
+	localcluster.Need(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	ns := cluster.NewNamespace(t)

@@ -11,12 +11,16 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestSharedCacheViews: components reading one shared cache see the same
 // objects, and a component that stops (its view's Start returns) leaves no
 // event handler behind, while the others keep theirs.
 func TestSharedCacheViews(t *testing.T) {
+	localcluster.Need(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ns := "shared-cache"
@@ -50,7 +54,7 @@ func TestSharedCacheViews(t *testing.T) {
 	if err := direct.Create(ctx, cm); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "both components see the ConfigMap", func() bool { return seen[0].Load() > 0 && seen[1].Load() > 0 })
+	eventually.True(t, "both components see the ConfigMap", func() bool { return seen[0].Load() > 0 && seen[1].Load() > 0 })
 
 	// The first component stops: its handler goes, the second's stays.
 	stopFirst()
@@ -69,7 +73,7 @@ func TestSharedCacheViews(t *testing.T) {
 		if err := direct.Update(ctx, cm); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the second component sees the change", func() bool { return seen[1].Load() > second })
+		eventually.True(t, "the second component sees the change", func() bool { return seen[1].Load() > second })
 		// Had the first handler stayed, it would be told within moments too.
 		time.Sleep(200 * time.Millisecond)
 		if round == 0 {
@@ -84,6 +88,7 @@ func TestSharedCacheViews(t *testing.T) {
 // TestSharedCacheForgetsRemovedHandlers: a handler removed by its
 // component (a stream that ends) is not held by the view.
 func TestSharedCacheForgetsRemovedHandlers(t *testing.T) {
+	localcluster.Need(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	shared, err := NewSharedCache(cluster.Config, SharedCacheOptions{Namespace: "default"})
@@ -113,6 +118,7 @@ func TestSharedCacheForgetsRemovedHandlers(t *testing.T) {
 // startShared creates namespace ns and returns a client and a started
 // shared cache of it.
 func startShared(t *testing.T, ctx context.Context, ns string) (client.Client, *SharedCache) {
+	localcluster.Need(t)
 	t.Helper()
 	direct, err := NewClient(cluster.Config)
 	if err != nil {
@@ -135,16 +141,4 @@ func handlersOf(view ctrlcache.Cache) int {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return len(v.handlers)
-}
-
-// waitFor polls cond for up to a minute.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/notifications"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/mailserver"
@@ -67,21 +68,10 @@ func (l testLog) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// eventually polls cond until it returns "" or 30 seconds pass.
-func eventually(t *testing.T, what string, cond func() string) {
-	t.Helper()
-	var last string
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if last = cond(); last == "" {
-			return
-		}
-	}
-	t.Fatalf("%s: %s", what, last)
-}
-
 // runController runs the notifications controller on ns until stop is
 // called.
 func runController(t *testing.T, ns string, commits notifications.CommitReader) (stop func()) {
+	localcluster.Need(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -111,6 +101,7 @@ func runController(t *testing.T, ns string, commits notifications.CommitReader) 
 // new revision is told again, a restarted controller tells nothing twice,
 // and a template edited in the ConfigMap applies without a restart.
 func TestNotifiesThroughWebhookAndEmail(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	if err := kube.InstallCRDs(ctx, testCluster.Config); err != nil {
 		t.Fatal(err)
@@ -197,13 +188,13 @@ webhook:
 		time.Sleep(25 * time.Millisecond)
 	}
 
-	eventually(t, "the webhook", func() string {
+	eventually.String(t, "the webhook", func() string {
 		if got := h.got(); len(got) != 1 || got[0] != "POST /t0ken/guestbook Add the guestbook" {
 			return strings.Join(got, " | ")
 		}
 		return ""
 	})
-	eventually(t, "the mail", func() string {
+	eventually.String(t, "the mail", func() string {
 		msgs := mail.Messages(t)
 		if len(msgs) != 1 || msgs[0].Subject != "guestbook synced" || len(msgs[0].To) != 1 || msgs[0].To[0] != "ops@example.com" ||
 			strings.TrimSpace(msgs[0].Text) != "guestbook synced to "+first {
@@ -211,7 +202,7 @@ webhook:
 		}
 		return ""
 	})
-	eventually(t, "the notified annotation", func() string {
+	eventually.String(t, "the notified annotation", func() string {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(app), app); err != nil {
 			return err.Error()
 		}
@@ -244,7 +235,7 @@ webhook:
 	time.Sleep(time.Second) // the cache sees the edit first
 	second := repoDemo.Commit(t, "Scale the guestbook", map[string]string{"guestbook/cm.yaml": "kind: ConfigMap\nmetadata: {}\n"})
 	synced(second)
-	eventually(t, "the second revision", func() string {
+	eventually.String(t, "the second revision", func() string {
 		msgs := mail.Messages(t)
 		if got := h.got(); len(got) != 2 || got[1] != "POST /t0ken/guestbook Scale the guestbook" || len(msgs) != 2 ||
 			strings.TrimSpace(msgs[0].Text) != "guestbook now at "+second {

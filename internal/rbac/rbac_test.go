@@ -45,6 +45,7 @@ func run(t *testing.T, e *Enforcer, checks []check) {
 }
 
 func TestSeed002PolicyFromTheCluster(t *testing.T) {
+	localcluster.Need(t)
 	c, err := kube.NewClient(cluster.Config)
 	if err != nil {
 		t.Fatal(err)

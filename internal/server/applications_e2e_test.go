@@ -24,11 +24,13 @@ import (
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // startWithController runs a Server and, in the same namespace, a
 // controller, as capstan run does.
 func startWithController(t *testing.T) *fixture {
+	localcluster.Need(t)
 	t.Helper()
 	if err := kube.InstallCRDs(context.Background(), kubeCluster.Config); err != nil {
 		t.Fatal(err)
@@ -42,6 +44,7 @@ func startWithController(t *testing.T) *fixture {
 // test ends, with the periodic refresh and the repository poll an hour
 // away; changes, if set, takes pushed repository URLs as from webhooks.
 func runController(tb testing.TB, ns string, renderer repo.Renderer, changes <-chan repo.Change) {
+	localcluster.Need(tb)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -95,6 +98,7 @@ func configMap(v string) string {
 // resource tree with owned objects, live objects and events, history and
 // rollback, the event stream, edits and terminating a running sync.
 func TestApplicationLifecycle(t *testing.T) {
+	localcluster.Need(t)
 	f := startWithController(t)
 	ctx := context.Background()
 	dest := kubeCluster.NewNamespace(t)

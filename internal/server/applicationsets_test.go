@@ -9,12 +9,14 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
 // TestApplicationSetAPI creates, reads, lists and deletes ApplicationSets
 // through Argo CD's REST paths, with RBAC on the template's project.
 func TestApplicationSetAPI(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	f := start(t, false)
 	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},

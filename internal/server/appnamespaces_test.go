@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestApplicationNamespacesServed: Applications outside the control
@@ -18,6 +19,7 @@ import (
 // API does. A namespace not enabled shows nothing and changes nothing,
 // even to an admin.
 func TestApplicationNamespacesServed(t *testing.T) {
+	localcluster.Need(t)
 	enabled, disabled := kubeCluster.NewNamespace(t), kubeCluster.NewNamespace(t)
 	f := serve(t, Options{Insecure: true, ApplicationNamespaces: []string{enabled}}, true)
 	token := f.adminToken()

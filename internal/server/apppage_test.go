@@ -11,6 +11,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 func TestPageTake(t *testing.T) {
@@ -54,6 +55,7 @@ func TestPageTake(t *testing.T) {
 // TestApplicationListPages: limit and continue page through the list in
 // its order; bad ones are refused.
 func TestApplicationListPages(t *testing.T) {
+	localcluster.Need(t)
 	f := serve(t, Options{Insecure: true}, true)
 	token := f.adminToken()
 	ctx := context.Background()

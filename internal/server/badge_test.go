@@ -12,6 +12,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
@@ -19,6 +20,7 @@ import (
 // statusbadge.enabled, then shows an app's health and sync (and
 // revision), a project's apps together, and Not Found for others.
 func TestBadge(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	f := start(t, false)
 	get := func(query string) (int, string, http.Header) {
@@ -84,6 +86,7 @@ func containsAll(s string, parts []string) bool {
 
 // TestSwaggerServed: /swagger.json and /swagger-ui need no login.
 func TestSwaggerServed(t *testing.T) {
+	localcluster.Need(t)
 	f := start(t, false)
 	var doc struct {
 		Swagger string

@@ -15,6 +15,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/cluster"
 	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
@@ -24,6 +25,7 @@ import (
 // needs update there; invalidate-cache records the request on its Secret,
 // as Argo CD's, and in-cluster gets a Secret when it is first changed.
 func TestClusterUpdateAndInvalidateCache(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	f := start(t, false)
 	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},

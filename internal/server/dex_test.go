@@ -11,6 +11,7 @@ import (
 
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/dexserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/loopback"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
@@ -21,7 +22,10 @@ import (
 // browser reaches Dex through the /api/dex proxy, the server redeems the
 // code with Dex directly, and Dex's groups map to roles.
 func TestSSOThroughBundledDex(t *testing.T) {
-	// Dex listens on Argo CD's ports, on an address of its own.
+	localcluster.
+		// Dex listens on Argo CD's ports, on an address of its own.
+		Need(t)
+
 	dexHost := loopback.Address()
 	f := startWith(t, Options{Insecure: true, Dex: DexServer{Address: dexHost + ":5556", Plaintext: true}})
 	ctx := context.Background()

@@ -17,6 +17,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/argoapi"
 	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
@@ -93,6 +94,7 @@ func (c *rpcClient) call(procedure, reqJSON string, out any) error {
 // NotFound, a call without a token refused, can-i, and a watch that sees
 // a sync start.
 func TestRPCOverGRPCAndGRPCWeb(t *testing.T) {
+	localcluster.Need(t)
 	for _, tc := range []struct {
 		name     string
 		insecure bool
@@ -194,6 +196,7 @@ func TestRPCOverGRPCAndGRPCWeb(t *testing.T) {
 // TestRPCManagesProjectsRepositoriesClustersAndTokens covers the methods
 // that change settings, over gRPC (h2c).
 func TestRPCManagesProjectsRepositoriesClustersAndTokens(t *testing.T) {
+	localcluster.Need(t)
 	f := start(t, true)
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.Protocols = new(http.Protocols)

@@ -12,12 +12,14 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestHeadlessServer checks the server the CLI's --core mode runs: every
 // request is the administrator's without a session, and the install's
 // settings are left as they are.
 func TestHeadlessServer(t *testing.T) {
+	localcluster.Need(t)
 	f := startWith(t, Options{Insecure: true, Headless: true})
 	var info userInfo
 	if code := f.call(http.MethodGet, "/api/v1/session/userinfo", "", "", &info); code != http.StatusOK || !info.LoggedIn || info.Username != headlessUser {

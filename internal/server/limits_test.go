@@ -1,6 +1,8 @@
 package server
 
 import (
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+
 	"bufio"
 	"fmt"
 	"io"
@@ -41,6 +43,7 @@ func readStatus(t *testing.T, conn net.Conn) int {
 }
 
 func TestRequestBodiesAreBounded(t *testing.T) {
+	localcluster.Need(t)
 	f := start(t, true)
 	// A user name longer than Argo CD's 32 bytes, and a login body far
 	// larger than any real one.
@@ -89,6 +92,7 @@ func TestRequestBodiesAreBounded(t *testing.T) {
 }
 
 func TestUnauthenticatedCallersShareABudget(t *testing.T) {
+	localcluster.Need(t)
 	f := start(t, true)
 	token := f.adminToken()
 	// Requests without a session that hold their bodies open use up the

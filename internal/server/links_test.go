@@ -11,6 +11,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
@@ -20,6 +21,7 @@ import (
 // the global project that selects it, which its apps are held to; the
 // API's own actions show as Events of the app and the project.
 func TestDeepLinksGlobalProjectsAndEvents(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // BenchmarkListApplications measures what a dashboard full of users costs:
@@ -30,6 +31,7 @@ import (
 //
 //	go test ./internal/server -run '^$' -bench ListApplications -benchtime 20x
 func BenchmarkListApplications(b *testing.B) {
+	localcluster.Need(b)
 	const concurrent = 50
 	bs := startBenchServer(b, *benchApps)
 	hc := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: concurrent}}

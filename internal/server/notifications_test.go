@@ -9,12 +9,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
 // TestNotificationLists: Argo CD's NotificationService lists the names
 // argocd-notifications-cm defines, to a signed-in user only.
 func TestNotificationLists(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	f := start(t, false)
 	token := f.adminToken()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/dexserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
@@ -24,6 +25,7 @@ import (
 // the authorization-code flow and PKCE, and checks that the group in the
 // ID token maps to a role through argocd-rbac-cm.
 func TestSSOLoginThroughDex(t *testing.T) {
+	localcluster.Need(t)
 	f := start(t, true)
 	ctx := context.Background()
 	dex := f.withDex()

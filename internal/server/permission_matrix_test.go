@@ -19,6 +19,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
@@ -73,6 +74,7 @@ type matrix struct {
 }
 
 func newMatrix(t *testing.T) *matrix {
+	localcluster.Need(t)
 	t.Helper()
 	f := start(t, true)
 	ctx := context.Background()
@@ -388,6 +390,7 @@ func (m *matrix) deleteCluster(server string) func() {
 // status with the row's; no answer may hold a planted secret; and every
 // registered route has a row.
 func TestPermissionMatrix(t *testing.T) {
+	localcluster.Need(t)
 	m := newMatrix(t)
 	rows := m.rows()
 	covered := map[string]bool{}

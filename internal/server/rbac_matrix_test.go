@@ -16,6 +16,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/session"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
@@ -25,6 +26,7 @@ import (
 // and no token, an expired token and a forged one. The RPC methods make
 // these same calls (grpc.go), so they answer alike.
 func TestRBACMatrix(t *testing.T) {
+	localcluster.Need(t)
 	f := start(t, true)
 	ctx := context.Background()
 	for _, obj := range []client.Object{

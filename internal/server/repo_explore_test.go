@@ -13,6 +13,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
@@ -21,6 +22,7 @@ import (
 // of a revision, a chart's details, an app's commit metadata; a caller
 // without repositories get is refused.
 func TestExploreRepositories(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	f := start(t, false)
 	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},

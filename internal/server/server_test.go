@@ -62,6 +62,7 @@ func startCached(t testing.TB) *fixture {
 }
 
 func serve(t testing.TB, opts Options, cached bool) *fixture {
+	localcluster.Need(t)
 	t.Helper()
 	insecure := opts.Insecure
 	ctx, cancel := context.WithCancel(context.Background())
@@ -162,6 +163,7 @@ func (f *fixture) initialPassword() string {
 }
 
 func TestTLSVersionAndRedirect(t *testing.T) {
+	localcluster.Need(t)
 	f := start(t, false)
 	var v map[string]string
 	if code := f.call("GET", "/api/version", "", "", &v); code != 200 || v["Version"] == "" {
@@ -189,6 +191,7 @@ func TestTLSVersionAndRedirect(t *testing.T) {
 }
 
 func TestLoginSessionsAndAPIKeys(t *testing.T) {
+	localcluster.Need(t)
 	f := start(t, false)
 	var failed map[string]any
 	if code := f.call("POST", "/api/v1/session", `{"username":"admin","password":"wrong"}`, "", &failed); code != 401 || failed["code"] != float64(16) {
@@ -247,6 +250,7 @@ func TestLoginSessionsAndAPIKeys(t *testing.T) {
 }
 
 func TestInsecureServesPlainHTTP(t *testing.T) {
+	localcluster.Need(t)
 	f := start(t, true)
 	var v map[string]string
 	if code := f.call("GET", "/api/version", "", "", &v); code != 200 || v["Version"] == "" {
@@ -255,6 +259,7 @@ func TestInsecureServesPlainHTTP(t *testing.T) {
 }
 
 func TestApplicationsFollowRBAC(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
 		t.Fatal(err)
@@ -322,6 +327,7 @@ func TestApplicationsFollowRBAC(t *testing.T) {
 }
 
 func TestSyncAndDelete(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
 		t.Fatal(err)
@@ -387,6 +393,7 @@ func TestSyncAndDelete(t *testing.T) {
 }
 
 func TestCreateApplication(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
 		t.Fatal(err)
@@ -421,6 +428,7 @@ func TestCreateApplication(t *testing.T) {
 }
 
 func TestAccountsAndTokens(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	f := start(t, false)
 	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
@@ -470,6 +478,7 @@ func TestAccountsAndTokens(t *testing.T) {
 }
 
 func TestPasswordChangeEndsOlderSessions(t *testing.T) {
+	localcluster.Need(t)
 	f := start(t, false)
 	var login map[string]string
 	old := f.initialPassword()
@@ -501,6 +510,7 @@ func TestPasswordChangeEndsOlderSessions(t *testing.T) {
 }
 
 func TestProjects(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
 		t.Fatal(err)
@@ -552,6 +562,7 @@ func TestProjects(t *testing.T) {
 // TestHealthzAndLogout: /healthz answers ok without a session, and
 // /api/logout drops the session cookie and sends the browser to /login.
 func TestHealthzAndLogout(t *testing.T) {
+	localcluster.Need(t)
 	f := start(t, false)
 	resp := f.send(context.Background(), http.MethodGet, "/healthz", "", "")
 	data, _ := io.ReadAll(resp.Body)
@@ -576,6 +587,7 @@ func TestHealthzAndLogout(t *testing.T) {
 // TestSessionDuration: users.session.duration in argocd-cm sets how long
 // a login's token lasts; without it, 24 hours.
 func TestSessionDuration(t *testing.T) {
+	localcluster.Need(t)
 	f := start(t, true)
 	expiresIn := func() time.Duration {
 		t.Helper()
@@ -605,6 +617,7 @@ func TestSessionDuration(t *testing.T) {
 // session in, as policy.default alone allows; a bad token is still
 // refused, and without the setting no session is refused.
 func TestAnonymousUsers(t *testing.T) {
+	localcluster.Need(t)
 	f := start(t, true)
 	ctx := context.Background()
 	if code := f.call("GET", "/api/v1/applications", "", "", nil); code != http.StatusUnauthorized {
@@ -633,6 +646,7 @@ func TestAnonymousUsers(t *testing.T) {
 // TestPasswordPattern: argocd-cm's passwordPattern decides which new
 // passwords are accepted, with Argo CD's message.
 func TestPasswordPattern(t *testing.T) {
+	localcluster.Need(t)
 	f := start(t, true)
 	var login map[string]string
 	old := f.initialPassword()
@@ -654,6 +668,7 @@ func TestPasswordPattern(t *testing.T) {
 // TestPublicSettings: argocd-cm's public settings reach GET
 // /api/v1/settings under Argo CD's names, with its defaults.
 func TestPublicSettings(t *testing.T) {
+	localcluster.Need(t)
 	f := start(t, true)
 	var got map[string]any
 	f.call("GET", "/api/v1/settings", "", "", &got)

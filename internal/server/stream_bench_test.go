@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // BenchmarkApplicationStreams measures a dashboard full of open pages:
@@ -25,6 +26,7 @@ import (
 //
 //	go test ./internal/server -run '^$' -bench ApplicationStreams -benchtime 1x [-args -bench.apps=10000]
 func BenchmarkApplicationStreams(b *testing.B) {
+	localcluster.Need(b)
 	const streams, changes = 100, 1000
 	bs := startBenchServer(b, *benchApps)
 	f := &fixture{t: b, c: bs.direct, ns: bs.ns, srv: bs.srv, base: bs.base, client: &http.Client{Timeout: time.Minute}}

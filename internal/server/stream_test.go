@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // applicationEvent is one message of the stream, in Argo CD's shape.
@@ -101,6 +102,7 @@ func (r *streamReader) sawEach(want map[string]string) bool {
 // server's namespace follow its informer cache, starting no watch of
 // their own.
 func TestStalledWatcherHoldsUpNoOther(t *testing.T) {
+	localcluster.Need(t)
 	f := startCached(t)
 	token := f.adminToken()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -154,6 +156,7 @@ func TestStalledWatcherHoldsUpNoOther(t *testing.T) {
 // the server's cache does not hold: the streams share one informer,
 // started by the first and stopped after the last.
 func TestStreamOfAnotherNamespace(t *testing.T) {
+	localcluster.Need(t)
 	other := kubeCluster.NewNamespace(t)
 	f := serve(t, Options{Insecure: true, ApplicationNamespaces: []string{other}}, true)
 	token := f.adminToken()
@@ -193,6 +196,7 @@ func TestStreamOfAnotherNamespace(t *testing.T) {
 // TestApplicationListFields lists Applications through the server with
 // the web UI's kind of field selection.
 func TestApplicationListFields(t *testing.T) {
+	localcluster.Need(t)
 	f := startCached(t)
 	token := f.adminToken()
 	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "listed", Namespace: f.ns}, Spec: v1alpha1.ApplicationSpec{

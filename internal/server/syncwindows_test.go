@@ -10,12 +10,14 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/project"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestSyncWindowsThroughTheAPI: an open deny window refuses a manual sync
 // with Argo CD's PermissionDenied answer, unless it allows manual syncs;
 // the app's and the project's syncwindows views show what applies.
 func TestSyncWindowsThroughTheAPI(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
@@ -38,6 +39,7 @@ type tenants struct {
 }
 
 func newTenants(t *testing.T, files map[string]string) *tenants {
+	localcluster.Need(t)
 	t.Helper()
 	f := start(t, true)
 	ctx := context.Background()
@@ -82,6 +84,7 @@ func newTenants(t *testing.T, files map[string]string) *tenants {
 }
 
 func TestServerSideDiffReadsOnlyManagedResources(t *testing.T) {
+	localcluster.Need(t)
 	tn := newTenants(t, nil)
 	ctx := context.Background()
 	secretCM := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "elsewhere", Namespace: tn.other}, Data: map[string]string{"password": "hunter2"}}
@@ -114,6 +117,7 @@ func TestServerSideDiffReadsOnlyManagedResources(t *testing.T) {
 }
 
 func TestClusterTokensNeverShown(t *testing.T) {
+	localcluster.Need(t)
 	tn := newTenants(t, nil)
 	spec := `{"server":"https://probe.example.com","name":"probe","config":{"bearerToken":"s3cr3t-token"}}`
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cluster-probe", Namespace: tn.ns,
@@ -138,6 +142,7 @@ func TestClusterTokensNeverShown(t *testing.T) {
 }
 
 func TestManifestsMaskSecrets(t *testing.T) {
+	localcluster.Need(t)
 	tn := newTenants(t, map[string]string{"x/secret.yaml": `apiVersion: v1
 kind: Secret
 metadata:
@@ -163,6 +168,7 @@ data: {password: ZW5jb2RlZC12YWx1ZQ==}
 }
 
 func TestRoleGroupCannotInjectPolicy(t *testing.T) {
+	localcluster.Need(t)
 	tn := newTenants(t, nil)
 	ctx := context.Background()
 	hostile := "x, proj:team-a:ci\ng, proj:team-a:ci, role:admin\ng, y"
@@ -196,6 +202,7 @@ func TestRoleGroupCannotInjectPolicy(t *testing.T) {
 }
 
 func TestAppDetailsNeedsTheApp(t *testing.T) {
+	localcluster.Need(t)
 	tn := newTenants(t, map[string]string{"x/Chart.yaml": "apiVersion: v2\nname: x\nversion: 1.0.0\n", "x/values.yaml": "password: in-values\n",
 		"other/Chart.yaml": "apiVersion: v2\nname: o\nversion: 1.0.0\n", "other/values.yaml": "password: other-team\n"})
 	ctx := context.Background()
@@ -237,6 +244,7 @@ func TestAppDetailsNeedsTheApp(t *testing.T) {
 }
 
 func TestValidateNeverSendsStoredCredentialsToAChosenProxy(t *testing.T) {
+	localcluster.Need(t)
 	tn := newTenants(t, nil)
 	ctx := context.Background()
 	var hits atomic.Int64
@@ -279,6 +287,7 @@ func TestValidateNeverSendsStoredCredentialsToAChosenProxy(t *testing.T) {
 }
 
 func TestValidateFalseKeepsProjectChecks(t *testing.T) {
+	localcluster.Need(t)
 	tn := newTenants(t, nil)
 	forbidden := fmt.Sprintf(`{"metadata":{"name":"sneaky"},"spec":{"project":"team-a","destination":{"server":"https://kubernetes.default.svc","namespace":%q},`+
 		`"source":{"repoURL":%q,"path":"x"}}}`, tn.other, tn.remote.URL)
@@ -292,6 +301,7 @@ func TestValidateFalseKeepsProjectChecks(t *testing.T) {
 }
 
 func TestPatchCannotSetOperation(t *testing.T) {
+	localcluster.Need(t)
 	tn := newTenants(t, nil)
 	patch := `{"patch":"{\"operation\":{\"initiatedBy\":{\"username\":\"admin\"},\"sync\":{\"syncOptions\":[\"Replace=true\"]}},\"metadata\":{\"labels\":{\"x\":\"y\"}}}"}`
 	if code := tn.call("PATCH", "/api/v1/applications/a1", patch, tn.teamA, nil); code != 200 {
@@ -307,6 +317,7 @@ func TestPatchCannotSetOperation(t *testing.T) {
 }
 
 func TestCookieRequestsMustComeFromThisServer(t *testing.T) {
+	localcluster.Need(t)
 	tn := newTenants(t, nil)
 	newApp := func(name string) string {
 		return fmt.Sprintf(`{"metadata":{"name":%q},"spec":{"project":"team-b","destination":{"server":"https://kubernetes.default.svc","namespace":%q},"source":{"repoURL":%q,"path":"x"}}}`,
@@ -415,6 +426,7 @@ func (tn *tenants) manage(t *testing.T, objs ...client.Object) {
 }
 
 func TestActionsCreateOnlyWhatTheProjectAllows(t *testing.T) {
+	localcluster.Need(t)
 	tn := newTenants(t, nil)
 	ctx := context.Background()
 	proj := &v1alpha1.AppProject{}
@@ -448,6 +460,7 @@ func TestActionsCreateOnlyWhatTheProjectAllows(t *testing.T) {
 }
 
 func TestResourceChangesActAsTheSyncs(t *testing.T) {
+	localcluster.Need(t)
 	tn := newTenants(t, nil)
 	ctx := context.Background()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm", Namespace: tn.destA}, Data: map[string]string{"k": "v"}}
@@ -497,6 +510,7 @@ func TestResourceChangesActAsTheSyncs(t *testing.T) {
 // tenant's object) is neither read nor shown, as Argo CD drops such live
 // objects.
 func TestTreeShowsOnlyPermittedResources(t *testing.T) {
+	localcluster.Need(t)
 	tn := newTenants(t, nil)
 	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "foreign", Namespace: tn.other}, Data: map[string]string{"k": "other-tenant"}}
 	own := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "own", Namespace: tn.destA}, Data: map[string]string{"k": "v"}}

@@ -15,6 +15,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
@@ -24,6 +25,7 @@ import (
 // checked. (A shell through it runs in internal/server/ui's
 // TestUIWithController, on a cluster whose pods run.)
 func TestTerminalRefusals(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
 		t.Fatal(err)
@@ -98,6 +100,7 @@ func TestTerminalRefusals(t *testing.T) {
 // TestSyncReplaceDisallowed: with server.sync.replace.allowed "false" a sync
 // asking for Replace=true is refused with Argo CD's message; others pass.
 func TestSyncReplaceDisallowed(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
 		t.Fatal(err)
@@ -124,6 +127,7 @@ func TestSyncReplaceDisallowed(t *testing.T) {
 // terminal ends when its API key is revoked, when its session expires and
 // when the policy no longer allows exec.
 func TestTerminalSessionEnds(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	f := start(t, true)
 	defer func(d time.Duration) { terminalRecheck = d }(terminalRecheck)

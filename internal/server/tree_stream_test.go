@@ -8,11 +8,13 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/appstate"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestResourceTreeStream follows an app's resource tree: the tree comes
 // first, and again when a sync adds an object.
 func TestResourceTreeStream(t *testing.T) {
+	localcluster.Need(t)
 	f := startWithController(t)
 	dest := kubeCluster.NewNamespace(t)
 	remote := gitserver.NewLocalRepo(t)

@@ -16,6 +16,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/testing/browser"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // BenchmarkUIBrowser measures the web UI in a real Chromium against a real
@@ -30,6 +31,7 @@ import (
 //
 //	go test ./internal/server -run '^$' -bench UIBrowser -benchtime 3x
 func BenchmarkUIBrowser(b *testing.B) {
+	localcluster.Need(b)
 	const apps, resources = 10000, 1000
 	f := startCached(b)
 	dest := kubeCluster.NewNamespace(b)

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestApplicationsAreValidatedAtTheDoor creates and updates Applications
@@ -17,6 +18,7 @@ import (
 // (and the command-injection payloads of a repository URL or revision
 // with a clear error, having run nothing).
 func TestApplicationsAreValidatedAtTheDoor(t *testing.T) {
+	localcluster.Need(t)
 	f := start(t, true)
 	token := f.adminToken()
 	marker := filepath.Join(t.TempDir(), "pwned")

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+
 	"flag"
 	"fmt"
 	"slices"
@@ -23,6 +25,7 @@ var benchFollowers = flag.Int("bench.followers", 1000, "Applications following t
 //
 //	go test ./internal/server -run '^$' -bench WebhookToSync -benchtime 20x
 func BenchmarkWebhookToSync(b *testing.B) {
+	localcluster.Need(b)
 	for _, followers := range []int{0, *benchFollowers} {
 		b.Run(fmt.Sprintf("followers=%d", followers), func(b *testing.B) {
 			rig := newWebhookRigWith(b, followers)

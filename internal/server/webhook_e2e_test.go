@@ -17,6 +17,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // webhookRig wires the API server to a controller as capstan run does,
@@ -41,6 +42,7 @@ func newWebhookRig(tb testing.TB) *webhookRig { return newWebhookRigWith(tb, 0) 
 // it: a push that changes only the measured app's directory refreshes no
 // follower, as Argo CD's webhook handles monorepos.
 func newWebhookRigWith(tb testing.TB, followers int) *webhookRig {
+	localcluster.Need(tb)
 	ctx, cancel := context.WithCancel(context.Background())
 	tb.Cleanup(cancel)
 	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
@@ -182,6 +184,7 @@ func (r *webhookRig) waitSynced(rev string) {
 // TestWebhookSyncsThroughTheController: a push webhook alone brings the
 // new commit in.
 func TestWebhookSyncsThroughTheController(t *testing.T) {
+	localcluster.Need(t)
 	rig := newWebhookRig(t)
 	rev := rig.commit()
 	rig.webhook()

@@ -19,6 +19,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 const githubPush = `{"ref":"refs/heads/main","repository":{"html_url":"https://github.com/org/app","clone_url":"https://github.com/org/app.git","ssh_url":"git@github.com:org/app.git","default_branch":"main"}}`
@@ -57,6 +58,7 @@ func (f *fixture) setSecret(key, value string) {
 }
 
 func TestWebhooksAreVerifiedAndRefreshFollowers(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
 		t.Fatal(err)
@@ -119,6 +121,7 @@ func TestWebhooksAreVerifiedAndRefreshFollowers(t *testing.T) {
 }
 
 func TestWebhookTellsTheInProcessController(t *testing.T) {
+	localcluster.Need(t)
 	c, err := kube.NewClient(kubeCluster.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -153,6 +156,7 @@ func TestWebhookTellsTheInProcessController(t *testing.T) {
 // one of them; one without the annotation, or a push without files,
 // refreshes as before.
 func TestWebhookRefreshesOnlyTouchedPaths(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
 		t.Fatal(err)

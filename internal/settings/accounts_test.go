@@ -1,6 +1,8 @@
 package settings
 
 import (
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+
 	"context"
 	"strings"
 	"testing"
@@ -10,6 +12,7 @@ import (
 )
 
 func TestAccounts(t *testing.T) {
+	localcluster.Need(t)
 	c, ns := setup(t)
 	ctx := context.Background()
 	// No argocd-cm or argocd-secret yet: admin alone, without a password.
@@ -71,6 +74,7 @@ func TestAccounts(t *testing.T) {
 }
 
 func TestMalformedAccounts(t *testing.T) {
+	localcluster.Need(t)
 	for _, tc := range []struct {
 		cm, secret map[string]string
 		want       string

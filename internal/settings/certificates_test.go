@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/capstan-cd/capstan/internal/certs"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -37,6 +38,7 @@ func hostKey(t *testing.T) (string, []byte) {
 }
 
 func TestCertificatesRoundTrip(t *testing.T) {
+	localcluster.Need(t)
 	c, ns := setup(t)
 	ctx := context.Background()
 	keyType, keyData := hostKey(t)
@@ -97,6 +99,7 @@ func TestCertificatesRoundTrip(t *testing.T) {
 }
 
 func TestAddCertificatesRefusesBadInput(t *testing.T) {
+	localcluster.Need(t)
 	c, ns := setup(t)
 	keyType, keyData := hostKey(t)
 	for name, cert := range map[string]Certificate{

@@ -10,9 +10,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 func TestLoadArgoCD(t *testing.T) {
+	localcluster.Need(t)
 	c, ns := setup(t)
 	ctx := context.Background()
 	absent, err := LoadArgoCD(ctx, c, ns)

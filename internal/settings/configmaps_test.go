@@ -1,6 +1,8 @@
 package settings
 
 import (
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+
 	"context"
 	"testing"
 
@@ -11,6 +13,7 @@ import (
 // TestEnsureConfigMaps creates the ConfigMaps an Argo CD install ships when
 // they are missing and leaves an existing one's data alone.
 func TestEnsureConfigMaps(t *testing.T) {
+	localcluster.Need(t)
 	c, ns := setup(t)
 	ctx := context.Background()
 	mine := &corev1.ConfigMap{Data: map[string]string{"url": "https://cd.example.com"}}

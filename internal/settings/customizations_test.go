@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 func TestCustomizations(t *testing.T) {
@@ -62,6 +63,7 @@ func TestCustomizations(t *testing.T) {
 }
 
 func TestResourceFilter(t *testing.T) {
+	localcluster.Need(t)
 	tests := []struct {
 		name                  string
 		exclusions, inclusion string

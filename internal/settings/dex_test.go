@@ -1,6 +1,8 @@
 package settings
 
 import (
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+
 	"context"
 	"fmt"
 	"strings"
@@ -12,6 +14,7 @@ import (
 )
 
 func TestDexConfig(t *testing.T) {
+	localcluster.Need(t)
 	c, ns := setup(t)
 	ctx := context.Background()
 	if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: ServerSecretName, Namespace: ns},

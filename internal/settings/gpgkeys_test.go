@@ -1,6 +1,8 @@
 package settings
 
 import (
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+
 	"context"
 	"errors"
 	"fmt"
@@ -33,6 +35,7 @@ func publicKey(t *testing.T, name string) (string, string) {
 }
 
 func TestGPGKeysRoundTrip(t *testing.T) {
+	localcluster.Need(t)
 	c, ns := setup(t)
 	ctx := context.Background()
 	jane, janeID := publicKey(t, "Jane")
@@ -72,6 +75,7 @@ func TestGPGKeysRoundTrip(t *testing.T) {
 }
 
 func TestGPGKeysNamesABadEntry(t *testing.T) {
+	localcluster.Need(t)
 	c, ns := setup(t)
 	jane, _ := publicKey(t, "Jane")
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: GPGKeysConfigMap, Namespace: ns}, Data: map[string]string{"0123456789ABCDEF": jane}}

@@ -22,6 +22,7 @@ func TestMain(m *testing.M) {
 }
 
 func setup(t *testing.T) (client.Client, string) {
+	localcluster.Need(t)
 	t.Helper()
 	c, err := kube.NewClient(cluster.Config)
 	if err != nil {
@@ -38,6 +39,7 @@ func secret(ns, name, kind string, data map[string]string) *corev1.Secret {
 }
 
 func TestRepoCredentialsMatching(t *testing.T) {
+	localcluster.Need(t)
 	c, ns := setup(t)
 	ctx := context.Background()
 	for _, s := range []*corev1.Secret{
@@ -95,6 +97,7 @@ func TestRepoCredentialsMatching(t *testing.T) {
 }
 
 func TestBadRepositorySecretNamesTheSecret(t *testing.T) {
+	localcluster.Need(t)
 	c, ns := setup(t)
 	ctx := context.Background()
 	if err := c.Create(ctx, secret(ns, "broken", v1alpha1.SecretTypeRepository, map[string]string{"url": "https://x/y", "insecure": "maybe"})); err != nil {
@@ -143,6 +146,7 @@ func TestRepositoryCreds(t *testing.T) {
 // TestRepoWriteCredentials: push credentials come from repository-write
 // Secrets and repo-write-creds templates only, and those never serve reads.
 func TestRepoWriteCredentials(t *testing.T) {
+	localcluster.Need(t)
 	c, ns := setup(t)
 	ctx := context.Background()
 	for _, s := range []*corev1.Secret{
@@ -176,6 +180,7 @@ func TestRepoWriteCredentials(t *testing.T) {
 // project's own come before unscoped ones; a caller of no project gets
 // only unscoped ones; and a template never covers another host.
 func TestRepoCredentialsFollowTheProject(t *testing.T) {
+	localcluster.Need(t)
 	c, ns := setup(t)
 	ctx := context.Background()
 	scoped := func(name, kind, url, user, project string) *corev1.Secret {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/capstan-cd/capstan/internal/certs"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"golang.org/x/crypto/bcrypt"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,6 +16,7 @@ import (
 )
 
 func TestEnsureServerSecretOnAFreshInstall(t *testing.T) {
+	localcluster.Need(t)
 	c, ns := setup(t)
 	ctx := context.Background()
 	first, err := EnsureServerSecret(ctx, c, ns, []string{"localhost", "127.0.0.1"})
@@ -61,6 +63,7 @@ func TestEnsureServerSecretOnAFreshInstall(t *testing.T) {
 }
 
 func TestEnsureServerSecretKeepsTheUsersCertificate(t *testing.T) {
+	localcluster.Need(t)
 	c, ns := setup(t)
 	ctx := context.Background()
 	cert, key, err := certs.SelfSigned("test", []string{"cd.example.com"})

@@ -12,12 +12,14 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/testing/argocdcli"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestBackupsCrossWithArgoCD: a backup Argo CD's `argocd admin export`
 // writes restores with `capstan admin import`, and the other way round,
 // as the takeover in the README relies on.
 func TestBackupsCrossWithArgoCD(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	from := startCapstan(t, false)
 	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "kept", Namespace: from.ns},

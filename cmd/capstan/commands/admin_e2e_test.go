@@ -16,6 +16,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
@@ -26,6 +27,7 @@ import (
 // checks, generate-spec, resource overrides on local files, a cluster's
 // kubeconfig and shards, and a bulk role policy change.
 func TestAdminCommands(t *testing.T) {
+	localcluster.Need(t)
 	f := startCapstan(t, false)
 	ctx := context.Background()
 	dir := t.TempDir()

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
 	"github.com/capstan-cd/capstan/internal/testing/toolbin"
 )
@@ -21,6 +22,7 @@ import (
 // Application in the cluster, a template rendered to the console, and the
 // same from files instead of the cluster.
 func TestAdminNotifications(t *testing.T) {
+	localcluster.Need(t)
 	f := startCapstan(t, false)
 	ctx := context.Background()
 	dir := toolbin.Find(t, "CAPSTAN_ARGOCD_MANIFESTS", "bin/argocd-manifests", "argocd-manifests")

@@ -1,6 +1,8 @@
 package commands
 
 import (
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+
 	"context"
 	"strings"
 	"testing"
@@ -25,6 +27,7 @@ func configMapYAML(v string) string {
 func TestAppCommandsEndToEnd(t *testing.T) { overBothAPIs(t, appCommandsEndToEnd) }
 
 func appCommandsEndToEnd(t *testing.T, flags ...string) {
+	localcluster.Need(t)
 	f := startCapstan(t, true)
 	f.flags = flags
 	f.login()

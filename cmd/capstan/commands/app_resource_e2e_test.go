@@ -21,6 +21,7 @@ import (
 // Capstan's CLI, with Argo CD's command names and flags: logs, actions,
 // get-resource, patch-resource, delete-resource, patch and confirm-deletion.
 func TestAppResourceCommands(t *testing.T) {
+	localcluster.Need(t)
 	f := startCapstan(t, true)
 	f.login()
 	dest := kubeCluster.NewNamespace(t)

@@ -26,6 +26,7 @@ import (
 // again over gRPC-Web: it logs in with the initial password, reads the
 // server's version and the user's info, and lists Applications.
 func TestArgoCDCLI(t *testing.T) {
+	localcluster.Need(t)
 	for _, flags := range [][]string{nil, {"--grpc-web"}} {
 		t.Run(strings.Join(append([]string{"gRPC"}, flags...), " "), func(t *testing.T) {
 			f := startCapstan(t, false)
@@ -64,6 +65,7 @@ func TestArgoCDCLI(t *testing.T) {
 // against Capstan and its controller: create, diff, sync, wait, history,
 // rollback, manifests, resources and a cascading delete.
 func TestArgoCDCLIScript(t *testing.T) {
+	localcluster.Need(t)
 	for _, flags := range [][]string{nil, {"--grpc-web"}} {
 		t.Run(strings.Join(append([]string{"gRPC"}, flags...), " "), func(t *testing.T) {
 			f := startCapstan(t, true)
@@ -193,6 +195,7 @@ func TestArgoCDCLIScript(t *testing.T) {
 // TestRunAsArgoCD: run as argocd, Capstan's CLI keeps Argo CD's config
 // file, which Argo CD's own CLI then uses as it is.
 func TestRunAsArgoCD(t *testing.T) {
+	localcluster.Need(t)
 	f := startCapstan(t, false)
 	dir := t.TempDir()
 	t.Setenv("ARGOCD_CONFIG_DIR", dir)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/capstan-cd/capstan/internal/testing/argocdcli"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestArgoCDSyncStrategyAndForce drives app sync --strategy and --force
@@ -19,6 +20,7 @@ import (
 // does, a change to an immutable field fails until the sync is forced,
 // and Capstan's CLI sends the same.
 func TestArgoCDSyncStrategyAndForce(t *testing.T) {
+	localcluster.Need(t)
 	f := startCapstan(t, true)
 	ctx := context.Background()
 	dest := kubeCluster.NewNamespace(t)

@@ -14,6 +14,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/testing/argocdcli"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
@@ -24,6 +25,7 @@ import (
 // update applications and nothing else. The new image reaches the cluster
 // through automated sync; the account's other requests are refused.
 func TestImageUpdaterAccountThroughArgoCDClient(t *testing.T) {
+	localcluster.Need(t)
 	f := startCapstan(t, true)
 	ctx := context.Background()
 	for _, cm := range []*corev1.ConfigMap{

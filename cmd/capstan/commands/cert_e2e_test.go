@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/internal/testing/argocdcli"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // trustFiles writes a PEM certificate, a known_hosts line and an armored
@@ -78,6 +79,7 @@ func trustFiles(t *testing.T, dir string) (pemFile, knownHosts, gpgFile, keyID s
 // what they add lands in Argo CD's ConfigMaps and is listed, shown and
 // removed again.
 func TestCertAndGPGCommands(t *testing.T) {
+	localcluster.Need(t)
 	f := startCapstan(t, false)
 	f.login()
 	pemFile, knownHosts, gpgFile, keyID := trustFiles(t, t.TempDir())

@@ -10,9 +10,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 func TestLoginAndAppList(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	f := startCapstan(t, false)
 	c, ns, run := f.c, f.ns, f.run

@@ -29,6 +29,7 @@ import (
 // cluster Secret is Argo CD's, deploys an Application there, then rotates
 // the token and deploys again.
 func TestClusterAddDeploysToASecondCluster(t *testing.T) {
+	localcluster.Need(t)
 	f := startCapstan(t, true)
 	f.login()
 	ctx := context.Background()
@@ -175,6 +176,7 @@ func managerToken(t *testing.T, ctx context.Context, cs kubernetes.Interface) st
 // TestClusterAddAsksFirst: without --yes, cluster add asks, and a "no"
 // leaves the cluster untouched.
 func TestClusterAddAsksFirst(t *testing.T) {
+	localcluster.Need(t)
 	f := startCapstan(t, false)
 	f.login()
 	root := NewRoot()

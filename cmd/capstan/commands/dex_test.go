@@ -15,6 +15,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/dexserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/loopback"
 )
 
@@ -22,6 +23,7 @@ import (
 // TLS (a self-signed certificate, none being mounted) with the issuer of
 // argocd-cm's url, and is restarted with the new one when url changes.
 func TestRundex(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	c, err := kube.NewClient(kubeCluster.Config)
 	if err != nil {

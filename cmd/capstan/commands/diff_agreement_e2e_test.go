@@ -14,6 +14,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestDiffAgreesWithSyncStatus drifts three ConfigMaps of a synced app,
@@ -21,6 +22,7 @@ import (
 // the API server's diff (app diff) and the controller's sync status must
 // name the same resources as differing.
 func TestDiffAgreesWithSyncStatus(t *testing.T) {
+	localcluster.Need(t)
 	f := startCapstan(t, true)
 	f.login()
 	ctx := context.Background()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/capstan-cd/capstan/internal/testing/argocdcli"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestDiffServerSideGenerate: app diff --local --server-side-generate
@@ -23,6 +24,7 @@ import (
 // with Argo CD's CLI over gRPC and with Capstan's; an archive
 // holding a link, or not matching its checksum, is refused.
 func TestDiffServerSideGenerate(t *testing.T) {
+	localcluster.Need(t)
 	f := startCapstan(t, true)
 	f.login()
 	dest := kubeCluster.NewNamespace(t)

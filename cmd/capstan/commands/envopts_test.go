@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -48,6 +49,7 @@ func TestParseEnvOpts(t *testing.T) {
 // flags; a flag still wins over its variable, and a bad ARGOCD_OPTS is an
 // error that names it.
 func TestEnvironmentReachesServer(t *testing.T) {
+	localcluster.Need(t)
 	f := startCapstan(t, false)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "argocd-cm"}, Data: map[string]string{"accounts.ci": "apiKey"}}
 	if err := testobj.Put(context.Background(), f.c, cm); err != nil {

@@ -1,6 +1,8 @@
 package commands
 
 import (
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -41,6 +43,7 @@ type capstanFixture struct {
 }
 
 func startCapstan(t *testing.T, withController bool) *capstanFixture {
+	localcluster.Need(t)
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/imageupdater/config"
 	"github.com/capstan-cd/capstan/internal/rbac"
 	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/registryserver"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
@@ -26,6 +27,7 @@ import (
 // argocd-image-updater-token Secret. It also runs --dry-run and the
 // name and label filters.
 func TestImageUpdaterRunThroughTheAPI(t *testing.T) {
+	localcluster.Need(t)
 	f := startCapstan(t, false)
 	ctx := context.Background()
 	for _, cm := range []*corev1.ConfigMap{

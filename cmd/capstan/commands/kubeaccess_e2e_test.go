@@ -17,11 +17,13 @@ import (
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/testing/argocdcli"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // useKubeconfigIn points KUBECONFIG, for the test, at the local cluster's
 // kubeconfig with namespace as its context's namespace.
 func useKubeconfigIn(t *testing.T, namespace string) {
+	localcluster.Need(t)
 	t.Helper()
 	kubeconfig, err := clientcmd.LoadFromFile(kubeCluster.KubeconfigPath)
 	if err != nil {
@@ -40,6 +42,7 @@ func useKubeconfigIn(t *testing.T, namespace string) {
 // sources rendered by the CLI itself. login --core saves a context that
 // keeps working that way.
 func TestCoreMode(t *testing.T) {
+	localcluster.Need(t)
 	f := startCapstan(t, true) // the install: its controller and settings
 	useKubeconfigIn(t, f.ns)
 	dest := kubeCluster.NewNamespace(t)
@@ -87,6 +90,7 @@ func TestCoreMode(t *testing.T) {
 // server): Capstan's CLI and Argo CD's log in that way, and a later
 // command forwards anew.
 func TestPortForward(t *testing.T) {
+	localcluster.Need(t)
 	f := startCapstan(t, false)
 	useKubeconfigIn(t, f.ns)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -124,6 +128,7 @@ func TestPortForward(t *testing.T) {
 // waitForward waits until the fake node forwards the API server's pod's
 // port: kwok learns of the pod and its PortForward by watching.
 func waitForward(ctx context.Context, t *testing.T, namespace string) {
+	localcluster.Need(t)
 	t.Helper()
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, Timeout: 5 * time.Second}
 	for {

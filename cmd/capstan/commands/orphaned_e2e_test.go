@@ -10,6 +10,7 @@ import (
 
 	"github.com/capstan-cd/capstan/internal/testing/argocdcli"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestOrphanedResources: with a project that monitors orphaned resources,
@@ -17,6 +18,7 @@ import (
 // tracks (but those the project ignores, and those Kubernetes puts in
 // every namespace), and app resources shows them as Argo CD's does.
 func TestOrphanedResources(t *testing.T) {
+	localcluster.Need(t)
 	f := startCapstan(t, true)
 	f.login()
 	ctx := context.Background()

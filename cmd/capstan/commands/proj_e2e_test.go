@@ -13,6 +13,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/argocdcli"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
@@ -93,6 +94,7 @@ func projAndAccountCommands(t *testing.T, flags ...string) {
 // Argo CD commands (windows, roles, lists, kinds, set), checks the stored
 // AppProject, and reads the windows back with Argo CD's own CLI.
 func TestProjEditCommands(t *testing.T) {
+	localcluster.Need(t)
 	f := startCapstan(t, false)
 	f.login()
 	expect := f.expect

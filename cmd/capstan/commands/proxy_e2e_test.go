@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/capstan-cd/capstan/internal/testing/argocdcli"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestBehindAPathProxy reaches Capstan through a reverse proxy that
@@ -17,6 +18,7 @@ import (
 // through, with Capstan's CLI and Argo CD's: --grpc-web-root-path and
 // --header work as in Argo CD.
 func TestBehindAPathProxy(t *testing.T) {
+	localcluster.Need(t)
 	f := startCapstan(t, false)
 	target, _ := url.Parse("https://" + f.addr)
 	proxy := httputil.NewSingleHostReverseProxy(target)

@@ -38,6 +38,7 @@ func TestMain(m *testing.M) {
 // real API server holding a repository Secret, and renders a private
 // repository through it over gRPC.
 func TestRepoServerUsesRepositorySecrets(t *testing.T) {
+	localcluster.Need(t)
 	srv := gitserver.New(t)
 	remote := srv.NewRepo(t, "private")
 	remote.Commit(t, "c", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: private}\n"})

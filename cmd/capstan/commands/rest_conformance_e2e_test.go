@@ -12,6 +12,7 @@ import (
 
 	"github.com/capstan-cd/capstan/internal/argoapi"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // conformanceTypes are the answers checked field by field against Argo
@@ -29,6 +30,7 @@ var conformanceTypes = map[string]bool{
 // Application, project, repository, cluster, settings and tree answers
 // decode into Argo CD's messages with no field Argo CD does not have.
 func TestRESTConformance(t *testing.T) {
+	localcluster.Need(t)
 	f := startCapstan(t, true)
 	f.login()
 	remote := gitserver.NewLocalRepo(t)
@@ -99,6 +101,7 @@ func TestRESTConformance(t *testing.T) {
 // Argo CD's RepositoryService.UpdateRepository and
 // RepoCredsService.UpdateRepositoryCredentials do.
 func TestRepositoryUpdate(t *testing.T) {
+	localcluster.Need(t)
 	f := startCapstan(t, false)
 	f.login()
 	remote := gitserver.NewLocalRepo(t)

@@ -7,12 +7,14 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestSessionAndAccountCommands covers Argo CD's relogin, configure,
 // version (with the server's), account get and bcrypt, repo get and the
 // selector form of app delete.
 func TestSessionAndAccountCommands(t *testing.T) {
+	localcluster.Need(t)
 	f := startCapstan(t, false)
 	f.login()
 	if out := f.expect(0, "relogin", "--password", f.password); !strings.Contains(out, "updated") {

@@ -13,6 +13,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/testing/argocdcli"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestSyncLocal syncs what a local directory renders instead of the
@@ -21,8 +22,11 @@ import (
 // revision it never deployed, and automated sync refuses it but for a dry
 // run.
 func TestSyncLocal(t *testing.T) {
-	// Other tests' apps named web leave tracked objects behind in
-	// namespaces still being deleted; a name of its own keeps them out.
+	localcluster.
+		// Other tests' apps named web leave tracked objects behind in
+		// namespaces still being deleted; a name of its own keeps them out.
+		Need(t)
+
 	f := startCapstan(t, true)
 	ctx := context.Background()
 	dest := kubeCluster.NewNamespace(t)

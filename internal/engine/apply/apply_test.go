@@ -43,6 +43,7 @@ func (r *recorder) record(e Event) {
 }
 
 func newApplier(t *testing.T, rec *recorder) *Applier {
+	localcluster.Need(t)
 	mapper, err := live.New(cluster.Config, live.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -89,6 +90,7 @@ spec:
 `
 
 func TestSyncRunsHooksAndWavesInOrderAndWaitsForHealth(t *testing.T) {
+	localcluster.Need(t)
 	ns := cluster.NewNamespace(t)
 	cs := kubernetes.NewForConfigOrDie(cluster.Config)
 	rec := &recorder{}
@@ -141,6 +143,7 @@ func TestSyncRunsHooksAndWavesInOrderAndWaitsForHealth(t *testing.T) {
 }
 
 func TestFailureRunsSyncFailHooks(t *testing.T) {
+	localcluster.Need(t)
 	ns := cluster.NewNamespace(t)
 	a := newApplier(t, &recorder{})
 	plan, err := NewPlan(parse(t, `
@@ -172,6 +175,7 @@ metadata:
 }
 
 func TestPruneRespectsOptions(t *testing.T) {
+	localcluster.Need(t)
 	ns := cluster.NewNamespace(t)
 	cs := kubernetes.NewForConfigOrDie(cluster.Config)
 	ctx := context.Background()
@@ -227,6 +231,7 @@ func TestPruneRespectsOptions(t *testing.T) {
 // CreateNamespace makes the namespace with managedNamespaceMetadata's
 // labels and annotations and keeps them as it says.
 func TestDryRunChangesNothingAndCreateNamespace(t *testing.T) {
+	localcluster.Need(t)
 	cs := kubernetes.NewForConfigOrDie(cluster.Config)
 	ctx := context.Background()
 	ns := "created-by-sync-" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))[:20]
@@ -262,6 +267,7 @@ func TestDryRunChangesNothingAndCreateNamespace(t *testing.T) {
 }
 
 func TestReplaceAndValidateOptions(t *testing.T) {
+	localcluster.Need(t)
 	ns := cluster.NewNamespace(t)
 	cs := kubernetes.NewForConfigOrDie(cluster.Config)
 	ctx := context.Background()

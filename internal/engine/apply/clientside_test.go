@@ -10,6 +10,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/engine/csa"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestClientSideApply: with ServerSideApply=false a sync applies as kubectl
@@ -19,6 +20,7 @@ import (
 // added (a label, a container the desired state does not name), merging
 // containers by name.
 func TestClientSideApply(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	ns := cluster.NewNamespace(t)
 	cs := kubernetes.NewForConfigOrDie(cluster.Config)

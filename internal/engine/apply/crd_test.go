@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestCustomResourceWithItsDefinition: a custom resource whose CRD comes
@@ -21,6 +22,7 @@ import (
 // is skipped; a kind nobody defines fails at once with Argo CD's message,
 // and with SkipDryRunOnMissingResource once someone installs it.
 func TestCustomResourceWithItsDefinition(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	ns := cluster.NewNamespace(t)
 	group := ns + ".capstan.io"

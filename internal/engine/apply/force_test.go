@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // immutableConfigMap is a ConfigMap whose data cannot change in place.
@@ -24,6 +25,7 @@ func immutableConfigMap(value, annotations string) string {
 // recreates every time; a forced object whose new version the API server
 // refuses is put back as it was; and an invalid object is never deleted.
 func TestForce(t *testing.T) {
+	localcluster.Need(t)
 	ns := cluster.NewNamespace(t)
 	cs := kubernetes.NewForConfigOrDie(cluster.Config)
 	a := newApplier(t, &recorder{})

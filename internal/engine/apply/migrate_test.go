@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestClientSideApplyMigration: an object kubectl apply made keeps a key
@@ -16,6 +17,7 @@ import (
 // manager owns it; with the migration (the default) the sync takes the
 // fields over and the key goes; ClientSideApplyMigration=false keeps it.
 func TestClientSideApplyMigration(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	ns := cluster.NewNamespace(t)
 	cs := kubernetes.NewForConfigOrDie(cluster.Config)

@@ -13,6 +13,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/engine/health"
 	"github.com/capstan-cd/capstan/internal/engine/live"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 const webDeployment = `
@@ -32,6 +33,7 @@ spec:
 // object pruned), the last wave is waited for before anything is pruned;
 // without it, the last wave is not waited for.
 func TestPruneLastWaitsForHealth(t *testing.T) {
+	localcluster.Need(t)
 	for _, tc := range []struct {
 		name       string
 		options    Options

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 const hookedApp = `
@@ -59,6 +60,7 @@ func (s *store) checkpoint(_ context.Context, res *Result, force bool) error {
 // but not recorded; recorded complete), runs it again from what was
 // recorded, and counts how often the hook Job was created: once.
 func TestResumedSyncRunsEachHookOnce(t *testing.T) {
+	localcluster.Need(t)
 	cs := kubernetes.NewForConfigOrDie(cluster.Config)
 	for _, tc := range []struct {
 		name string

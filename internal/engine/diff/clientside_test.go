@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/capstan-cd/capstan/internal/engine/csa"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestClientSidePrediction: for an object synced client-side
@@ -16,6 +17,7 @@ import (
 // server-side prediction would keep it (the field manager that set it is
 // not the sync's), and a label someone else added stays either way.
 func TestClientSidePrediction(t *testing.T) {
+	localcluster.Need(t)
 	f := setup(t)
 	ctx := context.Background()
 	synced := f.desired("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: csa, labels: {team: a, tier: web}}\ndata: {k: v}\n")

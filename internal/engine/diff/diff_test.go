@@ -55,6 +55,7 @@ type fixture struct {
 }
 
 func setup(t *testing.T) *fixture {
+	localcluster.Need(t)
 	ns := cluster.NewNamespace(t)
 	mapper, err := live.New(cluster.Config, live.Options{})
 	if err != nil {
@@ -103,6 +104,7 @@ func (f *fixture) diff(desired, liveObj *unstructured.Unstructured, ignore ...v1
 }
 
 func TestDefaultedFieldsAreNotDrift(t *testing.T) {
+	localcluster.Need(t)
 	f := setup(t)
 	desired := f.desired(desiredYAML)
 	liveObj := f.apply(desired, "capstan")
@@ -125,6 +127,7 @@ func TestDefaultedFieldsAreNotDrift(t *testing.T) {
 }
 
 func TestDriftAndIgnoreDifferences(t *testing.T) {
+	localcluster.Need(t)
 	f := setup(t)
 	desired := f.desired(desiredYAML)
 	f.apply(desired, "capstan")
@@ -169,6 +172,7 @@ spec:
 }
 
 func TestDryRunResultsAreCached(t *testing.T) {
+	localcluster.Need(t)
 	f := setup(t)
 	desired := f.desired(desiredYAML)
 	liveObj := f.apply(desired, "capstan")
@@ -186,6 +190,7 @@ func TestDryRunResultsAreCached(t *testing.T) {
 // method, so the results of versions it has left are not kept (at 10,000
 // apps, a commit touching all of them left 10,000 stale predictions).
 func TestStaleResultsAreReplaced(t *testing.T) {
+	localcluster.Need(t)
 	f := setup(t)
 	desired := f.desired(desiredYAML)
 	liveObj := f.apply(desired, "capstan")
@@ -210,6 +215,7 @@ func TestStaleResultsAreReplaced(t *testing.T) {
 // field is immutable is drift (which a forced sync resolves), not a
 // failed comparison; any other refusal is still an error.
 func TestImmutableChangeIsDrift(t *testing.T) {
+	localcluster.Need(t)
 	f := setup(t)
 	live := f.applyTo(configMaps, f.desired("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: frozen}\nimmutable: true\ndata: {v: one}\n"), "test")
 	r := f.diff(f.desired("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: frozen}\nimmutable: true\ndata: {v: two}\n"), live)

@@ -8,9 +8,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 func TestManagedFieldsManagersAreIgnored(t *testing.T) {
+	localcluster.Need(t)
 	f := setup(t)
 	desired := f.desired(strings.Replace(desiredYAML, "spec:\n  selector", "spec:\n  replicas: 2\n  selector", 1))
 	f.apply(desired, "capstan")
@@ -39,6 +41,7 @@ func TestManagedFieldsManagersAreIgnored(t *testing.T) {
 }
 
 func TestSecretValuesAreMasked(t *testing.T) {
+	localcluster.Need(t)
 	f := setup(t)
 	secrets := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }

@@ -24,6 +24,7 @@ func TestMain(m *testing.M) {
 // TestLiveDeployment follows a real Deployment from creation to Available:
 // its health moves from Progressing to Healthy, as the controller will see it.
 func TestLiveDeployment(t *testing.T) {
+	localcluster.Need(t)
 	ns := cluster.NewNamespace(t)
 	deployments := dynamic.NewForConfigOrDie(cluster.Config).Resource(schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}).Namespace(ns)
 	d := obj(t, `apiVersion: apps/v1

@@ -43,6 +43,7 @@ func waitFor(t *testing.T, changes <-chan string, app string) {
 }
 
 func TestTrackedObjectsAreIndexedAndReported(t *testing.T) {
+	localcluster.Need(t)
 	ns := cluster.NewNamespace(t)
 	changes := make(chan string, 100)
 	c, err := New(cluster.Config, Options{OnChange: func(app string) { changes <- app }})
@@ -112,6 +113,7 @@ func TestTrackedObjectsAreIndexedAndReported(t *testing.T) {
 }
 
 func TestKindsInstalledLaterAndUnknownKinds(t *testing.T) {
+	localcluster.Need(t)
 	c, err := New(cluster.Config, Options{Tracking: tracking.Label})
 	if err != nil {
 		t.Fatal(err)

@@ -23,6 +23,7 @@ func TestMain(m *testing.M) {
 
 // TestSources resolves each kind of source against a real API server.
 func TestSources(t *testing.T) {
+	localcluster.Need(t)
 	ctx := context.Background()
 	c, err := kube.NewClient(cluster.Config)
 	if err != nil {
@@ -76,6 +77,7 @@ func TestSources(t *testing.T) {
 }
 
 func TestBadSourcesAreNamed(t *testing.T) {
+	localcluster.Need(t)
 	c, err := kube.NewClient(cluster.Config)
 	if err != nil {
 		t.Fatal(err)

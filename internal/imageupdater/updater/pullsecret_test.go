@@ -9,6 +9,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/imageupdater/config"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestPullSecretOnlyFromAllowedNamespaces is a finding of the tenant
@@ -18,6 +19,7 @@ import (
 // Application's destination namespace work, and pullsecret.namespaces
 // widens the choice.
 func TestPullSecretOnlyFromAllowedNamespaces(t *testing.T) {
+	localcluster.Need(t)
 	r := newBareRig(t, "", "", nil)
 	other := cluster.NewNamespace(t)
 	r.reg.PushImage(t, "team/app", t0, "1.0.0")

@@ -54,6 +54,7 @@ type rig struct {
 // newRig starts a rig; registryCreds is registries.conf's credentials
 // for the test registry (may be empty), expire its credsexpire.
 func newRig(tb testing.TB, registryCreds, expire string, configure func(*Options)) *rig {
+	localcluster.Need(tb)
 	r := newBareRig(tb, registryCreds, expire, configure)
 	renderer := repo.NewService(repo.Options{Root: tb.TempDir(), RefsTTL: time.Hour, Credentials: &settings.RepoCredentials{Reader: r.c, Namespace: r.ns}})
 	ctx, cancel := context.WithCancel(r.ctx)
@@ -70,6 +71,7 @@ func newRig(tb testing.TB, registryCreds, expire string, configure func(*Options
 
 // newBareRig is a rig without a controller: nothing is deployed.
 func newBareRig(tb testing.TB, registryCreds, expire string, configure func(*Options)) *rig {
+	localcluster.Need(tb)
 	ctx, cancel := context.WithCancel(context.Background())
 	tb.Cleanup(cancel)
 	if err := kube.InstallCRDs(ctx, cluster.Config); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/imageupdater/webhook"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // fleet creates apps Applications sharing images images on the rig's
@@ -52,6 +53,7 @@ func (r *rig) fleet(apps, images int) {
 // tag list per cycle between them, and tags seen before cost no metadata
 // request.
 func TestOneTagListPerImagePerCycle(t *testing.T) {
+	localcluster.Need(t)
 	r := newBareRig(t, "", "", nil)
 	r.fleet(40, 4)
 	before := r.reg.Requests()
@@ -143,6 +145,7 @@ func (w *webhookRig) waitFor(tag string) {
 // TestRegistryWebhookCommitsAtOnce: a distribution notification makes
 // the updater check the pushed image at once, an hour before its poll.
 func TestRegistryWebhookCommitsAtOnce(t *testing.T) {
+	localcluster.Need(t)
 	w := newWebhookRig(t)
 	w.release("1.1.0")
 	w.waitFor("1.1.0")
@@ -150,6 +153,7 @@ func TestRegistryWebhookCommitsAtOnce(t *testing.T) {
 
 // BenchmarkWebhookToCommit times a new tag's webhook to its commit.
 func BenchmarkWebhookToCommit(b *testing.B) {
+	localcluster.Need(b)
 	w := newWebhookRig(b)
 	b.ResetTimer()
 	for i := range b.N {
@@ -163,6 +167,7 @@ func BenchmarkWebhookToCommit(b *testing.B) {
 // sharing 50 images once they are current, and counts its registry
 // requests (the target: the 50 tag lists, nothing else).
 func BenchmarkCycle1000Apps50Images(b *testing.B) {
+	localcluster.Need(b)
 	r := newBareRig(b, "", "", nil)
 	r.fleet(1000, 50)
 	if res := r.runOnce(); res.Updated != 1000 {

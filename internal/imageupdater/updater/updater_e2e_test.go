@@ -19,6 +19,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/imageupdater/config"
 	"github.com/capstan-cd/capstan/internal/imageupdater/writeback"
 	"github.com/capstan-cd/capstan/internal/repo/git"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 const p = config.Prefix
@@ -40,6 +41,7 @@ func (r *rig) dockerConfigSecret(name, password string) {
 // place), on a multi-arch image. Registry credentials come from a
 // pullsecret in registries.conf, as in seed 004.
 func TestSeed004GitWriteBack(t *testing.T) {
+	localcluster.Need(t)
 	r := newRig(t, "pullsecret:$NS/argocd-image-updater-docker-registry-secret", "", nil)
 	r.dockerConfigSecret("argocd-image-updater-docker-registry-secret", r.reg.Password)
 	prodImage, devImage := r.image("some-gcp-project/prod"), r.image("some-gcp-project/dev")
@@ -120,6 +122,7 @@ func TestSeed004GitWriteBack(t *testing.T) {
 // message; registry credentials come from an ext: script, reused until
 // credsexpire.
 func TestSeed002HelmValues(t *testing.T) {
+	localcluster.Need(t)
 	script := filepath.Join(t.TempDir(), "ecr-login.sh")
 	calls := filepath.Join(t.TempDir(), "calls")
 	r := newRig(t, "ext:"+script, "10h", nil)
@@ -180,6 +183,7 @@ image:
 // write-back through the Kubernetes API for Kustomize (credentials from
 // env:) and Helm, and a malformed annotation that stops only its image.
 func TestKustomizationTargetAndArgoCDWriteBack(t *testing.T) {
+	localcluster.Need(t)
 	r := newRig(t, "", "", nil)
 	t.Setenv("CAPSTAN_TEST_REGISTRY_CREDS", r.reg.Username+":"+r.reg.Password)
 	r.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "registry-robot", Namespace: r.ns},
@@ -277,6 +281,7 @@ func TestKustomizationTargetAndArgoCDWriteBack(t *testing.T) {
 // Wrong credentials and an unreachable registry are errors on the
 // Application, and nothing is written anywhere.
 func TestFailuresWriteNothing(t *testing.T) {
+	localcluster.Need(t)
 	r := newRig(t, "", "", nil)
 	r.dockerConfigSecret("wrong-creds", "not-the-password")
 	image := r.image("team/locked")
@@ -350,6 +355,7 @@ func (r *racingCommitter) Commit(ctx context.Context, url string, creds git.Cred
 // push is rejected, the change is made again on the new tip and pushed,
 // and the other commit is kept.
 func TestConcurrentPushIsReapplied(t *testing.T) {
+	localcluster.Need(t)
 	r := newBareRig(t, "", "", nil)
 	r.dockerConfigSecret("pull", r.reg.Password)
 	image := r.image("team/racy")

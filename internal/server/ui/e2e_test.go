@@ -46,6 +46,7 @@ func TestMain(m *testing.M) {
 // app OutOfSync on screen without a reload and shown in the diff; a Pod's
 // logs; a new commit synced and rolled back from the history.
 func TestUIWithController(t *testing.T) {
+	localcluster.Need(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if err := kube.InstallCRDs(ctx, cluster.Config); err != nil {

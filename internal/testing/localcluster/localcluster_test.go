@@ -26,6 +26,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestDeploymentBecomesAvailable(t *testing.T) {
+	Need(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cs, err := cluster.Clientset()
@@ -89,6 +90,7 @@ func available(d *appsv1.Deployment) bool {
 }
 
 func TestRBACRejectsAnonymousAndLimitsComponents(t *testing.T) {
+	Need(t)
 	anon := rest.AnonymousClientConfig(cluster.Config)
 	cs := kubernetes.NewForConfigOrDie(anon)
 	_, err := cs.CoreV1().Secrets("kube-system").List(context.Background(), metav1.ListOptions{})
@@ -164,6 +166,7 @@ func TestLastLines(t *testing.T) {
 // TestPodLogs: the fake node serves every container's log (PodLogLines)
 // through the API server, as a kubelet would.
 func TestPodLogs(t *testing.T) {
+	Need(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cs, err := cluster.Clientset()

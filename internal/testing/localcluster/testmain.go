@@ -3,6 +3,7 @@ package localcluster
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +16,19 @@ import (
 // and stops the cluster. It returns the exit code for os.Exit. When a test
 // fails it prints the last lines of every component's log and copies the
 // logs to a directory it names, so CI output says what the cluster saw.
+//
+// With -short no cluster is started and *cluster stays nil: the package's
+// unit tests run, and each test that needs the cluster calls Need first,
+// which skips it. Examples cannot skip, so unless -run says otherwise the
+// package's examples, which may use the cluster, run only without -short.
 func RunTests(m *testing.M, opts Options, cluster **Cluster) int {
+	flag.Parse()
+	if testing.Short() {
+		if run := flag.Lookup("test.run"); run != nil && run.Value.String() == "" {
+			_ = run.Value.Set("^(Test|Fuzz)")
+		}
+		return m.Run()
+	}
 	c, err := Start(context.Background(), opts)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "starting local cluster: %v\n", err)
@@ -36,6 +49,15 @@ func RunTests(m *testing.M, opts Options, cluster **Cluster) int {
 		}
 	}
 	return code
+}
+
+// Need skips t when the tests run with -short, which starts no cluster:
+// the first line of every test that uses the package's cluster.
+func Need(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs the local cluster, which -short does not start")
+	}
 }
 
 // WriteLogTails writes the last n lines of each component's log to w.
