@@ -178,8 +178,8 @@ func addLines(e *casbin.SyncedEnforcer, source, csv string) error {
 
 // Enforce reports whether any of subjects (a user and its groups), or
 // the default role, may perform action on object of resource.
-func (e *Enforcer) Enforce(subjects []string, resource, action, object string) bool {
-	question := strings.Join(subjects, "\x00") + "\x01" + resource + "\x01" + action + "\x01" + object
+func (e *Enforcer) Enforce(subjects []string, resource Resource, action Action, object string) bool {
+	question := strings.Join(subjects, "\x00") + "\x01" + string(resource) + "\x01" + string(action) + "\x01" + object
 	if ok, seen := e.decisions.Load(question); seen {
 		return ok.(bool)
 	}
@@ -192,9 +192,9 @@ func (e *Enforcer) Enforce(subjects []string, resource, action, object string) b
 	return ok
 }
 
-func (e *Enforcer) enforce(subjects []string, resource, action, object string) bool {
+func (e *Enforcer) enforce(subjects []string, resource Resource, action Action, object string) bool {
 	try := func(sub string) bool {
-		ok, err := e.e.Enforce(sub, resource, action, object)
+		ok, err := e.e.Enforce(sub, string(resource), string(action), object)
 		return err == nil && ok
 	}
 	if e.defaultRole != "" && try(e.defaultRole) {

@@ -30,9 +30,11 @@ g, image-updater, role:image-updater
 }
 
 type check struct {
-	subjects              []string
-	resource, action, obj string
-	want                  bool
+	subjects []string
+	resource Resource
+	action   Action
+	obj      string
+	want     bool
 }
 
 func run(t *testing.T, e *Enforcer, checks []check) {

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/capstan-cd/capstan/internal/rbac"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
 
@@ -45,7 +46,7 @@ func (s *Server) listAccounts(w http.ResponseWriter, r *http.Request, c *caller)
 	}
 	items := []accountInfo{}
 	for name, a := range accounts {
-		if c.can("accounts", "get", name) || name == c.claims.Subject {
+		if c.can(rbac.ResourceAccounts, rbac.ActionGet, name) || name == c.claims.Subject {
 			items = append(items, newAccountInfo(name, a))
 		}
 	}
@@ -57,8 +58,8 @@ func (s *Server) listAccounts(w http.ResponseWriter, r *http.Request, c *caller)
 // caller itself or one who may get it.
 func (s *Server) getAccount(w http.ResponseWriter, r *http.Request, c *caller) {
 	name := r.PathValue("name")
-	if !c.can("accounts", "get", name) && name != c.claims.Subject {
-		c.denied(w, "accounts", "get", name)
+	if !c.can(rbac.ResourceAccounts, rbac.ActionGet, name) && name != c.claims.Subject {
+		c.denied(w, rbac.ResourceAccounts, rbac.ActionGet, name)
 		return
 	}
 	a := s.findAccount(w, r, name)
@@ -87,7 +88,7 @@ func (s *Server) findAccount(w http.ResponseWriter, r *http.Request, name string
 // with {"value": "yes"|"no"}.
 func (s *Server) canI(w http.ResponseWriter, r *http.Request, c *caller) {
 	answer := "no"
-	if c.can(r.PathValue("resource"), r.PathValue("action"), r.PathValue("object")) {
+	if c.can(rbac.Resource(r.PathValue("resource")), rbac.Action(r.PathValue("action")), r.PathValue("object")) {
 		answer = "yes"
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"value": answer})
@@ -96,7 +97,7 @@ func (s *Server) canI(w http.ResponseWriter, r *http.Request, c *caller) {
 // mayManage reports whether the caller may change account name: its own,
 // or any with accounts/update.
 func (c *caller) mayManage(name string) bool {
-	return name == c.claims.Subject || c.can("accounts", "update", name)
+	return name == c.claims.Subject || c.can(rbac.ResourceAccounts, rbac.ActionUpdate, name)
 }
 
 // createToken answers POST /api/v1/account/{name}/token with a new API key
@@ -112,7 +113,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request, c *caller) 
 		return
 	}
 	if !c.mayManage(name) {
-		c.denied(w, "accounts", "update", name)
+		c.denied(w, rbac.ResourceAccounts, rbac.ActionUpdate, name)
 		return
 	}
 	a := s.findAccount(w, r, name)
@@ -147,7 +148,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request, c *caller) 
 func (s *Server) deleteToken(w http.ResponseWriter, r *http.Request, c *caller) {
 	name := r.PathValue("name")
 	if !c.mayManage(name) {
-		c.denied(w, "accounts", "update", name)
+		c.denied(w, rbac.ResourceAccounts, rbac.ActionUpdate, name)
 		return
 	}
 	if err := settings.RemoveToken(r.Context(), s.opts.Client, s.opts.Namespace, name, r.PathValue("id")); err != nil {
@@ -175,7 +176,7 @@ func (s *Server) updatePassword(w http.ResponseWriter, r *http.Request, c *calle
 		req.Name = c.claims.Subject
 	}
 	if !c.mayManage(req.Name) {
-		c.denied(w, "accounts", "update", req.Name)
+		c.denied(w, rbac.ResourceAccounts, rbac.ActionUpdate, req.Name)
 		return
 	}
 	cm, err := settings.LoadArgoCD(r.Context(), s.opts.Client, s.opts.Namespace)

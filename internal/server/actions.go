@@ -13,12 +13,13 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/appstate"
 	"github.com/capstan-cd/capstan/internal/engine/actions"
+	"github.com/capstan-cd/capstan/internal/rbac"
 )
 
 // listActions answers GET /api/v1/applications/{name}/resource/actions
 // with the actions offered on one object of the app's tree.
 func (s *Server) listActions(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, "get")
+	app := s.loadApp(w, r, c, rbac.ActionGet)
 	if app == nil {
 		return
 	}
@@ -35,7 +36,7 @@ func (s *Server) listActions(w http.ResponseWriter, r *http.Request, c *caller) 
 // query). The caller needs the applications permission
 // action/<group>/<kind>/<action>, as in Argo CD.
 func (s *Server) runAction(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, "get")
+	app := s.loadApp(w, r, c, rbac.ActionGet)
 	if app == nil {
 		return
 	}
@@ -68,9 +69,9 @@ func (s *Server) runAction(w http.ResponseWriter, r *http.Request, c *caller) {
 		writeError(w, http.StatusBadRequest, "the body must name the action")
 		return
 	}
-	permission := "action/" + ref.Group + "/" + ref.Kind + "/" + name
-	if object := s.appObject(app); !c.can("applications", permission, object) {
-		c.denied(w, "applications", permission, object)
+	permission := rbac.ResourceAction(ref.Group, ref.Kind, name)
+	if object := s.appObject(app); !c.can(rbac.ResourceApplications, permission, object) {
+		c.denied(w, rbac.ResourceApplications, permission, object)
 		return
 	}
 	err = s.state.RunAction(r.Context(), app, ref, name, params)
@@ -92,13 +93,13 @@ func refFromQuery(r *http.Request) appstate.ResourceRef {
 // on an object of the app: on the whole app, or on that object alone
 // (action/<group>/<kind>/<namespace>/<name>), as Argo CD's fine-grained
 // permissions allow; when not, it answers 403.
-func (s *Server) mayChangeResource(w http.ResponseWriter, c *caller, app *v1alpha1.Application, action string, ref appstate.ResourceRef) bool {
+func (s *Server) mayChangeResource(w http.ResponseWriter, c *caller, app *v1alpha1.Application, action rbac.Action, ref appstate.ResourceRef) bool {
 	object := s.appObject(app)
-	fine := action + "/" + ref.Group + "/" + ref.Kind + "/" + ref.Namespace + "/" + ref.Name
-	if c.can("applications", action, object) || c.can("applications", fine, object) {
+	fine := action.On(ref.Group, ref.Kind, ref.Namespace, ref.Name)
+	if c.can(rbac.ResourceApplications, action, object) || c.can(rbac.ResourceApplications, fine, object) {
 		return true
 	}
-	c.denied(w, "applications", fine, object)
+	c.denied(w, rbac.ResourceApplications, fine, object)
 	return false
 }
 
@@ -112,12 +113,12 @@ var patchTypes = map[string]types.PatchType{
 // patch (a JSON string, or the raw patch) applied to an object of the
 // app's tree, its patchType in the query; the answer is the object.
 func (s *Server) patchResource(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, "get")
+	app := s.loadApp(w, r, c, rbac.ActionGet)
 	if app == nil {
 		return
 	}
 	ref := refFromQuery(r)
-	if !s.mayChangeResource(w, c, app, "update", ref) {
+	if !s.mayChangeResource(w, c, app, rbac.ActionUpdate, ref) {
 		return
 	}
 	pt, ok := patchTypes[r.URL.Query().Get("patchType")]
@@ -148,12 +149,12 @@ func (s *Server) patchResource(w http.ResponseWriter, r *http.Request, c *caller
 // an object of the app's tree deleted in the foreground, or orphaning its
 // dependents (orphan=true), or at once in the background (force=true).
 func (s *Server) deleteResource(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, "get")
+	app := s.loadApp(w, r, c, rbac.ActionGet)
 	if app == nil {
 		return
 	}
 	ref := refFromQuery(r)
-	if !s.mayChangeResource(w, c, app, "delete", ref) {
+	if !s.mayChangeResource(w, c, app, rbac.ActionDelete, ref) {
 		return
 	}
 	q := r.URL.Query()

@@ -29,19 +29,18 @@ type caller struct {
 	project string
 }
 
-// projectScoped are the resources whose objects start with a project; a
-// project role token reaches them only in its own project.
-var projectScoped = map[string]bool{"applications": true, "applicationsets": true, "logs": true, "exec": true}
-
-func (c *caller) can(resource, action, object string) bool {
-	if c.project != "" && projectScoped[resource] && !strings.HasPrefix(object, c.project+"/") {
+// can reports whether the caller may take action on object. A project role
+// token reaches the objects of project-scoped resources in its own project
+// only.
+func (c *caller) can(resource rbac.Resource, action rbac.Action, object string) bool {
+	if c.project != "" && resource.ProjectScoped() && !strings.HasPrefix(object, c.project+"/") {
 		return false
 	}
 	return c.enforcer.Enforce(c.subjects, resource, action, object)
 }
 
 // denied writes Argo CD's 403 for a refused action.
-func (c *caller) denied(w http.ResponseWriter, resource, action, object string) {
+func (c *caller) denied(w http.ResponseWriter, resource rbac.Resource, action rbac.Action, object string) {
 	writeError(w, http.StatusForbidden, fmt.Sprintf("permission denied: %s, %s, %s, sub: %s", resource, action, object, c.claims.Subject))
 }
 
@@ -220,7 +219,7 @@ func (s *Server) listApplications(w http.ResponseWriter, r *http.Request, c *cal
 		if repo := q.Get("repo"); repo != "" && !usesRepo(app, repo) {
 			return false
 		}
-		return c.can("applications", "get", s.appObject(app))
+		return c.can(rbac.ResourceApplications, rbac.ActionGet, s.appObject(app))
 	})
 	s.writeApplicationList(w, appList{version: version, next: next, apps: out, whole: paging == listPage{}}, parseFields(q))
 }
@@ -235,7 +234,7 @@ func usesRepo(app *v1alpha1.Application, repoURL string) bool {
 // ?refresh=normal or hard it first asks the controller to refresh the app
 // and answers once it has, as Argo CD does.
 func (s *Server) getApplication(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, "get")
+	app := s.loadApp(w, r, c, rbac.ActionGet)
 	if app == nil {
 		return
 	}
@@ -281,7 +280,7 @@ type syncRequest struct {
 // error response when not. A missing Application is 404 only to a caller
 // who may do the action on that name in every project; to others it reads
 // as refused, so names do not leak.
-func (s *Server) loadApp(w http.ResponseWriter, r *http.Request, c *caller, action string) *v1alpha1.Application {
+func (s *Server) loadApp(w http.ResponseWriter, r *http.Request, c *caller, action rbac.Action) *v1alpha1.Application {
 	ns := r.URL.Query().Get("appNamespace")
 	if ns == "" {
 		ns = s.opts.Namespace
@@ -297,10 +296,10 @@ func (s *Server) loadApp(w http.ResponseWriter, r *http.Request, c *caller, acti
 	app := &v1alpha1.Application{}
 	err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: ns, Name: r.PathValue("name")}, app)
 	if apierrors.IsNotFound(err) {
-		if c.can("applications", action, "*/"+r.PathValue("name")) {
+		if c.can(rbac.ResourceApplications, action, "*/"+r.PathValue("name")) {
 			writeError(w, http.StatusNotFound, fmt.Sprintf("application %s not found in namespace %s", r.PathValue("name"), ns))
 		} else {
-			c.denied(w, "applications", action, "*/"+r.PathValue("name"))
+			c.denied(w, rbac.ResourceApplications, action, "*/"+r.PathValue("name"))
 		}
 		return nil
 	}
@@ -308,8 +307,8 @@ func (s *Server) loadApp(w http.ResponseWriter, r *http.Request, c *caller, acti
 		s.internal(w, err)
 		return nil
 	}
-	if object := s.appObject(app); !c.can("applications", action, object) {
-		c.denied(w, "applications", action, object)
+	if object := s.appObject(app); !c.can(rbac.ResourceApplications, action, object) {
+		c.denied(w, rbac.ResourceApplications, action, object)
 		return nil
 	}
 	if !s.appNamespaceAllowed(r.Context(), app) {
@@ -326,8 +325,8 @@ func (s *Server) localSyncAllowed(w http.ResponseWriter, c *caller, app *v1alpha
 	if len(req.Manifests) == 0 {
 		return true
 	}
-	if object := s.appObject(app); !c.can("applications", "override", object) {
-		c.denied(w, "applications", "override", object)
+	if object := s.appObject(app); !c.can(rbac.ResourceApplications, rbac.ActionOverride, object) {
+		c.denied(w, rbac.ResourceApplications, rbac.ActionOverride, object)
 		return false
 	}
 	if app.Spec.SyncPolicy.IsAutomatedSyncEnabled() && !req.DryRun {
@@ -393,7 +392,7 @@ func (s *Server) syncApplication(w http.ResponseWriter, r *http.Request, c *call
 // deletion (the default) or, with propagationPolicy=background, the
 // background one, as Argo CD does.
 func (s *Server) deleteApplication(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, "delete")
+	app := s.loadApp(w, r, c, rbac.ActionDelete)
 	if app == nil {
 		return
 	}
@@ -450,8 +449,8 @@ func (s *Server) createApplication(w http.ResponseWriter, r *http.Request, c *ca
 		return
 	}
 	object := s.appObject(app)
-	if !c.can("applications", "create", object) {
-		c.denied(w, "applications", "create", object)
+	if !c.can(rbac.ResourceApplications, rbac.ActionCreate, object) {
+		c.denied(w, rbac.ResourceApplications, rbac.ActionCreate, object)
 		return
 	}
 	if !validName(w, "application", app.Name) {
@@ -493,8 +492,8 @@ func (s *Server) createApplication(w http.ResponseWriter, r *http.Request, c *ca
 		writeError(w, http.StatusBadRequest, "existing application spec is different, use upsert flag to force update")
 		return
 	}
-	if !c.can("applications", "update", s.appObject(existing)) || !c.can("applications", "update", object) {
-		c.denied(w, "applications", "update", object)
+	if !c.can(rbac.ResourceApplications, rbac.ActionUpdate, s.appObject(existing)) || !c.can(rbac.ResourceApplications, rbac.ActionUpdate, object) {
+		c.denied(w, rbac.ResourceApplications, rbac.ActionUpdate, object)
 		return
 	}
 	existing.Spec, existing.Labels, existing.Annotations = app.Spec, app.Labels, app.Annotations

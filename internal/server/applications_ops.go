@@ -19,6 +19,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/appstate"
+	"github.com/capstan-cd/capstan/internal/rbac"
 	reposvc "github.com/capstan-cd/capstan/internal/repo"
 )
 
@@ -74,7 +75,7 @@ func (s *Server) startOperation(w http.ResponseWriter, r *http.Request, c *calle
 	}
 	const attempts = 10
 	for attempt := 1; ; attempt++ {
-		app := s.loadApp(w, r, c, "sync")
+		app := s.loadApp(w, r, c, rbac.ActionSync)
 		if app == nil {
 			return
 		}
@@ -112,7 +113,7 @@ func (s *Server) startOperation(w http.ResponseWriter, r *http.Request, c *calle
 // the running operation's phase becomes Terminating, and the controller
 // stops it.
 func (s *Server) terminateOperation(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, "sync")
+	app := s.loadApp(w, r, c, rbac.ActionSync)
 	if app == nil {
 		return
 	}
@@ -148,7 +149,7 @@ var errNoOperation = errors.New("unable to terminate operation. No operation is 
 // Application's own events, or with resourceName those of one of its
 // live objects.
 func (s *Server) applicationEvents(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, "get")
+	app := s.loadApp(w, r, c, rbac.ActionGet)
 	if app == nil {
 		return
 	}
@@ -195,7 +196,7 @@ type manifestResponse struct {
 // manifests answers GET /api/v1/applications/{name}/manifests[?revision=]
 // with the rendered objects, each as a JSON string.
 func (s *Server) manifests(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, "get")
+	app := s.loadApp(w, r, c, rbac.ActionGet)
 	if app == nil {
 		return
 	}
@@ -278,7 +279,7 @@ func sourceRevisions(app *v1alpha1.Application, revision string, revisions []str
 // managedResources answers GET /api/v1/applications/{name}/managed-resources,
 // optionally narrowed to one object by group, kind, namespace and name.
 func (s *Server) managedResources(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, "get")
+	app := s.loadApp(w, r, c, rbac.ActionGet)
 	if app == nil {
 		return
 	}
@@ -301,7 +302,7 @@ func (s *Server) managedResources(w http.ResponseWriter, r *http.Request, c *cal
 
 // resourceTree answers GET /api/v1/applications/{name}/resource-tree.
 func (s *Server) resourceTree(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, "get")
+	app := s.loadApp(w, r, c, rbac.ActionGet)
 	if app == nil {
 		return
 	}
@@ -312,7 +313,7 @@ func (s *Server) resourceTree(w http.ResponseWriter, r *http.Request, c *caller)
 // liveResource answers GET /api/v1/applications/{name}/resource with one
 // live object of the Application's tree, as a JSON string.
 func (s *Server) liveResource(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, "get")
+	app := s.loadApp(w, r, c, rbac.ActionGet)
 	if app == nil {
 		return
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/project"
+	"github.com/capstan-cd/capstan/internal/rbac"
 )
 
 // updateApplication answers PUT /api/v1/applications/{name}: the body's
@@ -128,7 +129,7 @@ func (s *Server) replaceApplication(w http.ResponseWriter, r *http.Request, c *c
 // replaceApplication and checks the result, or writes why not and
 // returns nil.
 func (s *Server) editedApplication(w http.ResponseWriter, r *http.Request, c *caller, edit func(*v1alpha1.Application), reply func(*v1alpha1.Application) any) *v1alpha1.Application {
-	app := s.loadApp(w, r, c, "update")
+	app := s.loadApp(w, r, c, rbac.ActionUpdate)
 	if app == nil {
 		return nil
 	}
@@ -140,8 +141,8 @@ func (s *Server) editedApplication(w http.ResponseWriter, r *http.Request, c *ca
 	if app.Spec.Project == "" {
 		app.Spec.Project = v1alpha1.DefaultAppProjectName
 	}
-	if object := s.appObject(app); !c.can("applications", "update", object) {
-		c.denied(w, "applications", "update", object)
+	if object := s.appObject(app); !c.can(rbac.ResourceApplications, rbac.ActionUpdate, object) {
+		c.denied(w, rbac.ResourceApplications, rbac.ActionUpdate, object)
 		return nil
 	}
 	// As on create, ?validate=false never skips the project's rules.

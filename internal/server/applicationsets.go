@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/rbac"
 )
 
 // appSetObject is an ApplicationSet's RBAC object, as for the
@@ -66,7 +67,7 @@ func (s *Server) listApplicationSets(w http.ResponseWriter, r *http.Request, c *
 		if len(projects) > 0 && !slices.Contains(projects, as.Spec.Template.Spec.Project) {
 			continue
 		}
-		if c.can("applicationsets", "get", s.appSetObject(&as)) {
+		if c.can(rbac.ResourceApplicationSets, rbac.ActionGet, s.appSetObject(&as)) {
 			out.Items = append(out.Items, as)
 		}
 	}
@@ -76,7 +77,7 @@ func (s *Server) listApplicationSets(w http.ResponseWriter, r *http.Request, c *
 // loadAppSet reads the named ApplicationSet for a caller who may do action
 // on it, or answers the error and returns nil. As for Applications, a
 // missing one reads as refused to a caller who could not see it anyway.
-func (s *Server) loadAppSet(w http.ResponseWriter, r *http.Request, c *caller, action string) *v1alpha1.ApplicationSet {
+func (s *Server) loadAppSet(w http.ResponseWriter, r *http.Request, c *caller, action rbac.Action) *v1alpha1.ApplicationSet {
 	ns := s.appSetNamespace(w, r)
 	if ns == "" {
 		return nil
@@ -88,10 +89,10 @@ func (s *Server) loadAppSet(w http.ResponseWriter, r *http.Request, c *caller, a
 	as := &v1alpha1.ApplicationSet{}
 	err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: ns, Name: name}, as)
 	if apierrors.IsNotFound(err) {
-		if c.can("applicationsets", action, "*/"+name) {
+		if c.can(rbac.ResourceApplicationSets, action, "*/"+name) {
 			writeError(w, http.StatusNotFound, fmt.Sprintf("applicationset %s not found in namespace %s", name, ns))
 		} else {
-			c.denied(w, "applicationsets", action, "*/"+name)
+			c.denied(w, rbac.ResourceApplicationSets, action, "*/"+name)
 		}
 		return nil
 	}
@@ -99,8 +100,8 @@ func (s *Server) loadAppSet(w http.ResponseWriter, r *http.Request, c *caller, a
 		s.internal(w, err)
 		return nil
 	}
-	if object := s.appSetObject(as); !c.can("applicationsets", action, object) {
-		c.denied(w, "applicationsets", action, object)
+	if object := s.appSetObject(as); !c.can(rbac.ResourceApplicationSets, action, object) {
+		c.denied(w, rbac.ResourceApplicationSets, action, object)
 		return nil
 	}
 	return as
@@ -108,7 +109,7 @@ func (s *Server) loadAppSet(w http.ResponseWriter, r *http.Request, c *caller, a
 
 // getApplicationSet answers GET /api/v1/applicationsets/{name}.
 func (s *Server) getApplicationSet(w http.ResponseWriter, r *http.Request, c *caller) {
-	if as := s.loadAppSet(w, r, c, "get"); as != nil {
+	if as := s.loadAppSet(w, r, c, rbac.ActionGet); as != nil {
 		writeJSON(w, http.StatusOK, as)
 	}
 }
@@ -140,8 +141,8 @@ func (s *Server) createApplicationSet(w http.ResponseWriter, r *http.Request, c 
 		return
 	}
 	object := s.appSetObject(as)
-	if !c.can("applicationsets", "create", object) {
-		c.denied(w, "applicationsets", "create", object)
+	if !c.can(rbac.ResourceApplicationSets, rbac.ActionCreate, object) {
+		c.denied(w, rbac.ResourceApplicationSets, rbac.ActionCreate, object)
 		return
 	}
 	if len(as.Spec.Generators) == 0 {
@@ -183,8 +184,8 @@ func (s *Server) createApplicationSet(w http.ResponseWriter, r *http.Request, c 
 		writeError(w, http.StatusBadRequest, "existing ApplicationSet spec is different, use upsert flag to force update")
 		return
 	}
-	if obj := s.appSetObject(existing); !c.can("applicationsets", "update", obj) {
-		c.denied(w, "applicationsets", "update", obj)
+	if obj := s.appSetObject(existing); !c.can(rbac.ResourceApplicationSets, rbac.ActionUpdate, obj) {
+		c.denied(w, rbac.ResourceApplicationSets, rbac.ActionUpdate, obj)
 		return
 	}
 	existing.Spec, existing.Labels, existing.Annotations, existing.Finalizers = as.Spec, as.Labels, as.Annotations, as.Finalizers
@@ -201,7 +202,7 @@ func (s *Server) createApplicationSet(w http.ResponseWriter, r *http.Request, c 
 // deleteApplicationSet answers DELETE /api/v1/applicationsets/{name}; its
 // Applications go with it (owner references).
 func (s *Server) deleteApplicationSet(w http.ResponseWriter, r *http.Request, c *caller) {
-	as := s.loadAppSet(w, r, c, "delete")
+	as := s.loadAppSet(w, r, c, rbac.ActionDelete)
 	if as == nil {
 		return
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 
+	"github.com/capstan-cd/capstan/internal/rbac"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
 
@@ -28,7 +29,7 @@ func certSelector(r *http.Request) settings.CertSelector {
 }
 
 func (s *Server) listCertificates(w http.ResponseWriter, r *http.Request, c *caller) {
-	if !c.allowedOn(w, "certificates", "get") {
+	if !c.allowedOn(w, rbac.ResourceCertificates, rbac.ActionGet) {
 		return
 	}
 	items, err := settings.Certificates(r.Context(), s.opts.Client, s.opts.Namespace, certSelector(r))
@@ -40,7 +41,7 @@ func (s *Server) listCertificates(w http.ResponseWriter, r *http.Request, c *cal
 }
 
 func (s *Server) createCertificates(w http.ResponseWriter, r *http.Request, c *caller) {
-	if !c.allowedOn(w, "certificates", "create") {
+	if !c.allowedOn(w, rbac.ResourceCertificates, rbac.ActionCreate) {
 		return
 	}
 	var req certificateList
@@ -56,7 +57,7 @@ func (s *Server) createCertificates(w http.ResponseWriter, r *http.Request, c *c
 }
 
 func (s *Server) deleteCertificates(w http.ResponseWriter, r *http.Request, c *caller) {
-	if !c.allowedOn(w, "certificates", "delete") {
+	if !c.allowedOn(w, rbac.ResourceCertificates, rbac.ActionDelete) {
 		return
 	}
 	removed, err := settings.RemoveCertificates(r.Context(), s.opts.Client, s.opts.Namespace, certSelector(r))

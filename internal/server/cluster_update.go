@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/discovery"
 
 	"github.com/capstan-cd/capstan/internal/cluster"
+	"github.com/capstan-cd/capstan/internal/rbac"
 )
 
 // clusterFields are the fields PUT /api/v1/clusters/{server}?updatedFields=
@@ -41,7 +42,7 @@ func (s *Server) updateCluster(w http.ResponseWriter, r *http.Request, c *caller
 	if !decodeBody(w, r, body, "cluster", false) {
 		return
 	}
-	existing, sec := s.findCluster(w, r, c, "update")
+	existing, sec := s.findCluster(w, r, c, rbac.ActionUpdate)
 	if existing == nil {
 		return
 	}
@@ -60,8 +61,8 @@ func (s *Server) updateCluster(w http.ResponseWriter, r *http.Request, c *caller
 		}
 	}
 	if updated.Project != existing.Project {
-		if object := clusterObject(&updated); !c.can("clusters", "update", object) {
-			c.denied(w, "clusters", "update", object)
+		if object := clusterObject(&updated); !c.can(rbac.ResourceClusters, rbac.ActionUpdate, object) {
+			c.denied(w, rbac.ResourceClusters, rbac.ActionUpdate, object)
 			return
 		}
 	}
@@ -78,7 +79,7 @@ func (s *Server) updateCluster(w http.ResponseWriter, r *http.Request, c *caller
 // the cluster's refresh time is set, and the controller and API server
 // rebuild their clients and watch caches of it.
 func (s *Server) invalidateClusterCache(w http.ResponseWriter, r *http.Request, c *caller) {
-	spec, sec := s.findCluster(w, r, c, "update")
+	spec, sec := s.findCluster(w, r, c, rbac.ActionUpdate)
 	if spec == nil {
 		return
 	}

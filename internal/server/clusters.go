@@ -13,6 +13,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/cluster"
+	"github.com/capstan-cd/capstan/internal/rbac"
 )
 
 // clusterObject is a cluster's RBAC object: <project>/<server>, or the
@@ -58,7 +59,7 @@ func (s *Server) listClusters(w http.ResponseWriter, r *http.Request, c *caller)
 	}
 	items := []cluster.Spec{}
 	for _, spec := range specs {
-		if c.can("clusters", "get", clusterObject(spec)) {
+		if c.can(rbac.ResourceClusters, rbac.ActionGet, clusterObject(spec)) {
 			items = append(items, spec.Redacted())
 		}
 	}
@@ -68,7 +69,7 @@ func (s *Server) listClusters(w http.ResponseWriter, r *http.Request, c *caller)
 // findCluster returns the cluster the path names by server URL (or by
 // name), and its Secret (nil for in-cluster without one), writing the
 // error answer when there is none or the caller may not act on it.
-func (s *Server) findCluster(w http.ResponseWriter, r *http.Request, c *caller, action string) (*cluster.Spec, *corev1.Secret) {
+func (s *Server) findCluster(w http.ResponseWriter, r *http.Request, c *caller, action rbac.Action) (*cluster.Spec, *corev1.Secret) {
 	server := strings.TrimSuffix(r.PathValue("server"), "/")
 	byName := r.URL.Query().Get("id.type") == "name"
 	if r.URL.Query().Get("id.type") == "name_escaped" {
@@ -86,14 +87,14 @@ func (s *Server) findCluster(w http.ResponseWriter, r *http.Request, c *caller, 
 		if (!byName && spec.Server != server) || (byName && spec.Name != server) {
 			continue
 		}
-		if !c.can("clusters", action, clusterObject(spec)) {
-			c.denied(w, "clusters", action, clusterObject(spec))
+		if !c.can(rbac.ResourceClusters, action, clusterObject(spec)) {
+			c.denied(w, rbac.ResourceClusters, action, clusterObject(spec))
 			return nil, nil
 		}
 		return spec, secrets[i]
 	}
-	if !c.can("clusters", action, server) {
-		c.denied(w, "clusters", action, server)
+	if !c.can(rbac.ResourceClusters, action, server) {
+		c.denied(w, rbac.ResourceClusters, action, server)
 		return nil, nil
 	}
 	writeError(w, http.StatusNotFound, fmt.Sprintf("cluster %q not found", server))
@@ -101,7 +102,7 @@ func (s *Server) findCluster(w http.ResponseWriter, r *http.Request, c *caller, 
 }
 
 func (s *Server) getCluster(w http.ResponseWriter, r *http.Request, c *caller) {
-	if spec, _ := s.findCluster(w, r, c, "get"); spec != nil {
+	if spec, _ := s.findCluster(w, r, c, rbac.ActionGet); spec != nil {
 		writeJSON(w, http.StatusOK, spec.Redacted())
 	}
 }
@@ -121,8 +122,8 @@ func (s *Server) createCluster(w http.ResponseWriter, r *http.Request, c *caller
 	if spec.Name == "" {
 		spec.Name = spec.Server
 	}
-	if object := clusterObject(spec); !c.can("clusters", "create", object) {
-		c.denied(w, "clusters", "create", object)
+	if object := clusterObject(spec); !c.can(rbac.ResourceClusters, rbac.ActionCreate, object) {
+		c.denied(w, rbac.ResourceClusters, rbac.ActionCreate, object)
 		return
 	}
 	sec, err := spec.Secret(s.opts.Namespace)
@@ -138,7 +139,7 @@ func (s *Server) createCluster(w http.ResponseWriter, r *http.Request, c *caller
 }
 
 func (s *Server) deleteCluster(w http.ResponseWriter, r *http.Request, c *caller) {
-	spec, sec := s.findCluster(w, r, c, "delete")
+	spec, sec := s.findCluster(w, r, c, rbac.ActionDelete)
 	if spec == nil {
 		return
 	}
@@ -157,7 +158,7 @@ func (s *Server) deleteCluster(w http.ResponseWriter, r *http.Request, c *caller
 // for a cluster added with the argocd-manager ServiceAccount, it issues a
 // new token, stores it and revokes the old ones.
 func (s *Server) rotateClusterAuth(w http.ResponseWriter, r *http.Request, c *caller) {
-	spec, sec := s.findCluster(w, r, c, "update")
+	spec, sec := s.findCluster(w, r, c, rbac.ActionUpdate)
 	if spec == nil {
 		return
 	}

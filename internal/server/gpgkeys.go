@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/capstan-cd/capstan/internal/rbac"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
 
@@ -25,7 +26,7 @@ type gpgKeyList struct {
 
 // allowedOn checks the caller may act on a resource that has no objects
 // (certificates, gpgkeys), writing 403 if not.
-func (c *caller) allowedOn(w http.ResponseWriter, resource, action string) bool {
+func (c *caller) allowedOn(w http.ResponseWriter, resource rbac.Resource, action rbac.Action) bool {
 	if !c.can(resource, action, "") {
 		c.denied(w, resource, action, "")
 		return false
@@ -49,7 +50,7 @@ func (s *Server) writeSettingsError(w http.ResponseWriter, err error) {
 }
 
 func (s *Server) listGPGKeys(w http.ResponseWriter, r *http.Request, c *caller) {
-	if !c.allowedOn(w, "gpgkeys", "get") {
+	if !c.allowedOn(w, rbac.ResourceGPGKeys, rbac.ActionGet) {
 		return
 	}
 	keys, err := settings.GPGKeys(r.Context(), s.opts.Client, s.opts.Namespace)
@@ -69,7 +70,7 @@ func (s *Server) listGPGKeys(w http.ResponseWriter, r *http.Request, c *caller) 
 }
 
 func (s *Server) getGPGKey(w http.ResponseWriter, r *http.Request, c *caller) {
-	if !c.allowedOn(w, "gpgkeys", "get") {
+	if !c.allowedOn(w, rbac.ResourceGPGKeys, rbac.ActionGet) {
 		return
 	}
 	id := settings.GPGKeyID(r.PathValue("keyID"))
@@ -92,7 +93,7 @@ func (s *Server) getGPGKey(w http.ResponseWriter, r *http.Request, c *caller) {
 }
 
 func (s *Server) createGPGKeys(w http.ResponseWriter, r *http.Request, c *caller) {
-	if !c.allowedOn(w, "gpgkeys", "create") {
+	if !c.allowedOn(w, rbac.ResourceGPGKeys, rbac.ActionCreate) {
 		return
 	}
 	var key settings.GPGKey
@@ -108,7 +109,7 @@ func (s *Server) createGPGKeys(w http.ResponseWriter, r *http.Request, c *caller
 }
 
 func (s *Server) deleteGPGKey(w http.ResponseWriter, r *http.Request, c *caller) {
-	if !c.allowedOn(w, "gpgkeys", "delete") {
+	if !c.allowedOn(w, rbac.ResourceGPGKeys, rbac.ActionDelete) {
 		return
 	}
 	if err := settings.DeleteGPGKey(r.Context(), s.opts.Client, s.opts.Namespace, r.URL.Query().Get("keyID")); err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/cluster"
 	"github.com/capstan-cd/capstan/internal/deeplinks"
 	"github.com/capstan-cd/capstan/internal/engine/diff"
+	"github.com/capstan-cd/capstan/internal/rbac"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
 
@@ -19,7 +20,7 @@ import (
 // Argo CD, its query names the app's namespace "namespace".
 func (s *Server) applicationLinks(w http.ResponseWriter, r *http.Request, c *caller) {
 	withAppNamespace(r, "namespace")
-	app := s.loadApp(w, r, c, "get")
+	app := s.loadApp(w, r, c, rbac.ActionGet)
 	if app == nil {
 		return
 	}
@@ -32,7 +33,7 @@ func (s *Server) applicationLinks(w http.ResponseWriter, r *http.Request, c *cal
 // resourceLinks answers GET /api/v1/applications/{name}/resource/links for
 // an object of the app's tree (Secret values masked), or the app itself.
 func (s *Server) resourceLinks(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, "get")
+	app := s.loadApp(w, r, c, rbac.ActionGet)
 	if app == nil {
 		return
 	}

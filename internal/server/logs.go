@@ -15,6 +15,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/appstate"
+	"github.com/capstan-cd/capstan/internal/rbac"
 )
 
 // logEntry is one line of a pod's log, in Argo CD's shape.
@@ -35,12 +36,12 @@ const maxLogLine = 1 << 20
 // filtered, then an entry marked last. The caller needs logs/get on the
 // app, as in Argo CD.
 func (s *Server) podLogs(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, "get")
+	app := s.loadApp(w, r, c, rbac.ActionGet)
 	if app == nil {
 		return
 	}
-	if object := s.appObject(app); !c.can("logs", "get", object) {
-		c.denied(w, "logs", "get", object)
+	if object := s.appObject(app); !c.can(rbac.ResourceLogs, rbac.ActionGet, object) {
+		c.denied(w, rbac.ResourceLogs, rbac.ActionGet, object)
 		return
 	}
 	q := r.URL.Query()

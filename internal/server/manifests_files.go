@@ -19,6 +19,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/argoapi"
+	"github.com/capstan-cd/capstan/internal/rbac"
 	reposvc "github.com/capstan-cd/capstan/internal/repo"
 )
 
@@ -97,7 +98,7 @@ func (s *Server) manifestsWithFiles(w http.ResponseWriter, r *http.Request, c *c
 	if query.AppNamespace != "" {
 		r.URL.RawQuery = url.Values{"appNamespace": {query.AppNamespace}}.Encode()
 	}
-	app := s.loadApp(w, r, c, "get")
+	app := s.loadApp(w, r, c, rbac.ActionGet)
 	if app == nil {
 		return
 	}

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/rbac"
 	"github.com/capstan-cd/capstan/internal/session"
 )
 
@@ -146,8 +147,8 @@ func (s *Server) updateProject(w http.ResponseWriter, r *http.Request, c *caller
 		return
 	}
 	name := r.PathValue("name")
-	if !c.can("projects", "update", name) {
-		c.denied(w, "projects", "update", name)
+	if !c.can(rbac.ResourceProjects, rbac.ActionUpdate, name) {
+		c.denied(w, rbac.ResourceProjects, rbac.ActionUpdate, name)
 		return
 	}
 	req.Project.Name = name
@@ -183,8 +184,8 @@ func (s *Server) createRoleToken(w http.ResponseWriter, r *http.Request, c *call
 		return
 	}
 	name, roleName := r.PathValue("name"), r.PathValue("role")
-	if !c.can("projects", "update", name) {
-		c.denied(w, "projects", "update", name)
+	if !c.can(rbac.ResourceProjects, rbac.ActionUpdate, name) {
+		c.denied(w, rbac.ResourceProjects, rbac.ActionUpdate, name)
 		return
 	}
 	if req.ID == "" {
@@ -218,8 +219,8 @@ func (s *Server) createRoleToken(w http.ResponseWriter, r *http.Request, c *call
 // (?id= picks the token by id), revoking it.
 func (s *Server) deleteRoleToken(w http.ResponseWriter, r *http.Request, c *caller) {
 	name, roleName := r.PathValue("name"), r.PathValue("role")
-	if !c.can("projects", "update", name) {
-		c.denied(w, "projects", "update", name)
+	if !c.can(rbac.ResourceProjects, rbac.ActionUpdate, name) {
+		c.denied(w, rbac.ResourceProjects, rbac.ActionUpdate, name)
 		return
 	}
 	id := r.URL.Query().Get("id")

@@ -11,6 +11,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/cluster"
 	"github.com/capstan-cd/capstan/internal/project"
+	"github.com/capstan-cd/capstan/internal/rbac"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
 
@@ -24,7 +25,7 @@ func (s *Server) listProjects(w http.ResponseWriter, r *http.Request, c *caller)
 	}
 	out := v1alpha1.AppProjectList{ListMeta: list.ListMeta, Items: []v1alpha1.AppProject{}}
 	for _, p := range list.Items {
-		if c.can("projects", "get", p.Name) {
+		if c.can(rbac.ResourceProjects, rbac.ActionGet, p.Name) {
 			out.Items = append(out.Items, p)
 		}
 	}
@@ -42,8 +43,8 @@ func (s *Server) getProject(w http.ResponseWriter, r *http.Request, c *caller) {
 // it, or answers the error and returns nil.
 func (s *Server) loadProject(w http.ResponseWriter, r *http.Request, c *caller) *v1alpha1.AppProject {
 	name := r.PathValue("name")
-	if !c.can("projects", "get", name) {
-		c.denied(w, "projects", "get", name)
+	if !c.can(rbac.ResourceProjects, rbac.ActionGet, name) {
+		c.denied(w, rbac.ResourceProjects, rbac.ActionGet, name)
 		return nil
 	}
 	p := &v1alpha1.AppProject{}
@@ -69,8 +70,8 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request, c *caller
 		writeError(w, http.StatusBadRequest, "project name is required")
 		return
 	}
-	if !c.can("projects", "create", p.Name) {
-		c.denied(w, "projects", "create", p.Name)
+	if !c.can(rbac.ResourceProjects, rbac.ActionCreate, p.Name) {
+		c.denied(w, rbac.ResourceProjects, rbac.ActionCreate, p.Name)
 		return
 	}
 	if err := validateRoles(p); err != nil {
@@ -82,8 +83,8 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request, c *caller
 	err := s.opts.Client.Create(r.Context(), p)
 	if apierrors.IsAlreadyExists(err) && req.Upsert {
 		reason, action = reasonUpdated, "updated project"
-		if !c.can("projects", "update", p.Name) {
-			c.denied(w, "projects", "update", p.Name)
+		if !c.can(rbac.ResourceProjects, rbac.ActionUpdate, p.Name) {
+			c.denied(w, rbac.ResourceProjects, rbac.ActionUpdate, p.Name)
 			return
 		}
 		existing := &v1alpha1.AppProject{}
@@ -105,8 +106,8 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request, c *caller
 // Applications still use is not deleted (400), as in Argo CD.
 func (s *Server) deleteProject(w http.ResponseWriter, r *http.Request, c *caller) {
 	name := r.PathValue("name")
-	if !c.can("projects", "delete", name) {
-		c.denied(w, "projects", "delete", name)
+	if !c.can(rbac.ResourceProjects, rbac.ActionDelete, name) {
+		c.denied(w, rbac.ResourceProjects, rbac.ActionDelete, name)
 		return
 	}
 	var apps v1alpha1.ApplicationList

@@ -14,6 +14,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/project"
+	"github.com/capstan-cd/capstan/internal/rbac"
 	reposvc "github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/repo/git"
 	"github.com/capstan-cd/capstan/internal/settings"
@@ -51,8 +52,8 @@ func (s *Server) exploredRepo(w http.ResponseWriter, r *http.Request, c *caller,
 			break
 		}
 	}
-	if object := repoObject(repo); !c.can("repositories", "get", object) {
-		c.denied(w, "repositories", "get", object)
+	if object := repoObject(repo); !c.can(rbac.ResourceRepositories, rbac.ActionGet, object) {
+		c.denied(w, rbac.ResourceRepositories, rbac.ActionGet, object)
 		return false
 	}
 	return true
@@ -87,8 +88,8 @@ func (s *Server) mayPickSource(w http.ResponseWriter, r *http.Request, c *caller
 		return true
 	}
 	object := projName + "/" + appName
-	if !c.can("applications", "create", object) && !c.can("applications", "update", object) {
-		c.denied(w, "applications", "create", object)
+	if !c.can(rbac.ResourceApplications, rbac.ActionCreate, object) && !c.can(rbac.ResourceApplications, rbac.ActionUpdate, object) {
+		c.denied(w, rbac.ResourceApplications, rbac.ActionCreate, object)
 		return false
 	}
 	proj, err := project.Load(r.Context(), s.opts.Client, s.opts.Namespace, projName)
@@ -144,23 +145,23 @@ func (s *Server) repositoryAppDetails(w http.ResponseWriter, r *http.Request, c 
 		return
 	}
 	object := q.AppProject + "/" + q.AppName
-	if !c.can("applications", "get", object) {
-		c.denied(w, "applications", "get", object)
+	if !c.can(rbac.ResourceApplications, rbac.ActionGet, object) {
+		c.denied(w, rbac.ResourceApplications, rbac.ActionGet, object)
 		return
 	}
 	app := &v1alpha1.Application{}
 	err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: s.opts.Namespace, Name: q.AppName}, app)
 	switch {
 	case apierrors.IsNotFound(err) || q.AppName == "":
-		if !c.can("applications", "create", object) {
-			c.denied(w, "applications", "create", object)
+		if !c.can(rbac.ResourceApplications, rbac.ActionCreate, object) {
+			c.denied(w, rbac.ResourceApplications, rbac.ActionCreate, object)
 			return
 		}
 	case err != nil:
 		s.internal(w, err)
 		return
 	case app.Spec.Project != q.AppProject || !sourceInHistory(app, *q.Source, int(q.SourceIndex), int64(q.VersionID)):
-		c.denied(w, "applications", "get", object)
+		c.denied(w, rbac.ResourceApplications, rbac.ActionGet, object)
 		return
 	}
 	proj, err := project.Load(r.Context(), s.opts.Client, s.opts.Namespace, q.AppProject)
@@ -253,7 +254,7 @@ func revisionSource(app *v1alpha1.Application, r *http.Request) (*v1alpha1.Appli
 
 // revisionMetadata answers a commit's author, date, tags and message.
 func (s *Server) revisionMetadata(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, "get")
+	app := s.loadApp(w, r, c, rbac.ActionGet)
 	if app == nil {
 		return
 	}
@@ -268,7 +269,7 @@ func (s *Server) revisionMetadata(w http.ResponseWriter, r *http.Request, c *cal
 
 // chartDetails answers what a chart version's Chart.yaml says.
 func (s *Server) chartDetails(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, "get")
+	app := s.loadApp(w, r, c, rbac.ActionGet)
 	if app == nil {
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/capstan-cd/capstan/internal/rbac"
 	reposvc "github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
@@ -50,7 +51,7 @@ func (rr *repositoryRoutes) list(w http.ResponseWriter, r *http.Request, c *call
 	}
 	var visible []*settings.Repository
 	for _, repo := range all {
-		if c.can("repositories", "get", repoObject(repo)) {
+		if c.can(rbac.ResourceRepositories, rbac.ActionGet, repoObject(repo)) {
 			visible = append(visible, repo)
 		}
 	}
@@ -69,7 +70,7 @@ func (rr *repositoryRoutes) list(w http.ResponseWriter, r *http.Request, c *call
 
 // find returns the stored repository with the path's URL, writing 404 (or
 // 403 to a caller who may not see it) when there is none.
-func (rr *repositoryRoutes) find(w http.ResponseWriter, r *http.Request, c *caller, action string) *settings.Repository {
+func (rr *repositoryRoutes) find(w http.ResponseWriter, r *http.Request, c *caller, action rbac.Action) *settings.Repository {
 	url := r.PathValue("url")
 	all, err := settings.RepositorySecrets(r.Context(), rr.s.opts.Client, rr.s.opts.Namespace, rr.templates)
 	if err != nil {
@@ -85,14 +86,14 @@ func (rr *repositoryRoutes) find(w http.ResponseWriter, r *http.Request, c *call
 		if strings.TrimSuffix(repo.URL, "/") != strings.TrimSuffix(url, "/") {
 			continue
 		}
-		if !c.can("repositories", action, repoObject(repo)) {
-			c.denied(w, "repositories", action, repoObject(repo))
+		if !c.can(rbac.ResourceRepositories, action, repoObject(repo)) {
+			c.denied(w, rbac.ResourceRepositories, action, repoObject(repo))
 			return nil
 		}
 		return repo
 	}
-	if !c.can("repositories", action, url) {
-		c.denied(w, "repositories", action, url)
+	if !c.can(rbac.ResourceRepositories, action, url) {
+		c.denied(w, rbac.ResourceRepositories, action, url)
 		return nil
 	}
 	writeError(w, http.StatusNotFound, fmt.Sprintf("%s %s not found", rr.what, url))
@@ -100,7 +101,7 @@ func (rr *repositoryRoutes) find(w http.ResponseWriter, r *http.Request, c *call
 }
 
 func (rr *repositoryRoutes) get(w http.ResponseWriter, r *http.Request, c *caller) {
-	repo := rr.find(w, r, c, "get")
+	repo := rr.find(w, r, c, rbac.ActionGet)
 	switch {
 	case repo == nil:
 	case rr.templates:
@@ -153,8 +154,8 @@ func (rr *repositoryRoutes) create(w http.ResponseWriter, r *http.Request, c *ca
 		return
 	}
 	repo.Template = rr.templates
-	if object := repoObject(repo); !c.can("repositories", "create", object) {
-		c.denied(w, "repositories", "create", object)
+	if object := repoObject(repo); !c.can(rbac.ResourceRepositories, rbac.ActionCreate, object) {
+		c.denied(w, rbac.ResourceRepositories, rbac.ActionCreate, object)
 		return
 	}
 	if !rr.templates && repo.Type != "helm" {
@@ -175,7 +176,7 @@ func (rr *repositoryRoutes) create(w http.ResponseWriter, r *http.Request, c *ca
 // template) the path names replaced by the body, in the same Secret; a
 // repository's connection is tested first, as when it is added.
 func (rr *repositoryRoutes) update(w http.ResponseWriter, r *http.Request, c *caller) {
-	found := rr.find(w, r, c, "update")
+	found := rr.find(w, r, c, rbac.ActionUpdate)
 	if found == nil {
 		return
 	}
@@ -184,8 +185,8 @@ func (rr *repositoryRoutes) update(w http.ResponseWriter, r *http.Request, c *ca
 		return
 	}
 	repo.URL, repo.Template = found.URL, rr.templates
-	if object := repoObject(repo); !c.can("repositories", "update", object) {
-		c.denied(w, "repositories", "update", object)
+	if object := repoObject(repo); !c.can(rbac.ResourceRepositories, rbac.ActionUpdate, object) {
+		c.denied(w, rbac.ResourceRepositories, rbac.ActionUpdate, object)
 		return
 	}
 	if !rr.templates && repo.Type != "helm" {
@@ -204,7 +205,7 @@ func (rr *repositoryRoutes) update(w http.ResponseWriter, r *http.Request, c *ca
 }
 
 func (rr *repositoryRoutes) delete(w http.ResponseWriter, r *http.Request, c *caller) {
-	repo := rr.find(w, r, c, "delete")
+	repo := rr.find(w, r, c, rbac.ActionDelete)
 	if repo == nil {
 		return
 	}
@@ -277,8 +278,8 @@ func (s *Server) validateRepository(w http.ResponseWriter, r *http.Request, c *c
 	if q.GithubAppPrivateKey != "" {
 		repo.Unsupported = []string{"githubAppPrivateKey"}
 	}
-	if object := repoObject(repo); !c.can("repositories", "create", object) {
-		c.denied(w, "repositories", "create", object)
+	if object := repoObject(repo); !c.can(rbac.ResourceRepositories, rbac.ActionCreate, object) {
+		c.denied(w, rbac.ResourceRepositories, rbac.ActionCreate, object)
 		return
 	}
 	if !repo.HasCredentials() {

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/capstan-cd/capstan/internal/rbac"
 	"github.com/capstan-cd/capstan/internal/repo/manifest"
 )
 
@@ -40,7 +41,7 @@ func (s *Server) serverSideDiff(w http.ResponseWriter, r *http.Request, c *calle
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("%d target manifests: at most %d are compared at once", len(q.TargetManifests), maxDiffTargets))
 		return
 	}
-	app := s.loadApp(w, r, c, "get")
+	app := s.loadApp(w, r, c, rbac.ActionGet)
 	if app == nil {
 		return
 	}

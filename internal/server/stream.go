@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/rbac"
 )
 
 // streamKeepAlive is how often an idle stream sends a comment, so proxies
@@ -89,7 +90,7 @@ func (s *Server) streamApplications(w http.ResponseWriter, r *http.Request, c *c
 			}
 		case <-queue.ready:
 			for ev, ok := queue.pop(); ok; ev, ok = queue.pop() {
-				if c.can("applications", "get", s.appObject(ev.app)) && !sender.send(ev) {
+				if c.can(rbac.ResourceApplications, rbac.ActionGet, s.appObject(ev.app)) && !sender.send(ev) {
 					return
 				}
 			}

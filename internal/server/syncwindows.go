@@ -7,6 +7,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/project"
+	"github.com/capstan-cd/capstan/internal/rbac"
 )
 
 // appSyncWindow is a sync window as Argo CD's API shows it for one
@@ -30,7 +31,7 @@ func appSyncWindows(ws project.Windows) []appSyncWindow {
 // the windows of the app's project that apply to it, those open now, and
 // whether a manual sync may run now.
 func (s *Server) applicationSyncWindows(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, "get")
+	app := s.loadApp(w, r, c, rbac.ActionGet)
 	if app == nil {
 		return
 	}

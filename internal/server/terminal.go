@@ -14,6 +14,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/appstate"
+	"github.com/capstan-cd/capstan/internal/rbac"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
 
@@ -57,12 +58,12 @@ func (s *Server) terminal(w http.ResponseWriter, r *http.Request, c *caller) {
 		}
 	}
 	r.SetPathValue("name", appName)
-	app := s.loadApp(w, r, c, "get")
+	app := s.loadApp(w, r, c, rbac.ActionGet)
 	if app == nil {
 		return
 	}
-	if object := s.appObject(app); !c.can("exec", "create", object) {
-		c.denied(w, "exec", "create", object)
+	if object := s.appObject(app); !c.can(rbac.ResourceExec, rbac.ActionCreate, object) {
+		c.denied(w, rbac.ResourceExec, rbac.ActionCreate, object)
 		return
 	}
 	if app.Spec.Project != project && !(app.Spec.Project == "" && project == v1alpha1.DefaultAppProjectName) {
@@ -89,7 +90,7 @@ func (s *Server) terminal(w http.ResponseWriter, r *http.Request, c *caller) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	go t.readLoop(cancel)
-	lapsed := s.watchSession(ctx, r, "exec", "create", s.appObject(app))
+	lapsed := s.watchSession(ctx, r, rbac.ResourceExec, rbac.ActionCreate, s.appObject(app))
 	go func() {
 		select {
 		case why := <-lapsed:
@@ -119,7 +120,7 @@ var terminalRecheck = 10 * time.Second
 // do action on object: the session expired, its token was revoked, or the
 // policy changed. The session is checked every terminalRecheck, and at
 // its expiry, until ctx ends; a terminal outlives none of these.
-func (s *Server) watchSession(ctx context.Context, r *http.Request, resource, action, object string) <-chan string {
+func (s *Server) watchSession(ctx context.Context, r *http.Request, resource rbac.Resource, action rbac.Action, object string) <-chan string {
 	out := make(chan string, 1)
 	go func() {
 		var expiry <-chan time.Time

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/rbac"
 )
 
 // treeInterval is how often a streamed resource tree is read again; it is
@@ -21,7 +22,7 @@ const treeInterval = 3 * time.Second
 // changes (a Pod started, a health changed), as Argo CD's UI follows it.
 func (s *Server) streamResourceTree(w http.ResponseWriter, r *http.Request, c *caller) {
 	r.SetPathValue("name", r.PathValue("applicationName"))
-	app := s.loadApp(w, r, c, "get")
+	app := s.loadApp(w, r, c, rbac.ActionGet)
 	if app == nil {
 		return
 	}

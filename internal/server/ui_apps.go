@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/rbac"
 )
 
 // The web UI's application list, GET /api/v1/ui/applications: one page of
@@ -137,7 +138,7 @@ func (s *Server) uiApplications(w http.ResponseWriter, r *http.Request, c *calle
 	facets := map[string]map[string]bool{"projects": {}, "clusters": {}, "namespaces": {}, "repos": {}}
 	var matched []appSummary
 	for _, app := range apps {
-		if !c.can("applications", "get", s.appObject(app)) {
+		if !c.can(rbac.ResourceApplications, rbac.ActionGet, s.appObject(app)) {
 			continue
 		}
 		sum := summarize(app)

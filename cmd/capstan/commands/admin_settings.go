@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -145,13 +144,13 @@ func newAdminRBACCanCommand(sf *settingsFlags) *cobra.Command {
 			if cmd.Flags().Changed("default-role") {
 				p.Default = defaultRole
 			}
-			subject, action, resource := args[0], args[1], args[2]
+			subject, action, resource := args[0], rbac.Action(args[1]), rbac.Resource(args[2])
 			object := ""
 			if len(args) == 4 {
 				object = args[3]
 			}
-			if strict && !knownRBACResource[resource] {
-				return fmt.Errorf("unknown resource %q (strict): one of %s", resource, strings.Join(slices.Sorted(maps.Keys(knownRBACResource)), ", "))
+			if strict && !resource.Known() {
+				return fmt.Errorf("unknown resource %q (strict): one of %s", resource, knownRBACResources())
 			}
 			e, err := rbac.New(p)
 			if err != nil {
@@ -177,9 +176,15 @@ func newAdminRBACCanCommand(sf *settingsFlags) *cobra.Command {
 	return cmd
 }
 
-// knownRBACResource are the resources of Argo CD's RBAC model.
-var knownRBACResource = map[string]bool{"applications": true, "applicationsets": true, "clusters": true, "projects": true, "repositories": true,
-	"write-repositories": true, "accounts": true, "certificates": true, "gpgkeys": true, "logs": true, "exec": true, "extensions": true}
+// knownRBACResources lists the resources of Argo CD's RBAC model, sorted.
+func knownRBACResources() string {
+	names := make([]string, len(rbac.Resources))
+	for i, r := range rbac.Resources {
+		names[i] = string(r)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
 
 func newAdminRBACValidateCommand(sf *settingsFlags) *cobra.Command {
 	var policyFile string
