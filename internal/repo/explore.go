@@ -32,6 +32,7 @@ type Explorer interface {
 	RevisionMetadata(ctx context.Context, req *RevisionMetadataRequest) (*RevisionMetadata, error)
 	ChartDetails(ctx context.Context, req *ChartDetailsRequest) (*chartrepo.Details, error)
 	Charts(ctx context.Context, req *ChartsRequest) (*ChartsResponse, error)
+	Plugins(ctx context.Context, req *PluginsRequest) (*PluginsResponse, error)
 }
 
 // Server is all a repo server does.

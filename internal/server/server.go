@@ -182,7 +182,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /api/v1/session/userinfo", s.userInfo)
 	s.mux.HandleFunc("POST /api/webhook", s.webhook)
 	s.mux.HandleFunc("GET /api/v1/settings", s.settings)
-	s.mux.HandleFunc("GET /api/v1/settings/plugins", s.authorized(plugins))
+	s.mux.HandleFunc("GET /api/v1/settings/plugins", s.authorized(s.plugins))
 	s.mux.HandleFunc("GET /auth/login", s.ssoLogin)
 	s.mux.HandleFunc("GET /auth/callback", s.ssoCallback)
 	s.mux.Handle(settings.DexPath+"/", s.dexProxy())
@@ -565,9 +565,10 @@ func (n *jsonInt) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// plugins answers GET /api/v1/settings/plugins: the Config Management
-// Plugins the repo server offers. Capstan's runs none, so there are none
-// to pick (a plugin source is refused with a clear error when rendered).
-func plugins(w http.ResponseWriter, _ *http.Request, _ *caller) {
-	writeJSON(w, http.StatusOK, map[string]any{})
+// plugins answers GET /api/v1/settings/plugins: the config management
+// plugins whose sidecars listen beside the repo server, which the UI and
+// the CLI offer for a source. Any logged-in caller may ask, as in Argo CD.
+func (s *Server) plugins(w http.ResponseWriter, r *http.Request, _ *caller) {
+	resp, err := s.opts.Renderer.Plugins(r.Context(), &repo.PluginsRequest{})
+	s.answer(w, resp, err)
 }

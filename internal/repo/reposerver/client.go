@@ -76,6 +76,11 @@ func (c *Client) Charts(ctx context.Context, req *repo.ChartsRequest) (*repo.Cha
 	return call[repo.ChartsResponse](ctx, c, "Charts", req)
 }
 
+// Plugins lists the repo server's config management plugins.
+func (c *Client) Plugins(ctx context.Context, req *repo.PluginsRequest) (*repo.PluginsResponse, error) {
+	return call[repo.PluginsResponse](ctx, c, "Plugins", req)
+}
+
 // GitDirectories asks the repo server for a revision's directories.
 func (c *Client) GitDirectories(ctx context.Context, req *repo.GitDirectoriesRequest) (*repo.GitDirectoriesResponse, error) {
 	return call[repo.GitDirectoriesResponse](ctx, c, "GitDirectories", req)

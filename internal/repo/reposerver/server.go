@@ -43,6 +43,7 @@ var serviceDesc = grpc.ServiceDesc{
 		unary("RenderFiles", repo.Server.RenderFiles),
 		unary("GitDirectories", repo.Server.GitDirectories),
 		unary("GitFiles", repo.Server.GitFiles),
+		unary("Plugins", repo.Server.Plugins),
 	},
 	Metadata: "capstan/repo/v1",
 }

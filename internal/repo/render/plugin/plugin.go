@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -85,6 +86,21 @@ var ErrNotFound = errors.New("no plugin found")
 func (c *Client) Installed() bool {
 	sockets, _ := c.sockets()
 	return len(sockets) > 0
+}
+
+// Names lists the plugins listening in the socket directory, by the names
+// a source gives them (the socket's name without .sock), sorted.
+func (c *Client) Names() ([]string, error) {
+	sockets, err := c.sockets()
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(sockets))
+	for i, socket := range sockets {
+		names[i] = strings.TrimSuffix(socket, ".sock")
+	}
+	slices.Sort(names)
+	return names, nil
 }
 
 // Discover returns the name of the plugin, among those with discovery
