@@ -47,10 +47,10 @@ func registry(t *testing.T, ns string) *Registry {
 	return &Registry{Reader: c, Namespace: ns, InCluster: control.Config}
 }
 
-// TestSeed003ClusterSecretReachesTheCluster registers a second real cluster
-// the way `argocd cluster add` does (seed 003: name, server and a config with
+// TestClusterSecretReachesTheCluster registers a second real cluster
+// the way `argocd cluster add` does (name, server and a config with
 // a bearer token) and reaches it by name and by server.
-func TestSeed003ClusterSecretReachesTheCluster(t *testing.T) {
+func TestClusterSecretReachesTheCluster(t *testing.T) {
 	localcluster.Need(t)
 	prod, err := localcluster.Start(context.Background(), localcluster.Options{})
 	if err != nil {
@@ -63,7 +63,7 @@ func TestSeed003ClusterSecretReachesTheCluster(t *testing.T) {
 	clusterSecret(t, ns, "cluster-prod-358811194", map[string]string{
 		"name": "default/api-cluster-production:6443/admin", "server": prod.Config.Host, "config": string(withCA),
 	})
-	// Seed 003's exact config shape: a token and insecure TLS.
+	// The config `argocd cluster add` writes for a token and insecure TLS.
 	insecure := `{"bearerToken":"` + prod.Config.BearerToken + `","tlsClientConfig":{"insecure":true}}`
 	clusterSecret(t, ns, "cluster-insecure", map[string]string{"name": "prod-insecure", "server": prod.Config.Host + "/", "config": insecure, "namespaces": "a, b", "shard": "1"})
 

@@ -167,7 +167,7 @@ func TestSeedApplicationsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, fixture := range []string{"seed002-application.yaml", "seed004-applications.yaml", "full-application.yaml"} {
+	for _, fixture := range []string{"image-updater-helm-application.yaml", "image-updater-kustomize-applications.yaml", "full-application.yaml"} {
 		for _, want := range readFixture(t, fixture) {
 			t.Run(want.GetName(), func(t *testing.T) {
 				live, err := apply(t, want, ns)
@@ -208,9 +208,9 @@ func TestSeedApplicationsRoundTrip(t *testing.T) {
 	}
 }
 
-// TestSeed003ClusterSecretAndProject applies seed 003's cluster Secret and an
+// TestClusterSecretAndProject applies a cluster Secret as `argocd cluster add` writes it and an
 // AppProject that deploys to it.
-func TestSeed003ClusterSecretAndProject(t *testing.T) {
+func TestClusterSecretAndProject(t *testing.T) {
 	localcluster.Need(t)
 	installed(t)
 	ns := cluster.NewNamespace(t)
@@ -219,7 +219,7 @@ func TestSeed003ClusterSecretAndProject(t *testing.T) {
 		t.Fatal(err)
 	}
 	var project *unstructured.Unstructured
-	for _, obj := range readFixture(t, "seed003-cluster.yaml") {
+	for _, obj := range readFixture(t, "cluster-secret.yaml") {
 		if _, err := apply(t, obj, ns); err != nil {
 			t.Fatalf("applying %s/%s: %v", obj.GetKind(), obj.GetName(), err)
 		}
@@ -270,7 +270,7 @@ func TestMalformedApplicationsAreRejected(t *testing.T) {
 	localcluster.Need(t)
 	installed(t)
 	ns := cluster.NewNamespace(t)
-	base := readFixture(t, "seed004-applications.yaml")[1]
+	base := readFixture(t, "image-updater-kustomize-applications.yaml")[1]
 	dyn := dynamic.NewForConfigOrDie(cluster.Config)
 	apps := v1alpha1.GroupVersion.WithResource("applications")
 

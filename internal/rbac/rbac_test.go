@@ -19,8 +19,9 @@ func TestMain(m *testing.M) {
 	os.Exit(localcluster.RunTests(m, localcluster.Options{}, &cluster))
 }
 
-// seed002 is the image updater's policy as seed 002 writes it.
-var seed002 = map[string]string{
+// imageUpdaterPolicy is the restricted role Argo CD Image Updater's
+// documentation gives its account.
+var imageUpdaterPolicy = map[string]string{
 	"policy.default": "role:readonly",
 	"policy.csv": `# roles and scopes
 p, role:image-updater, applications, get, */*, allow
@@ -46,14 +47,14 @@ func run(t *testing.T, e *Enforcer, checks []check) {
 	}
 }
 
-func TestSeed002PolicyFromTheCluster(t *testing.T) {
+func TestImageUpdaterPolicyFromTheCluster(t *testing.T) {
 	localcluster.Need(t)
 	c, err := kube.NewClient(cluster.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ns := cluster.NewNamespace(t)
-	if err := c.Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: ConfigMapName, Namespace: ns}, Data: seed002}); err != nil {
+	if err := c.Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: ConfigMapName, Namespace: ns}, Data: imageUpdaterPolicy}); err != nil {
 		t.Fatal(err)
 	}
 	p, err := Load(context.Background(), c, ns)

@@ -22,7 +22,7 @@ import (
 
 // TestRBACMatrix calls every REST endpoint as each kind of caller and
 // checks the answer's status: admin; readonly (the default role); the
-// custom role of seed 002's policy.csv, as written; a project role token;
+// image updater's restricted role as Image Updater documents it; a project role token;
 // and no token, an expired token and a forged one. The RPC methods make
 // these same calls (grpc.go), so they answer alike.
 func TestRBACMatrix(t *testing.T) {

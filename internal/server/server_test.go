@@ -211,7 +211,7 @@ func TestLoginSessionsAndAPIKeys(t *testing.T) {
 		t.Error("a bad token is logged in")
 	}
 
-	// An API key of seed 002's account works until it is revoked.
+	// An API key of the image updater's restricted account works until it is revoked.
 	ctx := context.Background()
 	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
 		Data: map[string]string{"accounts.image-updater": "apiKey"}}); err != nil {

@@ -26,7 +26,7 @@ const (
 )
 
 // Account is a local account: admin, or one declared in argocd-cm as
-// accounts.<name>: apiKey, login (seed 002's image-updater account).
+// accounts.<name>: apiKey, login (the image updater's account has apiKey only).
 type Account struct {
 	Name         string
 	Enabled      bool

@@ -21,7 +21,7 @@ func TestAccounts(t *testing.T) {
 		t.Fatalf("fresh install: %+v, %v", accounts, err)
 	}
 
-	// Seed 002's restricted account, a disabled one, and admin turned off.
+	// The image updater's restricted account, a disabled one, and admin turned off.
 	if err := c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: CMName, Namespace: ns}, Data: map[string]string{
 		"accounts.image-updater": "apiKey",
 		"accounts.alice":         "apiKey, login",

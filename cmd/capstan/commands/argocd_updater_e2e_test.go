@@ -20,7 +20,7 @@ import (
 
 // TestImageUpdaterAccountThroughArgoCDClient makes, with Argo CD's own
 // client over gRPC-Web, the calls Argo CD Image Updater makes in its argocd
-// API mode (list, get, update spec), as the restricted account seed 002
+// API mode (list, get, update spec), as the restricted account Image Updater documents
 // sets up: an image-updater account with an API key, allowed to get and
 // update applications and nothing else. The new image reaches the cluster
 // through automated sync; the account's other requests are refused.

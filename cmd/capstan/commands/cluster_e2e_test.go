@@ -25,7 +25,7 @@ import (
 )
 
 // TestClusterAddDeploysToASecondCluster adds a second local cluster with
-// cluster add, checks it holds exactly the objects seed 003 shows and the
+// cluster add, checks it holds exactly the objects `argocd cluster add` makes and the
 // cluster Secret is Argo CD's, deploys an Application there, then rotates
 // the token and deploys again.
 func TestClusterAddDeploysToASecondCluster(t *testing.T) {

@@ -20,7 +20,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
-// TestImageUpdaterRunThroughTheAPI is seed 002's setup: the updater
+// TestImageUpdaterRunThroughTheAPI is Image Updater's documented API setup: the updater
 // writes back through Capstan's API (argocd.grpcWeb in
 // argocd-image-updater-cm) as the image-updater account, whose role may
 // only get and update Applications, with its API key in the

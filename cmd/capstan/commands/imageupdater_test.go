@@ -11,7 +11,7 @@ import (
 )
 
 // TestImageUpdaterTest runs image-updater test against a real registry
-// with htpasswd auth, as seed 004's production and development setups
+// with htpasswd auth, as Image Updater's documented production and development setups
 // would pick.
 func TestImageUpdaterTest(t *testing.T) {
 	reg := registryserver.Start(t)
@@ -34,11 +34,11 @@ func TestImageUpdaterTest(t *testing.T) {
 	}
 	if code, out, errOut := run("--ignore-tags", "latest"); code != 0 || !strings.Contains(out, "would update to "+image+":1.1.0") ||
 		!strings.Contains(out, "considered, best last: 1.0.0 1.1.0") {
-		t.Errorf("semver (seed 004 production): %d\n%s%s", code, out, errOut)
+		t.Errorf("semver (production): %d\n%s%s", code, out, errOut)
 	}
 	if code, out, errOut := run("--update-strategy", "latest", "--allow-tags", "regexp:^[0-9a-f]{5,40}$", "--ignore-tags", "latest"); code != 0 ||
 		!strings.Contains(out, "would update to "+image+":3f2a9c1") || !strings.Contains(errOut, "deprecated") {
-		t.Errorf("newest build (seed 004 development): %d\n%s%s", code, out, errOut)
+		t.Errorf("newest build (development): %d\n%s%s", code, out, errOut)
 	}
 	if code, out, _ := run("--semver-constraint", "1.x-0"); code != 0 || !strings.Contains(out, ":1.2.0-rc1") {
 		t.Errorf("a pre-release allowed by the constraint: %d\n%s", code, out)

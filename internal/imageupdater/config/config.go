@@ -246,7 +246,7 @@ func parseWriteBack(get func(string) (string, bool)) (WriteBack, error) {
 	annotation := "git-branch"
 	wb.Branch, _ = get(annotation)
 	if wb.Branch == "" {
-		annotation = "git.branch" // the spelling seed 002 uses
+		annotation = "git.branch" // a spelling found in published setups
 		wb.Branch, _ = get(annotation)
 	}
 	wb.BaseBranch, wb.TargetBranch, _ = strings.Cut(wb.Branch, ":")

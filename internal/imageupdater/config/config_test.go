@@ -18,7 +18,7 @@ func annotations(kv ...string) map[string]string {
 
 // TestSeedAnnotations reads the annotations of seeds 002 and 004 as written.
 func TestSeedAnnotations(t *testing.T) {
-	// Seed 004, development.
+	// The documented Kustomize setup, development.
 	app, errs := Parse(annotations(
 		"write-back-method", "git",
 		"image-list", "my-image=asia.gcr.io/some-gcp-project/some-image-name",
@@ -27,15 +27,15 @@ func TestSeedAnnotations(t *testing.T) {
 		"my-image.ignore-tags", "latest",
 	))
 	if len(errs) > 0 || len(app.Images) != 1 {
-		t.Fatalf("seed 004: %v %+v", errs, app)
+		t.Fatalf("kustomize development: %v %+v", errs, app)
 	}
 	img := app.Images[0]
 	if img.Alias != "my-image" || img.Name != "asia.gcr.io/some-gcp-project/some-image-name" || img.Strategy != tags.NewestBuild ||
 		!img.Filter.Allows("f00ba47") || img.Filter.Allows("latest") || app.WriteBack.Method != "git" {
-		t.Errorf("seed 004: %+v %+v", img, app.WriteBack)
+		t.Errorf("kustomize development: %+v %+v", img, app.WriteBack)
 	}
 
-	// Seed 002, Helm with write-back to values.yaml.
+	// The documented Helm setup, with write-back to values.yaml.
 	app, errs = Parse(annotations(
 		"image-list", "foo-image=123456789012.dkr.ecr.ap-northeast-1.amazonaws.com/foo",
 		"write-back-target", "helmvalues:values.yaml",
@@ -47,12 +47,12 @@ func TestSeedAnnotations(t *testing.T) {
 		"git.commit-message", "イメージのタグを {{ .tag }} に更新しました",
 	))
 	if len(errs) > 0 || len(app.Images) != 1 {
-		t.Fatalf("seed 002: %v", errs)
+		t.Fatalf("helm: %v", errs)
 	}
 	img, wb := app.Images[0], app.WriteBack
 	if img.Strategy != tags.Semver || img.HelmImageName != "image.repository" || img.HelmImageTag != "image.tag" ||
 		wb.Target != "helmvalues" || wb.TargetPath != "values.yaml" || wb.Branch != "main" || !strings.Contains(wb.CommitMessage, "{{ .tag }}") {
-		t.Errorf("seed 002: %+v %+v", img, wb)
+		t.Errorf("helm: %+v %+v", img, wb)
 	}
 }
 

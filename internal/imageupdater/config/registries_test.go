@@ -17,7 +17,7 @@ func TestSeedRegistries(t *testing.T) {
   credentials: pullsecret:argocd/argocd-image-updater-docker-registry-secret
 `)
 	if err != nil || len(regs) != 1 || regs[0].Ping || regs[0].Credentials != "pullsecret:argocd/argocd-image-updater-docker-registry-secret" {
-		t.Fatalf("seed 004: %+v %v", regs, err)
+		t.Fatalf("with a pull secret: %+v %v", regs, err)
 	}
 	regs, err = ParseRegistries(`registries:  
   - name: foo-image
@@ -28,7 +28,7 @@ func TestSeedRegistries(t *testing.T) {
     credsexpire: 10h
 `)
 	if err != nil || len(regs) != 1 || !regs[0].Ping || regs[0].CredsExpire != 10*time.Hour {
-		t.Fatalf("seed 002: %+v %v", regs, err)
+		t.Fatalf("with an external credentials script: %+v %v", regs, err)
 	}
 }
 

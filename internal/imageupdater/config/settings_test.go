@@ -10,7 +10,7 @@ func TestParseSettings(t *testing.T) {
 	if err != nil || s.GitUser != DefaultGitUser || s.GitEmail != DefaultGitEmail || s.ApplicationsAPI != "kubernetes" || !s.KubeEvents || s.LogLevel != "info" {
 		t.Errorf("defaults: %+v %v", s, err)
 	}
-	// Seed 002's argocd-image-updater-cm and seed 004's log level.
+	// An argocd-image-updater-cm with the API settings and a log level.
 	s, err = ParseSettings(map[string]string{
 		"argocd.grpcWeb":              "true",
 		"log.level":                   "debug",

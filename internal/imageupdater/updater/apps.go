@@ -62,7 +62,7 @@ func (k *KubernetesApplications) SetImages(ctx context.Context, key types.Namesp
 
 // APIApplications updates Applications through Capstan's API with an API
 // token (applications_api: argocd), needing only get and update on
-// applications, as seed installations grant an image-updater account.
+// applications, as Image Updater's documented installs grant its account.
 type APIApplications struct {
 	Client *apiclient.Client
 }

@@ -34,13 +34,14 @@ func (r *rig) dockerConfigSecret(name, password string) {
 		StringData: map[string]string{corev1.DockerConfigJsonKey: fmt.Sprintf(`{"auths":{"%s":{"auth":"%s"}}}`, r.reg.Host, auth)}})
 }
 
-// Seed 004's two setups, both writing back to Git: production follows
+// Image Updater's two documented Kustomize setups, both writing back to
+// Git: production follows
 // semver and ignores latest (a Kustomize app: the new tag goes to
 // .argocd-source-<app>.yaml); development follows the newest build among
 // commit-SHA tags (a plain-directory app: the manifest is edited in
 // place), on a multi-arch image. Registry credentials come from a
-// pullsecret in registries.conf, as in seed 004.
-func TestSeed004GitWriteBack(t *testing.T) {
+// pullsecret in registries.conf.
+func TestKustomizeSetupsWriteBackToGit(t *testing.T) {
 	localcluster.Need(t)
 	r := newRig(t, "pullsecret:$NS/argocd-image-updater-docker-registry-secret", "", nil)
 	r.dockerConfigSecret("argocd-image-updater-docker-registry-secret", r.reg.Password)
@@ -117,11 +118,11 @@ func TestSeed004GitWriteBack(t *testing.T) {
 	}
 }
 
-// Seed 002's Helm setup as written: the new tag goes into values.yaml
+// Image Updater's documented Helm setup: the new tag goes into values.yaml
 // (image.repository and image.tag), on main, with its own commit
 // message; registry credentials come from an ext: script, reused until
 // credsexpire.
-func TestSeed002HelmValues(t *testing.T) {
+func TestHelmValuesWriteBack(t *testing.T) {
 	localcluster.Need(t)
 	script := filepath.Join(t.TempDir(), "ecr-login.sh")
 	calls := filepath.Join(t.TempDir(), "calls")

@@ -125,7 +125,7 @@ func TestRenderCommitMessages(t *testing.T) {
 	changes := []Change{{Name: "reg/app", OldTag: "v1.0.0", NewTag: "v1.1.0"}}
 	got, err := Render("イメージのタグを {{ .tag }} に更新しました", "foo-application", changes)
 	if err != nil || got != "イメージのタグを v1.1.0 に更新しました" {
-		t.Errorf("seed template: %q %v", got, err)
+		t.Errorf("a Japanese template: %q %v", got, err)
 	}
 	got, err = Render(DefaultCommitMessage, "foo", changes)
 	if err != nil || got != "build: automatic update of foo\n\nupdates image reg/app tag 'v1.0.0' to 'v1.1.0'\n" {
