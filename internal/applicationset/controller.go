@@ -196,7 +196,7 @@ func run(ctx context.Context, opts Options) error {
 		For(&v1alpha1.ApplicationSet{}, builder.WithPredicates(inScope, predicate.Or[client.Object](
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Named("applicationset").
-		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: opts.Workers, SkipNameValidation: ptrTo(true)}).
+		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: opts.Workers, SkipNameValidation: new(true)}).
 		Watches(&v1alpha1.Application{}, handler.EnqueueRequestForOwner(scheme, mgr.GetRESTMapper(), &v1alpha1.ApplicationSet{}, handler.OnlyControllerOwner()),
 			builder.WithPredicates(inScope, appChanged())).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(c.allAppSets),
@@ -208,8 +208,6 @@ func run(ctx context.Context, opts Options) error {
 	}
 	return mgr.Start(ctx)
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 func isClusterSecret(o client.Object) bool {
 	return o.GetLabels()[v1alpha1.LabelSecretType] == v1alpha1.SecretTypeCluster

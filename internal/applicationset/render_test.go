@@ -101,7 +101,7 @@ func TestDesired(t *testing.T) {
 				ApplicationSetTemplateMeta: v1alpha1.ApplicationSetTemplateMeta{Name: "{{.cluster}}-guestbook", Namespace: "elsewhere"},
 				Spec:                       v1alpha1.ApplicationSpec{Project: "default", Destination: v1alpha1.ApplicationDestination{Server: "{{.url}}"}},
 			},
-			TemplatePatch: ptrTo(`spec:
+			TemplatePatch: new(`spec:
   source:
     repoURL: https://git.example/{{.cluster}}
     targetRevision: main

@@ -245,7 +245,7 @@ func run(ctx context.Context, opts Options, identity string) error {
 			specOrOperationChanged(), annotationsChanged(), predicate.LabelChangedPredicate{}))).
 		Named("application").
 		// Several controllers may share a process (tests, one per shard).
-		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: opts.Workers, SkipNameValidation: ptrTo(true), RateLimiter: retryLimiter()}).
+		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: opts.Workers, SkipNameValidation: new(true), RateLimiter: retryLimiter()}).
 		WatchesRawSource(source.Channel(events, &handler.EnqueueRequestForObject{})).
 		Watches(&v1alpha1.AppProject{}, handler.EnqueueRequestsFromMapFunc(projectApps(namespaces)),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -356,5 +356,3 @@ func specOrOperationChanged() predicate.Funcs {
 			!equality.Semantic.DeepEqual(before.Spec, after.Spec)
 	}}
 }
-
-func ptrTo[T any](v T) *T { return &v }

@@ -361,7 +361,7 @@ func TestRetryRefresh(t *testing.T) {
 	remote.Commit(t, "broken", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndatta: {v: broken}\n"})
 	dest := testCluster.NewNamespace(t)
 	app := newApp(e, "retried", "default", remote.URL, "app", v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest})
-	app.Spec.SyncPolicy.Retry = &v1alpha1.RetryStrategy{Limit: 20, Refresh: true, Backoff: &v1alpha1.Backoff{Duration: "1s", Factor: ptrTo(int64(1))}}
+	app.Spec.SyncPolicy.Retry = &v1alpha1.RetryStrategy{Limit: 20, Refresh: true, Backoff: &v1alpha1.Backoff{Duration: "1s", Factor: new(int64(1))}}
 	e.create(app)
 	e.eventually("the sync failing and retried", func() string {
 		if st := e.app("retried").Status.OperationState; st == nil || st.RetryCount < 1 {

@@ -145,15 +145,13 @@ func run(ctx context.Context, opts Options, selector labels.Selector) error {
 	err = ctrl.NewControllerManagedBy(mgr).
 		For(apps, builder.WithPredicates(inScope)).
 		Named("notifications").
-		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: opts.Processors, SkipNameValidation: ptrTo(true)}).
+		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: opts.Processors, SkipNameValidation: new(true)}).
 		Complete(r)
 	if err != nil {
 		return err
 	}
 	return mgr.Start(ctx)
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 // reconciler notifies about one Application at a time.
 type reconciler struct {

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/capstan-cd/capstan/internal/safetext"
 )
 
 // webhookOptions are service.webhook.<name>'s fields.
@@ -138,13 +140,6 @@ func (w *webhook) do(ctx context.Context, method, target, body string) (bool, er
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return false, nil
 	}
-	err = fmt.Errorf("%s %s: %s: %s", method, shownURL(req.URL), resp.Status, strings.TrimSpace(string(truncate(answer, 512))))
+	err = fmt.Errorf("%s %s: %s: %s", method, shownURL(req.URL), resp.Status, strings.TrimSpace(safetext.Truncate(string(answer), 512)))
 	return resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500, err
-}
-
-func truncate(b []byte, n int) []byte {
-	if len(b) > n {
-		return b[:n]
-	}
-	return b
 }

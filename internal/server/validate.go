@@ -15,6 +15,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/project"
 	"github.com/capstan-cd/capstan/internal/repo/chartrepo"
 	"github.com/capstan-cd/capstan/internal/repo/git"
+	"github.com/capstan-cd/capstan/internal/safetext"
 )
 
 // validateApplication checks an Application the API is asked to create or
@@ -110,7 +111,7 @@ func outside(p string) bool {
 // request to the Kubernetes API.
 func validName(w http.ResponseWriter, kind, name string) bool {
 	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid %s name %q: %s", kind, truncate(name, 100), strings.Join(errs, "; ")))
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid %s name %q: %s", kind, safetext.Truncate(name, 100), strings.Join(errs, "; ")))
 		return false
 	}
 	return true
@@ -125,11 +126,4 @@ func namedKind(urlPath string) string {
 		}
 	}
 	return ""
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -349,7 +349,7 @@ func (a *Applier) apply(ctx context.Context, req *Request, t *Task, res *Result)
 	force := (req.Force || req.Options.Force || t.Options.Force) && !req.DryRun
 	apply := func() (*unstructured.Unstructured, error) {
 		return ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{
-			FieldManager: a.FieldManager, Force: ptrTrue(), DryRun: dryRun, FieldValidation: validation,
+			FieldManager: a.FieldManager, Force: new(true), DryRun: dryRun, FieldValidation: validation,
 		})
 	}
 	ssa := firstSet(t.Options.ServerSideApply, req.Options.ServerSideApply)
@@ -506,7 +506,7 @@ func (a *Applier) deleteHook(ctx context.Context, ri dynamic.ResourceInterface, 
 		return nil
 	}
 	a.emit(t, ActionDeleteHook)
-	err := ri.Delete(ctx, t.Obj.GetName(), metav1.DeleteOptions{PropagationPolicy: ptrTo(metav1.DeletePropagationBackground)})
+	err := ri.Delete(ctx, t.Obj.GetName(), metav1.DeleteOptions{PropagationPolicy: new(metav1.DeletePropagationBackground)})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting hook %s: %w", kube.Ref(t.Obj), err)
 	}
@@ -594,7 +594,7 @@ func (a *Applier) emit(t *Task, action Action) {
 // deleteAndWait deletes an object (a hook about to be recreated) and waits
 // until it is gone.
 func deleteAndWait(ctx context.Context, ri dynamic.ResourceInterface, name string, poll time.Duration) error {
-	err := ri.Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: ptrTo(metav1.DeletePropagationForeground)})
+	err := ri.Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: new(metav1.DeletePropagationForeground)})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -646,6 +646,3 @@ func firstSet(vals ...*bool) *bool {
 	}
 	return nil
 }
-
-func ptrTrue() *bool      { return ptrTo(true) }
-func ptrTo[T any](v T) *T { return &v }

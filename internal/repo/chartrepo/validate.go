@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/capstan-cd/capstan/internal/repo/git"
+	"github.com/capstan-cd/capstan/internal/safetext"
 )
 
 // ErrInvalidChart means a chart source's repository URL or chart name is
@@ -27,10 +28,10 @@ var chartName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$`)
 // repository URL that is not http(s), oci:// or an OCI host/path.
 func Validate(repoURL, chart string) error {
 	if !chartName.MatchString(chart) || strings.Contains(chart, "..") {
-		return fmt.Errorf("%w: chart name %q: want letters, digits, '.', '_' and '-'", ErrInvalidChart, truncate(chart))
+		return fmt.Errorf("%w: chart name %q: want letters, digits, '.', '_' and '-'", ErrInvalidChart, safetext.Truncate(chart, 200))
 	}
 	if repoURL == "" || strings.HasPrefix(repoURL, "-") || strings.IndexFunc(repoURL, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
-		return fmt.Errorf("%w: repository URL %q", ErrInvalidChart, git.RedactURL(truncate(repoURL)))
+		return fmt.Errorf("%w: repository URL %q", ErrInvalidChart, git.RedactURL(safetext.Truncate(repoURL, 200)))
 	}
 	raw := repoURL
 	if IsOCI(raw) {
@@ -38,20 +39,13 @@ func Validate(repoURL, chart string) error {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || strings.HasPrefix(u.Host, "-") {
-		return fmt.Errorf("%w: repository URL %q has no host", ErrInvalidChart, git.RedactURL(truncate(repoURL)))
+		return fmt.Errorf("%w: repository URL %q has no host", ErrInvalidChart, git.RedactURL(safetext.Truncate(repoURL, 200)))
 	}
 	switch u.Scheme {
 	case "http", "https", "oci":
 		return nil
 	}
-	return fmt.Errorf("%w: repository URL %q: want https://, http:// or oci://", ErrInvalidChart, git.RedactURL(truncate(repoURL)))
-}
-
-func truncate(s string) string {
-	if len(s) > 200 {
-		return s[:200] + "…"
-	}
-	return s
+	return fmt.Errorf("%w: repository URL %q: want https://, http:// or oci://", ErrInvalidChart, git.RedactURL(safetext.Truncate(repoURL, 200)))
 }
 
 // readLimited reads a body of at most max bytes, refusing a longer one

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+
+	"github.com/capstan-cd/capstan/internal/safetext"
 )
 
 // ErrInvalidURL means a repository URL is not one Capstan hands to git:
@@ -44,7 +46,7 @@ var (
 // control characters or whitespace, or naming a remote helper is refused.
 func ValidateURL(raw string) error {
 	invalid := func(why string) error {
-		return fmt.Errorf("%w %q: %s", ErrInvalidURL, RedactURL(truncate(raw, 200)), why)
+		return fmt.Errorf("%w %q: %s", ErrInvalidURL, RedactURL(safetext.Truncate(raw, 200)), why)
 	}
 	switch {
 	case raw == "":
@@ -107,7 +109,7 @@ func allowedScheme(s string) bool {
 // option or a refspec.
 func ValidateRefName(name string) error {
 	invalid := func(why string) error {
-		return fmt.Errorf("%w %q: %s", ErrInvalidRef, truncate(name, 200), why)
+		return fmt.Errorf("%w %q: %s", ErrInvalidRef, safetext.Truncate(name, 200), why)
 	}
 	switch {
 	case name == "":
@@ -152,11 +154,4 @@ func ValidateRevision(rev string) error {
 		return fmt.Errorf("invalid revision: %w", err)
 	}
 	return nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/repo/manifest"
+	"github.com/capstan-cd/capstan/internal/safetext"
 )
 
 // DefaultSocketDir is where Argo CD's install mounts the plugins' sockets
@@ -210,7 +211,7 @@ func pluginName(src *Source) string {
 // socket directory.
 func validName(name string) error {
 	if len(name) > 253 || strings.ContainsAny(name, "/\\\x00") || name == "." || name == ".." {
-		return fmt.Errorf("plugin name %q: want the name of a plugin (metadata.name, or <name>-<version>)", truncate(name))
+		return fmt.Errorf("plugin name %q: want the name of a plugin (metadata.name, or <name>-<version>)", safetext.Truncate(name, 64))
 	}
 	return nil
 }
@@ -235,11 +236,4 @@ func (c *Client) sockets() ([]string, error) {
 
 func (c *Client) socketPath(socket string) string {
 	return filepath.Join(c.opts.SocketDir, socket)
-}
-
-func truncate(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
-	}
-	return s
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/capstan-cd/capstan/internal/argoapi"
 	"github.com/capstan-cd/capstan/internal/repo/manifest"
+	"github.com/capstan-cd/capstan/internal/safetext"
 )
 
 // generate runs the plugin's init and generate commands in the source's
@@ -122,7 +123,7 @@ func (s *sidecar) announce(ctx context.Context, req *received) (protoreflect.Mes
 	for _, data := range all {
 		p := dynamicpb.NewMessage(field.Message())
 		if err := argoapi.UnmarshalJSON(data, p); err != nil {
-			return nil, fmt.Errorf("parameter announcement %s: %w", truncate(string(data)), err)
+			return nil, fmt.Errorf("parameter announcement %s: %w", safetext.Truncate(string(data), 64), err)
 		}
 		list.Append(protoreflect.ValueOfMessage(p))
 	}
