@@ -1,5 +1,8 @@
-// Package commands holds capstan's cobra commands. Each command is a thin
-// shell: it parses flags and calls into internal packages.
+// Package commands holds capstan's cobra commands: the CLI that talks to an
+// API server as Argo CD's does, the admin tools that work on an install
+// directly (export and import of backups among them), and the commands that
+// run Capstan's components. Most commands parse flags and call into
+// internal packages; the admin tools keep their own logic here.
 package commands
 
 import (

@@ -1,5 +1,5 @@
-// Package ui is Capstan's web UI: a small single-page app (plain
-// JavaScript modules, no build step) embedded in the binary and served by
+// Package ui is Capstan's web UI: a single-page app (one plain JavaScript
+// file and one style sheet, no build step) embedded in the binary and served by
 // the API server beside /api on its one port. The page calls the same API
 // as the CLI with the session cookie, so RBAC, errors and limits are the
 // API's own.
