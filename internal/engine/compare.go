@@ -169,9 +169,11 @@ func (d *Destination) Compare(ctx context.Context, req CompareRequest) (*Compari
 		return nil, err
 	}
 	// A kind excluded since it was watched stays in the cache: it is
-	// still never compared nor pruned.
-	for k := range live {
-		if excluded(schema.GroupKind{Group: k.Group, Kind: k.Kind}) {
+	// still never compared nor pruned. A live object the project does not
+	// permit is left out as Argo CD leaves it out: never shown, compared
+	// (no dry run of it is made) nor pruned; a desired one is denied.
+	for k, obj := range live {
+		if excluded(schema.GroupKind{Group: k.Group, Kind: k.Kind}) || !d.permitted(req, obj) {
 			delete(live, k)
 		}
 	}
@@ -277,6 +279,18 @@ func (d *Destination) normalize(obj *unstructured.Unstructured, namespace string
 		obj.SetNamespace(namespace)
 	}
 	return namespaced, nil
+}
+
+// permitted reports whether the project lets the app reach a live object.
+func (d *Destination) permitted(req CompareRequest, obj *unstructured.Unstructured) bool {
+	if req.Permit == nil {
+		return true
+	}
+	m, err := d.Mapper.Mapping(obj.GroupVersionKind())
+	if err != nil {
+		return true // a kind no longer served: nothing to reach
+	}
+	return req.Permit(obj, m.Scope.Name() == meta.RESTScopeNameNamespace) == nil
 }
 
 // denied says why an object may not be synced, or "".
