@@ -41,7 +41,7 @@ func newAccountInfo(name string, a *settings.Account) accountInfo {
 func (s *Server) listAccounts(w http.ResponseWriter, r *http.Request, c *caller) {
 	accounts, err := settings.Accounts(r.Context(), s.opts.Client, s.opts.Namespace)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	items := []accountInfo{}
@@ -74,7 +74,7 @@ func (s *Server) getAccount(w http.ResponseWriter, r *http.Request, c *caller) {
 func (s *Server) findAccount(w http.ResponseWriter, r *http.Request, name string) *settings.Account {
 	accounts, err := settings.Accounts(r.Context(), s.opts.Client, s.opts.Namespace)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return nil
 	}
 	a := accounts[name]
@@ -134,7 +134,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request, c *caller) 
 	}
 	signed, err := s.sessions.Create(name, time.Duration(req.ExpiresIn)*time.Second, req.ID)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	if err := settings.AddToken(r.Context(), s.opts.Client, s.opts.Namespace, name, tok); err != nil {
@@ -181,12 +181,12 @@ func (s *Server) updatePassword(w http.ResponseWriter, r *http.Request, c *calle
 	}
 	cm, err := settings.LoadArgoCD(r.Context(), s.opts.Client, s.opts.Namespace)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	pattern, err := cm.PasswordPattern()
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	if !pattern.MatchString(req.NewPassword) {
@@ -195,7 +195,7 @@ func (s *Server) updatePassword(w http.ResponseWriter, r *http.Request, c *calle
 	}
 	accounts, err := settings.Accounts(r.Context(), s.opts.Client, s.opts.Namespace)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	var self []byte
@@ -213,11 +213,11 @@ func (s *Server) updatePassword(w http.ResponseWriter, r *http.Request, c *calle
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(req.NewPassword), bcrypt.DefaultCost)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	if err := settings.SetPassword(r.Context(), s.opts.Client, s.opts.Namespace, req.Name, hash); err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{})

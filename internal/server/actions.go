@@ -27,7 +27,7 @@ func (s *Server) listActions(w http.ResponseWriter, r *http.Request, c *caller) 
 	if list == nil {
 		list = []actions.Action{}
 	}
-	s.answer(w, map[string]any{"actions": list}, err)
+	s.reply(w, map[string]any{"actions": list}, err)
 }
 
 // runAction answers POST /api/v1/applications/{name}/resource/actions/v2
@@ -80,7 +80,7 @@ func (s *Server) runAction(w http.ResponseWriter, r *http.Request, c *caller) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	s.answer(w, map[string]any{}, err)
+	s.reply(w, map[string]any{}, err)
 }
 
 // refFromQuery is the object a resource call's query names.
@@ -138,11 +138,11 @@ func (s *Server) patchResource(w http.ResponseWriter, r *http.Request, c *caller
 	}
 	obj, err := s.state.PatchResource(r.Context(), app, ref, pt, []byte(patch))
 	if err != nil {
-		s.answer(w, nil, err)
+		s.reply(w, nil, err)
 		return
 	}
 	manifest, err := json.Marshal(obj)
-	s.answer(w, map[string]string{"manifest": string(manifest)}, err)
+	s.reply(w, map[string]string{"manifest": string(manifest)}, err)
 }
 
 // deleteResource answers DELETE /api/v1/applications/{name}/resource:
@@ -168,5 +168,5 @@ func (s *Server) deleteResource(w http.ResponseWriter, r *http.Request, c *calle
 		zero := int64(0)
 		opts.GracePeriodSeconds = &zero
 	}
-	s.answer(w, map[string]any{}, s.state.DeleteResource(r.Context(), app, ref, opts))
+	s.reply(w, map[string]any{}, s.state.DeleteResource(r.Context(), app, ref, opts))
 }

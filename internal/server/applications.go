@@ -2,7 +2,6 @@ package server
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -15,158 +14,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/rbac"
 	"github.com/capstan-cd/capstan/internal/repo/git"
-	"github.com/capstan-cd/capstan/internal/session"
-	"github.com/capstan-cd/capstan/internal/settings"
 )
-
-// caller is an authenticated request's identity and the policy to judge
-// it by.
-type caller struct {
-	claims   *session.Claims
-	subjects []string
-	enforcer *rbac.Enforcer
-	// project is set for a project role token: its project.
-	project string
-}
-
-// can reports whether the caller may take action on object. A project role
-// token reaches the objects of project-scoped resources in its own project
-// only.
-func (c *caller) can(resource rbac.Resource, action rbac.Action, object string) bool {
-	if c.project != "" && resource.ProjectScoped() && !strings.HasPrefix(object, c.project+"/") {
-		return false
-	}
-	return c.enforcer.Enforce(c.subjects, resource, action, object)
-}
-
-// denied writes Argo CD's 403 for a refused action.
-func (c *caller) denied(w http.ResponseWriter, resource rbac.Resource, action rbac.Action, object string) {
-	writeError(w, http.StatusForbidden, fmt.Sprintf("permission denied: %s, %s, %s, sub: %s", resource, action, object, c.claims.Subject))
-}
-
-// authorized runs h for authenticated callers with the current policy,
-// and answers 401 for the others. A project role token is judged by the
-// global policy plus its project's role policies.
-func (s *Server) authorized(h func(http.ResponseWriter, *http.Request, *caller)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		c, err := s.caller(r)
-		if errors.Is(err, errUnauthenticated) {
-			writeError(w, http.StatusUnauthorized, err.Error())
-			return
-		}
-		if err != nil {
-			s.internal(w, err)
-			return
-		}
-		// A route naming an object in its path has the name checked here
-		// (a {name} segment is never empty); others check their own.
-		kind, name := namedKind(r.URL.Path), cmp.Or(r.PathValue("name"), r.PathValue("appName"))
-		if kind != "" && name != "" && !validName(w, kind, name) {
-			return
-		}
-		h(w, r, c)
-	}
-}
-
-// errUnauthenticated marks a request without a valid session.
-var errUnauthenticated = errors.New("invalid session")
-
-// headlessUser is who calls a headless server.
-const headlessUser = "admin"
-
-// caller is who makes a request, with the policy to judge it by: every
-// caller of a headless server is an administrator.
-func (s *Server) caller(r *http.Request) (*caller, error) {
-	if s.opts.Headless {
-		enf, err := s.headlessEnforcer()
-		if err != nil {
-			return nil, err
-		}
-		return &caller{claims: &session.Claims{Subject: headlessUser}, subjects: []string{headlessUser}, enforcer: enf}, nil
-	}
-	claims, raw, err := s.authenticate(r)
-	if errors.Is(err, errNoSession) && s.anonymousEnabled(r) {
-		// users.anonymous.enabled: no session is the anonymous user, whom
-		// policy.default alone lets in.
-		claims, raw, err = &session.Claims{}, map[string]any{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errUnauthenticated, err)
-	}
-	enf, err := s.enforcer(r, claims)
-	if err != nil {
-		return nil, err
-	}
-	c := &caller{claims: claims, subjects: enf.Subjects(raw), enforcer: enf}
-	if rest, ok := strings.CutPrefix(claims.Subject, projectSubjectPrefix); ok {
-		c.project, _, _ = strings.Cut(rest, ":")
-	}
-	return c, nil
-}
-
-// anonymousEnabled reports whether argocd-cm's users.anonymous.enabled
-// lets requests without a session in.
-func (s *Server) anonymousEnabled(r *http.Request) bool {
-	cm, err := settings.LoadArgoCD(r.Context(), s.opts.Client, s.opts.Namespace)
-	return err == nil && cm.AnonymousEnabled()
-}
-
-// headlessEnforcer allows everything: a headless server's user has the
-// kubeconfig's rights, which Kubernetes judges.
-func (s *Server) headlessEnforcer() (*rbac.Enforcer, error) {
-	s.rbacMu.Lock()
-	defer s.rbacMu.Unlock()
-	if e, ok := s.rbac["headless"]; ok {
-		return e, nil
-	}
-	e, err := rbac.New(rbac.Policy{Default: "role:admin"})
-	if err != nil {
-		return nil, err
-	}
-	s.rbac["headless"] = e
-	return e, nil
-}
-
-// enforcer returns the enforcer for argocd-rbac-cm's current version
-// (and, for a project role token, its project's version, whose role
-// policies it adds), built once per version rather than per request.
-func (s *Server) enforcer(r *http.Request, claims *session.Claims) (*rbac.Enforcer, error) {
-	p, err := rbac.Load(r.Context(), s.opts.Client, s.opts.Namespace)
-	if err != nil {
-		return nil, err
-	}
-	key := "policy@" + p.Version
-	var proj *v1alpha1.AppProject
-	if rest, ok := strings.CutPrefix(claims.Subject, projectSubjectPrefix); ok {
-		name, _, _ := strings.Cut(rest, ":")
-		proj = &v1alpha1.AppProject{}
-		if err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: s.opts.Namespace, Name: name}, proj); err != nil {
-			return nil, err
-		}
-		key += "|project:" + name + "@" + proj.ResourceVersion
-	}
-	s.rbacMu.Lock()
-	defer s.rbacMu.Unlock()
-	if e, ok := s.rbac[key]; ok {
-		return e, nil
-	}
-	if proj != nil {
-		p.CSV += "\n" + projectPolicy(proj)
-	}
-	e, err := rbac.New(p)
-	if err != nil {
-		return nil, err
-	}
-	if len(s.rbac) >= maxEnforcers {
-		clear(s.rbac) // versions gone by; the current ones are built again
-	}
-	s.rbac[key] = e
-	return e, nil
-}
-
-// maxEnforcers bounds the enforcers kept, one per version of the policy
-// and of each project whose role tokens are in use.
-const maxEnforcers = 64
 
 // appObject is an Application's RBAC object: <project>/<name>, or
 // <project>/<namespace>/<name> outside the control namespace.
@@ -204,7 +52,7 @@ func (s *Server) listApplications(w http.ResponseWriter, r *http.Request, c *cal
 	}
 	apps, version, err := s.appsInOrder(r.Context(), ns, selector, paging.after)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	projects := append(q["projects"], q["project"]...)
@@ -245,8 +93,6 @@ func (s *Server) getApplication(w http.ResponseWriter, r *http.Request, c *calle
 	}
 	writeJSON(w, http.StatusOK, app)
 }
-
-var errNoSession = errors.New("no session information")
 
 // resourcesFinalizer makes deleting an Application delete its resources.
 const resourcesFinalizer = v1alpha1.ResourcesFinalizerName
@@ -304,7 +150,7 @@ func (s *Server) loadApp(w http.ResponseWriter, r *http.Request, c *caller, acti
 		return nil
 	}
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return nil
 	}
 	if object := s.appObject(app); !c.can(rbac.ResourceApplications, action, object) {
@@ -413,12 +259,12 @@ func (s *Server) deleteApplication(w http.ResponseWriter, r *http.Request, c *ca
 	}
 	if !slices.Equal(orig.Finalizers, app.Finalizers) {
 		if err := s.opts.Client.Patch(r.Context(), app, client.MergeFrom(orig)); err != nil {
-			s.internal(w, err)
+			s.reply(w, nil, err)
 			return
 		}
 	}
 	if err := s.opts.Client.Delete(r.Context(), app); err != nil && !apierrors.IsNotFound(err) {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	s.audit(r.Context(), c, app, reasonDeleted, "deleted application")
@@ -481,7 +327,7 @@ func (s *Server) createApplication(w http.ResponseWriter, r *http.Request, c *ca
 	}
 	existing := &v1alpha1.Application{}
 	if err := s.opts.Client.Get(r.Context(), client.ObjectKeyFromObject(app), existing); err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	if equality.Semantic.DeepEqual(existing.Spec, app.Spec) {
@@ -503,23 +349,4 @@ func (s *Server) createApplication(w http.ResponseWriter, r *http.Request, c *ca
 	}
 	s.audit(r.Context(), c, existing, reasonUpdated, "updated application")
 	writeJSON(w, http.StatusOK, existing)
-}
-
-// statusOf maps an error (a Kubernetes API error, or a statusError) to
-// the REST status Argo CD uses.
-func statusOf(err error) int {
-	var se statusError
-	switch {
-	case errors.As(err, &se):
-		return se.status
-	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
-		return http.StatusBadRequest
-	case apierrors.IsConflict(err), apierrors.IsAlreadyExists(err):
-		return http.StatusConflict
-	case apierrors.IsNotFound(err):
-		return http.StatusNotFound
-	case apierrors.IsForbidden(err):
-		return http.StatusForbidden
-	}
-	return http.StatusInternalServerError
 }

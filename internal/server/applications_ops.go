@@ -100,7 +100,7 @@ func (s *Server) startOperation(w http.ResponseWriter, r *http.Request, c *calle
 			return
 		}
 		if err != nil {
-			s.internal(w, err)
+			s.reply(w, nil, err)
 			return
 		}
 		s.audit(r.Context(), c, app, reasonOperation, action)
@@ -160,13 +160,13 @@ func (s *Server) applicationEvents(w http.ResponseWriter, r *http.Request, c *ca
 			ref = s.refByUID(r, app, q.Get("resourceUID"), ref)
 		}
 		list, err := s.state.Events(r.Context(), app, ref)
-		s.answer(w, list, err)
+		s.reply(w, list, err)
 		return
 	}
 	list := &corev1.EventList{}
 	err := s.opts.Client.List(r.Context(), list, client.InNamespace(app.Namespace),
 		client.MatchingFields{"involvedObject.name": app.Name, "involvedObject.uid": string(app.UID)})
-	s.answer(w, list, err)
+	s.reply(w, list, err)
 }
 
 // refByUID completes a resource reference given by UID, as Argo CD's UI
@@ -207,7 +207,7 @@ func (s *Server) manifests(w http.ResponseWriter, r *http.Request, c *caller) {
 	}
 	resp, err := s.state.Manifests(r.Context(), app, revisions)
 	if err != nil {
-		s.answer(w, nil, err)
+		s.reply(w, nil, err)
 		return
 	}
 	s.writeManifests(r.Context(), w, app, resp)
@@ -220,7 +220,7 @@ func (s *Server) writeManifests(ctx context.Context, w http.ResponseWriter, app 
 	for _, obj := range s.state.Masker(ctx).MaskAll(resp.Objects) {
 		data, err := json.Marshal(obj)
 		if err != nil {
-			s.internal(w, err)
+			s.reply(w, nil, err)
 			return
 		}
 		out.Manifests = append(out.Manifests, string(data))
@@ -285,7 +285,7 @@ func (s *Server) managedResources(w http.ResponseWriter, r *http.Request, c *cal
 	}
 	diffs, err := s.state.ManagedResources(r.Context(), app)
 	if err != nil {
-		s.answer(w, nil, err)
+		s.reply(w, nil, err)
 		return
 	}
 	q := r.URL.Query()
@@ -307,7 +307,7 @@ func (s *Server) resourceTree(w http.ResponseWriter, r *http.Request, c *caller)
 		return
 	}
 	tree, err := s.state.Tree(r.Context(), app)
-	s.answer(w, tree, err)
+	s.reply(w, tree, err)
 }
 
 // liveResource answers GET /api/v1/applications/{name}/resource with one
@@ -319,30 +319,13 @@ func (s *Server) liveResource(w http.ResponseWriter, r *http.Request, c *caller)
 	}
 	obj, err := s.state.Live(r.Context(), app, refFromQuery(r))
 	if err != nil {
-		s.answer(w, nil, err)
+		s.reply(w, nil, err)
 		return
 	}
 	data, err := json.Marshal(obj)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"manifest": string(data)})
-}
-
-// answer writes v, or err with its status: 404 for an object outside the
-// Application's tree, 400 for a destination or source that cannot be
-// used, 500 otherwise.
-func (s *Server) answer(w http.ResponseWriter, v any, err error) {
-	var nf appstate.NotFoundError
-	switch {
-	case err == nil:
-		writeJSON(w, http.StatusOK, v)
-	case errors.As(err, &nf):
-		writeError(w, http.StatusNotFound, err.Error())
-	case statusOf(err) != http.StatusInternalServerError:
-		writeError(w, statusOf(err), err.Error())
-	default:
-		s.internal(w, err)
-	}
 }

@@ -167,7 +167,7 @@ func (s *Server) project(w http.ResponseWriter, r *http.Request, app *v1alpha1.A
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("application references project %s which does not exist", name))
 		return nil
 	case err != nil:
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return nil
 	}
 	if !s.projectAcceptsNamespace(proj, app) {

@@ -58,7 +58,7 @@ func (s *Server) listApplicationSets(w http.ResponseWriter, r *http.Request, c *
 	}
 	var list v1alpha1.ApplicationSetList
 	if err := s.opts.Client.List(r.Context(), &list, opts...); err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	projects := q["projects"]
@@ -97,7 +97,7 @@ func (s *Server) loadAppSet(w http.ResponseWriter, r *http.Request, c *caller, a
 		return nil
 	}
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return nil
 	}
 	if object := s.appSetObject(as); !c.can(rbac.ResourceApplicationSets, action, object) {
@@ -173,7 +173,7 @@ func (s *Server) createApplicationSet(w http.ResponseWriter, r *http.Request, c 
 		writeJSON(w, http.StatusOK, as)
 		return
 	case err != nil:
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	if equality.Semantic.DeepEqual(existing.Spec, as.Spec) {

@@ -118,7 +118,7 @@ func (s *Server) writeApplicationList(w http.ResponseWriter, list appList, field
 	for i, app := range apps {
 		data, err := encode(app)
 		if err != nil {
-			s.internal(w, err)
+			s.reply(w, nil, err)
 			return
 		}
 		if i > 0 {

@@ -34,7 +34,7 @@ func (s *Server) listCertificates(w http.ResponseWriter, r *http.Request, c *cal
 	}
 	items, err := settings.Certificates(r.Context(), s.opts.Client, s.opts.Namespace, certSelector(r))
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, certificateList{Items: items})
@@ -50,7 +50,7 @@ func (s *Server) createCertificates(w http.ResponseWriter, r *http.Request, c *c
 	}
 	created, err := settings.AddCertificates(r.Context(), s.opts.Client, s.opts.Namespace, req.Items, r.URL.Query().Get("upsert") == "true")
 	if err != nil {
-		s.writeSettingsError(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, certificateList{Items: append([]settings.Certificate{}, created...)})
@@ -62,7 +62,7 @@ func (s *Server) deleteCertificates(w http.ResponseWriter, r *http.Request, c *c
 	}
 	removed, err := settings.RemoveCertificates(r.Context(), s.opts.Client, s.opts.Namespace, certSelector(r))
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, certificateList{Items: removed})

@@ -54,7 +54,7 @@ func (s *Server) clusters(r *http.Request) ([]*cluster.Spec, []*corev1.Secret, e
 func (s *Server) listClusters(w http.ResponseWriter, r *http.Request, c *caller) {
 	specs, _, err := s.clusters(r)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	items := []cluster.Spec{}
@@ -80,7 +80,7 @@ func (s *Server) findCluster(w http.ResponseWriter, r *http.Request, c *caller, 
 	}
 	specs, secrets, err := s.clusters(r)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return nil, nil
 	}
 	for i, spec := range specs {
@@ -148,7 +148,7 @@ func (s *Server) deleteCluster(w http.ResponseWriter, r *http.Request, c *caller
 		return
 	}
 	if err := s.deleteSecret(r.Context(), sec.Name); err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{})
@@ -168,12 +168,12 @@ func (s *Server) rotateClusterAuth(w http.ResponseWriter, r *http.Request, c *ca
 	}
 	cl, err := cluster.FromSecret(sec)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	cs, err := kubernetes.NewForConfig(cl.Config)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	token, err := cluster.RotateManagerToken(r.Context(), cs)
@@ -184,7 +184,7 @@ func (s *Server) rotateClusterAuth(w http.ResponseWriter, r *http.Request, c *ca
 	spec.Config.BearerToken = token
 	fresh, err := spec.Secret(s.opts.Namespace)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	sec.Data["config"] = fresh.Data["config"]
@@ -202,5 +202,5 @@ func (s *Server) clusterError(w http.ResponseWriter, err error) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	s.internal(w, err)
+	s.reply(w, nil, err)
 }

@@ -60,7 +60,7 @@ func (s *Server) dexProxy() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		conf, err := settings.LoadSSO(r.Context(), s.opts.Client, s.opts.Namespace)
 		if err != nil {
-			s.internal(w, err)
+			s.reply(w, nil, err)
 			return
 		}
 		if !conf.Dex {

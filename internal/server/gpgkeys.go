@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/capstan-cd/capstan/internal/rbac"
@@ -34,28 +33,13 @@ func (c *caller) allowedOn(w http.ResponseWriter, resource rbac.Resource, action
 	return true
 }
 
-// writeSettingsError answers a refused settings change with 400 or 404
-// and Argo CD's message, anything else as an internal error.
-func (s *Server) writeSettingsError(w http.ResponseWriter, err error) {
-	switch {
-	case errors.Is(err, settings.ErrInvalidCertificate), errors.Is(err, settings.ErrInvalidGPGKey):
-		writeError(w, http.StatusBadRequest, err.Error())
-	case errors.Is(err, settings.ErrCertificateExists):
-		writeError(w, http.StatusConflict, err.Error())
-	case errors.Is(err, settings.ErrGPGKeyNotFound):
-		writeError(w, http.StatusNotFound, err.Error())
-	default:
-		s.internal(w, err)
-	}
-}
-
 func (s *Server) listGPGKeys(w http.ResponseWriter, r *http.Request, c *caller) {
 	if !c.allowedOn(w, rbac.ResourceGPGKeys, rbac.ActionGet) {
 		return
 	}
 	keys, err := settings.GPGKeys(r.Context(), s.opts.Client, s.opts.Namespace)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	want := settings.GPGKeyID(r.URL.Query().Get("keyID"))
@@ -80,7 +64,7 @@ func (s *Server) getGPGKey(w http.ResponseWriter, r *http.Request, c *caller) {
 	}
 	keys, err := settings.GPGKeys(r.Context(), s.opts.Client, s.opts.Namespace)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	for _, k := range keys {
@@ -102,7 +86,7 @@ func (s *Server) createGPGKeys(w http.ResponseWriter, r *http.Request, c *caller
 	}
 	added, skipped, err := settings.AddGPGKeys(r.Context(), s.opts.Client, s.opts.Namespace, key.KeyData)
 	if err != nil {
-		s.writeSettingsError(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"created": gpgKeyList{Items: append([]settings.GPGKey{}, added...)}, "skipped": skipped})
@@ -113,7 +97,7 @@ func (s *Server) deleteGPGKey(w http.ResponseWriter, r *http.Request, c *caller)
 		return
 	}
 	if err := settings.DeleteGPGKey(r.Context(), s.opts.Client, s.opts.Namespace, r.URL.Query().Get("keyID")); err != nil {
-		s.writeSettingsError(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{})

@@ -44,7 +44,7 @@ func (s *Server) resourceLinks(w http.ResponseWriter, r *http.Request, c *caller
 	} else {
 		live, err := s.state.Live(r.Context(), app, ref)
 		if err != nil {
-			s.answer(w, nil, err)
+			s.reply(w, nil, err)
 			return
 		}
 		_, masked := diff.MaskSecret(nil, live)
@@ -55,7 +55,7 @@ func (s *Server) resourceLinks(w http.ResponseWriter, r *http.Request, c *caller
 		return
 	}
 	if err := data.Set(deeplinks.KeyResource, obj); err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	s.writeLinks(w, r, settings.ResourceLinks, data, ref.Name)
@@ -69,7 +69,7 @@ func (s *Server) projectLinks(w http.ResponseWriter, r *http.Request, c *caller)
 	}
 	data := deeplinks.Data{}
 	if err := data.Set(deeplinks.KeyProject, withoutStatus(p)); err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	s.writeLinks(w, r, settings.ProjectLinks, data, p.Name)
@@ -81,13 +81,13 @@ func (s *Server) projectLinks(w http.ResponseWriter, r *http.Request, c *caller)
 func (s *Server) appLinkData(w http.ResponseWriter, r *http.Request, app *v1alpha1.Application) (deeplinks.Data, bool) {
 	data := deeplinks.Data{}
 	if err := data.Set(deeplinks.KeyApplication, typed(app)); err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return nil, false
 	}
 	data[deeplinks.KeyApp] = data[deeplinks.KeyApplication]
 	specs, _, err := s.clusters(r)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return nil, false
 	}
 	if spec := destinationSpec(specs, app.Spec.Destination); spec != nil {
@@ -99,7 +99,7 @@ func (s *Server) appLinkData(w http.ResponseWriter, r *http.Request, app *v1alph
 	if proj := s.project(w, r, app); proj == nil {
 		return nil, false
 	} else if err := data.Set(deeplinks.KeyProject, withoutStatus(proj)); err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return nil, false
 	}
 	return data, true
@@ -136,12 +136,12 @@ func withoutStatus(p *v1alpha1.AppProject) *v1alpha1.AppProject {
 func (s *Server) writeLinks(w http.ResponseWriter, r *http.Request, key string, data deeplinks.Data, name string) {
 	cm, err := settings.LoadArgoCD(r.Context(), s.opts.Client, s.opts.Namespace)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	links, err := cm.DeepLinks(key)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	items, err := deeplinks.Evaluate(links, data, name)

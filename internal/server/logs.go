@@ -51,7 +51,7 @@ func (s *Server) podLogs(w http.ResponseWriter, r *http.Request, c *caller) {
 	}
 	pods, err := s.state.Pods(r.Context(), app, ref)
 	if err != nil {
-		s.answer(w, nil, err)
+		s.reply(w, nil, err)
 		return
 	}
 	opts, err := logOptions(q)

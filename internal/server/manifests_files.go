@@ -117,7 +117,7 @@ func (s *Server) manifestsWithFiles(w http.ResponseWriter, r *http.Request, c *c
 		AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Source: sources[i], Archive: archive,
 	})
 	if err != nil {
-		s.answerRepo(w, nil, err)
+		s.reply(w, nil, fromRepo(err))
 		return
 	}
 	s.writeManifests(r.Context(), w, app, resp)

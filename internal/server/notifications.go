@@ -30,7 +30,7 @@ func (s *Server) listNotificationTemplates(w http.ResponseWriter, r *http.Reques
 func (s *Server) notificationNames(w http.ResponseWriter, r *http.Request, names func(*settings.Notifications) []string) {
 	n, err := settings.LoadNotifications(r.Context(), s.opts.Client, s.opts.Namespace, "", "")
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	items := []namedItem{}

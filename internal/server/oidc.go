@@ -115,7 +115,7 @@ const errNoURL = "SSO needs argocd-cm's url: the address users reach this server
 func (s *Server) ssoLogin(w http.ResponseWriter, r *http.Request) {
 	p, err := s.sso(r.Context())
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	if p == nil {
@@ -232,17 +232,17 @@ type oidcClientInfo struct {
 func (s *Server) settings(w http.ResponseWriter, r *http.Request) {
 	p, err := s.sso(r.Context())
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	cm, err := settings.LoadArgoCD(r.Context(), s.opts.Client, s.opts.Namespace)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	accounts, err := settings.Accounts(r.Context(), s.opts.Client, s.opts.Namespace)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	otherLogins := false

@@ -209,7 +209,7 @@ func (s *Server) createRoleToken(w http.ResponseWriter, r *http.Request, c *call
 	}
 	signed, err := s.sessions.Create(projectSubjectPrefix+name+":"+roleName, time.Duration(req.ExpiresIn)*time.Second, req.ID)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"token": signed})

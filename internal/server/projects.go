@@ -20,7 +20,7 @@ import (
 func (s *Server) listProjects(w http.ResponseWriter, r *http.Request, c *caller) {
 	var list v1alpha1.AppProjectList
 	if err := s.opts.Client.List(r.Context(), &list, client.InNamespace(s.opts.Namespace)); err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	out := v1alpha1.AppProjectList{ListMeta: list.ListMeta, Items: []v1alpha1.AppProject{}}
@@ -112,7 +112,7 @@ func (s *Server) deleteProject(w http.ResponseWriter, r *http.Request, c *caller
 	}
 	var apps v1alpha1.ApplicationList
 	if err := s.opts.Client.List(r.Context(), &apps); err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	if n := countIn(apps.Items, name); n > 0 {
@@ -153,12 +153,12 @@ func (s *Server) getDetailedProject(w http.ResponseWriter, r *http.Request, c *c
 	name := p.Name
 	repos, err := settings.RepositorySecrets(r.Context(), s.opts.Client, s.opts.Namespace, false)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	specs, _, err := s.clusters(r)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	out := struct {
@@ -169,7 +169,7 @@ func (s *Server) getDetailedProject(w http.ResponseWriter, r *http.Request, c *c
 	}{Project: p, GlobalProjects: []v1alpha1.AppProject{}, Repositories: []settings.Repository{}, Clusters: []cluster.Spec{}}
 	globals, err := project.Globals(r.Context(), s.opts.Client, p)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	for _, g := range globals {
@@ -198,7 +198,7 @@ func (s *Server) globalProjects(w http.ResponseWriter, r *http.Request, c *calle
 	}
 	globals, err := project.Globals(r.Context(), s.opts.Client, p)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {
@@ -216,5 +216,5 @@ func (s *Server) projectEvents(w http.ResponseWriter, r *http.Request, c *caller
 	list := &corev1.EventList{}
 	err := s.opts.Client.List(r.Context(), list, client.InNamespace(p.Namespace),
 		client.MatchingFields{"involvedObject.name": p.Name, "involvedObject.uid": string(p.UID)})
-	s.answer(w, list, err)
+	s.reply(w, list, err)
 }

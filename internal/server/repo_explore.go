@@ -2,7 +2,6 @@ package server
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -43,7 +42,7 @@ func (s *Server) exploredRepo(w http.ResponseWriter, r *http.Request, c *caller,
 	repo := &settings.Repository{URL: url}
 	all, err := settings.RepositorySecrets(r.Context(), s.opts.Client, s.opts.Namespace, false)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return false
 	}
 	for _, stored := range all {
@@ -66,7 +65,7 @@ func (s *Server) repositoryRefs(w http.ResponseWriter, r *http.Request, c *calle
 		return
 	}
 	refs, err := s.opts.Renderer.Refs(r.Context(), &reposvc.RefsRequest{RepoURL: url, Project: proj, OCI: strings.HasSuffix(r.URL.Path, "/oci-tags")})
-	s.answerRepo(w, refs, err)
+	s.reply(w, refs, fromRepo(err))
 }
 
 // repositoryApps lists the apps (Helm charts, Kustomizations) of a
@@ -78,7 +77,7 @@ func (s *Server) repositoryApps(w http.ResponseWriter, r *http.Request, c *calle
 		return
 	}
 	apps, err := s.opts.Renderer.Apps(r.Context(), &reposvc.AppsRequest{RepoURL: url, Revision: q.Get("revision"), Project: q.Get("appProject")})
-	s.answerRepo(w, apps, err)
+	s.reply(w, apps, fromRepo(err))
 }
 
 // mayPickSource checks, when a project is named, that the caller may
@@ -111,7 +110,7 @@ func (s *Server) repositoryCharts(w http.ResponseWriter, r *http.Request, c *cal
 		return
 	}
 	charts, err := s.opts.Renderer.Charts(r.Context(), &reposvc.ChartsRequest{RepoURL: url})
-	s.answerRepo(w, charts, err)
+	s.reply(w, charts, fromRepo(err))
 }
 
 // repositoryAppDetails describes the source in the body (Argo CD's
@@ -158,7 +157,7 @@ func (s *Server) repositoryAppDetails(w http.ResponseWriter, r *http.Request, c 
 			return
 		}
 	case err != nil:
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	case app.Spec.Project != q.AppProject || !sourceInHistory(app, *q.Source, int(q.SourceIndex), int64(q.VersionID)):
 		c.denied(w, rbac.ResourceApplications, rbac.ActionGet, object)
@@ -174,7 +173,7 @@ func (s *Server) repositoryAppDetails(w http.ResponseWriter, r *http.Request, c 
 		return
 	}
 	details, err := s.opts.Renderer.AppDetails(r.Context(), &reposvc.AppDetailsRequest{Source: *q.Source, Project: q.AppProject})
-	s.answerRepo(w, details, err)
+	s.reply(w, details, fromRepo(err))
 }
 
 // sourceInHistory reports whether src is the app's source at index now,
@@ -264,7 +263,7 @@ func (s *Server) revisionMetadata(w http.ResponseWriter, r *http.Request, c *cal
 		return
 	}
 	meta, err := s.opts.Renderer.RevisionMetadata(r.Context(), &reposvc.RevisionMetadataRequest{RepoURL: src.RepoURL, Revision: r.PathValue("revision"), Project: app.Spec.Project})
-	s.answerRepo(w, meta, err)
+	s.reply(w, meta, fromRepo(err))
 }
 
 // chartDetails answers what a chart version's Chart.yaml says.
@@ -283,21 +282,5 @@ func (s *Server) chartDetails(w http.ResponseWriter, r *http.Request, c *caller)
 		return
 	}
 	details, err := s.opts.Renderer.ChartDetails(r.Context(), &reposvc.ChartDetailsRequest{RepoURL: src.RepoURL, Chart: src.Chart, Revision: r.PathValue("revision"), Project: app.Spec.Project})
-	s.answerRepo(w, details, err)
-}
-
-// answerRepo writes a repo server's answer, or its error: a revision or
-// chart that does not exist is 404, a request it refuses 400.
-func (s *Server) answerRepo(w http.ResponseWriter, v any, err error) {
-	var se statusError
-	switch {
-	case err == nil:
-		writeJSON(w, http.StatusOK, v)
-	case errors.As(err, &se), apierrors.IsNotFound(err):
-		writeError(w, statusOf(err), err.Error())
-	case reposvc.IsNotFound(err):
-		writeError(w, http.StatusNotFound, err.Error())
-	default:
-		writeError(w, http.StatusBadRequest, err.Error())
-	}
+	s.reply(w, details, fromRepo(err))
 }

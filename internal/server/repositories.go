@@ -46,7 +46,7 @@ func (s *Server) repositoryRoutes(prefix string, templates bool) {
 func (rr *repositoryRoutes) list(w http.ResponseWriter, r *http.Request, c *caller) {
 	all, err := settings.RepositorySecrets(r.Context(), rr.s.opts.Client, rr.s.opts.Namespace, rr.templates)
 	if err != nil {
-		rr.s.internal(w, err)
+		rr.s.reply(w, nil, err)
 		return
 	}
 	var visible []*settings.Repository
@@ -74,7 +74,7 @@ func (rr *repositoryRoutes) find(w http.ResponseWriter, r *http.Request, c *call
 	url := r.PathValue("url")
 	all, err := settings.RepositorySecrets(r.Context(), rr.s.opts.Client, rr.s.opts.Namespace, rr.templates)
 	if err != nil {
-		rr.s.internal(w, err)
+		rr.s.reply(w, nil, err)
 		return nil
 	}
 	// Several projects may each have the URL: the query's project picks one.
@@ -210,7 +210,7 @@ func (rr *repositoryRoutes) delete(w http.ResponseWriter, r *http.Request, c *ca
 		return
 	}
 	if err := rr.s.deleteSecret(r.Context(), repo.SecretName); err != nil {
-		rr.s.internal(w, err)
+		rr.s.reply(w, nil, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{})
@@ -285,7 +285,7 @@ func (s *Server) validateRepository(w http.ResponseWriter, r *http.Request, c *c
 	if !repo.HasCredentials() {
 		stored, err := (&settings.RepoCredentials{Reader: s.opts.Client, Namespace: s.opts.Namespace}).Lookup(r.Context(), repo.URL, repo.Project)
 		if err != nil {
-			s.internal(w, err)
+			s.reply(w, nil, err)
 			return
 		}
 		if err := useStoredCredentials(repo, stored); err != nil {

@@ -5,16 +5,12 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"mime"
 	"net"
 	"net/http"
 	"strconv"
@@ -22,11 +18,9 @@ import (
 	"sync"
 	"time"
 
-	"connectrpc.com/connect"
 	"k8s.io/client-go/rest"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/appstate"
@@ -335,7 +329,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	}
 	accounts, err := settings.Accounts(r.Context(), s.opts.Client, s.opts.Namespace)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	var hash []byte
@@ -352,7 +346,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	}
 	cm, err := settings.LoadArgoCD(r.Context(), s.opts.Client, s.opts.Namespace)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	ttl, err := cm.SessionDuration()
@@ -361,7 +355,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	}
 	token, err := s.sessions.Create(req.Username, ttl, "")
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: token, Path: "/", HttpOnly: true, Secure: !s.opts.Insecure, SameSite: http.SameSiteLaxMode})
@@ -417,135 +411,8 @@ func (s *Server) userInfo(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, info)
 }
 
-// authenticate returns the caller's claims from a bearer token or the
-// session cookie, and all the token's claims (for RBAC scopes). It takes
-// Capstan's own tokens and ID tokens of the configured OIDC provider.
-// A session needs an enabled account that may log in and was issued
-// after its password last changed; an API key (a token with an id) needs
-// an account with apiKey whose token list still has the id; a project
-// role token needs its role to still list it.
-func (s *Server) authenticate(r *http.Request) (*session.Claims, map[string]any, error) {
-	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok {
-		if c, err := r.Cookie(tokenCookie); err == nil {
-			token = c.Value
-		}
-	}
-	if token == "" {
-		return nil, nil, errNoSession
-	}
-	if claims, raw, isSSO, err := s.authenticateSSO(r.Context(), token); isSSO {
-		return claims, raw, err
-	}
-	claims, err := s.sessions.Parse(token)
-	if err != nil {
-		return nil, nil, err
-	}
-	raw := map[string]any{"sub": claims.Subject}
-	if strings.HasPrefix(claims.Subject, projectSubjectPrefix) {
-		if _, err := s.authenticateProjectToken(r.Context(), claims); err != nil {
-			return nil, nil, err
-		}
-		return claims, raw, nil
-	}
-	accounts, err := settings.Accounts(r.Context(), s.opts.Client, s.opts.Namespace)
-	if err != nil {
-		return nil, nil, err
-	}
-	a := accounts[claims.Subject]
-	if a == nil || !a.Enabled {
-		return nil, nil, fmt.Errorf("account %s does not exist or is disabled", claims.Subject)
-	}
-	if claims.ID != "" {
-		for _, t := range a.Tokens {
-			if t.ID == claims.ID && a.Can(settings.CapabilityAPIKey) {
-				return claims, raw, nil
-			}
-		}
-		return nil, nil, fmt.Errorf("account %s has no token with id %s", claims.Subject, claims.ID)
-	}
-	if !a.Can(settings.CapabilityLogin) {
-		return nil, nil, fmt.Errorf("account %s cannot log in", claims.Subject)
-	}
-	if a.PasswordMtime != nil && claims.IssuedAt != nil && claims.IssuedAt.Before(a.PasswordMtime.Truncate(time.Second)) {
-		return nil, nil, errors.New("session was issued before the password last changed")
-	}
-	return claims, raw, nil
-}
-
-// statusError is an error that carries the REST status to answer with.
-type statusError struct {
-	status int
-	msg    string
-}
-
-func (e statusError) Error() string { return e.msg }
-
-func notFound(msg string) error   { return statusError{http.StatusNotFound, msg} }
-func badRequest(msg string) error { return statusError{http.StatusBadRequest, msg} }
-
-func (s *Server) internal(w http.ResponseWriter, err error) {
-	s.opts.Log.Error("API request failed", "error", err)
-	writeError(w, http.StatusInternalServerError, err.Error())
-}
-
 // newID returns a random token id.
 func newID() string { return strings.ToLower(rand.Text()) }
-
-func writeError(w http.ResponseWriter, status int, msg string) {
-	// "code" is the gRPC status code, as Argo CD's REST gateway puts it
-	// beside the HTTP status (connect's codes are gRPC's numbers).
-	code, ok := rpcCodes[status]
-	if !ok {
-		code = connect.CodeInternal
-	}
-	writeJSON(w, status, map[string]any{"error": msg, "message": msg, "code": int(code)})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-// decodeBody decodes the request's JSON body into v, or answers 400
-// naming what was invalid and returns false. An empty body is fine when
-// optional.
-func decodeBody(w http.ResponseWriter, r *http.Request, v any, what string, optional bool) bool {
-	var err error
-	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "application/yaml" {
-		err = decodeYAML(r.Body, v) // the web UI's "create from YAML"
-	} else {
-		err = json.NewDecoder(r.Body).Decode(v) // bounded by limit
-	}
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("invalid %s: the body is over the limit of %d bytes", what, tooLarge.Limit))
-		return false
-	}
-	if err == nil || (optional && errors.Is(err, io.EOF)) {
-		return true
-	}
-	writeError(w, http.StatusBadRequest, "invalid "+what+": "+err.Error())
-	return false
-}
-
-// decodeYAML reads a YAML (or JSON) body into v; the body is bounded by
-// the request's limit and YAML's aliases by the parser's own bound.
-func decodeYAML(body io.Reader, v any) error {
-	data, err := io.ReadAll(body)
-	if err != nil {
-		return err
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return io.EOF
-	}
-	j, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(j, v)
-}
 
 // jsonInt is a 64-bit integer in a request body, as a JSON number or, as
 // protobuf's JSON mapping writes 64-bit integers, a string.
@@ -570,5 +437,5 @@ func (n *jsonInt) UnmarshalJSON(data []byte) error {
 // the CLI offer for a source. Any logged-in caller may ask, as in Argo CD.
 func (s *Server) plugins(w http.ResponseWriter, r *http.Request, _ *caller) {
 	resp, err := s.opts.Renderer.Plugins(r.Context(), &repo.PluginsRequest{})
-	s.answer(w, resp, err)
+	s.reply(w, resp, err)
 }

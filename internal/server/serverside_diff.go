@@ -56,7 +56,7 @@ func (s *Server) serverSideDiff(w http.ResponseWriter, r *http.Request, c *calle
 	}
 	diffs, err := s.state.DiffWith(r.Context(), app, desired)
 	if err != nil {
-		s.answer(w, nil, err)
+		s.reply(w, nil, err)
 		return
 	}
 	modified := false

@@ -28,7 +28,7 @@ const streamWriteTimeout = time.Minute
 func (s *Server) startEventStream(w http.ResponseWriter) *eventStream {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
-		s.internal(w, errors.New("the connection cannot stream"))
+		s.reply(w, nil, errors.New("the connection cannot stream"))
 		return nil
 	}
 	w.Header().Set("Content-Type", "text/event-stream")

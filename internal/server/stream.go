@@ -60,7 +60,7 @@ func (s *Server) streamApplications(w http.ResponseWriter, r *http.Request, c *c
 	}
 	informer, release, err := s.appInformer(r.Context(), ns)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	defer release()
@@ -69,7 +69,7 @@ func (s *Server) streamApplications(w http.ResponseWriter, r *http.Request, c *c
 	queue := newAppQueue()
 	reg, err := informer.AddEventHandler(queue.handler(rv == "" || name != "", keep))
 	if err != nil {
-		s.internal(w, fmt.Errorf("following the Applications of namespace %s: %w", ns, err))
+		s.reply(w, nil, fmt.Errorf("following the Applications of namespace %s: %w", ns, err))
 		return
 	}
 	defer func() { _ = informer.RemoveEventHandler(reg) }()

@@ -27,7 +27,7 @@ var swaggerDoc = sync.OnceValues(func() ([]byte, error) {
 func (s *Server) swaggerJSON(w http.ResponseWriter, _ *http.Request) {
 	data, err := swaggerDoc()
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -39,7 +39,7 @@ func (s *Server) swaggerJSON(w http.ResponseWriter, _ *http.Request) {
 func (s *Server) swaggerUI(w http.ResponseWriter, _ *http.Request) {
 	data, err := swaggerDoc()
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	var doc struct {
@@ -48,7 +48,7 @@ func (s *Server) swaggerUI(w http.ResponseWriter, _ *http.Request) {
 		}
 	}
 	if err := json.Unmarshal(data, &doc); err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	paths := make([]string, 0, len(doc.Paths))

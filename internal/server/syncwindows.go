@@ -43,7 +43,7 @@ func (s *Server) applicationSyncWindows(w http.ResponseWriter, r *http.Request, 
 	ws := project.MatchWindows(proj, app)
 	canSync, err := ws.CanSync(true, now)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	active, _ := ws.Active(now) // read without error by CanSync

@@ -39,7 +39,7 @@ const maxTerminalMessage = 64 << 10
 func (s *Server) terminal(w http.ResponseWriter, r *http.Request, c *caller) {
 	cm, err := settings.LoadArgoCD(r.Context(), s.opts.Client, s.opts.Namespace)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	if !cm.ExecEnabled() {

@@ -130,7 +130,7 @@ func (s *Server) uiApplications(w http.ResponseWriter, r *http.Request, c *calle
 	}
 	apps, version, err := s.readApps(r.Context(), s.opts.Namespace, selector)
 	if err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	page := appPage{ResourceVersion: version, Offset: f.offset, Items: []appSummary{},

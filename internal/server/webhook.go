@@ -68,7 +68,7 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request) {
 	}
 	secret := &corev1.Secret{}
 	if err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: s.opts.Namespace, Name: settings.ServerSecretName}, secret); err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	p, err := parsePush(r.Header, body, func(k string) string { return string(secret.Data[k]) })
@@ -81,7 +81,7 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.refreshFollowers(r, p); err != nil {
-		s.internal(w, err)
+		s.reply(w, nil, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{})
