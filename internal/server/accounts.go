@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -38,11 +39,10 @@ func newAccountInfo(name string, a *settings.Account) accountInfo {
 }
 
 // listAccounts answers GET /api/v1/account.
-func (s *Server) listAccounts(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) listAccounts(r *http.Request, c *caller) (any, error) {
 	accounts, err := settings.Accounts(r.Context(), s.opts.Client, s.opts.Namespace)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	items := []accountInfo{}
 	for name, a := range accounts {
@@ -51,47 +51,43 @@ func (s *Server) listAccounts(w http.ResponseWriter, r *http.Request, c *caller)
 		}
 	}
 	sort.Slice(items, func(i, j int) bool { return items[i].Name < items[j].Name })
-	writeJSON(w, http.StatusOK, map[string]any{"items": items})
+	return map[string]any{"items": items}, nil
 }
 
 // getAccount answers GET /api/v1/account/{name}: one account, to the
 // caller itself or one who may get it.
-func (s *Server) getAccount(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) getAccount(r *http.Request, c *caller) (any, error) {
 	name := r.PathValue("name")
 	if !c.can(rbac.ResourceAccounts, rbac.ActionGet, name) && name != c.claims.Subject {
-		c.denied(w, rbac.ResourceAccounts, rbac.ActionGet, name)
-		return
+		return nil, c.forbidden(rbac.ResourceAccounts, rbac.ActionGet, name)
 	}
-	a := s.findAccount(w, r, name)
-	if a == nil {
-		return
+	a, err := s.findAccount(r, name)
+	if err != nil {
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, newAccountInfo(name, a))
+	return newAccountInfo(name, a), nil
 }
 
-// findAccount returns the local account name, or answers 404 (or the
-// error reading the settings) and returns nil.
-func (s *Server) findAccount(w http.ResponseWriter, r *http.Request, name string) *settings.Account {
+// findAccount returns the local account name; 404 when there is none.
+func (s *Server) findAccount(r *http.Request, name string) (*settings.Account, error) {
 	accounts, err := settings.Accounts(r.Context(), s.opts.Client, s.opts.Namespace)
 	if err != nil {
-		s.reply(w, nil, err)
-		return nil
+		return nil, err
 	}
-	a := accounts[name]
-	if a == nil {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("account %s does not exist", name))
+	if a := accounts[name]; a != nil {
+		return a, nil
 	}
-	return a
+	return nil, notFound(fmt.Sprintf("account %s does not exist", name))
 }
 
 // canI answers GET /api/v1/account/can-i/{resource}/{action}/{object...}
 // with {"value": "yes"|"no"}.
-func (s *Server) canI(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) canI(r *http.Request, c *caller) (any, error) {
 	answer := "no"
 	if c.can(rbac.Resource(r.PathValue("resource")), rbac.Action(r.PathValue("action")), r.PathValue("object")) {
 		answer = "yes"
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"value": answer})
+	return map[string]string{"value": answer}, nil
 }
 
 // mayManage reports whether the caller may change account name: its own,
@@ -103,26 +99,24 @@ func (c *caller) mayManage(name string) bool {
 // createToken answers POST /api/v1/account/{name}/token with a new API key
 // for an account that has the apiKey capability; its id is recorded in
 // argocd-secret so it can be listed and revoked.
-func (s *Server) createToken(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) createToken(r *http.Request, c *caller) (any, error) {
 	name := r.PathValue("name")
 	var req struct {
 		ExpiresIn jsonInt `json:"expiresIn"` // seconds; 0: never
 		ID        string  `json:"id"`
 	}
-	if !decodeBody(w, r, &req, "token request", true) {
-		return
+	if err := decode(r, &req, "token request", true); err != nil {
+		return nil, err
 	}
 	if !c.mayManage(name) {
-		c.denied(w, rbac.ResourceAccounts, rbac.ActionUpdate, name)
-		return
+		return nil, c.forbidden(rbac.ResourceAccounts, rbac.ActionUpdate, name)
 	}
-	a := s.findAccount(w, r, name)
-	if a == nil {
-		return
+	a, err := s.findAccount(r, name)
+	if err != nil {
+		return nil, err
 	}
 	if !a.Enabled || !a.Can(settings.CapabilityAPIKey) {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("account %s does not have the apiKey capability, or is disabled", name))
-		return
+		return nil, badRequest(fmt.Sprintf("account %s does not have the apiKey capability, or is disabled", name))
 	}
 	if req.ID == "" {
 		req.ID = newID()
@@ -134,28 +128,24 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request, c *caller) 
 	}
 	signed, err := s.sessions.Create(name, time.Duration(req.ExpiresIn)*time.Second, req.ID)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	if err := settings.AddToken(r.Context(), s.opts.Client, s.opts.Namespace, name, tok); err != nil {
-		writeError(w, http.StatusConflict, err.Error())
-		return
+		return nil, conflict(err.Error())
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"token": signed})
+	return map[string]string{"token": signed}, nil
 }
 
 // deleteToken answers DELETE /api/v1/account/{name}/token/{id}.
-func (s *Server) deleteToken(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) deleteToken(r *http.Request, c *caller) (any, error) {
 	name := r.PathValue("name")
 	if !c.mayManage(name) {
-		c.denied(w, rbac.ResourceAccounts, rbac.ActionUpdate, name)
-		return
+		return nil, c.forbidden(rbac.ResourceAccounts, rbac.ActionUpdate, name)
 	}
 	if err := settings.RemoveToken(r.Context(), s.opts.Client, s.opts.Namespace, name, r.PathValue("id")); err != nil {
-		writeError(w, http.StatusNotFound, err.Error())
-		return
+		return nil, notFound(err.Error())
 	}
-	writeJSON(w, http.StatusOK, map[string]string{})
+	return map[string]string{}, nil
 }
 
 // updatePassword answers PUT /api/v1/account/password: the caller proves
@@ -163,62 +153,53 @@ func (s *Server) deleteToken(w http.ResponseWriter, r *http.Request, c *caller) 
 // argocd-cm's passwordPattern, 8 to 32 characters by default) for
 // themselves or, with accounts/update,
 // for another account. Sessions issued before the change stop working.
-func (s *Server) updatePassword(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) updatePassword(r *http.Request, c *caller) (any, error) {
 	var req struct {
 		Name            string `json:"name"`
 		CurrentPassword string `json:"currentPassword"`
 		NewPassword     string `json:"newPassword"`
 	}
-	if !decodeBody(w, r, &req, "password request", false) {
-		return
+	if err := decode(r, &req, "password request", false); err != nil {
+		return nil, err
 	}
 	if req.Name == "" {
 		req.Name = c.claims.Subject
 	}
 	if !c.mayManage(req.Name) {
-		c.denied(w, rbac.ResourceAccounts, rbac.ActionUpdate, req.Name)
-		return
+		return nil, c.forbidden(rbac.ResourceAccounts, rbac.ActionUpdate, req.Name)
 	}
 	cm, err := settings.LoadArgoCD(r.Context(), s.opts.Client, s.opts.Namespace)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	pattern, err := cm.PasswordPattern()
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	if !pattern.MatchString(req.NewPassword) {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("New password does not match the following expression: %s.", pattern))
-		return
+		return nil, badRequest(fmt.Sprintf("New password does not match the following expression: %s.", pattern))
 	}
 	accounts, err := settings.Accounts(r.Context(), s.opts.Client, s.opts.Namespace)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	var self []byte
 	if a := accounts[c.claims.Subject]; a != nil {
 		self = a.PasswordHash
 	}
 	if err := s.sessions.VerifyPassword(c.claims.Subject, req.CurrentPassword, self); err != nil {
-		writeError(w, http.StatusUnauthorized, "current password does not match")
-		return
+		return nil, withStatus(http.StatusUnauthorized, errors.New("current password does not match"))
 	}
 	target := accounts[req.Name]
 	if target == nil || !target.Can(settings.CapabilityLogin) {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("account %s does not exist or cannot log in", req.Name))
-		return
+		return nil, badRequest(fmt.Sprintf("account %s does not exist or cannot log in", req.Name))
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(req.NewPassword), bcrypt.DefaultCost)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	if err := settings.SetPassword(r.Context(), s.opts.Client, s.opts.Namespace, req.Name, hash); err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, map[string]string{})
+	return map[string]string{}, nil
 }

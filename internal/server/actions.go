@@ -18,16 +18,16 @@ import (
 
 // listActions answers GET /api/v1/applications/{name}/resource/actions
 // with the actions offered on one object of the app's tree.
-func (s *Server) listActions(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, rbac.ActionGet)
-	if app == nil {
-		return
+func (s *Server) listActions(r *http.Request, c *caller) (any, error) {
+	app, err := s.loadApp(r, c, rbac.ActionGet)
+	if err != nil {
+		return nil, err
 	}
 	list, err := s.state.Actions(r.Context(), app, refFromQuery(r))
 	if list == nil {
 		list = []actions.Action{}
 	}
-	s.reply(w, map[string]any{"actions": list}, err)
+	return map[string]any{"actions": list}, err
 }
 
 // runAction answers POST /api/v1/applications/{name}/resource/actions/v2
@@ -35,15 +35,14 @@ func (s *Server) listActions(w http.ResponseWriter, r *http.Request, c *caller) 
 // /resource/actions (the action's name as the body, the object in the
 // query). The caller needs the applications permission
 // action/<group>/<kind>/<action>, as in Argo CD.
-func (s *Server) runAction(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, rbac.ActionGet)
-	if app == nil {
-		return
+func (s *Server) runAction(r *http.Request, c *caller) (any, error) {
+	app, err := s.loadApp(r, c, rbac.ActionGet)
+	if err != nil {
+		return nil, err
 	}
 	data, err := io.ReadAll(r.Body) // bounded by limit
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
+		return nil, badRequest(err.Error())
 	}
 	ref, name := refFromQuery(r), ""
 	var v2 struct {
@@ -66,21 +65,18 @@ func (s *Server) runAction(w http.ResponseWriter, r *http.Request, c *caller) {
 			params[p.Name] = p.Value
 		}
 	} else if json.Unmarshal(data, &name) != nil {
-		writeError(w, http.StatusBadRequest, "the body must name the action")
-		return
+		return nil, badRequest("the body must name the action")
 	}
 	permission := rbac.ResourceAction(ref.Group, ref.Kind, name)
 	if object := s.appObject(app); !c.can(rbac.ResourceApplications, permission, object) {
-		c.denied(w, rbac.ResourceApplications, permission, object)
-		return
+		return nil, c.forbidden(rbac.ResourceApplications, permission, object)
 	}
 	err = s.state.RunAction(r.Context(), app, ref, name, params)
 	var unknown actions.ErrUnknown
 	if errors.As(err, &unknown) {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
+		return nil, badRequest(err.Error())
 	}
-	s.reply(w, map[string]any{}, err)
+	return map[string]any{}, err
 }
 
 // refFromQuery is the object a resource call's query names.
@@ -92,15 +88,14 @@ func refFromQuery(r *http.Request) appstate.ResourceRef {
 // mayChangeResource reports whether the caller may act (update or delete)
 // on an object of the app: on the whole app, or on that object alone
 // (action/<group>/<kind>/<namespace>/<name>), as Argo CD's fine-grained
-// permissions allow; when not, it answers 403.
-func (s *Server) mayChangeResource(w http.ResponseWriter, c *caller, app *v1alpha1.Application, action rbac.Action, ref appstate.ResourceRef) bool {
+// permissions allow; when not, the error is 403.
+func (s *Server) mayChangeResource(c *caller, app *v1alpha1.Application, action rbac.Action, ref appstate.ResourceRef) error {
 	object := s.appObject(app)
 	fine := action.On(ref.Group, ref.Kind, ref.Namespace, ref.Name)
 	if c.can(rbac.ResourceApplications, action, object) || c.can(rbac.ResourceApplications, fine, object) {
-		return true
+		return nil
 	}
-	c.denied(w, rbac.ResourceApplications, fine, object)
-	return false
+	return c.forbidden(rbac.ResourceApplications, fine, object)
 }
 
 // patchTypes are the patches a live object takes.
@@ -112,25 +107,23 @@ var patchTypes = map[string]types.PatchType{
 // patchResource answers POST /api/v1/applications/{name}/resource: the
 // patch (a JSON string, or the raw patch) applied to an object of the
 // app's tree, its patchType in the query; the answer is the object.
-func (s *Server) patchResource(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, rbac.ActionGet)
-	if app == nil {
-		return
+func (s *Server) patchResource(r *http.Request, c *caller) (any, error) {
+	app, err := s.loadApp(r, c, rbac.ActionGet)
+	if err != nil {
+		return nil, err
 	}
 	ref := refFromQuery(r)
-	if !s.mayChangeResource(w, c, app, rbac.ActionUpdate, ref) {
-		return
+	if err := s.mayChangeResource(c, app, rbac.ActionUpdate, ref); err != nil {
+		return nil, err
 	}
 	pt, ok := patchTypes[r.URL.Query().Get("patchType")]
 	if !ok {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("patch type %q: use %s, %s or %s", r.URL.Query().Get("patchType"),
+		return nil, badRequest(fmt.Sprintf("patch type %q: use %s, %s or %s", r.URL.Query().Get("patchType"),
 			types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType))
-		return
 	}
 	data, err := io.ReadAll(r.Body) // bounded by limit
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
+		return nil, badRequest(err.Error())
 	}
 	var patch string
 	if json.Unmarshal(data, &patch) != nil {
@@ -138,24 +131,23 @@ func (s *Server) patchResource(w http.ResponseWriter, r *http.Request, c *caller
 	}
 	obj, err := s.state.PatchResource(r.Context(), app, ref, pt, []byte(patch))
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	manifest, err := json.Marshal(obj)
-	s.reply(w, map[string]string{"manifest": string(manifest)}, err)
+	return map[string]string{"manifest": string(manifest)}, err
 }
 
 // deleteResource answers DELETE /api/v1/applications/{name}/resource:
 // an object of the app's tree deleted in the foreground, or orphaning its
 // dependents (orphan=true), or at once in the background (force=true).
-func (s *Server) deleteResource(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, rbac.ActionGet)
-	if app == nil {
-		return
+func (s *Server) deleteResource(r *http.Request, c *caller) (any, error) {
+	app, err := s.loadApp(r, c, rbac.ActionGet)
+	if err != nil {
+		return nil, err
 	}
 	ref := refFromQuery(r)
-	if !s.mayChangeResource(w, c, app, rbac.ActionDelete, ref) {
-		return
+	if err := s.mayChangeResource(c, app, rbac.ActionDelete, ref); err != nil {
+		return nil, err
 	}
 	q := r.URL.Query()
 	policy := metav1.DeletePropagationForeground
@@ -168,5 +160,5 @@ func (s *Server) deleteResource(w http.ResponseWriter, r *http.Request, c *calle
 		zero := int64(0)
 		opts.GracePeriodSeconds = &zero
 	}
-	s.reply(w, map[string]any{}, s.state.DeleteResource(r.Context(), app, ref, opts))
+	return map[string]any{}, s.state.DeleteResource(r.Context(), app, ref, opts)
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -32,28 +33,24 @@ func (s *Server) appObject(app *v1alpha1.Application) string {
 // listApplications answers GET /api/v1/applications with the Applications
 // the caller may get, filtered by the projects, selector, repo and name
 // query parameters as Argo CD's API does.
-func (s *Server) listApplications(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) listApplications(r *http.Request, c *caller) (any, error) {
 	q := r.URL.Query()
 	ns := cmp.Or(q.Get("appNamespace"), s.opts.Namespace)
 	selector, err := parseSelector(q.Get("selector"))
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
+		return nil, badRequest(err.Error())
 	}
 	if !s.namespaceEnabled(ns) {
 		// As Argo CD's: none of a namespace it does not serve.
-		writeJSON(w, http.StatusOK, &v1alpha1.ApplicationList{Items: []v1alpha1.Application{}})
-		return
+		return &v1alpha1.ApplicationList{Items: []v1alpha1.Application{}}, nil
 	}
 	paging, err := parsePage(q)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
+		return nil, badRequest(err.Error())
 	}
 	apps, version, err := s.appsInOrder(r.Context(), ns, selector, paging.after)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	projects := append(q["projects"], q["project"]...)
 	// A page's checks stop once it is full.
@@ -69,7 +66,7 @@ func (s *Server) listApplications(w http.ResponseWriter, r *http.Request, c *cal
 		}
 		return c.can(rbac.ResourceApplications, rbac.ActionGet, s.appObject(app))
 	})
-	s.writeApplicationList(w, appList{version: version, next: next, apps: out, whole: paging == listPage{}}, parseFields(q))
+	return applicationListAnswer{s: s, list: appList{version: version, next: next, apps: out, whole: paging == listPage{}}, fields: parseFields(q)}, nil
 }
 
 // usesRepo reports whether one of the app's sources is the repository.
@@ -81,17 +78,15 @@ func usesRepo(app *v1alpha1.Application, repoURL string) bool {
 // getApplication answers GET /api/v1/applications/{name}; with
 // ?refresh=normal or hard it first asks the controller to refresh the app
 // and answers once it has, as Argo CD does.
-func (s *Server) getApplication(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, rbac.ActionGet)
-	if app == nil {
-		return
+func (s *Server) getApplication(r *http.Request, c *caller) (any, error) {
+	app, err := s.loadApp(r, c, rbac.ActionGet)
+	if err != nil {
+		return nil, err
 	}
 	if refresh := r.URL.Query().Get("refresh"); refresh != "" {
-		if app = s.refreshApp(w, r, app, refresh); app == nil {
-			return
-		}
+		return s.refreshApp(r, app, refresh)
 	}
-	writeJSON(w, http.StatusOK, app)
+	return app, nil
 }
 
 // resourcesFinalizer makes deleting an Application delete its resources.
@@ -126,82 +121,74 @@ type syncRequest struct {
 // error response when not. A missing Application is 404 only to a caller
 // who may do the action on that name in every project; to others it reads
 // as refused, so names do not leak.
-func (s *Server) loadApp(w http.ResponseWriter, r *http.Request, c *caller, action rbac.Action) *v1alpha1.Application {
+func (s *Server) loadApp(r *http.Request, c *caller, action rbac.Action) (*v1alpha1.Application, error) {
 	ns := r.URL.Query().Get("appNamespace")
 	if ns == "" {
 		ns = s.opts.Namespace
 	}
-	if r.URL.Query().Has("appNamespace") && !validName(w, "namespace", ns) {
-		return nil
+	if r.URL.Query().Has("appNamespace") {
+		if err := checkName("namespace", ns); err != nil {
+			return nil, err
+		}
 	}
 	if !s.namespaceEnabled(ns) {
 		// As Argo CD's: denied, whether or not such an app exists.
-		writeError(w, http.StatusForbidden, "permission denied: "+namespaceNotPermitted(ns))
-		return nil
+		return nil, withStatus(http.StatusForbidden, errors.New("permission denied: "+namespaceNotPermitted(ns)))
 	}
 	app := &v1alpha1.Application{}
 	err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: ns, Name: r.PathValue("name")}, app)
 	if apierrors.IsNotFound(err) {
 		if c.can(rbac.ResourceApplications, action, "*/"+r.PathValue("name")) {
-			writeError(w, http.StatusNotFound, fmt.Sprintf("application %s not found in namespace %s", r.PathValue("name"), ns))
-		} else {
-			c.denied(w, rbac.ResourceApplications, action, "*/"+r.PathValue("name"))
+			return nil, notFound(fmt.Sprintf("application %s not found in namespace %s", r.PathValue("name"), ns))
 		}
-		return nil
+		return nil, c.forbidden(rbac.ResourceApplications, action, "*/"+r.PathValue("name"))
 	}
 	if err != nil {
-		s.reply(w, nil, err)
-		return nil
+		return nil, err
 	}
-	if object := s.appObject(app); !c.can(rbac.ResourceApplications, action, object) {
-		c.denied(w, rbac.ResourceApplications, action, object)
-		return nil
+	if err := c.may(rbac.ResourceApplications, action, s.appObject(app)); err != nil {
+		return nil, err
 	}
 	if !s.appNamespaceAllowed(r.Context(), app) {
-		writeError(w, http.StatusBadRequest, appNotAllowedInProject(app))
-		return nil
+		return nil, badRequest(appNotAllowedInProject(app))
 	}
-	return app
+	return app, nil
 }
 
-// localSyncAllowed checks a sync of local manifests as Argo CD does: the
+// checkLocalSync checks a sync of local manifests as Argo CD does: the
 // caller needs the override action, and automated sync must be off unless
 // it is a dry run.
-func (s *Server) localSyncAllowed(w http.ResponseWriter, c *caller, app *v1alpha1.Application, req *syncRequest) bool {
+func (s *Server) checkLocalSync(c *caller, app *v1alpha1.Application, req *syncRequest) error {
 	if len(req.Manifests) == 0 {
-		return true
+		return nil
 	}
-	if object := s.appObject(app); !c.can(rbac.ResourceApplications, rbac.ActionOverride, object) {
-		c.denied(w, rbac.ResourceApplications, rbac.ActionOverride, object)
-		return false
+	if err := c.may(rbac.ResourceApplications, rbac.ActionOverride, s.appObject(app)); err != nil {
+		return err
 	}
 	if app.Spec.SyncPolicy.IsAutomatedSyncEnabled() && !req.DryRun {
-		writeError(w, http.StatusBadRequest, "cannot use local sync when Automatic Sync Policy is enabled unless for dry run")
-		return false
+		return badRequest("cannot use local sync when Automatic Sync Policy is enabled unless for dry run")
 	}
-	return true
+	return nil
 }
 
 // syncApplication starts a sync: it sets the Application's operation,
 // which the controller runs, and returns the Application.
-func (s *Server) syncApplication(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) syncApplication(r *http.Request, c *caller) (any, error) {
 	var req syncRequest
-	s.startOperation(w, r, c, &req, "sync request", func(app *v1alpha1.Application) (*v1alpha1.Operation, string) {
-		if !s.syncAllowed(w, r, app) {
-			return nil, ""
+	return s.startOperation(r, c, &req, "sync request", func(app *v1alpha1.Application) (*v1alpha1.Operation, string, error) {
+		if err := s.checkSyncWindows(r, app); err != nil {
+			return nil, "", err
 		}
 		if app.Spec.SyncPolicy.IsAutomatedSyncEnabled() && !req.DryRun && app.Spec.Source != nil && req.Revision != "" {
 			if target := app.Spec.Source.TargetRevision; req.Revision != target && !(target == "" && req.Revision == "HEAD") {
-				writeError(w, http.StatusBadRequest, fmt.Sprintf("cannot sync to %s: auto-sync currently set to %s", req.Revision, cmp.Or(target, "HEAD")))
-				return nil, ""
+				return nil, "", badRequest(fmt.Sprintf("cannot sync to %s: auto-sync currently set to %s", req.Revision, cmp.Or(target, "HEAD")))
 			}
 		}
-		if !s.localSyncAllowed(w, c, app, &req) {
-			return nil, ""
+		if err := s.checkLocalSync(c, app, &req); err != nil {
+			return nil, "", err
 		}
 		if s.opts.DisableSyncReplace && slices.Contains(req.SyncOptions.Items, "Replace=true") {
-			writeError(w, http.StatusBadRequest, "sync with replace was disabled on the API Server level via the server configuration")
-			return nil, ""
+			return nil, "", badRequest("sync with replace was disabled on the API Server level via the server configuration")
 		}
 		positions := make([]int64, len(req.SourcePositions))
 		for i, p := range req.SourcePositions {
@@ -209,8 +196,7 @@ func (s *Server) syncApplication(w http.ResponseWriter, r *http.Request, c *call
 		}
 		revisions, err := sourceRevisions(app, "", req.Revisions, positions, req.SourceNames)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, err.Error())
-			return nil, ""
+			return nil, "", withStatus(http.StatusBadRequest, err)
 		}
 		op := &v1alpha1.Operation{
 			Sync: &v1alpha1.SyncOperation{Revision: req.Revision, Revisions: revisions, Prune: req.Prune, DryRun: req.DryRun,
@@ -229,7 +215,7 @@ func (s *Server) syncApplication(w http.ResponseWriter, r *http.Request, c *call
 		if srcs := app.Spec.GetSources(); len(srcs) > 0 {
 			target = srcs[0].TargetRevision
 		}
-		return op, fmt.Sprintf("initiated %ssync to %s", partial, cmp.Or(req.Revision, target, "HEAD"))
+		return op, fmt.Sprintf("initiated %ssync to %s", partial, cmp.Or(req.Revision, target, "HEAD")), nil
 	})
 }
 
@@ -237,10 +223,10 @@ func (s *Server) syncApplication(w http.ResponseWriter, r *http.Request, c *call
 // its resources too, through the resources finalizer: foreground
 // deletion (the default) or, with propagationPolicy=background, the
 // background one, as Argo CD does.
-func (s *Server) deleteApplication(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, rbac.ActionDelete)
-	if app == nil {
-		return
+func (s *Server) deleteApplication(r *http.Request, c *caller) (any, error) {
+	app, err := s.loadApp(r, c, rbac.ActionDelete)
+	if err != nil {
+		return nil, err
 	}
 	q := r.URL.Query()
 	want := resourcesFinalizer
@@ -249,8 +235,7 @@ func (s *Server) deleteApplication(w http.ResponseWriter, r *http.Request, c *ca
 	case "background":
 		want = resourcesFinalizer + "/background"
 	default:
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("propagation policy %q: use foreground or background", q.Get("propagationPolicy")))
-		return
+		return nil, badRequest(fmt.Sprintf("propagation policy %q: use foreground or background", q.Get("propagationPolicy")))
 	}
 	orig := app.DeepCopy()
 	app.Finalizers = slices.DeleteFunc(app.Finalizers, func(f string) bool { return strings.HasPrefix(f, resourcesFinalizer) })
@@ -259,30 +244,27 @@ func (s *Server) deleteApplication(w http.ResponseWriter, r *http.Request, c *ca
 	}
 	if !slices.Equal(orig.Finalizers, app.Finalizers) {
 		if err := s.opts.Client.Patch(r.Context(), app, client.MergeFrom(orig)); err != nil {
-			s.reply(w, nil, err)
-			return
+			return nil, err
 		}
 	}
 	if err := s.opts.Client.Delete(r.Context(), app); err != nil && !apierrors.IsNotFound(err) {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	s.audit(r.Context(), c, app, reasonDeleted, "deleted application")
-	writeJSON(w, http.StatusOK, map[string]string{})
+	return map[string]string{}, nil
 }
 
 // createApplication answers POST /api/v1/applications: it creates the
 // Application in the body, returns an existing one with the same spec, and
 // replaces a different one only with ?upsert=true (and update permission),
 // as Argo CD does.
-func (s *Server) createApplication(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) createApplication(r *http.Request, c *caller) (any, error) {
 	app := &v1alpha1.Application{}
-	if !decodeBody(w, r, app, "application", false) {
-		return
+	if err := decode(r, app, "application", false); err != nil {
+		return nil, err
 	}
 	if app.Name == "" {
-		writeError(w, http.StatusBadRequest, "application name is required")
-		return
+		return nil, badRequest("application name is required")
 	}
 	if app.Namespace == "" {
 		app.Namespace = s.opts.Namespace
@@ -291,62 +273,52 @@ func (s *Server) createApplication(w http.ResponseWriter, r *http.Request, c *ca
 		app.Spec.Project = v1alpha1.DefaultAppProjectName
 	}
 	if !s.namespaceEnabled(app.Namespace) {
-		writeError(w, http.StatusForbidden, namespaceNotPermitted(app.Namespace))
-		return
+		return nil, withStatus(http.StatusForbidden, errors.New(namespaceNotPermitted(app.Namespace)))
 	}
 	object := s.appObject(app)
 	if !c.can(rbac.ResourceApplications, rbac.ActionCreate, object) {
-		c.denied(w, rbac.ResourceApplications, rbac.ActionCreate, object)
-		return
+		return nil, c.forbidden(rbac.ResourceApplications, rbac.ActionCreate, object)
 	}
-	if !validName(w, "application", app.Name) {
-		return
+	if err := checkName("application", app.Name); err != nil {
+		return nil, err
 	}
-	proj := s.project(w, r, app)
-	if proj == nil {
-		return
+	proj, err := s.project(r, app)
+	if err != nil {
+		return nil, err
 	}
 	// ?validate=false skips only what would reach outside (Argo CD's
 	// repository checks, which Capstan leaves to the controller); the
 	// project's rules and the spec's own checks always apply.
 	if err := s.validateApplication(r.Context(), app, proj); err != nil {
-		writeError(w, statusOf(err), err.Error())
-		return
+		return nil, err
 	}
 	app.Status, app.Operation = v1alpha1.ApplicationStatus{}, nil
 	app.ResourceVersion, app.UID = "", ""
-	err := s.opts.Client.Create(r.Context(), app)
+	err = s.opts.Client.Create(r.Context(), app)
 	if !apierrors.IsAlreadyExists(err) {
 		if err != nil {
-			writeError(w, statusOf(err), err.Error())
-			return
+			return nil, err
 		}
 		s.audit(r.Context(), c, app, reasonCreated, "created application")
-		writeJSON(w, http.StatusOK, app)
-		return
+		return app, nil
 	}
 	existing := &v1alpha1.Application{}
 	if err := s.opts.Client.Get(r.Context(), client.ObjectKeyFromObject(app), existing); err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	if equality.Semantic.DeepEqual(existing.Spec, app.Spec) {
-		writeJSON(w, http.StatusOK, existing)
-		return
+		return existing, nil
 	}
 	if r.URL.Query().Get("upsert") != "true" {
-		writeError(w, http.StatusBadRequest, "existing application spec is different, use upsert flag to force update")
-		return
+		return nil, badRequest("existing application spec is different, use upsert flag to force update")
 	}
 	if !c.can(rbac.ResourceApplications, rbac.ActionUpdate, s.appObject(existing)) || !c.can(rbac.ResourceApplications, rbac.ActionUpdate, object) {
-		c.denied(w, rbac.ResourceApplications, rbac.ActionUpdate, object)
-		return
+		return nil, c.forbidden(rbac.ResourceApplications, rbac.ActionUpdate, object)
 	}
 	existing.Spec, existing.Labels, existing.Annotations = app.Spec, app.Labels, app.Annotations
 	if err := s.opts.Client.Update(r.Context(), existing); err != nil {
-		writeError(w, statusOf(err), err.Error())
-		return
+		return nil, err
 	}
 	s.audit(r.Context(), c, existing, reasonUpdated, "updated application")
-	writeJSON(w, http.StatusOK, existing)
+	return existing, nil
 }

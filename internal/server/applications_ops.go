@@ -33,12 +33,11 @@ type rollbackRequest struct {
 // rollbackApplication starts a sync to the sources and revisions of a
 // history entry. Like Argo CD it refuses while automated sync is on,
 // which would undo the rollback at once.
-func (s *Server) rollbackApplication(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) rollbackApplication(r *http.Request, c *caller) (any, error) {
 	var req rollbackRequest
-	s.startOperation(w, r, c, &req, "rollback request", func(app *v1alpha1.Application) (*v1alpha1.Operation, string) {
+	return s.startOperation(r, c, &req, "rollback request", func(app *v1alpha1.Application) (*v1alpha1.Operation, string, error) {
 		if app.Spec.SyncPolicy.IsAutomatedSyncEnabled() && !req.DryRun {
-			writeError(w, http.StatusBadRequest, "rollback cannot be initiated when auto-sync is enabled")
-			return nil, ""
+			return nil, "", badRequest("rollback cannot be initiated when auto-sync is enabled")
 		}
 		var entry *v1alpha1.RevisionHistory
 		for i := range app.Status.History {
@@ -47,8 +46,7 @@ func (s *Server) rollbackApplication(w http.ResponseWriter, r *http.Request, c *
 			}
 		}
 		if entry == nil {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("application %s does not have deployment with id %d", app.Name, req.ID))
-			return nil, ""
+			return nil, "", badRequest(fmt.Sprintf("application %s does not have deployment with id %d", app.Name, req.ID))
 		}
 		op := &v1alpha1.SyncOperation{Revision: entry.Revision, Revisions: entry.Revisions, DryRun: req.DryRun, Prune: req.Prune}
 		if len(entry.Sources) > 0 {
@@ -58,66 +56,63 @@ func (s *Server) rollbackApplication(w http.ResponseWriter, r *http.Request, c *
 			op.Source = &src
 		}
 		return &v1alpha1.Operation{Sync: op, InitiatedBy: v1alpha1.OperationInitiator{Username: c.claims.Subject}},
-			fmt.Sprintf("initiated rollback to %d", req.ID)
+			fmt.Sprintf("initiated rollback to %d", req.ID), nil
 	})
 }
 
 // startOperation decodes the request body (which may be empty) into req,
 // loads the Application, lets build make the operation (and the action
-// the audit Event names) from it and sets it, which the controller runs.
-// build writes why not and returns nil when the operation cannot start. An operation already in progress is
-// refused; when the Application changed meanwhile (the controller wrote
-// its status), the operation is made again on the newer copy, as Argo
-// CD's server does, so two callers still cannot both start one.
-func (s *Server) startOperation(w http.ResponseWriter, r *http.Request, c *caller, req any, what string, build func(*v1alpha1.Application) (*v1alpha1.Operation, string)) {
-	if !decodeBody(w, r, req, what, true) {
-		return
+// the audit Event names) from it, or say why it cannot start, and sets
+// it, which the controller runs; the answer is the Application. An
+// operation already in progress is refused; when the Application changed
+// meanwhile (the controller wrote its status), the operation is made again
+// on the newer copy, as Argo CD's server does, so two callers still cannot
+// both start one.
+func (s *Server) startOperation(r *http.Request, c *caller, req any, what string, build func(*v1alpha1.Application) (*v1alpha1.Operation, string, error)) (any, error) {
+	if err := decode(r, req, what, true); err != nil {
+		return nil, err
 	}
 	const attempts = 10
 	for attempt := 1; ; attempt++ {
-		app := s.loadApp(w, r, c, rbac.ActionSync)
-		if app == nil {
-			return
+		app, err := s.loadApp(r, c, rbac.ActionSync)
+		if err != nil {
+			return nil, err
 		}
 		if app.Operation != nil {
-			writeError(w, http.StatusBadRequest, "another operation is already in progress")
-			return
+			return nil, badRequest("another operation is already in progress")
 		}
-		op, action := build(app)
-		if op == nil {
-			return
+		op, action, err := build(app)
+		if err != nil {
+			return nil, err
 		}
 		orig := app.DeepCopy()
 		app.Operation = op
-		err := s.opts.Client.Patch(r.Context(), app, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+		err = s.opts.Client.Patch(r.Context(), app, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
 		if apierrors.IsConflict(err) && attempt < attempts {
 			// A cached reader catches up with the newer copy in a moment.
 			time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
 			continue
 		}
 		if apierrors.IsConflict(err) {
-			writeError(w, http.StatusConflict, fmt.Sprintf("application %s kept changing while starting the operation; try again", app.Name))
-			return
+			return nil, conflict(fmt.Sprintf("application %s kept changing while starting the operation; try again", app.Name))
 		}
 		if err != nil {
-			s.reply(w, nil, err)
-			return
+			return nil, err
 		}
 		s.audit(r.Context(), c, app, reasonOperation, action)
-		writeJSON(w, http.StatusOK, app)
-		return
+		return app, nil
 	}
 }
 
 // terminateOperation answers DELETE /api/v1/applications/{name}/operation:
 // the running operation's phase becomes Terminating, and the controller
 // stops it.
-func (s *Server) terminateOperation(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, rbac.ActionSync)
-	if app == nil {
-		return
+func (s *Server) terminateOperation(r *http.Request, c *caller) (any, error) {
+	app, err := s.loadApp(r, c, rbac.ActionSync)
+	if err != nil {
+		return nil, err
 	}
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if err := s.opts.Client.Get(r.Context(), client.ObjectKeyFromObject(app), app); err != nil {
 			return err
 		}
@@ -134,13 +129,12 @@ func (s *Server) terminateOperation(w http.ResponseWriter, r *http.Request, c *c
 	})
 	switch {
 	case errors.Is(err, errNoOperation):
-		writeError(w, http.StatusBadRequest, err.Error())
+		return nil, withStatus(http.StatusBadRequest, err)
 	case err != nil:
-		writeError(w, statusOf(err), fmt.Sprintf("terminating the operation of application %s: %v", app.Name, err))
-	default:
-		s.audit(r.Context(), c, app, reasonUpdated, "terminated running operation")
-		writeJSON(w, http.StatusOK, map[string]string{})
+		return nil, withStatus(statusOf(err), fmt.Errorf("terminating the operation of application %s: %w", app.Name, err))
 	}
+	s.audit(r.Context(), c, app, reasonUpdated, "terminated running operation")
+	return map[string]string{}, nil
 }
 
 var errNoOperation = errors.New("unable to terminate operation. No operation is in progress")
@@ -148,10 +142,10 @@ var errNoOperation = errors.New("unable to terminate operation. No operation is 
 // applicationEvents answers GET /api/v1/applications/{name}/events: the
 // Application's own events, or with resourceName those of one of its
 // live objects.
-func (s *Server) applicationEvents(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, rbac.ActionGet)
-	if app == nil {
-		return
+func (s *Server) applicationEvents(r *http.Request, c *caller) (any, error) {
+	app, err := s.loadApp(r, c, rbac.ActionGet)
+	if err != nil {
+		return nil, err
 	}
 	q := r.URL.Query()
 	if name := q.Get("resourceName"); name != "" {
@@ -160,13 +154,12 @@ func (s *Server) applicationEvents(w http.ResponseWriter, r *http.Request, c *ca
 			ref = s.refByUID(r, app, q.Get("resourceUID"), ref)
 		}
 		list, err := s.state.Events(r.Context(), app, ref)
-		s.reply(w, list, err)
-		return
+		return list, err
 	}
 	list := &corev1.EventList{}
-	err := s.opts.Client.List(r.Context(), list, client.InNamespace(app.Namespace),
+	err = s.opts.Client.List(r.Context(), list, client.InNamespace(app.Namespace),
 		client.MatchingFields{"involvedObject.name": app.Name, "involvedObject.uid": string(app.UID)})
-	s.reply(w, list, err)
+	return list, err
 }
 
 // refByUID completes a resource reference given by UID, as Argo CD's UI
@@ -195,40 +188,37 @@ type manifestResponse struct {
 
 // manifests answers GET /api/v1/applications/{name}/manifests[?revision=]
 // with the rendered objects, each as a JSON string.
-func (s *Server) manifests(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, rbac.ActionGet)
-	if app == nil {
-		return
+func (s *Server) manifests(r *http.Request, c *caller) (any, error) {
+	app, err := s.loadApp(r, c, rbac.ActionGet)
+	if err != nil {
+		return nil, err
 	}
 	revisions, err := revisionsOf(app, r.URL.Query())
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
+		return nil, badRequest(err.Error())
 	}
 	resp, err := s.state.Manifests(r.Context(), app, revisions)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
-	s.writeManifests(r.Context(), w, app, resp)
+	return s.manifestAnswer(r.Context(), app, resp)
 }
 
-// writeManifests answers with rendered objects as Argo CD's
-// ManifestResponse: each object a JSON string, Secrets masked.
-func (s *Server) writeManifests(ctx context.Context, w http.ResponseWriter, app *v1alpha1.Application, resp *reposvc.Response) {
-	out := manifestResponse{Manifests: []string{}, Namespace: app.Spec.Destination.Namespace, Server: app.Spec.Destination.Server}
+// manifestAnswer is rendered objects as Argo CD's ManifestResponse: each
+// object a JSON string, Secrets masked.
+func (s *Server) manifestAnswer(ctx context.Context, app *v1alpha1.Application, resp *reposvc.Response) (*manifestResponse, error) {
+	out := &manifestResponse{Manifests: []string{}, Namespace: app.Spec.Destination.Namespace, Server: app.Spec.Destination.Server}
 	for _, obj := range s.state.Masker(ctx).MaskAll(resp.Objects) {
 		data, err := json.Marshal(obj)
 		if err != nil {
-			s.reply(w, nil, err)
-			return
+			return nil, err
 		}
 		out.Manifests = append(out.Manifests, string(data))
 	}
 	if len(resp.Sources) > 0 {
 		out.Revision, out.SourceType = resp.Sources[0].Revision, string(resp.Sources[0].Type)
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out, nil
 }
 
 // revisionsOf reads the revisions a manifests query asks for, by source
@@ -278,15 +268,14 @@ func sourceRevisions(app *v1alpha1.Application, revision string, revisions []str
 
 // managedResources answers GET /api/v1/applications/{name}/managed-resources,
 // optionally narrowed to one object by group, kind, namespace and name.
-func (s *Server) managedResources(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, rbac.ActionGet)
-	if app == nil {
-		return
+func (s *Server) managedResources(r *http.Request, c *caller) (any, error) {
+	app, err := s.loadApp(r, c, rbac.ActionGet)
+	if err != nil {
+		return nil, err
 	}
 	diffs, err := s.state.ManagedResources(r.Context(), app)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	q := r.URL.Query()
 	items := []appstate.ResourceDiff{}
@@ -297,35 +286,33 @@ func (s *Server) managedResources(w http.ResponseWriter, r *http.Request, c *cal
 		}
 		items = append(items, d)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": items})
+	return map[string]any{"items": items}, nil
 }
 
 // resourceTree answers GET /api/v1/applications/{name}/resource-tree.
-func (s *Server) resourceTree(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, rbac.ActionGet)
-	if app == nil {
-		return
+func (s *Server) resourceTree(r *http.Request, c *caller) (any, error) {
+	app, err := s.loadApp(r, c, rbac.ActionGet)
+	if err != nil {
+		return nil, err
 	}
 	tree, err := s.state.Tree(r.Context(), app)
-	s.reply(w, tree, err)
+	return tree, err
 }
 
 // liveResource answers GET /api/v1/applications/{name}/resource with one
 // live object of the Application's tree, as a JSON string.
-func (s *Server) liveResource(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, rbac.ActionGet)
-	if app == nil {
-		return
+func (s *Server) liveResource(r *http.Request, c *caller) (any, error) {
+	app, err := s.loadApp(r, c, rbac.ActionGet)
+	if err != nil {
+		return nil, err
 	}
 	obj, err := s.state.Live(r.Context(), app, refFromQuery(r))
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	data, err := json.Marshal(obj)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"manifest": string(data)})
+	return map[string]string{"manifest": string(data)}, nil
 }

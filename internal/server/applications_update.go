@@ -17,27 +17,26 @@ import (
 
 // updateApplication answers PUT /api/v1/applications/{name}: the body's
 // spec, labels, annotations and finalizers replace the stored ones.
-func (s *Server) updateApplication(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) updateApplication(r *http.Request, c *caller) (any, error) {
 	in := &v1alpha1.Application{}
-	if !decodeBody(w, r, in, "application", false) {
-		return
+	if err := decode(r, in, "application", false); err != nil {
+		return nil, err
 	}
 	if in.Name != "" && in.Name != r.PathValue("name") {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("application name %q does not match the path's %q", in.Name, r.PathValue("name")))
-		return
+		return nil, badRequest(fmt.Sprintf("application name %q does not match the path's %q", in.Name, r.PathValue("name")))
 	}
-	s.replaceApplication(w, r, c, "updated application", func(app *v1alpha1.Application) {
+	return s.replaceApplication(r, c, "updated application", func(app *v1alpha1.Application) {
 		app.Spec, app.Labels, app.Annotations, app.Finalizers = in.Spec, in.Labels, in.Annotations, in.Finalizers
 	}, func(app *v1alpha1.Application) any { return app })
 }
 
 // updateApplicationSpec answers PUT /api/v1/applications/{name}/spec.
-func (s *Server) updateApplicationSpec(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) updateApplicationSpec(r *http.Request, c *caller) (any, error) {
 	spec := v1alpha1.ApplicationSpec{}
-	if !decodeBody(w, r, &spec, "application spec", false) {
-		return
+	if err := decode(r, &spec, "application spec", false); err != nil {
+		return nil, err
 	}
-	s.replaceApplication(w, r, c, "updated application spec", func(app *v1alpha1.Application) { app.Spec = spec },
+	return s.replaceApplication(r, c, "updated application spec", func(app *v1alpha1.Application) { app.Spec = spec },
 		func(app *v1alpha1.Application) any { return app.Spec })
 }
 
@@ -50,10 +49,10 @@ type patchRequest struct {
 
 // patchApplication answers PATCH /api/v1/applications/{name} with a JSON
 // merge patch or a JSON patch, applied to the stored Application.
-func (s *Server) patchApplication(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) patchApplication(r *http.Request, c *caller) (any, error) {
 	var req patchRequest
-	if !decodeBody(w, r, &req, "patch request", false) {
-		return
+	if err := decode(r, &req, "patch request", false); err != nil {
+		return nil, err
 	}
 	var apply func(doc []byte) ([]byte, error)
 	switch req.PatchType {
@@ -62,16 +61,14 @@ func (s *Server) patchApplication(w http.ResponseWriter, r *http.Request, c *cal
 	case "json":
 		p, err := jsonpatch.DecodePatch([]byte(req.Patch))
 		if err != nil {
-			writeError(w, http.StatusBadRequest, "invalid JSON patch: "+err.Error())
-			return
+			return nil, badRequest("invalid JSON patch: " + err.Error())
 		}
 		apply = p.Apply
 	default:
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("patch type %q is not supported; use merge or json", req.PatchType))
-		return
+		return nil, badRequest(fmt.Sprintf("patch type %q is not supported; use merge or json", req.PatchType))
 	}
 	var patchErr error
-	s.replaceApplication(w, r, c, "patched application", func(app *v1alpha1.Application) {
+	return s.replaceApplication(r, c, "patched application", func(app *v1alpha1.Application) {
 		doc, err := json.Marshal(app)
 		if err == nil {
 			doc, err = apply(doc)
@@ -97,82 +94,73 @@ func (s *Server) patchApplication(w http.ResponseWriter, r *http.Request, c *cal
 
 // replaceApplication loads the named Application, changes it with edit,
 // checks the caller may update it in its old and its new project (and
-// that the new project exists), and stores it. reply picks what is
+// that the new project exists), and stores it. answer picks what is
 // answered; an error it returns is a bad request and nothing is stored.
 // When the controller wrote the Application meanwhile, the change is made
 // again on the newer copy, as Argo CD's server does. action is what the
 // audit Event says was done.
-func (s *Server) replaceApplication(w http.ResponseWriter, r *http.Request, c *caller, action string, edit func(*v1alpha1.Application), reply func(*v1alpha1.Application) any) {
+func (s *Server) replaceApplication(r *http.Request, c *caller, action string, edit func(*v1alpha1.Application), answer func(*v1alpha1.Application) any) (any, error) {
 	const attempts = 10
 	for attempt := 1; ; attempt++ {
-		app := s.editedApplication(w, r, c, edit, reply)
-		if app == nil {
-			return
+		app, err := s.editedApplication(r, c, edit, answer)
+		if err != nil {
+			return nil, err
 		}
-		err := s.opts.Client.Update(r.Context(), app)
+		err = s.opts.Client.Update(r.Context(), app)
 		if apierrors.IsConflict(err) && attempt < attempts {
 			// A cached reader catches up with the newer copy in a moment.
 			time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
 			continue
 		}
 		if err != nil {
-			writeError(w, statusOf(err), fmt.Sprintf("updating application %s: %v", app.Name, err))
-			return
+			return nil, withStatus(statusOf(err), fmt.Errorf("updating application %s: %w", app.Name, err))
 		}
 		s.audit(r.Context(), c, app, reasonUpdated, action)
-		writeJSON(w, http.StatusOK, reply(app))
-		return
+		return answer(app), nil
 	}
 }
 
 // editedApplication loads and changes the Application for
-// replaceApplication and checks the result, or writes why not and
-// returns nil.
-func (s *Server) editedApplication(w http.ResponseWriter, r *http.Request, c *caller, edit func(*v1alpha1.Application), reply func(*v1alpha1.Application) any) *v1alpha1.Application {
-	app := s.loadApp(w, r, c, rbac.ActionUpdate)
-	if app == nil {
-		return nil
+// replaceApplication and checks the result, or says why not.
+func (s *Server) editedApplication(r *http.Request, c *caller, edit func(*v1alpha1.Application), answer func(*v1alpha1.Application) any) (*v1alpha1.Application, error) {
+	app, err := s.loadApp(r, c, rbac.ActionUpdate)
+	if err != nil {
+		return nil, err
 	}
 	edit(app)
-	if err, ok := reply(app).(error); ok {
-		writeError(w, http.StatusBadRequest, "applying the patch: "+err.Error())
-		return nil
+	if err, ok := answer(app).(error); ok {
+		return nil, badRequest("applying the patch: " + err.Error())
 	}
 	if app.Spec.Project == "" {
 		app.Spec.Project = v1alpha1.DefaultAppProjectName
 	}
-	if object := s.appObject(app); !c.can(rbac.ResourceApplications, rbac.ActionUpdate, object) {
-		c.denied(w, rbac.ResourceApplications, rbac.ActionUpdate, object)
-		return nil
+	if err := c.may(rbac.ResourceApplications, rbac.ActionUpdate, s.appObject(app)); err != nil {
+		return nil, err
 	}
 	// As on create, ?validate=false never skips the project's rules.
-	proj := s.project(w, r, app)
-	if proj == nil {
-		return nil
+	proj, err := s.project(r, app)
+	if err != nil {
+		return nil, err
 	}
 	if err := s.validateApplication(r.Context(), app, proj); err != nil {
-		writeError(w, statusOf(err), err.Error())
-		return nil
+		return nil, err
 	}
-	return app
+	return app, nil
 }
 
-// project returns the Application's AppProject, or writes 400 when it
-// does not exist (and 500 when it cannot be read) and returns nil.
-func (s *Server) project(w http.ResponseWriter, r *http.Request, app *v1alpha1.Application) *v1alpha1.AppProject {
+// project returns the Application's AppProject; 400 when it does not
+// exist or does not accept the Application's namespace.
+func (s *Server) project(r *http.Request, app *v1alpha1.Application) (*v1alpha1.AppProject, error) {
 	name := cmp.Or(app.Spec.Project, v1alpha1.DefaultAppProjectName)
 	proj, err := project.Load(r.Context(), s.opts.Client, s.opts.Namespace, name)
 	switch {
 	case apierrors.IsNotFound(err):
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("application references project %s which does not exist", name))
-		return nil
+		return nil, badRequest(fmt.Sprintf("application references project %s which does not exist", name))
 	case err != nil:
-		s.reply(w, nil, err)
-		return nil
+		return nil, err
 	}
 	if !s.projectAcceptsNamespace(proj, app) {
-		writeError(w, http.StatusBadRequest, appNotAllowedInProject(app))
-		return nil
+		return nil, badRequest(appNotAllowedInProject(app))
 	}
-	return proj
+	return proj, nil
 }

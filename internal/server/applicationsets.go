@@ -26,40 +26,34 @@ func (s *Server) appSetObject(as *v1alpha1.ApplicationSet) string {
 }
 
 // appSetNamespace is the namespace a request names (appsetNamespace),
-// by default (absent or empty) the control namespace; "" after answering
-// a bad name.
-func (s *Server) appSetNamespace(w http.ResponseWriter, r *http.Request) string {
+// by default (absent or empty) the control namespace.
+func (s *Server) appSetNamespace(r *http.Request) (string, error) {
 	ns := r.URL.Query().Get("appsetNamespace")
 	if ns == "" {
-		return s.opts.Namespace
+		return s.opts.Namespace, nil
 	}
-	if !validName(w, "namespace", ns) {
-		return ""
-	}
-	return ns
+	return ns, checkName("namespace", ns)
 }
 
 // listApplicationSets answers GET /api/v1/applicationsets with the
 // ApplicationSets the caller may get, filtered by projects and selector.
-func (s *Server) listApplicationSets(w http.ResponseWriter, r *http.Request, c *caller) {
-	ns := s.appSetNamespace(w, r)
-	if ns == "" {
-		return
+func (s *Server) listApplicationSets(r *http.Request, c *caller) (any, error) {
+	ns, err := s.appSetNamespace(r)
+	if err != nil {
+		return nil, err
 	}
 	q := r.URL.Query()
 	opts := []client.ListOption{client.InNamespace(ns)}
 	if sel := q.Get("selector"); sel != "" {
 		parsed, err := labels.Parse(sel)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid selector %q: %v", sel, err))
-			return
+			return nil, badRequest(fmt.Sprintf("invalid selector %q: %v", sel, err))
 		}
 		opts = append(opts, client.MatchingLabelsSelector{Selector: parsed})
 	}
 	var list v1alpha1.ApplicationSetList
 	if err := s.opts.Client.List(r.Context(), &list, opts...); err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	projects := q["projects"]
 	out := v1alpha1.ApplicationSetList{ListMeta: list.ListMeta, Items: []v1alpha1.ApplicationSet{}}
@@ -71,89 +65,78 @@ func (s *Server) listApplicationSets(w http.ResponseWriter, r *http.Request, c *
 			out.Items = append(out.Items, as)
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out, nil
 }
 
 // loadAppSet reads the named ApplicationSet for a caller who may do action
-// on it, or answers the error and returns nil. As for Applications, a
-// missing one reads as refused to a caller who could not see it anyway.
-func (s *Server) loadAppSet(w http.ResponseWriter, r *http.Request, c *caller, action rbac.Action) *v1alpha1.ApplicationSet {
-	ns := s.appSetNamespace(w, r)
-	if ns == "" {
-		return nil
+// on it. As for Applications, a missing one reads as refused to a caller
+// who could not see it anyway.
+func (s *Server) loadAppSet(r *http.Request, c *caller, action rbac.Action) (*v1alpha1.ApplicationSet, error) {
+	ns, err := s.appSetNamespace(r)
+	if err != nil {
+		return nil, err
 	}
 	name := r.PathValue("name")
-	if !validName(w, "applicationset", name) {
-		return nil
+	if err := checkName("applicationset", name); err != nil {
+		return nil, err
 	}
 	as := &v1alpha1.ApplicationSet{}
-	err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: ns, Name: name}, as)
+	err = s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: ns, Name: name}, as)
 	if apierrors.IsNotFound(err) {
 		if c.can(rbac.ResourceApplicationSets, action, "*/"+name) {
-			writeError(w, http.StatusNotFound, fmt.Sprintf("applicationset %s not found in namespace %s", name, ns))
-		} else {
-			c.denied(w, rbac.ResourceApplicationSets, action, "*/"+name)
+			return nil, notFound(fmt.Sprintf("applicationset %s not found in namespace %s", name, ns))
 		}
-		return nil
+		return nil, c.forbidden(rbac.ResourceApplicationSets, action, "*/"+name)
 	}
 	if err != nil {
-		s.reply(w, nil, err)
-		return nil
+		return nil, err
 	}
-	if object := s.appSetObject(as); !c.can(rbac.ResourceApplicationSets, action, object) {
-		c.denied(w, rbac.ResourceApplicationSets, action, object)
-		return nil
+	if err := c.may(rbac.ResourceApplicationSets, action, s.appSetObject(as)); err != nil {
+		return nil, err
 	}
-	return as
+	return as, nil
 }
 
 // getApplicationSet answers GET /api/v1/applicationsets/{name}.
-func (s *Server) getApplicationSet(w http.ResponseWriter, r *http.Request, c *caller) {
-	if as := s.loadAppSet(w, r, c, rbac.ActionGet); as != nil {
-		writeJSON(w, http.StatusOK, as)
-	}
+func (s *Server) getApplicationSet(r *http.Request, c *caller) (any, error) {
+	return s.loadAppSet(r, c, rbac.ActionGet)
 }
 
 // createApplicationSet answers POST /api/v1/applicationsets?upsert=&dryRun=
 // with the ApplicationSet as the body, as Argo CD's API takes it: an
 // existing one with another spec needs upsert; dryRun writes nothing.
-func (s *Server) createApplicationSet(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) createApplicationSet(r *http.Request, c *caller) (any, error) {
 	as := &v1alpha1.ApplicationSet{}
-	if !decodeBody(w, r, as, "applicationset", false) {
-		return
+	if err := decode(r, as, "applicationset", false); err != nil {
+		return nil, err
 	}
 	if as.Name == "" {
-		writeError(w, http.StatusBadRequest, "applicationset name is required")
-		return
+		return nil, badRequest("applicationset name is required")
 	}
-	if !validName(w, "applicationset", as.Name) {
-		return
+	if err := checkName("applicationset", as.Name); err != nil {
+		return nil, err
 	}
 	if as.Namespace == "" {
 		as.Namespace = s.opts.Namespace
 	}
-	if !validName(w, "namespace", as.Namespace) {
-		return
+	if err := checkName("namespace", as.Namespace); err != nil {
+		return nil, err
 	}
 	if strings.Contains(as.Spec.Template.Spec.Project, "{{") {
 		// Its RBAC object would be the caller's choice: refused, as Argo CD does.
-		writeError(w, http.StatusBadRequest, "the API does not support creating ApplicationSets with templated `project` fields")
-		return
+		return nil, badRequest("the API does not support creating ApplicationSets with templated `project` fields")
 	}
 	object := s.appSetObject(as)
 	if !c.can(rbac.ResourceApplicationSets, rbac.ActionCreate, object) {
-		c.denied(w, rbac.ResourceApplicationSets, rbac.ActionCreate, object)
-		return
+		return nil, c.forbidden(rbac.ResourceApplicationSets, rbac.ActionCreate, object)
 	}
 	if len(as.Spec.Generators) == 0 {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("ApplicationSet/%s/%s has no generators", as.Namespace, as.Name))
-		return
+		return nil, badRequest(fmt.Sprintf("ApplicationSet/%s/%s has no generators", as.Namespace, as.Name))
 	}
 	proj := &v1alpha1.AppProject{}
 	if p := as.Spec.Template.Spec.Project; p != "" {
 		if err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: s.opts.Namespace, Name: p}, proj); err != nil {
-			writeError(w, statusOf(err), fmt.Sprintf("error getting ApplicationSet's project %q: %v", p, err))
-			return
+			return nil, fmt.Errorf("error getting ApplicationSet's project %q: %w", p, err)
 		}
 	}
 	q := r.URL.Query()
@@ -165,51 +148,43 @@ func (s *Server) createApplicationSet(w http.ResponseWriter, r *http.Request, c 
 		as.ResourceVersion, as.UID, as.Status = "", "", v1alpha1.ApplicationSetStatus{}
 		if !dryRun {
 			if err := s.opts.Client.Create(r.Context(), as); err != nil {
-				writeError(w, statusOf(err), fmt.Sprintf("applicationset %s: %v", as.Name, err))
-				return
+				return nil, fmt.Errorf("applicationset %s: %w", as.Name, err)
 			}
 			s.audit(r.Context(), c, as, reasonCreated, "created applicationset")
 		}
-		writeJSON(w, http.StatusOK, as)
-		return
+		return as, nil
 	case err != nil:
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	if equality.Semantic.DeepEqual(existing.Spec, as.Spec) {
-		writeJSON(w, http.StatusOK, existing)
-		return
+		return existing, nil
 	}
 	if !upsert {
-		writeError(w, http.StatusBadRequest, "existing ApplicationSet spec is different, use upsert flag to force update")
-		return
+		return nil, badRequest("existing ApplicationSet spec is different, use upsert flag to force update")
 	}
 	if obj := s.appSetObject(existing); !c.can(rbac.ResourceApplicationSets, rbac.ActionUpdate, obj) {
-		c.denied(w, rbac.ResourceApplicationSets, rbac.ActionUpdate, obj)
-		return
+		return nil, c.forbidden(rbac.ResourceApplicationSets, rbac.ActionUpdate, obj)
 	}
 	existing.Spec, existing.Labels, existing.Annotations, existing.Finalizers = as.Spec, as.Labels, as.Annotations, as.Finalizers
 	if !dryRun {
 		if err := s.opts.Client.Update(r.Context(), existing); err != nil {
-			writeError(w, statusOf(err), fmt.Sprintf("applicationset %s: %v", as.Name, err))
-			return
+			return nil, fmt.Errorf("applicationset %s: %w", as.Name, err)
 		}
 		s.audit(r.Context(), c, existing, reasonUpdated, "updated applicationset")
 	}
-	writeJSON(w, http.StatusOK, existing)
+	return existing, nil
 }
 
 // deleteApplicationSet answers DELETE /api/v1/applicationsets/{name}; its
 // Applications go with it (owner references).
-func (s *Server) deleteApplicationSet(w http.ResponseWriter, r *http.Request, c *caller) {
-	as := s.loadAppSet(w, r, c, rbac.ActionDelete)
-	if as == nil {
-		return
+func (s *Server) deleteApplicationSet(r *http.Request, c *caller) (any, error) {
+	as, err := s.loadAppSet(r, c, rbac.ActionDelete)
+	if err != nil {
+		return nil, err
 	}
 	if err := s.opts.Client.Delete(r.Context(), as); err != nil && !apierrors.IsNotFound(err) {
-		writeError(w, statusOf(err), fmt.Sprintf("applicationset %s: %v", as.Name, err))
-		return
+		return nil, fmt.Errorf("applicationset %s: %w", as.Name, err)
 	}
 	s.audit(r.Context(), c, as, reasonDeleted, "deleted applicationset")
-	writeJSON(w, http.StatusOK, map[string]string{})
+	return map[string]string{}, nil
 }

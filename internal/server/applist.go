@@ -99,6 +99,19 @@ type appList struct {
 	whole         bool
 }
 
+// applicationListAnswer is an ApplicationList of list's items, each from
+// its kept encoding, with the selected fields only: an answer that writes
+// itself, as it is put together from encodings made before.
+type applicationListAnswer struct {
+	s      *Server
+	list   appList
+	fields fieldSelection
+}
+
+func (a applicationListAnswer) writeAnswer(w http.ResponseWriter) {
+	a.s.writeApplicationList(w, a.list, a.fields)
+}
+
 // writeApplicationList answers with an ApplicationList of list's items,
 // each from its kept encoding, with the selected fields only.
 func (s *Server) writeApplicationList(w http.ResponseWriter, list appList, fields fieldSelection) {

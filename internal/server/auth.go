@@ -129,8 +129,11 @@ func (s *Server) authorized(h func(http.ResponseWriter, *http.Request, *caller))
 		// A route naming an object in its path has the name checked here
 		// (a {name} segment is never empty); others check their own.
 		kind, name := namedKind(r.URL.Path), cmp.Or(r.PathValue("name"), r.PathValue("appName"))
-		if kind != "" && name != "" && !validName(w, kind, name) {
-			return
+		if kind != "" && name != "" {
+			if err := checkName(kind, name); err != nil {
+				s.reply(w, nil, err)
+				return
+			}
 		}
 		h(w, r, c)
 	}

@@ -12,9 +12,9 @@ import (
 // argocd-ssh-known-hosts-cm), as Argo CD's CertificateService does. Its
 // RBAC resource is "certificates", with no object.
 func (s *Server) certificateRoutes() {
-	s.mux.HandleFunc("GET /api/v1/certificates", s.authorized(s.listCertificates))
-	s.mux.HandleFunc("POST /api/v1/certificates", s.authorized(s.createCertificates))
-	s.mux.HandleFunc("DELETE /api/v1/certificates", s.authorized(s.deleteCertificates))
+	s.mux.HandleFunc("GET /api/v1/certificates", s.api(s.listCertificates))
+	s.mux.HandleFunc("POST /api/v1/certificates", s.api(s.createCertificates))
+	s.mux.HandleFunc("DELETE /api/v1/certificates", s.api(s.deleteCertificates))
 }
 
 // certificateList is Argo CD's RepositoryCertificateList.
@@ -28,42 +28,39 @@ func certSelector(r *http.Request) settings.CertSelector {
 	return settings.CertSelector{HostNamePattern: q.Get("hostNamePattern"), CertType: q.Get("certType"), CertSubType: q.Get("certSubType")}
 }
 
-func (s *Server) listCertificates(w http.ResponseWriter, r *http.Request, c *caller) {
-	if !c.allowedOn(w, rbac.ResourceCertificates, rbac.ActionGet) {
-		return
+func (s *Server) listCertificates(r *http.Request, c *caller) (any, error) {
+	if err := c.may(rbac.ResourceCertificates, rbac.ActionGet, ""); err != nil {
+		return nil, err
 	}
 	items, err := settings.Certificates(r.Context(), s.opts.Client, s.opts.Namespace, certSelector(r))
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, certificateList{Items: items})
+	return certificateList{Items: items}, nil
 }
 
-func (s *Server) createCertificates(w http.ResponseWriter, r *http.Request, c *caller) {
-	if !c.allowedOn(w, rbac.ResourceCertificates, rbac.ActionCreate) {
-		return
+func (s *Server) createCertificates(r *http.Request, c *caller) (any, error) {
+	if err := c.may(rbac.ResourceCertificates, rbac.ActionCreate, ""); err != nil {
+		return nil, err
 	}
 	var req certificateList
-	if !decodeBody(w, r, &req, "certificate list", false) {
-		return
+	if err := decode(r, &req, "certificate list", false); err != nil {
+		return nil, err
 	}
 	created, err := settings.AddCertificates(r.Context(), s.opts.Client, s.opts.Namespace, req.Items, r.URL.Query().Get("upsert") == "true")
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, certificateList{Items: append([]settings.Certificate{}, created...)})
+	return certificateList{Items: append([]settings.Certificate{}, created...)}, nil
 }
 
-func (s *Server) deleteCertificates(w http.ResponseWriter, r *http.Request, c *caller) {
-	if !c.allowedOn(w, rbac.ResourceCertificates, rbac.ActionDelete) {
-		return
+func (s *Server) deleteCertificates(r *http.Request, c *caller) (any, error) {
+	if err := c.may(rbac.ResourceCertificates, rbac.ActionDelete, ""); err != nil {
+		return nil, err
 	}
 	removed, err := settings.RemoveCertificates(r.Context(), s.opts.Client, s.opts.Namespace, certSelector(r))
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, certificateList{Items: removed})
+	return certificateList{Items: removed}, nil
 }

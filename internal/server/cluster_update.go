@@ -37,14 +37,14 @@ const clusterCheckTimeout = 15 * time.Second
 // whole cluster (an empty config keeps the stored credentials). New
 // credentials are tried before they are stored. The caller needs
 // clusters update on the cluster, and on its new project when it moves.
-func (s *Server) updateCluster(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) updateCluster(r *http.Request, c *caller) (any, error) {
 	body := &cluster.Spec{}
-	if !decodeBody(w, r, body, "cluster", false) {
-		return
+	if err := decode(r, body, "cluster", false); err != nil {
+		return nil, err
 	}
-	existing, sec := s.findCluster(w, r, c, rbac.ActionUpdate)
-	if existing == nil {
-		return
+	existing, sec, err := s.findCluster(r, c, rbac.ActionUpdate)
+	if err != nil {
+		return nil, err
 	}
 	fields := r.URL.Query()["updatedFields"]
 	updated := *existing
@@ -62,30 +62,28 @@ func (s *Server) updateCluster(w http.ResponseWriter, r *http.Request, c *caller
 	}
 	if updated.Project != existing.Project {
 		if object := clusterObject(&updated); !c.can(rbac.ResourceClusters, rbac.ActionUpdate, object) {
-			c.denied(w, rbac.ResourceClusters, rbac.ActionUpdate, object)
-			return
+			return nil, c.forbidden(rbac.ResourceClusters, rbac.ActionUpdate, object)
 		}
 	}
 	if !reflect.DeepEqual(updated.Config, existing.Config) {
 		if err := s.checkCluster(r.Context(), &updated); err != nil {
-			writeError(w, http.StatusBadRequest, err.Error())
-			return
+			return nil, badRequest(err.Error())
 		}
 	}
-	s.storeCluster(w, r, &updated, sec)
+	return s.storeCluster(r, &updated, sec)
 }
 
 // invalidateClusterCache answers POST /api/v1/clusters/{server}/invalidate-cache:
 // the cluster's refresh time is set, and the controller and API server
 // rebuild their clients and watch caches of it.
-func (s *Server) invalidateClusterCache(w http.ResponseWriter, r *http.Request, c *caller) {
-	spec, sec := s.findCluster(w, r, c, rbac.ActionUpdate)
-	if spec == nil {
-		return
+func (s *Server) invalidateClusterCache(r *http.Request, c *caller) (any, error) {
+	spec, sec, err := s.findCluster(r, c, rbac.ActionUpdate)
+	if err != nil {
+		return nil, err
 	}
 	now := metav1.NewTime(time.Now().Truncate(time.Second))
 	spec.RefreshRequestedAt = &now
-	s.storeCluster(w, r, spec, sec)
+	return s.storeCluster(r, spec, sec)
 }
 
 // checkCluster connects to a cluster with its new credentials.
@@ -112,11 +110,10 @@ func (s *Server) checkCluster(ctx context.Context, spec *cluster.Spec) error {
 
 // storeCluster writes spec into its Secret (sec, or a new one for
 // in-cluster, which has none until it is changed) and answers it.
-func (s *Server) storeCluster(w http.ResponseWriter, r *http.Request, spec *cluster.Spec, sec *corev1.Secret) {
+func (s *Server) storeCluster(r *http.Request, spec *cluster.Spec, sec *corev1.Secret) (any, error) {
 	fresh, err := spec.Secret(s.opts.Namespace)
 	if err != nil {
-		s.clusterError(w, err)
-		return
+		return nil, err
 	}
 	if sec == nil {
 		err = s.opts.Client.Create(r.Context(), fresh)
@@ -137,10 +134,9 @@ func (s *Server) storeCluster(w http.ResponseWriter, r *http.Request, spec *clus
 		err = s.opts.Client.Update(r.Context(), sec)
 	}
 	if err != nil {
-		writeError(w, statusOf(err), fmt.Sprintf("storing cluster %s: %v", spec.Server, err))
-		return
+		return nil, fmt.Errorf("storing cluster %s: %w", spec.Server, err)
 	}
-	writeJSON(w, http.StatusOK, spec.Redacted())
+	return spec.Redacted(), nil
 }
 
 // systemAnnotations are annotations of a cluster Secret that the cluster's

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -51,11 +50,10 @@ func (s *Server) clusters(r *http.Request) ([]*cluster.Spec, []*corev1.Secret, e
 	return specs, secrets, nil
 }
 
-func (s *Server) listClusters(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) listClusters(r *http.Request, c *caller) (any, error) {
 	specs, _, err := s.clusters(r)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	items := []cluster.Spec{}
 	for _, spec := range specs {
@@ -63,13 +61,13 @@ func (s *Server) listClusters(w http.ResponseWriter, r *http.Request, c *caller)
 			items = append(items, spec.Redacted())
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": items})
+	return map[string]any{"items": items}, nil
 }
 
 // findCluster returns the cluster the path names by server URL (or by
-// name), and its Secret (nil for in-cluster without one), writing the
-// error answer when there is none or the caller may not act on it.
-func (s *Server) findCluster(w http.ResponseWriter, r *http.Request, c *caller, action rbac.Action) (*cluster.Spec, *corev1.Secret) {
+// name), and its Secret (nil for in-cluster without one); 404 when there
+// is none and 403 when the caller may not act on it.
+func (s *Server) findCluster(r *http.Request, c *caller, action rbac.Action) (*cluster.Spec, *corev1.Secret, error) {
 	server := strings.TrimSuffix(r.PathValue("server"), "/")
 	byName := r.URL.Query().Get("id.type") == "name"
 	if r.URL.Query().Get("id.type") == "name_escaped" {
@@ -80,127 +78,103 @@ func (s *Server) findCluster(w http.ResponseWriter, r *http.Request, c *caller, 
 	}
 	specs, secrets, err := s.clusters(r)
 	if err != nil {
-		s.reply(w, nil, err)
-		return nil, nil
+		return nil, nil, err
 	}
 	for i, spec := range specs {
 		if (!byName && spec.Server != server) || (byName && spec.Name != server) {
 			continue
 		}
-		if !c.can(rbac.ResourceClusters, action, clusterObject(spec)) {
-			c.denied(w, rbac.ResourceClusters, action, clusterObject(spec))
-			return nil, nil
+		if err := c.may(rbac.ResourceClusters, action, clusterObject(spec)); err != nil {
+			return nil, nil, err
 		}
-		return spec, secrets[i]
+		return spec, secrets[i], nil
 	}
-	if !c.can(rbac.ResourceClusters, action, server) {
-		c.denied(w, rbac.ResourceClusters, action, server)
-		return nil, nil
+	if err := c.may(rbac.ResourceClusters, action, server); err != nil {
+		return nil, nil, err
 	}
-	writeError(w, http.StatusNotFound, fmt.Sprintf("cluster %q not found", server))
-	return nil, nil
+	return nil, nil, notFound(fmt.Sprintf("cluster %q not found", server))
 }
 
-func (s *Server) getCluster(w http.ResponseWriter, r *http.Request, c *caller) {
-	if spec, _ := s.findCluster(w, r, c, rbac.ActionGet); spec != nil {
-		writeJSON(w, http.StatusOK, spec.Redacted())
+func (s *Server) getCluster(r *http.Request, c *caller) (any, error) {
+	spec, _, err := s.findCluster(r, c, rbac.ActionGet)
+	if err != nil {
+		return nil, err
 	}
+	return spec.Redacted(), nil
 }
 
 // createCluster answers POST /api/v1/clusters: it writes the cluster
 // Secret as Argo CD does (cluster-<host>-<hash>).
-func (s *Server) createCluster(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) createCluster(r *http.Request, c *caller) (any, error) {
 	spec := &cluster.Spec{}
-	if !decodeBody(w, r, spec, "cluster", false) {
-		return
+	if err := decode(r, spec, "cluster", false); err != nil {
+		return nil, err
 	}
 	spec.Server = strings.TrimSuffix(spec.Server, "/")
 	if spec.Server == "" {
-		writeError(w, http.StatusBadRequest, "cluster server URL is required")
-		return
+		return nil, badRequest("cluster server URL is required")
 	}
 	if spec.Name == "" {
 		spec.Name = spec.Server
 	}
 	if object := clusterObject(spec); !c.can(rbac.ResourceClusters, rbac.ActionCreate, object) {
-		c.denied(w, rbac.ResourceClusters, rbac.ActionCreate, object)
-		return
+		return nil, c.forbidden(rbac.ResourceClusters, rbac.ActionCreate, object)
 	}
 	sec, err := spec.Secret(s.opts.Namespace)
 	if err != nil {
-		s.clusterError(w, err)
-		return
+		return nil, err
 	}
-	if code, err := s.storeSecret(r.Context(), sec, "cluster", r.URL.Query().Get("upsert") == "true"); err != nil {
-		writeError(w, code, err.Error())
-		return
+	if err := s.storeSecret(r.Context(), sec, "cluster", r.URL.Query().Get("upsert") == "true"); err != nil {
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, spec.Redacted())
+	return spec.Redacted(), nil
 }
 
-func (s *Server) deleteCluster(w http.ResponseWriter, r *http.Request, c *caller) {
-	spec, sec := s.findCluster(w, r, c, rbac.ActionDelete)
-	if spec == nil {
-		return
+func (s *Server) deleteCluster(r *http.Request, c *caller) (any, error) {
+	_, sec, err := s.findCluster(r, c, rbac.ActionDelete)
+	if err != nil {
+		return nil, err
 	}
 	if sec == nil {
-		writeError(w, http.StatusBadRequest, "in-cluster has no Secret to delete")
-		return
+		return nil, badRequest("in-cluster has no Secret to delete")
 	}
 	if err := s.deleteSecret(r.Context(), sec.Name); err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, map[string]string{})
+	return map[string]string{}, nil
 }
 
 // rotateClusterAuth answers POST /api/v1/clusters/{server}/rotate-auth:
 // for a cluster added with the argocd-manager ServiceAccount, it issues a
 // new token, stores it and revokes the old ones.
-func (s *Server) rotateClusterAuth(w http.ResponseWriter, r *http.Request, c *caller) {
-	spec, sec := s.findCluster(w, r, c, rbac.ActionUpdate)
-	if spec == nil {
-		return
+func (s *Server) rotateClusterAuth(r *http.Request, c *caller) (any, error) {
+	spec, sec, err := s.findCluster(r, c, rbac.ActionUpdate)
+	if err != nil {
+		return nil, err
 	}
 	if sec == nil {
-		writeError(w, http.StatusBadRequest, "in-cluster uses the server's own credentials; there is nothing to rotate")
-		return
+		return nil, badRequest("in-cluster uses the server's own credentials; there is nothing to rotate")
 	}
 	cl, err := cluster.FromSecret(sec)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	cs, err := kubernetes.NewForConfig(cl.Config)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	token, err := cluster.RotateManagerToken(r.Context(), cs)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("rotating the credentials of cluster %s: %v", spec.Server, err))
-		return
+		return nil, badRequest(fmt.Sprintf("rotating the credentials of cluster %s: %v", spec.Server, err))
 	}
 	spec.Config.BearerToken = token
 	fresh, err := spec.Secret(s.opts.Namespace)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	sec.Data["config"] = fresh.Data["config"]
 	if err := s.opts.Client.Update(r.Context(), sec); err != nil {
-		writeError(w, statusOf(err), fmt.Sprintf("storing the new token of cluster %s: %v", spec.Server, err))
-		return
+		return nil, fmt.Errorf("storing the new token of cluster %s: %w", spec.Server, err)
 	}
-	writeJSON(w, http.StatusOK, map[string]string{})
-}
-
-// clusterError answers a cluster that cannot be stored: 400 for what the
-// caller asked (a reserved annotation), 500 otherwise.
-func (s *Server) clusterError(w http.ResponseWriter, err error) {
-	if errors.Is(err, cluster.ErrLastAppliedAnnotation) {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	s.reply(w, nil, err)
+	return map[string]string{}, nil
 }

@@ -11,10 +11,10 @@ import (
 // against (argocd-gpg-keys-cm), as Argo CD's GPGKeyService does. Its RBAC
 // resource is "gpgkeys", with no object.
 func (s *Server) gpgKeyRoutes() {
-	s.mux.HandleFunc("GET /api/v1/gpgkeys", s.authorized(s.listGPGKeys))
-	s.mux.HandleFunc("GET /api/v1/gpgkeys/{keyID}", s.authorized(s.getGPGKey))
-	s.mux.HandleFunc("POST /api/v1/gpgkeys", s.authorized(s.createGPGKeys))
-	s.mux.HandleFunc("DELETE /api/v1/gpgkeys", s.authorized(s.deleteGPGKey))
+	s.mux.HandleFunc("GET /api/v1/gpgkeys", s.api(s.listGPGKeys))
+	s.mux.HandleFunc("GET /api/v1/gpgkeys/{keyID}", s.api(s.getGPGKey))
+	s.mux.HandleFunc("POST /api/v1/gpgkeys", s.api(s.createGPGKeys))
+	s.mux.HandleFunc("DELETE /api/v1/gpgkeys", s.api(s.deleteGPGKey))
 }
 
 // gpgKeyList is Argo CD's GnuPGPublicKeyList.
@@ -23,24 +23,13 @@ type gpgKeyList struct {
 	Items    []settings.GPGKey `json:"items"`
 }
 
-// allowedOn checks the caller may act on a resource that has no objects
-// (certificates, gpgkeys), writing 403 if not.
-func (c *caller) allowedOn(w http.ResponseWriter, resource rbac.Resource, action rbac.Action) bool {
-	if !c.can(resource, action, "") {
-		c.denied(w, resource, action, "")
-		return false
-	}
-	return true
-}
-
-func (s *Server) listGPGKeys(w http.ResponseWriter, r *http.Request, c *caller) {
-	if !c.allowedOn(w, rbac.ResourceGPGKeys, rbac.ActionGet) {
-		return
+func (s *Server) listGPGKeys(r *http.Request, c *caller) (any, error) {
+	if err := c.may(rbac.ResourceGPGKeys, rbac.ActionGet, ""); err != nil {
+		return nil, err
 	}
 	keys, err := settings.GPGKeys(r.Context(), s.opts.Client, s.opts.Namespace)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	want := settings.GPGKeyID(r.URL.Query().Get("keyID"))
 	list := gpgKeyList{Items: []settings.GPGKey{}}
@@ -50,55 +39,50 @@ func (s *Server) listGPGKeys(w http.ResponseWriter, r *http.Request, c *caller) 
 			list.Items = append(list.Items, k)
 		}
 	}
-	writeJSON(w, http.StatusOK, list)
+	return list, nil
 }
 
-func (s *Server) getGPGKey(w http.ResponseWriter, r *http.Request, c *caller) {
-	if !c.allowedOn(w, rbac.ResourceGPGKeys, rbac.ActionGet) {
-		return
+func (s *Server) getGPGKey(r *http.Request, c *caller) (any, error) {
+	if err := c.may(rbac.ResourceGPGKeys, rbac.ActionGet, ""); err != nil {
+		return nil, err
 	}
 	id := settings.GPGKeyID(r.PathValue("keyID"))
 	if id == "" {
-		writeError(w, http.StatusBadRequest, "KeyID is malformed or empty")
-		return
+		return nil, badRequest("KeyID is malformed or empty")
 	}
 	keys, err := settings.GPGKeys(r.Context(), s.opts.Client, s.opts.Namespace)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	for _, k := range keys {
 		if k.KeyID == id {
-			writeJSON(w, http.StatusOK, k)
-			return
+			return k, nil
 		}
 	}
-	writeError(w, http.StatusNotFound, "no such key: "+id)
+	return nil, notFound("no such key: " + id)
 }
 
-func (s *Server) createGPGKeys(w http.ResponseWriter, r *http.Request, c *caller) {
-	if !c.allowedOn(w, rbac.ResourceGPGKeys, rbac.ActionCreate) {
-		return
+func (s *Server) createGPGKeys(r *http.Request, c *caller) (any, error) {
+	if err := c.may(rbac.ResourceGPGKeys, rbac.ActionCreate, ""); err != nil {
+		return nil, err
 	}
 	var key settings.GPGKey
-	if !decodeBody(w, r, &key, "GPG public key", false) {
-		return
+	if err := decode(r, &key, "GPG public key", false); err != nil {
+		return nil, err
 	}
 	added, skipped, err := settings.AddGPGKeys(r.Context(), s.opts.Client, s.opts.Namespace, key.KeyData)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"created": gpgKeyList{Items: append([]settings.GPGKey{}, added...)}, "skipped": skipped})
+	return map[string]any{"created": gpgKeyList{Items: append([]settings.GPGKey{}, added...)}, "skipped": skipped}, nil
 }
 
-func (s *Server) deleteGPGKey(w http.ResponseWriter, r *http.Request, c *caller) {
-	if !c.allowedOn(w, rbac.ResourceGPGKeys, rbac.ActionDelete) {
-		return
+func (s *Server) deleteGPGKey(r *http.Request, c *caller) (any, error) {
+	if err := c.may(rbac.ResourceGPGKeys, rbac.ActionDelete, ""); err != nil {
+		return nil, err
 	}
 	if err := settings.DeleteGPGKey(r.Context(), s.opts.Client, s.opts.Namespace, r.URL.Query().Get("keyID")); err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{})
+	return map[string]any{}, nil
 }

@@ -18,24 +18,25 @@ import (
 
 // applicationLinks answers GET /api/v1/applications/{name}/links; as in
 // Argo CD, its query names the app's namespace "namespace".
-func (s *Server) applicationLinks(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) applicationLinks(r *http.Request, c *caller) (any, error) {
 	withAppNamespace(r, "namespace")
-	app := s.loadApp(w, r, c, rbac.ActionGet)
-	if app == nil {
-		return
+	app, err := s.loadApp(r, c, rbac.ActionGet)
+	if err != nil {
+		return nil, err
 	}
-	data, ok := s.appLinkData(w, r, app)
-	if ok {
-		s.writeLinks(w, r, settings.ApplicationLinks, data, app.Name)
+	data, err := s.appLinkData(r, app)
+	if err != nil {
+		return nil, err
 	}
+	return s.links(r, settings.ApplicationLinks, data, app.Name)
 }
 
 // resourceLinks answers GET /api/v1/applications/{name}/resource/links for
 // an object of the app's tree (Secret values masked), or the app itself.
-func (s *Server) resourceLinks(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, rbac.ActionGet)
-	if app == nil {
-		return
+func (s *Server) resourceLinks(r *http.Request, c *caller) (any, error) {
+	app, err := s.loadApp(r, c, rbac.ActionGet)
+	if err != nil {
+		return nil, err
 	}
 	ref := refFromQuery(r)
 	var obj any
@@ -44,51 +45,46 @@ func (s *Server) resourceLinks(w http.ResponseWriter, r *http.Request, c *caller
 	} else {
 		live, err := s.state.Live(r.Context(), app, ref)
 		if err != nil {
-			s.reply(w, nil, err)
-			return
+			return nil, err
 		}
 		_, masked := diff.MaskSecret(nil, live)
 		obj = masked.Object
 	}
-	data, ok := s.appLinkData(w, r, app)
-	if !ok {
-		return
+	data, err := s.appLinkData(r, app)
+	if err != nil {
+		return nil, err
 	}
 	if err := data.Set(deeplinks.KeyResource, obj); err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
-	s.writeLinks(w, r, settings.ResourceLinks, data, ref.Name)
+	return s.links(r, settings.ResourceLinks, data, ref.Name)
 }
 
 // projectLinks answers GET /api/v1/projects/{name}/links.
-func (s *Server) projectLinks(w http.ResponseWriter, r *http.Request, c *caller) {
-	p := s.loadProject(w, r, c)
-	if p == nil {
-		return
+func (s *Server) projectLinks(r *http.Request, c *caller) (any, error) {
+	p, err := s.loadProject(r, c)
+	if err != nil {
+		return nil, err
 	}
 	data := deeplinks.Data{}
 	if err := data.Set(deeplinks.KeyProject, withoutStatus(p)); err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
-	s.writeLinks(w, r, settings.ProjectLinks, data, p.Name)
+	return s.links(r, settings.ProjectLinks, data, p.Name)
 }
 
 // appLinkData is what an app's links see: the Application (as application
 // and app), its destination cluster without credentials, and its project
 // without tokens.
-func (s *Server) appLinkData(w http.ResponseWriter, r *http.Request, app *v1alpha1.Application) (deeplinks.Data, bool) {
+func (s *Server) appLinkData(r *http.Request, app *v1alpha1.Application) (deeplinks.Data, error) {
 	data := deeplinks.Data{}
 	if err := data.Set(deeplinks.KeyApplication, typed(app)); err != nil {
-		s.reply(w, nil, err)
-		return nil, false
+		return nil, err
 	}
 	data[deeplinks.KeyApp] = data[deeplinks.KeyApplication]
 	specs, _, err := s.clusters(r)
 	if err != nil {
-		s.reply(w, nil, err)
-		return nil, false
+		return nil, err
 	}
 	if spec := destinationSpec(specs, app.Spec.Destination); spec != nil {
 		_ = data.Set(deeplinks.KeyCluster, map[string]any{
@@ -96,13 +92,14 @@ func (s *Server) appLinkData(w http.ResponseWriter, r *http.Request, app *v1alph
 			"project": spec.Project, "labels": spec.Labels, "annotations": spec.Annotations,
 		})
 	}
-	if proj := s.project(w, r, app); proj == nil {
-		return nil, false
-	} else if err := data.Set(deeplinks.KeyProject, withoutStatus(proj)); err != nil {
-		s.reply(w, nil, err)
-		return nil, false
+	proj, err := s.project(r, app)
+	if err != nil {
+		return nil, err
 	}
-	return data, true
+	if err := data.Set(deeplinks.KeyProject, withoutStatus(proj)); err != nil {
+		return nil, err
+	}
+	return data, nil
 }
 
 // destinationSpec is the cluster an Application deploys to, by server or
@@ -132,25 +129,23 @@ func withoutStatus(p *v1alpha1.AppProject) *v1alpha1.AppProject {
 	return p
 }
 
-// writeLinks evaluates the links under key for data and answers them.
-func (s *Server) writeLinks(w http.ResponseWriter, r *http.Request, key string, data deeplinks.Data, name string) {
+// links evaluates the links under key for data.
+func (s *Server) links(r *http.Request, key string, data deeplinks.Data, name string) (any, error) {
 	cm, err := settings.LoadArgoCD(r.Context(), s.opts.Client, s.opts.Namespace)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	links, err := cm.DeepLinks(key)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	items, err := deeplinks.Evaluate(links, data, name)
 	if err != nil {
 		s.opts.Log.Error("errors while evaluating deep links", "key", key, "name", name, "error", err)
 	}
-	writeJSON(w, http.StatusOK, struct {
+	return struct {
 		Items []deeplinks.Link `json:"items,omitempty"`
-	}{items})
+	}{items}, nil
 }
 
 // withAppNamespace reads the app's namespace from the query parameter

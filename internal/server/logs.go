@@ -36,8 +36,9 @@ const maxLogLine = 1 << 20
 // filtered, then an entry marked last. The caller needs logs/get on the
 // app, as in Argo CD.
 func (s *Server) podLogs(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, rbac.ActionGet)
-	if app == nil {
+	app, err := s.loadApp(r, c, rbac.ActionGet)
+	if err != nil {
+		s.reply(w, nil, err)
 		return
 	}
 	if object := s.appObject(app); !c.can(rbac.ResourceLogs, rbac.ActionGet, object) {

@@ -80,47 +80,42 @@ func readFilesStream(body io.Reader) (*filesQuery, []byte, error) {
 
 // manifestsWithFiles renders the archive the stream carries as the
 // Application's source, for a caller who may get the Application.
-func (s *Server) manifestsWithFiles(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) manifestsWithFiles(r *http.Request, c *caller) (any, error) {
 	query, archive, err := readFilesStream(r.Body)
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the stream is over the limit of %d bytes", tooLarge.Limit))
-		return
+		return nil, withStatus(http.StatusRequestEntityTooLarge, errors.New(fmt.Sprintf("the stream is over the limit of %d bytes", tooLarge.Limit)))
 	case err != nil:
-		writeError(w, http.StatusBadRequest, "reading the manifests query with files: "+err.Error())
-		return
+		return nil, badRequest("reading the manifests query with files: " + err.Error())
 	}
-	if !validName(w, "application", query.Name) {
-		return
+	if err := checkName("application", query.Name); err != nil {
+		return nil, err
 	}
 	r.SetPathValue("name", query.Name)
 	if query.AppNamespace != "" {
 		r.URL.RawQuery = url.Values{"appNamespace": {query.AppNamespace}}.Encode()
 	}
-	app := s.loadApp(w, r, c, rbac.ActionGet)
-	if app == nil {
-		return
+	app, err := s.loadApp(r, c, rbac.ActionGet)
+	if err != nil {
+		return nil, err
 	}
 	sum := sha256.Sum256(archive)
 	if query.Checksum != hex.EncodeToString(sum[:]) {
-		writeError(w, http.StatusBadRequest, "the archive does not match its checksum")
-		return
+		return nil, badRequest("the archive does not match its checksum")
 	}
 	sources := app.Spec.GetSources()
 	i := slices.IndexFunc(sources, func(src v1alpha1.ApplicationSource) bool { return src.Path != "" || src.Chart != "" || src.Ref == "" })
 	if i < 0 {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("application %s has no source to render", app.Name))
-		return
+		return nil, badRequest(fmt.Sprintf("application %s has no source to render", app.Name))
 	}
 	resp, err := s.opts.Renderer.RenderFiles(r.Context(), &reposvc.FilesRequest{
 		AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Source: sources[i], Archive: archive,
 	})
 	if err != nil {
-		s.reply(w, nil, fromRepo(err))
-		return
+		return nil, fromRepo(err)
 	}
-	s.writeManifests(r.Context(), w, app, resp)
+	return s.manifestAnswer(r.Context(), app, resp)
 }
 
 // argoClientStream bridges a client-streaming method to its REST call:

@@ -15,27 +15,26 @@ type namedItem struct {
 	Name string `json:"name"`
 }
 
-func (s *Server) listNotificationServices(w http.ResponseWriter, r *http.Request, _ *caller) {
-	s.notificationNames(w, r, (*settings.Notifications).Services)
+func (s *Server) listNotificationServices(r *http.Request, _ *caller) (any, error) {
+	return s.notificationNames(r, (*settings.Notifications).Services)
 }
 
-func (s *Server) listNotificationTriggers(w http.ResponseWriter, r *http.Request, _ *caller) {
-	s.notificationNames(w, r, (*settings.Notifications).Triggers)
+func (s *Server) listNotificationTriggers(r *http.Request, _ *caller) (any, error) {
+	return s.notificationNames(r, (*settings.Notifications).Triggers)
 }
 
-func (s *Server) listNotificationTemplates(w http.ResponseWriter, r *http.Request, _ *caller) {
-	s.notificationNames(w, r, (*settings.Notifications).Templates)
+func (s *Server) listNotificationTemplates(r *http.Request, _ *caller) (any, error) {
+	return s.notificationNames(r, (*settings.Notifications).Templates)
 }
 
-func (s *Server) notificationNames(w http.ResponseWriter, r *http.Request, names func(*settings.Notifications) []string) {
+func (s *Server) notificationNames(r *http.Request, names func(*settings.Notifications) []string) (any, error) {
 	n, err := settings.LoadNotifications(r.Context(), s.opts.Client, s.opts.Namespace, "", "")
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	items := []namedItem{}
 	for _, name := range names(n) {
 		items = append(items, namedItem{Name: name})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": items})
+	return map[string]any{"items": items}, nil
 }

@@ -139,54 +139,49 @@ func (s *Server) authenticateProjectToken(ctx context.Context, claims *session.C
 }
 
 // updateProject answers PUT /api/v1/projects/{name} with {"project": {...}}.
-func (s *Server) updateProject(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) updateProject(r *http.Request, c *caller) (any, error) {
 	var req struct {
 		Project v1alpha1.AppProject `json:"project"`
 	}
-	if !decodeBody(w, r, &req, "project", false) {
-		return
+	if err := decode(r, &req, "project", false); err != nil {
+		return nil, err
 	}
 	name := r.PathValue("name")
 	if !c.can(rbac.ResourceProjects, rbac.ActionUpdate, name) {
-		c.denied(w, rbac.ResourceProjects, rbac.ActionUpdate, name)
-		return
+		return nil, c.forbidden(rbac.ResourceProjects, rbac.ActionUpdate, name)
 	}
 	req.Project.Name = name
 	if err := validateRoles(&req.Project); err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
+		return nil, badRequest(err.Error())
 	}
 	p := &v1alpha1.AppProject{}
 	if err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: s.opts.Namespace, Name: name}, p); err != nil {
-		writeError(w, statusOf(err), fmt.Sprintf("project %s: %v", name, err))
-		return
+		return nil, fmt.Errorf("project %s: %w", name, err)
 	}
 	if req.Project.ResourceVersion != "" {
 		p.ResourceVersion = req.Project.ResourceVersion // optimistic lock, when the caller sends one
 	}
 	p.Spec, p.Labels, p.Annotations = req.Project.Spec, req.Project.Labels, req.Project.Annotations
 	if err := s.opts.Client.Update(r.Context(), p); err != nil {
-		writeError(w, statusOf(err), fmt.Sprintf("updating project %s: %v", name, err))
-		return
+		return nil, fmt.Errorf("updating project %s: %w", name, err)
 	}
 	s.audit(r.Context(), c, p, reasonUpdated, "updated project")
-	writeJSON(w, http.StatusOK, p)
+	return p, nil
 }
 
 // createRoleToken answers POST /api/v1/projects/{name}/roles/{role}/token:
 // a JWT for the role, recorded in the role so it can be revoked.
-func (s *Server) createRoleToken(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) createRoleToken(r *http.Request, c *caller) (any, error) {
 	var req struct {
 		ExpiresIn jsonInt `json:"expiresIn"` // seconds; 0: never
 		ID        string  `json:"id"`
 	}
-	if !decodeBody(w, r, &req, "token request", true) {
-		return
+	if err := decode(r, &req, "token request", true); err != nil {
+		return nil, err
 	}
 	name, roleName := r.PathValue("name"), r.PathValue("role")
 	if !c.can(rbac.ResourceProjects, rbac.ActionUpdate, name) {
-		c.denied(w, rbac.ResourceProjects, rbac.ActionUpdate, name)
-		return
+		return nil, c.forbidden(rbac.ResourceProjects, rbac.ActionUpdate, name)
 	}
 	if req.ID == "" {
 		req.ID = newID()
@@ -204,24 +199,21 @@ func (s *Server) createRoleToken(w http.ResponseWriter, r *http.Request, c *call
 		return nil
 	})
 	if err != nil {
-		writeError(w, statusOf(err), err.Error())
-		return
+		return nil, err
 	}
 	signed, err := s.sessions.Create(projectSubjectPrefix+name+":"+roleName, time.Duration(req.ExpiresIn)*time.Second, req.ID)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"token": signed})
+	return map[string]string{"token": signed}, nil
 }
 
 // deleteRoleToken answers DELETE /api/v1/projects/{name}/roles/{role}/token/{iat}
 // (?id= picks the token by id), revoking it.
-func (s *Server) deleteRoleToken(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) deleteRoleToken(r *http.Request, c *caller) (any, error) {
 	name, roleName := r.PathValue("name"), r.PathValue("role")
 	if !c.can(rbac.ResourceProjects, rbac.ActionUpdate, name) {
-		c.denied(w, rbac.ResourceProjects, rbac.ActionUpdate, name)
-		return
+		return nil, c.forbidden(rbac.ResourceProjects, rbac.ActionUpdate, name)
 	}
 	id := r.URL.Query().Get("id")
 	iat, _ := strconv.ParseInt(r.PathValue("iat"), 10, 64)
@@ -232,10 +224,9 @@ func (s *Server) deleteRoleToken(w http.ResponseWriter, r *http.Request, c *call
 		return nil
 	})
 	if err != nil {
-		writeError(w, statusOf(err), err.Error())
-		return
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, map[string]string{})
+	return map[string]string{}, nil
 }
 
 // editRole changes one role of a project, retrying on conflicts.

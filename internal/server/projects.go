@@ -17,11 +17,10 @@ import (
 
 // listProjects answers GET /api/v1/projects with the projects the caller
 // may get.
-func (s *Server) listProjects(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) listProjects(r *http.Request, c *caller) (any, error) {
 	var list v1alpha1.AppProjectList
 	if err := s.opts.Client.List(r.Context(), &list, client.InNamespace(s.opts.Namespace)); err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	out := v1alpha1.AppProjectList{ListMeta: list.ListMeta, Items: []v1alpha1.AppProject{}}
 	for _, p := range list.Items {
@@ -29,54 +28,47 @@ func (s *Server) listProjects(w http.ResponseWriter, r *http.Request, c *caller)
 			out.Items = append(out.Items, p)
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out, nil
 }
 
 // getProject answers GET /api/v1/projects/{name}.
-func (s *Server) getProject(w http.ResponseWriter, r *http.Request, c *caller) {
-	if p := s.loadProject(w, r, c); p != nil {
-		writeJSON(w, http.StatusOK, p)
-	}
+func (s *Server) getProject(r *http.Request, c *caller) (any, error) {
+	return s.loadProject(r, c)
 }
 
 // loadProject reads the project the path names for a caller who may get
-// it, or answers the error and returns nil.
-func (s *Server) loadProject(w http.ResponseWriter, r *http.Request, c *caller) *v1alpha1.AppProject {
+// it.
+func (s *Server) loadProject(r *http.Request, c *caller) (*v1alpha1.AppProject, error) {
 	name := r.PathValue("name")
-	if !c.can(rbac.ResourceProjects, rbac.ActionGet, name) {
-		c.denied(w, rbac.ResourceProjects, rbac.ActionGet, name)
-		return nil
+	if err := c.may(rbac.ResourceProjects, rbac.ActionGet, name); err != nil {
+		return nil, err
 	}
 	p := &v1alpha1.AppProject{}
 	if err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: s.opts.Namespace, Name: name}, p); err != nil {
-		writeError(w, statusOf(err), fmt.Sprintf("project %s: %v", name, err))
-		return nil
+		return nil, fmt.Errorf("project %s: %w", name, err)
 	}
-	return p
+	return p, nil
 }
 
 // createProject answers POST /api/v1/projects with {"project": {...},
 // "upsert": bool}, as Argo CD's API takes it.
-func (s *Server) createProject(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) createProject(r *http.Request, c *caller) (any, error) {
 	var req struct {
 		Project v1alpha1.AppProject `json:"project"`
 		Upsert  bool                `json:"upsert"`
 	}
-	if !decodeBody(w, r, &req, "project", false) {
-		return
+	if err := decode(r, &req, "project", false); err != nil {
+		return nil, err
 	}
 	p := &req.Project
 	if p.Name == "" {
-		writeError(w, http.StatusBadRequest, "project name is required")
-		return
+		return nil, badRequest("project name is required")
 	}
 	if !c.can(rbac.ResourceProjects, rbac.ActionCreate, p.Name) {
-		c.denied(w, rbac.ResourceProjects, rbac.ActionCreate, p.Name)
-		return
+		return nil, c.forbidden(rbac.ResourceProjects, rbac.ActionCreate, p.Name)
 	}
 	if err := validateRoles(p); err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
+		return nil, badRequest(err.Error())
 	}
 	p.Namespace, p.ResourceVersion, p.UID = s.opts.Namespace, "", ""
 	reason, action := reasonCreated, "created project"
@@ -84,8 +76,7 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request, c *caller
 	if apierrors.IsAlreadyExists(err) && req.Upsert {
 		reason, action = reasonUpdated, "updated project"
 		if !c.can(rbac.ResourceProjects, rbac.ActionUpdate, p.Name) {
-			c.denied(w, rbac.ResourceProjects, rbac.ActionUpdate, p.Name)
-			return
+			return nil, c.forbidden(rbac.ResourceProjects, rbac.ActionUpdate, p.Name)
 		}
 		existing := &v1alpha1.AppProject{}
 		if err = s.opts.Client.Get(r.Context(), client.ObjectKeyFromObject(p), existing); err == nil {
@@ -95,41 +86,35 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request, c *caller
 		}
 	}
 	if err != nil {
-		writeError(w, statusOf(err), fmt.Sprintf("project %s: %v", p.Name, err))
-		return
+		return nil, fmt.Errorf("project %s: %w", p.Name, err)
 	}
 	s.audit(r.Context(), c, p, reason, action)
-	writeJSON(w, http.StatusOK, p)
+	return p, nil
 }
 
 // deleteProject answers DELETE /api/v1/projects/{name}; a project that
 // Applications still use is not deleted (400), as in Argo CD.
-func (s *Server) deleteProject(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) deleteProject(r *http.Request, c *caller) (any, error) {
 	name := r.PathValue("name")
 	if !c.can(rbac.ResourceProjects, rbac.ActionDelete, name) {
-		c.denied(w, rbac.ResourceProjects, rbac.ActionDelete, name)
-		return
+		return nil, c.forbidden(rbac.ResourceProjects, rbac.ActionDelete, name)
 	}
 	var apps v1alpha1.ApplicationList
 	if err := s.opts.Client.List(r.Context(), &apps); err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	if n := countIn(apps.Items, name); n > 0 {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("project is referenced by %d applications", n))
-		return
+		return nil, badRequest(fmt.Sprintf("project is referenced by %d applications", n))
 	}
 	p := &v1alpha1.AppProject{}
 	if err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: s.opts.Namespace, Name: name}, p); err != nil {
-		writeError(w, statusOf(err), fmt.Sprintf("project %s: %v", name, err))
-		return
+		return nil, fmt.Errorf("project %s: %w", name, err)
 	}
 	if err := s.opts.Client.Delete(r.Context(), p); err != nil {
-		writeError(w, statusOf(err), fmt.Sprintf("project %s: %v", name, err))
-		return
+		return nil, fmt.Errorf("project %s: %w", name, err)
 	}
 	s.audit(r.Context(), c, p, reasonDeleted, "deleted project")
-	writeJSON(w, http.StatusOK, map[string]string{})
+	return map[string]string{}, nil
 }
 
 func countIn(apps []v1alpha1.Application, project string) int {
@@ -145,21 +130,19 @@ func countIn(apps []v1alpha1.Application, project string) int {
 // getDetailedProject answers GET /api/v1/projects/{name}/detailed: the
 // project with the repositories and clusters scoped to it (credentials
 // left out) and its global projects, as Argo CD's API shows them.
-func (s *Server) getDetailedProject(w http.ResponseWriter, r *http.Request, c *caller) {
-	p := s.loadProject(w, r, c)
-	if p == nil {
-		return
+func (s *Server) getDetailedProject(r *http.Request, c *caller) (any, error) {
+	p, err := s.loadProject(r, c)
+	if err != nil {
+		return nil, err
 	}
 	name := p.Name
 	repos, err := settings.RepositorySecrets(r.Context(), s.opts.Client, s.opts.Namespace, false)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	specs, _, err := s.clusters(r)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	out := struct {
 		Project        *v1alpha1.AppProject  `json:"project"`
@@ -169,8 +152,7 @@ func (s *Server) getDetailedProject(w http.ResponseWriter, r *http.Request, c *c
 	}{Project: p, GlobalProjects: []v1alpha1.AppProject{}, Repositories: []settings.Repository{}, Clusters: []cluster.Spec{}}
 	globals, err := project.Globals(r.Context(), s.opts.Client, p)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	for _, g := range globals {
 		out.GlobalProjects = append(out.GlobalProjects, *g)
@@ -185,36 +167,35 @@ func (s *Server) getDetailedProject(w http.ResponseWriter, r *http.Request, c *c
 			out.Clusters = append(out.Clusters, spec.Redacted())
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out, nil
 }
 
 // globalProjects answers GET /api/v1/projects/{name}/globalprojects: the
 // global projects whose settings the project gets (argocd-cm
 // globalProjects).
-func (s *Server) globalProjects(w http.ResponseWriter, r *http.Request, c *caller) {
-	p := s.loadProject(w, r, c)
-	if p == nil {
-		return
+func (s *Server) globalProjects(r *http.Request, c *caller) (any, error) {
+	p, err := s.loadProject(r, c)
+	if err != nil {
+		return nil, err
 	}
 	globals, err := project.Globals(r.Context(), s.opts.Client, p)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, struct {
+	return struct {
 		Items []*v1alpha1.AppProject `json:"items,omitempty"`
-	}{globals})
+	}{globals}, nil
 }
 
 // projectEvents answers GET /api/v1/projects/{name}/events: the
 // Kubernetes Events about the project.
-func (s *Server) projectEvents(w http.ResponseWriter, r *http.Request, c *caller) {
-	p := s.loadProject(w, r, c)
-	if p == nil {
-		return
+func (s *Server) projectEvents(r *http.Request, c *caller) (any, error) {
+	p, err := s.loadProject(r, c)
+	if err != nil {
+		return nil, err
 	}
 	list := &corev1.EventList{}
-	err := s.opts.Client.List(r.Context(), list, client.InNamespace(p.Namespace),
+	err = s.opts.Client.List(r.Context(), list, client.InNamespace(p.Namespace),
 		client.MatchingFields{"involvedObject.name": p.Name, "involvedObject.uid": string(p.UID)})
-	s.reply(w, list, err)
+	return list, err
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -18,12 +19,11 @@ const refreshTimeout = 2 * time.Minute
 
 // refreshApp sets the app's refresh annotation (normal or hard) and waits
 // until the controller has refreshed it (the annotation is gone), then
-// returns the refreshed Application. It writes the error and returns nil
-// when the refresh cannot be asked for or does not happen in time.
-func (s *Server) refreshApp(w http.ResponseWriter, r *http.Request, app *v1alpha1.Application, kind string) *v1alpha1.Application {
+// returns the refreshed Application, or why the refresh could not be asked
+// for or did not happen in time.
+func (s *Server) refreshApp(r *http.Request, app *v1alpha1.Application, kind string) (*v1alpha1.Application, error) {
 	if kind != "normal" && kind != "hard" {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("refresh %q: use normal or hard", kind))
-		return nil
+		return nil, badRequest(fmt.Sprintf("refresh %q: use normal or hard", kind))
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), refreshTimeout)
 	defer cancel()
@@ -32,22 +32,19 @@ func (s *Server) refreshApp(w http.ResponseWriter, r *http.Request, app *v1alpha
 	defer stop()
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{v1alpha1.AnnotationRefresh: kind}}})
 	if err := s.opts.Client.Patch(ctx, app, client.RawPatch("application/merge-patch+json", patch)); err != nil {
-		writeError(w, statusOf(err), fmt.Sprintf("error refreshing the app: %v", err))
-		return nil
+		return nil, withStatus(statusOf(err), fmt.Errorf("error refreshing the app: %w", err))
 	}
 	for {
 		select {
 		case <-ctx.Done():
-			writeError(w, http.StatusGatewayTimeout, "application refresh deadline exceeded")
-			return nil
+			return nil, withStatus(http.StatusGatewayTimeout, errors.New("application refresh deadline exceeded"))
 		case fresh := <-changed:
 			if fresh == nil {
-				writeError(w, http.StatusNotFound, fmt.Sprintf("application %s was deleted while refreshing", app.Name))
-				return nil
+				return nil, notFound(fmt.Sprintf("application %s was deleted while refreshing", app.Name))
 			}
 			// The watch starts with the copy from before the patch.
 			if _, pending := fresh.Annotations[v1alpha1.AnnotationRefresh]; !pending && newerThan(fresh, app) {
-				return fresh
+				return fresh, nil
 			}
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/capstan-cd/capstan/internal/appstate"
+	"github.com/capstan-cd/capstan/internal/cluster"
 	reposvc "github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
@@ -50,6 +51,7 @@ var errorStatuses = []struct {
 	{settings.ErrInvalidGPGKey, http.StatusBadRequest},
 	{settings.ErrCertificateExists, http.StatusConflict},
 	{settings.ErrGPGKeyNotFound, http.StatusNotFound},
+	{cluster.ErrLastAppliedAnnotation, http.StatusBadRequest},
 }
 
 // statusOf maps an error to the status Argo CD answers it with: an
@@ -94,6 +96,10 @@ func fromRepo(err error) error {
 // reply writes v, or err with statusOf's status; a server fault (500) is
 // also logged.
 func (s *Server) reply(w http.ResponseWriter, v any, err error) {
+	if self, ok := v.(selfWriting); ok && err == nil {
+		self.writeAnswer(w)
+		return
+	}
 	if err == nil {
 		writeJSON(w, http.StatusOK, v)
 		return
@@ -103,6 +109,12 @@ func (s *Server) reply(w http.ResponseWriter, v any, err error) {
 		s.opts.Log.Error("API request failed", "error", err)
 	}
 	writeError(w, status, err.Error())
+}
+
+// selfWriting is an answer that writes itself rather than being encoded
+// as it is (a list put together from kept encodings).
+type selfWriting interface {
+	writeAnswer(w http.ResponseWriter)
 }
 
 // op is an API operation: it reads its request and returns what to

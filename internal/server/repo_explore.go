@@ -2,6 +2,7 @@ package server
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -27,23 +28,22 @@ import (
 // (stored or not: a public one need not be).
 
 func (s *Server) exploreRoutes() {
-	s.mux.HandleFunc("GET /api/v1/repositories/{url}/refs", s.authorized(s.repositoryRefs))
-	s.mux.HandleFunc("GET /api/v1/repositories/{url}/oci-tags", s.authorized(s.repositoryRefs))
-	s.mux.HandleFunc("GET /api/v1/repositories/{url}/apps", s.authorized(s.repositoryApps))
-	s.mux.HandleFunc("GET /api/v1/repositories/{url}/helmcharts", s.authorized(s.repositoryCharts))
-	s.mux.HandleFunc("POST /api/v1/repositories/{url}/appdetails", s.authorized(s.repositoryAppDetails))
-	s.mux.HandleFunc("GET /api/v1/applications/{name}/revisions/{revision}/metadata", s.authorized(s.revisionMetadata))
-	s.mux.HandleFunc("GET /api/v1/applications/{name}/revisions/{revision}/chartdetails", s.authorized(s.chartDetails))
+	s.mux.HandleFunc("GET /api/v1/repositories/{url}/refs", s.api(s.repositoryRefs))
+	s.mux.HandleFunc("GET /api/v1/repositories/{url}/oci-tags", s.api(s.repositoryRefs))
+	s.mux.HandleFunc("GET /api/v1/repositories/{url}/apps", s.api(s.repositoryApps))
+	s.mux.HandleFunc("GET /api/v1/repositories/{url}/helmcharts", s.api(s.repositoryCharts))
+	s.mux.HandleFunc("POST /api/v1/repositories/{url}/appdetails", s.api(s.repositoryAppDetails))
+	s.mux.HandleFunc("GET /api/v1/applications/{name}/revisions/{revision}/metadata", s.api(s.revisionMetadata))
+	s.mux.HandleFunc("GET /api/v1/applications/{name}/revisions/{revision}/chartdetails", s.api(s.chartDetails))
 }
 
-// exploredRepo checks the caller may read the repository at url (the
-// stored one of the project, when there is one) and writes 403 when not.
-func (s *Server) exploredRepo(w http.ResponseWriter, r *http.Request, c *caller, url, proj string) bool {
+// mayExplore checks the caller may read the repository at url (the
+// stored one of the project, when there is one): 403 when not.
+func (s *Server) mayExplore(r *http.Request, c *caller, url, proj string) error {
 	repo := &settings.Repository{URL: url}
 	all, err := settings.RepositorySecrets(r.Context(), s.opts.Client, s.opts.Namespace, false)
 	if err != nil {
-		s.reply(w, nil, err)
-		return false
+		return err
 	}
 	for _, stored := range all {
 		if strings.TrimSuffix(stored.URL, "/") == strings.TrimSuffix(url, "/") && (proj == "" || stored.Project == "" || stored.Project == proj) {
@@ -51,66 +51,62 @@ func (s *Server) exploredRepo(w http.ResponseWriter, r *http.Request, c *caller,
 			break
 		}
 	}
-	if object := repoObject(repo); !c.can(rbac.ResourceRepositories, rbac.ActionGet, object) {
-		c.denied(w, rbac.ResourceRepositories, rbac.ActionGet, object)
-		return false
-	}
-	return true
+	return c.may(rbac.ResourceRepositories, rbac.ActionGet, repoObject(repo))
 }
 
 // repositoryRefs answers the refs (branches and tags) and oci-tags calls.
-func (s *Server) repositoryRefs(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) repositoryRefs(r *http.Request, c *caller) (any, error) {
 	url, proj := r.PathValue("url"), r.URL.Query().Get("appProject")
-	if !s.exploredRepo(w, r, c, url, proj) {
-		return
+	if err := s.mayExplore(r, c, url, proj); err != nil {
+		return nil, err
 	}
 	refs, err := s.opts.Renderer.Refs(r.Context(), &reposvc.RefsRequest{RepoURL: url, Project: proj, OCI: strings.HasSuffix(r.URL.Path, "/oci-tags")})
-	s.reply(w, refs, fromRepo(err))
+	return refs, fromRepo(err)
 }
 
 // repositoryApps lists the apps (Helm charts, Kustomizations) of a
 // revision, for a caller who may create or update appName in appProject,
 // whose sourceRepos allow the repository.
-func (s *Server) repositoryApps(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) repositoryApps(r *http.Request, c *caller) (any, error) {
 	url, q := r.PathValue("url"), r.URL.Query()
-	if !s.exploredRepo(w, r, c, url, q.Get("appProject")) || !s.mayPickSource(w, r, c, url, q.Get("appProject"), q.Get("appName")) {
-		return
+	if err := s.mayExplore(r, c, url, q.Get("appProject")); err != nil {
+		return nil, err
+	}
+	if err := s.mayPickSource(r, c, url, q.Get("appProject"), q.Get("appName")); err != nil {
+		return nil, err
 	}
 	apps, err := s.opts.Renderer.Apps(r.Context(), &reposvc.AppsRequest{RepoURL: url, Revision: q.Get("revision"), Project: q.Get("appProject")})
-	s.reply(w, apps, fromRepo(err))
+	return apps, fromRepo(err)
 }
 
 // mayPickSource checks, when a project is named, that the caller may
 // create or update appName in it and that it allows the repository.
-func (s *Server) mayPickSource(w http.ResponseWriter, r *http.Request, c *caller, url, projName, appName string) bool {
+func (s *Server) mayPickSource(r *http.Request, c *caller, url, projName, appName string) error {
 	if projName == "" {
-		return true
+		return nil
 	}
 	object := projName + "/" + appName
 	if !c.can(rbac.ResourceApplications, rbac.ActionCreate, object) && !c.can(rbac.ResourceApplications, rbac.ActionUpdate, object) {
-		c.denied(w, rbac.ResourceApplications, rbac.ActionCreate, object)
-		return false
+		return c.forbidden(rbac.ResourceApplications, rbac.ActionCreate, object)
 	}
 	proj, err := project.Load(r.Context(), s.opts.Client, s.opts.Namespace, projName)
 	if err != nil {
-		writeError(w, statusOf(err), err.Error())
-		return false
+		return err
 	}
 	if !project.SourcePermitted(proj, url) {
-		writeError(w, http.StatusForbidden, fmt.Sprintf("repository '%s' not permitted in project '%s'", url, projName))
-		return false
+		return withStatus(http.StatusForbidden, fmt.Errorf("repository '%s' not permitted in project '%s'", url, projName))
 	}
-	return true
+	return nil
 }
 
 // repositoryCharts lists a Helm repository's charts and versions.
-func (s *Server) repositoryCharts(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) repositoryCharts(r *http.Request, c *caller) (any, error) {
 	url := r.PathValue("url")
-	if !s.exploredRepo(w, r, c, url, "") {
-		return
+	if err := s.mayExplore(r, c, url, ""); err != nil {
+		return nil, err
 	}
 	charts, err := s.opts.Renderer.Charts(r.Context(), &reposvc.ChartsRequest{RepoURL: url})
-	s.reply(w, charts, fromRepo(err))
+	return charts, fromRepo(err)
 }
 
 // repositoryAppDetails describes the source in the body (Argo CD's
@@ -120,7 +116,7 @@ func (s *Server) repositoryCharts(w http.ResponseWriter, r *http.Request, c *cal
 // project must be the app's and the source one of its sources now or in
 // its history; for one that does not yet, applications create; and the
 // project must allow the repository.
-func (s *Server) repositoryAppDetails(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) repositoryAppDetails(r *http.Request, c *caller) (any, error) {
 	var q struct {
 		Source     *v1alpha1.ApplicationSource `json:"source"`
 		AppName    string                      `json:"appName"`
@@ -130,50 +126,43 @@ func (s *Server) repositoryAppDetails(w http.ResponseWriter, r *http.Request, c 
 		SourceIndex jsonInt `json:"sourceIndex"`
 		VersionID   jsonInt `json:"versionId"`
 	}
-	if !decodeBody(w, r, &q, "app details query", false) {
-		return
+	if err := decode(r, &q, "app details query", false); err != nil {
+		return nil, err
 	}
 	if q.Source == nil {
-		writeError(w, http.StatusBadRequest, "missing payload in request")
-		return
+		return nil, badRequest("missing payload in request")
 	}
 	if q.Source.RepoURL == "" {
 		q.Source.RepoURL = r.PathValue("url")
 	}
-	if !s.exploredRepo(w, r, c, q.Source.RepoURL, q.AppProject) {
-		return
+	if err := s.mayExplore(r, c, q.Source.RepoURL, q.AppProject); err != nil {
+		return nil, err
 	}
 	object := q.AppProject + "/" + q.AppName
 	if !c.can(rbac.ResourceApplications, rbac.ActionGet, object) {
-		c.denied(w, rbac.ResourceApplications, rbac.ActionGet, object)
-		return
+		return nil, c.forbidden(rbac.ResourceApplications, rbac.ActionGet, object)
 	}
 	app := &v1alpha1.Application{}
 	err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: s.opts.Namespace, Name: q.AppName}, app)
 	switch {
 	case apierrors.IsNotFound(err) || q.AppName == "":
 		if !c.can(rbac.ResourceApplications, rbac.ActionCreate, object) {
-			c.denied(w, rbac.ResourceApplications, rbac.ActionCreate, object)
-			return
+			return nil, c.forbidden(rbac.ResourceApplications, rbac.ActionCreate, object)
 		}
 	case err != nil:
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	case app.Spec.Project != q.AppProject || !sourceInHistory(app, *q.Source, int(q.SourceIndex), int64(q.VersionID)):
-		c.denied(w, rbac.ResourceApplications, rbac.ActionGet, object)
-		return
+		return nil, c.forbidden(rbac.ResourceApplications, rbac.ActionGet, object)
 	}
 	proj, err := project.Load(r.Context(), s.opts.Client, s.opts.Namespace, q.AppProject)
 	if err != nil {
-		writeError(w, statusOf(err), err.Error())
-		return
+		return nil, err
 	}
 	if !project.SourcePermitted(proj, q.Source.RepoURL) {
-		writeError(w, http.StatusForbidden, fmt.Sprintf("repository '%s' not permitted in project '%s'", q.Source.RepoURL, q.AppProject))
-		return
+		return nil, withStatus(http.StatusForbidden, errors.New(fmt.Sprintf("repository '%s' not permitted in project '%s'", q.Source.RepoURL, q.AppProject)))
 	}
 	details, err := s.opts.Renderer.AppDetails(r.Context(), &reposvc.AppDetailsRequest{Source: *q.Source, Project: q.AppProject})
-	s.reply(w, details, fromRepo(err))
+	return details, fromRepo(err)
 }
 
 // sourceInHistory reports whether src is the app's source at index now,
@@ -252,35 +241,32 @@ func revisionSource(app *v1alpha1.Application, r *http.Request) (*v1alpha1.Appli
 }
 
 // revisionMetadata answers a commit's author, date, tags and message.
-func (s *Server) revisionMetadata(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, rbac.ActionGet)
-	if app == nil {
-		return
+func (s *Server) revisionMetadata(r *http.Request, c *caller) (any, error) {
+	app, err := s.loadApp(r, c, rbac.ActionGet)
+	if err != nil {
+		return nil, err
 	}
 	src, err := revisionSource(app, r)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "error getting app source by source index and version ID: "+err.Error())
-		return
+		return nil, badRequest("error getting app source by source index and version ID: " + err.Error())
 	}
 	meta, err := s.opts.Renderer.RevisionMetadata(r.Context(), &reposvc.RevisionMetadataRequest{RepoURL: src.RepoURL, Revision: r.PathValue("revision"), Project: app.Spec.Project})
-	s.reply(w, meta, fromRepo(err))
+	return meta, fromRepo(err)
 }
 
 // chartDetails answers what a chart version's Chart.yaml says.
-func (s *Server) chartDetails(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, rbac.ActionGet)
-	if app == nil {
-		return
+func (s *Server) chartDetails(r *http.Request, c *caller) (any, error) {
+	app, err := s.loadApp(r, c, rbac.ActionGet)
+	if err != nil {
+		return nil, err
 	}
 	src, err := revisionSource(app, r)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "error getting app source by source index and version ID: "+err.Error())
-		return
+		return nil, badRequest("error getting app source by source index and version ID: " + err.Error())
 	}
 	if src.Chart == "" {
-		writeError(w, http.StatusBadRequest, "no chart found for application: "+app.Name)
-		return
+		return nil, badRequest("no chart found for application: " + app.Name)
 	}
 	details, err := s.opts.Renderer.ChartDetails(r.Context(), &reposvc.ChartDetailsRequest{RepoURL: src.RepoURL, Chart: src.Chart, Revision: r.PathValue("revision"), Project: app.Spec.Project})
-	s.reply(w, details, fromRepo(err))
+	return details, fromRepo(err)
 }

@@ -36,18 +36,17 @@ type repositoryRoutes struct {
 
 func (s *Server) repositoryRoutes(prefix string, templates bool) {
 	rr := &repositoryRoutes{s: s, templates: templates, what: map[bool]string{false: "repository", true: "repository credentials"}[templates]}
-	s.mux.HandleFunc("GET "+prefix, s.authorized(rr.list))
-	s.mux.HandleFunc("GET "+prefix+"/{url}", s.authorized(rr.get))
-	s.mux.HandleFunc("POST "+prefix, s.authorized(rr.create))
-	s.mux.HandleFunc("DELETE "+prefix+"/{url}", s.authorized(rr.delete))
-	s.mux.HandleFunc("PUT "+prefix+"/{url}", s.authorized(rr.update))
+	s.mux.HandleFunc("GET "+prefix, s.api(rr.list))
+	s.mux.HandleFunc("GET "+prefix+"/{url}", s.api(rr.get))
+	s.mux.HandleFunc("POST "+prefix, s.api(rr.create))
+	s.mux.HandleFunc("DELETE "+prefix+"/{url}", s.api(rr.delete))
+	s.mux.HandleFunc("PUT "+prefix+"/{url}", s.api(rr.update))
 }
 
-func (rr *repositoryRoutes) list(w http.ResponseWriter, r *http.Request, c *caller) {
+func (rr *repositoryRoutes) list(r *http.Request, c *caller) (any, error) {
 	all, err := settings.RepositorySecrets(r.Context(), rr.s.opts.Client, rr.s.opts.Namespace, rr.templates)
 	if err != nil {
-		rr.s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	var visible []*settings.Repository
 	for _, repo := range all {
@@ -65,17 +64,16 @@ func (rr *repositoryRoutes) list(w http.ResponseWriter, r *http.Request, c *call
 			items = append(items, v)
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": items})
+	return map[string]any{"items": items}, nil
 }
 
-// find returns the stored repository with the path's URL, writing 404 (or
-// 403 to a caller who may not see it) when there is none.
-func (rr *repositoryRoutes) find(w http.ResponseWriter, r *http.Request, c *caller, action rbac.Action) *settings.Repository {
+// find returns the stored repository with the path's URL: 404 (or 403 to
+// a caller who may not see it) when there is none.
+func (rr *repositoryRoutes) find(r *http.Request, c *caller, action rbac.Action) (*settings.Repository, error) {
 	url := r.PathValue("url")
 	all, err := settings.RepositorySecrets(r.Context(), rr.s.opts.Client, rr.s.opts.Namespace, rr.templates)
 	if err != nil {
-		rr.s.reply(w, nil, err)
-		return nil
+		return nil, err
 	}
 	// Several projects may each have the URL: the query's project picks one.
 	project := cmp.Or(r.URL.Query().Get("appProject"), r.URL.Query().Get("project"))
@@ -86,44 +84,41 @@ func (rr *repositoryRoutes) find(w http.ResponseWriter, r *http.Request, c *call
 		if strings.TrimSuffix(repo.URL, "/") != strings.TrimSuffix(url, "/") {
 			continue
 		}
-		if !c.can(rbac.ResourceRepositories, action, repoObject(repo)) {
-			c.denied(w, rbac.ResourceRepositories, action, repoObject(repo))
-			return nil
+		if err := c.may(rbac.ResourceRepositories, action, repoObject(repo)); err != nil {
+			return nil, err
 		}
-		return repo
+		return repo, nil
 	}
-	if !c.can(rbac.ResourceRepositories, action, url) {
-		c.denied(w, rbac.ResourceRepositories, action, url)
-		return nil
+	if err := c.may(rbac.ResourceRepositories, action, url); err != nil {
+		return nil, err
 	}
-	writeError(w, http.StatusNotFound, fmt.Sprintf("%s %s not found", rr.what, url))
-	return nil
+	return nil, notFound(fmt.Sprintf("%s %s not found", rr.what, url))
 }
 
-func (rr *repositoryRoutes) get(w http.ResponseWriter, r *http.Request, c *caller) {
-	repo := rr.find(w, r, c, rbac.ActionGet)
+func (rr *repositoryRoutes) get(r *http.Request, c *caller) (any, error) {
+	repo, err := rr.find(r, c, rbac.ActionGet)
 	switch {
-	case repo == nil:
+	case err != nil:
+		return nil, err
 	case rr.templates:
-		writeJSON(w, http.StatusOK, rr.view(repo))
-	default:
-		writeJSON(w, http.StatusOK, rr.s.withConnections(r.Context(), []*settings.Repository{repo}, r.URL.Query().Get("forceRefresh") == "true")[0])
+		return rr.view(repo), nil
 	}
+	return rr.s.withConnections(r.Context(), []*settings.Repository{repo}, r.URL.Query().Get("forceRefresh") == "true")[0], nil
 }
 
 // decode reads a repository from the body. Argo CD names a credential
 // template's URL "url" (its RepoCreds), a repository's "repo".
-func (rr *repositoryRoutes) decode(w http.ResponseWriter, r *http.Request) *settings.Repository {
+func (rr *repositoryRoutes) decode(r *http.Request) (*settings.Repository, error) {
 	var body struct {
 		settings.Repository
 		CredsURL string `json:"url"`
 	}
-	if !decodeBody(w, r, &body, rr.what, false) {
-		return nil
+	if err := decode(r, &body, rr.what, false); err != nil {
+		return nil, err
 	}
 	repo := body.Repository
 	repo.URL = cmp.Or(repo.URL, body.CredsURL)
-	return &repo
+	return &repo, nil
 }
 
 // view is a stored repository as the API shows it: without credentials,
@@ -140,80 +135,70 @@ func (rr *repositoryRoutes) view(repo *settings.Repository) any {
 	}{shown, shown.URL}
 }
 
-func (rr *repositoryRoutes) create(w http.ResponseWriter, r *http.Request, c *caller) {
-	repo := rr.decode(w, r)
-	if repo == nil {
-		return
+func (rr *repositoryRoutes) create(r *http.Request, c *caller) (any, error) {
+	repo, err := rr.decode(r)
+	if err != nil {
+		return nil, err
 	}
 	if repo.URL == "" {
-		writeError(w, http.StatusBadRequest, "repo URL is required")
-		return
+		return nil, badRequest("repo URL is required")
 	}
 	if repo.Type != "" && repo.Type != "git" && repo.Type != "helm" {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("repository type %q: use git or helm", repo.Type))
-		return
+		return nil, badRequest(fmt.Sprintf("repository type %q: use git or helm", repo.Type))
 	}
 	repo.Template = rr.templates
-	if object := repoObject(repo); !c.can(rbac.ResourceRepositories, rbac.ActionCreate, object) {
-		c.denied(w, rbac.ResourceRepositories, rbac.ActionCreate, object)
-		return
+	if err := c.may(rbac.ResourceRepositories, rbac.ActionCreate, repoObject(repo)); err != nil {
+		return nil, err
 	}
 	if !rr.templates && repo.Type != "helm" {
 		if err := rr.s.testRepository(r.Context(), repo); err != nil {
-			writeError(w, http.StatusBadRequest, err.Error())
-			return
+			return nil, withStatus(http.StatusBadRequest, err)
 		}
 	}
-	code, err := rr.s.storeSecret(r.Context(), repo.Secret(rr.s.opts.Namespace), rr.what, r.URL.Query().Get("upsert") == "true")
-	if err != nil {
-		writeError(w, code, err.Error())
-		return
+	if err := rr.s.storeSecret(r.Context(), repo.Secret(rr.s.opts.Namespace), rr.what, r.URL.Query().Get("upsert") == "true"); err != nil {
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, rr.view(repo))
+	return rr.view(repo), nil
 }
 
 // update answers PUT <prefix>/{url}: the stored repository (or credential
 // template) the path names replaced by the body, in the same Secret; a
 // repository's connection is tested first, as when it is added.
-func (rr *repositoryRoutes) update(w http.ResponseWriter, r *http.Request, c *caller) {
-	found := rr.find(w, r, c, rbac.ActionUpdate)
-	if found == nil {
-		return
+func (rr *repositoryRoutes) update(r *http.Request, c *caller) (any, error) {
+	found, err := rr.find(r, c, rbac.ActionUpdate)
+	if err != nil {
+		return nil, err
 	}
-	repo := rr.decode(w, r)
-	if repo == nil {
-		return
+	repo, err := rr.decode(r)
+	if err != nil {
+		return nil, err
 	}
 	repo.URL, repo.Template = found.URL, rr.templates
-	if object := repoObject(repo); !c.can(rbac.ResourceRepositories, rbac.ActionUpdate, object) {
-		c.denied(w, rbac.ResourceRepositories, rbac.ActionUpdate, object)
-		return
+	if err := c.may(rbac.ResourceRepositories, rbac.ActionUpdate, repoObject(repo)); err != nil {
+		return nil, err
 	}
 	if !rr.templates && repo.Type != "helm" {
 		if err := rr.s.testRepository(r.Context(), repo); err != nil {
-			writeError(w, http.StatusBadRequest, err.Error())
-			return
+			return nil, withStatus(http.StatusBadRequest, err)
 		}
 	}
 	sec := repo.Secret(rr.s.opts.Namespace)
 	sec.Name = found.SecretName
-	if code, err := rr.s.storeSecret(r.Context(), sec, rr.what, true); err != nil {
-		writeError(w, code, err.Error())
-		return
+	if err := rr.s.storeSecret(r.Context(), sec, rr.what, true); err != nil {
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, rr.view(repo))
+	return rr.view(repo), nil
 }
 
-func (rr *repositoryRoutes) delete(w http.ResponseWriter, r *http.Request, c *caller) {
-	repo := rr.find(w, r, c, rbac.ActionDelete)
-	if repo == nil {
-		return
+func (rr *repositoryRoutes) delete(r *http.Request, c *caller) (any, error) {
+	repo, err := rr.find(r, c, rbac.ActionDelete)
+	if err != nil {
+		return nil, err
 	}
 	if err := rr.s.deleteSecret(r.Context(), repo.SecretName); err != nil {
-		rr.s.reply(w, nil, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, map[string]string{})
+	return map[string]string{}, nil
 }
 
 // repoTestTimeout bounds the connection test of a repository being added.
@@ -241,7 +226,7 @@ func (s *Server) testRepository(ctx context.Context, repo *settings.Repository) 
 // whether the repository can be reached with the credentials given (or,
 // when none are given, those of a matching credential template), as Argo
 // CD's CLI checks before it adds one.
-func (s *Server) validateRepository(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) validateRepository(r *http.Request, c *caller) (any, error) {
 	var q struct {
 		Username            string `json:"username"`
 		Password            string `json:"password"`
@@ -262,8 +247,7 @@ func (s *Server) validateRepository(w http.ResponseWriter, r *http.Request, c *c
 	// query; its web UI sends them all in a JSON object.
 	data, err := io.ReadAll(r.Body) // bounded by limit
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
+		return nil, badRequest(err.Error())
 	}
 	if err := json.Unmarshal(data, &q); err != nil {
 		qs := r.URL.Query()
@@ -279,27 +263,23 @@ func (s *Server) validateRepository(w http.ResponseWriter, r *http.Request, c *c
 		repo.Unsupported = []string{"githubAppPrivateKey"}
 	}
 	if object := repoObject(repo); !c.can(rbac.ResourceRepositories, rbac.ActionCreate, object) {
-		c.denied(w, rbac.ResourceRepositories, rbac.ActionCreate, object)
-		return
+		return nil, c.forbidden(rbac.ResourceRepositories, rbac.ActionCreate, object)
 	}
 	if !repo.HasCredentials() {
 		stored, err := (&settings.RepoCredentials{Reader: s.opts.Client, Namespace: s.opts.Namespace}).Lookup(r.Context(), repo.URL, repo.Project)
 		if err != nil {
-			s.reply(w, nil, err)
-			return
+			return nil, err
 		}
 		if err := useStoredCredentials(repo, stored); err != nil {
-			writeError(w, http.StatusBadRequest, err.Error())
-			return
+			return nil, badRequest(err.Error())
 		}
 	}
 	if repo.Type != "helm" {
 		if err := s.testRepository(r.Context(), repo); err != nil {
-			writeError(w, http.StatusBadRequest, err.Error())
-			return
+			return nil, badRequest(err.Error())
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]string{})
+	return map[string]string{}, nil
 }
 
 // useStoredCredentials gives repo, a connection test without credentials

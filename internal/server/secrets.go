@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,29 +14,29 @@ import (
 // template or cluster). An identical one already there is fine; a
 // different one is replaced only with upsert, as Argo CD does. It returns
 // the status to answer with and the error.
-func (s *Server) storeSecret(ctx context.Context, sec *corev1.Secret, what string, upsert bool) (int, error) {
+func (s *Server) storeSecret(ctx context.Context, sec *corev1.Secret, what string, upsert bool) error {
 	err := s.opts.Client.Create(ctx, sec)
 	if err == nil {
-		return http.StatusOK, nil
+		return nil
 	}
 	if !apierrors.IsAlreadyExists(err) {
-		return statusOf(err), fmt.Errorf("creating Secret/%s/%s: %w", sec.Namespace, sec.Name, err)
+		return fmt.Errorf("creating Secret/%s/%s: %w", sec.Namespace, sec.Name, err)
 	}
 	existing := &corev1.Secret{}
 	if err := s.opts.Client.Get(ctx, client.ObjectKeyFromObject(sec), existing); err != nil {
-		return statusOf(err), err
+		return err
 	}
 	if maps.EqualFunc(existing.Data, sec.Data, func(a, b []byte) bool { return string(a) == string(b) }) {
-		return http.StatusOK, nil
+		return nil
 	}
 	if !upsert {
-		return http.StatusBadRequest, fmt.Errorf("existing %s spec is different; use upsert flag to force update", what)
+		return badRequest(fmt.Sprintf("existing %s spec is different; use upsert flag to force update", what))
 	}
 	existing.Data, existing.Labels, existing.Annotations = sec.Data, sec.Labels, sec.Annotations
 	if err := s.opts.Client.Update(ctx, existing); err != nil {
-		return statusOf(err), fmt.Errorf("updating Secret/%s/%s: %w", sec.Namespace, sec.Name, err)
+		return fmt.Errorf("updating Secret/%s/%s: %w", sec.Namespace, sec.Name, err)
 	}
-	return http.StatusOK, nil
+	return nil
 }
 
 // deleteSecret deletes a Secret the API manages; a missing one is fine.

@@ -19,15 +19,15 @@ const maxDiffTargets = 10000
 // from another revision or a local directory) instead of its sources. As
 // the manifests can be large, the query may also come as the JSON body of
 // a POST, which Capstan's CLI sends.
-func (s *Server) serverSideDiff(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) serverSideDiff(r *http.Request, c *caller) (any, error) {
 	r.SetPathValue("name", r.PathValue("appName"))
 	var q struct {
 		AppNamespace    string   `json:"appNamespace"`
 		TargetManifests []string `json:"targetManifests"`
 	}
 	if r.Method == http.MethodPost {
-		if !decodeBody(w, r, &q, "server-side diff query", false) {
-			return
+		if err := decode(r, &q, "server-side diff query", false); err != nil {
+			return nil, err
 		}
 		if q.AppNamespace != "" {
 			query := r.URL.Query()
@@ -38,30 +38,27 @@ func (s *Server) serverSideDiff(w http.ResponseWriter, r *http.Request, c *calle
 		q.TargetManifests = r.URL.Query()["targetManifests"]
 	}
 	if len(q.TargetManifests) > maxDiffTargets {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("%d target manifests: at most %d are compared at once", len(q.TargetManifests), maxDiffTargets))
-		return
+		return nil, badRequest(fmt.Sprintf("%d target manifests: at most %d are compared at once", len(q.TargetManifests), maxDiffTargets))
 	}
-	app := s.loadApp(w, r, c, rbac.ActionGet)
-	if app == nil {
-		return
+	app, err := s.loadApp(r, c, rbac.ActionGet)
+	if err != nil {
+		return nil, err
 	}
 	var desired []*unstructured.Unstructured
 	for i, doc := range q.TargetManifests {
 		objs, err := manifest.Parse(fmt.Sprintf("targetManifests[%d]", i), []byte(doc))
 		if err != nil {
-			writeError(w, http.StatusBadRequest, err.Error())
-			return
+			return nil, badRequest(err.Error())
 		}
 		desired = append(desired, objs...)
 	}
 	diffs, err := s.state.DiffWith(r.Context(), app, desired)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	modified := false
 	for _, d := range diffs {
 		modified = modified || d.Modified
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": diffs, "modified": modified})
+	return map[string]any{"items": diffs, "modified": modified}, nil
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -30,61 +31,58 @@ func appSyncWindows(ws project.Windows) []appSyncWindow {
 // applicationSyncWindows answers GET /api/v1/applications/{name}/syncwindows:
 // the windows of the app's project that apply to it, those open now, and
 // whether a manual sync may run now.
-func (s *Server) applicationSyncWindows(w http.ResponseWriter, r *http.Request, c *caller) {
-	app := s.loadApp(w, r, c, rbac.ActionGet)
-	if app == nil {
-		return
+func (s *Server) applicationSyncWindows(r *http.Request, c *caller) (any, error) {
+	app, err := s.loadApp(r, c, rbac.ActionGet)
+	if err != nil {
+		return nil, err
 	}
-	proj := s.project(w, r, app)
-	if proj == nil {
-		return
+	proj, err := s.project(r, app)
+	if err != nil {
+		return nil, err
 	}
 	now := time.Now()
 	ws := project.MatchWindows(proj, app)
 	canSync, err := ws.CanSync(true, now)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	active, _ := ws.Active(now) // read without error by CanSync
-	writeJSON(w, http.StatusOK, struct {
+	return struct {
 		ActiveWindows   []appSyncWindow `json:"activeWindows,omitempty"`
 		AssignedWindows []appSyncWindow `json:"assignedWindows,omitempty"`
 		CanSync         bool            `json:"canSync"`
-	}{appSyncWindows(active), appSyncWindows(ws), canSync})
+	}{appSyncWindows(active), appSyncWindows(ws), canSync}, nil
 }
 
 // projectSyncWindows answers GET /api/v1/projects/{name}/syncwindows: the
 // project's windows open now, whichever apps they match.
-func (s *Server) projectSyncWindows(w http.ResponseWriter, r *http.Request, c *caller) {
-	p := s.loadProject(w, r, c)
-	if p == nil {
-		return
+func (s *Server) projectSyncWindows(r *http.Request, c *caller) (any, error) {
+	p, err := s.loadProject(r, c)
+	if err != nil {
+		return nil, err
 	}
 	active, err := project.Windows(p.Spec.SyncWindows).Active(time.Now())
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
-		return
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, struct {
+	return struct {
 		Windows []*v1alpha1.SyncWindow `json:"windows,omitempty"`
-	}{active})
+	}{active}, nil
 }
 
-// syncAllowed writes Argo CD's PermissionDenied answer and returns false
-// when the sync windows of the app's project keep a manual sync from
-// running now.
-func (s *Server) syncAllowed(w http.ResponseWriter, r *http.Request, app *v1alpha1.Application) bool {
-	proj := s.project(w, r, app)
-	if proj == nil {
-		return false
+// checkSyncWindows is Argo CD's PermissionDenied when the sync windows of
+// the app's project keep a manual sync from running now.
+func (s *Server) checkSyncWindows(r *http.Request, app *v1alpha1.Application) error {
+	proj, err := s.project(r, app)
+	if err != nil {
+		return err
 	}
 	ok, err := project.MatchWindows(proj, app).CanSync(true, time.Now())
 	switch {
 	case err != nil:
-		writeError(w, http.StatusForbidden, fmt.Sprintf("cannot sync: invalid sync window: %v", err))
+		return withStatus(http.StatusForbidden, fmt.Errorf("cannot sync: invalid sync window: %w", err))
 	case !ok:
-		writeError(w, http.StatusForbidden, project.BlockedBySyncWindow)
+		return withStatus(http.StatusForbidden, errors.New(project.BlockedBySyncWindow))
 	}
-	return ok
+	return nil
 }

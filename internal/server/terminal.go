@@ -53,13 +53,15 @@ func (s *Server) terminal(w http.ResponseWriter, r *http.Request, c *caller) {
 		return
 	}
 	for kind, name := range map[string]string{"pod": pod, "container": container, "app": appName, "project": project, "namespace": namespace} {
-		if !validName(w, kind, name) {
+		if err := checkName(kind, name); err != nil {
+			writeError(w, statusOf(err), err.Error())
 			return
 		}
 	}
 	r.SetPathValue("name", appName)
-	app := s.loadApp(w, r, c, rbac.ActionGet)
-	if app == nil {
+	app, err := s.loadApp(r, c, rbac.ActionGet)
+	if err != nil {
+		s.reply(w, nil, err)
 		return
 	}
 	if object := s.appObject(app); !c.can(rbac.ResourceExec, rbac.ActionCreate, object) {

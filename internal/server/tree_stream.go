@@ -22,8 +22,9 @@ const treeInterval = 3 * time.Second
 // changes (a Pod started, a health changed), as Argo CD's UI follows it.
 func (s *Server) streamResourceTree(w http.ResponseWriter, r *http.Request, c *caller) {
 	r.SetPathValue("name", r.PathValue("applicationName"))
-	app := s.loadApp(w, r, c, rbac.ActionGet)
-	if app == nil {
+	app, err := s.loadApp(r, c, rbac.ActionGet)
+	if err != nil {
+		s.reply(w, nil, err)
 		return
 	}
 	stream := s.startEventStream(w)

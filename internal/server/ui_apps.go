@@ -117,21 +117,18 @@ func (f uiFilter) keeps(s appSummary) bool {
 		anyOf(f.namespaces, s.DestNamespace) && anyOf(f.repos, s.Repo)
 }
 
-func (s *Server) uiApplications(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) uiApplications(r *http.Request, c *caller) (any, error) {
 	f, err := parseUIFilter(r)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
+		return nil, badRequest(err.Error())
 	}
 	selector, err := parseSelector(r.URL.Query().Get("selector"))
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
+		return nil, badRequest(err.Error())
 	}
 	apps, version, err := s.readApps(r.Context(), s.opts.Namespace, selector)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return nil, err
 	}
 	page := appPage{ResourceVersion: version, Offset: f.offset, Items: []appSummary{},
 		Counts: map[string]map[string]int{"sync": {}, "health": {}}}
@@ -169,7 +166,7 @@ func (s *Server) uiApplications(w http.ResponseWriter, r *http.Request, c *calle
 		delete(values, "")
 		page.Facets[name] = append([]string{}, slices.Sorted(maps.Keys(values))...)
 	}
-	writeJSON(w, http.StatusOK, page)
+	return page, nil
 }
 
 // apiPrefixes are paths the web UI never answers: an unknown API path is

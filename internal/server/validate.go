@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"path"
 	"strings"
 
@@ -106,15 +105,14 @@ func outside(p string) bool {
 	return clean == ".." || strings.HasPrefix(clean, "../")
 }
 
-// validName answers 400 and returns false for a name no Kubernetes object
-// can have (one holding "/" or "..", say), so that it never reaches a
-// request to the Kubernetes API.
-func validName(w http.ResponseWriter, kind, name string) bool {
+// checkName refuses (400) a name no Kubernetes object can have (one
+// holding "/" or "..", say), so that it never reaches a request to the
+// Kubernetes API.
+func checkName(kind, name string) error {
 	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid %s name %q: %s", kind, safetext.Truncate(name, 100), strings.Join(errs, "; ")))
-		return false
+		return badRequest(fmt.Sprintf("invalid %s name %q: %s", kind, safetext.Truncate(name, 100), strings.Join(errs, "; ")))
 	}
-	return true
+	return nil
 }
 
 // namedKind is the kind of Kubernetes object whose name the {name} of an
