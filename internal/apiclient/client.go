@@ -77,8 +77,8 @@ func errorFrom(status int, data []byte) *Error {
 }
 
 // Do sends a request with a JSON body (nil: none) and decodes the JSON
-// answer into out (nil: ignored).
-func (c *Client) Do(method, path string, body, out any) error {
+// answer into out (nil: ignored). Canceling ctx abandons the call.
+func (c *Client) Do(ctx context.Context, method, path string, body, out any) error {
 	var data []byte
 	if body != nil {
 		var err error
@@ -87,29 +87,29 @@ func (c *Client) Do(method, path string, body, out any) error {
 		}
 	}
 	if c.rpcHTTP != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), c.http.Timeout)
+		ctx, cancel := context.WithTimeout(ctx, c.http.Timeout)
 		defer cancel()
 		return c.doRPC(ctx, method, path, data, out)
 	}
-	return c.send(method, path, "application/json", data, out)
+	return c.send(ctx, method, path, "application/json", data, out)
 }
 
 // DoRaw sends a body of another content type than JSON (an archive, say)
 // over the REST API, and decodes the JSON answer into out.
-func (c *Client) DoRaw(method, path, contentType string, body []byte, out any) error {
+func (c *Client) DoRaw(ctx context.Context, method, path, contentType string, body []byte, out any) error {
 	if c.rpcHTTP != nil {
 		return fmt.Errorf("%s %s has no form in Argo CD's RPC API: leave out --grpc-web", method, strings.SplitN(path, "?", 2)[0])
 	}
-	return c.send(method, path, contentType, body, out)
+	return c.send(ctx, method, path, contentType, body, out)
 }
 
 // send makes one REST call.
-func (c *Client) send(method, path, contentType string, data []byte, out any) error {
+func (c *Client) send(ctx context.Context, method, path, contentType string, data []byte, out any) error {
 	var rd io.Reader
 	if data != nil {
 		rd = bytes.NewReader(data)
 	}
-	req, err := http.NewRequest(method, c.base+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"strings"
@@ -27,7 +28,7 @@ func newAccountCommand(f *clientFlags) *cobra.Command {
 				Iss      string
 				Groups   []string
 			}
-			if err := c.Do("GET", "/api/v1/session/userinfo", nil, &info); err != nil {
+			if err := c.Do(cmd.Context(), "GET", "/api/v1/session/userinfo", nil, &info); err != nil {
 				return fmt.Errorf("reading user info: %w", err)
 			}
 			if infoOutput != "" {
@@ -54,7 +55,7 @@ func newAccountCommand(f *clientFlags) *cobra.Command {
 					Capabilities []string
 				}
 			}
-			if err := c.Do("GET", "/api/v1/account", nil, &resp); err != nil {
+			if err := c.Do(cmd.Context(), "GET", "/api/v1/account", nil, &resp); err != nil {
 				return fmt.Errorf("listing accounts: %w", err)
 			}
 			if listOutput != "" {
@@ -87,12 +88,12 @@ func newAccountCommand(f *clientFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			name, err := accountOrSelf(c, account)
+			name, err := accountOrSelf(cmd.Context(), c, account)
 			if err != nil {
 				return err
 			}
 			var resp struct{ Token string }
-			if err := c.Do("POST", "/api/v1/account/"+url.PathEscape(name)+"/token", map[string]any{"expiresIn": secs, "id": id}, &resp); err != nil {
+			if err := c.Do(cmd.Context(), "POST", "/api/v1/account/"+url.PathEscape(name)+"/token", map[string]any{"expiresIn": secs, "id": id}, &resp); err != nil {
 				return fmt.Errorf("generating a token for %s: %w", name, err)
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), resp.Token)
@@ -110,11 +111,11 @@ func newAccountCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan account delete-token updater --account image-updater",
 		Args:    cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			name, err := accountOrSelf(c, deleteAccount)
+			name, err := accountOrSelf(cmd.Context(), c, deleteAccount)
 			if err != nil {
 				return err
 			}
-			if err := c.Do("DELETE", "/api/v1/account/"+url.PathEscape(name)+"/token/"+url.PathEscape(args[0]), nil, nil); err != nil {
+			if err := c.Do(cmd.Context(), "DELETE", "/api/v1/account/"+url.PathEscape(name)+"/token/"+url.PathEscape(args[0]), nil, nil); err != nil {
 				return fmt.Errorf("revoking token %s of %s: %w", args[0], name, err)
 			}
 			return nil
@@ -130,7 +131,7 @@ func newAccountCommand(f *clientFlags) *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: f.withClient(func(cmd *cobra.Command, _ []string, c *apiclient.Client) error {
 			body := map[string]string{"name": pwAccount, "currentPassword": current, "newPassword": newPassword}
-			if err := c.Do("PUT", "/api/v1/account/password", body, nil); err != nil {
+			if err := c.Do(cmd.Context(), "PUT", "/api/v1/account/password", body, nil); err != nil {
 				return fmt.Errorf("updating the password: %w", err)
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), "Password updated")
@@ -149,7 +150,7 @@ func newAccountCommand(f *clientFlags) *cobra.Command {
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			var resp struct{ Value string }
 			path := fmt.Sprintf("/api/v1/account/can-i/%s/%s/%s", url.PathEscape(args[1]), url.PathEscape(args[0]), args[2])
-			if err := c.Do("GET", path, nil, &resp); err != nil {
+			if err := c.Do(cmd.Context(), "GET", path, nil, &resp); err != nil {
 				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), resp.Value)
@@ -161,12 +162,12 @@ func newAccountCommand(f *clientFlags) *cobra.Command {
 }
 
 // accountOrSelf returns name, or the logged-in user's when empty.
-func accountOrSelf(c *apiclient.Client, name string) (string, error) {
+func accountOrSelf(ctx context.Context, c *apiclient.Client, name string) (string, error) {
 	if name != "" {
 		return name, nil
 	}
 	var info struct{ Username string }
-	if err := c.Do("GET", "/api/v1/session/userinfo", nil, &info); err != nil || info.Username == "" {
+	if err := c.Do(ctx, "GET", "/api/v1/session/userinfo", nil, &info); err != nil || info.Username == "" {
 		return "", fmt.Errorf("cannot tell who you are logged in as; pass --account (%v)", err)
 	}
 	return info.Username, nil

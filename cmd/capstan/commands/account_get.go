@@ -24,7 +24,7 @@ func newAccountGetCommand(f *clientFlags) *cobra.Command {
 		RunE: f.withClient(func(cmd *cobra.Command, _ []string, c *apiclient.Client) error {
 			if account == "" {
 				var info struct{ Username string }
-				if err := c.Do("GET", "/api/v1/session/userinfo", nil, &info); err != nil {
+				if err := c.Do(cmd.Context(), "GET", "/api/v1/session/userinfo", nil, &info); err != nil {
 					return fmt.Errorf("reading user info: %w", err)
 				}
 				account = info.Username
@@ -39,7 +39,7 @@ func newAccountGetCommand(f *clientFlags) *cobra.Command {
 					ExpiresAt int64  `json:"expiresAt,string,omitempty"`
 				} `json:"tokens"`
 			}
-			if err := c.Do("GET", "/api/v1/account/"+url.PathEscape(account), nil, &a); err != nil {
+			if err := c.Do(cmd.Context(), "GET", "/api/v1/account/"+url.PathEscape(account), nil, &a); err != nil {
 				return fmt.Errorf("getting account %s: %w", account, err)
 			}
 			if output != "" {

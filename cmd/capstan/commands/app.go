@@ -62,9 +62,9 @@ func qualified(name, namespace string) string {
 }
 
 // getApp reads one Application.
-func getApp(c *apiclient.Client, name string) (*v1alpha1.Application, error) {
+func getApp(ctx context.Context, c *apiclient.Client, name string) (*v1alpha1.Application, error) {
 	app := &v1alpha1.Application{}
-	if err := c.Do("GET", appPath(name, ""), nil, app); err != nil {
+	if err := c.Do(ctx, "GET", appPath(name, ""), nil, app); err != nil {
 		return nil, fmt.Errorf("getting application %s: %w", name, err)
 	}
 	return app, nil
@@ -81,7 +81,7 @@ func newAppListCommand(f *clientFlags) *cobra.Command {
 		RunE: f.withClient(func(cmd *cobra.Command, _ []string, c *apiclient.Client) error {
 			q := url.Values{"selector": {selector}, "projects": projects, "appNamespace": {appNamespace}, "repo": {repoURL}}
 			var apps v1alpha1.ApplicationList
-			if err := c.Do("GET", "/api/v1/applications?"+q.Encode(), nil, &apps); err != nil {
+			if err := c.Do(cmd.Context(), "GET", "/api/v1/applications?"+q.Encode(), nil, &apps); err != nil {
 				return fmt.Errorf("listing applications: %w", err)
 			}
 			if cluster != "" {
@@ -121,13 +121,13 @@ func newAppGetCommand(f *clientFlags) *cobra.Command {
 				suffix = "?refresh=" + map[bool]string{false: "normal", true: "hard"}[hardRefresh]
 			}
 			app := &v1alpha1.Application{}
-			if err := withTimeout(timeout, func() error { return c.Do("GET", appPath(name, suffix), nil, app) }); err != nil {
+			if err := withTimeout(timeout, func() error { return c.Do(cmd.Context(), "GET", appPath(name, suffix), nil, app) }); err != nil {
 				return fmt.Errorf("getting application %s: %w", args[0], err)
 			}
 			var windows *syncWindowsView
 			if output == "tree" || output == "wide" || output == "" {
 				windows = &syncWindowsView{}
-				if err := c.Do("GET", appPath(name, "/syncwindows"), nil, windows); err != nil {
+				if err := c.Do(cmd.Context(), "GET", appPath(name, "/syncwindows"), nil, windows); err != nil {
 					return fmt.Errorf("reading the sync windows of %s: %w", args[0], err)
 				}
 			}
@@ -149,7 +149,7 @@ func newAppGetCommand(f *clientFlags) *cobra.Command {
 					return printResources(out, app.Status.Resources)
 				}
 				var tree appstate.Tree
-				if err := c.Do("GET", appPath(name, "/resource-tree"), nil, &tree); err != nil {
+				if err := c.Do(cmd.Context(), "GET", appPath(name, "/resource-tree"), nil, &tree); err != nil {
 					return fmt.Errorf("reading the resource tree of %s: %w", args[0], err)
 				}
 				return printTree(out, &tree)
@@ -252,7 +252,7 @@ func newAppDeleteCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan app delete guestbook\n  capstan app delete guestbook --cascade=false   # keep its resources\n" +
 			"  capstan app delete -l team=web --yes --wait",
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			names, err := appNames(c, args, selector)
+			names, err := appNames(cmd.Context(), c, args, selector)
 			if err != nil {
 				return err
 			}
@@ -262,7 +262,7 @@ func newAppDeleteCommand(f *clientFlags) *cobra.Command {
 					continue
 				}
 				q := url.Values{"cascade": {strconv.FormatBool(cascade)}, "propagationPolicy": {propagation}, "appNamespace": {appNamespace}}
-				if err := c.Do("DELETE", appPath(name, "?"+q.Encode()), nil, nil); err != nil {
+				if err := c.Do(cmd.Context(), "DELETE", appPath(name, "?"+q.Encode()), nil, nil); err != nil {
 					return fmt.Errorf("deleting application %s: %w", name, err)
 				}
 				if wait {
@@ -286,7 +286,7 @@ func newAppDeleteCommand(f *clientFlags) *cobra.Command {
 
 // appNames returns the named Applications, or with a selector those it
 // picks.
-func appNames(c *apiclient.Client, names []string, selector string) ([]string, error) {
+func appNames(ctx context.Context, c *apiclient.Client, names []string, selector string) ([]string, error) {
 	if selector == "" {
 		if len(names) == 0 {
 			return nil, fmt.Errorf("name an Application or pass --selector")
@@ -294,7 +294,7 @@ func appNames(c *apiclient.Client, names []string, selector string) ([]string, e
 		return names, nil
 	}
 	var list v1alpha1.ApplicationList
-	if err := c.Do("GET", "/api/v1/applications?selector="+url.QueryEscape(selector), nil, &list); err != nil {
+	if err := c.Do(ctx, "GET", "/api/v1/applications?selector="+url.QueryEscape(selector), nil, &list); err != nil {
 		return nil, fmt.Errorf("listing applications: %w", err)
 	}
 	for _, a := range list.Items {
@@ -306,7 +306,7 @@ func appNames(c *apiclient.Client, names []string, selector string) ([]string, e
 // waitGone polls until the Application no longer exists.
 func waitGone(ctx context.Context, c *apiclient.Client, name string) error {
 	for {
-		err := c.Do("GET", appPath(name, ""), nil, nil)
+		err := c.Do(ctx, "GET", appPath(name, ""), nil, nil)
 		var apiErr *apiclient.Error
 		if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
 			return nil
@@ -327,7 +327,7 @@ func newAppHistoryCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan app history guestbook",
 		Args:    cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			app, err := getApp(c, qualified(args[0], appNamespace))
+			app, err := getApp(cmd.Context(), c, qualified(args[0], appNamespace))
 			if err != nil {
 				return err
 			}
@@ -367,7 +367,7 @@ func newAppRollbackCommand(f *clientFlags) *cobra.Command {
 		Args: cobra.RangeArgs(1, 2),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			name := qualified(args[0], appNamespace)
-			app, err := getApp(c, name)
+			app, err := getApp(cmd.Context(), c, name)
 			if err != nil {
 				return err
 			}
@@ -384,13 +384,13 @@ func newAppRollbackCommand(f *clientFlags) *cobra.Command {
 				id = h[len(h)-2].ID
 			}
 			started := &v1alpha1.Application{}
-			if err := c.Do("POST", appPath(name, "/rollback"), map[string]any{"id": id, "prune": prune, "dryRun": dryRun}, started); err != nil {
+			if err := c.Do(cmd.Context(), "POST", appPath(name, "/rollback"), map[string]any{"id": id, "prune": prune, "dryRun": dryRun}, started); err != nil {
 				return fmt.Errorf("rolling back application %s: %w", args[0], err)
 			}
 			if err := waitForOperation(cmd, c, started, timeout); err != nil || output == "wide" {
 				return err
 			}
-			done, err := getApp(c, name)
+			done, err := getApp(cmd.Context(), c, name)
 			if err != nil {
 				return err
 			}
@@ -412,7 +412,7 @@ func newAppTerminateOpCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan app terminate-op guestbook",
 		Args:    cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			if err := c.Do("DELETE", appPath(args[0], "/operation"), nil, nil); err != nil {
+			if err := c.Do(cmd.Context(), "DELETE", appPath(args[0], "/operation"), nil, nil); err != nil {
 				return fmt.Errorf("terminating the operation of %s: %w", args[0], err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Application '%s' operation terminating\n", args[0])
@@ -440,7 +440,7 @@ func newAppManifestsCommand(f *clientFlags) *cobra.Command {
 				}
 			case "live":
 				var resp struct{ Items []appstate.ResourceDiff }
-				if err := c.Do("GET", appPath(args[0], "/managed-resources"), nil, &resp); err != nil {
+				if err := c.Do(cmd.Context(), "GET", appPath(args[0], "/managed-resources"), nil, &resp); err != nil {
 					return fmt.Errorf("reading the resources of %s: %w", args[0], err)
 				}
 				for _, d := range resp.Items {
@@ -477,7 +477,7 @@ func newAppResourcesCommand(f *clientFlags) *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			var tree appstate.Tree
-			if err := c.Do("GET", appPath(args[0], "/resource-tree?"+url.Values{"project": {project}}.Encode()), nil, &tree); err != nil {
+			if err := c.Do(cmd.Context(), "GET", appPath(args[0], "/resource-tree?"+url.Values{"project": {project}}.Encode()), nil, &tree); err != nil {
 				return fmt.Errorf("reading the resource tree of %s: %w", args[0], err)
 			}
 			// As in Argo CD: managed resources, then orphaned ones; only

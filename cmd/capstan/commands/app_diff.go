@@ -45,7 +45,7 @@ func newAppDiffCommand(f *clientFlags) *cobra.Command {
 			q := url.Values{"appNamespace": {appNamespace}}
 			if refresh || hardRefresh {
 				q.Set("refresh", map[bool]string{false: "normal", true: "hard"}[hardRefresh])
-				if err := c.Do("GET", appPath(args[0], "?"+q.Encode()), nil, nil); err != nil {
+				if err := c.Do(cmd.Context(), "GET", appPath(args[0], "?"+q.Encode()), nil, nil); err != nil {
 					return exitError{code: diffError, err: fmt.Errorf("refreshing application %s: %w", args[0], err)}
 				}
 				q.Del("refresh")
@@ -57,10 +57,10 @@ func newAppDiffCommand(f *clientFlags) *cobra.Command {
 					return exitError{code: diffError, err: err}
 				}
 				body := map[string]any{"appNamespace": appNamespace, "targetManifests": manifests}
-				if err := c.Do("POST", appPath(args[0], "/server-side-diff"), body, &resp); err != nil {
+				if err := c.Do(cmd.Context(), "POST", appPath(args[0], "/server-side-diff"), body, &resp); err != nil {
 					return exitError{code: diffError, err: fmt.Errorf("comparing application %s: %w", args[0], err)}
 				}
-			} else if err := c.Do("GET", appPath(args[0], "/managed-resources?"+q.Encode()), nil, &resp); err != nil {
+			} else if err := c.Do(cmd.Context(), "GET", appPath(args[0], "/managed-resources?"+q.Encode()), nil, &resp); err != nil {
 				return exitError{code: diffError, err: fmt.Errorf("comparing application %s: %w", args[0], err)}
 			}
 			colored := color == "always" || (color == "auto" && isTerminal(cmd.OutOrStdout()))

@@ -47,7 +47,7 @@ func (t *targetFlags) given() bool { return t.local != "" || t.revision != "" ||
 // manifests returns the manifests the flags ask for, as JSON documents.
 func (t *targetFlags) manifests(ctx context.Context, c *apiclient.Client, name string) ([]string, error) {
 	if t.local != "" && t.serverSideGenerate {
-		return serverManifests(c, name, t.local, t.localIncludes)
+		return serverManifests(ctx, c, name, t.local, t.localIncludes)
 	}
 	if t.local != "" {
 		return localManifests(ctx, c, name, t.local, t.localRepoRoot)
@@ -57,7 +57,7 @@ func (t *targetFlags) manifests(ctx context.Context, c *apiclient.Client, name s
 		q.Add("sourcePositions", strconv.FormatInt(p, 10))
 	}
 	var resp struct{ Manifests []string }
-	if err := c.Do("GET", appPath(name, "/manifests?"+q.Encode()), nil, &resp); err != nil {
+	if err := c.Do(ctx, "GET", appPath(name, "/manifests?"+q.Encode()), nil, &resp); err != nil {
 		return nil, fmt.Errorf("rendering application %s: %w", name, err)
 	}
 	return resp.Manifests, nil
@@ -66,7 +66,7 @@ func (t *targetFlags) manifests(ctx context.Context, c *apiclient.Client, name s
 // localManifests renders the Application's source from the local
 // directory dir inside repoRoot, as JSON documents.
 func localManifests(ctx context.Context, c *apiclient.Client, name, dir, repoRoot string) ([]string, error) {
-	app, err := getApp(c, name)
+	app, err := getApp(ctx, c, name)
 	if err != nil {
 		return nil, err
 	}

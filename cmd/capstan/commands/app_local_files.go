@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -22,7 +23,7 @@ import (
 // the server, which renders them as the Application's source directory
 // (Argo CD's GetManifestsWithFiles: a query, then the tar.gz in chunks),
 // and returns the manifests.
-func serverManifests(c *apiclient.Client, name, dir string, includes []string) ([]string, error) {
+func serverManifests(ctx context.Context, c *apiclient.Client, name, dir string, includes []string) ([]string, error) {
 	archive, err := tarGzip(dir, includes)
 	if err != nil {
 		return nil, err
@@ -39,7 +40,7 @@ func serverManifests(c *apiclient.Client, name, dir string, includes []string) (
 		_ = enc.Encode(map[string]any{"chunk": map[string][]byte{"chunk": chunk}})
 	}
 	var resp struct{ Manifests []string }
-	if err := c.DoRaw("POST", "/api/v1/applications/manifestsWithFiles", "application/json", stream.Bytes(), &resp); err != nil {
+	if err := c.DoRaw(ctx, "POST", "/api/v1/applications/manifestsWithFiles", "application/json", stream.Bytes(), &resp); err != nil {
 		return nil, fmt.Errorf("rendering %s on the server: %w", dir, err)
 	}
 	return resp.Manifests, nil

@@ -64,8 +64,8 @@ func resourceQuery(res v1alpha1.ResourceStatus, extra url.Values) string {
 }
 
 // forEachResource runs do on each object the flags pick in app name.
-func (r *resourceFlags) forEach(c *apiclient.Client, name string, do func(v1alpha1.ResourceStatus) error) error {
-	app, err := getApp(c, name)
+func (r *resourceFlags) forEach(ctx context.Context, c *apiclient.Client, name string, do func(v1alpha1.ResourceStatus) error) error {
+	app, err := getApp(ctx, c, name)
 	if err != nil {
 		return err
 	}
@@ -90,9 +90,9 @@ func newAppPatchResourceCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan app patch-resource guestbook --kind Deployment --resource-name guestbook-ui --patch '{\"spec\":{\"replicas\":2}}' --patch-type application/merge-patch+json",
 		Args:    cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			return r.forEach(c, args[0], func(res v1alpha1.ResourceStatus) error {
+			return r.forEach(cmd.Context(), c, args[0], func(res v1alpha1.ResourceStatus) error {
 				path := appPath(args[0], "/resource?"+resourceQuery(res, url.Values{"patchType": {patchType}}))
-				if err := c.Do("POST", path, patch, nil); err != nil {
+				if err := c.Do(cmd.Context(), "POST", path, patch, nil); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "Resource '%s' patched\n", res.Name)
@@ -116,9 +116,9 @@ func newAppDeleteResourceCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan app delete-resource guestbook --kind Pod --resource-name guestbook-ui-7d5f --force",
 		Args:    cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			return r.forEach(c, args[0], func(res v1alpha1.ResourceStatus) error {
+			return r.forEach(cmd.Context(), c, args[0], func(res v1alpha1.ResourceStatus) error {
 				q := url.Values{"force": {strconv.FormatBool(force)}, "orphan": {strconv.FormatBool(orphan)}}
-				if err := c.Do("DELETE", appPath(args[0], "/resource?"+resourceQuery(res, q)), nil, nil); err != nil {
+				if err := c.Do(cmd.Context(), "DELETE", appPath(args[0], "/resource?"+resourceQuery(res, q)), nil, nil); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "Resource '%s' deleted\n", res.Name)
@@ -144,11 +144,11 @@ func newAppGetResourceCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan app get-resource guestbook --kind Deployment --resource-name guestbook-ui\n  capstan app get-resource guestbook --kind Deployment --filter-fields spec.replicas",
 		Args:    cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			return r.forEach(c, args[0], func(res v1alpha1.ResourceStatus) error {
+			return r.forEach(cmd.Context(), c, args[0], func(res v1alpha1.ResourceStatus) error {
 				var resp struct {
 					Manifest string `json:"manifest"`
 				}
-				if err := c.Do("GET", appPath(args[0], "/resource?"+resourceQuery(res, nil)), nil, &resp); err != nil {
+				if err := c.Do(cmd.Context(), "GET", appPath(args[0], "/resource?"+resourceQuery(res, nil)), nil, &resp); err != nil {
 					return err
 				}
 				obj := map[string]any{}
@@ -227,14 +227,14 @@ func newAppActionsCommand(f *clientFlags) *cobra.Command {
 				Disabled                  bool
 			}
 			var rows []row
-			err := lr.forEach(c, args[0], func(res v1alpha1.ResourceStatus) error {
+			err := lr.forEach(cmd.Context(), c, args[0], func(res v1alpha1.ResourceStatus) error {
 				var resp struct {
 					Actions []struct {
 						Name     string `json:"name"`
 						Disabled bool   `json:"disabled"`
 					} `json:"actions"`
 				}
-				if err := c.Do("GET", appPath(args[0], "/resource/actions?"+resourceQuery(res, nil)), nil, &resp); err != nil {
+				if err := c.Do(cmd.Context(), "GET", appPath(args[0], "/resource/actions?"+resourceQuery(res, nil)), nil, &resp); err != nil {
 					return err
 				}
 				for _, a := range resp.Actions {
@@ -266,9 +266,9 @@ func newAppActionsCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan app actions run guestbook restart --kind Deployment\n  capstan app actions run guestbook suspend --kind CronJob --all",
 		Args:    cobra.ExactArgs(2),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			return rr.forEach(c, args[0], func(res v1alpha1.ResourceStatus) error {
+			return rr.forEach(cmd.Context(), c, args[0], func(res v1alpha1.ResourceStatus) error {
 				body := map[string]any{"action": args[1], "group": res.Group, "kind": res.Kind, "namespace": res.Namespace, "resourceName": res.Name, "version": res.Version}
-				return c.Do("POST", appPath(args[0], "/resource/actions/v2?"+resourceQuery(res, nil)), body, nil)
+				return c.Do(cmd.Context(), "POST", appPath(args[0], "/resource/actions/v2?"+resourceQuery(res, nil)), body, nil)
 			})
 		}),
 	}
@@ -346,7 +346,7 @@ func newAppPatchCommand(f *clientFlags) *cobra.Command {
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			body := map[string]string{"name": args[0], "patch": patch, "patchType": patchType, "appNamespace": appNamespace}
 			app := &v1alpha1.Application{}
-			if err := c.Do("PATCH", appPath(args[0], "?appNamespace="+url.QueryEscape(appNamespace)), body, app); err != nil {
+			if err := c.Do(cmd.Context(), "PATCH", appPath(args[0], "?appNamespace="+url.QueryEscape(appNamespace)), body, app); err != nil {
 				return fmt.Errorf("patching application %s: %w", args[0], err)
 			}
 			data, err := yaml.Marshal(app)
@@ -371,14 +371,14 @@ func newAppEditCommand(f *clientFlags) *cobra.Command {
 		Example: "  EDITOR=nano capstan app edit guestbook",
 		Args:    cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			app, err := getApp(c, args[0])
+			app, err := getApp(cmd.Context(), c, args[0])
 			if err != nil {
 				return err
 			}
 			if err := editInEditor(cmd, &app.Spec); err != nil {
 				return err
 			}
-			return putSpec(c, args[0], &app.Spec)
+			return putSpec(cmd.Context(), c, args[0], &app.Spec)
 		}),
 	}
 	cmd.Flags().StringVarP(&appNamespace, "app-namespace", "N", "", "namespace of the Application")
@@ -386,8 +386,8 @@ func newAppEditCommand(f *clientFlags) *cobra.Command {
 }
 
 // putSpec writes an Application's spec.
-func putSpec(c *apiclient.Client, name string, spec *v1alpha1.ApplicationSpec) error {
-	if err := c.Do("PUT", appPath(name, "/spec"), spec, nil); err != nil {
+func putSpec(ctx context.Context, c *apiclient.Client, name string, spec *v1alpha1.ApplicationSpec) error {
+	if err := c.Do(ctx, "PUT", appPath(name, "/spec"), spec, nil); err != nil {
 		return fmt.Errorf("updating application %s: %w", name, err)
 	}
 	return nil
@@ -404,7 +404,7 @@ func newAppConfirmDeletionCommand(f *clientFlags) *cobra.Command {
 			patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
 				"argocd.argoproj.io/deletion-approved": time.Now().UTC().Format(time.RFC3339)}}})
 			body := map[string]string{"name": args[0], "patch": string(patch), "patchType": "merge"}
-			if err := c.Do("PATCH", appPath(args[0], "?appNamespace="+url.QueryEscape(appNamespace)), body, nil); err != nil {
+			if err := c.Do(cmd.Context(), "PATCH", appPath(args[0], "?appNamespace="+url.QueryEscape(appNamespace)), body, nil); err != nil {
 				return fmt.Errorf("confirming the deletion for application %s: %w", args[0], err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Application '%s' confirmed for deletion\n", args[0])
@@ -424,7 +424,7 @@ func newAppRemoveSourceCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan app remove-source guestbook --source-position 2\n  capstan app remove-source guestbook --source-name values",
 		Args:    cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			app, err := getApp(c, args[0])
+			app, err := getApp(cmd.Context(), c, args[0])
 			if err != nil {
 				return err
 			}
@@ -446,7 +446,7 @@ func newAppRemoveSourceCommand(f *clientFlags) *cobra.Command {
 				return fmt.Errorf("cannot remove the only source of application %s", args[0])
 			}
 			app.Spec.Sources = append(app.Spec.Sources[:position-1], app.Spec.Sources[position:]...)
-			if err := putSpec(c, args[0], &app.Spec); err != nil {
+			if err := putSpec(cmd.Context(), c, args[0], &app.Spec); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Application '%s' updated successfully\n", args[0])

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"net/url"
 	"slices"
@@ -311,7 +312,7 @@ func newAppCreateCommand(f *clientFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := c.Do("POST", fmt.Sprintf("/api/v1/applications?upsert=%t&validate=%t", upsert, validate), app, nil); err != nil {
+			if err := c.Do(cmd.Context(), "POST", fmt.Sprintf("/api/v1/applications?upsert=%t&validate=%t", upsert, validate), app, nil); err != nil {
 				return fmt.Errorf("creating application %s: %w", app.Name, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "application '%s' created\n", app.Name)
@@ -339,7 +340,7 @@ func newAppSetCommand(f *clientFlags) *cobra.Command {
 			if err := refuseUnsupported(cmd); err != nil {
 				return err
 			}
-			return editApp(f, args[0], url.Values{"appNamespace": {appNamespace}, "validate": {strconv.FormatBool(validate)}},
+			return editApp(cmd.Context(), f, args[0], url.Values{"appNamespace": {appNamespace}, "validate": {strconv.FormatBool(validate)}},
 				func(app *v1alpha1.Application) error { return s.apply(cmd.Flags(), app) })
 		},
 	}
@@ -365,7 +366,7 @@ func newAppAddSourceCommand(f *clientFlags) *cobra.Command {
 				return err
 			}
 			q := url.Values{"appNamespace": {appNamespace}, "validate": {strconv.FormatBool(validate)}}
-			return editApp(f, args[0], q, func(app *v1alpha1.Application) error {
+			return editApp(cmd.Context(), f, args[0], q, func(app *v1alpha1.Application) error {
 				added := &v1alpha1.Application{ObjectMeta: app.ObjectMeta}
 				if err := s.apply(cmd.Flags(), added); err != nil {
 					return err
@@ -444,7 +445,7 @@ func newAppUnsetCommand(f *clientFlags) *cobra.Command {
 			"  capstan app unset multi --source-position 2 --ref",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return editApp(f, qualified(args[0], appNamespace), nil, func(app *v1alpha1.Application) error {
+			return editApp(cmd.Context(), f, qualified(args[0], appNamespace), nil, func(app *v1alpha1.Application) error {
 				if len(app.Spec.Sources) == 0 {
 					if app.Spec.Source == nil {
 						return fmt.Errorf("application %s has no source", app.Name)
@@ -483,19 +484,19 @@ func newAppUnsetCommand(f *clientFlags) *cobra.Command {
 
 // editApp reads an Application, changes its spec and writes it back; q
 // (appNamespace, validate) goes with both calls.
-func editApp(f *clientFlags, name string, q url.Values, edit func(*v1alpha1.Application) error) error {
+func editApp(ctx context.Context, f *clientFlags, name string, q url.Values, edit func(*v1alpha1.Application) error) error {
 	c, err := f.client()
 	if err != nil {
 		return err
 	}
 	app := &v1alpha1.Application{}
-	if err := c.Do("GET", appPath(name, "?"+q.Encode()), nil, app); err != nil {
+	if err := c.Do(ctx, "GET", appPath(name, "?"+q.Encode()), nil, app); err != nil {
 		return fmt.Errorf("getting application %s: %w", name, err)
 	}
 	if err := edit(app); err != nil {
 		return err
 	}
-	if err := c.Do("PUT", appPath(name, "/spec?"+q.Encode()), app.Spec, nil); err != nil {
+	if err := c.Do(ctx, "PUT", appPath(name, "/spec?"+q.Encode()), app.Spec, nil); err != nil {
 		return fmt.Errorf("updating application %s: %w", name, err)
 	}
 	return nil

@@ -37,7 +37,7 @@ func newAppSyncCommand(f *clientFlags) *cobra.Command {
 			if err := refuseUnsupported(cmd); err != nil {
 				return err
 			}
-			names, err := syncTargets(c, args, selector, projects)
+			names, err := syncTargets(cmd.Context(), c, args, selector, projects)
 			if err != nil {
 				return err
 			}
@@ -77,7 +77,7 @@ func newAppSyncCommand(f *clientFlags) *cobra.Command {
 				name = qualified(name, appNamespace)
 				body["resources"] = picked
 				if len(labels) > 0 {
-					labelled, err := resourcesLabelled(c, name, labels)
+					labelled, err := resourcesLabelled(cmd.Context(), c, name, labels)
 					if err != nil {
 						return err
 					}
@@ -87,7 +87,7 @@ func newAppSyncCommand(f *clientFlags) *cobra.Command {
 					continue
 				}
 				started := &v1alpha1.Application{}
-				if err := c.Do("POST", appPath(name, "/sync"), body, started); err != nil {
+				if err := c.Do(cmd.Context(), "POST", appPath(name, "/sync"), body, started); err != nil {
 					return fmt.Errorf("syncing application %s: %w", name, err)
 				}
 				if async {
@@ -149,13 +149,13 @@ func syncStrategy(name string, force bool) (*v1alpha1.SyncStrategy, error) {
 
 // resourcesLabelled are the app's resources whose desired state carries
 // every KEY=VALUE label, as Argo CD's app sync --label picks them.
-func resourcesLabelled(c *apiclient.Client, name string, labels []string) ([]v1alpha1.SyncOperationResource, error) {
+func resourcesLabelled(ctx context.Context, c *apiclient.Client, name string, labels []string) ([]v1alpha1.SyncOperationResource, error) {
 	want, err := keyValues("label", labels)
 	if err != nil {
 		return nil, err
 	}
 	var resp struct{ Items []appstate.ResourceDiff }
-	if err := c.Do("GET", appPath(name, "/managed-resources"), nil, &resp); err != nil {
+	if err := c.Do(ctx, "GET", appPath(name, "/managed-resources"), nil, &resp); err != nil {
 		return nil, fmt.Errorf("reading the resources of %s: %w", name, err)
 	}
 	var out []v1alpha1.SyncOperationResource
@@ -184,7 +184,7 @@ func resourcesLabelled(c *apiclient.Client, name string, labels []string) ([]v1a
 // whether to go ahead (yes answers it).
 func previewSync(cmd *cobra.Command, c *apiclient.Client, name string, yes bool) bool {
 	var resp struct{ Items []appstate.ResourceDiff }
-	if err := c.Do("GET", appPath(name, "/managed-resources"), nil, &resp); err != nil {
+	if err := c.Do(cmd.Context(), "GET", appPath(name, "/managed-resources"), nil, &resp); err != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "comparing %s: %v\n", name, err)
 		return false
 	}
@@ -204,7 +204,7 @@ func previewSync(cmd *cobra.Command, c *apiclient.Client, name string, yes bool)
 
 // syncTargets are the named Applications plus those a selector or the
 // projects pick.
-func syncTargets(c *apiclient.Client, names []string, selector string, projects []string) ([]string, error) {
+func syncTargets(ctx context.Context, c *apiclient.Client, names []string, selector string, projects []string) ([]string, error) {
 	if selector == "" && len(projects) == 0 {
 		if len(names) == 0 {
 			return nil, fmt.Errorf("name an Application, or pass --selector or --project")
@@ -216,7 +216,7 @@ func syncTargets(c *apiclient.Client, names []string, selector string, projects 
 		q.Add("projects", p)
 	}
 	var list v1alpha1.ApplicationList
-	if err := c.Do("GET", "/api/v1/applications?"+q.Encode(), nil, &list); err != nil {
+	if err := c.Do(ctx, "GET", "/api/v1/applications?"+q.Encode(), nil, &list); err != nil {
 		return nil, fmt.Errorf("listing applications: %w", err)
 	}
 	for _, a := range list.Items {
@@ -277,7 +277,7 @@ func newAppWaitCommand(f *clientFlags) *cobra.Command {
 				}
 				only = append(only, res)
 			}
-			names, err := syncTargets(c, args, selector, nil)
+			names, err := syncTargets(cmd.Context(), c, args, selector, nil)
 			if err != nil {
 				return err
 			}
@@ -295,7 +295,7 @@ func newAppWaitCommand(f *clientFlags) *cobra.Command {
 				return (!sync || st.synced) && (!health || healthy) && (!operation || idle) && (!hydrated || isHydrated(a)), nil
 			}
 			for _, name := range names {
-				if deleted && gone(c, qualified(name, appNamespace)) {
+				if deleted && gone(cmd.Context(), c, qualified(name, appNamespace)) {
 					fmt.Fprintf(cmd.OutOrStdout(), "application %s was deleted\n", name)
 					continue
 				}
@@ -345,9 +345,9 @@ func isHydrated(a *v1alpha1.Application) bool {
 
 // gone reports whether the API answers that the Application does not
 // exist.
-func gone(c *apiclient.Client, name string) bool {
+func gone(ctx context.Context, c *apiclient.Client, name string) bool {
 	var e *apiclient.Error
-	err := c.Do("GET", appPath(name, ""), nil, nil)
+	err := c.Do(ctx, "GET", appPath(name, ""), nil, nil)
 	return errors.As(err, &e) && e.Status == http.StatusNotFound
 }
 

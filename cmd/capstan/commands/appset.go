@@ -72,7 +72,7 @@ func newAppSetCreateCommand(f *clientFlags) *cobra.Command {
 			for _, set := range sets {
 				var created map[string]any
 				q := url.Values{"upsert": {fmt.Sprint(upsert)}, "dryRun": {fmt.Sprint(dryRun)}}
-				if err := c.Do("POST", "/api/v1/applicationsets?"+q.Encode(), set.Object, &created); err != nil {
+				if err := c.Do(cmd.Context(), "POST", "/api/v1/applicationsets?"+q.Encode(), set.Object, &created); err != nil {
 					return fmt.Errorf("creating ApplicationSet %s: %w", set.GetName(), err)
 				}
 				if output != "wide" {
@@ -102,7 +102,7 @@ func newAppSetGetCommand(f *clientFlags) *cobra.Command {
 		Args:    cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			var set map[string]any
-			if err := c.Do("GET", appSetPath(args[0], ""), nil, &set); err != nil {
+			if err := c.Do(cmd.Context(), "GET", appSetPath(args[0], ""), nil, &set); err != nil {
 				return fmt.Errorf("getting ApplicationSet %s: %w", args[0], err)
 			}
 			if output != "wide" {
@@ -155,7 +155,7 @@ func newAppSetListCommand(f *clientFlags) *cobra.Command {
 			var list struct {
 				Items []map[string]any `json:"items"`
 			}
-			if err := c.Do("GET", "/api/v1/applicationsets?"+q.Encode(), nil, &list); err != nil {
+			if err := c.Do(cmd.Context(), "GET", "/api/v1/applicationsets?"+q.Encode(), nil, &list); err != nil {
 				return fmt.Errorf("listing ApplicationSets: %w", err)
 			}
 			switch output {
@@ -201,7 +201,7 @@ func newAppSetDeleteCommand(f *clientFlags) *cobra.Command {
 					fmt.Fprintf(cmd.OutOrStdout(), "The command to delete '%s' was cancelled.\n", name)
 					continue
 				}
-				if err := c.Do("DELETE", appSetPath(name, ""), nil, nil); err != nil {
+				if err := c.Do(cmd.Context(), "DELETE", appSetPath(name, ""), nil, nil); err != nil {
 					return fmt.Errorf("deleting ApplicationSet %s: %w", name, err)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "ApplicationSet '%s' deleted\n", name)
@@ -231,7 +231,7 @@ func newAppSetGenerateCommand(f *clientFlags) *cobra.Command {
 			var resp struct {
 				Applications []map[string]any `json:"applications"`
 			}
-			if err := c.Do("POST", "/api/v1/applicationsets/generate", map[string]any{"applicationSet": sets[0].Object}, &resp); err != nil {
+			if err := c.Do(cmd.Context(), "POST", "/api/v1/applicationsets/generate", map[string]any{"applicationSet": sets[0].Object}, &resp); err != nil {
 				return fmt.Errorf("generating the Applications of %s: %w", sets[0].GetName(), err)
 			}
 			if output == "wide" {

@@ -77,7 +77,7 @@ func newCertAddTLSCommand(f *clientFlags) *cobra.Command {
 			}
 			req := certList{Items: []settings.Certificate{{ServerName: args[0], CertType: settings.CertTypeHTTPS, CertData: bytes.Join(blocks, nil)}}}
 			var created certList
-			if err := c.Do("POST", fmt.Sprintf("/api/v1/certificates?upsert=%t", upsert), req, &created); err != nil {
+			if err := c.Do(cmd.Context(), "POST", fmt.Sprintf("/api/v1/certificates?upsert=%t", upsert), req, &created); err != nil {
 				return fmt.Errorf("adding TLS certificates for %s: %w", args[0], err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Created entry with %d PEM certificates for repository server %s\n", len(created.Items), args[0])
@@ -138,7 +138,7 @@ func newCertAddSSHCommand(f *clientFlags) *cobra.Command {
 				return errors.New("no valid SSH known hosts data found")
 			}
 			var created certList
-			if err := c.Do("POST", fmt.Sprintf("/api/v1/certificates?upsert=%t", upsert), certList{Items: certs}, &created); err != nil {
+			if err := c.Do(cmd.Context(), "POST", fmt.Sprintf("/api/v1/certificates?upsert=%t", upsert), certList{Items: certs}, &created); err != nil {
 				return fmt.Errorf("adding SSH known hosts: %w", err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Successfully created %d SSH known host entries\n", len(created.Items))
@@ -189,7 +189,7 @@ func newCertRmCommand(f *clientFlags) *cobra.Command {
 			}
 			q := url.Values{"hostNamePattern": {args[0]}, "certType": {certType}, "certSubType": {certSubType}}
 			var removed certList
-			if err := c.Do("DELETE", "/api/v1/certificates?"+q.Encode(), nil, &removed); err != nil {
+			if err := c.Do(cmd.Context(), "DELETE", "/api/v1/certificates?"+q.Encode(), nil, &removed); err != nil {
 				return fmt.Errorf("removing certificates for %s: %w", args[0], err)
 			}
 			if len(removed.Items) == 0 {
@@ -219,7 +219,7 @@ func newCertListCommand(f *clientFlags) *cobra.Command {
 			}
 			q := url.Values{"hostNamePattern": {pattern}, "certType": {certType}}
 			var list certList
-			if err := c.Do("GET", "/api/v1/certificates?"+q.Encode(), nil, &list); err != nil {
+			if err := c.Do(cmd.Context(), "GET", "/api/v1/certificates?"+q.Encode(), nil, &list); err != nil {
 				return fmt.Errorf("listing certificates: %w", err)
 			}
 			if output != "wide" {

@@ -218,7 +218,7 @@ func newLoginCommand(f *clientFlags) *cobra.Command {
 				resp.Token, username = token, "SSO user"
 			} else if c, err := apiclient.Connect(s, "", f.conn); err != nil {
 				return err
-			} else if err := c.Do("POST", "/api/v1/session", map[string]string{"username": username, "password": password}, &resp); err != nil {
+			} else if err := c.Do(cmd.Context(), "POST", "/api/v1/session", map[string]string{"username": username, "password": password}, &resp); err != nil {
 				return fmt.Errorf("logging in to %s: %w", saved.Server, err)
 			}
 			cfg, err := apiclient.Load(f.config)

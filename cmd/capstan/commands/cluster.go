@@ -66,7 +66,7 @@ func newClusterAddCommand(f *clientFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := c.Do("POST", fmt.Sprintf("/api/v1/clusters?upsert=%t", o.upsert), spec, nil); err != nil {
+			if err := c.Do(cmd.Context(), "POST", fmt.Sprintf("/api/v1/clusters?upsert=%t", o.upsert), spec, nil); err != nil {
 				return fmt.Errorf("registering cluster %s: %w", spec.Server, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Cluster '%s' added\n", spec.Server)
@@ -202,7 +202,7 @@ func newClusterListCommand(f *clientFlags) *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: f.withClient(func(cmd *cobra.Command, _ []string, c *apiclient.Client) error {
 			var resp struct{ Items []cluster.Spec }
-			if err := c.Do("GET", "/api/v1/clusters", nil, &resp); err != nil {
+			if err := c.Do(cmd.Context(), "GET", "/api/v1/clusters", nil, &resp); err != nil {
 				return fmt.Errorf("listing clusters: %w", err)
 			}
 			if output != "wide" {
@@ -229,7 +229,7 @@ func newClusterGetCommand(f *clientFlags) *cobra.Command {
 		Args:    cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			var spec cluster.Spec
-			if err := c.Do("GET", clusterRef(args[0], ""), nil, &spec); err != nil {
+			if err := c.Do(cmd.Context(), "GET", clusterRef(args[0], ""), nil, &spec); err != nil {
 				return fmt.Errorf("getting cluster %s: %w", args[0], err)
 			}
 			return printObject(cmd.OutOrStdout(), spec, output)
@@ -252,7 +252,7 @@ func newClusterRmCommand(f *clientFlags) *cobra.Command {
 					fmt.Fprintf(cmd.OutOrStdout(), "The command to remove '%s' was cancelled.\n", arg)
 					continue
 				}
-				if err := c.Do("DELETE", clusterRef(arg, ""), nil, nil); err != nil {
+				if err := c.Do(cmd.Context(), "DELETE", clusterRef(arg, ""), nil, nil); err != nil {
 					return fmt.Errorf("removing cluster %s: %w", arg, err)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "Cluster '%s' removed\n", arg)
@@ -301,7 +301,7 @@ func newClusterSetCommand(f *clientFlags) *cobra.Command {
 			}
 			path := clusterRef(args[0], "")
 			sep := map[bool]string{true: "&", false: "?"}[strings.Contains(path, "?")]
-			if err := c.Do("PUT", path+sep+q.Encode(), spec, nil); err != nil {
+			if err := c.Do(cmd.Context(), "PUT", path+sep+q.Encode(), spec, nil); err != nil {
 				return fmt.Errorf("updating cluster %s: %w", args[0], err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Cluster '%s' updated.\n", args[0])
@@ -322,7 +322,7 @@ func newClusterRotateAuthCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan cluster rotate-auth https://prod.example.com:6443",
 		Args:    cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			if err := c.Do("POST", clusterRef(args[0], "/rotate-auth"), nil, nil); err != nil {
+			if err := c.Do(cmd.Context(), "POST", clusterRef(args[0], "/rotate-auth"), nil, nil); err != nil {
 				return fmt.Errorf("rotating the credentials of cluster %s: %w", args[0], err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Cluster '%s' rotated auth\n", args[0])

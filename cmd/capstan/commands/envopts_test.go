@@ -5,10 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/capstan-cd/capstan/internal/testing/localcluster"
-	"github.com/capstan-cd/capstan/internal/testing/testobj"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
 func TestParseEnvOpts(t *testing.T) {

@@ -31,7 +31,7 @@ func newGPGListCommand(f *clientFlags) *cobra.Command {
 			var list struct {
 				Items []settings.GPGKey `json:"items"`
 			}
-			if err := c.Do("GET", "/api/v1/gpgkeys", nil, &list); err != nil {
+			if err := c.Do(cmd.Context(), "GET", "/api/v1/gpgkeys", nil, &list); err != nil {
 				return fmt.Errorf("listing GPG keys: %w", err)
 			}
 			if output != "wide" {
@@ -63,7 +63,7 @@ func newGPGGetCommand(f *clientFlags) *cobra.Command {
 		Args:    cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			var key settings.GPGKey
-			if err := c.Do("GET", "/api/v1/gpgkeys/"+url.PathEscape(args[0]), nil, &key); err != nil {
+			if err := c.Do(cmd.Context(), "GET", "/api/v1/gpgkeys/"+url.PathEscape(args[0]), nil, &key); err != nil {
 				return fmt.Errorf("getting GPG key %s: %w", args[0], err)
 			}
 			if output != "wide" {
@@ -103,7 +103,7 @@ func newGPGAddCommand(f *clientFlags) *cobra.Command {
 				} `json:"created"`
 				Skipped []string `json:"skipped"`
 			}
-			if err := c.Do("POST", "/api/v1/gpgkeys", settings.GPGKey{KeyData: string(data)}, &resp); err != nil {
+			if err := c.Do(cmd.Context(), "POST", "/api/v1/gpgkeys", settings.GPGKey{KeyData: string(data)}, &resp); err != nil {
 				return fmt.Errorf("adding GPG keys from %s: %w", from, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Created %d key(s) from input file", len(resp.Created.Items))
@@ -129,7 +129,7 @@ func newGPGRmCommand(f *clientFlags) *cobra.Command {
 				fmt.Fprintf(cmd.OutOrStdout(), "The command to delete key with key ID '%s' was cancelled.\n", args[0])
 				return nil
 			}
-			if err := c.Do("DELETE", "/api/v1/gpgkeys?keyID="+url.QueryEscape(args[0]), nil, nil); err != nil {
+			if err := c.Do(cmd.Context(), "DELETE", "/api/v1/gpgkeys?keyID="+url.QueryEscape(args[0]), nil, nil); err != nil {
 				return fmt.Errorf("removing GPG key %s: %w", args[0], err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Deleted key with key ID %s\n", args[0])

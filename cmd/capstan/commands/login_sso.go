@@ -35,7 +35,7 @@ func ssoLogin(ctx context.Context, s apiclient.Server, port int, callback string
 			Scopes      []string `json:"scopes"`
 		} `json:"oidcConfig"`
 	}
-	if err := apiclient.New(s, "").Do("GET", "/api/v1/settings", nil, &settings); err != nil {
+	if err := apiclient.New(s, "").Do(ctx, "GET", "/api/v1/settings", nil, &settings); err != nil {
 		return "", fmt.Errorf("reading the server's SSO settings: %w", err)
 	}
 	oc := settings.OIDCConfig

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"net/url"
 	"slices"
@@ -34,16 +35,16 @@ func newProjCommand(f *clientFlags) *cobra.Command {
 
 func projPath(name, suffix string) string { return "/api/v1/projects/" + url.PathEscape(name) + suffix }
 
-func getProj(c *apiclient.Client, name string) (*v1alpha1.AppProject, error) {
+func getProj(ctx context.Context, c *apiclient.Client, name string) (*v1alpha1.AppProject, error) {
 	p := &v1alpha1.AppProject{}
-	if err := c.Do("GET", projPath(name, ""), nil, p); err != nil {
+	if err := c.Do(ctx, "GET", projPath(name, ""), nil, p); err != nil {
 		return nil, fmt.Errorf("getting project %s: %w", name, err)
 	}
 	return p, nil
 }
 
-func putProj(c *apiclient.Client, p *v1alpha1.AppProject) error {
-	if err := c.Do("PUT", projPath(p.Name, ""), map[string]any{"project": p}, nil); err != nil {
+func putProj(ctx context.Context, c *apiclient.Client, p *v1alpha1.AppProject) error {
+	if err := c.Do(ctx, "PUT", projPath(p.Name, ""), map[string]any{"project": p}, nil); err != nil {
 		return fmt.Errorf("updating project %s: %w", p.Name, err)
 	}
 	return nil
@@ -68,7 +69,7 @@ func newProjCreateCommand(f *clientFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := c.Do("POST", "/api/v1/projects", map[string]any{"project": p, "upsert": upsert}, nil); err != nil {
+			if err := c.Do(cmd.Context(), "POST", "/api/v1/projects", map[string]any{"project": p, "upsert": upsert}, nil); err != nil {
 				return fmt.Errorf("creating project %s: %w", p.Name, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "project '%s' created\n", p.Name)
@@ -109,7 +110,7 @@ func newProjGetCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan proj get team-a\n  capstan proj get team-a -o yaml",
 		Args:    cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			p, err := getProj(c, args[0])
+			p, err := getProj(cmd.Context(), c, args[0])
 			if err != nil {
 				return err
 			}
@@ -147,7 +148,7 @@ func newProjListCommand(f *clientFlags) *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: f.withClient(func(cmd *cobra.Command, _ []string, c *apiclient.Client) error {
 			var list v1alpha1.AppProjectList
-			if err := c.Do("GET", "/api/v1/projects", nil, &list); err != nil {
+			if err := c.Do(cmd.Context(), "GET", "/api/v1/projects", nil, &list); err != nil {
 				return fmt.Errorf("listing projects: %w", err)
 			}
 			if output != "wide" {
@@ -172,7 +173,7 @@ func newProjDeleteCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan proj delete team-a",
 		Args:    cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			if err := c.Do("DELETE", projPath(args[0], ""), nil, nil); err != nil {
+			if err := c.Do(cmd.Context(), "DELETE", projPath(args[0], ""), nil, nil); err != nil {
 				return fmt.Errorf("deleting project %s: %w", args[0], err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "project '%s' deleted\n", args[0])
@@ -196,15 +197,15 @@ func newProjEditCommand(f *clientFlags, use, short, example string, nargs int, e
 // editProject makes a command body that changes the project named by the
 // first argument with edit and writes it back.
 func editProject(edit func(*v1alpha1.AppProject, []string) error) func(*cobra.Command, []string, *apiclient.Client) error {
-	return func(_ *cobra.Command, args []string, c *apiclient.Client) error {
-		p, err := getProj(c, args[0])
+	return func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
+		p, err := getProj(cmd.Context(), c, args[0])
 		if err != nil {
 			return err
 		}
 		if err := edit(p, args); err != nil {
 			return err
 		}
-		return putProj(c, p)
+		return putProj(cmd.Context(), c, p)
 	}
 }
 

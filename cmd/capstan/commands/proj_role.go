@@ -112,7 +112,7 @@ func newProjRoleListCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan proj role list team-a",
 		Args:    cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			p, err := getProj(c, args[0])
+			p, err := getProj(cmd.Context(), c, args[0])
 			if err != nil {
 				return err
 			}
@@ -145,7 +145,7 @@ func newProjRoleGetCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan proj role get team-a ci",
 		Args:    cobra.ExactArgs(2),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			p, err := getProj(c, args[0])
+			p, err := getProj(cmd.Context(), c, args[0])
 			if err != nil {
 				return err
 			}
@@ -204,7 +204,7 @@ func newProjRoleListTokensCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan proj role list-tokens team-a ci\n  capstan proj role list-tokens team-a ci --unixtime",
 		Args:    cobra.ExactArgs(2),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			p, err := getProj(c, args[0])
+			p, err := getProj(cmd.Context(), c, args[0])
 			if err != nil {
 				return err
 			}
@@ -233,7 +233,7 @@ func newProjRoleCreateTokenCommand(f *clientFlags) *cobra.Command {
 				return err
 			}
 			var resp struct{ Token string }
-			if err := c.Do("POST", projPath(args[0], "/roles/"+url.PathEscape(args[1])+"/token"), map[string]any{"expiresIn": secs, "id": id}, &resp); err != nil {
+			if err := c.Do(cmd.Context(), "POST", projPath(args[0], "/roles/"+url.PathEscape(args[1])+"/token"), map[string]any{"expiresIn": secs, "id": id}, &resp); err != nil {
 				return fmt.Errorf("creating a token for role %s of project %s: %w", args[1], args[0], err)
 			}
 			if tokenOnly {
@@ -262,7 +262,7 @@ func newProjRoleDeleteTokenCommand(f *clientFlags) *cobra.Command {
 				iat, id = "0", args[2]
 			}
 			path := projPath(args[0], "/roles/"+url.PathEscape(args[1])+"/token/"+iat) + "?id=" + url.QueryEscape(id)
-			if err := c.Do("DELETE", path, nil, nil); err != nil {
+			if err := c.Do(cmd.Context(), "DELETE", path, nil, nil); err != nil {
 				return fmt.Errorf("revoking token %s: %w", args[2], err)
 			}
 			return nil

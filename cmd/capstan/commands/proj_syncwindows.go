@@ -114,7 +114,7 @@ func newProjWindowsListCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan proj windows list team-a\n  capstan proj windows list team-a -o yaml",
 		Args:    cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			p, err := getProj(c, args[0])
+			p, err := getProj(cmd.Context(), c, args[0])
 			if err != nil {
 				return err
 			}

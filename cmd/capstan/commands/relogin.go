@@ -79,7 +79,7 @@ func newReloginCommand(f *clientFlags) *cobra.Command {
 				}
 				var resp struct{ Token string }
 				username, _, _ := strings.Cut(subject, ":")
-				if err := c.Do("POST", "/api/v1/session", map[string]string{"username": username, "password": password}, &resp); err != nil {
+				if err := c.Do(cmd.Context(), "POST", "/api/v1/session", map[string]string{"username": username, "password": password}, &resp); err != nil {
 					return fmt.Errorf("logging in to %s: %w", s.Server, err)
 				}
 				token = resp.Token

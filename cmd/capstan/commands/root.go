@@ -9,7 +9,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -97,7 +100,15 @@ func ExecuteAs(program string, args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	if err := root.ExecuteContext(context.Background()); err != nil {
+	// Ctrl-C or SIGTERM cancels what the command is doing (its API calls
+	// among it); a second signal ends the program at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	if err := root.ExecuteContext(ctx); err != nil {
 		code, show := exitCode(err)
 		if show {
 			fmt.Fprintln(stderr, "error:", strings.Join(strings.Fields(err.Error()), " "))

@@ -32,7 +32,7 @@ func newVersionCommand(f *clientFlags) *cobra.Command {
 					return err
 				}
 				v.Server = &version.Info{}
-				if err := c.Do("GET", "/api/version", nil, v.Server); err != nil {
+				if err := c.Do(cmd.Context(), "GET", "/api/version", nil, v.Server); err != nil {
 					return fmt.Errorf("getting the server's version: %w", err)
 				}
 			}
