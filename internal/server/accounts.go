@@ -9,31 +9,16 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/capstan-cd/capstan/internal/apiwire"
 	"github.com/capstan-cd/capstan/internal/rbac"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
 
-// accountInfo is an account as GET /api/v1/account lists it.
-type accountInfo struct {
-	Name         string         `json:"name"`
-	Enabled      bool           `json:"enabled"`
-	Capabilities []string       `json:"capabilities"`
-	Tokens       []accountToken `json:"tokens,omitempty"`
-}
-
-// accountToken is Argo CD's account Token message: its int64 times are
-// strings in JSON.
-type accountToken struct {
-	ID        string `json:"id"`
-	IssuedAt  int64  `json:"issuedAt,string"`
-	ExpiresAt int64  `json:"expiresAt,string,omitempty"`
-}
-
 // newAccountInfo is the API's view of a local account.
-func newAccountInfo(name string, a *settings.Account) accountInfo {
-	info := accountInfo{Name: name, Enabled: a.Enabled, Capabilities: a.Capabilities}
+func newAccountInfo(name string, a *settings.Account) apiwire.Account {
+	info := apiwire.Account{Name: name, Enabled: a.Enabled, Capabilities: a.Capabilities}
 	for _, t := range a.Tokens {
-		info.Tokens = append(info.Tokens, accountToken{ID: t.ID, IssuedAt: t.IssuedAt, ExpiresAt: t.ExpiresAt})
+		info.Tokens = append(info.Tokens, apiwire.Token{ID: t.ID, IssuedAt: t.IssuedAt, ExpiresAt: t.ExpiresAt})
 	}
 	return info
 }
@@ -44,14 +29,14 @@ func (s *Server) listAccounts(r *http.Request, c *caller) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	items := []accountInfo{}
+	items := []apiwire.Account{}
 	for name, a := range accounts {
 		if c.can(rbac.ResourceAccounts, rbac.ActionGet, name) || name == c.claims.Subject {
 			items = append(items, newAccountInfo(name, a))
 		}
 	}
 	sort.Slice(items, func(i, j int) bool { return items[i].Name < items[j].Name })
-	return map[string]any{"items": items}, nil
+	return apiwire.AccountList{Items: items}, nil
 }
 
 // getAccount answers GET /api/v1/account/{name}: one account, to the
@@ -133,7 +118,7 @@ func (s *Server) createToken(r *http.Request, c *caller) (any, error) {
 	if err := settings.AddToken(r.Context(), s.opts.Client, s.opts.Namespace, name, tok); err != nil {
 		return nil, conflict(err.Error())
 	}
-	return map[string]string{"token": signed}, nil
+	return apiwire.SessionToken{Token: signed}, nil
 }
 
 // deleteToken answers DELETE /api/v1/account/{name}/token/{id}.

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/apiwire"
 	"github.com/capstan-cd/capstan/internal/appstate"
 	"github.com/capstan-cd/capstan/internal/engine/actions"
 	"github.com/capstan-cd/capstan/internal/rbac"
@@ -134,7 +135,7 @@ func (s *Server) patchResource(r *http.Request, c *caller) (any, error) {
 		return nil, err
 	}
 	manifest, err := json.Marshal(obj)
-	return map[string]string{"manifest": string(manifest)}, err
+	return apiwire.ResourceManifest{Manifest: string(manifest)}, err
 }
 
 // deleteResource answers DELETE /api/v1/applications/{name}/resource:

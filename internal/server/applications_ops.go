@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/apiwire"
 	"github.com/capstan-cd/capstan/internal/appstate"
 	"github.com/capstan-cd/capstan/internal/rbac"
 	reposvc "github.com/capstan-cd/capstan/internal/repo"
@@ -314,5 +315,5 @@ func (s *Server) liveResource(r *http.Request, c *caller) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]string{"manifest": string(data)}, nil
+	return apiwire.ResourceManifest{Manifest: string(data)}, nil
 }

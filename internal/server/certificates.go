@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 
+	"github.com/capstan-cd/capstan/internal/apiwire"
 	"github.com/capstan-cd/capstan/internal/rbac"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
@@ -15,12 +16,6 @@ func (s *Server) certificateRoutes() {
 	s.mux.HandleFunc("GET /api/v1/certificates", s.api(s.listCertificates))
 	s.mux.HandleFunc("POST /api/v1/certificates", s.api(s.createCertificates))
 	s.mux.HandleFunc("DELETE /api/v1/certificates", s.api(s.deleteCertificates))
-}
-
-// certificateList is Argo CD's RepositoryCertificateList.
-type certificateList struct {
-	Metadata struct{}               `json:"metadata"`
-	Items    []settings.Certificate `json:"items"`
 }
 
 func certSelector(r *http.Request) settings.CertSelector {
@@ -36,14 +31,14 @@ func (s *Server) listCertificates(r *http.Request, c *caller) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return certificateList{Items: items}, nil
+	return apiwire.CertificateList{Items: items}, nil
 }
 
 func (s *Server) createCertificates(r *http.Request, c *caller) (any, error) {
 	if err := c.may(rbac.ResourceCertificates, rbac.ActionCreate, ""); err != nil {
 		return nil, err
 	}
-	var req certificateList
+	var req apiwire.CertificateList
 	if err := decode(r, &req, "certificate list", false); err != nil {
 		return nil, err
 	}
@@ -51,7 +46,7 @@ func (s *Server) createCertificates(r *http.Request, c *caller) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return certificateList{Items: append([]settings.Certificate{}, created...)}, nil
+	return apiwire.CertificateList{Items: append([]settings.Certificate{}, created...)}, nil
 }
 
 func (s *Server) deleteCertificates(r *http.Request, c *caller) (any, error) {
@@ -62,5 +57,5 @@ func (s *Server) deleteCertificates(r *http.Request, c *caller) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return certificateList{Items: removed}, nil
+	return apiwire.CertificateList{Items: removed}, nil
 }

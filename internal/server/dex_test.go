@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/capstan-cd/capstan/internal/apiwire"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/dexserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
@@ -57,7 +58,7 @@ func TestSSOThroughBundledDex(t *testing.T) {
 	if !strings.Contains(strings.Join(visited, " "), f.base+settings.DexPath+"/auth") {
 		t.Errorf("the browser did not reach Dex through the API server: %v", visited)
 	}
-	var info userInfo
+	var info apiwire.UserInfo
 	if f.call("GET", "/api/v1/session/userinfo", "", token, &info); !info.LoggedIn || info.Username != dexserver.Email || info.Issuer != issuer {
 		t.Errorf("userinfo after logging in through Dex: %+v", info)
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 
+	"github.com/capstan-cd/capstan/internal/apiwire"
 	"github.com/capstan-cd/capstan/internal/rbac"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
@@ -17,12 +18,6 @@ func (s *Server) gpgKeyRoutes() {
 	s.mux.HandleFunc("DELETE /api/v1/gpgkeys", s.api(s.deleteGPGKey))
 }
 
-// gpgKeyList is Argo CD's GnuPGPublicKeyList.
-type gpgKeyList struct {
-	Metadata struct{}          `json:"metadata"`
-	Items    []settings.GPGKey `json:"items"`
-}
-
 func (s *Server) listGPGKeys(r *http.Request, c *caller) (any, error) {
 	if err := c.may(rbac.ResourceGPGKeys, rbac.ActionGet, ""); err != nil {
 		return nil, err
@@ -32,7 +27,7 @@ func (s *Server) listGPGKeys(r *http.Request, c *caller) (any, error) {
 		return nil, err
 	}
 	want := settings.GPGKeyID(r.URL.Query().Get("keyID"))
-	list := gpgKeyList{Items: []settings.GPGKey{}}
+	list := apiwire.GPGKeyList{Items: []settings.GPGKey{}}
 	for _, k := range keys {
 		if want == "" || k.KeyID == want {
 			k.KeyData = ""
@@ -74,7 +69,7 @@ func (s *Server) createGPGKeys(r *http.Request, c *caller) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"created": gpgKeyList{Items: append([]settings.GPGKey{}, added...)}, "skipped": skipped}, nil
+	return apiwire.GPGKeysCreated{Created: apiwire.GPGKeyList{Items: append([]settings.GPGKey{}, added...)}, Skipped: skipped}, nil
 }
 
 func (s *Server) deleteGPGKey(r *http.Request, c *caller) (any, error) {

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/apiwire"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
@@ -21,7 +22,7 @@ import (
 func TestHeadlessServer(t *testing.T) {
 	localcluster.Need(t)
 	f := startWith(t, Options{Insecure: true, Headless: true})
-	var info userInfo
+	var info apiwire.UserInfo
 	if code := f.call(http.MethodGet, "/api/v1/session/userinfo", "", "", &info); code != http.StatusOK || !info.LoggedIn || info.Username != headlessUser {
 		t.Errorf("userinfo: %d %+v", code, info)
 	}

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/capstan-cd/capstan/internal/apiwire"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/dexserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
@@ -39,7 +40,7 @@ func TestSSOLoginThroughDex(t *testing.T) {
 	if !strings.Contains(strings.Join(visited, " "), "code_challenge_method=S256") {
 		t.Fatalf("login without PKCE: %v", visited)
 	}
-	var info userInfo
+	var info apiwire.UserInfo
 	if f.call("GET", "/api/v1/session/userinfo", "", token, &info); !info.LoggedIn || info.Username != dexserver.Email || info.Issuer != dex.Issuer ||
 		len(info.Groups) != 1 || info.Groups[0] != dexserver.Group {
 		t.Errorf("userinfo after SSO: %+v", info)

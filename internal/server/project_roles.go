@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/apiwire"
 	"github.com/capstan-cd/capstan/internal/rbac"
 	"github.com/capstan-cd/capstan/internal/session"
 )
@@ -205,7 +206,7 @@ func (s *Server) createRoleToken(r *http.Request, c *caller) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]string{"token": signed}, nil
+	return apiwire.SessionToken{Token: signed}, nil
 }
 
 // deleteRoleToken answers DELETE /api/v1/projects/{name}/roles/{role}/token/{iat}

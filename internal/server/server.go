@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/apiwire"
 	"github.com/capstan-cd/capstan/internal/appstate"
 	"github.com/capstan-cd/capstan/internal/cluster"
 	"github.com/capstan-cd/capstan/internal/kube"
@@ -359,7 +360,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: token, Path: "/", HttpOnly: true, Secure: !s.opts.Insecure, SameSite: http.SameSiteLaxMode})
-	writeJSON(w, http.StatusOK, map[string]string{"token": token})
+	writeJSON(w, http.StatusOK, apiwire.SessionToken{Token: token})
 }
 
 func (s *Server) logout(w http.ResponseWriter, _ *http.Request) {
@@ -380,24 +381,17 @@ func healthz(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write([]byte("ok"))
 }
 
-type userInfo struct {
-	LoggedIn bool     `json:"loggedIn"`
-	Username string   `json:"username,omitempty"`
-	Issuer   string   `json:"iss,omitempty"`
-	Groups   []string `json:"groups,omitempty"`
-}
-
 func (s *Server) userInfo(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Headless {
-		writeJSON(w, http.StatusOK, userInfo{LoggedIn: true, Username: headlessUser})
+		writeJSON(w, http.StatusOK, apiwire.UserInfo{LoggedIn: true, Username: headlessUser})
 		return
 	}
 	c, raw, err := s.authenticate(r)
 	if err != nil {
-		writeJSON(w, http.StatusOK, userInfo{LoggedIn: false})
+		writeJSON(w, http.StatusOK, apiwire.UserInfo{LoggedIn: false})
 		return
 	}
-	info := userInfo{LoggedIn: true, Username: c.Subject, Issuer: c.Issuer}
+	info := apiwire.UserInfo{LoggedIn: true, Username: c.Subject, Issuer: c.Issuer}
 	if email, _ := raw["email"].(string); email != "" {
 		info.Username = email
 	}

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/apiwire"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/settings"
@@ -201,7 +202,7 @@ func TestLoginSessionsAndAPIKeys(t *testing.T) {
 	if code := f.call("POST", "/api/v1/session", `{"username":"admin","password":"`+f.initialPassword()+`"}`, "", &login); code != 200 || login["token"] == "" {
 		t.Fatalf("login: %d %v", code, login)
 	}
-	var info userInfo
+	var info apiwire.UserInfo
 	f.call("GET", "/api/v1/session/userinfo", "", login["token"], &info)
 	if !info.LoggedIn || info.Username != "admin" || info.Issuer != "argocd" {
 		t.Errorf("userinfo = %+v", info)
@@ -437,7 +438,7 @@ func TestAccountsAndTokens(t *testing.T) {
 	}
 	admin := f.adminToken()
 
-	var list struct{ Items []accountInfo }
+	var list apiwire.AccountList
 	if code := f.call("GET", "/api/v1/account", "", admin, &list); code != 200 || len(list.Items) != 3 {
 		t.Fatalf("accounts: %d %+v", code, list)
 	}
@@ -446,7 +447,7 @@ func TestAccountsAndTokens(t *testing.T) {
 		t.Fatalf("admin creates a token for image-updater: %d %v", code, tok)
 	}
 	key := tok["token"]
-	var info userInfo
+	var info apiwire.UserInfo
 	if f.call("GET", "/api/v1/session/userinfo", "", key, &info); info.Username != "image-updater" {
 		t.Errorf("the new key: %+v", info)
 	}
@@ -494,7 +495,7 @@ func TestPasswordChangeEndsOlderSessions(t *testing.T) {
 	if code := f.call("PUT", "/api/v1/account/password", `{"currentPassword":"`+old+`","newPassword":"a-new-password"}`, before, nil); code != 200 {
 		t.Fatalf("change: %d", code)
 	}
-	var info userInfo
+	var info apiwire.UserInfo
 	if f.call("GET", "/api/v1/session/userinfo", "", before, &info); info.LoggedIn {
 		t.Error("a session from before the change still works")
 	}

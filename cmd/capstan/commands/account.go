@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capstan-cd/capstan/internal/apiclient"
+	"github.com/capstan-cd/capstan/internal/apiwire"
 )
 
 func newAccountCommand(f *clientFlags) *cobra.Command {
@@ -22,21 +23,16 @@ func newAccountCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan account get-user-info",
 		Args:    cobra.NoArgs,
 		RunE: f.withClient(func(cmd *cobra.Command, _ []string, c *apiclient.Client) error {
-			var info struct {
-				LoggedIn bool
-				Username string
-				Iss      string
-				Groups   []string
-			}
+			var info apiwire.UserInfo
 			if err := c.Do(cmd.Context(), "GET", "/api/v1/session/userinfo", nil, &info); err != nil {
 				return fmt.Errorf("reading user info: %w", err)
 			}
 			if infoOutput != "" {
-				return printObject(cmd.OutOrStdout(), map[string]any{"loggedIn": info.LoggedIn, "username": info.Username, "iss": info.Iss, "groups": info.Groups}, infoOutput)
+				return printObject(cmd.OutOrStdout(), map[string]any{"loggedIn": info.LoggedIn, "username": info.Username, "iss": info.Issuer, "groups": info.Groups}, infoOutput)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Logged In: %t\n", info.LoggedIn)
 			if info.LoggedIn {
-				fmt.Fprintf(cmd.OutOrStdout(), "Username: %s\nIssuer: %s\nGroups: %s\n", info.Username, info.Iss, strings.Join(info.Groups, ","))
+				fmt.Fprintf(cmd.OutOrStdout(), "Username: %s\nIssuer: %s\nGroups: %s\n", info.Username, info.Issuer, strings.Join(info.Groups, ","))
 			}
 			return nil
 		}),
@@ -48,13 +44,7 @@ func newAccountCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan account list",
 		Args:    cobra.NoArgs,
 		RunE: f.withClient(func(cmd *cobra.Command, _ []string, c *apiclient.Client) error {
-			var resp struct {
-				Items []struct {
-					Name         string
-					Enabled      bool
-					Capabilities []string
-				}
-			}
+			var resp apiwire.AccountList
 			if err := c.Do(cmd.Context(), "GET", "/api/v1/account", nil, &resp); err != nil {
 				return fmt.Errorf("listing accounts: %w", err)
 			}

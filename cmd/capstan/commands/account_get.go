@@ -12,6 +12,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/capstan-cd/capstan/internal/apiclient"
+	"github.com/capstan-cd/capstan/internal/apiwire"
 )
 
 func newAccountGetCommand(f *clientFlags) *cobra.Command {
@@ -23,22 +24,13 @@ func newAccountGetCommand(f *clientFlags) *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: f.withClient(func(cmd *cobra.Command, _ []string, c *apiclient.Client) error {
 			if account == "" {
-				var info struct{ Username string }
+				var info apiwire.UserInfo
 				if err := c.Do(cmd.Context(), "GET", "/api/v1/session/userinfo", nil, &info); err != nil {
 					return fmt.Errorf("reading user info: %w", err)
 				}
 				account = info.Username
 			}
-			var a struct {
-				Name         string   `json:"name"`
-				Enabled      bool     `json:"enabled"`
-				Capabilities []string `json:"capabilities"`
-				Tokens       []struct {
-					ID        string `json:"id"`
-					IssuedAt  int64  `json:"issuedAt,string"`
-					ExpiresAt int64  `json:"expiresAt,string,omitempty"`
-				} `json:"tokens"`
-			}
+			var a apiwire.Account
 			if err := c.Do(cmd.Context(), "GET", "/api/v1/account/"+url.PathEscape(account), nil, &a); err != nil {
 				return fmt.Errorf("getting account %s: %w", account, err)
 			}

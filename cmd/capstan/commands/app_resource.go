@@ -15,6 +15,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/apiclient"
+	"github.com/capstan-cd/capstan/internal/apiwire"
 )
 
 // resourceFlags pick objects of an Application's tree, as Argo CD's
@@ -145,9 +146,7 @@ func newAppGetResourceCommand(f *clientFlags) *cobra.Command {
 		Args:    cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			return r.forEach(cmd.Context(), c, args[0], func(res v1alpha1.ResourceStatus) error {
-				var resp struct {
-					Manifest string `json:"manifest"`
-				}
+				var resp apiwire.ResourceManifest
 				if err := c.Do(cmd.Context(), "GET", appPath(args[0], "/resource?"+resourceQuery(res, nil)), nil, &resp); err != nil {
 					return err
 				}

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/capstan-cd/capstan/internal/apiclient"
+	"github.com/capstan-cd/capstan/internal/apiwire"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
 
@@ -42,10 +43,6 @@ func readInput(cmd *cobra.Command, from, what, prompt string) ([]byte, error) {
 		return nil, fmt.Errorf("%s is over %d bytes", what, maxInput)
 	}
 	return data, err
-}
-
-type certList struct {
-	Items []settings.Certificate `json:"items"`
 }
 
 func newCertCommand(f *clientFlags) *cobra.Command {
@@ -75,8 +72,8 @@ func newCertAddTLSCommand(f *clientFlags) *cobra.Command {
 				fmt.Fprintln(cmd.OutOrStdout(), "No valid certificates have been detected in the stream.")
 				return nil
 			}
-			req := certList{Items: []settings.Certificate{{ServerName: args[0], CertType: settings.CertTypeHTTPS, CertData: bytes.Join(blocks, nil)}}}
-			var created certList
+			req := apiwire.CertificateList{Items: []settings.Certificate{{ServerName: args[0], CertType: settings.CertTypeHTTPS, CertData: bytes.Join(blocks, nil)}}}
+			var created apiwire.CertificateList
 			if err := c.Do(cmd.Context(), "POST", fmt.Sprintf("/api/v1/certificates?upsert=%t", upsert), req, &created); err != nil {
 				return fmt.Errorf("adding TLS certificates for %s: %w", args[0], err)
 			}
@@ -137,8 +134,8 @@ func newCertAddSSHCommand(f *clientFlags) *cobra.Command {
 			if len(certs) == 0 {
 				return errors.New("no valid SSH known hosts data found")
 			}
-			var created certList
-			if err := c.Do(cmd.Context(), "POST", fmt.Sprintf("/api/v1/certificates?upsert=%t", upsert), certList{Items: certs}, &created); err != nil {
+			var created apiwire.CertificateList
+			if err := c.Do(cmd.Context(), "POST", fmt.Sprintf("/api/v1/certificates?upsert=%t", upsert), apiwire.CertificateList{Items: certs}, &created); err != nil {
 				return fmt.Errorf("adding SSH known hosts: %w", err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Successfully created %d SSH known host entries\n", len(created.Items))
@@ -188,7 +185,7 @@ func newCertRmCommand(f *clientFlags) *cobra.Command {
 				return nil
 			}
 			q := url.Values{"hostNamePattern": {args[0]}, "certType": {certType}, "certSubType": {certSubType}}
-			var removed certList
+			var removed apiwire.CertificateList
 			if err := c.Do(cmd.Context(), "DELETE", "/api/v1/certificates?"+q.Encode(), nil, &removed); err != nil {
 				return fmt.Errorf("removing certificates for %s: %w", args[0], err)
 			}
@@ -218,7 +215,7 @@ func newCertListCommand(f *clientFlags) *cobra.Command {
 				return errors.New("cert-type must be either ssh or https")
 			}
 			q := url.Values{"hostNamePattern": {pattern}, "certType": {certType}}
-			var list certList
+			var list apiwire.CertificateList
 			if err := c.Do(cmd.Context(), "GET", "/api/v1/certificates?"+q.Encode(), nil, &list); err != nil {
 				return fmt.Errorf("listing certificates: %w", err)
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capstan-cd/capstan/internal/apiclient"
+	"github.com/capstan-cd/capstan/internal/apiwire"
 )
 
 // clientFlags are Argo CD's global client flags.
@@ -205,9 +206,7 @@ func newLoginCommand(f *clientFlags) *cobra.Command {
 			default:
 				saved.Server, s.Server = args[0], args[0]
 			}
-			var resp struct {
-				Token string `json:"token"`
-			}
+			var resp apiwire.SessionToken
 			if sso {
 				ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Minute)
 				defer cancel()

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capstan-cd/capstan/internal/apiclient"
+	"github.com/capstan-cd/capstan/internal/apiwire"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
 
@@ -28,9 +29,7 @@ func newGPGListCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan gpg list\n  capstan gpg list -o json",
 		Args:    cobra.NoArgs,
 		RunE: f.withClient(func(cmd *cobra.Command, _ []string, c *apiclient.Client) error {
-			var list struct {
-				Items []settings.GPGKey `json:"items"`
-			}
+			var list apiwire.GPGKeyList
 			if err := c.Do(cmd.Context(), "GET", "/api/v1/gpgkeys", nil, &list); err != nil {
 				return fmt.Errorf("listing GPG keys: %w", err)
 			}
@@ -97,12 +96,7 @@ func newGPGAddCommand(f *clientFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var resp struct {
-				Created struct {
-					Items []settings.GPGKey `json:"items"`
-				} `json:"created"`
-				Skipped []string `json:"skipped"`
-			}
+			var resp apiwire.GPGKeysCreated
 			if err := c.Do(cmd.Context(), "POST", "/api/v1/gpgkeys", settings.GPGKey{KeyData: string(data)}, &resp); err != nil {
 				return fmt.Errorf("adding GPG keys from %s: %w", from, err)
 			}
