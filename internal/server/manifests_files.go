@@ -85,7 +85,7 @@ func (s *Server) manifestsWithFiles(r *http.Request, c *caller) (any, error) {
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		return nil, withStatus(http.StatusRequestEntityTooLarge, errors.New(fmt.Sprintf("the stream is over the limit of %d bytes", tooLarge.Limit)))
+		return nil, withStatus(http.StatusRequestEntityTooLarge, fmt.Errorf("the stream is over the limit of %d bytes", tooLarge.Limit))
 	case err != nil:
 		return nil, badRequest("reading the manifests query with files: " + err.Error())
 	}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -159,7 +158,7 @@ func (s *Server) repositoryAppDetails(r *http.Request, c *caller) (any, error) {
 		return nil, err
 	}
 	if !project.SourcePermitted(proj, q.Source.RepoURL) {
-		return nil, withStatus(http.StatusForbidden, errors.New(fmt.Sprintf("repository '%s' not permitted in project '%s'", q.Source.RepoURL, q.AppProject)))
+		return nil, withStatus(http.StatusForbidden, fmt.Errorf("repository '%s' not permitted in project '%s'", q.Source.RepoURL, q.AppProject))
 	}
 	details, err := s.opts.Renderer.AppDetails(r.Context(), &reposvc.AppDetailsRequest{Source: *q.Source, Project: q.AppProject})
 	return details, fromRepo(err)
