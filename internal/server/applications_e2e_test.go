@@ -23,6 +23,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/controller"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
@@ -59,17 +60,15 @@ func runController(tb testing.TB, ns string, renderer repo.Renderer, changes <-c
 // eventually polls the Application until ok accepts it.
 func (f *fixture) eventually(name, what string, ok func(*v1alpha1.Application) bool) *v1alpha1.Application {
 	f.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		app := &v1alpha1.Application{}
+	var app *v1alpha1.Application
+	eventually.String(f.t, "application "+name+": "+what, func() string {
+		app = &v1alpha1.Application{}
 		if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: f.ns, Name: name}, app); err == nil && ok(app) {
-			return app
+			return ""
 		}
-		if time.Now().After(deadline) {
-			f.t.Fatalf("application %s: timed out waiting until %s; status %+v", name, what, app.Status)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return fmt.Sprintf("status %+v", app.Status)
+	})
+	return app
 }
 
 func syncedAt(rev string) func(*v1alpha1.Application) bool {
@@ -328,14 +327,10 @@ func waitFor(t *testing.T, events <-chan applicationEvent, what string, ok func(
 // pollCall repeats a GET until ok accepts the decoded answer.
 func (f *fixture) pollCall(t *testing.T, method, path, token string, out any, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	eventually.String(t, method+" "+path, func() string {
 		if code := f.call(method, path, "", token, out); code == 200 && ok() {
-			return
+			return ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s %s: timed out; last answer %+v", method, path, out)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return fmt.Sprintf("the last answer %+v", out)
+	})
 }

@@ -1,12 +1,14 @@
 package commands
 
 import (
+	"fmt"
+
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -105,17 +107,13 @@ func appCommandsEndToEnd(t *testing.T, flags ...string) {
 	// Background: this cluster runs no garbage collector to finish a
 	// foreground deletion.
 	expect(0, "app", "delete", "web", "--propagation-policy", "background")
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	eventually.String(t, "the cascading delete removes the ConfigMap", func() string {
 		err := f.c.Get(ctx, client.ObjectKey{Namespace: dest, Name: "settings"}, cm)
 		if apierrors.IsNotFound(err) {
-			break
+			return ""
 		}
-		if time.Now().After(deadline) {
-			left := &v1alpha1.Application{}
-			getErr := f.c.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "web"}, left)
-			t.Fatalf("the cascading delete left the ConfigMap: %v; application: %v %+v %+v", err, getErr, left.ObjectMeta, left.Status)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		left := &v1alpha1.Application{}
+		getErr := f.c.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "web"}, left)
+		return fmt.Sprintf("the ConfigMap: %v; application: %v %+v %+v", err, getErr, left.ObjectMeta, left.Status)
+	})
 }

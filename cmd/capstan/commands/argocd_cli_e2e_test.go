@@ -3,10 +3,10 @@ package commands
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/internal/testing/argocdcli"
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
@@ -221,20 +222,16 @@ func waitRunning(t *testing.T, f *capstanFixture, namespace, selector string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	eventually.String(t, "a running pod "+selector+" in "+namespace, func() string {
 		var pods corev1.PodList
 		if err := f.c.List(context.Background(), &pods, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-			t.Fatal(err)
+			return err.Error()
 		}
 		for _, p := range pods.Items {
 			if p.Status.Phase == corev1.PodRunning {
-				return
+				return ""
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no running pod %s in %s", selector, namespace)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return fmt.Sprintf("%d pods, none running", len(pods.Items))
+	})
 }

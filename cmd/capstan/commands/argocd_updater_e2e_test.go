@@ -2,9 +2,9 @@ package commands
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/testing/argocdcli"
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
@@ -66,18 +67,14 @@ func TestImageUpdaterAccountThroughArgoCDClient(t *testing.T) {
 	if k := app.Spec.Source.Kustomize; k == nil || len(k.Images) != 1 || string(k.Images[0]) != "registry.example.com/api:1.1.0" {
 		t.Fatalf("the updated spec: %+v", app.Spec.Source)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	eventually.String(t, "the new image reaches the cluster", func() string {
 		deploy := &appsv1.Deployment{}
 		err := f.c.Get(ctx, client.ObjectKey{Namespace: dest, Name: "api"}, deploy)
 		if err == nil && deploy.Spec.Template.Spec.Containers[0].Image == "registry.example.com/api:1.1.0" {
-			break
+			return ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the new image never reached the cluster: %v", err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return fmt.Sprintf("%v", err)
+	})
 
 	for _, denied := range [][]string{{"app", "sync", "api"}, {"app", "delete", "api", "--yes"}, {"proj", "create", "other"}} {
 		if code, out, errOut := updater.Run(denied...); code == 0 || !strings.Contains(errOut, "PermissionDenied") {

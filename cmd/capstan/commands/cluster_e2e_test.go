@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/cluster"
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
@@ -135,27 +137,23 @@ func TestClusterAddDeploysToASecondCluster(t *testing.T) {
 func revoked(t *testing.T, ctx context.Context, cfg *rest.Config) {
 	t.Helper()
 	cs := kubernetes.NewForConfigOrDie(cfg)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	eventually.Within(t, eventually.Options{Interval: 500 * time.Millisecond}, "the old token is refused", func() string {
 		_, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{Limit: 1})
 		if apierrors.IsUnauthorized(err) {
-			return
+			return ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the old token is still accepted: %v", err)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+		return fmt.Sprintf("accepted (%v)", err)
+	})
 }
 
 // managerToken returns the token of the only argocd-manager token Secret.
 func managerToken(t *testing.T, ctx context.Context, cs kubernetes.Interface) string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var token string
+	eventually.String(t, "one argocd-manager token Secret", func() string {
 		list, err := cs.CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{FieldSelector: "type=kubernetes.io/service-account-token"})
 		if err != nil {
-			t.Fatal(err)
+			return err.Error()
 		}
 		var tokens []string
 		for _, s := range list.Items {
@@ -163,14 +161,13 @@ func managerToken(t *testing.T, ctx context.Context, cs kubernetes.Interface) st
 				tokens = append(tokens, string(s.Data["token"]))
 			}
 		}
-		if len(tokens) == 1 {
-			return tokens[0]
+		if len(tokens) != 1 {
+			return fmt.Sprintf("%d token Secrets", len(tokens))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("argocd-manager has %d token Secrets, want 1", len(tokens))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		token = tokens[0]
+		return ""
+	})
+	return token
 }
 
 // TestClusterAddAsksFirst: without --yes, cluster add asks, and a "no"

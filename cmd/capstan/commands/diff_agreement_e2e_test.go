@@ -2,17 +2,18 @@ package commands
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
@@ -64,26 +65,21 @@ func TestDiffAgreesWithSyncStatus(t *testing.T) {
 	want := []string{"/ConfigMap " + dest + "/deleted", "/ConfigMap " + dest + "/drifted"}
 
 	// The controller sees the changes through its watches.
-	var status []string
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	eventually.String(t, fmt.Sprintf("the controller's out-of-sync resources %v", want), func() string {
 		if err := f.c.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "agree"}, app); err != nil {
-			t.Fatal(err)
+			return err.Error()
 		}
-		status = status[:0]
+		var status []string
 		for _, rs := range app.Status.Resources {
 			if rs.Status != v1alpha1.SyncStatusCodeSynced {
 				status = append(status, rs.Group+"/"+rs.Kind+" "+rs.Namespace+"/"+rs.Name)
 			}
 		}
 		if slices.Equal(status, want) {
-			break
+			return ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the controller's out-of-sync resources: %v, want %v", status, want)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return fmt.Sprintf("%v", status)
+	})
 
 	out := f.expect(1, "app", "diff", "agree")
 	var shown []string
@@ -91,8 +87,8 @@ func TestDiffAgreesWithSyncStatus(t *testing.T) {
 		shown = append(shown, m[1])
 	}
 	slices.Sort(shown)
-	if !slices.Equal(shown, status) {
-		t.Errorf("app diff shows %v, the controller's status has %v out of sync:\n%s", shown, status, out)
+	if !slices.Equal(shown, want) {
+		t.Errorf("app diff shows %v, the controller's status has %v out of sync:\n%s", shown, want, out)
 	}
 	if strings.Contains(out, "ignored") {
 		t.Errorf("the ignored difference is shown:\n%s", out)

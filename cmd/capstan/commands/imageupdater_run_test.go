@@ -15,6 +15,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/imageupdater/config"
 	"github.com/capstan-cd/capstan/internal/rbac"
 	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/registryserver"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
@@ -140,22 +141,16 @@ func TestImageUpdaterRunThroughTheAPI(t *testing.T) {
 	if got := images(shop); got != image+":1.4.2" {
 		t.Errorf("a read-only account changed shop's images to %q", got)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	eventually.String(t, "an ImageUpdateFailed event on shop naming the refusal", func() string {
 		var events corev1.EventList
 		if err := f.c.List(ctx, &events, client.InNamespace(f.ns)); err != nil {
-			t.Fatal(err)
+			return err.Error()
 		}
-		found := false
 		for _, e := range events.Items {
-			found = found || (e.InvolvedObject.Name == "shop" && e.Reason == "ImageUpdateFailed" && strings.Contains(e.Message, "permission denied"))
+			if e.InvolvedObject.Name == "shop" && e.Reason == "ImageUpdateFailed" && strings.Contains(e.Message, "permission denied") {
+				return ""
+			}
 		}
-		if found {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no ImageUpdateFailed event on shop naming the refusal; events: %+v", events.Items)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return fmt.Sprintf("events %+v", events.Items)
+	})
 }
