@@ -14,6 +14,16 @@ import (
 	"github.com/capstan-cd/capstan/internal/settings"
 )
 
+// accountRoutes registers the account service: accounts, passwords, tokens and can-i.
+func (s *Server) accountRoutes() {
+	s.mux.HandleFunc("GET /api/v1/account", s.api(s.listAccounts))
+	s.mux.HandleFunc("PUT /api/v1/account/password", s.api(s.updatePassword))
+	s.mux.HandleFunc("GET /api/v1/account/{name}", s.api(s.getAccount))
+	s.mux.HandleFunc("GET /api/v1/account/can-i/{resource}/{action}/{object...}", s.api(s.canI))
+	s.mux.HandleFunc("POST /api/v1/account/{name}/token", s.api(s.createToken))
+	s.mux.HandleFunc("DELETE /api/v1/account/{name}/token/{id}", s.api(s.deleteToken))
+}
+
 // newAccountInfo is the API's view of a local account.
 func newAccountInfo(name string, a *settings.Account) apiwire.Account {
 	info := apiwire.Account{Name: name, Enabled: a.Enabled, Capabilities: a.Capabilities}

@@ -17,6 +17,43 @@ import (
 	"github.com/capstan-cd/capstan/internal/repo/git"
 )
 
+// applicationRoutes registers the Application service: reading and
+// changing Applications, their operations, resources, logs, streams and
+// the terminal.
+func (s *Server) applicationRoutes() {
+	s.mux.HandleFunc("GET /api/v1/applications", s.api(s.listApplications))
+	s.mux.HandleFunc("POST /api/v1/applications", s.api(s.createApplication))
+	s.mux.HandleFunc("GET /api/v1/applications/{name}", s.api(s.getApplication))
+	s.mux.HandleFunc("POST /api/v1/applications/{name}/sync", s.api(s.syncApplication))
+	s.mux.HandleFunc("DELETE /api/v1/applications/{name}", s.api(s.deleteApplication))
+	s.mux.HandleFunc("PUT /api/v1/applications/{name}", s.api(s.updateApplication))
+	s.mux.HandleFunc("PUT /api/v1/applications/{name}/spec", s.api(s.updateApplicationSpec))
+	s.mux.HandleFunc("PATCH /api/v1/applications/{name}", s.api(s.patchApplication))
+	s.mux.HandleFunc("POST /api/v1/applications/{name}/rollback", s.api(s.rollbackApplication))
+	s.mux.HandleFunc("DELETE /api/v1/applications/{name}/operation", s.api(s.terminateOperation))
+	s.mux.HandleFunc("GET /api/v1/applications/{name}/events", s.api(s.applicationEvents))
+	s.mux.HandleFunc("GET /api/v1/applications/{name}/manifests", s.api(s.manifests))
+	s.mux.HandleFunc("POST "+manifestsWithFilesPath, s.api(s.manifestsWithFiles))
+	s.mux.HandleFunc("GET /api/v1/applications/{name}/managed-resources", s.api(s.managedResources))
+	s.mux.HandleFunc("GET /api/v1/applications/{name}/resource-tree", s.api(s.resourceTree))
+	s.mux.HandleFunc("GET /api/v1/applications/{name}/resource", s.api(s.liveResource))
+	s.mux.HandleFunc("POST /api/v1/applications/{name}/resource", s.api(s.patchResource))
+	s.mux.HandleFunc("DELETE /api/v1/applications/{name}/resource", s.api(s.deleteResource))
+	s.mux.HandleFunc("GET /api/v1/applications/{name}/resource/actions", s.api(s.listActions))
+	s.mux.HandleFunc("GET /terminal", s.authorized(s.terminal))
+	s.mux.HandleFunc("GET /api/v1/applications/{name}/logs", s.authorized(s.podLogs))
+	s.mux.HandleFunc("GET /api/v1/applications/{name}/pods/{podName}/logs", s.authorized(s.podLogs))
+	s.mux.HandleFunc("POST /api/v1/applications/{name}/resource/actions", s.api(s.runAction))
+	s.mux.HandleFunc("POST /api/v1/applications/{name}/resource/actions/v2", s.api(s.runAction))
+	s.mux.HandleFunc("GET /api/v1/stream/applications", s.authorized(s.streamApplications))
+	s.mux.HandleFunc("GET /api/v1/stream/applications/{applicationName}/resource-tree", s.authorized(s.streamResourceTree))
+	s.mux.HandleFunc("GET /api/v1/applications/{name}/syncwindows", s.api(s.applicationSyncWindows))
+	s.mux.HandleFunc("GET /api/v1/applications/{appName}/server-side-diff", s.api(s.serverSideDiff))
+	s.mux.HandleFunc("POST /api/v1/applications/{appName}/server-side-diff", s.api(s.serverSideDiff))
+	s.mux.HandleFunc("GET /api/v1/applications/{name}/links", s.api(s.applicationLinks))
+	s.mux.HandleFunc("GET /api/v1/applications/{name}/resource/links", s.api(s.resourceLinks))
+}
+
 // appObject is an Application's RBAC object: <project>/<name>, or
 // <project>/<namespace>/<name> outside the control namespace.
 func (s *Server) appObject(app *v1alpha1.Application) string {

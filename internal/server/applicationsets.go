@@ -15,6 +15,14 @@ import (
 	"github.com/capstan-cd/capstan/internal/rbac"
 )
 
+// applicationSetRoutes registers the ApplicationSet service.
+func (s *Server) applicationSetRoutes() {
+	s.mux.HandleFunc("GET /api/v1/applicationsets", s.api(s.listApplicationSets))
+	s.mux.HandleFunc("POST /api/v1/applicationsets", s.api(s.createApplicationSet))
+	s.mux.HandleFunc("GET /api/v1/applicationsets/{name}", s.api(s.getApplicationSet))
+	s.mux.HandleFunc("DELETE /api/v1/applicationsets/{name}", s.api(s.deleteApplicationSet))
+}
+
 // appSetObject is an ApplicationSet's RBAC object, as for the
 // Applications it makes: <project>/<name>, or <project>/<namespace>/<name>
 // outside the control namespace, the project being the template's.

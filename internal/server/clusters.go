@@ -15,6 +15,17 @@ import (
 	"github.com/capstan-cd/capstan/internal/rbac"
 )
 
+// clusterRoutes registers the cluster service.
+func (s *Server) clusterRoutes() {
+	s.mux.HandleFunc("GET /api/v1/clusters", s.api(s.listClusters))
+	s.mux.HandleFunc("GET /api/v1/clusters/{server}", s.api(s.getCluster))
+	s.mux.HandleFunc("POST /api/v1/clusters", s.api(s.createCluster))
+	s.mux.HandleFunc("DELETE /api/v1/clusters/{server}", s.api(s.deleteCluster))
+	s.mux.HandleFunc("POST /api/v1/clusters/{server}/rotate-auth", s.api(s.rotateClusterAuth))
+	s.mux.HandleFunc("PUT /api/v1/clusters/{server}", s.api(s.updateCluster))
+	s.mux.HandleFunc("POST /api/v1/clusters/{server}/invalidate-cache", s.api(s.invalidateClusterCache))
+}
+
 // clusterObject is a cluster's RBAC object: <project>/<server>, or the
 // server URL for a cluster of no project.
 func clusterObject(c *cluster.Spec) string {

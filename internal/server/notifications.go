@@ -6,6 +6,13 @@ import (
 	"github.com/capstan-cd/capstan/internal/settings"
 )
 
+// notificationRoutes registers the notification service's catalog lists.
+func (s *Server) notificationRoutes() {
+	s.mux.HandleFunc("GET /api/v1/notifications/services", s.api(s.listNotificationServices))
+	s.mux.HandleFunc("GET /api/v1/notifications/triggers", s.api(s.listNotificationTriggers))
+	s.mux.HandleFunc("GET /api/v1/notifications/templates", s.api(s.listNotificationTemplates))
+}
+
 // The notifications settings as Argo CD's NotificationService lists them:
 // the names of the services, triggers and templates argocd-notifications-cm
 // defines, for any signed-in user (Argo CD asks no RBAC of these).

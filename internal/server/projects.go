@@ -15,6 +15,23 @@ import (
 	"github.com/capstan-cd/capstan/internal/settings"
 )
 
+// projectRoutes registers the project service, with its roles' tokens,
+// sync windows, links and events.
+func (s *Server) projectRoutes() {
+	s.mux.HandleFunc("GET /api/v1/projects", s.api(s.listProjects))
+	s.mux.HandleFunc("GET /api/v1/projects/{name}", s.api(s.getProject))
+	s.mux.HandleFunc("GET /api/v1/projects/{name}/detailed", s.api(s.getDetailedProject))
+	s.mux.HandleFunc("POST /api/v1/projects", s.api(s.createProject))
+	s.mux.HandleFunc("DELETE /api/v1/projects/{name}", s.api(s.deleteProject))
+	s.mux.HandleFunc("PUT /api/v1/projects/{name}", s.api(s.updateProject))
+	s.mux.HandleFunc("POST /api/v1/projects/{name}/roles/{role}/token", s.api(s.createRoleToken))
+	s.mux.HandleFunc("DELETE /api/v1/projects/{name}/roles/{role}/token/{iat}", s.api(s.deleteRoleToken))
+	s.mux.HandleFunc("GET /api/v1/projects/{name}/syncwindows", s.api(s.projectSyncWindows))
+	s.mux.HandleFunc("GET /api/v1/projects/{name}/links", s.api(s.projectLinks))
+	s.mux.HandleFunc("GET /api/v1/projects/{name}/globalprojects", s.api(s.globalProjects))
+	s.mux.HandleFunc("GET /api/v1/projects/{name}/events", s.api(s.projectEvents))
+}
+
 // listProjects answers GET /api/v1/projects with the projects the caller
 // may get.
 func (s *Server) listProjects(r *http.Request, c *caller) (any, error) {

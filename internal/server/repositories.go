@@ -34,6 +34,14 @@ type repositoryRoutes struct {
 	what      string
 }
 
+// repositoryServiceRoutes registers the repository service and the
+// repository credentials service, which share their handlers.
+func (s *Server) repositoryServiceRoutes() {
+	s.repositoryRoutes("/api/v1/repositories", false)
+	s.mux.HandleFunc("POST /api/v1/repositories/{url}/validate", s.api(s.validateRepository))
+	s.repositoryRoutes("/api/v1/repocreds", true)
+}
+
 func (s *Server) repositoryRoutes(prefix string, templates bool) {
 	rr := &repositoryRoutes{s: s, templates: templates, what: map[bool]string{false: "repository", true: "repository credentials"}[templates]}
 	s.mux.HandleFunc("GET "+prefix, s.api(rr.list))

@@ -13,6 +13,12 @@ import (
 	"github.com/capstan-cd/capstan/internal/rbac"
 )
 
+// uiRoutes registers the web UI: its list of applications and its pages.
+func (s *Server) uiRoutes() {
+	s.mux.HandleFunc("GET /api/v1/ui/applications", s.api(s.uiApplications))
+	s.mux.HandleFunc("/", s.webUI)
+}
+
 // The web UI's application list, GET /api/v1/ui/applications: one page of
 // short summaries, filtered and counted by the server, so a browser never
 // downloads every Application (Argo CD's UI does, and waits minutes at a
