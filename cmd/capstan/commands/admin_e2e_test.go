@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/cmd/capstan/commands/cmdutil"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
@@ -133,7 +134,7 @@ func TestAdminCommands(t *testing.T) {
 	spec := f.expect(0, "admin", "app", "generate-spec", "guestbook", "--repo", "https://github.com/argoproj/argocd-example-apps.git", "--path", "guestbook",
 		"--dest-server", "https://kubernetes.default.svc", "--dest-namespace", "default", "--sync-policy", "automated")
 	var generated v1alpha1.Application
-	if err := readObject(write("gen.yaml", spec), &generated); err != nil || generated.Kind != "Application" || generated.Spec.Source.Path != "guestbook" ||
+	if err := cmdutil.ReadObject(write("gen.yaml", spec), &generated); err != nil || generated.Kind != "Application" || generated.Spec.Source.Path != "guestbook" ||
 		generated.Spec.SyncPolicy == nil || generated.Spec.SyncPolicy.Automated == nil {
 		t.Errorf("app generate-spec: %v\n%s", err, spec)
 	}

@@ -46,7 +46,7 @@ func TestImageUpdaterRunThroughTheAPI(t *testing.T) {
 	}
 	f.login()
 	apiKey := strings.TrimSpace(f.expect(0, "account", "generate-token", "--account", "image-updater"))
-	if err := f.c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: tokenSecretName, Namespace: f.ns},
+	if err := f.c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "argocd-image-updater-token", Namespace: f.ns},
 		StringData: map[string]string{"argocd.token": apiKey}}); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
+	"github.com/capstan-cd/capstan/cmd/capstan/commands/component"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/toolbin"
 )
@@ -89,7 +90,7 @@ func TestEveryParamIsRead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			reads := strings.Split(cmd.Annotations[envAnnotation], ",")
+			reads := strings.Split(cmd.Annotations[component.EnvAnnotation], ",")
 			var accepted []string
 			for _, e := range c.Env {
 				ref := e.ValueFrom
@@ -100,7 +101,7 @@ func TestEveryParamIsRead(t *testing.T) {
 				if !slices.Contains(reads, e.Name) {
 					t.Errorf("%s (key %s) is set by the install but not read by %s", e.Name, ref.ConfigMapKeyRef.Key, cmd.CommandPath())
 				}
-				if slices.Contains(strings.Split(cmd.Annotations[noEffectAnnotation], ","), e.Name) {
+				if slices.Contains(strings.Split(cmd.Annotations[component.NoEffectAnnotation], ","), e.Name) {
 					accepted = append(accepted, e.Name)
 				}
 				if v, ok := documented[ref.ConfigMapKeyRef.Key]; ok {
@@ -124,17 +125,5 @@ func TestEveryParamIsRead(t *testing.T) {
 	}
 	if checked < 150 {
 		t.Errorf("only %d variables checked", checked)
-	}
-}
-
-// TestNoEffectReasons: every variable a component accepts without acting
-// on it has its reason.
-func TestNoEffectReasons(t *testing.T) {
-	for _, list := range [][]string{serverNoEffect, controllerNoEffect, repoServerNoEffect, appSetNoEffect} {
-		for _, name := range list {
-			if noEffect[name] == "" {
-				t.Errorf("%s has no reason in noEffect", name)
-			}
-		}
 	}
 }

@@ -1,8 +1,10 @@
-// Package commands holds capstan's cobra commands: the CLI that talks to an
-// API server as Argo CD's does, the admin tools that work on an install
-// directly (export and import of backups among them), and the commands that
-// run Capstan's components. Most commands parse flags and call into
-// internal packages; the admin tools keep their own logic here.
+// Package commands is capstan's command line: it puts together the CLI
+// that talks to an API server as Argo CD's does (package cli), the admin
+// tools that work on an install directly (package admin) and the commands
+// that run Capstan's components (package component), and decides which of
+// them a binary runs by the name it was started under. Its tests run the
+// whole binary's commands against real API servers, Argo CD's own CLI
+// among the clients.
 package commands
 
 import (
@@ -16,7 +18,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/capstan-cd/capstan/internal/apiclient"
+	"github.com/capstan-cd/capstan/cmd/capstan/commands/admin"
+	"github.com/capstan-cd/capstan/cmd/capstan/commands/cli"
+	"github.com/capstan-cd/capstan/cmd/capstan/commands/cmdutil"
+	"github.com/capstan-cd/capstan/cmd/capstan/commands/component"
 )
 
 // NewRoot returns the capstan command with every subcommand attached.
@@ -41,20 +46,11 @@ func newRootAs(program string) (*cobra.Command, func()) {
 		// main prints errors as one line; see Execute.
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRenderCommand(), newDexCommand(), newRepoServerCommand(), newRenderWorkerCommand(), newCMPServerCommand(), newGitAskPassCommand(), newAdminCommand(), newControllerCommand(), newServerCommand(), newRunCommand(),
-		newImageUpdaterCommand(), newApplicationSetControllerCommand(), newNotificationsControllerCommand())
+	root.AddCommand(admin.NewRenderCommand(), admin.NewCommand())
+	root.AddCommand(component.Commands()...)
 	// Argo CD's global client flags are the root's, as in Argo CD's CLI.
-	cf := &clientFlags{}
-	if program == ArgoCDName {
-		cf.defaultConfig = apiclient.ArgoCDPath()
-	}
-	cf.add(root)
-	root.AddCommand(newLoginCommand(cf), newLogoutCommand(cf), newContextCommand(cf), newReloginCommand(cf))
-	for _, group := range []*cobra.Command{newVersionCommand(cf), newAppCommand(cf), newRepoCommand(cf, false), newRepoCommand(cf, true), newClusterCommand(cf),
-		newProjCommand(cf), newAccountCommand(cf), newCertCommand(cf), newGPGCommand(cf), newConfigureCommand(cf), newApplicationSetCommand(cf)} {
-		root.AddCommand(withKubeFlags(group))
-	}
-	return root, cf.release
+	release := cli.AddCommands(root, program == ArgoCDName)
+	return root, release
 }
 
 // Execute runs the command line and returns the process exit code: 0, or
@@ -109,7 +105,7 @@ func ExecuteAs(program string, args []string, stdout, stderr io.Writer) int {
 		stop()
 	}()
 	if err := root.ExecuteContext(ctx); err != nil {
-		code, show := exitCode(err)
+		code, show := cmdutil.ExitCode(err)
 		if show {
 			fmt.Fprintln(stderr, "error:", strings.Join(strings.Fields(err.Error()), " "))
 		}

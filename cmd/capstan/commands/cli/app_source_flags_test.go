@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+)
+
+// applyFlags parses args as app create's spec flags and applies them to app.
+func applyFlags(t *testing.T, app *v1alpha1.Application, args ...string) error {
+	t.Helper()
+	s := &specFlags{}
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	s.add(fs)
+	fs.IntVar(&s.sourcePosition, "source-position", -1, "")
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return s.apply(fs, app)
+}
+
+func TestSourceFlags(t *testing.T) {
+	app := &v1alpha1.Application{}
+	err := applyFlags(t, app, "--repo", "https://example.com/r.git", "--path", "p",
+		"--helm-skip-crds", "--helm-set-file", "cert=files/ca.pem", "--helm-namespace", "web", "--helm-api-versions", "v1", "--ignore-missing-value-files",
+		"--nameprefix", "pre-", "--kustomize-common-label", "team=web", "--kustomize-replica", "api=3", "--kustomize-force-common-label",
+		"--directory-exclude", "*.json", "--jsonnet-tla-code", "n=1+1", "--jsonnet-ext-var-str", "env=prod", "--jsonnet-libs", "vendor",
+		"--config-management-plugin", "cmp", "--plugin-env", "FOO=bar", "--ref", "values", "--source-name", "main",
+		"--sync-policy", "automated", "--allow-empty", "--sync-retry-limit", "4", "--revision-history-limit", "3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, spec := app.Spec.Source, app.Spec
+	switch {
+	case !src.Helm.SkipCrds || src.Helm.FileParameters[0] != (v1alpha1.HelmFileParameter{Name: "cert", Path: "files/ca.pem"}) ||
+		src.Helm.Namespace != "web" || src.Helm.APIVersions[0] != "v1" || !src.Helm.IgnoreMissingValueFiles:
+		t.Errorf("helm: %+v", src.Helm)
+	case src.Kustomize.NamePrefix != "pre-" || src.Kustomize.CommonLabels["team"] != "web" || src.Kustomize.Replicas[0].Count.IntValue() != 3 || !src.Kustomize.ForceCommonLabels:
+		t.Errorf("kustomize: %+v", src.Kustomize)
+	case src.Directory.Exclude != "*.json" || !src.Directory.Jsonnet.TLAs[0].Code || src.Directory.Jsonnet.ExtVars[0].Value != "prod" || src.Directory.Jsonnet.Libs[0] != "vendor":
+		t.Errorf("directory: %+v", src.Directory)
+	case src.Plugin.Name != "cmp" || src.Plugin.Env[0].Value != "bar" || src.Ref != "values" || src.Name != "main":
+		t.Errorf("source: %+v", src)
+	case !spec.SyncPolicy.Automated.AllowEmpty || spec.SyncPolicy.Retry.Limit != 4 || *spec.RevisionHistoryLimit != 3:
+		t.Errorf("spec: %+v %+v", spec.SyncPolicy, spec.RevisionHistoryLimit)
+	}
+
+	for _, bad := range [][]string{
+		{"--kustomize-replica", "api=three"},
+		{"--plugin-env", "novalue"},
+		{"--allow-empty"},
+		{"--sync-retry-limit", "-1"},
+	} {
+		if err := applyFlags(t, &v1alpha1.Application{}, bad...); err == nil {
+			t.Errorf("%v was accepted", bad)
+		}
+	}
+
+	multi := &v1alpha1.Application{Spec: v1alpha1.ApplicationSpec{Sources: v1alpha1.ApplicationSources{{RepoURL: "a"}, {RepoURL: "b"}}}}
+	if err := applyFlags(t, multi, "--source-position", "2", "--revision", "v2"); err != nil || multi.Spec.Sources[1].TargetRevision != "v2" {
+		t.Errorf("--source-position 2: %v %+v", err, multi.Spec.Sources)
+	}
+	if err := applyFlags(t, multi, "--revision", "v3"); err == nil {
+		t.Error("a multi-source change without --source-position was accepted")
+	}
+}

@@ -1,0 +1,250 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/capstan-cd/capstan/cmd/capstan/commands/cmdutil"
+	"github.com/capstan-cd/capstan/internal/apiclient"
+	"github.com/capstan-cd/capstan/internal/repo/manifest"
+)
+
+// ApplicationSets are handled as Argo CD's API shapes them, without Go
+// types of their own: the API server answers Unimplemented until Capstan
+// has an ApplicationSet controller, and these commands then work as they
+// are.
+
+func newApplicationSetCommand(f *clientFlags) *cobra.Command {
+	cmd := &cobra.Command{Use: "appset", Short: "Manage ApplicationSets"}
+	cmd.AddCommand(newAppSetCreateCommand(f), newAppSetGetCommand(f), newAppSetListCommand(f), newAppSetDeleteCommand(f), newAppSetGenerateCommand(f))
+	return cmd
+}
+
+func appSetPath(name, suffix string) string {
+	ns, short, ok := strings.Cut(name, "/")
+	if !ok {
+		return "/api/v1/applicationsets/" + url.PathEscape(name) + suffix
+	}
+	sep := map[bool]string{true: "&", false: "?"}[strings.Contains(suffix, "?")]
+	return "/api/v1/applicationsets/" + url.PathEscape(short) + suffix + sep + "appsetNamespace=" + url.QueryEscape(ns)
+}
+
+// readAppSets reads the ApplicationSets of YAML or JSON files.
+func readAppSets(files []string) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	for _, file := range files {
+		data, err := cmdutil.ReadBounded(file)
+		if err != nil {
+			return nil, err
+		}
+		objs, err := manifest.Parse(file, data)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			if o.GetKind() != "ApplicationSet" {
+				return nil, fmt.Errorf("%s: %s %s is not an ApplicationSet", file, o.GetKind(), o.GetName())
+			}
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+func newAppSetCreateCommand(f *clientFlags) *cobra.Command {
+	var upsert, dryRun bool
+	var output string
+	cmd := &cobra.Command{
+		Use:     "create FILE...",
+		Short:   "Create ApplicationSets from files",
+		Example: "  capstan appset create appset.yaml\n  capstan appset create --upsert --dry-run -o yaml appset.yaml",
+		Args:    cobra.MinimumNArgs(1),
+		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
+			sets, err := readAppSets(args)
+			if err != nil {
+				return err
+			}
+			for _, set := range sets {
+				var created map[string]any
+				q := url.Values{"upsert": {fmt.Sprint(upsert)}, "dryRun": {fmt.Sprint(dryRun)}}
+				if err := c.Do(cmd.Context(), "POST", "/api/v1/applicationsets?"+q.Encode(), set.Object, &created); err != nil {
+					return fmt.Errorf("creating ApplicationSet %s: %w", set.GetName(), err)
+				}
+				if output != "wide" {
+					if err := cmdutil.PrintObject(cmd.OutOrStdout(), created, output); err != nil {
+						return err
+					}
+					continue
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "ApplicationSet '%s' created%s\n", set.GetName(), map[bool]string{true: " (dry run)", false: ""}[dryRun])
+			}
+			return nil
+		}),
+	}
+	cmd.Flags().BoolVar(&upsert, "upsert", false, "replace an existing ApplicationSet with a different spec")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "check without creating")
+	cmd.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide, json or yaml")
+	return cmd
+}
+
+func newAppSetGetCommand(f *clientFlags) *cobra.Command {
+	var output string
+	var showParams bool
+	cmd := &cobra.Command{
+		Use:     "get APPSETNAME",
+		Short:   "Show an ApplicationSet",
+		Example: "  capstan appset get guestbooks\n  capstan appset get team-a/guestbooks -o yaml",
+		Args:    cobra.ExactArgs(1),
+		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
+			var set map[string]any
+			if err := c.Do(cmd.Context(), "GET", appSetPath(args[0], ""), nil, &set); err != nil {
+				return fmt.Errorf("getting ApplicationSet %s: %w", args[0], err)
+			}
+			if output != "wide" {
+				return cmdutil.PrintObject(cmd.OutOrStdout(), set, output)
+			}
+			printAppSet(cmd.OutOrStdout(), &unstructured.Unstructured{Object: set}, showParams)
+			return nil
+		}),
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide, json or yaml")
+	cmd.Flags().BoolVar(&showParams, "show-params", false, "show the generators' parameters")
+	return cmd
+}
+
+// printAppSet prints an ApplicationSet's summary, as Argo CD's appset get.
+func printAppSet(w io.Writer, set *unstructured.Unstructured, showParams bool) {
+	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
+	str := func(path ...string) string { v, _, _ := unstructured.NestedString(set.Object, path...); return v }
+	fmt.Fprintf(tw, "Name:\t%s/%s\n", set.GetNamespace(), set.GetName())
+	fmt.Fprintf(tw, "Project:\t%s\n", str("spec", "template", "spec", "project"))
+	fmt.Fprintf(tw, "Server:\t%s\n", str("spec", "template", "spec", "destination", "server"))
+	fmt.Fprintf(tw, "Namespace:\t%s\n", str("spec", "template", "spec", "destination", "namespace"))
+	fmt.Fprintf(tw, "Repo:\t%s\n", str("spec", "template", "spec", "source", "repoURL"))
+	fmt.Fprintf(tw, "Path:\t%s\n", str("spec", "template", "spec", "source", "path"))
+	conditions, _, _ := unstructured.NestedSlice(set.Object, "status", "conditions")
+	for _, c := range conditions {
+		if m, ok := c.(map[string]any); ok {
+			fmt.Fprintf(tw, "Condition:\t%v: %v\n", m["type"], m["message"])
+		}
+	}
+	if showParams {
+		generators, _, _ := unstructured.NestedSlice(set.Object, "spec", "generators")
+		for i, g := range generators {
+			fmt.Fprintf(tw, "Generator %d:\t%v\n", i+1, g)
+		}
+	}
+	_ = tw.Flush()
+}
+
+func newAppSetListCommand(f *clientFlags) *cobra.Command {
+	var output, selector, namespace string
+	var projects []string
+	cmd := &cobra.Command{
+		Use:     "list",
+		Short:   "List ApplicationSets",
+		Example: "  capstan appset list\n  capstan appset list -p default -l team=web -o name",
+		Args:    cobra.NoArgs,
+		RunE: f.withClient(func(cmd *cobra.Command, _ []string, c *apiclient.Client) error {
+			q := url.Values{"selector": {selector}, "projects": projects, "appsetNamespace": {namespace}}
+			var list struct {
+				Items []map[string]any `json:"items"`
+			}
+			if err := c.Do(cmd.Context(), "GET", "/api/v1/applicationsets?"+q.Encode(), nil, &list); err != nil {
+				return fmt.Errorf("listing ApplicationSets: %w", err)
+			}
+			switch output {
+			case "name":
+				for _, s := range list.Items {
+					u := unstructured.Unstructured{Object: s}
+					fmt.Fprintln(cmd.OutOrStdout(), u.GetNamespace()+"/"+u.GetName())
+				}
+				return nil
+			case "wide", "":
+			default:
+				return cmdutil.PrintObject(cmd.OutOrStdout(), list.Items, output)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tPROJECT\tSYNCPOLICY\tCONDITIONS\tREPO\tPATH\tTARGET")
+			for _, s := range list.Items {
+				u := unstructured.Unstructured{Object: s}
+				str := func(path ...string) string { v, _, _ := unstructured.NestedString(s, path...); return v }
+				fmt.Fprintf(tw, "%s/%s\t%s\t%s\t%s\t%s\t%s\t%s\n", u.GetNamespace(), u.GetName(), str("spec", "template", "spec", "project"),
+					str("spec", "syncPolicy", "applicationsSync"), "", str("spec", "template", "spec", "source", "repoURL"),
+					str("spec", "template", "spec", "source", "path"), str("spec", "template", "spec", "source", "targetRevision"))
+			}
+			return tw.Flush()
+		}),
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide, name, json or yaml")
+	cmd.Flags().StringVarP(&selector, "selector", "l", "", "label selector")
+	cmd.Flags().StringArrayVarP(&projects, "project", "p", nil, "only these projects (repeatable)")
+	cmd.Flags().StringVarP(&namespace, "appset-namespace", "N", "", "only this namespace's ApplicationSets")
+	return cmd
+}
+
+func newAppSetDeleteCommand(f *clientFlags) *cobra.Command {
+	var yes bool
+	cmd := &cobra.Command{
+		Use:     "delete APPSETNAME...",
+		Short:   "Delete ApplicationSets",
+		Example: "  capstan appset delete guestbooks --yes",
+		Args:    cobra.MinimumNArgs(1),
+		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
+			for _, name := range args {
+				if !f.confirm(cmd, yes, fmt.Sprintf("Are you sure you want to delete '%s' and all its Applications? [y/n] ", name)) {
+					fmt.Fprintf(cmd.OutOrStdout(), "The command to delete '%s' was cancelled.\n", name)
+					continue
+				}
+				if err := c.Do(cmd.Context(), "DELETE", appSetPath(name, ""), nil, nil); err != nil {
+					return fmt.Errorf("deleting ApplicationSet %s: %w", name, err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "ApplicationSet '%s' deleted\n", name)
+			}
+			return nil
+		}),
+	}
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
+	return cmd
+}
+
+func newAppSetGenerateCommand(f *clientFlags) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:     "generate FILE",
+		Short:   "Print the Applications an ApplicationSet would make, without creating them",
+		Example: "  capstan appset generate appset.yaml -o yaml",
+		Args:    cobra.ExactArgs(1),
+		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
+			sets, err := readAppSets(args)
+			if err != nil {
+				return err
+			}
+			if len(sets) != 1 {
+				return fmt.Errorf("%s holds %d ApplicationSets, not one", args[0], len(sets))
+			}
+			var resp struct {
+				Applications []map[string]any `json:"applications"`
+			}
+			if err := c.Do(cmd.Context(), "POST", "/api/v1/applicationsets/generate", map[string]any{"applicationSet": sets[0].Object}, &resp); err != nil {
+				return fmt.Errorf("generating the Applications of %s: %w", sets[0].GetName(), err)
+			}
+			if output == "wide" {
+				for _, a := range resp.Applications {
+					u := unstructured.Unstructured{Object: a}
+					fmt.Fprintln(cmd.OutOrStdout(), u.GetName())
+				}
+				return nil
+			}
+			return cmdutil.PrintObject(cmd.OutOrStdout(), resp.Applications, output)
+		}),
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide, json or yaml")
+	return cmd
+}

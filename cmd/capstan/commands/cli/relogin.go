@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/capstan-cd/capstan/internal/apiclient"
+)
+
+// tokenClaims reads a session token's subject and issuer without checking
+// it: the server does that; the CLI only needs to know who to log in as.
+func tokenClaims(token string) (subject, issuer string, err error) {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return "", "", errors.New("the context's token is not a JWT")
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return "", "", fmt.Errorf("the context's token: %w", err)
+	}
+	var claims struct {
+		Sub string `json:"sub"`
+		Iss string `json:"iss"`
+	}
+	if err := json.Unmarshal(payload, &claims); err != nil {
+		return "", "", fmt.Errorf("the context's token: %w", err)
+	}
+	return claims.Sub, claims.Iss, nil
+}
+
+func newReloginCommand(f *clientFlags) *cobra.Command {
+	var password string
+	var ssoPort int
+	var launch bool
+	var callback string
+	cmd := &cobra.Command{
+		Use:     "relogin",
+		Short:   "Log in again to the current context's server as the same user",
+		Example: "  capstan relogin --password \"$PASSWORD\"\n  capstan relogin   # after an SSO session expired",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := apiclient.Load(f.config)
+			if err != nil {
+				return err
+			}
+			s, token, err := cfg.Context(f.context)
+			if err != nil {
+				return err
+			}
+			name := cmp.Or(f.context, cfg.CurrentContext)
+			subject, issuer, err := tokenClaims(token)
+			if err != nil {
+				return err
+			}
+			if issuer != "" && issuer != "argocd" {
+				if callback != "" {
+					return errors.New("--callback is not supported by Capstan's CLI: the browser returns to --sso-port on localhost")
+				}
+				ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Minute)
+				defer cancel()
+				if token, err = ssoLogin(ctx, s, ssoPort, "", launch, cmd.OutOrStdout()); err != nil {
+					return fmt.Errorf("SSO login to %s: %w", s.Server, err)
+				}
+			} else {
+				if password == "" {
+					return errors.New("--password is required to log in again as " + subject)
+				}
+				c, err := apiclient.Connect(s, "", f.conn)
+				if err != nil {
+					return err
+				}
+				var resp struct{ Token string }
+				username, _, _ := strings.Cut(subject, ":")
+				if err := c.Do(cmd.Context(), "POST", "/api/v1/session", map[string]string{"username": username, "password": password}, &resp); err != nil {
+					return fmt.Errorf("logging in to %s: %w", s.Server, err)
+				}
+				token = resp.Token
+			}
+			cfg.Upsert(name, s, token)
+			if err := cfg.Save(f.config); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Context '%s' updated\n", name)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&password, "password", "", "the account's password")
+	cmd.Flags().IntVar(&ssoPort, "sso-port", 8085, "localhost port the browser returns to after an SSO login")
+	cmd.Flags().BoolVar(&launch, "sso-launch-browser", true, "open the browser for an SSO login (otherwise only print the address)")
+	cmd.Flags().StringVar(&callback, "callback", "", "SSO callback URL (not supported: the browser returns to --sso-port)")
+	return cmd
+}
+
+func newConfigureCommand(f *clientFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "configure",
+		Short:   "Change the CLI's local settings",
+		Example: "  capstan configure --prompts-enabled\n  capstan configure --prompts-enabled=false",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return editConfig(f, func(cfg *apiclient.Config) error {
+				cfg.PromptsEnabled = f.promptsEnabled
+				fmt.Fprintf(cmd.OutOrStdout(), "Successfully updated the following configuration settings:\nprompts-enabled: %t\n", f.promptsEnabled)
+				return nil
+			})
+		},
+	}
+	return cmd
+}

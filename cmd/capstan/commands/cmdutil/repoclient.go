@@ -1,0 +1,49 @@
+package cmdutil
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/capstan-cd/capstan/internal/repo/reposerver"
+)
+
+// DefaultAppConfigPath is where Argo CD's install mounts a component's
+// certificates (argocd-repo-server-tls and others); ARGOCD_APP_CONFIG_PATH
+// moves it, as it does for Argo CD.
+const DefaultAppConfigPath = "/app/config"
+
+// AppConfigDir is the directory sub of the mounted configuration.
+func AppConfigDir(sub string) string {
+	root := os.Getenv("ARGOCD_APP_CONFIG_PATH")
+	if root == "" {
+		root = DefaultAppConfigPath
+	}
+	return filepath.Join(root, sub)
+}
+
+// RepoClientFlags say how the API server or the controller reaches the
+// repo server.
+type RepoClientFlags struct {
+	Addr      string
+	Plaintext bool
+	Strict    bool
+	// CADir is where the component finds argocd-repo-server-tls mounted:
+	// server/tls or controller/tls under the configuration path.
+	CADir string
+}
+
+// Add puts the flags on cmd; caDir is the mounted certificates' directory.
+func (f *RepoClientFlags) Add(cmd *cobra.Command, caDir string) {
+	f.CADir = caDir
+	cmd.Flags().StringVar(&f.Addr, "repo-server", "argocd-repo-server:8081", "repo server address")
+	cmd.Flags().BoolVar(&f.Plaintext, "repo-server-plaintext", false, "reach the repo server without TLS (one started with --disable-tls)")
+	cmd.Flags().BoolVar(&f.Strict, "repo-server-strict-tls", false,
+		"verify the repo server's certificate against argocd-repo-server-tls as mounted under "+filepath.Join(DefaultAppConfigPath, caDir))
+}
+
+// Dial connects to the repo server.
+func (f *RepoClientFlags) Dial() (*reposerver.Client, error) {
+	return reposerver.Dial(f.Addr, reposerver.ClientTLS{Plaintext: f.Plaintext, Strict: f.Strict, CADir: AppConfigDir(f.CADir)})
+}

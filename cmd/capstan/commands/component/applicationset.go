@@ -1,0 +1,163 @@
+package component
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/cmd/capstan/commands/cmdutil"
+	"github.com/capstan-cd/capstan/internal/applicationset"
+	"github.com/capstan-cd/capstan/internal/repo"
+)
+
+type appSetFlags struct {
+	namespace      string
+	namespaces     []string
+	policy         string
+	policyOverride bool
+	dryRun         bool
+	newGlobbing    bool
+	workers        int
+	maxResources   int
+	preservedAnn   []string
+	preservedLbl   []string
+	elect          bool
+	metricsAddr    string
+	probeAddr      string
+	qps            float32
+	burst          int
+	log            logFlags
+	debug          bool
+}
+
+// appSetEnv names the variables Argo CD's manifests set on the
+// ApplicationSet controller from argocd-cmd-params-cm.
+var appSetEnv = map[string]string{
+	"repo-server":                  "ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER",
+	"repo-server-plaintext":        "ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_PLAINTEXT",
+	"repo-server-strict-tls":       "ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_STRICT_TLS",
+	"policy":                       "ARGOCD_APPLICATIONSET_CONTROLLER_POLICY",
+	"enable-policy-override":       "ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_POLICY_OVERRIDE",
+	"dry-run":                      "ARGOCD_APPLICATIONSET_CONTROLLER_DRY_RUN",
+	"enable-new-git-file-globbing": "ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_NEW_GIT_FILE_GLOBBING",
+	"concurrent-reconciliations":   "ARGOCD_APPLICATIONSET_CONTROLLER_CONCURRENT_RECONCILIATIONS",
+	"applicationset-namespaces":    "ARGOCD_APPLICATIONSET_CONTROLLER_NAMESPACES",
+	"preserved-annotations":        "ARGOCD_APPLICATIONSET_CONTROLLER_GLOBAL_PRESERVED_ANNOTATIONS",
+	"preserved-labels":             "ARGOCD_APPLICATIONSET_CONTROLLER_GLOBAL_PRESERVED_LABELS",
+	"enable-leader-election":       "ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_LEADER_ELECTION",
+	"max-resources-status-count":   "ARGOCD_APPLICATIONSET_CONTROLLER_MAX_RESOURCES_STATUS_COUNT",
+	"kube-api-qps":                 "ARGOCD_K8S_CLIENT_QPS",
+	"kube-api-burst":               "ARGOCD_K8S_CLIENT_BURST",
+	"loglevel":                     "ARGOCD_APPLICATIONSET_CONTROLLER_LOGLEVEL",
+	"logformat":                    "ARGOCD_APPLICATIONSET_CONTROLLER_LOGFORMAT",
+	"debug":                        "ARGOCD_APPLICATIONSET_CONTROLLER_DEBUG",
+}
+
+// appSetNoEffect are the ApplicationSet controller's variables in noEffect.
+var appSetNoEffect = []string{
+	"ARGOCD_APPLICATIONSET_CONTROLLER_ALLOWED_SCM_PROVIDERS", "ARGOCD_GIT_MODULES_ENABLED",
+	"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_GITHUB_API_METRICS", "ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_PROGRESSIVE_SYNCS",
+	"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_SCM_PROVIDERS", "ARGOCD_APPLICATIONSET_CONTROLLER_TOKENREF_STRICT_MODE",
+	"GRPC_ENABLE_TXT_SERVICE_CONFIG", "ARGOCD_K8S_CLIENT_MAX_IDLE_CONNECTIONS", "ARGOCD_K8S_TCP_IDLE_TIMEOUT",
+	"ARGOCD_K8S_TCP_KEEPALIVE", "ARGOCD_K8S_TCP_TIMEOUT", "ARGOCD_K8S_TLS_HANDSHAKE_TIMEOUT",
+	"ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_CA_CERT_PATH", "ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_CLIENT_CERT_KEY_PATH",
+	"ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_CLIENT_CERT_PATH", "ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_TIMEOUT_SECONDS",
+	"ARGOCD_APPLICATIONSET_CONTROLLER_REQUEUE_AFTER", "ARGOCD_APPLICATIONSET_CONTROLLER_SCM_ROOT_CA_PATH",
+	"ARGOCD_APPLICATIONSET_CONTROLLER_WEBHOOK_PARALLELISM_LIMIT",
+}
+
+func (f *appSetFlags) add(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.namespace, "namespace", "argocd", "control namespace: ApplicationSets, AppProjects and cluster Secrets")
+	fl.StringSliceVar(&f.namespaces, "applicationset-namespaces", nil, "other namespaces (globs) whose ApplicationSets are reconciled")
+	fl.StringVar(&f.policy, "policy", "", "what may be done to generated Applications: sync (default), create-only, create-update or create-delete")
+	fl.BoolVar(&f.policyOverride, "enable-policy-override", true, "let an ApplicationSet's spec.syncPolicy.applicationsSync override --policy")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "write no Applications, only ApplicationSet status")
+	fl.BoolVar(&f.newGlobbing, "enable-new-git-file-globbing", false, `in git file patterns, "*" stays within a directory and "**" crosses them`)
+	fl.IntVar(&f.workers, "concurrent-reconciliations", 10, "ApplicationSets reconciled in parallel")
+	fl.IntVar(&f.maxResources, "max-resources-status-count", 5000, "bound on status.resources (0: none)")
+	fl.StringSliceVar(&f.preservedAnn, "preserved-annotations", nil, "annotations of generated Applications kept as found, for every ApplicationSet")
+	fl.StringSliceVar(&f.preservedLbl, "preserved-labels", nil, "labels of generated Applications kept as found, for every ApplicationSet")
+	fl.BoolVar(&f.elect, "enable-leader-election", false, "wait for the controller's Lease, so standby replicas can take over")
+	fl.StringVar(&f.metricsAddr, "metrics-addr", ":8080", "address of /metrics")
+	fl.StringVar(&f.probeAddr, "probe-addr", ":8081", "address of /healthz and /readyz")
+	fl.Float32Var(&f.qps, "kube-api-qps", 50, "requests per second to the Kubernetes API server")
+	fl.IntVar(&f.burst, "kube-api-burst", 100, "request burst to the Kubernetes API server")
+	fl.BoolVar(&f.debug, "debug", false, "log at debug level, whatever --loglevel says")
+	f.log.add(cmd)
+}
+
+// options checks the flags and turns them into the controller's options.
+func (f *appSetFlags) options(cfg *rest.Config, git repo.GitLister, log *slog.Logger) (applicationset.Options, error) {
+	policy := v1alpha1.ApplicationsSyncPolicy(f.policy)
+	switch policy {
+	case "", v1alpha1.ApplicationsSyncPolicySync, v1alpha1.ApplicationsSyncPolicyCreateOnly,
+		v1alpha1.ApplicationsSyncPolicyCreateUpdate, v1alpha1.ApplicationsSyncPolicyCreateDelete:
+	default:
+		return applicationset.Options{}, fmt.Errorf("invalid policy %q: want sync, create-only, create-update or create-delete", f.policy)
+	}
+	return applicationset.Options{
+		Config: cfg, Namespace: f.namespace, Namespaces: f.namespaces, Git: git,
+		Policy: policy, PolicyOverride: &f.policyOverride, DryRun: f.dryRun, PathAwareGlobs: f.newGlobbing,
+		PreservedAnnotations: f.preservedAnn, PreservedLabels: f.preservedLbl,
+		Workers: f.workers, MaxResourcesStatus: f.maxResources, LeaderElection: f.elect,
+		MetricsAddr: f.metricsAddr, ProbeAddr: f.probeAddr, Log: log,
+	}, nil
+}
+
+func newApplicationSetControllerCommand() *cobra.Command {
+	f := &appSetFlags{}
+	rc := &cmdutil.RepoClientFlags{}
+	cmd := &cobra.Command{
+		Use:     "applicationset-controller",
+		Example: "  capstan applicationset-controller --repo-server argocd-repo-server:8081\n  capstan applicationset-controller --policy create-update",
+		Short:   "Generate Applications from ApplicationSets, reading Git through a repo server",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := ctrlconfig.GetConfig()
+			if err != nil {
+				return err
+			}
+			cfg.QPS, cfg.Burst = f.qps, f.burst
+			client, err := rc.Dial()
+			if err != nil {
+				return err
+			}
+			defer client.Close()
+			if f.debug {
+				f.log.level = "debug"
+			}
+			log, err := f.log.logger()
+			if err != nil {
+				return err
+			}
+			opts, err := f.options(cfg, client, log)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return applicationset.Run(ctx, opts)
+		},
+	}
+	f.add(cmd)
+	// Argo CD's controller names the repo server --argocd-repo-server.
+	rc.Add(cmd, "reposerver/tls")
+	cmd.Flags().SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "argocd-repo-server" {
+			name = "repo-server"
+		}
+		return pflag.NormalizedName(name)
+	})
+	bindEnv(cmd, appSetEnv)
+	acceptEnv(cmd, appSetNoEffect...)
+	return cmd
+}

@@ -1,0 +1,154 @@
+package component
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Component flags take their values from the environment variables Argo
+// CD's install manifests set from argocd-cmd-params-cm, under Argo CD's
+// names, so those manifests' settings reach Capstan's components
+// unchanged. A flag on the command line wins; an empty variable (the
+// ConfigMap lacks the key) leaves the flag's default.
+var (
+	serverEnv = map[string]string{
+		"insecure":                  "ARGOCD_SERVER_INSECURE",
+		"application-namespaces":    "ARGOCD_APPLICATION_NAMESPACES",
+		"basehref":                  "ARGOCD_SERVER_BASEHREF",
+		"rootpath":                  "ARGOCD_SERVER_ROOTPATH",
+		"address":                   "ARGOCD_SERVER_LISTEN_ADDRESS",
+		"dex-server":                "ARGOCD_SERVER_DEX_SERVER",
+		"dex-server-plaintext":      "ARGOCD_SERVER_DEX_SERVER_PLAINTEXT",
+		"dex-server-strict-tls":     "ARGOCD_SERVER_DEX_SERVER_STRICT_TLS",
+		"metrics-address":           "ARGOCD_SERVER_METRICS_LISTEN_ADDRESS",
+		"repo-server":               "ARGOCD_SERVER_REPO_SERVER",
+		"repo-server-plaintext":     "ARGOCD_SERVER_REPO_SERVER_PLAINTEXT",
+		"repo-server-strict-tls":    "ARGOCD_SERVER_REPO_SERVER_STRICT_TLS",
+		"loglevel":                  "ARGOCD_SERVER_LOG_LEVEL",
+		"logformat":                 "ARGOCD_SERVER_LOGFORMAT",
+		"x-frame-options":           "ARGOCD_SERVER_X_FRAME_OPTIONS",
+		"content-security-policy":   "ARGOCD_SERVER_CONTENT_SECURITY_POLICY",
+		"sync-with-replace-allowed": "ARGOCD_SYNC_WITH_REPLACE_ALLOWED",
+	}
+	// serverNoEffect are the API server's variables in noEffect.
+	serverNoEffect = []string{
+		"ARGOCD_SERVER_OTLP_ADDRESS", "ARGOCD_SERVER_OTLP_ATTRS", "ARGOCD_SERVER_OTLP_HEADERS", "ARGOCD_SERVER_OTLP_INSECURE",
+		"REDIS_COMPRESSION", "REDISDB", "REDIS_SERVER", "ARGOCD_API_CONTENT_TYPES", "ARGOCD_APP_STATE_CACHE_EXPIRATION",
+		"ARGOCD_SERVER_CONNECTION_STATUS_CACHE_EXPIRATION", "ARGOCD_DEFAULT_CACHE_EXPIRATION", "ARGOCD_SERVER_OIDC_CACHE_EXPIRATION",
+		"ARGOCD_SERVER_GLOB_CACHE_SIZE", "ARGOCD_SERVER_DISABLE_AUTH", "ARGOCD_SERVER_ENABLE_GZIP", "ARGOCD_SERVER_ENABLE_PROXY_EXTENSION",
+		"GRPC_ENABLE_TXT_SERVICE_CONFIG", "ARGOCD_MAX_COOKIE_NUMBER", "ARGOCD_K8S_CLIENT_MAX_IDLE_CONNECTIONS",
+		"ARGOCD_K8S_TCP_IDLE_TIMEOUT", "ARGOCD_K8S_TCP_KEEPALIVE", "ARGOCD_K8S_TCP_TIMEOUT", "ARGOCD_K8S_TLS_HANDSHAKE_TIMEOUT",
+		"ARGOCD_K8SCLIENT_RETRY_BASE_BACKOFF", "ARGOCD_K8SCLIENT_RETRY_MAX", "ARGOCD_SERVER_REPO_SERVER_CA_CERT_PATH",
+		"ARGOCD_SERVER_REPO_SERVER_CLIENT_CERT_KEY_PATH", "ARGOCD_SERVER_REPO_SERVER_CLIENT_CERT_PATH",
+		"ARGOCD_SERVER_REPO_SERVER_TIMEOUT_SECONDS", "ARGOCD_SERVER_STATIC_ASSETS",
+		"ARGOCD_TLS_CIPHERS", "ARGOCD_TLS_MAX_VERSION", "ARGOCD_TLS_MIN_VERSION", "ARGOCD_SERVER_WEBHOOK_PARALLELISM_LIMIT",
+		"ARGOCD_SERVER_WEBHOOK_REFRESH_WORKERS", "ARGOCD_HYDRATOR_ENABLED",
+		"ARGOCD_APPLICATIONSET_CONTROLLER_ALLOWED_SCM_PROVIDERS", "ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_GITHUB_API_METRICS",
+		"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_NEW_GIT_FILE_GLOBBING", "ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_SCM_PROVIDERS",
+		"ARGOCD_APPLICATIONSET_CONTROLLER_SCM_ROOT_CA_PATH",
+	}
+	repoServerEnv = map[string]string{
+		"redis":                    "REDIS_SERVER",
+		"disable-tls":              "ARGOCD_REPO_SERVER_DISABLE_TLS",
+		"parallelismlimit":         "ARGOCD_REPO_SERVER_PARALLELISM_LIMIT",
+		"address":                  "ARGOCD_REPO_SERVER_LISTEN_ADDRESS",
+		"metrics-address":          "ARGOCD_REPO_SERVER_LISTEN_METRICS_ADDRESS", // as Argo CD's manifests name it
+		"loglevel":                 "ARGOCD_REPO_SERVER_LOGLEVEL",
+		"logformat":                "ARGOCD_REPO_SERVER_LOGFORMAT",
+		"redisdb":                  "REDISDB",
+		"default-cache-expiration": "ARGOCD_DEFAULT_CACHE_EXPIRATION",
+		"plugin-tar-exclude":       "ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS",
+	}
+	// repoServerNoEffect are the repo server's variables in noEffect.
+	repoServerNoEffect = []string{
+		"ARGOCD_REPO_SERVER_OTLP_ADDRESS", "ARGOCD_REPO_SERVER_OTLP_ATTRS", "ARGOCD_REPO_SERVER_OTLP_HEADERS", "ARGOCD_REPO_SERVER_OTLP_INSECURE",
+		"REDIS_COMPRESSION", "ARGOCD_REPO_SERVER_ALLOW_OUT_OF_BOUNDS_SYMLINKS", "ARGOCD_REPO_SERVER_CLIENT_CA_PATH",
+		"ARGOCD_REPO_SERVER_DISABLE_HELM_MANIFEST_MAX_EXTRACTED_SIZE", "ARGOCD_REPO_SERVER_DISABLE_OCI_MANIFEST_MAX_EXTRACTED_SIZE",
+		"ARGOCD_REPO_SERVER_ENABLE_BUILTIN_GIT_CONFIG", "ARGOCD_GIT_MODULES_ENABLED", "ARGOCD_GIT_LS_REMOTE_PARALLELISM_LIMIT",
+		"ARGOCD_GIT_REQUEST_TIMEOUT", "GRPC_ENABLE_TXT_SERVICE_CONFIG", "ARGOCD_GRPC_MAX_SIZE_MB",
+		"ARGOCD_REPO_SERVER_HELM_MANIFEST_MAX_EXTRACTED_SIZE", "ARGOCD_HELM_USER_AGENT", "ARGOCD_REPO_SERVER_INCLUDE_HIDDEN_DIRECTORIES",
+		"ARGOCD_REPO_SERVER_MAX_COMBINED_DIRECTORY_MANIFESTS_SIZE", "ARGOCD_REPO_SERVER_OCI_LAYER_MEDIA_TYPES",
+		"ARGOCD_REPO_SERVER_OCI_MANIFEST_MAX_EXTRACTED_SIZE", "ARGOCD_REPO_SERVER_PLUGIN_USE_MANIFEST_GENERATE_PATHS",
+		"ARGOCD_REPO_CACHE_EXPIRATION", "ARGOCD_REVISION_CACHE_LOCK_TIMEOUT", "ARGOCD_REPO_SERVER_STREAMED_MANIFEST_MAX_EXTRACTED_SIZE",
+		"ARGOCD_REPO_SERVER_STREAMED_MANIFEST_MAX_TAR_SIZE", "ARGOCD_TLS_CIPHERS", "ARGOCD_TLS_MAX_VERSION", "ARGOCD_TLS_MIN_VERSION",
+	}
+	controllerEnv = map[string]string{
+		"status-processors":      "ARGOCD_APPLICATION_CONTROLLER_STATUS_PROCESSORS",
+		"operation-processors":   "ARGOCD_APPLICATION_CONTROLLER_OPERATION_PROCESSORS",
+		"app-resync":             "ARGOCD_RECONCILIATION_TIMEOUT",
+		"app-hard-resync":        "ARGOCD_HARD_RECONCILIATION_TIMEOUT",
+		"repo-server":            "ARGOCD_APPLICATION_CONTROLLER_REPO_SERVER",
+		"repo-server-plaintext":  "ARGOCD_APPLICATION_CONTROLLER_REPO_SERVER_PLAINTEXT",
+		"repo-server-strict-tls": "ARGOCD_APPLICATION_CONTROLLER_REPO_SERVER_STRICT_TLS",
+		"kube-api-qps":           "ARGOCD_K8S_CLIENT_QPS",
+		"kube-api-burst":         "ARGOCD_K8S_CLIENT_BURST",
+		"loglevel":               "ARGOCD_APPLICATION_CONTROLLER_LOGLEVEL",
+		"logformat":              "ARGOCD_APPLICATION_CONTROLLER_LOGFORMAT",
+		"hydrator-enabled":       "ARGOCD_HYDRATOR_ENABLED",
+	}
+	// controllerNoEffect are the application controller's variables in noEffect.
+	controllerNoEffect = []string{
+		"ARGOCD_APPLICATION_CONTROLLER_COMMIT_SERVER", "ARGOCD_APP_STATE_CACHE_EXPIRATION", "ARGOCD_CLUSTER_CACHE_BATCH_EVENTS_PROCESSING",
+		"ARGOCD_CLUSTER_CACHE_EVENTS_PROCESSING_INTERVAL", "ARGOCD_DEFAULT_CACHE_EXPIRATION", "ARGOCD_APPLICATION_CONTROLLER_SERVER_SIDE_DIFF",
+		"GRPC_ENABLE_TXT_SERVICE_CONFIG", "ARGOCD_APPLICATION_CONTROLLER_HYDRATION_PROCESSORS", "ARGOCD_IGNORE_NORMALIZER_JQ_TIMEOUT",
+		"ARGOCD_K8S_CLIENT_MAX_IDLE_CONNECTIONS", "ARGOCD_K8S_TCP_IDLE_TIMEOUT", "ARGOCD_K8S_TCP_KEEPALIVE", "ARGOCD_K8S_TCP_TIMEOUT",
+		"ARGOCD_K8S_TLS_HANDSHAKE_TIMEOUT", "ARGOCD_K8SCLIENT_RETRY_BASE_BACKOFF", "ARGOCD_K8SCLIENT_RETRY_MAX",
+		"ARGOCD_APPLICATION_CONTROLLER_KUBECTL_PARALLELISM_LIMIT", "ARGOCD_APPLICATION_CONTROLLER_METRICS_CACHE_EXPIRATION",
+		"ARGOCD_REPO_ERROR_GRACE_PERIOD_SECONDS", "ARGOCD_APPLICATION_CONTROLLER_REPO_SERVER_CA_CERT_PATH",
+		"ARGOCD_APPLICATION_CONTROLLER_REPO_SERVER_CLIENT_CERT_KEY_PATH", "ARGOCD_APPLICATION_CONTROLLER_REPO_SERVER_CLIENT_CERT_PATH",
+		"ARGOCD_APPLICATION_CONTROLLER_REPO_SERVER_TIMEOUT_SECONDS", "ARGOCD_APPLICATION_CONTROLLER_PERSIST_RESOURCE_HEALTH",
+		"ARGOCD_APPLICATION_CONTROLLER_SELF_HEAL_BACKOFF_CAP_SECONDS", "ARGOCD_APPLICATION_CONTROLLER_SELF_HEAL_BACKOFF_COOLDOWN_SECONDS",
+		"ARGOCD_APPLICATION_CONTROLLER_SELF_HEAL_BACKOFF_FACTOR", "ARGOCD_APPLICATION_CONTROLLER_SELF_HEAL_BACKOFF_TIMEOUT_SECONDS",
+		"ARGOCD_APPLICATION_CONTROLLER_SELF_HEAL_TIMEOUT_SECONDS", "ARGOCD_CONTROLLER_SHARDING_ALGORITHM",
+		"ARGOCD_APPLICATION_CONTROLLER_SYNC_TIMEOUT", "ARGOCD_SYNC_WAVE_DELAY",
+		"ARGOCD_APPLICATION_CONTROLLER_OTLP_ADDRESS", "ARGOCD_APPLICATION_CONTROLLER_OTLP_ATTRS",
+		"ARGOCD_APPLICATION_CONTROLLER_OTLP_HEADERS", "ARGOCD_APPLICATION_CONTROLLER_OTLP_INSECURE",
+		"REDIS_COMPRESSION", "REDISDB", "REDIS_SERVER",
+	}
+)
+
+// EnvAnnotation lists, on a component's command, the environment variables
+// it reads (comma-separated): the install's argocd-cmd-params-cm variables
+// must all be among them.
+const EnvAnnotation = "capstan.env"
+
+// readsEnv records that cmd reads the variables names by itself.
+func readsEnv(cmd *cobra.Command, names ...string) {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	all := strings.Split(cmd.Annotations[EnvAnnotation], ",")
+	all = append(all, names...)
+	slices.Sort(all)
+	cmd.Annotations[EnvAnnotation] = strings.Trim(strings.Join(slices.Compact(all), ","), ",")
+}
+
+// bindEnv makes cmd's flags named in vars read their variables before it
+// runs (see above). A value the flag cannot take is an error naming the
+// variable.
+func bindEnv(cmd *cobra.Command, vars map[string]string) {
+	for _, env := range vars {
+		readsEnv(cmd, env)
+	}
+	pre := cmd.PreRunE
+	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
+		for name, env := range vars {
+			fl := cmd.Flags().Lookup(name)
+			value := os.Getenv(env)
+			if fl == nil || fl.Changed || value == "" {
+				continue
+			}
+			if err := fl.Value.Set(value); err != nil {
+				return fmt.Errorf("%s=%q (for --%s): %w", env, value, name, err)
+			}
+		}
+		if pre != nil {
+			return pre(cmd, args)
+		}
+		return nil
+	}
+}

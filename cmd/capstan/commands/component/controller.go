@@ -1,0 +1,270 @@
+package component
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
+
+	"github.com/capstan-cd/capstan/cmd/capstan/commands/cmdutil"
+	"github.com/capstan-cd/capstan/internal/applicationset"
+	"github.com/capstan-cd/capstan/internal/controller"
+	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/notifications"
+	"github.com/capstan-cd/capstan/internal/repo"
+)
+
+type controllerFlags struct {
+	namespace   string
+	workers     int
+	opWorkers   int
+	resync      time.Duration
+	hardResync  time.Duration
+	repoPoll    time.Duration
+	qps         float32
+	burst       int
+	shard       int
+	replicas    int
+	elect       bool
+	crds        bool
+	metrics     int
+	metricsHost string
+	appNS       []string
+	hydrator    bool
+	log         logFlags
+}
+
+func (f *controllerFlags) add(cmd *cobra.Command) {
+	f.log.add(cmd)
+	cmd.Flags().StringVar(&f.namespace, "namespace", "argocd", "control namespace holding Applications, AppProjects and settings")
+	cmd.Flags().IntVar(&f.workers, "status-processors", 20, "Applications reconciled in parallel")
+	cmd.Flags().IntVar(&f.opWorkers, "operation-processors", 10, "syncs run in parallel (within the status processors)")
+	cmd.Flags().DurationVar(&f.resync, "app-resync", 120*time.Second, "periodic refresh of every Application")
+	cmd.Flags().DurationVar(&f.hardResync, "app-hard-resync", 0, "periodic hard refresh of every Application, bypassing the manifest cache (0: never)")
+	cmd.Flags().DurationVar(&f.repoPoll, "repo-poll-interval", 30*time.Second, "how often each followed repository revision is checked for new commits (once per repository, not per Application)")
+	cmd.Flags().Float32Var(&f.qps, "kube-api-qps", 500, "requests per second to each Kubernetes API server")
+	cmd.Flags().IntVar(&f.burst, "kube-api-burst", 1000, "request burst to each Kubernetes API server")
+	cmd.Flags().IntVar(&f.replicas, "replicas", envInt("ARGOCD_CONTROLLER_REPLICAS", 1), "controller replicas sharing the destination clusters (env ARGOCD_CONTROLLER_REPLICAS)")
+	cmd.Flags().IntVar(&f.shard, "shard", -1, "this replica's shard; default: env ARGOCD_CONTROLLER_SHARD, else the StatefulSet ordinal ending the host name, else 0")
+	cmd.Flags().StringSliceVar(&f.appNS, "application-namespaces", envList("ARGOCD_APPLICATION_NAMESPACES", ","), "other namespaces (globs) whose Applications are reconciled; their projects must list them in sourceNamespaces")
+	cmd.Flags().IntVar(&f.metrics, "metrics-port", 8082, "serve Prometheus metrics on this port (0: off)")
+	cmd.Flags().StringVar(&f.metricsHost, "metrics-address", "", "address to serve metrics on (default: every address)")
+	cmd.Flags().BoolVar(&f.elect, "leader-elect", true, "wait for a Lease (one per shard) so standby replicas can take over")
+	cmd.Flags().BoolVar(&f.hydrator, "hydrator-enabled", false, "run the source hydrator: push each spec.sourceHydrator's rendered dry source to its hydrated branch (argocd-cmd-params-cm hydrator.enabled)")
+	cmd.Flags().BoolVar(&f.crds, "install-crds", true, "install or upgrade the Application and AppProject CRDs at start (when allowed); otherwise wait for them")
+}
+
+// shardOf is the --shard flag, or Argo CD's fallbacks: the
+// ARGOCD_CONTROLLER_SHARD variable, then the ordinal a StatefulSet puts at
+// the end of the pod's host name (argocd-application-controller-2 → 2).
+func (f *controllerFlags) shardOf() (int, error) {
+	if f.shard >= 0 || f.replicas <= 1 {
+		return max(f.shard, 0), nil
+	}
+	if v := os.Getenv("ARGOCD_CONTROLLER_SHARD"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return 0, fmt.Errorf("ARGOCD_CONTROLLER_SHARD is %q, want a number", v)
+		}
+		return n, nil
+	}
+	host, _ := os.Hostname()
+	if i := strings.LastIndex(host, "-"); i >= 0 {
+		if n, err := strconv.Atoi(host[i+1:]); err == nil {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("with %d replicas, set --shard or ARGOCD_CONTROLLER_SHARD, or run in a StatefulSet (host name %q has no ordinal)", f.replicas, host)
+}
+
+// metricsAddr is where the controller serves metrics ("": off).
+func (f *controllerFlags) metricsAddr() string {
+	if f.metrics <= 0 {
+		return ""
+	}
+	return net.JoinHostPort(f.metricsHost, strconv.Itoa(f.metrics))
+}
+
+// envList is the environment variable name split at sep, blanks dropped.
+func envList(name, sep string) []string {
+	var out []string
+	for _, v := range strings.Split(os.Getenv(name), sep) {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// The variables Argo CD's components take their Kubernetes clients' rate from.
+const (
+	envKubeQPS   = "ARGOCD_K8S_CLIENT_QPS"
+	envKubeBurst = "ARGOCD_K8S_CLIENT_BURST"
+)
+
+func envFloat(name string, def float64) float64 {
+	if n, err := strconv.ParseFloat(os.Getenv(name), 64); err == nil {
+		return n
+	}
+	return def
+}
+
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return n
+	}
+	return def
+}
+
+func newControllerCommand() *cobra.Command {
+	f := &controllerFlags{}
+	rc := &cmdutil.RepoClientFlags{}
+	cmd := &cobra.Command{
+		Use:     "controller",
+		Example: "  capstan controller --repo-server argocd-repo-server:8081\n  capstan controller --replicas 2 --shard 1 --operation-processors 20",
+		Short:   "Reconcile Applications, rendering through a repo server",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			client, err := rc.Dial()
+			if err != nil {
+				return err
+			}
+			defer client.Close()
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runController(ctx, f, client, nil, nil)
+		},
+	}
+	f.add(cmd)
+	rc.Add(cmd, "controller/tls")
+	bindEnv(cmd, controllerEnv)
+	readsEnv(cmd, "ARGOCD_APPLICATION_NAMESPACES", "ARGOCD_CONTROLLER_REPLICAS", "ARGOCD_CONTROLLER_SHARD") // flags' defaults
+	acceptEnv(cmd, controllerNoEffect...)
+	return cmd
+}
+
+// runController runs the controller; changes, if set, names repositories
+// that Git webhooks reported pushed.
+// runController runs the controller; shared, if set, is the process's
+// cache of the control cluster (capstan run).
+func runController(ctx context.Context, f *controllerFlags, r repo.Renderer, changes <-chan repo.Change, shared *kube.SharedCache) error {
+	cfg, err := ctrlconfig.GetConfig()
+	if err != nil {
+		return err
+	}
+	shard, err := f.shardOf()
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = f.qps, f.burst
+	log, err := f.log.logger()
+	if err != nil {
+		return err
+	}
+	var hydrator *controller.HydratorOptions
+	if f.hydrator {
+		hydrator = &controller.HydratorOptions{}
+	}
+	return controller.Run(ctx, controller.Options{
+		Config: cfg, Namespace: f.namespace, Renderer: r, Workers: f.workers, OperationWorkers: f.opWorkers, Resync: f.resync, HardResync: f.hardResync, RepoPoll: f.repoPoll,
+		Replicas: f.replicas, Shard: shard, LeaderElection: f.elect, MetricsAddr: f.metricsAddr(),
+		ApplicationNamespaces: f.appNS, RepoChanges: changes, InstallCRDs: f.crds, Hydrator: hydrator,
+		Log: log, Cache: shared,
+	})
+}
+
+func newRunCommand() *cobra.Command {
+	f := &controllerFlags{}
+	sf := &serverFlags{}
+	uf := &imageUpdaterFlags{}
+	var repoListen string
+	rf := &repoFlags{}
+	var withUpdater, withAppSets, withNotifications bool
+	cmd := &cobra.Command{
+		Use:     "run",
+		Example: "  capstan run                        # controller, API server on :8080 (TLS), repo server\n  capstan run --server-insecure --redis localhost:6379",
+		Short:   "Run every component in one process: controller, API server, repo server in-process",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			log, err := f.log.logger()
+			if err != nil {
+				return err
+			}
+			svc, closeCache, err := newRepoService(ctx, f.namespace, rf)
+			if err != nil {
+				return err
+			}
+			defer closeCache()
+			cfg, err := ctrlconfig.GetConfig()
+			if err != nil {
+				return err
+			}
+			// The components read the control cluster from one cache, so
+			// each Application is decoded and held once.
+			shared, err := kube.NewSharedCache(cfg, kube.SharedCacheOptions{Namespace: f.namespace, AllNamespaces: len(f.appNS) > 0})
+			if err != nil {
+				return err
+			}
+			g, ctx := errgroup.WithContext(ctx)
+			g.Go(func() error { return shared.Start(ctx) })
+			// Git webhooks reach the controller directly: one repository
+			// check instead of an annotation on every Application.
+			changes := make(chan repo.Change, 64)
+			g.Go(func() error { return runController(ctx, f, svc, changes, shared) })
+			sf.appNS = f.appNS
+			g.Go(func() error {
+				return runServer(ctx, sf, f.namespace, log, svc, shared, func(c repo.Change) {
+					select {
+					case changes <- c:
+					default: // a check is already pending; the poll catches up anyway
+					}
+				})
+			})
+			if repoListen != "" {
+				g.Go(func() error { return serveRepo(ctx, log, repoListen, svc, f.namespace, false) })
+			}
+			if withAppSets {
+				opts := applicationset.Options{Config: cfg, Namespace: f.namespace, Namespaces: f.appNS, Git: svc, Log: log, Cache: shared}
+				g.Go(func() error { return applicationset.Run(ctx, opts) })
+			}
+			if withNotifications {
+				opts := notifications.Options{Config: cfg, Namespace: f.namespace, ApplicationNamespaces: f.appNS, Commits: svc, Log: log, Cache: shared}
+				g.Go(func() error { return notifications.Run(ctx, opts) })
+			}
+			if withUpdater {
+				uf.namespace = f.namespace
+				// The updater's commits reach the controller at once, as a
+				// Git webhook would.
+				g.Go(func() error {
+					return runImageUpdater(ctx, uf, cfg, log, func(url string) {
+						select {
+						case changes <- repo.Change{URL: url}:
+						default:
+						}
+					})
+				})
+			}
+			return g.Wait()
+		},
+	}
+	f.add(cmd)
+	sf.add(cmd, "server-")
+	rf.add(cmd, "capstan")
+	cmd.Flags().StringVar(&repoListen, "repo-server-listen", "", "also serve the repo server over gRPC with TLS on this address (see capstan repo-server --disable-tls)")
+	cmd.Flags().BoolVar(&withAppSets, "applicationset-controller", true, "also run the ApplicationSet controller")
+	cmd.Flags().BoolVar(&withNotifications, "notifications-controller", true, "also run the notifications controller (argocd-notifications-cm)")
+	cmd.Flags().BoolVar(&withUpdater, "image-updater", true, "also run the image updater (Argo CD Image Updater's annotations)")
+	uf.add(cmd, "image-updater-", false)
+	return cmd
+}

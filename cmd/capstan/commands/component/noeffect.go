@@ -1,0 +1,170 @@
+package component
+
+import (
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Reasons an argocd-cmd-params-cm setting changes nothing in Capstan.
+const (
+	whyNoTracing     = "Capstan does not export OpenTelemetry traces"
+	whyNoRedis       = "this component keeps no Redis cache (the repo server's manifest cache is the only one)"
+	whyNoTxtConfig   = "gRPC service configurations are not looked up in DNS TXT records"
+	whyTransport     = "Kubernetes clients use client-go's transport defaults"
+	whyNoClientRetry = "Kubernetes requests are not retried by the client; a failed reconcile is retried whole"
+	whyRepoMTLS      = "the repo server's CA comes from argocd-repo-server-tls as mounted, and no client certificate is sent"
+	whyNoSCM         = "the SCM provider and pull request generators are not supported"
+	whyNoRedisCache  = "the state it names is kept in memory, not in a Redis cache with an expiry"
+	whyNoSubmodules  = "Git submodules are not fetched"
+	whySelfHeal      = "self-heal syncs on the first reconcile that sees drift, without a backoff"
+)
+
+// noEffect are the argocd-cmd-params-cm variables Argo CD's manifests set
+// that Capstan's components accept but that change nothing, each with why.
+// A component logs each one that is set, once when it starts: a setting
+// that does nothing is never silent.
+var noEffect = map[string]string{
+	// Every component.
+	"GRPC_ENABLE_TXT_SERVICE_CONFIG":         whyNoTxtConfig,
+	"ARGOCD_K8S_CLIENT_MAX_IDLE_CONNECTIONS": whyTransport,
+	"ARGOCD_K8S_TCP_IDLE_TIMEOUT":            whyTransport,
+	"ARGOCD_K8S_TCP_KEEPALIVE":               whyTransport,
+	"ARGOCD_K8S_TCP_TIMEOUT":                 whyTransport,
+	"ARGOCD_K8S_TLS_HANDSHAKE_TIMEOUT":       whyTransport,
+	"ARGOCD_K8SCLIENT_RETRY_BASE_BACKOFF":    whyNoClientRetry,
+	"ARGOCD_K8SCLIENT_RETRY_MAX":             whyNoClientRetry,
+	"REDIS_COMPRESSION":                      "cached values are stored as they are",
+	"ARGOCD_DEFAULT_CACHE_EXPIRATION":        whyNoRedisCache,
+	"ARGOCD_APP_STATE_CACHE_EXPIRATION":      whyNoRedisCache,
+	"ARGOCD_HYDRATOR_ENABLED":                "the application controller hydrates (its --hydrator-enabled); the API server has no hydrator work",
+	"ARGOCD_GIT_MODULES_ENABLED":             whyNoSubmodules,
+
+	// The application controller.
+	"ARGOCD_APPLICATION_CONTROLLER_COMMIT_SERVER":                      "the application controller commits hydrated manifests itself; there is no commit server",
+	"ARGOCD_CLUSTER_CACHE_BATCH_EVENTS_PROCESSING":                     "the live cache applies watch events as they arrive",
+	"ARGOCD_CLUSTER_CACHE_EVENTS_PROCESSING_INTERVAL":                  "the live cache applies watch events as they arrive",
+	"ARGOCD_APPLICATION_CONTROLLER_SERVER_SIDE_DIFF":                   "Capstan always compares against a server-side dry-run apply",
+	"ARGOCD_APPLICATION_CONTROLLER_HYDRATION_PROCESSORS":               "hydration runs within the status processors, one Application at a time",
+	"ARGOCD_IGNORE_NORMALIZER_JQ_TIMEOUT":                              "jq path expressions run under Capstan's own bound",
+	"ARGOCD_APPLICATION_CONTROLLER_KUBECTL_PARALLELISM_LIMIT":          "syncs apply in-process (no kubectl), bounded by the operation processors",
+	"ARGOCD_APPLICATION_CONTROLLER_METRICS_CACHE_EXPIRATION":           "metrics are computed from the live state, not cached",
+	"ARGOCD_REPO_ERROR_GRACE_PERIOD_SECONDS":                           "a render error is shown at once",
+	"ARGOCD_APPLICATION_CONTROLLER_PERSIST_RESOURCE_HEALTH":            "each resource's health is always kept in the Application's status",
+	"ARGOCD_APPLICATION_CONTROLLER_SELF_HEAL_BACKOFF_CAP_SECONDS":      whySelfHeal,
+	"ARGOCD_APPLICATION_CONTROLLER_SELF_HEAL_BACKOFF_COOLDOWN_SECONDS": whySelfHeal,
+	"ARGOCD_APPLICATION_CONTROLLER_SELF_HEAL_BACKOFF_FACTOR":           whySelfHeal,
+	"ARGOCD_APPLICATION_CONTROLLER_SELF_HEAL_BACKOFF_TIMEOUT_SECONDS":  whySelfHeal,
+	"ARGOCD_APPLICATION_CONTROLLER_SELF_HEAL_TIMEOUT_SECONDS":          whySelfHeal,
+	"ARGOCD_CONTROLLER_SHARDING_ALGORITHM":                             "destination clusters are sharded by Capstan's own stable hash",
+	"ARGOCD_APPLICATION_CONTROLLER_SYNC_TIMEOUT":                       "a running sync is ended by terminating its operation",
+	"ARGOCD_SYNC_WAVE_DELAY":                                           "the next wave starts once the previous one is healthy",
+	"ARGOCD_APPLICATION_CONTROLLER_OTLP_ADDRESS":                       whyNoTracing,
+	"ARGOCD_APPLICATION_CONTROLLER_OTLP_ATTRS":                         whyNoTracing,
+	"ARGOCD_APPLICATION_CONTROLLER_OTLP_HEADERS":                       whyNoTracing,
+	"ARGOCD_APPLICATION_CONTROLLER_OTLP_INSECURE":                      whyNoTracing,
+	"ARGOCD_APPLICATION_CONTROLLER_REPO_SERVER_CA_CERT_PATH":           whyRepoMTLS,
+	"ARGOCD_APPLICATION_CONTROLLER_REPO_SERVER_CLIENT_CERT_KEY_PATH":   whyRepoMTLS,
+	"ARGOCD_APPLICATION_CONTROLLER_REPO_SERVER_CLIENT_CERT_PATH":       whyRepoMTLS,
+	"REDISDB":      whyNoRedis,
+	"REDIS_SERVER": whyNoRedis,
+
+	// Dex.
+	"DEX_CONTINUE_ON_CONNECTOR_FAILURE": "the Dex release the image carries stops on a connector failure",
+
+	// The ApplicationSet controller.
+	"ARGOCD_APPLICATIONSET_CONTROLLER_ALLOWED_SCM_PROVIDERS":            whyNoSCM,
+	"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_SCM_PROVIDERS":             whyNoSCM,
+	"ARGOCD_APPLICATIONSET_CONTROLLER_TOKENREF_STRICT_MODE":             whyNoSCM,
+	"ARGOCD_APPLICATIONSET_CONTROLLER_SCM_ROOT_CA_PATH":                 whyNoSCM,
+	"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_GITHUB_API_METRICS":        whyNoSCM,
+	"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_PROGRESSIVE_SYNCS":         "progressive syncs are not supported",
+	"ARGOCD_APPLICATIONSET_CONTROLLER_WEBHOOK_PARALLELISM_LIMIT":        "Git webhooks reach the ApplicationSet controller through the API server",
+	"ARGOCD_APPLICATIONSET_CONTROLLER_REQUEUE_AFTER":                    "ApplicationSets are regenerated when their inputs change and every 3 minutes",
+	"ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_CA_CERT_PATH":         whyRepoMTLS,
+	"ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_CLIENT_CERT_KEY_PATH": whyRepoMTLS,
+	"ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_CLIENT_CERT_PATH":     whyRepoMTLS,
+	"ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_TIMEOUT_SECONDS":      "calls to the repo server are bounded by its own render timeout",
+	"ARGOCD_NOTIFICATION_CONTROLLER_REPO_SERVER_CA_CERT_PATH":           whyRepoMTLS,
+	"ARGOCD_NOTIFICATION_CONTROLLER_REPO_SERVER_CLIENT_CERT_KEY_PATH":   whyRepoMTLS,
+	"ARGOCD_NOTIFICATION_CONTROLLER_REPO_SERVER_CLIENT_CERT_PATH":       whyRepoMTLS,
+	"ARGOCD_APPLICATION_CONTROLLER_REPO_SERVER_TIMEOUT_SECONDS":         "calls to the repo server are bounded by its own render timeout",
+	"ARGOCD_SERVER_REPO_SERVER_TIMEOUT_SECONDS":                         "calls to the repo server are bounded by its own render timeout",
+	"ARGOCD_SERVER_REPO_SERVER_CA_CERT_PATH":                            whyRepoMTLS,
+	"ARGOCD_SERVER_REPO_SERVER_CLIENT_CERT_KEY_PATH":                    whyRepoMTLS,
+	"ARGOCD_SERVER_REPO_SERVER_CLIENT_CERT_PATH":                        whyRepoMTLS,
+
+	// The repo server.
+	"ARGOCD_REPO_SERVER_OTLP_ADDRESS":                             whyNoTracing,
+	"ARGOCD_REPO_SERVER_OTLP_ATTRS":                               whyNoTracing,
+	"ARGOCD_REPO_SERVER_OTLP_HEADERS":                             whyNoTracing,
+	"ARGOCD_REPO_SERVER_OTLP_INSECURE":                            whyNoTracing,
+	"ARGOCD_REPO_SERVER_ALLOW_OUT_OF_BOUNDS_SYMLINKS":             "symbolic links out of a repository are always refused",
+	"ARGOCD_REPO_SERVER_CLIENT_CA_PATH":                           "clients are not asked for certificates",
+	"ARGOCD_REPO_SERVER_DISABLE_HELM_MANIFEST_MAX_EXTRACTED_SIZE": "charts are bounded by the checkout and manifest limits",
+	"ARGOCD_REPO_SERVER_HELM_MANIFEST_MAX_EXTRACTED_SIZE":         "charts are bounded by the checkout and manifest limits",
+	"ARGOCD_REPO_SERVER_DISABLE_OCI_MANIFEST_MAX_EXTRACTED_SIZE":  "OCI artifacts are bounded by the checkout and manifest limits",
+	"ARGOCD_REPO_SERVER_OCI_MANIFEST_MAX_EXTRACTED_SIZE":          "OCI artifacts are bounded by the checkout and manifest limits",
+	"ARGOCD_REPO_SERVER_STREAMED_MANIFEST_MAX_EXTRACTED_SIZE":     "uploaded manifests are bounded by the API server's upload limit",
+	"ARGOCD_REPO_SERVER_STREAMED_MANIFEST_MAX_TAR_SIZE":           "uploaded manifests are bounded by the API server's upload limit",
+	"ARGOCD_REPO_SERVER_MAX_COMBINED_DIRECTORY_MANIFESTS_SIZE":    "a source's rendered objects are bounded at 64 MiB",
+	"ARGOCD_REPO_SERVER_ENABLE_BUILTIN_GIT_CONFIG":                "git runs with Capstan's own fixed configuration",
+	"ARGOCD_GIT_LS_REMOTE_PARALLELISM_LIMIT":                      "ls-remote calls are shared and cached per repository",
+	"ARGOCD_GIT_REQUEST_TIMEOUT":                                  "Git requests are bounded by the render timeout",
+	"ARGOCD_GRPC_MAX_SIZE_MB":                                     "gRPC messages are bounded by the manifest limit",
+	"ARGOCD_HELM_USER_AGENT":                                      "Helm requests carry Capstan's user agent",
+	"ARGOCD_REPO_SERVER_INCLUDE_HIDDEN_DIRECTORIES":               "directory sources read the directories they name",
+	"ARGOCD_REPO_SERVER_OCI_LAYER_MEDIA_TYPES":                    "OCI sources take Helm chart layers",
+	"ARGOCD_REPO_SERVER_PLUGIN_USE_MANIFEST_GENERATE_PATHS":       "plugins are sent the whole repository",
+	"ARGOCD_REPO_CACHE_EXPIRATION":                                "revisions are resolved again after a few seconds, not cached for long",
+	"ARGOCD_REVISION_CACHE_LOCK_TIMEOUT":                          "renders of one revision are not serialised by a lock",
+	"ARGOCD_TLS_CIPHERS":                                          "TLS uses Go's default cipher suites",
+	"ARGOCD_TLS_MAX_VERSION":                                      "TLS goes up to 1.3",
+	"ARGOCD_TLS_MIN_VERSION":                                      "TLS starts at 1.2",
+
+	// The API server.
+	"ARGOCD_SERVER_OTLP_ADDRESS":                                    whyNoTracing,
+	"ARGOCD_SERVER_OTLP_ATTRS":                                      whyNoTracing,
+	"ARGOCD_SERVER_OTLP_HEADERS":                                    whyNoTracing,
+	"ARGOCD_SERVER_OTLP_INSECURE":                                   whyNoTracing,
+	"ARGOCD_API_CONTENT_TYPES":                                      "the API takes JSON and YAML bodies",
+	"ARGOCD_SERVER_CONNECTION_STATUS_CACHE_EXPIRATION":              whyNoRedisCache,
+	"ARGOCD_SERVER_OIDC_CACHE_EXPIRATION":                           whyNoRedisCache,
+	"ARGOCD_SERVER_GLOB_CACHE_SIZE":                                 "RBAC globs are compiled with the policy",
+	"ARGOCD_SERVER_DISABLE_AUTH":                                    "the API always asks who is calling",
+	"ARGOCD_SERVER_ENABLE_GZIP":                                     "the web UI's files are always served compressed",
+	"ARGOCD_SERVER_ENABLE_PROXY_EXTENSION":                          "proxy extensions are not supported",
+	"ARGOCD_MAX_COOKIE_NUMBER":                                      "a session is one cookie",
+	"ARGOCD_SERVER_STATIC_ASSETS":                                   "the web UI is built into the program",
+	"ARGOCD_SERVER_WEBHOOK_PARALLELISM_LIMIT":                       "webhooks are handled as they come",
+	"ARGOCD_SERVER_WEBHOOK_REFRESH_WORKERS":                         "a webhook refreshes through the controller's repository check",
+	"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_NEW_GIT_FILE_GLOBBING": "the API server generates no Applications",
+}
+
+// NoEffectAnnotation lists, on a component's command, the variables of
+// noEffect it accepts (comma-separated).
+const NoEffectAnnotation = "capstan.env.noeffect"
+
+// acceptEnv records that cmd reads the no-effect variables names (each
+// must be in noEffect) and makes it log, before it runs, each one set.
+func acceptEnv(cmd *cobra.Command, names ...string) {
+	readsEnv(cmd, names...)
+	cmd.Annotations[NoEffectAnnotation] = strings.Join(names, ",")
+	pre := cmd.PreRunE
+	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
+		sort.Strings(names)
+		for _, name := range names {
+			if value, set := os.LookupEnv(name); set && value != "" {
+				slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil)).Warn("argocd-cmd-params-cm setting has no effect in Capstan",
+					"variable", name, "reason", noEffect[name])
+			}
+		}
+		if pre != nil {
+			return pre(cmd, args)
+		}
+		return nil
+	}
+}

@@ -1,0 +1,247 @@
+package component
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/cmd/capstan/commands/cmdutil"
+	"github.com/capstan-cd/capstan/internal/certs"
+	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/repo/cache"
+	"github.com/capstan-cd/capstan/internal/repo/render/plugin"
+	"github.com/capstan-cd/capstan/internal/repo/reposerver"
+	"github.com/capstan-cd/capstan/internal/settings"
+)
+
+// repoFlags configure the repo server, alone or inside `capstan run`.
+type repoFlags struct {
+	root        string
+	redis       string
+	isolate     bool
+	maxMemory   string
+	parallelism int
+	// pluginExclude are reposerver.plugin.tar.exclusions.
+	pluginExclude []string
+	redisDB       int
+	cacheTTL      time.Duration
+	// askPass serves Git credentials to plugins (the repo server's own).
+	askPass *plugin.AskPass
+}
+
+func (f *repoFlags) add(cmd *cobra.Command, defaultRoot string) {
+	cmd.Flags().StringVar(&f.root, "root", filepath.Join(os.TempDir(), defaultRoot), "directory for repository clones and charts")
+	cmd.Flags().StringVar(&f.redis, "redis", "", "Redis host:port for a manifest cache shared by replicas (default: in memory)")
+	cmd.Flags().BoolVar(&f.isolate, "render-isolation", true, "render Helm, Kustomize and Jsonnet sources in worker processes with a memory limit, so a hostile source cannot exhaust this process")
+	cmd.Flags().StringVar(&f.maxMemory, "render-max-memory", "1Gi", "memory limit of each render worker")
+	cmd.Flags().IntVar(&f.parallelism, "parallelismlimit", 0, "sources rendered at once; the others wait (0: no limit beyond the render workers)")
+	cmd.Flags().IntVar(&f.redisDB, "redisdb", 0, "Redis database of the manifest cache")
+	cmd.Flags().DurationVar(&f.cacheTTL, "default-cache-expiration", 24*time.Hour, "how long a rendered source is kept in the manifest cache")
+	cmd.Flags().StringArrayVar(&f.pluginExclude, "plugin-tar-exclude", envList("ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS", ";"),
+		"globs of repository paths not sent to config management plugins (repeatable; ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS, ;-separated)")
+}
+
+// pluginOptions are the plugin client's settings: the flags, and the
+// variables Argo CD's sidecars and repo server share (the socket directory,
+// the chunk size).
+func (f *repoFlags) pluginOptions() (plugin.Options, error) {
+	opts := plugin.Options{SocketDir: os.Getenv("ARGOCD_PLUGINSOCKFILEPATH"), Exclude: f.pluginExclude, AskPass: f.askPass}
+	if v := os.Getenv("ARGOCD_CMP_CHUNK_SIZE"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 || n > 4<<20 {
+			return opts, fmt.Errorf("ARGOCD_CMP_CHUNK_SIZE=%q: want a number of bytes from 1 to 4194304", v)
+		}
+		opts.ChunkSize = n
+	}
+	return opts, nil
+}
+
+func newRepoServerCommand() *cobra.Command {
+	var address, namespace string
+	var port int
+	var disableTLS bool
+	metrics := &metricsFlags{}
+	rf := &repoFlags{}
+	lf := &logFlags{}
+	cmd := &cobra.Command{
+		Use:     "repo-server",
+		Example: "  capstan repo-server --port 8081 --redis argocd-redis:6379",
+		Short:   "Serve manifest rendering over gRPC for controllers and API servers",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := lf.logger()
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			// Plugin sidecars' git asks for credentials here (provideGitCreds).
+			socket := cmp.Or(os.Getenv(plugin.AskPassSocketEnv), plugin.DefaultAskPassSocket)
+			if ask, err := plugin.ListenAskPass(socket); err != nil {
+				log.Warn("plugins asking for Git credentials get none", "socket", socket, "error", err.Error())
+			} else {
+				defer ask.Close()
+				rf.askPass = ask
+			}
+			svc, closeCache, err := newRepoService(ctx, namespace, rf)
+			if err != nil {
+				return err
+			}
+			defer closeCache()
+			metrics.serve(ctx, log)
+			return serveRepo(ctx, log, net.JoinHostPort(address, strconv.Itoa(port)), svc, namespace, disableTLS)
+		},
+	}
+	cmd.Flags().StringVar(&address, "address", "", "address to serve gRPC on (default: every address)")
+	cmd.Flags().IntVar(&port, "port", 8081, "port to serve gRPC on")
+	cmd.Flags().StringVar(&namespace, "namespace", "argocd", "namespace of the repository Secrets")
+	metrics.add(cmd, 8084)
+	cmd.Flags().BoolVar(&disableTLS, "disable-tls", false,
+		"serve gRPC without TLS; by default the certificate is argocd-repo-server-tls as mounted under "+filepath.Join(cmdutil.DefaultAppConfigPath, repoServerTLSDir)+", or a self-signed one made at start")
+	rf.add(cmd, "capstan-repo-server")
+	lf.add(cmd)
+	bindEnv(cmd, repoServerEnv)
+	// The flags' defaults and the plugin client read these themselves.
+	readsEnv(cmd, "REDIS_PASSWORD", "ARGOCD_PLUGINSOCKFILEPATH", "ARGOCD_CMP_CHUNK_SIZE", "ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS", plugin.AskPassSocketEnv)
+	acceptEnv(cmd, repoServerNoEffect...)
+	return cmd
+}
+
+// newRenderWorkerCommand is what a repo server with render isolation runs
+// as its workers; it is not for people.
+func newRenderWorkerCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:     "repo-render-worker",
+		Example: "  capstan repo-render-worker   # started by capstan repo-server and capstan run, not by hand",
+		Short:   "Render sources sent on stdin (a repo server's render worker)",
+		Hidden:  true,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return repo.ServeWorker(cmd.Context(), os.Stdin, os.Stdout)
+		},
+	}
+}
+
+// newRepoService is the repo server with credentials from the Secrets of
+// namespace, a Redis cache when asked for, and render workers unless told
+// otherwise; call the returned function to close the cache.
+func newRepoService(ctx context.Context, namespace string, f *repoFlags) (*repo.Service, func(), error) {
+	creds, err := secretCredentials(ctx, namespace)
+	if err != nil {
+		return nil, nil, err
+	}
+	plugins, err := f.pluginOptions()
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := repo.Options{Root: f.root, Credentials: creds, ParallelismLimit: f.parallelism, Plugins: plugins, CacheTTL: f.cacheTTL}
+	if f.isolate {
+		self, err := os.Executable()
+		if err != nil {
+			return nil, nil, fmt.Errorf("finding this program to run render workers: %w", err)
+		}
+		limit, err := resource.ParseQuantity(f.maxMemory)
+		if err != nil || limit.Value() <= 0 {
+			return nil, nil, fmt.Errorf("--render-max-memory %q: want a quantity such as 1Gi", f.maxMemory)
+		}
+		opts.Isolation = &repo.Isolation{Command: []string{self, "repo-render-worker"}, MaxMemory: limit.Value()}
+	}
+	closeCache := func() {}
+	if f.redis != "" {
+		// The password comes only from the environment (the argocd-redis
+		// Secret in the install), never from the command line.
+		rc, err := cache.NewRedis(ctx, cache.RedisOptions{Addr: f.redis, Password: os.Getenv("REDIS_PASSWORD"), DB: f.redisDB})
+		if err != nil {
+			return nil, nil, err
+		}
+		opts.Cache, closeCache = rc, func() { _ = rc.Close() }
+	}
+	return repo.NewService(opts), closeCache, nil
+}
+
+// secretCredentials reads repository Secrets and the TLS and SSH ConfigMaps
+// of namespace through an informer cache.
+func secretCredentials(ctx context.Context, namespace string) (repo.Credentials, error) {
+	cfg, err := ctrlconfig.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes configuration for repository Secrets: %w", err)
+	}
+	scheme, err := kube.NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	hasType, err := labels.NewRequirement(v1alpha1.LabelSecretType, selection.Exists, nil)
+	if err != nil {
+		return nil, err
+	}
+	c, err := ctrlcache.New(cfg, ctrlcache.Options{
+		Scheme:            scheme,
+		DefaultNamespaces: map[string]ctrlcache.Config{namespace: {}},
+		ByObject: map[client.Object]ctrlcache.ByObject{
+			&corev1.Secret{}: {Label: labels.NewSelector().Add(*hasType)},
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	go func() { _ = c.Start(ctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		return nil, fmt.Errorf("reading Secrets and ConfigMaps in %s from %s", namespace, cfg.Host)
+	}
+	return &settings.RepoCredentials{Reader: c, Namespace: namespace}, nil
+}
+
+// repoServerTLSDir is where argocd-repo-server-tls is mounted into the repo
+// server, under the configuration path.
+const repoServerTLSDir = "reposerver/tls"
+
+// serveRepo serves r over gRPC on listen, with TLS unless disableTLS.
+func serveRepo(ctx context.Context, log *slog.Logger, listen string, r repo.Server, namespace string, disableTLS bool) error {
+	opts := []grpc.ServerOption{grpc.ChainUnaryInterceptor(reposerver.LogRequests(log)), grpc.MaxRecvMsgSize(reposerver.MaxRecvMsgSize)}
+	if !disableTLS {
+		dir := cmdutil.AppConfigDir(repoServerTLSDir)
+		cert, generated, err := certs.Load(dir, "argocd-repo-server", reposerver.Hosts(namespace))
+		if err != nil {
+			return fmt.Errorf("repo server certificate: %w", err)
+		}
+		if generated {
+			log.Info("No certificate in "+dir+": serving with a self-signed one", "hosts", reposerver.Hosts(namespace))
+		}
+		opts = append(opts, reposerver.ServerOption(cert))
+	}
+	lis, err := net.Listen("tcp", listen)
+	if err != nil {
+		return err
+	}
+	srv := grpc.NewServer(opts...)
+	reposerver.Register(srv, r)
+	healthpb.RegisterHealthServer(srv, health.NewServer())
+	go func() {
+		<-ctx.Done()
+		srv.GracefulStop()
+	}()
+	log.Info("Repo server listening", "address", lis.Addr().String(), "tls", !disableTLS)
+	return srv.Serve(lis)
+}

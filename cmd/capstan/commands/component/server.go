@@ -1,0 +1,167 @@
+package component
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
+
+	"github.com/capstan-cd/capstan/cmd/capstan/commands/cmdutil"
+	"github.com/capstan-cd/capstan/internal/certs"
+	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/server"
+	"github.com/capstan-cd/capstan/internal/server/ui"
+)
+
+type serverFlags struct {
+	address      string
+	port         int
+	insecure     bool
+	dex          string
+	dexPlaintext bool
+	dexStrictTLS bool
+	basehref     string
+	rootpath     string
+	xFrame       string
+	csp          string
+	replace      bool
+	appNS        []string
+}
+
+func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
+	cmd.Flags().StringVar(&f.address, prefix+"address", "", "address of the API server (default: every address)")
+	cmd.Flags().StringVar(&f.dex, prefix+"dex-server", "argocd-dex-server:5556", "Dex's address, for argocd-cm's dex.config (host:port)")
+	cmd.Flags().BoolVar(&f.dexPlaintext, prefix+"dex-server-plaintext", false, "reach Dex over HTTP (one run with --disable-tls)")
+	cmd.Flags().BoolVar(&f.dexStrictTLS, prefix+"dex-server-strict-tls", false,
+		"verify Dex's certificate against argocd-dex-server-tls as mounted under "+filepath.Join(cmdutil.DefaultAppConfigPath, dexTLSDir))
+	cmd.Flags().IntVar(&f.port, prefix+"port", 8080, "port of the API server (REST, TLS unless --"+prefix+"insecure); 0: off")
+	cmd.Flags().BoolVar(&f.insecure, prefix+"insecure", false, "serve the API over plain HTTP, behind a TLS-terminating ingress")
+	cmd.Flags().StringVar(&f.basehref, prefix+"basehref", "/", "path the web UI is served under, behind a reverse proxy that strips it")
+	cmd.Flags().StringVar(&f.rootpath, prefix+"rootpath", "", "serve the API and the UI under this path, behind a reverse proxy that keeps it")
+	cmd.Flags().BoolVar(&f.replace, prefix+"sync-with-replace-allowed", true, "let users ask a sync to replace objects (Replace=true)")
+	cmd.Flags().StringVar(&f.xFrame, prefix+"x-frame-options", ui.DefaultXFrameOptions, `the web UI's X-Frame-Options header ("-": none)`)
+	cmd.Flags().StringVar(&f.csp, prefix+"content-security-policy", ui.DefaultContentSecurityPolicy, `the web UI's Content-Security-Policy header ("-": none)`)
+}
+
+func newServerCommand() *cobra.Command {
+	f := &serverFlags{}
+	var namespace string
+	metrics := &metricsFlags{}
+	rc := &cmdutil.RepoClientFlags{}
+	lf := &logFlags{}
+	cmd := &cobra.Command{
+		Use:     "server",
+		Example: "  capstan server --repo-server argocd-repo-server:8081\n  capstan server --insecure --port 8080   # behind a TLS-terminating ingress",
+		Short:   "Serve the API (Argo CD's REST paths) on one port, TLS by default",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			client, err := rc.Dial()
+			if err != nil {
+				return err
+			}
+			defer client.Close()
+			log, err := lf.logger()
+			if err != nil {
+				return err
+			}
+			metrics.serve(ctx, log)
+			return runServer(ctx, f, namespace, log, client, nil, nil)
+		},
+	}
+	f.add(cmd, "")
+	lf.add(cmd)
+	cmd.Flags().StringVar(&namespace, "namespace", "argocd", "control namespace holding Applications, AppProjects and settings")
+	cmd.Flags().StringSliceVar(&f.appNS, "application-namespaces", nil, "other namespaces (globs) whose Applications are served; their projects must list them in sourceNamespaces")
+	rc.Add(cmd, "server/tls")
+	metrics.add(cmd, 8083)
+	bindEnv(cmd, serverEnv)
+	readsEnv(cmd, envKubeQPS, envKubeBurst)
+	acceptEnv(cmd, serverNoEffect...)
+	return cmd
+}
+
+// runServer serves the API until ctx ends; repoChanged, if set, hears of
+// pushed repositories (the in-process controller).
+func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.Logger, r repo.Server, shared *kube.SharedCache, repoChanged func(repo.Change)) error {
+	if f.port <= 0 {
+		return nil
+	}
+	cfg, err := ctrlconfig.GetConfig()
+	if err != nil {
+		return err
+	}
+	// Argo CD's API server takes its client's rate from these, not flags.
+	cfg.QPS, cfg.Burst = float32(envFloat(envKubeQPS, 50)), envInt(envKubeBurst, 100)
+	dex, err := f.dexServer()
+	if err != nil {
+		return err
+	}
+	// The API server waits for the Kubernetes API and the CRDs (the
+	// controller installs them) rather than exit.
+	if err := kube.WaitForCRDs(ctx, cfg, kube.PrepareOptions{Namespace: namespace, Log: log}); err != nil {
+		return nil // ctx ended
+	}
+	// Applications, projects, settings and Secrets of the control
+	// namespace are read from an informer cache.
+	c, informers, err := cachedClient(ctx, cfg, namespace, shared)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	var srv *server.Server
+	err = kube.Until(ctx, log, "the API server's settings", kube.Backoff{}, func(ctx context.Context) (err error) {
+		srv, err = server.New(ctx, server.Options{Client: c, Informers: informers, Config: cfg, Renderer: r, Namespace: namespace, ApplicationNamespaces: f.appNS, Insecure: f.insecure, BaseHref: f.basehref, RootPath: f.rootpath, XFrameOptions: f.xFrame, ContentSecurityPolicy: f.csp, DisableSyncReplace: !f.replace, Log: log, RepoChanged: repoChanged, Dex: dex})
+		return err
+	})
+	if err != nil {
+		return nil // ctx ended
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(f.address, strconv.Itoa(f.port)))
+	if err != nil {
+		return fmt.Errorf("API server: %w", err)
+	}
+	log.Info("serving the API", "addr", l.Addr().String(), "tls", !f.insecure)
+	return srv.Serve(ctx, l)
+}
+
+// cachedClient reads namespace from shared, or from a cache of its own.
+func cachedClient(ctx context.Context, cfg *rest.Config, namespace string, shared *kube.SharedCache) (client.Client, ctrlcache.Informers, error) {
+	if shared != nil {
+		return kube.CachedClient(ctx, cfg, namespace, shared.View())
+	}
+	return kube.NewCachedClient(ctx, cfg, namespace)
+}
+
+// dexServer is where the API server finds Dex.
+func (f *serverFlags) dexServer() (server.DexServer, error) {
+	d := server.DexServer{Address: f.dex, Plaintext: f.dexPlaintext}
+	if u, err := url.Parse(f.dex); err == nil && u.Host != "" {
+		// Argo CD's settings may name it as a URL.
+		d.Address, d.Plaintext = u.Host, f.dexPlaintext || u.Scheme == "http"
+	}
+	if f.dexStrictTLS && !d.Plaintext {
+		pool, err := certs.Pool(cmdutil.AppConfigDir(dexTLSDir))
+		if err != nil {
+			return d, fmt.Errorf("strict TLS to Dex: %w", err)
+		}
+		d.RootCAs = pool
+	}
+	return d, nil
+}
