@@ -76,9 +76,9 @@ func errorFrom(status int, data []byte) *Error {
 	return &Error{Status: status, Message: e.Message}
 }
 
-// Do sends a request with a JSON body (nil: none) and decodes the JSON
+// Do sends a request to path with a JSON body (nil: none) and decodes the JSON
 // answer into out (nil: ignored). Canceling ctx abandons the call.
-func (c *Client) Do(ctx context.Context, method, path string, body, out any) error {
+func (c *Client) Do(ctx context.Context, method string, path Path, body, out any) error {
 	var data []byte
 	if body != nil {
 		var err error
@@ -96,20 +96,20 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 
 // DoRaw sends a body of another content type than JSON (an archive, say)
 // over the REST API, and decodes the JSON answer into out.
-func (c *Client) DoRaw(ctx context.Context, method, path, contentType string, body []byte, out any) error {
+func (c *Client) DoRaw(ctx context.Context, method string, path Path, contentType string, body []byte, out any) error {
 	if c.rpcHTTP != nil {
-		return fmt.Errorf("%s %s has no form in Argo CD's RPC API: leave out --grpc-web", method, strings.SplitN(path, "?", 2)[0])
+		return fmt.Errorf("%s %s has no form in Argo CD's RPC API: leave out --grpc-web", method, path.route())
 	}
 	return c.send(ctx, method, path, contentType, body, out)
 }
 
 // send makes one REST call.
-func (c *Client) send(ctx context.Context, method, path, contentType string, data []byte, out any) error {
+func (c *Client) send(ctx context.Context, method string, path Path, contentType string, data []byte, out any) error {
 	var rd io.Reader
 	if data != nil {
 		rd = bytes.NewReader(data)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, c.base+string(path), rd)
 	if err != nil {
 		return err
 	}
@@ -137,11 +137,11 @@ func (c *Client) send(ctx context.Context, method, path, contentType string, dat
 
 // Stream reads a Server-Sent Events answer, calling each with the data of
 // every message until it returns false, the stream ends or ctx is done.
-func (c *Client) Stream(ctx context.Context, path string, each func(data []byte) bool) error {
+func (c *Client) Stream(ctx context.Context, path Path, each func(data []byte) bool) error {
 	if c.rpcHTTP != nil {
 		return c.streamRPC(ctx, path, each)
 	}
-	req, err := http.NewRequestWithContext(ctx, "GET", c.base+path, nil)
+	req, err := http.NewRequestWithContext(ctx, "GET", c.base+string(path), nil)
 	if err != nil {
 		return err
 	}

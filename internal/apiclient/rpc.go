@@ -114,8 +114,8 @@ func (m *rpcMethod) client(c *Client) *connect.Client[dynamicpb.Message, dynamic
 }
 
 // doRPC carries one REST call over its RPC and decodes the answer into out.
-func (c *Client) doRPC(ctx context.Context, method, path string, body []byte, out any) error {
-	u, err := url.Parse(path)
+func (c *Client) doRPC(ctx context.Context, method string, path Path, body []byte, out any) error {
+	u, err := url.Parse(string(path))
 	if err != nil {
 		return err
 	}
@@ -146,8 +146,8 @@ func (c *Client) doRPC(ctx context.Context, method, path string, body []byte, ou
 // streamRPC carries a Server-Sent Events call (the application stream,
 // a resource tree's, pod logs) over its server-streaming method, handing
 // each message to each as the stream's data: {"result": ...}.
-func (c *Client) streamRPC(ctx context.Context, path string, each func([]byte) bool) error {
-	u, err := url.Parse(path)
+func (c *Client) streamRPC(ctx context.Context, path Path, each func([]byte) bool) error {
+	u, err := url.Parse(string(path))
 	if err != nil {
 		return err
 	}

@@ -69,16 +69,15 @@ type APIApplications struct {
 
 // SetImages implements Applications.
 func (a *APIApplications) SetImages(ctx context.Context, key types.NamespacedName, changes []writeback.Change) (bool, error) {
-	path := "/api/v1/applications/" + url.PathEscape(key.Name)
-	query := "?appNamespace=" + url.QueryEscape(key.Namespace)
+	query := url.Values{"appNamespace": {key.Namespace}}
 	var app v1alpha1.Application
-	if err := a.Client.Do(ctx, "GET", path+query, nil, &app); err != nil {
+	if err := a.Client.Do(ctx, "GET", apiclient.PathOf("/api/v1/applications/{name}", key.Name).With(query), nil, &app); err != nil {
 		return false, fmt.Errorf("application %s: %w", key, err)
 	}
 	if changed, err := setOverrides(&app, changes); err != nil || !changed {
 		return false, err
 	}
-	if err := a.Client.Do(ctx, "PUT", path+"/spec"+query, app.Spec, nil); err != nil {
+	if err := a.Client.Do(ctx, "PUT", apiclient.PathOf("/api/v1/applications/{name}/spec", key.Name).With(query), app.Spec, nil); err != nil {
 		return false, fmt.Errorf("updating application %s through the API: %w", key, err)
 	}
 	return true, nil

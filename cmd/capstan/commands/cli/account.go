@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"strings"
 	"text/tabwriter"
 
@@ -84,7 +83,7 @@ func newAccountCommand(f *clientFlags) *cobra.Command {
 				return err
 			}
 			var resp struct{ Token string }
-			if err := c.Do(cmd.Context(), "POST", "/api/v1/account/"+url.PathEscape(name)+"/token", map[string]any{"expiresIn": secs, "id": id}, &resp); err != nil {
+			if err := c.Do(cmd.Context(), "POST", apiclient.PathOf("/api/v1/account/{name}/token", name), map[string]any{"expiresIn": secs, "id": id}, &resp); err != nil {
 				return fmt.Errorf("generating a token for %s: %w", name, err)
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), resp.Token)
@@ -106,7 +105,7 @@ func newAccountCommand(f *clientFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := c.Do(cmd.Context(), "DELETE", "/api/v1/account/"+url.PathEscape(name)+"/token/"+url.PathEscape(args[0]), nil, nil); err != nil {
+			if err := c.Do(cmd.Context(), "DELETE", apiclient.PathOf("/api/v1/account/{name}/token/{id}", name, args[0]), nil, nil); err != nil {
 				return fmt.Errorf("revoking token %s of %s: %w", args[0], name, err)
 			}
 			return nil
@@ -140,7 +139,7 @@ func newAccountCommand(f *clientFlags) *cobra.Command {
 		Args:    cobra.ExactArgs(3),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			var resp struct{ Value string }
-			path := fmt.Sprintf("/api/v1/account/can-i/%s/%s/%s", url.PathEscape(args[1]), url.PathEscape(args[0]), args[2])
+			path := apiclient.PathOf("/api/v1/account/can-i/{resource}/{action}/{object...}", args[1], args[0], args[2])
 			if err := c.Do(cmd.Context(), "GET", path, nil, &resp); err != nil {
 				return err
 			}

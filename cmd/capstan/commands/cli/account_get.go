@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -32,7 +31,7 @@ func newAccountGetCommand(f *clientFlags) *cobra.Command {
 				account = info.Username
 			}
 			var a apiwire.Account
-			if err := c.Do(cmd.Context(), "GET", "/api/v1/account/"+url.PathEscape(account), nil, &a); err != nil {
+			if err := c.Do(cmd.Context(), "GET", apiclient.PathOf("/api/v1/account/{name}", account), nil, &a); err != nil {
 				return fmt.Errorf("getting account %s: %w", account, err)
 			}
 			if output != "" {

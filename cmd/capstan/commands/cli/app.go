@@ -34,22 +34,14 @@ func newAppCommand(f *clientFlags) *cobra.Command {
 }
 
 // appPath is the API path of an Application named name, or
-// namespace/name for one outside the control namespace, with an optional
-// suffix (a sub-path and a query).
-func appPath(name, suffix string) string {
-	ns, name, qualifiedName := strings.Cut(name, "/")
-	if !qualifiedName {
-		name, ns = ns, ""
+// namespace/name for one outside the control namespace, followed by sub
+// (a fixed sub-route such as "/sync", or none).
+func appPath(name, sub string) apiclient.Path {
+	ns, short, qualified := strings.Cut(name, "/")
+	if !qualified {
+		return apiclient.PathOf("/api/v1/applications/{name}"+sub, name)
 	}
-	p := "/api/v1/applications/" + url.PathEscape(name) + suffix
-	if ns != "" {
-		sep := "?"
-		if strings.Contains(suffix, "?") {
-			sep = "&"
-		}
-		p += sep + "appNamespace=" + url.QueryEscape(ns)
-	}
-	return p
+	return apiclient.PathOf("/api/v1/applications/{name}"+sub, short).With(url.Values{"appNamespace": {ns}})
 }
 
 // qualified names an Application as namespace/name when a namespace is
@@ -81,7 +73,7 @@ func newAppListCommand(f *clientFlags) *cobra.Command {
 		RunE: f.withClient(func(cmd *cobra.Command, _ []string, c *apiclient.Client) error {
 			q := url.Values{"selector": {selector}, "projects": projects, "appNamespace": {appNamespace}, "repo": {repoURL}}
 			var apps v1alpha1.ApplicationList
-			if err := c.Do(cmd.Context(), "GET", "/api/v1/applications?"+q.Encode(), nil, &apps); err != nil {
+			if err := c.Do(cmd.Context(), "GET", apiclient.Path("/api/v1/applications").With(q), nil, &apps); err != nil {
 				return fmt.Errorf("listing applications: %w", err)
 			}
 			if cluster != "" {
@@ -115,13 +107,13 @@ func newAppGetCommand(f *clientFlags) *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			name := qualified(args[0], appNamespace)
-			suffix := ""
+			path := appPath(name, "")
 			if refresh || hardRefresh {
 				// The server answers once the controller has refreshed the app.
-				suffix = "?refresh=" + map[bool]string{false: "normal", true: "hard"}[hardRefresh]
+				path = path.With(url.Values{"refresh": {map[bool]string{false: "normal", true: "hard"}[hardRefresh]}})
 			}
 			app := &v1alpha1.Application{}
-			if err := withTimeout(timeout, func() error { return c.Do(cmd.Context(), "GET", appPath(name, suffix), nil, app) }); err != nil {
+			if err := withTimeout(timeout, func() error { return c.Do(cmd.Context(), "GET", path, nil, app) }); err != nil {
 				return fmt.Errorf("getting application %s: %w", args[0], err)
 			}
 			var windows *syncWindowsView
@@ -262,7 +254,7 @@ func newAppDeleteCommand(f *clientFlags) *cobra.Command {
 					continue
 				}
 				q := url.Values{"cascade": {strconv.FormatBool(cascade)}, "propagationPolicy": {propagation}, "appNamespace": {appNamespace}}
-				if err := c.Do(cmd.Context(), "DELETE", appPath(name, "?"+q.Encode()), nil, nil); err != nil {
+				if err := c.Do(cmd.Context(), "DELETE", appPath(name, "").With(q), nil, nil); err != nil {
 					return fmt.Errorf("deleting application %s: %w", name, err)
 				}
 				if wait {
@@ -294,7 +286,7 @@ func appNames(ctx context.Context, c *apiclient.Client, names []string, selector
 		return names, nil
 	}
 	var list v1alpha1.ApplicationList
-	if err := c.Do(ctx, "GET", "/api/v1/applications?selector="+url.QueryEscape(selector), nil, &list); err != nil {
+	if err := c.Do(ctx, "GET", apiclient.Path("/api/v1/applications").With(url.Values{"selector": {selector}}), nil, &list); err != nil {
 		return nil, fmt.Errorf("listing applications: %w", err)
 	}
 	for _, a := range list.Items {
@@ -477,7 +469,7 @@ func newAppResourcesCommand(f *clientFlags) *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			var tree appstate.Tree
-			if err := c.Do(cmd.Context(), "GET", appPath(args[0], "/resource-tree?"+url.Values{"project": {project}}.Encode()), nil, &tree); err != nil {
+			if err := c.Do(cmd.Context(), "GET", appPath(args[0], "/resource-tree").With(url.Values{"project": {project}}), nil, &tree); err != nil {
 				return fmt.Errorf("reading the resource tree of %s: %w", args[0], err)
 			}
 			// As in Argo CD: managed resources, then orphaned ones; only

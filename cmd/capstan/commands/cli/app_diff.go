@@ -45,7 +45,7 @@ func newAppDiffCommand(f *clientFlags) *cobra.Command {
 			q := url.Values{"appNamespace": {appNamespace}}
 			if refresh || hardRefresh {
 				q.Set("refresh", map[bool]string{false: "normal", true: "hard"}[hardRefresh])
-				if err := c.Do(cmd.Context(), "GET", appPath(args[0], "?"+q.Encode()), nil, nil); err != nil {
+				if err := c.Do(cmd.Context(), "GET", appPath(args[0], "").With(q), nil, nil); err != nil {
 					return cmdutil.ExitError{Code: diffError, Err: fmt.Errorf("refreshing application %s: %w", args[0], err)}
 				}
 				q.Del("refresh")
@@ -60,7 +60,7 @@ func newAppDiffCommand(f *clientFlags) *cobra.Command {
 				if err := c.Do(cmd.Context(), "POST", appPath(args[0], "/server-side-diff"), body, &resp); err != nil {
 					return cmdutil.ExitError{Code: diffError, Err: fmt.Errorf("comparing application %s: %w", args[0], err)}
 				}
-			} else if err := c.Do(cmd.Context(), "GET", appPath(args[0], "/managed-resources?"+q.Encode()), nil, &resp); err != nil {
+			} else if err := c.Do(cmd.Context(), "GET", appPath(args[0], "/managed-resources").With(q), nil, &resp); err != nil {
 				return cmdutil.ExitError{Code: diffError, Err: fmt.Errorf("comparing application %s: %w", args[0], err)}
 			}
 			colored := color == "always" || (color == "auto" && isTerminal(cmd.OutOrStdout()))

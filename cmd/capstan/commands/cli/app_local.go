@@ -57,7 +57,7 @@ func (t *targetFlags) manifests(ctx context.Context, c *apiclient.Client, name s
 		q.Add("sourcePositions", strconv.FormatInt(p, 10))
 	}
 	var resp struct{ Manifests []string }
-	if err := c.Do(ctx, "GET", appPath(name, "/manifests?"+q.Encode()), nil, &resp); err != nil {
+	if err := c.Do(ctx, "GET", appPath(name, "/manifests").With(q), nil, &resp); err != nil {
 		return nil, fmt.Errorf("rendering application %s: %w", name, err)
 	}
 	return resp.Manifests, nil

@@ -57,12 +57,12 @@ func (r *resourceFlags) match(app *v1alpha1.Application) ([]v1alpha1.ResourceSta
 }
 
 // resourceQuery is the query naming one object of the app's tree.
-func resourceQuery(res v1alpha1.ResourceStatus, extra url.Values) string {
+func resourceQuery(res v1alpha1.ResourceStatus, extra url.Values) url.Values {
 	q := url.Values{"group": {res.Group}, "kind": {res.Kind}, "namespace": {res.Namespace}, "resourceName": {res.Name}, "version": {res.Version}}
 	for k, v := range extra {
 		q[k] = v
 	}
-	return q.Encode()
+	return q
 }
 
 // forEachResource runs do on each object the flags pick in app name.
@@ -93,7 +93,7 @@ func newAppPatchResourceCommand(f *clientFlags) *cobra.Command {
 		Args:    cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			return r.forEach(cmd.Context(), c, args[0], func(res v1alpha1.ResourceStatus) error {
-				path := appPath(args[0], "/resource?"+resourceQuery(res, url.Values{"patchType": {patchType}}))
+				path := appPath(args[0], "/resource").With(resourceQuery(res, url.Values{"patchType": {patchType}}))
 				if err := c.Do(cmd.Context(), "POST", path, patch, nil); err != nil {
 					return err
 				}
@@ -120,7 +120,7 @@ func newAppDeleteResourceCommand(f *clientFlags) *cobra.Command {
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			return r.forEach(cmd.Context(), c, args[0], func(res v1alpha1.ResourceStatus) error {
 				q := url.Values{"force": {strconv.FormatBool(force)}, "orphan": {strconv.FormatBool(orphan)}}
-				if err := c.Do(cmd.Context(), "DELETE", appPath(args[0], "/resource?"+resourceQuery(res, q)), nil, nil); err != nil {
+				if err := c.Do(cmd.Context(), "DELETE", appPath(args[0], "/resource").With(resourceQuery(res, q)), nil, nil); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "Resource '%s' deleted\n", res.Name)
@@ -148,7 +148,7 @@ func newAppGetResourceCommand(f *clientFlags) *cobra.Command {
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			return r.forEach(cmd.Context(), c, args[0], func(res v1alpha1.ResourceStatus) error {
 				var resp apiwire.ResourceManifest
-				if err := c.Do(cmd.Context(), "GET", appPath(args[0], "/resource?"+resourceQuery(res, nil)), nil, &resp); err != nil {
+				if err := c.Do(cmd.Context(), "GET", appPath(args[0], "/resource").With(resourceQuery(res, nil)), nil, &resp); err != nil {
 					return err
 				}
 				obj := map[string]any{}
@@ -234,7 +234,7 @@ func newAppActionsCommand(f *clientFlags) *cobra.Command {
 						Disabled bool   `json:"disabled"`
 					} `json:"actions"`
 				}
-				if err := c.Do(cmd.Context(), "GET", appPath(args[0], "/resource/actions?"+resourceQuery(res, nil)), nil, &resp); err != nil {
+				if err := c.Do(cmd.Context(), "GET", appPath(args[0], "/resource/actions").With(resourceQuery(res, nil)), nil, &resp); err != nil {
 					return err
 				}
 				for _, a := range resp.Actions {
@@ -268,7 +268,7 @@ func newAppActionsCommand(f *clientFlags) *cobra.Command {
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			return rr.forEach(cmd.Context(), c, args[0], func(res v1alpha1.ResourceStatus) error {
 				body := map[string]any{"action": args[1], "group": res.Group, "kind": res.Kind, "namespace": res.Namespace, "resourceName": res.Name, "version": res.Version}
-				return c.Do(cmd.Context(), "POST", appPath(args[0], "/resource/actions/v2?"+resourceQuery(res, nil)), body, nil)
+				return c.Do(cmd.Context(), "POST", appPath(args[0], "/resource/actions/v2").With(resourceQuery(res, nil)), body, nil)
 			})
 		}),
 	}
@@ -294,7 +294,7 @@ func newAppLogsCommand(f *clientFlags) *cobra.Command {
 			ctx, cancel := context.WithCancel(cmd.Context())
 			defer cancel()
 			var streamErr error
-			err := c.Stream(ctx, appPath(args[0], "/logs?"+q.Encode()), func(data []byte) bool {
+			err := c.Stream(ctx, appPath(args[0], "/logs").With(q), func(data []byte) bool {
 				var msg struct {
 					Result struct {
 						Content string `json:"content"`
@@ -346,7 +346,7 @@ func newAppPatchCommand(f *clientFlags) *cobra.Command {
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			body := map[string]string{"name": args[0], "patch": patch, "patchType": patchType, "appNamespace": appNamespace}
 			app := &v1alpha1.Application{}
-			if err := c.Do(cmd.Context(), "PATCH", appPath(args[0], "?appNamespace="+url.QueryEscape(appNamespace)), body, app); err != nil {
+			if err := c.Do(cmd.Context(), "PATCH", appPath(args[0], "").With(url.Values{"appNamespace": {appNamespace}}), body, app); err != nil {
 				return fmt.Errorf("patching application %s: %w", args[0], err)
 			}
 			data, err := yaml.Marshal(app)
@@ -404,7 +404,7 @@ func newAppConfirmDeletionCommand(f *clientFlags) *cobra.Command {
 			patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
 				"argocd.argoproj.io/deletion-approved": time.Now().UTC().Format(time.RFC3339)}}})
 			body := map[string]string{"name": args[0], "patch": string(patch), "patchType": "merge"}
-			if err := c.Do(cmd.Context(), "PATCH", appPath(args[0], "?appNamespace="+url.QueryEscape(appNamespace)), body, nil); err != nil {
+			if err := c.Do(cmd.Context(), "PATCH", appPath(args[0], "").With(url.Values{"appNamespace": {appNamespace}}), body, nil); err != nil {
 				return fmt.Errorf("confirming the deletion for application %s: %w", args[0], err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Application '%s' confirmed for deletion\n", args[0])

@@ -14,6 +14,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/cmd/capstan/commands/cmdutil"
+	"github.com/capstan-cd/capstan/internal/apiclient"
 )
 
 // specFlags are Argo CD's flags that describe an Application's spec,
@@ -300,7 +301,7 @@ func newAppCreateCommand(f *clientFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := c.Do(cmd.Context(), "POST", fmt.Sprintf("/api/v1/applications?upsert=%t&validate=%t", upsert, validate), app, nil); err != nil {
+			if err := c.Do(cmd.Context(), "POST", apiclient.Path("/api/v1/applications").With(url.Values{"upsert": {strconv.FormatBool(upsert)}, "validate": {strconv.FormatBool(validate)}}), app, nil); err != nil {
 				return fmt.Errorf("creating application %s: %w", app.Name, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "application '%s' created\n", app.Name)
@@ -478,13 +479,13 @@ func editApp(ctx context.Context, f *clientFlags, name string, q url.Values, edi
 		return err
 	}
 	app := &v1alpha1.Application{}
-	if err := c.Do(ctx, "GET", appPath(name, "?"+q.Encode()), nil, app); err != nil {
+	if err := c.Do(ctx, "GET", appPath(name, "").With(q), nil, app); err != nil {
 		return fmt.Errorf("getting application %s: %w", name, err)
 	}
 	if err := edit(app); err != nil {
 		return err
 	}
-	if err := c.Do(ctx, "PUT", appPath(name, "/spec?"+q.Encode()), app.Spec, nil); err != nil {
+	if err := c.Do(ctx, "PUT", appPath(name, "/spec").With(q), app.Spec, nil); err != nil {
 		return fmt.Errorf("updating application %s: %w", name, err)
 	}
 	return nil

@@ -217,7 +217,7 @@ func syncTargets(ctx context.Context, c *apiclient.Client, names []string, selec
 		q.Add("projects", p)
 	}
 	var list v1alpha1.ApplicationList
-	if err := c.Do(ctx, "GET", "/api/v1/applications?"+q.Encode(), nil, &list); err != nil {
+	if err := c.Do(ctx, "GET", apiclient.Path("/api/v1/applications").With(q), nil, &list); err != nil {
 		return nil, fmt.Errorf("listing applications: %w", err)
 	}
 	for _, a := range list.Items {
@@ -431,7 +431,7 @@ func follow(cmd *cobra.Command, c *apiclient.Client, name, resourceVersion strin
 	var last *v1alpha1.Application
 	var finished bool
 	var decodeErr error
-	err := c.Stream(ctx, "/api/v1/stream/applications?"+q.Encode(), func(data []byte) bool {
+	err := c.Stream(ctx, apiclient.Path("/api/v1/stream/applications").With(q), func(data []byte) bool {
 		var msg struct {
 			Result struct {
 				Type        string

@@ -26,13 +26,14 @@ func newApplicationSetCommand(f *clientFlags) *cobra.Command {
 	return cmd
 }
 
-func appSetPath(name, suffix string) string {
+// appSetPath is the API path of an ApplicationSet named name, or
+// namespace/name for one outside the control namespace.
+func appSetPath(name string) apiclient.Path {
 	ns, short, ok := strings.Cut(name, "/")
 	if !ok {
-		return "/api/v1/applicationsets/" + url.PathEscape(name) + suffix
+		return apiclient.PathOf("/api/v1/applicationsets/{name}", name)
 	}
-	sep := map[bool]string{true: "&", false: "?"}[strings.Contains(suffix, "?")]
-	return "/api/v1/applicationsets/" + url.PathEscape(short) + suffix + sep + "appsetNamespace=" + url.QueryEscape(ns)
+	return apiclient.PathOf("/api/v1/applicationsets/{name}", short).With(url.Values{"appsetNamespace": {ns}})
 }
 
 // readAppSets reads the ApplicationSets of YAML or JSON files.
@@ -73,7 +74,7 @@ func newAppSetCreateCommand(f *clientFlags) *cobra.Command {
 			for _, set := range sets {
 				var created map[string]any
 				q := url.Values{"upsert": {fmt.Sprint(upsert)}, "dryRun": {fmt.Sprint(dryRun)}}
-				if err := c.Do(cmd.Context(), "POST", "/api/v1/applicationsets?"+q.Encode(), set.Object, &created); err != nil {
+				if err := c.Do(cmd.Context(), "POST", apiclient.Path("/api/v1/applicationsets").With(q), set.Object, &created); err != nil {
 					return fmt.Errorf("creating ApplicationSet %s: %w", set.GetName(), err)
 				}
 				if output != "wide" {
@@ -103,7 +104,7 @@ func newAppSetGetCommand(f *clientFlags) *cobra.Command {
 		Args:    cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			var set map[string]any
-			if err := c.Do(cmd.Context(), "GET", appSetPath(args[0], ""), nil, &set); err != nil {
+			if err := c.Do(cmd.Context(), "GET", appSetPath(args[0]), nil, &set); err != nil {
 				return fmt.Errorf("getting ApplicationSet %s: %w", args[0], err)
 			}
 			if output != "wide" {
@@ -156,7 +157,7 @@ func newAppSetListCommand(f *clientFlags) *cobra.Command {
 			var list struct {
 				Items []map[string]any `json:"items"`
 			}
-			if err := c.Do(cmd.Context(), "GET", "/api/v1/applicationsets?"+q.Encode(), nil, &list); err != nil {
+			if err := c.Do(cmd.Context(), "GET", apiclient.Path("/api/v1/applicationsets").With(q), nil, &list); err != nil {
 				return fmt.Errorf("listing ApplicationSets: %w", err)
 			}
 			switch output {
@@ -202,7 +203,7 @@ func newAppSetDeleteCommand(f *clientFlags) *cobra.Command {
 					fmt.Fprintf(cmd.OutOrStdout(), "The command to delete '%s' was cancelled.\n", name)
 					continue
 				}
-				if err := c.Do(cmd.Context(), "DELETE", appSetPath(name, ""), nil, nil); err != nil {
+				if err := c.Do(cmd.Context(), "DELETE", appSetPath(name), nil, nil); err != nil {
 					return fmt.Errorf("deleting ApplicationSet %s: %w", name, err)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "ApplicationSet '%s' deleted\n", name)

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -75,7 +76,7 @@ func newCertAddTLSCommand(f *clientFlags) *cobra.Command {
 			}
 			req := apiwire.CertificateList{Items: []settings.Certificate{{ServerName: args[0], CertType: settings.CertTypeHTTPS, CertData: bytes.Join(blocks, nil)}}}
 			var created apiwire.CertificateList
-			if err := c.Do(cmd.Context(), "POST", fmt.Sprintf("/api/v1/certificates?upsert=%t", upsert), req, &created); err != nil {
+			if err := c.Do(cmd.Context(), "POST", apiclient.Path("/api/v1/certificates").With(url.Values{"upsert": {strconv.FormatBool(upsert)}}), req, &created); err != nil {
 				return fmt.Errorf("adding TLS certificates for %s: %w", args[0], err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Created entry with %d PEM certificates for repository server %s\n", len(created.Items), args[0])
@@ -136,7 +137,7 @@ func newCertAddSSHCommand(f *clientFlags) *cobra.Command {
 				return errors.New("no valid SSH known hosts data found")
 			}
 			var created apiwire.CertificateList
-			if err := c.Do(cmd.Context(), "POST", fmt.Sprintf("/api/v1/certificates?upsert=%t", upsert), apiwire.CertificateList{Items: certs}, &created); err != nil {
+			if err := c.Do(cmd.Context(), "POST", apiclient.Path("/api/v1/certificates").With(url.Values{"upsert": {strconv.FormatBool(upsert)}}), apiwire.CertificateList{Items: certs}, &created); err != nil {
 				return fmt.Errorf("adding SSH known hosts: %w", err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Successfully created %d SSH known host entries\n", len(created.Items))
@@ -187,7 +188,7 @@ func newCertRmCommand(f *clientFlags) *cobra.Command {
 			}
 			q := url.Values{"hostNamePattern": {args[0]}, "certType": {certType}, "certSubType": {certSubType}}
 			var removed apiwire.CertificateList
-			if err := c.Do(cmd.Context(), "DELETE", "/api/v1/certificates?"+q.Encode(), nil, &removed); err != nil {
+			if err := c.Do(cmd.Context(), "DELETE", apiclient.Path("/api/v1/certificates").With(q), nil, &removed); err != nil {
 				return fmt.Errorf("removing certificates for %s: %w", args[0], err)
 			}
 			if len(removed.Items) == 0 {
@@ -217,7 +218,7 @@ func newCertListCommand(f *clientFlags) *cobra.Command {
 			}
 			q := url.Values{"hostNamePattern": {pattern}, "certType": {certType}}
 			var list apiwire.CertificateList
-			if err := c.Do(cmd.Context(), "GET", "/api/v1/certificates?"+q.Encode(), nil, &list); err != nil {
+			if err := c.Do(cmd.Context(), "GET", apiclient.Path("/api/v1/certificates").With(q), nil, &list); err != nil {
 				return fmt.Errorf("listing certificates: %w", err)
 			}
 			if output != "wide" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -26,8 +27,9 @@ func newClusterCommand(f *clientFlags) *cobra.Command {
 	return cmd
 }
 
-func clusterPath(server, suffix string) string {
-	return "/api/v1/clusters/" + url.PathEscape(server) + suffix
+// clusterPath is the API path of the cluster at server, followed by sub.
+func clusterPath(server, sub string) apiclient.Path {
+	return apiclient.PathOf("/api/v1/clusters/{server}"+sub, server)
 }
 
 // clusterAddFlags are cluster add's options beyond the context.
@@ -67,7 +69,7 @@ func newClusterAddCommand(f *clientFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := c.Do(cmd.Context(), "POST", fmt.Sprintf("/api/v1/clusters?upsert=%t", o.upsert), spec, nil); err != nil {
+			if err := c.Do(cmd.Context(), "POST", apiclient.Path("/api/v1/clusters").With(url.Values{"upsert": {strconv.FormatBool(o.upsert)}}), spec, nil); err != nil {
 				return fmt.Errorf("registering cluster %s: %w", spec.Server, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Cluster '%s' added\n", spec.Server)
@@ -267,11 +269,11 @@ func newClusterRmCommand(f *clientFlags) *cobra.Command {
 
 // clusterRef is the API path of a cluster named by its server URL, or by
 // its name (anything that is not a URL), as Argo CD's CLI takes either.
-func clusterRef(serverOrName, suffix string) string {
+func clusterRef(serverOrName, sub string) apiclient.Path {
 	if strings.Contains(serverOrName, "://") {
-		return clusterPath(serverOrName, suffix)
+		return clusterPath(serverOrName, sub)
 	}
-	return clusterPath(serverOrName, suffix+"?id.type=name")
+	return clusterPath(serverOrName, sub).With(url.Values{"id.type": {"name"}})
 }
 
 func newClusterSetCommand(f *clientFlags) *cobra.Command {
@@ -300,9 +302,7 @@ func newClusterSetCommand(f *clientFlags) *cobra.Command {
 			if len(q) == 0 {
 				return fmt.Errorf("nothing to change: pass --name, --namespace, --label or --annotation")
 			}
-			path := clusterRef(args[0], "")
-			sep := map[bool]string{true: "&", false: "?"}[strings.Contains(path, "?")]
-			if err := c.Do(cmd.Context(), "PUT", path+sep+q.Encode(), spec, nil); err != nil {
+			if err := c.Do(cmd.Context(), "PUT", clusterRef(args[0], "").With(q), spec, nil); err != nil {
 				return fmt.Errorf("updating cluster %s: %w", args[0], err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Cluster '%s' updated.\n", args[0])

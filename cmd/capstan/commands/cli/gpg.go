@@ -63,7 +63,7 @@ func newGPGGetCommand(f *clientFlags) *cobra.Command {
 		Args:    cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			var key settings.GPGKey
-			if err := c.Do(cmd.Context(), "GET", "/api/v1/gpgkeys/"+url.PathEscape(args[0]), nil, &key); err != nil {
+			if err := c.Do(cmd.Context(), "GET", apiclient.PathOf("/api/v1/gpgkeys/{keyID}", args[0]), nil, &key); err != nil {
 				return fmt.Errorf("getting GPG key %s: %w", args[0], err)
 			}
 			if output != "wide" {
@@ -124,7 +124,7 @@ func newGPGRmCommand(f *clientFlags) *cobra.Command {
 				fmt.Fprintf(cmd.OutOrStdout(), "The command to delete key with key ID '%s' was cancelled.\n", args[0])
 				return nil
 			}
-			if err := c.Do(cmd.Context(), "DELETE", "/api/v1/gpgkeys?keyID="+url.QueryEscape(args[0]), nil, nil); err != nil {
+			if err := c.Do(cmd.Context(), "DELETE", apiclient.Path("/api/v1/gpgkeys").With(url.Values{"keyID": {args[0]}}), nil, nil); err != nil {
 				return fmt.Errorf("removing GPG key %s: %w", args[0], err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Deleted key with key ID %s\n", args[0])

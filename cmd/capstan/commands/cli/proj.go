@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -34,18 +33,19 @@ func newProjCommand(f *clientFlags) *cobra.Command {
 	return cmd
 }
 
-func projPath(name, suffix string) string { return "/api/v1/projects/" + url.PathEscape(name) + suffix }
+// projPath is the API path of the project name.
+func projPath(name string) apiclient.Path { return apiclient.PathOf("/api/v1/projects/{name}", name) }
 
 func getProj(ctx context.Context, c *apiclient.Client, name string) (*v1alpha1.AppProject, error) {
 	p := &v1alpha1.AppProject{}
-	if err := c.Do(ctx, "GET", projPath(name, ""), nil, p); err != nil {
+	if err := c.Do(ctx, "GET", projPath(name), nil, p); err != nil {
 		return nil, fmt.Errorf("getting project %s: %w", name, err)
 	}
 	return p, nil
 }
 
 func putProj(ctx context.Context, c *apiclient.Client, p *v1alpha1.AppProject) error {
-	if err := c.Do(ctx, "PUT", projPath(p.Name, ""), map[string]any{"project": p}, nil); err != nil {
+	if err := c.Do(ctx, "PUT", projPath(p.Name), map[string]any{"project": p}, nil); err != nil {
 		return fmt.Errorf("updating project %s: %w", p.Name, err)
 	}
 	return nil
@@ -174,7 +174,7 @@ func newProjDeleteCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan proj delete team-a",
 		Args:    cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			if err := c.Do(cmd.Context(), "DELETE", projPath(args[0], ""), nil, nil); err != nil {
+			if err := c.Do(cmd.Context(), "DELETE", projPath(args[0]), nil, nil); err != nil {
 				return fmt.Errorf("deleting project %s: %w", args[0], err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "project '%s' deleted\n", args[0])

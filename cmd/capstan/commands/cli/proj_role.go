@@ -234,7 +234,7 @@ func newProjRoleCreateTokenCommand(f *clientFlags) *cobra.Command {
 				return err
 			}
 			var resp struct{ Token string }
-			if err := c.Do(cmd.Context(), "POST", projPath(args[0], "/roles/"+url.PathEscape(args[1])+"/token"), map[string]any{"expiresIn": secs, "id": id}, &resp); err != nil {
+			if err := c.Do(cmd.Context(), "POST", apiclient.PathOf("/api/v1/projects/{name}/roles/{role}/token", args[0], args[1]), map[string]any{"expiresIn": secs, "id": id}, &resp); err != nil {
 				return fmt.Errorf("creating a token for role %s of project %s: %w", args[1], args[0], err)
 			}
 			if tokenOnly {
@@ -262,7 +262,7 @@ func newProjRoleDeleteTokenCommand(f *clientFlags) *cobra.Command {
 			if _, err := strconv.ParseInt(iat, 10, 64); err != nil {
 				iat, id = "0", args[2]
 			}
-			path := projPath(args[0], "/roles/"+url.PathEscape(args[1])+"/token/"+iat) + "?id=" + url.QueryEscape(id)
+			path := apiclient.PathOf("/api/v1/projects/{name}/roles/{role}/token/{iat}", args[0], args[1], iat).With(url.Values{"id": {id}})
 			if err := c.Do(cmd.Context(), "DELETE", path, nil, nil); err != nil {
 				return fmt.Errorf("revoking token %s: %w", args[2], err)
 			}

@@ -49,7 +49,7 @@ func newRepoCommand(f *clientFlags, templates bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := c.Do(cmd.Context(), "POST", fmt.Sprintf("%s?upsert=%t", prefix, upsert), body, nil); err != nil {
+			if err := c.Do(cmd.Context(), "POST", apiclient.Path(prefix).With(url.Values{"upsert": {strconv.FormatBool(upsert)}}), body, nil); err != nil {
 				return fmt.Errorf("adding %s: %w", args[0], err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s '%s' added\n", map[bool]string{false: "Repository", true: "Repository credentials"}[templates], args[0])
@@ -76,7 +76,7 @@ func newRepoCommand(f *clientFlags, templates bool) *cobra.Command {
 					ConnectionState *struct{ Status, Message string } `json:"connectionState,omitempty"`
 				}
 			}
-			if err := c.Do(cmd.Context(), "GET", prefix+"?"+url.Values{"forceRefresh": {strconv.FormatBool(refresh == "hard")}}.Encode(), nil, &resp); err != nil {
+			if err := c.Do(cmd.Context(), "GET", apiclient.Path(prefix).With(url.Values{"forceRefresh": {strconv.FormatBool(refresh == "hard")}}), nil, &resp); err != nil {
 				return fmt.Errorf("listing %s: %w", use, err)
 			}
 			items := make([]settings.Repository, len(resp.Items))
@@ -115,7 +115,7 @@ func newRepoCommand(f *clientFlags, templates bool) *cobra.Command {
 		Example: "  capstan " + use + " rm https://github.com/example/app.git",
 		Args:    cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			if err := c.Do(cmd.Context(), "DELETE", prefix+"/"+url.PathEscape(args[0])+"?"+url.Values{"appProject": {rmProject}}.Encode(), nil, nil); err != nil {
+			if err := c.Do(cmd.Context(), "DELETE", apiclient.PathOf(prefix+"/{url}", args[0]).With(url.Values{"appProject": {rmProject}}), nil, nil); err != nil {
 				return fmt.Errorf("removing %s: %w", args[0], err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "'%s' removed\n", args[0])
@@ -145,7 +145,7 @@ func newRepoGetCommand(f *clientFlags) *cobra.Command {
 				settings.Repository
 				ConnectionState struct{ Status, Message string } `json:"connectionState"`
 			}
-			if err := c.Do(cmd.Context(), "GET", "/api/v1/repositories/"+url.PathEscape(args[0])+"?"+q.Encode(), nil, &r); err != nil {
+			if err := c.Do(cmd.Context(), "GET", apiclient.PathOf("/api/v1/repositories/{url}", args[0]).With(q), nil, &r); err != nil {
 				return fmt.Errorf("getting repository %s: %w", args[0], err)
 			}
 			switch output {
