@@ -97,6 +97,7 @@ func configMap(v string) string {
 // resource tree with owned objects, live objects and events, history and
 // rollback, the event stream, edits and terminating a running sync.
 func TestApplicationLifecycle(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	f := startWithController(t)
 	ctx := context.Background()

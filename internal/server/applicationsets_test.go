@@ -16,6 +16,7 @@ import (
 // TestApplicationSetAPI creates, reads, lists and deletes ApplicationSets
 // through Argo CD's REST paths, with RBAC on the template's project.
 func TestApplicationSetAPI(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	ctx := context.Background()
 	f := start(t, false)

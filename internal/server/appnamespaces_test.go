@@ -19,6 +19,7 @@ import (
 // API does. A namespace not enabled shows nothing and changes nothing,
 // even to an admin.
 func TestApplicationNamespacesServed(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	enabled, disabled := kubeCluster.NewNamespace(t), kubeCluster.NewNamespace(t)
 	f := serve(t, Options{Insecure: true, ApplicationNamespaces: []string{enabled}}, true)

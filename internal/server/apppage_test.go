@@ -15,6 +15,7 @@ import (
 )
 
 func TestPageTake(t *testing.T) {
+	t.Parallel()
 	var apps []*v1alpha1.Application
 	for _, name := range []string{"f", "b", "d", "a", "e", "c"} {
 		apps = append(apps, &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "argocd"}})
@@ -55,6 +56,7 @@ func TestPageTake(t *testing.T) {
 // TestApplicationListPages: limit and continue page through the list in
 // its order; bad ones are refused.
 func TestApplicationListPages(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	f := serve(t, Options{Insecure: true}, true)
 	token := f.adminToken()

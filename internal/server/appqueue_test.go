@@ -15,6 +15,7 @@ func queuedApp(name, version string) *v1alpha1.Application {
 }
 
 func TestQueueKeepsTheLatestChangePerApplication(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name   string
 		pushed []appEvent
@@ -48,6 +49,7 @@ func TestQueueKeepsTheLatestChangePerApplication(t *testing.T) {
 }
 
 func TestQueueIsBoundedByApplications(t *testing.T) {
+	t.Parallel()
 	q := newAppQueue()
 	for i := range 10_000 {
 		q.push(appEvent{watch.Modified, queuedApp(fmt.Sprintf("app-%d", i%100), fmt.Sprint(i))})
@@ -62,6 +64,7 @@ func TestQueueIsBoundedByApplications(t *testing.T) {
 }
 
 func TestQueueHandlerSendsTheInitialListOnlyWhenAsked(t *testing.T) {
+	t.Parallel()
 	all := func(*v1alpha1.Application) bool { return true }
 	for _, initial := range []bool{true, false} {
 		q := newAppQueue()

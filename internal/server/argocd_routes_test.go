@@ -13,6 +13,7 @@ import (
 // TestArgoCDRESTRoutes: every REST operation of Argo CD's API is routed,
 // to its handler or to Argo CD's Unimplemented error; none is a 404.
 func TestArgoCDRESTRoutes(t *testing.T) {
+	t.Parallel()
 	s := &Server{mux: newRouteMux()}
 	s.routes()
 	if err := s.argoRoutes(); err != nil {
@@ -60,6 +61,7 @@ var notImplementedYet = []string{
 // TestUnimplementedOnlyShrinks: exactly the operations notImplementedYet
 // lists answer 501; one that Capstan now serves must leave the list.
 func TestUnimplementedOnlyShrinks(t *testing.T) {
+	t.Parallel()
 	s := &Server{mux: newRouteMux()}
 	s.routes()
 	if err := s.argoRoutes(); err != nil {

@@ -106,12 +106,6 @@ func (c *caller) forbidden(resource rbac.Resource, action rbac.Action, object st
 	return withStatus(http.StatusForbidden, fmt.Errorf("permission denied: %s, %s, %s, sub: %s", resource, action, object, c.claims.Subject))
 }
 
-// denied writes Argo CD's 403 for a refused action, for handlers that
-// write their own answer.
-func (c *caller) denied(w http.ResponseWriter, resource rbac.Resource, action rbac.Action, object string) {
-	writeError(w, http.StatusForbidden, c.forbidden(resource, action, object).Error())
-}
-
 // authorized runs h for authenticated callers with the current policy,
 // and answers 401 for the others. A project role token is judged by the
 // global policy plus its project's role policies.

@@ -20,6 +20,7 @@ import (
 // statusbadge.enabled, then shows an app's health and sync (and
 // revision), a project's apps together, and Not Found for others.
 func TestBadge(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	ctx := context.Background()
 	f := start(t, false)
@@ -86,6 +87,7 @@ func containsAll(s string, parts []string) bool {
 
 // TestSwaggerServed: /swagger.json and /swagger-ui need no login.
 func TestSwaggerServed(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	f := start(t, false)
 	var doc struct {

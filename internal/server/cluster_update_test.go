@@ -25,6 +25,7 @@ import (
 // needs update there; invalidate-cache records the request on its Secret,
 // as Argo CD's, and in-cluster gets a Secret when it is first changed.
 func TestClusterUpdateAndInvalidateCache(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	ctx := context.Background()
 	f := start(t, false)

@@ -23,6 +23,7 @@ import (
 // browser reaches Dex through the /api/dex proxy, the server redeems the
 // code with Dex directly, and Dex's groups map to roles.
 func TestSSOThroughBundledDex(t *testing.T) {
+	t.Parallel()
 	localcluster.
 		// Dex listens on Argo CD's ports, on an address of its own.
 		Need(t)

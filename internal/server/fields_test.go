@@ -27,6 +27,7 @@ func projectedApp() *v1alpha1.Application {
 }
 
 func TestApplicationListProjection(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ fields, want string }{
 		{"items.metadata.name,items.status.sync.status", `{"metadata":{"name":"web"},"status":{"sync":{"status":"Synced"}}}`},
 		// A field under a selected one adds nothing; unknown paths nothing.
@@ -47,6 +48,7 @@ func TestApplicationListProjection(t *testing.T) {
 }
 
 func TestFilterJSON(t *testing.T) {
+	t.Parallel()
 	doc := `{"result":{"type":"MODIFIED","application":{"metadata":{"name":"web","labels":{"a":"b"}},"status":{"resources":[{"kind":"ConfigMap","name":"x"}]}}}}`
 	for _, c := range []struct{ fields, want string }{
 		{"result.type,result.application.metadata.name", `{"result":{"application":{"metadata":{"name":"web"}},"type":"MODIFIED"}}`},
@@ -71,6 +73,7 @@ func TestFilterJSON(t *testing.T) {
 // selected fields only, and a change the selection does not show is not
 // sent again.
 func TestStreamEventProjection(t *testing.T) {
+	t.Parallel()
 	rec := httptest.NewRecorder()
 	s := &Server{}
 	sender := &appSender{s: s, stream: s.startEventStream(rec), fields: fieldsOf("result.type,result.application.metadata.name"), sent: map[string]uint64{}}

@@ -94,6 +94,7 @@ func (c *rpcClient) call(procedure, reqJSON string, out any) error {
 // NotFound, a call without a token refused, can-i, and a watch that sees
 // a sync start.
 func TestRPCOverGRPCAndGRPCWeb(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	for _, tc := range []struct {
 		name     string
@@ -196,6 +197,7 @@ func TestRPCOverGRPCAndGRPCWeb(t *testing.T) {
 // TestRPCManagesProjectsRepositoriesClustersAndTokens covers the methods
 // that change settings, over gRPC (h2c).
 func TestRPCManagesProjectsRepositoriesClustersAndTokens(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	f := start(t, true)
 	tr := http.DefaultTransport.(*http.Transport).Clone()

@@ -20,6 +20,7 @@ import (
 // request is the administrator's without a session, and the install's
 // settings are left as they are.
 func TestHeadlessServer(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	f := startWith(t, Options{Insecure: true, Headless: true})
 	var info apiwire.UserInfo

@@ -43,6 +43,7 @@ func readStatus(t *testing.T, conn net.Conn) int {
 }
 
 func TestRequestBodiesAreBounded(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	f := start(t, true)
 	// A user name longer than Argo CD's 32 bytes, and a login body far
@@ -92,6 +93,7 @@ func TestRequestBodiesAreBounded(t *testing.T) {
 }
 
 func TestUnauthenticatedCallersShareABudget(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	f := start(t, true)
 	token := f.adminToken()

@@ -21,6 +21,7 @@ import (
 // the global project that selects it, which its apps are held to; the
 // API's own actions show as Events of the app and the project.
 func TestDeepLinksGlobalProjectsAndEvents(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	ctx := context.Background()
 	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {

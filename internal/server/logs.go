@@ -35,15 +35,13 @@ const maxLogLine = 1 << 20
 // the pods the query selects (a pod, a resource's pods, or all the app's),
 // filtered, then an entry marked last. The caller needs logs/get on the
 // app, as in Argo CD.
-func (s *Server) podLogs(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) podLogs(w http.ResponseWriter, r *http.Request, c *caller) error {
 	app, err := s.loadApp(r, c, rbac.ActionGet)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return err
 	}
 	if object := s.appObject(app); !c.can(rbac.ResourceLogs, rbac.ActionGet, object) {
-		c.denied(w, rbac.ResourceLogs, rbac.ActionGet, object)
-		return
+		return c.forbidden(rbac.ResourceLogs, rbac.ActionGet, object)
 	}
 	q := r.URL.Query()
 	ref := refFromQuery(r)
@@ -52,17 +50,15 @@ func (s *Server) podLogs(w http.ResponseWriter, r *http.Request, c *caller) {
 	}
 	pods, err := s.state.Pods(r.Context(), app, ref)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return err
 	}
 	opts, err := logOptions(q)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
+		return withStatus(http.StatusBadRequest, err)
 	}
 	stream := s.startEventStream(w)
 	if stream == nil {
-		return
+		return nil
 	}
 	send := func(e logEntry) bool { return stream.send(e) }
 	keep := lineFilter(q.Get("filter"), q.Get("matchCase") == "true")
@@ -82,6 +78,7 @@ func (s *Server) podLogs(w http.ResponseWriter, r *http.Request, c *caller) {
 	}
 	wg.Wait()
 	send(logEntry{Last: true})
+	return nil
 }
 
 // relayLog sends one pod's log, line by line.

@@ -16,6 +16,7 @@ import (
 // TestNotificationLists: Argo CD's NotificationService lists the names
 // argocd-notifications-cm defines, to a signed-in user only.
 func TestNotificationLists(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	ctx := context.Background()
 	f := start(t, false)

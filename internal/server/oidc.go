@@ -112,19 +112,16 @@ const errNoURL = "SSO needs argocd-cm's url: the address users reach this server
 
 // ssoLogin answers GET /auth/login: it sends the browser to the provider
 // with a fresh state and a PKCE challenge.
-func (s *Server) ssoLogin(w http.ResponseWriter, r *http.Request) {
+func (s *Server) ssoLogin(w http.ResponseWriter, r *http.Request) error {
 	p, err := s.sso(r.Context())
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return err
 	}
 	if p == nil {
-		writeError(w, http.StatusBadRequest, "SSO is not configured (oidc.config in argocd-cm)")
-		return
+		return badRequest("SSO is not configured (oidc.config in argocd-cm)")
 	}
 	if p.url == "" {
-		writeError(w, http.StatusBadRequest, errNoURL)
-		return
+		return badRequest(errNoURL)
 	}
 	returnURL := safeReturnURL(r.URL.Query().Get("return_url"), p.url)
 	state, verifier := newID(), oauth2.GenerateVerifier()
@@ -136,55 +133,49 @@ func (s *Server) ssoLogin(w http.ResponseWriter, r *http.Request) {
 		opts = append(opts, oauth2.SetAuthURLParam("claims", string(claims)))
 	}
 	http.Redirect(w, r, p.oauth2(callbackURL(p)).AuthCodeURL(state, opts...), http.StatusSeeOther)
+	return nil
 }
 
 // ssoCallback answers GET /auth/callback: it checks the state, redeems the
 // code with the PKCE verifier, verifies the ID token and sets it as the
 // session cookie, as Argo CD does.
-func (s *Server) ssoCallback(w http.ResponseWriter, r *http.Request) {
+func (s *Server) ssoCallback(w http.ResponseWriter, r *http.Request) error {
 	p, err := s.sso(r.Context())
 	if err != nil || p == nil {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("SSO is not configured: %v", err))
-		return
+		return badRequest(fmt.Sprintf("SSO is not configured: %v", err))
 	}
 	if p.url == "" {
-		writeError(w, http.StatusBadRequest, errNoURL)
-		return
+		return badRequest(errNoURL)
 	}
 	q := r.URL.Query()
 	if e := q.Get("error"); e != "" {
-		writeError(w, http.StatusUnauthorized, fmt.Sprintf("the identity provider refused the login: %s %s", e, q.Get("error_description")))
-		return
+		return unauthorized(fmt.Sprintf("the identity provider refused the login: %s %s", e, q.Get("error_description")))
 	}
 	c, err := r.Cookie(stateCookie)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "no login in progress (state cookie missing)")
-		return
+		return badRequest("no login in progress (state cookie missing)")
 	}
 	value, ok := s.verifySigned(c.Value)
 	parts := strings.SplitN(value, "|", 3)
 	if !ok || len(parts) != 3 || !hmac.Equal([]byte(parts[0]), []byte(q.Get("state"))) {
-		writeError(w, http.StatusBadRequest, "invalid login state")
-		return
+		return badRequest("invalid login state")
 	}
 	ctx := oidc.ClientContext(r.Context(), p.client)
 	tok, err := p.oauth2(callbackURL(p)).Exchange(ctx, q.Get("code"), oauth2.VerifierOption(parts[1]))
 	if err != nil {
-		writeError(w, http.StatusUnauthorized, "redeeming the authorization code: "+err.Error())
-		return
+		return unauthorized("redeeming the authorization code: " + err.Error())
 	}
 	raw, _ := tok.Extra("id_token").(string)
 	if raw == "" {
-		writeError(w, http.StatusUnauthorized, "the identity provider returned no ID token")
-		return
+		return unauthorized("the identity provider returned no ID token")
 	}
 	if _, err := p.verify(r.Context(), raw); err != nil {
-		writeError(w, http.StatusUnauthorized, "invalid ID token: "+err.Error())
-		return
+		return unauthorized("invalid ID token: " + err.Error())
 	}
 	http.SetCookie(w, &http.Cookie{Name: stateCookie, Value: "", Path: "/auth", MaxAge: -1})
 	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: raw, Path: "/", HttpOnly: true, Secure: !s.opts.Insecure, SameSite: http.SameSiteLaxMode})
 	http.Redirect(w, r, parts[2], http.StatusSeeOther)
+	return nil
 }
 
 // safeReturnURL is where a login may send the browser back to: a path of
@@ -229,21 +220,18 @@ type oidcClientInfo struct {
 	Scopes      []string `json:"scopes"`
 }
 
-func (s *Server) settings(w http.ResponseWriter, r *http.Request) {
+func (s *Server) settings(w http.ResponseWriter, r *http.Request) error {
 	p, err := s.sso(r.Context())
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return err
 	}
 	cm, err := settings.LoadArgoCD(r.Context(), s.opts.Client, s.opts.Namespace)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return err
 	}
 	accounts, err := settings.Accounts(r.Context(), s.opts.Client, s.opts.Namespace)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return err
 	}
 	otherLogins := false
 	for name, a := range accounts {
@@ -255,6 +243,7 @@ func (s *Server) settings(w http.ResponseWriter, r *http.Request) {
 		out.OIDCConfig = &oidcClientInfo{Name: p.cfg.Name, Issuer: p.cfg.Issuer, ClientID: p.cfg.ClientID, CLIClientID: p.cfg.CLIClientID, Scopes: p.cfg.Scopes()}
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // authenticateSSO accepts an ID token of the configured provider and

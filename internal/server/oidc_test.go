@@ -26,6 +26,7 @@ import (
 // the authorization-code flow and PKCE, and checks that the group in the
 // ID token maps to a role through argocd-rbac-cm.
 func TestSSOLoginThroughDex(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	f := start(t, true)
 	ctx := context.Background()

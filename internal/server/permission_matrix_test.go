@@ -390,6 +390,7 @@ func (m *matrix) deleteCluster(server string) func() {
 // status with the row's; no answer may hold a planted secret; and every
 // registered route has a row.
 func TestPermissionMatrix(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	m := newMatrix(t)
 	rows := m.rows()

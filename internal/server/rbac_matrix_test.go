@@ -26,6 +26,7 @@ import (
 // and no token, an expired token and a forged one. The RPC methods make
 // these same calls (grpc.go), so they answer alike.
 func TestRBACMatrix(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	f := start(t, true)
 	ctx := context.Background()

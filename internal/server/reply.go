@@ -41,6 +41,8 @@ func notFound(msg string) error   { return withStatus(http.StatusNotFound, error
 func badRequest(msg string) error { return withStatus(http.StatusBadRequest, errors.New(msg)) }
 func conflict(msg string) error   { return withStatus(http.StatusConflict, errors.New(msg)) }
 
+func unauthorized(msg string) error { return withStatus(http.StatusUnauthorized, errors.New(msg)) }
+
 // errorStatuses are the statuses of the typed errors of the packages the
 // API calls.
 var errorStatuses = []struct {
@@ -129,6 +131,36 @@ func (s *Server) api(o op) http.HandlerFunc {
 	})
 }
 
+// streamOp is a handler that writes its own answer (an event stream, pod
+// logs, a terminal's WebSocket). An error it returns is answered as an
+// op's, so it returns one only before writing anything; once its answer
+// has started, it ends with nil.
+type streamOp func(w http.ResponseWriter, r *http.Request, c *caller) error
+
+// streaming adapts a streamOp for the router.
+func (s *Server) streaming(o streamOp) http.HandlerFunc {
+	return s.authorized(func(w http.ResponseWriter, r *http.Request, c *caller) {
+		if err := o(w, r, c); err != nil {
+			s.reply(w, nil, err)
+		}
+	})
+}
+
+// publicOp is a handler that needs no session and writes its own answer
+// (a login, a redirect to the identity provider, a webhook's reply). An
+// error it returns is answered as an op's, so it returns one only before
+// writing anything.
+type publicOp func(w http.ResponseWriter, r *http.Request) error
+
+// public adapts a publicOp for the router.
+func (s *Server) public(o publicOp) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := o(w, r); err != nil {
+			s.reply(w, nil, err)
+		}
+	}
+}
+
 func writeError(w http.ResponseWriter, status int, msg string) {
 	// "code" is the gRPC status code, as Argo CD's REST gateway puts it
 	// beside the HTTP status (connect's codes are gRPC's numbers).
@@ -163,16 +195,6 @@ func decode(r *http.Request, v any, what string, optional bool) error {
 		return nil
 	}
 	return withStatus(http.StatusBadRequest, fmt.Errorf("invalid %s: %w", what, err))
-}
-
-// decodeBody is decode for handlers that write their own answer: it
-// answers the error and returns false.
-func decodeBody(w http.ResponseWriter, r *http.Request, v any, what string, optional bool) bool {
-	err := decode(r, v, what, optional)
-	if err != nil {
-		writeError(w, statusOf(err), err.Error())
-	}
-	return err == nil
 }
 
 // decodeYAML reads a YAML (or JSON) body into v; the body is bounded by

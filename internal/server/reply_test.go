@@ -21,6 +21,7 @@ import (
 // TestStatusOf: every kind of error the handlers return maps to the status
 // Argo CD answers it with, also when wrapped.
 func TestStatusOf(t *testing.T) {
+	t.Parallel()
 	gr := schema.GroupResource{Group: "argoproj.io", Resource: "applications"}
 	for _, tc := range []struct {
 		err  error
@@ -65,6 +66,7 @@ func TestStatusOf(t *testing.T) {
 // TestReplyShape: an error is answered in Argo CD's shape, with the gRPC
 // code beside the message.
 func TestReplyShape(t *testing.T) {
+	t.Parallel()
 	s := &Server{opts: Options{Log: slog.New(slog.DiscardHandler)}}
 	w := httptest.NewRecorder()
 	s.reply(w, nil, notFound("application guestbook not found"))

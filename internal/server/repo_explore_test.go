@@ -22,6 +22,7 @@ import (
 // of a revision, a chart's details, an app's commit metadata; a caller
 // without repositories get is refused.
 func TestExploreRepositories(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	ctx := context.Background()
 	f := start(t, false)

@@ -169,7 +169,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 // server-wide ones here, and each service's in the file that answers it.
 func (s *Server) routes() {
 	s.mux.HandleFunc("GET /api/version", s.version)
-	s.mux.HandleFunc("POST /api/v1/session", s.login)
+	s.mux.HandleFunc("POST /api/v1/session", s.public(s.login))
 	s.mux.HandleFunc("DELETE /api/v1/session", s.logout)
 	s.mux.HandleFunc("GET /api/logout", s.logoutRedirect)
 	s.mux.HandleFunc("GET /healthz", healthz)
@@ -177,11 +177,11 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /swagger.json", s.swaggerJSON)
 	s.mux.HandleFunc("GET /swagger-ui", s.swaggerUI)
 	s.mux.HandleFunc("GET /api/v1/session/userinfo", s.userInfo)
-	s.mux.HandleFunc("POST /api/webhook", s.webhook)
-	s.mux.HandleFunc("GET /api/v1/settings", s.settings)
+	s.mux.HandleFunc("POST /api/webhook", s.public(s.webhook))
+	s.mux.HandleFunc("GET /api/v1/settings", s.public(s.settings))
 	s.mux.HandleFunc("GET /api/v1/settings/plugins", s.api(s.plugins))
-	s.mux.HandleFunc("GET /auth/login", s.ssoLogin)
-	s.mux.HandleFunc("GET /auth/callback", s.ssoCallback)
+	s.mux.HandleFunc("GET /auth/login", s.public(s.ssoLogin))
+	s.mux.HandleFunc("GET /auth/callback", s.public(s.ssoCallback))
 	s.mux.Handle(settings.DexPath+"/", s.dexProxy())
 	s.applicationRoutes()
 	s.applicationSetRoutes()
@@ -261,36 +261,31 @@ type loginRequest struct {
 
 // login checks a local account's password and returns a session token
 // (also set as the argocd.token cookie).
-func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	var req loginRequest
-	if !decodeBody(w, r, &req, "login request", false) {
-		return
+	if err := decode(r, &req, "login request", false); err != nil {
+		return err
 	}
 	if len(req.Username) > session.MaxUsernameLength {
-		writeError(w, http.StatusBadRequest, session.ErrUsernameTooLong.Error())
-		return
+		return badRequest(session.ErrUsernameTooLong.Error())
 	}
 	accounts, err := settings.Accounts(r.Context(), s.opts.Client, s.opts.Namespace)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return err
 	}
 	var hash []byte
 	if a := accounts[req.Username]; a != nil && a.Enabled && a.Can(settings.CapabilityLogin) {
 		hash = a.PasswordHash
 	}
 	if err := s.sessions.VerifyPassword(req.Username, req.Password, hash); err != nil {
-		status := http.StatusUnauthorized
 		if errors.Is(err, session.ErrUsernameTooLong) {
-			status = http.StatusBadRequest
+			return withStatus(http.StatusBadRequest, err)
 		}
-		writeError(w, status, err.Error())
-		return
+		return withStatus(http.StatusUnauthorized, err)
 	}
 	cm, err := settings.LoadArgoCD(r.Context(), s.opts.Client, s.opts.Namespace)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return err
 	}
 	ttl, err := cm.SessionDuration()
 	if err != nil {
@@ -298,11 +293,11 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	}
 	token, err := s.sessions.Create(req.Username, ttl, "")
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return err
 	}
 	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: token, Path: "/", HttpOnly: true, Secure: !s.opts.Insecure, SameSite: http.SameSiteLaxMode})
 	writeJSON(w, http.StatusOK, apiwire.SessionToken{Token: token})
+	return nil
 }
 
 func (s *Server) logout(w http.ResponseWriter, _ *http.Request) {

@@ -164,6 +164,7 @@ func (f *fixture) initialPassword() string {
 }
 
 func TestTLSVersionAndRedirect(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	f := start(t, false)
 	var v map[string]string
@@ -192,6 +193,7 @@ func TestTLSVersionAndRedirect(t *testing.T) {
 }
 
 func TestLoginSessionsAndAPIKeys(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	f := start(t, false)
 	var failed map[string]any
@@ -251,6 +253,7 @@ func TestLoginSessionsAndAPIKeys(t *testing.T) {
 }
 
 func TestInsecureServesPlainHTTP(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	f := start(t, true)
 	var v map[string]string
@@ -260,6 +263,7 @@ func TestInsecureServesPlainHTTP(t *testing.T) {
 }
 
 func TestApplicationsFollowRBAC(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	ctx := context.Background()
 	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
@@ -328,6 +332,7 @@ func TestApplicationsFollowRBAC(t *testing.T) {
 }
 
 func TestSyncAndDelete(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	ctx := context.Background()
 	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
@@ -394,6 +399,7 @@ func TestSyncAndDelete(t *testing.T) {
 }
 
 func TestCreateApplication(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	ctx := context.Background()
 	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
@@ -429,6 +435,7 @@ func TestCreateApplication(t *testing.T) {
 }
 
 func TestAccountsAndTokens(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	ctx := context.Background()
 	f := start(t, false)
@@ -479,6 +486,7 @@ func TestAccountsAndTokens(t *testing.T) {
 }
 
 func TestPasswordChangeEndsOlderSessions(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	f := start(t, false)
 	var login map[string]string
@@ -511,6 +519,7 @@ func TestPasswordChangeEndsOlderSessions(t *testing.T) {
 }
 
 func TestProjects(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	ctx := context.Background()
 	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
@@ -563,6 +572,7 @@ func TestProjects(t *testing.T) {
 // TestHealthzAndLogout: /healthz answers ok without a session, and
 // /api/logout drops the session cookie and sends the browser to /login.
 func TestHealthzAndLogout(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	f := start(t, false)
 	resp := f.send(context.Background(), http.MethodGet, "/healthz", "", "")
@@ -588,6 +598,7 @@ func TestHealthzAndLogout(t *testing.T) {
 // TestSessionDuration: users.session.duration in argocd-cm sets how long
 // a login's token lasts; without it, 24 hours.
 func TestSessionDuration(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	f := start(t, true)
 	expiresIn := func() time.Duration {
@@ -618,6 +629,7 @@ func TestSessionDuration(t *testing.T) {
 // session in, as policy.default alone allows; a bad token is still
 // refused, and without the setting no session is refused.
 func TestAnonymousUsers(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	f := start(t, true)
 	ctx := context.Background()
@@ -647,6 +659,7 @@ func TestAnonymousUsers(t *testing.T) {
 // TestPasswordPattern: argocd-cm's passwordPattern decides which new
 // passwords are accepted, with Argo CD's message.
 func TestPasswordPattern(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	f := start(t, true)
 	var login map[string]string
@@ -669,6 +682,7 @@ func TestPasswordPattern(t *testing.T) {
 // TestPublicSettings: argocd-cm's public settings reach GET
 // /api/v1/settings under Argo CD's names, with its defaults.
 func TestPublicSettings(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	f := start(t, true)
 	var got map[string]any

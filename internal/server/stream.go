@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"net/http"
@@ -26,22 +27,20 @@ const streamKeepAlive = 30 * time.Second
 // resourceVersion is given without a name) and then each change as it
 // happens. Every stream of a namespace follows one informer; each has a
 // queue of its own, so a slow client holds up no other.
-func (s *Server) streamApplications(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) streamApplications(w http.ResponseWriter, r *http.Request, c *caller) error {
 	q := r.URL.Query()
 	ns := q.Get("appNamespace")
 	if ns == "" {
 		ns = s.opts.Namespace
 	}
 	if !s.namespaceEnabled(ns) {
-		writeError(w, http.StatusForbidden, "permission denied: "+namespaceNotPermitted(ns))
-		return
+		return withStatus(http.StatusForbidden, errors.New("permission denied: "+namespaceNotPermitted(ns)))
 	}
 	selector := labels.Everything()
 	if sel := q.Get("selector"); sel != "" {
 		parsed, err := labels.Parse(sel)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid selector %q: %v", sel, err))
-			return
+			return badRequest(fmt.Sprintf("invalid selector %q: %v", sel, err))
 		}
 		selector = parsed
 	}
@@ -60,8 +59,7 @@ func (s *Server) streamApplications(w http.ResponseWriter, r *http.Request, c *c
 	}
 	informer, release, err := s.appInformer(r.Context(), ns)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return err
 	}
 	defer release()
 	// Following before the answer starts: a client that sees the stream
@@ -69,13 +67,12 @@ func (s *Server) streamApplications(w http.ResponseWriter, r *http.Request, c *c
 	queue := newAppQueue()
 	reg, err := informer.AddEventHandler(queue.handler(rv == "" || name != "", keep))
 	if err != nil {
-		s.reply(w, nil, fmt.Errorf("following the Applications of namespace %s: %w", ns, err))
-		return
+		return fmt.Errorf("following the Applications of namespace %s: %w", ns, err)
 	}
 	defer func() { _ = informer.RemoveEventHandler(reg) }()
 	stream := s.startEventStream(w)
 	if stream == nil {
-		return
+		return nil
 	}
 	sender := &appSender{s: s, stream: stream, fields: parseFields(q), sent: map[string]uint64{}}
 	tick := time.NewTicker(streamKeepAlive)
@@ -83,15 +80,15 @@ func (s *Server) streamApplications(w http.ResponseWriter, r *http.Request, c *c
 	for {
 		select {
 		case <-r.Context().Done():
-			return
+			return nil
 		case <-tick.C:
 			if !stream.keepAlive() {
-				return
+				return nil
 			}
 		case <-queue.ready:
 			for ev, ok := queue.pop(); ok; ev, ok = queue.pop() {
 				if c.can(rbac.ResourceApplications, rbac.ActionGet, s.appObject(ev.app)) && !sender.send(ev) {
-					return
+					return nil
 				}
 			}
 		}

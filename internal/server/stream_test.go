@@ -102,6 +102,7 @@ func (r *streamReader) sawEach(want map[string]string) bool {
 // server's namespace follow its informer cache, starting no watch of
 // their own.
 func TestStalledWatcherHoldsUpNoOther(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	f := startCached(t)
 	token := f.adminToken()
@@ -156,6 +157,7 @@ func TestStalledWatcherHoldsUpNoOther(t *testing.T) {
 // the server's cache does not hold: the streams share one informer,
 // started by the first and stopped after the last.
 func TestStreamOfAnotherNamespace(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	other := kubeCluster.NewNamespace(t)
 	f := serve(t, Options{Insecure: true, ApplicationNamespaces: []string{other}}, true)
@@ -196,6 +198,7 @@ func TestStreamOfAnotherNamespace(t *testing.T) {
 // TestApplicationListFields lists Applications through the server with
 // the web UI's kind of field selection.
 func TestApplicationListFields(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	f := startCached(t)
 	token := f.adminToken()

@@ -17,6 +17,7 @@ import (
 // with Argo CD's PermissionDenied answer, unless it allows manual syncs;
 // the app's and the project's syncwindows views show what applies.
 func TestSyncWindowsThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	ctx := context.Background()
 	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {

@@ -84,6 +84,7 @@ func newTenants(t *testing.T, files map[string]string) *tenants {
 }
 
 func TestServerSideDiffReadsOnlyManagedResources(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	tn := newTenants(t, nil)
 	ctx := context.Background()
@@ -117,6 +118,7 @@ func TestServerSideDiffReadsOnlyManagedResources(t *testing.T) {
 }
 
 func TestClusterTokensNeverShown(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	tn := newTenants(t, nil)
 	spec := `{"server":"https://probe.example.com","name":"probe","config":{"bearerToken":"s3cr3t-token"}}`
@@ -142,6 +144,7 @@ func TestClusterTokensNeverShown(t *testing.T) {
 }
 
 func TestManifestsMaskSecrets(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	tn := newTenants(t, map[string]string{"x/secret.yaml": `apiVersion: v1
 kind: Secret
@@ -168,6 +171,7 @@ data: {password: ZW5jb2RlZC12YWx1ZQ==}
 }
 
 func TestRoleGroupCannotInjectPolicy(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	tn := newTenants(t, nil)
 	ctx := context.Background()
@@ -202,6 +206,7 @@ func TestRoleGroupCannotInjectPolicy(t *testing.T) {
 }
 
 func TestAppDetailsNeedsTheApp(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	tn := newTenants(t, map[string]string{"x/Chart.yaml": "apiVersion: v2\nname: x\nversion: 1.0.0\n", "x/values.yaml": "password: in-values\n",
 		"other/Chart.yaml": "apiVersion: v2\nname: o\nversion: 1.0.0\n", "other/values.yaml": "password: other-team\n"})
@@ -244,6 +249,7 @@ func TestAppDetailsNeedsTheApp(t *testing.T) {
 }
 
 func TestValidateNeverSendsStoredCredentialsToAChosenProxy(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	tn := newTenants(t, nil)
 	ctx := context.Background()
@@ -287,6 +293,7 @@ func TestValidateNeverSendsStoredCredentialsToAChosenProxy(t *testing.T) {
 }
 
 func TestValidateFalseKeepsProjectChecks(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	tn := newTenants(t, nil)
 	forbidden := fmt.Sprintf(`{"metadata":{"name":"sneaky"},"spec":{"project":"team-a","destination":{"server":"https://kubernetes.default.svc","namespace":%q},`+
@@ -301,6 +308,7 @@ func TestValidateFalseKeepsProjectChecks(t *testing.T) {
 }
 
 func TestPatchCannotSetOperation(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	tn := newTenants(t, nil)
 	patch := `{"patch":"{\"operation\":{\"initiatedBy\":{\"username\":\"admin\"},\"sync\":{\"syncOptions\":[\"Replace=true\"]}},\"metadata\":{\"labels\":{\"x\":\"y\"}}}"}`
@@ -317,6 +325,7 @@ func TestPatchCannotSetOperation(t *testing.T) {
 }
 
 func TestCookieRequestsMustComeFromThisServer(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	tn := newTenants(t, nil)
 	newApp := func(name string) string {
@@ -363,6 +372,7 @@ func TestCookieRequestsMustComeFromThisServer(t *testing.T) {
 }
 
 func TestReturnURLStaysOnThisServer(t *testing.T) {
+	t.Parallel()
 	base := "https://cd.example.com"
 	for raw, want := range map[string]string{
 		"/applications":                   "/applications",
@@ -426,6 +436,7 @@ func (tn *tenants) manage(t *testing.T, objs ...client.Object) {
 }
 
 func TestActionsCreateOnlyWhatTheProjectAllows(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	tn := newTenants(t, nil)
 	ctx := context.Background()
@@ -460,6 +471,7 @@ func TestActionsCreateOnlyWhatTheProjectAllows(t *testing.T) {
 }
 
 func TestResourceChangesActAsTheSyncs(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	tn := newTenants(t, nil)
 	ctx := context.Background()
@@ -510,6 +522,7 @@ func TestResourceChangesActAsTheSyncs(t *testing.T) {
 // tenant's object) is neither read nor shown, as Argo CD drops such live
 // objects.
 func TestTreeShowsOnlyPermittedResources(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	tn := newTenants(t, nil)
 	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "foreign", Namespace: tn.other}, Data: map[string]string{"k": "other-tenant"}}

@@ -36,46 +36,38 @@ const maxTerminalMessage = 64 << 10
 // argocd-cm's exec.enabled and the caller's (exec, create) on the
 // Application; the shell is the one asked for when exec.shells allows it,
 // else the first of exec.shells that starts.
-func (s *Server) terminal(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) terminal(w http.ResponseWriter, r *http.Request, c *caller) error {
 	cm, err := settings.LoadArgoCD(r.Context(), s.opts.Client, s.opts.Namespace)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return err
 	}
 	if !cm.ExecEnabled() {
-		w.WriteHeader(http.StatusNotFound)
-		return
+		return notFound("the web terminal is off (exec.enabled in argocd-cm)")
 	}
 	q := r.URL.Query()
 	pod, container, appName, project, namespace := q.Get("pod"), q.Get("container"), q.Get("appName"), q.Get("projectName"), q.Get("namespace")
 	if pod == "" || container == "" || appName == "" || project == "" || namespace == "" {
-		writeError(w, http.StatusBadRequest, "Missing required parameters")
-		return
+		return badRequest("Missing required parameters")
 	}
 	for kind, name := range map[string]string{"pod": pod, "container": container, "app": appName, "project": project, "namespace": namespace} {
 		if err := checkName(kind, name); err != nil {
-			writeError(w, statusOf(err), err.Error())
-			return
+			return err
 		}
 	}
 	r.SetPathValue("name", appName)
 	app, err := s.loadApp(r, c, rbac.ActionGet)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return err
 	}
 	if object := s.appObject(app); !c.can(rbac.ResourceExec, rbac.ActionCreate, object) {
-		c.denied(w, rbac.ResourceExec, rbac.ActionCreate, object)
-		return
+		return c.forbidden(rbac.ResourceExec, rbac.ActionCreate, object)
 	}
 	if app.Spec.Project != project && !(app.Spec.Project == "" && project == v1alpha1.DefaultAppProjectName) {
-		writeError(w, http.StatusBadRequest, "The wrong project was specified for the app")
-		return
+		return badRequest("The wrong project was specified for the app")
 	}
 	ref := appstate.ResourceRef{Kind: "Pod", Namespace: namespace, Name: pod}
 	if _, err := s.state.Pods(r.Context(), app, ref); err != nil {
-		writeError(w, http.StatusBadRequest, "Pod doesn't belong to specified app")
-		return
+		return badRequest("Pod doesn't belong to specified app")
 	}
 	shells := cm.ExecShells()
 	if shell := q.Get("shell"); slices.Contains(shells, shell) {
@@ -84,7 +76,7 @@ func (s *Server) terminal(w http.ResponseWriter, r *http.Request, c *caller) {
 	upgrader := websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 4096, CheckOrigin: s.sameOrigin}
 	conn, err := upgrader.Upgrade(w, r, nil)
 	if err != nil {
-		return // the upgrader answered
+		return nil // the upgrader answered
 	}
 	defer conn.Close()
 	conn.SetReadLimit(maxTerminalMessage)
@@ -112,6 +104,7 @@ func (s *Server) terminal(w http.ResponseWriter, r *http.Request, c *caller) {
 		_, _ = t.Write([]byte("\r\nFailed to exec container: " + err.Error() + "\r\n"))
 	}
 	_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
+	return nil
 }
 
 // terminalRecheck is how often an open terminal checks its caller's

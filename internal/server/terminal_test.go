@@ -25,6 +25,7 @@ import (
 // checked. (A shell through it runs in internal/server/ui's
 // TestUIWithController, on a cluster whose pods run.)
 func TestTerminalRefusals(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	ctx := context.Background()
 	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
@@ -100,6 +101,7 @@ func TestTerminalRefusals(t *testing.T) {
 // TestSyncReplaceDisallowed: with server.sync.replace.allowed "false" a sync
 // asking for Replace=true is refused with Argo CD's message; others pass.
 func TestSyncReplaceDisallowed(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	ctx := context.Background()
 	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {

@@ -20,16 +20,15 @@ const treeInterval = 3 * time.Second
 // streamResourceTree answers GET /api/v1/stream/applications/{name}/resource-tree
 // with Server-Sent Events: the app's resource tree, and again each time it
 // changes (a Pod started, a health changed), as Argo CD's UI follows it.
-func (s *Server) streamResourceTree(w http.ResponseWriter, r *http.Request, c *caller) {
+func (s *Server) streamResourceTree(w http.ResponseWriter, r *http.Request, c *caller) error {
 	r.SetPathValue("name", r.PathValue("applicationName"))
 	app, err := s.loadApp(r, c, rbac.ActionGet)
 	if err != nil {
-		s.reply(w, nil, err)
-		return
+		return err
 	}
 	stream := s.startEventStream(w)
 	if stream == nil {
-		return
+		return nil
 	}
 	changed, stop := s.watchApp(r, app)
 	defer stop()
@@ -43,22 +42,22 @@ func (s *Server) streamResourceTree(w http.ResponseWriter, r *http.Request, c *c
 			s.opts.Log.Warn("reading a resource tree for a stream", "application", app.Namespace+"/"+app.Name, "error", err)
 		} else if data, _ := json.Marshal(tree); !bytes.Equal(data, last) {
 			if !stream.send(tree) {
-				return
+				return nil
 			}
 			last, idle = data, time.Now()
 		}
 		select {
 		case <-r.Context().Done():
-			return
+			return nil
 		case fresh := <-changed:
 			if fresh == nil {
-				return // the Application is gone
+				return nil // the Application is gone
 			}
 			app = fresh
 		case <-tick.C:
 			if time.Since(idle) >= streamKeepAlive {
 				if !stream.keepAlive() {
-					return
+					return nil
 				}
 				idle = time.Now()
 			}

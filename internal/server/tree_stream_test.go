@@ -14,6 +14,7 @@ import (
 // TestResourceTreeStream follows an app's resource tree: the tree comes
 // first, and again when a sync adds an object.
 func TestResourceTreeStream(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	f := startWithController(t)
 	dest := kubeCluster.NewNamespace(t)

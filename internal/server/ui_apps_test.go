@@ -6,6 +6,7 @@ import (
 )
 
 func TestUIFilter(t *testing.T) {
+	t.Parallel()
 	app := appSummary{Name: "Web-Frontend", Project: "team-a", Cluster: "https://kubernetes.default.svc", DestNamespace: "web", Repo: "https://git.example.com/web.git"}
 	tests := []struct {
 		query   string

@@ -77,6 +77,7 @@ func setStatus(t *testing.T, c client.Client, ns, name string, sync v1alpha1.Syn
 // listed with their statuses; filters narrow the list, live in the URL
 // and survive a reload; a change of status shows without a reload.
 func TestUIApplicationsList(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	ctx := context.Background()
 	f := startCached(t)
@@ -184,6 +185,7 @@ func TestUIApplicationsList(t *testing.T) {
 // is refused when calling the API directly; delete with a cascade choice
 // removes the app.
 func TestUIApplicationPage(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	ctx := context.Background()
 	f := start(t, true)
@@ -325,6 +327,7 @@ func leaveWorkload(t *testing.T, c client.Client, ns string) {
 // YAML; a delete with the foreground cascade; a repository's connection
 // tested (right and wrong password), added, listed and removed.
 func TestUICreateAppAndRepositories(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	ctx := context.Background()
 	f := start(t, true)
@@ -463,6 +466,7 @@ func TestUICreateAppAndRepositories(t *testing.T) {
 // TestUIParameters: a Helm app's values and parameters, and a Kustomize
 // app's images, edited on the app's page and saved into its source.
 func TestUIParameters(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	ctx := context.Background()
 	f := start(t, true)
@@ -532,6 +536,7 @@ func TestUIParameters(t *testing.T) {
 // proxy that strips it, the UI works; a session that ends while a user is
 // on a page sends them to log in, and back to that page afterwards.
 func TestUIBehindAProxyAndAnExpiredSession(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	ctx := context.Background()
 	f := startWith(t, Options{Insecure: true, BaseHref: "/cd"})
@@ -568,6 +573,7 @@ func TestUIBehindAProxyAndAnExpiredSession(t *testing.T) {
 // provider's button, and a user signs in through a real Dex and lands
 // where they were going.
 func TestUISSOLogin(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	f := start(t, true)
 	f.withDex()
@@ -584,6 +590,7 @@ func TestUISSOLogin(t *testing.T) {
 // strategy allows, the last update and the last error from the updater's
 // Events on the app.
 func TestUIImages(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	ctx := context.Background()
 	f := start(t, true)
@@ -635,6 +642,7 @@ func TestUIImages(t *testing.T) {
 // TestUIUnderRootPath: with a root path the API and the UI are served
 // under it, for a proxy that passes the path on.
 func TestUIUnderRootPath(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	f := startWith(t, Options{Insecure: true, RootPath: "/argocd"})
 	if code := f.call("GET", "/argocd/api/version", "", "", nil); code != http.StatusOK {
@@ -658,6 +666,7 @@ const unlabelled = `[...document.querySelectorAll('input, select, textarea')].fi
 // TestUIKeyboardAndLabels: a user signs in with the keyboard alone, and
 // every control of the main pages carries a label.
 func TestUIKeyboardAndLabels(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	ctx := context.Background()
 	f := start(t, true)
@@ -687,6 +696,7 @@ func TestUIKeyboardAndLabels(t *testing.T) {
 // TestUITerminate: a running sync shows its resources and Terminate, which
 // asks the controller to stop it.
 func TestUITerminate(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	ctx := context.Background()
 	f := start(t, true)

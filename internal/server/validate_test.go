@@ -18,6 +18,7 @@ import (
 // (and the command-injection payloads of a repository URL or revision
 // with a clear error, having run nothing).
 func TestApplicationsAreValidatedAtTheDoor(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	f := start(t, true)
 	token := f.adminToken()

@@ -60,31 +60,28 @@ func (cs pushedCommits) files() []string {
 // Bitbucket Cloud or Server, Gitea or Gogs, checked against the secret
 // argocd-secret configures for that provider, refreshes the Applications
 // that follow the pushed repository.
-func (s *Server) webhook(w http.ResponseWriter, r *http.Request) {
+func (s *Server) webhook(w http.ResponseWriter, r *http.Request) error {
 	body, err := io.ReadAll(r.Body) // bounded by limit
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "reading the webhook payload: "+err.Error())
-		return
+		return withStatus(http.StatusBadRequest, fmt.Errorf("reading the webhook payload: %w", err))
 	}
 	secret := &corev1.Secret{}
 	if err := s.opts.Client.Get(r.Context(), client.ObjectKey{Namespace: s.opts.Namespace, Name: settings.ServerSecretName}, secret); err != nil {
-		s.reply(w, nil, err)
-		return
+		return err
 	}
 	p, err := parsePush(r.Header, body, func(k string) string { return string(secret.Data[k]) })
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
+		return withStatus(http.StatusBadRequest, err)
 	}
 	if p == nil {
 		writeJSON(w, http.StatusOK, map[string]string{}) // not a push: nothing to do
-		return
+		return nil
 	}
 	if err := s.refreshFollowers(r, p); err != nil {
-		s.reply(w, nil, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]string{})
+	return nil
 }
 
 // parsePush identifies the provider by its event header, verifies the

@@ -184,6 +184,7 @@ func (r *webhookRig) waitSynced(rev string) {
 // TestWebhookSyncsThroughTheController: a push webhook alone brings the
 // new commit in.
 func TestWebhookSyncsThroughTheController(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	rig := newWebhookRig(t)
 	rev := rig.commit()

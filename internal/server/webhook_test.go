@@ -58,6 +58,7 @@ func (f *fixture) setSecret(key, value string) {
 }
 
 func TestWebhooksAreVerifiedAndRefreshFollowers(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	ctx := context.Background()
 	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
@@ -121,6 +122,7 @@ func TestWebhooksAreVerifiedAndRefreshFollowers(t *testing.T) {
 }
 
 func TestWebhookTellsTheInProcessController(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	c, err := kube.NewClient(kubeCluster.Config)
 	if err != nil {
@@ -156,6 +158,7 @@ func TestWebhookTellsTheInProcessController(t *testing.T) {
 // one of them; one without the annotation, or a push without files,
 // refreshes as before.
 func TestWebhookRefreshesOnlyTouchedPaths(t *testing.T) {
+	t.Parallel()
 	localcluster.Need(t)
 	ctx := context.Background()
 	if err := kube.InstallCRDs(ctx, kubeCluster.Config); err != nil {
