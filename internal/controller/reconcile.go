@@ -214,9 +214,10 @@ func (r *reconciler) statusDue(orig, app *v1alpha1.Application) bool {
 	if orig.Status.ReconciledAt == nil || time.Since(orig.Status.ReconciledAt.Time) >= r.opts.Resync/2 {
 		return true
 	}
-	a, b := orig.Status.DeepCopy(), app.Status.DeepCopy()
+	// Shallow copies: only their own ReconciledAt pointers change.
+	a, b := orig.Status, app.Status
 	a.ReconciledAt, b.ReconciledAt = nil, nil
-	return !equality.Semantic.DeepEqual(a, b)
+	return !equality.Semantic.DeepEqual(&a, &b)
 }
 
 // ownShard reports whether this controller's shard manages the app's
