@@ -42,14 +42,14 @@ func TestGitServerGoneMidFetch(t *testing.T) {
 	rng := newRand(t)
 	for i := 1; i <= *iterations; i++ {
 		r.commit()
-		time.Sleep(time.Duration(rng.Int64N(int64(1500 * time.Millisecond))))
+		time.Sleep(time.Duration(rng.Int64N(int64(1500 * time.Millisecond)))) // the cut comes at a random point of a fetch
 		proxy.Down()
 		deadline := time.Now().Add(outageLength)
 		for time.Now().Before(deadline) {
 			if why := r.holdsARevision(context.Background(), r.rev-1, r.rev); why != "" {
 				t.Fatalf("iteration %d, Git away: %s", i, why)
 			}
-			time.Sleep(500 * time.Millisecond)
+			time.Sleep(500 * time.Millisecond) // the check goes on through the whole outage
 		}
 		proxy.Up()
 		back := time.Now()

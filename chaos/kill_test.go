@@ -41,7 +41,7 @@ func TestKilledMidSync(t *testing.T) {
 			if k > 0 {
 				delay = time.Duration(rng.Int64N(int64(2 * time.Second)))
 			}
-			time.Sleep(delay)
+			time.Sleep(delay) // the kill lands at a random point of the syncs
 			pending := r.converged(context.Background())
 			c.kill()
 			if pending != "" {
@@ -64,10 +64,12 @@ func TestKilledMidSync(t *testing.T) {
 	syncs := *iterations + 1
 	r.checkHistory(syncs)
 	// The last hook Job's watch event may trail its creation a little.
-	deadline := time.Now().Add(5 * time.Second)
-	for r.hookRuns.Load() != int64(syncs) && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitFor(t, fmt.Sprintf("a PreSync hook run for each of %d syncs", syncs), func() error {
+		if got := r.hookRuns.Load(); got < int64(syncs) {
+			return fmt.Errorf("%d runs", got)
+		}
+		return nil
+	})
 	if got := r.hookRuns.Load(); got != int64(syncs) {
 		t.Errorf("the PreSync hook ran %d times for %d syncs, want once per sync", got, syncs)
 	}

@@ -38,7 +38,7 @@ func TestStartsBeforeCRDsAndOutlivesAPIOutage(t *testing.T) {
 	port := freePort(t)
 	c := newCapstan(t, ns, "--install-crds=false", "--leader-elect=true", "--server-port", fmt.Sprint(port), "--server-insecure")
 	c.start()
-	time.Sleep(5 * time.Second)
+	time.Sleep(5 * time.Second) // room for an exit that should not happen
 	if !c.alive() {
 		t.Fatal("capstan exited while its CRDs did not exist")
 	}
@@ -49,7 +49,7 @@ func TestStartsBeforeCRDsAndOutlivesAPIOutage(t *testing.T) {
 
 	token := login(t, ns, port)
 	r.commit()
-	time.Sleep(time.Duration(newRand(t).Int64N(int64(2 * time.Second))))
+	time.Sleep(time.Duration(newRand(t).Int64N(int64(2 * time.Second)))) // the outage starts at a random point of the sync
 	if err := cluster.StopAPIServer(); err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestStartsBeforeCRDsAndOutlivesAPIOutage(t *testing.T) {
 		if n, err := countApps(port, token); err != nil || n != len(allApps) {
 			t.Errorf("%s into the outage, listing Applications: %d, %v", time.Since(down).Round(time.Second), n, err)
 		}
-		time.Sleep(time.Second)
+		time.Sleep(time.Second) // the checks go on through the whole outage
 	}
 	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -93,17 +93,12 @@ func deleteCRDs(t *testing.T) {
 		if err := cs.ApiextensionsV1().CustomResourceDefinitions().Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(time.Minute)
-		for {
-			_, err := cs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				break
+		waitFor(t, "CRD "+name+" deleted", func() error {
+			if _, err := cs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("still there (%v)", err)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("CRD %s still there: %v", name, err)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 }
 
@@ -199,12 +194,12 @@ func TestOperationsFinishAcrossOutages(t *testing.T) {
 	keepLogOnFailure(t, c)
 	for i := 1; i <= *outages; i++ {
 		r.commit()
-		time.Sleep(time.Duration(rnd.Int64N(int64(3 * time.Second))))
+		time.Sleep(time.Duration(rnd.Int64N(int64(3 * time.Second)))) // the outage starts at a random point of the sync
 		length := *outage/4 + time.Duration(rnd.Int64N(int64(*outage*3/4)))
 		if err := cluster.StopAPIServer(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(length)
+		time.Sleep(length) // the outage itself
 		startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		err := cluster.StartAPIServer(startCtx)
 		cancel()

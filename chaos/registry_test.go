@@ -98,13 +98,13 @@ spec:
 	for i := 1; i <= *iterations; i++ {
 		version := fmt.Sprintf("1.0.%d", i)
 		reg.PushImage(t, "team/app", day.Add(time.Duration(i)*time.Hour), version)
-		time.Sleep(time.Duration(rng.Int64N(int64(1500 * time.Millisecond))))
+		time.Sleep(time.Duration(rng.Int64N(int64(1500 * time.Millisecond)))) // the cut comes at a random point of a cycle
 		proxy.Down()
 		// A cycle that read the tags just before the cut may still be
 		// writing what it found: the spec is taken once that write is in.
-		time.Sleep(time.Second)
+		time.Sleep(time.Second) // a write that may or may not come: nothing to wait on
 		before := images(t, kc, ns)
-		time.Sleep(outageLength)
+		time.Sleep(outageLength) // the outage itself
 		if got := images(t, kc, ns); got != before {
 			t.Errorf("iteration %d: the spec changed while the registry was away: %q → %q", i, before, got)
 		}

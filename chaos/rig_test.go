@@ -21,6 +21,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 )
 
@@ -350,15 +351,16 @@ func describe(st *v1alpha1.OperationState) string {
 func (r *rig) waitConverged(timeout time.Duration) {
 	r.t.Helper()
 	ctx := context.Background()
-	deadline := time.Now().Add(timeout)
-	last := ""
-	for time.Now().Before(deadline) {
-		if last = r.converged(ctx); last == "" {
-			return
+	converged := false
+	defer func() {
+		if !converged {
+			r.t.Logf("the workloads:\n%s", r.workloads(ctx))
 		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	r.t.Fatalf("revision %d not converged after %s: %s\n%s", r.rev, timeout, last, r.workloads(ctx))
+	}()
+	eventually.Within(r.t, eventually.Options{Timeout: timeout, Interval: 250 * time.Millisecond}, fmt.Sprintf("revision %d converged", r.rev), func() string {
+		return r.converged(ctx)
+	})
+	converged = true
 }
 
 // workloads describes the Deployments and Pods of every app, for a run

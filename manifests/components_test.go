@@ -35,6 +35,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo/cache"
 	"github.com/capstan-cd/capstan/internal/testing/dexserver"
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/loopback"
@@ -186,10 +187,14 @@ func (in *install) syncDemo(t *testing.T, cl *localcluster.Cluster, ns string) c
 		t.Fatal(err)
 	}
 	deployDemo(t, c, ns)
-	if !waitSyncedHealthy(t, c, ns, 3*time.Minute) {
-		in.dumpLogs(t)
-		t.FailNow()
-	}
+	synced := false
+	defer func() {
+		if !synced {
+			in.dumpLogs(t) // why the apps did not get there
+		}
+	}()
+	waitSyncedHealthy(t, c, ns, 3*time.Minute)
+	synced = true
 	return c
 }
 
@@ -345,18 +350,14 @@ func checkKustomizeHelm(t *testing.T, c client.Client, cs kubernetes.Interface, 
 	if err := c.Create(ctx, app); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
+	eventually.Within(t, eventually.Options{Timeout: 2 * time.Minute, Interval: 500 * time.Millisecond}, "the Deployment from the chart", func() string {
 		_, err := cs.AppsV1().Deployments("kustomize-helm").Get(ctx, "kh", metav1.GetOptions{})
 		if err == nil {
-			return
+			return ""
 		}
-		if time.Now().After(deadline) {
-			_ = c.Get(ctx, client.ObjectKeyFromObject(app), app)
-			t.Fatalf("no Deployment from the chart after 2 min (%v); the app's conditions: %+v", err, app.Status.Conditions)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+		_ = c.Get(ctx, client.ObjectKeyFromObject(app), app)
+		return fmt.Sprintf("%v; the app's conditions: %+v", err, app.Status.Conditions)
+	})
 }
 
 // checkAppSet creates an ApplicationSet whose Git generator lists the
@@ -389,8 +390,7 @@ func checkAppSet(t *testing.T, c client.Client, ns string) {
 		t.Fatal(err)
 	}
 	want := map[string]bool{"set-guestbook": true, "set-helm-guestbook": true, "set-kustomize-guestbook": true}
-	deadline := time.Now().Add(time.Minute)
-	for {
+	eventually.Within(t, eventually.Options{Interval: 500 * time.Millisecond}, "the generated Applications", func() string {
 		var list v1alpha1.ApplicationList
 		if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
 			t.Fatal(err)
@@ -402,23 +402,19 @@ func checkAppSet(t *testing.T, c client.Client, ns string) {
 			}
 		}
 		if found == len(want) {
-			return
+			return ""
 		}
-		if time.Now().After(deadline) {
-			got := &v1alpha1.ApplicationSet{}
-			_ = c.Get(ctx, client.ObjectKeyFromObject(as), got)
-			t.Fatalf("%d of %d generated Applications after a minute; conditions %+v", found, len(want), got.Status.Conditions)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+		got := &v1alpha1.ApplicationSet{}
+		_ = c.Get(ctx, client.ObjectKeyFromObject(as), got)
+		return fmt.Sprintf("%d of %d; conditions %+v", found, len(want), got.Status.Conditions)
+	})
 }
 
 // waitSyncedHealthy waits for every demo app to be Synced and Healthy.
-func waitSyncedHealthy(t *testing.T, c client.Client, ns string, timeout time.Duration) bool {
+func waitSyncedHealthy(t *testing.T, c client.Client, ns string, timeout time.Duration) {
 	t.Helper()
-	var states []string
-	for start := time.Now(); time.Since(start) < timeout; time.Sleep(time.Second) {
-		states = states[:0]
+	eventually.Within(t, eventually.Options{Timeout: timeout, Interval: time.Second}, "the demo apps Synced and Healthy", func() string {
+		var states []string
 		for _, name := range demoApps {
 			var a v1alpha1.Application
 			if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &a); err != nil {
@@ -432,12 +428,8 @@ func waitSyncedHealthy(t *testing.T, c client.Client, ns string, timeout time.Du
 				states = append(states, name+" "+string(a.Status.Sync.Status)+"/"+string(a.Status.Health.Status)+msg)
 			}
 		}
-		if len(states) == 0 {
-			return true
-		}
-	}
-	t.Errorf("not Synced and Healthy after %s: %s", timeout, strings.Join(states, "; "))
-	return false
+		return strings.Join(states, "; ")
+	})
 }
 
 // checkAPI logs in as admin with password and lists wantApps apps over
@@ -537,26 +529,24 @@ func checkDexLogin(t *testing.T, c client.Client, ns, serverIP string) {
 		}}
 	// rundex sees the new dex.config within seconds and starts Dex.
 	var token string
-	var last string
-	for start := time.Now(); token == "" && time.Since(start) < time.Minute; time.Sleep(time.Second) {
+	eventually.Within(t, eventually.Options{Interval: time.Second}, "a session after logging in through Dex", func() string {
 		resp, err := browser.Get(base + "/auth/login?return_url=/applications")
 		if err != nil {
-			last = err.Error()
-			continue
+			return err.Error()
 		}
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		resp.Body.Close()
-		last = resp.Status + " " + string(body)
 		u, _ := url.Parse(base)
 		for _, ck := range jar.Cookies(u) {
 			if ck.Name == "argocd.token" {
 				token = ck.Value
 			}
 		}
-	}
-	if token == "" {
-		t.Fatalf("no session after logging in through Dex: %s", last)
-	}
+		if token == "" {
+			return resp.Status + " " + string(body)
+		}
+		return ""
+	})
 	req, _ := http.NewRequest(http.MethodGet, base+"/api/v1/session/userinfo", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := browser.Do(req)
@@ -619,10 +609,7 @@ func checkNotification(t *testing.T, c client.Client, ns string) {
 		defer mu.Unlock()
 		return append([]string(nil), got...)
 	}
-	deadline := time.Now().Add(time.Minute)
-	for len(calls()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(200 * time.Millisecond)
-	}
+	eventually.True(t, "the webhook called", func() bool { return len(calls()) > 0 })
 	time.Sleep(3 * time.Second) // a second delivery would come by now
 	if c := calls(); len(c) != 1 || c[0] != "/guestbook demo apps" {
 		t.Fatalf("the webhook got %q, want one call with the commit's message", c)

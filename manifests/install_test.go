@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
@@ -139,27 +141,27 @@ func waitPods(t *testing.T, ns string, objs []*unstructured.Unstructured) {
 		case float64:
 			want = int64(n)
 		}
-		var got int32
-		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		eventually.Within(t, eventually.Options{Interval: 200 * time.Millisecond}, fmt.Sprintf("%s/%s's %d pods", o.GetKind(), o.GetName(), want), func() string {
+			var got int32
 			switch o.GetKind() {
 			case "Deployment":
 				d, err := cs.AppsV1().Deployments(ns).Get(ctx, o.GetName(), metav1.GetOptions{})
-				if err == nil {
-					got = d.Status.Replicas
+				if err != nil {
+					return err.Error()
 				}
+				got = d.Status.Replicas
 			case "StatefulSet":
 				s, err := cs.AppsV1().StatefulSets(ns).Get(ctx, o.GetName(), metav1.GetOptions{})
-				if err == nil {
-					got = s.Status.Replicas
+				if err != nil {
+					return err.Error()
 				}
+				got = s.Status.Replicas
 			}
-			if int64(got) == want {
-				break
+			if int64(got) != want {
+				return fmt.Sprintf("%d pods", got)
 			}
-		}
-		if int64(got) != want {
-			t.Errorf("%s/%s: %d of %d pods", o.GetKind(), o.GetName(), got, want)
-		}
+			return ""
+		})
 	}
 }
 

@@ -2,6 +2,7 @@ package manifests_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 )
 
 // greeterPlugin is a config management plugin's plugin.yaml, in the
@@ -115,18 +117,14 @@ func checkPluginApp(t *testing.T, c client.Client, ns string) {
 		t.Fatal(err)
 	}
 	var cm corev1.ConfigMap
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
+	eventually.Within(t, eventually.Options{Timeout: 2 * time.Minute, Interval: 500 * time.Millisecond}, "the ConfigMap from the plugin", func() string {
 		err := c.Get(ctx, client.ObjectKey{Namespace: "greeted", Name: "greeting"}, &cm)
 		if err == nil {
-			break
+			return ""
 		}
-		if time.Now().After(deadline) {
-			_ = c.Get(ctx, client.ObjectKeyFromObject(app), app)
-			t.Fatalf("no ConfigMap from the plugin after 2 min (%v); the app's conditions: %+v", err, app.Status.Conditions)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+		_ = c.Get(ctx, client.ObjectKeyFromObject(app), app)
+		return fmt.Sprintf("%v; the app's conditions: %+v", err, app.Status.Conditions)
+	})
 	if cm.Data["app"] != "greeted" || cm.Data["audience"] != "greeted readers" || cm.Data["files"] == "0" || cm.Data["files"] == "" {
 		t.Errorf("the plugin's ConfigMap holds %v", cm.Data)
 	}

@@ -24,6 +24,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 )
 
 // A kubelet stand-in: it starts a pod's containers as processes on this
@@ -464,34 +466,40 @@ func (k *kubelet) waitReady(t *testing.T, p *pod, c corev1.Container) {
 		return ""
 	}
 	httpc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	var err error
-	for start := time.Now(); time.Since(start) < 2*time.Minute; time.Sleep(200 * time.Millisecond) {
+	ready := false
+	defer func() {
+		if !ready {
+			t.Logf("pod %s: container %s's log:\n%s", p.name, c.Name, readLog(p.logs[c.Name]))
+		}
+	}()
+	eventually.Within(t, eventually.Options{Timeout: 2 * time.Minute, Interval: 200 * time.Millisecond}, "pod "+p.name+": container "+c.Name+" ready", func() string {
 		switch {
 		case probe.TCPSocket != nil:
-			var conn net.Conn
-			if conn, err = net.DialTimeout("tcp", net.JoinHostPort(p.ip, port(probe.TCPSocket.Port)), time.Second); err == nil {
-				_ = conn.Close()
-				return
+			conn, err := net.DialTimeout("tcp", net.JoinHostPort(p.ip, port(probe.TCPSocket.Port)), time.Second)
+			if err != nil {
+				return err.Error()
 			}
+			_ = conn.Close()
 		case probe.HTTPGet != nil:
 			scheme := strings.ToLower(string(probe.HTTPGet.Scheme))
 			if scheme == "" {
 				scheme = "http"
 			}
-			var resp *http.Response
 			url := scheme + "://" + net.JoinHostPort(p.ip, port(probe.HTTPGet.Port)) + probe.HTTPGet.Path
-			if resp, err = httpc.Get(url); err == nil {
-				_ = resp.Body.Close()
-				if resp.StatusCode >= 200 && resp.StatusCode < 400 {
-					return
-				}
-				err = fmt.Errorf("GET %s: %s", url, resp.Status)
+			resp, err := httpc.Get(url)
+			if err != nil {
+				return err.Error()
+			}
+			_ = resp.Body.Close()
+			if resp.StatusCode < 200 || resp.StatusCode >= 400 {
+				return fmt.Sprintf("GET %s: %s", url, resp.Status)
 			}
 		default:
 			t.Fatalf("pod %s: container %s: a probe this test does not run", p.name, c.Name)
 		}
-	}
-	t.Fatalf("pod %s: container %s never became ready: %v\n%s", p.name, c.Name, err, readLog(p.logs[c.Name]))
+		return ""
+	})
+	ready = true
 }
 
 // expand replaces $(NAME) with NAME's value in env, as Kubernetes expands

@@ -22,6 +22,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
@@ -71,24 +72,26 @@ func TestTakeOverAnArgoCDInstall(t *testing.T) {
 	_, capstan := splitCRDs(readObjects(t, "install.yaml"))
 	applyAll(t, ctx, cl, capstan, ns)
 	in := runInstall(t, cl, capstan, ns)
+	defer func() {
+		if t.Failed() {
+			in.dumpLogs(t)
+		}
+	}()
 
 	// Capstan has looked at the app once it records a newer reconciliation.
 	var got v1alpha1.Application
-	for start := time.Now(); ; time.Sleep(500 * time.Millisecond) {
+	eventually.Within(t, eventually.Options{Timeout: 2 * time.Minute, Interval: 500 * time.Millisecond}, "Capstan reconciling the app", func() string {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(app), &got); err != nil {
 			t.Fatal(err)
 		}
 		if got.Status.ReconciledAt != nil && got.Status.ReconciledAt.After(app.Status.ReconciledAt.Time) &&
 			got.Status.Health.Status == "Healthy" {
-			break
+			return ""
 		}
-		if time.Since(start) > 2*time.Minute {
-			in.dumpLogs(t)
-			t.Fatalf("Capstan did not reconcile the app: %+v", got.Status)
-		}
-	}
+		return fmt.Sprintf("status %+v", got.Status)
+	})
 	// A few more reconciliations, in which a needless sync would start.
-	time.Sleep(5 * time.Second)
+	time.Sleep(5 * time.Second) // room for a sync that should not happen
 	if err := c.Get(ctx, client.ObjectKeyFromObject(app), &got); err != nil {
 		t.Fatal(err)
 	}
@@ -115,16 +118,10 @@ func TestTakeOverAnArgoCDInstall(t *testing.T) {
 	checkAPI(t, in.ip("argocd-server"), password, 1)
 	// Argo CD had told one webhook of the sync, not the other: Capstan's
 	// notifications controller tells the other only.
-	deadline := time.Now().Add(30 * time.Second)
-	for len(told()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(200 * time.Millisecond)
-	}
-	time.Sleep(2 * time.Second)
+	eventually.True(t, "a webhook told", func() bool { return len(told()) > 0 })
+	time.Sleep(2 * time.Second) // room for a call that should not come
 	if got := told(); len(got) != 1 || got[0] != "/untold" {
 		t.Errorf("webhooks told %q, want only /untold", got)
-	}
-	if t.Failed() {
-		in.dumpLogs(t)
 	}
 }
 
@@ -327,14 +324,14 @@ func leaveSyncedApp(t *testing.T, c client.Client, ns string) (*v1alpha1.Applica
 // its pods' kubelet).
 func waitAvailable(t *testing.T, c client.Client, ns, name string) {
 	t.Helper()
-	d := &appsv1.Deployment{}
-	for start := time.Now(); time.Since(start) < time.Minute; time.Sleep(200 * time.Millisecond) {
+	eventually.Within(t, eventually.Options{Interval: 200 * time.Millisecond}, "Deployment/"+ns+"/"+name+" available", func() string {
+		d := &appsv1.Deployment{}
 		if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
 			t.Fatal(err)
 		}
 		if d.Status.AvailableReplicas > 0 && d.Status.ObservedGeneration == d.Generation {
-			return
+			return ""
 		}
-	}
-	t.Fatalf("Deployment/%s/%s not available: %+v", ns, name, d.Status)
+		return fmt.Sprintf("status %+v", d.Status)
+	})
 }

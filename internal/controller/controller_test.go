@@ -155,11 +155,28 @@ func (e *env) settle(names ...string) {
 		for i, name := range names {
 			before[i] = e.app(name).Status.ReconciledAt
 		}
-		time.Sleep(1500 * time.Millisecond)
+		time.Sleep(1500 * time.Millisecond) // a quiet period: no reconcile may land in it
 		for i, name := range names {
 			if after := e.app(name).Status.ReconciledAt; !after.Equal(before[i]) {
 				return name + " reconciled at " + after.String()
 			}
+		}
+		return ""
+	})
+}
+
+// waitReconciles waits until the named Application has been reconciled n
+// more times, each seen as a new reconciledAt: a test that checks a
+// reconcile does not do something first lets several of them run.
+func (e *env) waitReconciles(name string, n int) {
+	e.t.Helper()
+	last, seen := e.app(name).Status.ReconciledAt, 0
+	e.eventually(fmt.Sprintf("%d more reconciles of %s", n, name), func() string {
+		if at := e.app(name).Status.ReconciledAt; !at.Equal(last) {
+			last, seen = at, seen+1
+		}
+		if seen < n {
+			return fmt.Sprintf("%d reconciles", seen)
 		}
 		return ""
 	})
@@ -307,7 +324,7 @@ func TestDirectoryAppLifecycle(t *testing.T) {
 			}
 			return "no condition"
 		})
-		time.Sleep(3 * time.Second) // several reconciles
+		e.waitReconciles("guestbook", 2)
 		if _, err := e.kube.AppsV1().Deployments(dest).Get(ctx, "guestbook-ui", metav1.GetOptions{}); err != nil {
 			t.Errorf("deployment gone while Git was unreachable: %v", err)
 		}

@@ -137,7 +137,7 @@ func TestLongSyncFinishesOnce(t *testing.T) {
 					}
 				}
 			}
-			time.Sleep(500 * time.Millisecond)
+			time.Sleep(500 * time.Millisecond) // the wave is held for all of waveWait, sampled meanwhile
 		}
 		name := fmt.Sprintf("wave%d", w)
 		e.eventually(name+" applied", func() string {

@@ -69,7 +69,7 @@ func TestApplicationsInOtherNamespaces(t *testing.T) {
 	if err != nil || cm.Annotations[v1alpha1.AnnotationTrackingID] != team+"_teams-app:/ConfigMap:"+dest.Namespace+"/from-team" {
 		t.Errorf("ConfigMap %v, tracking %q", err, cm.Annotations[v1alpha1.AnnotationTrackingID])
 	}
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // room for a reconcile that should not happen
 	if a := appIn(stranger, "strangers-app"); a.Status.ReconciledAt != nil {
 		t.Errorf("an Application outside --application-namespaces was reconciled: %+v", a.Status.Sync)
 	}

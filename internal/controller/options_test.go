@@ -327,7 +327,7 @@ func TestConfirmedDeletion(t *testing.T) {
 
 	// Deleting the app: precious waits for approval, kept goes. (The
 	// approval above, a second older than the deletion, does not count.)
-	time.Sleep(1100 * time.Millisecond)
+	time.Sleep(1100 * time.Millisecond) // the deletion comes in a later second than the approval
 	if err := e.client.Delete(ctx, e.app("careful")); err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +337,7 @@ func TestConfirmedDeletion(t *testing.T) {
 		}
 		return ""
 	})
-	time.Sleep(2 * time.Second)
+	time.Sleep(2 * time.Second) // room for a deletion that should not happen
 	if !exists("precious") || e.app("careful").DeletionTimestamp == nil {
 		t.Fatal("a Delete=confirm ConfigMap was deleted without approval, or its app is gone")
 	}
@@ -509,7 +509,14 @@ func TestUnknownArgoCDKeyLoggedOnce(t *testing.T) {
 	remote.Commit(t, "one", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n"})
 	e.create(newApp(e, "logged", "default", remote.URL, "app", v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: testCluster.NewNamespace(t)}))
 	e.waitSyncedHealthy("logged")
-	time.Sleep(2 * time.Second) // several more reconciles
+	reconciles := func() int { return strings.Count(logs.String(), `"msg":"Reconciliation completed"`) }
+	after := reconciles()
+	e.eventually("several more reconciles", func() string {
+		if n := reconciles() - after; n < 5 {
+			return fmt.Sprintf("%d reconciles", n)
+		}
+		return ""
+	})
 	if n := strings.Count(logs.String(), `"key":"timeout.reconcilation"`); n != 1 {
 		t.Errorf("the unknown key was logged %d times:\n%s", n, logs.String())
 	}
@@ -555,7 +562,7 @@ func TestIgnoreResourceUpdates(t *testing.T) {
 		}
 	}
 	change(func(cm *corev1.ConfigMap) { cm.Data["k"] = "drifted" })
-	time.Sleep(3 * time.Second)
+	time.Sleep(3 * time.Second) // room for a refresh that should not happen
 	if a := e.app("quiet"); a.Status.Sync.Status != v1alpha1.SyncStatusCodeSynced || !a.Status.ReconciledAt.Equal(settled) {
 		t.Fatalf("a change of an ignored field refreshed the app: %s, reconciled at %v (before: %v)", a.Status.Sync.Status, a.Status.ReconciledAt, settled)
 	}

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -95,7 +94,7 @@ func TestAutomatedSyncNeverWipesOutAnApp(t *testing.T) {
 	if !strings.HasPrefix(c.Message, "Skipping sync attempt to ") {
 		t.Errorf("condition %q", c.Message)
 	}
-	time.Sleep(3 * time.Second) // several reconciles
+	e.waitReconciles("empty", 2)
 	if _, err := e.kube.CoreV1().ConfigMaps(dest).Get(ctx, "kept", metav1.GetOptions{}); err != nil {
 		t.Fatalf("the app's ConfigMap was deleted: %v", err)
 	}

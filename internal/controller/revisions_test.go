@@ -79,7 +79,7 @@ func TestRepositoryChangeIsDetectedOncePerRepository(t *testing.T) {
 
 	second := remote.Commit(t, "two", configMapFiles(n, "two"))
 	before := svc.GitStore().Repo(remote.URL, git.Creds{}).Stats().LsRemotes
-	time.Sleep(2 * time.Second)
+	time.Sleep(2 * time.Second) // room for a refresh that should not happen
 	if a := e.app("app-0"); a.Status.Sync.Revision != first {
 		t.Fatalf("revision moved to %s without a signal", a.Status.Sync.Revision)
 	}
@@ -144,7 +144,7 @@ func TestManifestGeneratePathsLimitTheWebhookRefresh(t *testing.T) {
 		}
 		return ""
 	})
-	time.Sleep(2 * time.Second)
+	time.Sleep(2 * time.Second) // room for a refresh of app-1 that should not happen
 	if a := e.app("app-1"); a.Status.Sync.Revision != first {
 		t.Fatalf("app-1, whose paths the push did not touch, moved to %s", a.Status.Sync.Revision)
 	}

@@ -1,8 +1,6 @@
 package kube
 
 import (
-	"github.com/capstan-cd/capstan/internal/testing/localcluster"
-
 	"context"
 	"errors"
 	"io"
@@ -13,6 +11,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestPortForward reaches a server on this machine through a port forward
@@ -47,29 +48,24 @@ func TestPortForward(t *testing.T) {
 		t.Fatal(err)
 	}
 	var addr string
-	for {
-		if addr, err = PortForward(ctx, cluster.Config, ns, "app=web", 8080); !errors.Is(err, ErrNoPod) {
-			break
+	eventually.String(t, "kwok running the pod", func() string {
+		if addr, err = PortForward(ctx, cluster.Config, ns, "app=web", 8080); errors.Is(err, ErrNoPod) {
+			return err.Error()
 		}
-		time.Sleep(100 * time.Millisecond) // until kwok runs the pod
-	}
+		return ""
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// kwok learns of the PortForward object by watching: until then a
 	// connection through the forward is closed at once.
-	for {
-		body, err := get(ctx, "http://"+addr)
-		if err == nil {
-			if body != "through the pod" {
-				t.Errorf("through the forward: %q", body)
-			}
-			return
-		}
-		if ctx.Err() != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var body string
+	eventually.NoError(t, "a connection through the forward", func() error {
+		body, err = get(ctx, "http://"+addr)
+		return err
+	})
+	if body != "through the pod" {
+		t.Errorf("through the forward: %q", body)
 	}
 }
 

@@ -75,7 +75,7 @@ func TestSharedCacheViews(t *testing.T) {
 		}
 		eventually.True(t, "the second component sees the change", func() bool { return seen[1].Load() > second })
 		// Had the first handler stayed, it would be told within moments too.
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond) // room for a call that should not come
 		if round == 0 {
 			continue
 		}

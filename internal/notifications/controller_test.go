@@ -185,7 +185,7 @@ webhook:
 		if err := c.Patch(ctx, app, client.RawPatch(types.MergePatchType, patch)); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(25 * time.Millisecond)
+		time.Sleep(25 * time.Millisecond) // the changes keep coming while the app is told
 	}
 
 	eventually.String(t, "the webhook", func() string {
@@ -222,7 +222,7 @@ webhook:
 	// Restarted, it tells nothing twice.
 	stop()
 	runController(t, ns, commits)
-	time.Sleep(2 * time.Second)
+	time.Sleep(2 * time.Second) // room for a second call that should not come
 	if got := h.got(); len(got) != 1 {
 		t.Errorf("after a restart the webhook got %d calls", len(got))
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/dexserver"
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/loopback"
 )
@@ -55,20 +57,19 @@ func TestRundex(t *testing.T) {
 	https := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	waitIssuer := func(want string) {
 		t.Helper()
-		var got string
-		for start := time.Now(); time.Since(start) < 30*time.Second; time.Sleep(200 * time.Millisecond) {
+		eventually.String(t, "Dex's issuer "+want, func() string {
 			resp, err := https.Get("https://" + host + ":5556" + settings.DexPath + "/.well-known/openid-configuration")
 			if err != nil {
-				continue
+				return err.Error()
 			}
 			var doc struct{ Issuer string }
 			_ = json.NewDecoder(resp.Body).Decode(&doc)
 			resp.Body.Close()
-			if got = doc.Issuer; got == want {
-				return
+			if doc.Issuer != want {
+				return fmt.Sprintf("issuer %q", doc.Issuer)
 			}
-		}
-		t.Fatalf("Dex's issuer is %q, want %q", got, want)
+			return ""
+		})
 	}
 	waitIssuer("https://cd.example.com/api/dex")
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/testing/argocdcli"
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
@@ -131,18 +132,16 @@ func waitForward(ctx context.Context, t *testing.T, namespace string) {
 	localcluster.Need(t)
 	t.Helper()
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, Timeout: 5 * time.Second}
-	for {
+	eventually.Within(t, eventually.Options{Interval: 200 * time.Millisecond}, "the port forward working", func() string {
 		addr, err := kube.PortForward(ctx, kubeCluster.Config, namespace, "app.kubernetes.io/name=argocd-server", 8080)
-		if err == nil {
-			var resp *http.Response
-			if resp, err = client.Get("https://" + addr + "/healthz"); err == nil {
-				resp.Body.Close()
-				return
-			}
+		if err != nil {
+			return err.Error()
 		}
-		if ctx.Err() != nil {
-			t.Fatalf("the port forward never worked: %v", err)
+		resp, err := client.Get("https://" + addr + "/healthz")
+		if err != nil {
+			return err.Error()
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		resp.Body.Close()
+		return ""
+	})
 }

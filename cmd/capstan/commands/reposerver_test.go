@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +15,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/repo/cache"
 	"github.com/capstan-cd/capstan/internal/repo/reposerver"
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/redisserver"
@@ -85,11 +85,12 @@ func TestRepoServerUsesRepositorySecrets(t *testing.T) {
 	defer client.Close()
 	req := &repo.Request{AppName: "p", Sources: []v1alpha1.ApplicationSource{{RepoURL: remote.URL, Path: "app"}}}
 	var resp *repo.Response
-	for start := time.Now(); time.Since(start) < 30*time.Second; time.Sleep(100 * time.Millisecond) {
-		if resp, err = client.Render(ctx, req); err == nil || !reposerver.IsCode(err, "Unavailable") {
-			break
+	eventually.String(t, "the repo server serving", func() string {
+		if resp, err = client.Render(ctx, req); reposerver.IsCode(err, "Unavailable") {
+			return err.Error()
 		}
-	}
+		return ""
+	})
 	if err != nil {
 		t.Fatalf("render through the repo server: %v", err)
 	}

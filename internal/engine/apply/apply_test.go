@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/engine/health"
 	"github.com/capstan-cd/capstan/internal/engine/live"
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
@@ -214,17 +216,12 @@ func TestPruneRespectsOptions(t *testing.T) {
 	if _, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, "keep", metav1.GetOptions{}); err != nil {
 		t.Errorf("Prune=false object deleted: %v", err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, "old", metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			break
+	eventually.String(t, "the pruned object gone", func() string {
+		if _, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, "old", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Sprintf("still there (%v)", err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pruned object still there: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return ""
+	})
 }
 
 // TestDryRunChangesNothingAndCreateNamespace: a dry run creates nothing;

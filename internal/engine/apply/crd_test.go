@@ -67,7 +67,7 @@ func TestCustomResourceWithItsDefinition(t *testing.T) {
 	}
 	// With the option, the sync waits for someone to install it.
 	go func() {
-		time.Sleep(time.Second)
+		time.Sleep(time.Second) // the sync below is waiting for the kind by then
 		plan, _ := NewPlan(parse(t, strings.ReplaceAll(definition("widgets", "Widget"), "GROUP", group)))
 		a.Run(ctx, &Request{App: "operator", Plan: plan})
 	}()

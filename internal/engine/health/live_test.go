@@ -2,16 +2,17 @@ package health
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
@@ -52,19 +53,18 @@ spec:
 	if first.Status != v1alpha1.HealthStatusProgressing {
 		t.Errorf("a just-created Deployment is %s, want Progressing", first.Status)
 	}
-	var live *unstructured.Unstructured
-	var st Status
-	for ctx.Err() == nil {
-		if live, err = deployments.Get(ctx, "web", metav1.GetOptions{}); err != nil {
+	eventually.Within(t, eventually.Options{Timeout: 2 * time.Minute, Interval: 200 * time.Millisecond}, "the Deployment Healthy", func() string {
+		live, err := deployments.Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
 			t.Fatal(err)
 		}
-		if st, err = c.Check(live); err != nil {
+		st, err := c.Check(live)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if st.Status == v1alpha1.HealthStatusHealthy {
-			return
+		if st.Status != v1alpha1.HealthStatusHealthy {
+			return fmt.Sprintf("%s %q, status %v", st.Status, st.Message, live.Object["status"])
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("Deployment never became Healthy: last %s %q, status %v", st.Status, st.Message, live.Object["status"])
+		return ""
+	})
 }

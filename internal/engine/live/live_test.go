@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/engine/tracking"
 	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
@@ -83,20 +85,16 @@ func TestTrackedObjectsAreIndexedAndReported(t *testing.T) {
 		t.Error("last-applied annotation kept in the cache")
 	}
 	// The copy's own watch event may come after the notification above.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	eventually.Within(t, eventually.Options{Interval: 20 * time.Millisecond}, "Get(copy) finding the unmanaged copy", func() string {
 		got, found, err := c.Get(configMapGVK, ns, "copy")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if found && got.GetName() == "copy" {
-			break
+		if !found || got.GetName() != "copy" {
+			return fmt.Sprintf("found %v", found)
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("Get(copy) never found the unmanaged copy")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return ""
+	})
 
 	cm.Data["a"] = "2"
 	if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
@@ -144,10 +142,12 @@ func TestKindsInstalledLaterAndUnknownKinds(t *testing.T) {
 	if err := kc.Create(ctx, app); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for len(c.ManagedBy("parent")) == 0 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	eventually.Within(t, eventually.Options{Interval: 50 * time.Millisecond}, "the label-tracked Application indexed", func() string {
+		if len(c.ManagedBy("parent")) == 0 {
+			return "nothing managed by parent"
+		}
+		return ""
+	})
 	if len(c.ManagedBy("parent")) != 1 {
 		t.Error("label-tracked Application not indexed")
 	}

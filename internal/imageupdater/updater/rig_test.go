@@ -23,6 +23,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/repo/git"
 	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/registryserver"
@@ -163,17 +164,12 @@ func (r *rig) app(name, path string, annotations map[string]string, source func(
 // eventually polls until ok, which also says what it waits for.
 func (r *rig) eventually(ok func() (bool, string)) {
 	r.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		done, what := ok()
-		if done {
-			return
+	eventually.Within(r.t, eventually.Options{Timeout: 60 * time.Second}, "the updater's test rig", func() string {
+		if done, what := ok(); !done {
+			return "waiting until " + what
 		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return ""
+	})
 }
 
 // runOnce runs a cycle and returns its result.

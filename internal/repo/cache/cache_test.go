@@ -14,7 +14,7 @@ func TestMemoryExpiryAndBound(t *testing.T) {
 	m := NewMemory(2)
 	_ = m.Set(ctx, "a", []byte("1"), time.Hour)
 	_ = m.Set(ctx, "short", []byte("2"), time.Millisecond)
-	time.Sleep(5 * time.Millisecond)
+	time.Sleep(5 * time.Millisecond) // past the short entry's lifetime
 	if v, ok, _ := m.Get(ctx, "a"); !ok || string(v) != "1" {
 		t.Errorf("a = %q, %v", v, ok)
 	}
@@ -51,7 +51,7 @@ func TestRedis(t *testing.T) {
 	if v, ok, err := r.Get(ctx, "k"); !ok || err != nil || string(v) != "v" {
 		t.Errorf("k = %q, %v, %v", v, ok, err)
 	}
-	time.Sleep(150 * time.Millisecond)
+	time.Sleep(150 * time.Millisecond) // past the short key's lifetime
 	if _, ok, _ := r.Get(ctx, "short"); ok {
 		t.Error("expired key returned")
 	}

@@ -2,6 +2,7 @@ package ui_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -27,6 +28,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/server"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/browser"
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
@@ -180,18 +182,16 @@ func TestUIWithController(t *testing.T) {
 	p.Until("the Deployment's events", `document.querySelectorAll('#events tr.event').length > 0 && document.querySelector('#events').innerText.includes('ScalingReplicaSet')`, 30*time.Second)
 	p.Do("restarting it", chromedp.Click(chromedp.CSS("#resource-actions")), chromedp.WaitVisible(chromedp.CSS("dialog[open]")),
 		chromedp.Click(chromedp.CSS("#action-restart")), chromedp.Click(chromedp.CSS("#dialog-ok")))
-	restarted := &appsv1.Deployment{}
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+	eventually.String(t, "the restart action reaching the Deployment", func() string {
+		restarted := &appsv1.Deployment{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: dest, Name: "guestbook-ui"}, restarted); err != nil {
 			t.Fatal(err)
 		}
-		if restarted.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] != "" {
-			break
+		if restarted.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] == "" {
+			return "no restartedAt annotation"
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the restart action did not reach the Deployment")
-		}
-	}
+		return ""
+	})
 	p.Do("closing the panel", chromedp.Click(chromedp.CSS("#close-panel")))
 
 	// A new commit, synced, then rolled back to the first from the history.
@@ -203,20 +203,16 @@ func TestUIWithController(t *testing.T) {
 	p.Until("the new commit in the history", `document.querySelectorAll('#history tr.history').length >= 2 && document.querySelector('#history tr.history').innerText.includes('`+second[:7]+`')`, 30*time.Second)
 	p.Do("rolling back", chromedp.Click(chromedp.CSS(`#history tr.history[data-id="0"] .rollback`)), chromedp.WaitVisible(chromedp.CSS("dialog[open]")),
 		chromedp.Click(chromedp.CSS("#dialog-ok")))
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
+	eventually.Within(t, eventually.Options{Timeout: 2 * time.Minute, Interval: 200 * time.Millisecond}, "rolled back to "+first+" (second "+second+")", func() string {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(app), app); err != nil {
 			t.Fatal(err)
 		}
 		h := app.Status.History
 		if len(h) > 0 && h[len(h)-1].Revision == first && app.Status.OperationState != nil && app.Status.OperationState.Phase == "Succeeded" {
-			break
+			return ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not rolled back to %s (second %s): history %+v", first, second, h)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return fmt.Sprintf("history %+v", h)
+	})
 	live := &corev1.Service{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: dest, Name: "guestbook-ui"}, live); err != nil || live.Spec.Ports[0].Port != 80 {
 		t.Errorf("after the rollback the Service's port is %v (%v), want 80", live.Spec.Ports, err)

@@ -5,16 +5,21 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 )
 
 func TestDownCutsAndRefusesUntilUp(t *testing.T) {
 	release := make(chan struct{})
+	var sending atomic.Bool
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/slow" {
 			_, _ = io.WriteString(w, "first part ")
 			w.(http.Flusher).Flush()
+			sending.Store(true)
 			<-release
 		}
 		_, _ = io.WriteString(w, "ok")
@@ -38,7 +43,7 @@ func TestDownCutsAndRefusesUntilUp(t *testing.T) {
 	// A transfer in progress is cut by Down.
 	cut := make(chan error, 1)
 	go func() { _, err := get("/slow"); cut <- err }()
-	time.Sleep(200 * time.Millisecond)
+	eventually.True(t, "the slow transfer in progress", sending.Load)
 	p.Down()
 	if err := <-cut; err == nil {
 		t.Error("a transfer in progress survived Down")

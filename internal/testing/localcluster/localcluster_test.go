@@ -3,6 +3,7 @@ package localcluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"strings"
@@ -16,6 +17,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
+
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 )
 
 // cluster runs workloads: controller-manager, scheduler and a kwok node.
@@ -50,20 +53,16 @@ func TestDeploymentBecomesAvailable(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var last *appsv1.Deployment
-	for ctx.Err() == nil {
-		last, err = cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+	eventually.Within(t, eventually.Options{Timeout: 2 * time.Minute, Interval: 200 * time.Millisecond}, "the deployment Available", func() string {
+		d, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if available(last) && last.Status.AvailableReplicas == 2 {
-			break
+		if !available(d) || d.Status.AvailableReplicas != 2 {
+			return fmt.Sprintf("status %+v", d.Status)
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	if ctx.Err() != nil {
-		t.Fatalf("deployment never became Available: status %+v", last.Status)
-	}
+		return ""
+	})
 
 	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 )
 
 // startSidecar serves config from a socket of its own and returns a client
@@ -37,9 +39,12 @@ func startSidecar(t *testing.T, config string, maxOutput int) (*Client, string) 
 	}()
 	t.Cleanup(func() { cancel(); <-done; _ = os.RemoveAll(sockets) })
 	c := New(Options{SocketDir: sockets})
-	for i := 0; i < 500 && !c.Installed(); i++ {
-		time.Sleep(10 * time.Millisecond)
-	}
+	eventually.Within(t, eventually.Options{Interval: 10 * time.Millisecond}, "the sidecar's socket", func() string {
+		if !c.Installed() {
+			return "not installed"
+		}
+		return ""
+	})
 	return c, cfg.SocketName()
 }
 
