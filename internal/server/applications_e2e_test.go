@@ -29,7 +29,9 @@ import (
 )
 
 // startWithController runs a Server and, in the same namespace, a
-// controller, as capstan run does.
+// controller, as capstan run does. The tests that use it run side by side,
+// and controllers track live objects by Application name: each names its
+// Applications differently from the others'.
 func startWithController(t *testing.T) *fixture {
 	localcluster.Need(t)
 	t.Helper()

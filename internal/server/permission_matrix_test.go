@@ -171,6 +171,7 @@ func (m *matrix) probe(method, path, body, token string) (int, string) {
 	}
 	defer resp.Body.Close()
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		// A stream never ends: read what it sends in half a second.
 		go func() { time.Sleep(500 * time.Millisecond); cancel() }()
 	}
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))

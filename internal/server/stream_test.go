@@ -9,13 +9,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
@@ -139,14 +139,8 @@ func TestStalledWatcherHoldsUpNoOther(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(30 * time.Second)
 	for i, r := range readers {
-		for !r.saw(apps, last) {
-			if time.Now().After(deadline) {
-				t.Fatalf("reader %d did not see round %s of every app: %v", i, last, r.rounds)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		eventually.True(t, fmt.Sprintf("reader %d seeing round %s of every app", i, last), func() bool { return r.saw(apps, last) })
 	}
 	if n := f.srv.feeds.following(); n != 0 {
 		t.Errorf("%d informers of their own for streams of the server's namespace, want none", n)
@@ -177,22 +171,11 @@ func TestStreamOfAnotherNamespace(t *testing.T) {
 	if err := f.c.Create(ctx, app); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for _, r := range readers {
-		for !r.saw([]string{"elsewhere"}, "1") {
-			if time.Now().After(deadline) {
-				t.Fatal("a stream of another namespace did not see its Application")
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+	for i, r := range readers {
+		eventually.True(t, fmt.Sprintf("stream %d of another namespace seeing its Application", i), func() bool { return r.saw([]string{"elsewhere"}, "1") })
 	}
 	cancel()
-	for f.srv.feeds.following() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the informer outlived its streams")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually.True(t, "the informer stopping after its last stream", func() bool { return f.srv.feeds.following() == 0 })
 }
 
 // TestApplicationListFields lists Applications through the server with

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -28,6 +29,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/browser"
 	"github.com/capstan-cd/capstan/internal/testing/dexserver"
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
@@ -54,7 +56,7 @@ func (p *page) staysDrawn(route string) {
 	p.f.t.Helper()
 	drawn := `performance.getEntriesByName('capstan:` + route + `').length`
 	before := browser.Value[float64](p.Page, drawn)
-	time.Sleep(2 * time.Second)
+	time.Sleep(2 * time.Second) // a quiet period: nothing may redraw the page in it
 	if after := browser.Value[float64](p.Page, drawn); after != before {
 		p.f.t.Errorf("the %s page was drawn %v times in 2 s with nothing changing", route, after-before)
 	}
@@ -250,22 +252,18 @@ func TestUIApplicationPage(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#sync-resource-Service-guestbook-ui")))
 	p.Screenshot("sync-dialog")
 	p.Do("synchronizing", chromedp.Click(chromedp.CSS("#dialog-ok")))
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	eventually.NoError(t, "a sync asked for", func() error {
 		if err := f.c.Get(ctx, client.ObjectKeyFromObject(app), app); err != nil {
-			t.Fatal(err)
+			return err
 		}
-		if op := app.Operation; op != nil && op.Sync != nil {
-			if !op.Sync.Prune || op.Sync.Revision != "main" || !slices.Contains(op.Sync.SyncOptions, "ApplyOutOfSyncOnly=true") ||
-				len(op.Sync.Resources) != 1 || op.Sync.Resources[0].Kind != "Deployment" || op.Sync.Resources[0].Name != "guestbook-ui" {
-				t.Errorf("the sync asked for: %+v", op.Sync)
-			}
-			break
+		if app.Operation == nil || app.Operation.Sync == nil {
+			return errors.New("no operation")
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("no sync was asked for")
-		}
-		time.Sleep(100 * time.Millisecond)
+		return nil
+	})
+	if op := app.Operation.Sync; !op.Prune || op.Revision != "main" || !slices.Contains(op.SyncOptions, "ApplyOutOfSyncOnly=true") ||
+		len(op.Resources) != 1 || op.Resources[0].Kind != "Deployment" || op.Resources[0].Name != "guestbook-ui" {
+		t.Errorf("the sync asked for: %+v", op)
 	}
 	p.Until("the sync shown as asked for", `document.querySelector('#operation') && document.querySelector('#operation').innerText.includes('Sync requested')`, 3*time.Second)
 
@@ -278,13 +276,9 @@ func TestUIApplicationPage(t *testing.T) {
 	p.Do("deleting", chromedp.Click(chromedp.CSS("#delete")), chromedp.WaitVisible(chromedp.CSS("dialog[open]")),
 		chromedp.Click(chromedp.CSS("#cascade-non-cascading")), chromedp.Click(chromedp.CSS("#dialog-ok")))
 	p.Until("back on the list", `location.pathname === '/applications'`, 10*time.Second)
-	deadline = time.Now().Add(10 * time.Second)
-	for !apierrors.IsNotFound(f.c.Get(ctx, client.ObjectKeyFromObject(app), &v1alpha1.Application{})) {
-		if time.Now().After(deadline) {
-			t.Fatal("the app was not deleted")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	eventually.True(t, "the app deleted", func() bool {
+		return apierrors.IsNotFound(f.c.Get(ctx, client.ObjectKeyFromObject(app), &v1alpha1.Application{}))
+	})
 	if err := f.c.Get(ctx, client.ObjectKey{Namespace: dest, Name: "guestbook-ui"}, &appsv1.Deployment{}); err != nil {
 		t.Errorf("a non-cascading delete took the Deployment: %v", err)
 	}
@@ -499,37 +493,33 @@ func TestUIParameters(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS("#helmValues"), "service:\n  type: NodePort\n"),
 		chromedp.Click(chromedp.CSS("#save-parameters")))
 	chart := &v1alpha1.Application{}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	eventually.NoError(t, "the parameters saved", func() error {
 		if err := f.c.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "chart"}, chart); err != nil {
-			t.Fatal(err)
+			return err
 		}
-		if h := chart.Spec.Source.Helm; h != nil && len(h.Parameters) == 2 {
-			if h.Parameters[0] != (v1alpha1.HelmParameter{Name: "replicaCount", Value: "3"}) || h.Parameters[1] != (v1alpha1.HelmParameter{Name: "image.tag", Value: "v2"}) ||
-				!strings.Contains(h.Values, "type: NodePort") || chart.Spec.Source.Chart != "guestbook" {
-				t.Errorf("the source saved: %+v", chart.Spec.Source)
-			}
-			break
+		if h := chart.Spec.Source.Helm; h == nil || len(h.Parameters) != 2 {
+			return fmt.Errorf("helm source %+v", h)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the parameters were not saved: %+v", chart.Spec.Source.Helm)
-		}
+		return nil
+	})
+	if h := chart.Spec.Source.Helm; h.Parameters[0] != (v1alpha1.HelmParameter{Name: "replicaCount", Value: "3"}) || h.Parameters[1] != (v1alpha1.HelmParameter{Name: "image.tag", Value: "v2"}) ||
+		!strings.Contains(h.Values, "type: NodePort") || chart.Spec.Source.Chart != "guestbook" {
+		t.Errorf("the source saved: %+v", chart.Spec.Source)
 	}
 
 	p.Do("opening the Kustomize app", chromedp.Navigate(f.base+"/applications/"+f.ns+"/kust"))
 	p.Until("its images", `!!document.querySelector('#kustomizeImages')`, 10*time.Second)
 	p.Do("setting an image", chromedp.SendKeys(chromedp.CSS("#kustomizeImages"), "nginx=nginx:1.28"), chromedp.Click(chromedp.CSS("#save-parameters")))
 	kust := &v1alpha1.Application{}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	eventually.NoError(t, "the images saved", func() error {
 		if err := f.c.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "kust"}, kust); err != nil {
-			t.Fatal(err)
+			return err
 		}
-		if k := kust.Spec.Source.Kustomize; k != nil && len(k.Images) == 1 && string(k.Images[0]) == "nginx=nginx:1.28" {
-			break
+		if k := kust.Spec.Source.Kustomize; k == nil || len(k.Images) != 1 || string(k.Images[0]) != "nginx=nginx:1.28" {
+			return fmt.Errorf("kustomize source %+v", k)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the images were not saved: %+v", kust.Spec.Source.Kustomize)
-		}
-	}
+		return nil
+	})
 }
 
 // TestUIBehindAProxyAndAnExpiredSession: under a base href, behind a

@@ -16,6 +16,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
@@ -109,12 +110,11 @@ func (r *webhookRig) follow(ctx context.Context, ns, dest string, n int) {
 			r.tb.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
+	// Polled each second: a list of every follower is not cheap.
+	eventually.Within(r.tb, eventually.Options{Timeout: 5 * time.Minute, Interval: time.Second}, "every follower Synced", func() string {
 		var list v1alpha1.ApplicationList
-		err := r.c.List(ctx, &list, client.InNamespace(ns))
-		if err != nil {
-			r.tb.Fatal(err)
+		if err := r.c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return err.Error()
 		}
 		synced := 0
 		for _, a := range list.Items {
@@ -122,21 +122,19 @@ func (r *webhookRig) follow(ctx context.Context, ns, dest string, n int) {
 				synced++
 			}
 		}
-		if synced == n+1 {
-			// The rig's watch saw every follower's changes unread: a
-			// fresh one starts from here.
-			r.events.Stop()
-			if r.events, err = r.c.Watch(ctx, &v1alpha1.ApplicationList{}, client.InNamespace(ns)); err != nil {
-				r.tb.Fatal(err)
-			}
-			r.tb.Cleanup(r.events.Stop)
-			return
+		if synced < n+1 {
+			return fmt.Sprintf("%d of %d followers Synced", synced-1, n)
 		}
-		if time.Now().After(deadline) {
-			r.tb.Fatalf("%d of %d followers Synced after 5 minutes", synced-1, n)
-		}
-		time.Sleep(time.Second)
+		return ""
+	})
+	// The rig's watch saw every follower's changes unread: a fresh one
+	// starts from here.
+	r.events.Stop()
+	var err error
+	if r.events, err = r.c.Watch(ctx, &v1alpha1.ApplicationList{}, client.InNamespace(ns)); err != nil {
+		r.tb.Fatal(err)
 	}
+	r.tb.Cleanup(r.events.Stop)
 }
 
 // commit pushes a new version of the app's ConfigMap and returns its SHA.
