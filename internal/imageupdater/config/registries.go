@@ -1,8 +1,13 @@
 package config
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"io"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -30,7 +35,21 @@ type Registry struct {
 	// DefaultNS is the namespace of single-name images (library on
 	// Docker Hub).
 	DefaultNS string `json:"defaultns,omitempty"`
-	Insecure  bool   `json:"insecure,omitempty"`
+	// Insecure turns off the verification of the registry's TLS
+	// certificate, and lets it be reached over plain HTTP.
+	Insecure bool `json:"insecure,omitempty"`
+	// CAFile is a PEM bundle of certificate authorities trusted for this
+	// registry besides the system's. Default: TLSCertsDir/<API host>
+	// when that file exists (Argo CD's argocd-tls-certs-cm mounted).
+	CAFile string `json:"ca_file,omitempty"`
+	// CAData is PEM certificate authorities trusted for this registry
+	// besides the system's, written in registries.conf itself.
+	CAData string `json:"ca_data,omitempty"`
+	// tls is how the registry is reached over TLS: the system's pool with
+	// CAFile's and CAData's, or no verification when Insecure; nil for the
+	// defaults. Made once per parse, so a client can keep a transport per
+	// configuration.
+	tls *tls.Config
 	// Limit is the most requests per second sent to the registry; 0 is
 	// no limit.
 	Limit       float64 `json:"limit,omitempty"`
@@ -70,6 +89,9 @@ func ParseRegistries(text string) ([]Registry, error) {
 		}
 		if r.Default {
 			defaults++
+		}
+		if err := r.loadRoots(); err != nil {
+			return nil, fmt.Errorf("registries.conf: registry %s: %w", name, err)
 		}
 	}
 	if defaults > 1 {
@@ -126,8 +148,84 @@ func byHost(registries []Registry, host string) (Registry, bool) {
 	return Registry{}, false
 }
 
+// TLSCertsDir is where Argo CD's install mounts argocd-tls-certs-cm, a
+// file per host: a registry without ca_file trusts the file of its API
+// host found there, as Argo CD Image Updater does.
+var TLSCertsDir = "/app/config/tls"
+
+// maxCAFile bounds a CA bundle read from a file.
+const maxCAFile = 1 << 20
+
+// loadRoots makes the registry's certificate pool from ca_file (or the
+// mounted file of its host) and ca_data; an Insecure registry needs none.
+func (r *Registry) loadRoots() error {
+	if r.Insecure {
+		r.tls = &tls.Config{InsecureSkipVerify: true} // what registries.conf asks for
+		return nil
+	}
+	file := r.CAFile
+	if file == "" {
+		if u, err := url.Parse(r.APIURL); err == nil && u.Hostname() != "" {
+			if found := filepath.Join(TLSCertsDir, u.Hostname()); fileExists(found) {
+				file = found
+			}
+		}
+	}
+	if file == "" && r.CAData == "" {
+		return nil
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if r.CAData != "" && !pool.AppendCertsFromPEM([]byte(r.CAData)) {
+		return fmt.Errorf("ca_data holds no PEM certificate")
+	}
+	if file != "" {
+		data, err := readBounded(file, maxCAFile)
+		if err != nil {
+			return fmt.Errorf("ca_file: %w", err)
+		}
+		if !pool.AppendCertsFromPEM(data) {
+			return fmt.Errorf("ca_file %s holds no PEM certificate", file)
+		}
+	}
+	r.tls = &tls.Config{RootCAs: pool}
+	return nil
+}
+
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// readBounded reads a regular file of at most limit bytes.
+func readBounded(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	} else if st.Size() > limit {
+		return nil, fmt.Errorf("%s is over %d bytes", path, limit)
+	}
+	return io.ReadAll(io.LimitReader(f, limit))
+}
+
+// TLS is the TLS configuration for the registry on host (host:port): nil
+// for the system's defaults, else one that trusts the registry's own
+// certificate authorities or, for an insecure registry, verifies nothing.
+func TLS(registries []Registry, host string) *tls.Config {
+	r, _ := byHost(registries, host)
+	return r.tls
+}
+
 // Insecure reports whether registries.conf marks the registry on host
-// (host:port) insecure: reached over plain HTTP.
+// (host:port) insecure: reached over plain HTTP when it has no TLS.
 func Insecure(registries []Registry, host string) bool {
 	r, ok := byHost(registries, host)
 	return ok && r.Insecure

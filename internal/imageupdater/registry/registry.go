@@ -8,6 +8,7 @@ package registry
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/http"
@@ -44,9 +45,13 @@ type Metadata struct {
 
 // Options configure a Client.
 type Options struct {
-	// Insecure reports whether a registry (host:port) is reached over
-	// plain HTTP. Default: none is.
+	// Insecure reports whether a registry (host:port) may be reached over
+	// plain HTTP. Default: none may.
 	Insecure func(host string) bool
+	// TLS returns the TLS configuration for a registry (host:port), nil
+	// for the transport's own. Default: always nil. Read again on each
+	// request; a transport is kept per host and configuration.
+	TLS func(host string) *tls.Config
 	// Limit returns the most requests per second a registry (host:port)
 	// is sent; 0 is no limit. Read again on each request.
 	Limit func(host string) float64
@@ -58,7 +63,9 @@ type Options struct {
 	PageSize int
 	// CacheSize bounds the cached tag metadata. Default 10,000.
 	CacheSize int
-	// Transport is the HTTP transport. Default http.DefaultTransport.
+	// Transport is the HTTP transport. Default http.DefaultTransport. A
+	// registry with a TLS configuration of its own gets a copy of it (of
+	// http.DefaultTransport when Transport is not an *http.Transport).
 	Transport http.RoundTripper
 }
 
@@ -83,7 +90,11 @@ func New(opts Options) *Client {
 		opts.Insecure = func(string) bool { return false }
 	}
 	c, _ := lru.New[string, *Metadata](opts.CacheSize)
-	return &Client{opts: opts, cache: c, transport: &limited{next: opts.Transport, limit: opts.Limit, observe: opts.OnRequest, limiters: map[string]*rate.Limiter{}}}
+	next := opts.Transport
+	if opts.TLS != nil {
+		next = &perHostTLS{next: opts.Transport, tls: opts.TLS, copies: map[string]hostTransport{}}
+	}
+	return &Client{opts: opts, cache: c, transport: &limited{next: next, limit: opts.Limit, observe: opts.OnRequest, limiters: map[string]*rate.Limiter{}}}
 }
 
 // ErrUnauthorized is returned when the registry refuses the credentials.

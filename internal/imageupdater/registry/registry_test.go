@@ -2,8 +2,11 @@ package registry
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,5 +116,44 @@ func TestPaginatedTagList(t *testing.T) {
 	}
 	if n := reg.Requests() - before; n != 3 {
 		t.Errorf("%d requests for 5 tags in pages of 2, want 3", n)
+	}
+}
+
+// TestRegistryWithACertificateAuthorityOfItsOwn reads a registry whose
+// certificate no system trusts: refused by default, read once its
+// authority is trusted for that registry, and read without verification
+// when it is marked insecure.
+func TestRegistryWithACertificateAuthorityOfItsOwn(t *testing.T) {
+	reg := registryserver.StartTLS(t)
+	reg.PushImage(t, "team/app", time.Now(), "1.0.0")
+	ctx := context.Background()
+	image := reg.Host + "/team/app"
+	creds := Credentials{Username: reg.Username, Password: reg.Password}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(reg.CA) {
+		t.Fatal("the registry's certificate is not PEM")
+	}
+	for _, tc := range []struct {
+		name string
+		cfg  *tls.Config
+		ok   bool
+	}{
+		{"the system's authorities", nil, false},
+		{"the registry's authority", &tls.Config{RootCAs: pool}, true},
+		{"no verification", &tls.Config{InsecureSkipVerify: true}, true},
+	} {
+		c := New(Options{TLS: func(host string) *tls.Config {
+			if host == reg.Host {
+				return tc.cfg
+			}
+			return nil
+		}})
+		list, err := c.Tags(ctx, image, creds)
+		if tc.ok && (err != nil || !slices.Equal(list, []string{"1.0.0"})) {
+			t.Errorf("%s: %v %v", tc.name, list, err)
+		}
+		if !tc.ok && (err == nil || !strings.Contains(err.Error(), "certificate")) {
+			t.Errorf("%s: %v %v, want a certificate error", tc.name, list, err)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"crypto/tls"
 	"net/http"
 	"sync"
 
@@ -55,4 +56,52 @@ func (l *limited) limiter(host string) *rate.Limiter {
 		lim.SetBurst(max(1, int(rps)))
 	}
 	return lim
+}
+
+// perHostTLS sends a request to a registry with a TLS configuration of
+// its own through a copy of the base transport made with it.
+type perHostTLS struct {
+	next http.RoundTripper
+	tls  func(host string) *tls.Config
+
+	mu     sync.Mutex
+	copies map[string]hostTransport
+}
+
+// hostTransport is a host's copy of the base transport and the
+// configuration it was made with.
+type hostTransport struct {
+	cfg *tls.Config
+	rt  http.RoundTripper
+}
+
+func (p *perHostTLS) RoundTrip(req *http.Request) (*http.Response, error) {
+	cfg := p.tls(req.URL.Host)
+	if cfg == nil {
+		return p.next.RoundTrip(req)
+	}
+	return p.copyFor(req.URL.Host, cfg).RoundTrip(req)
+}
+
+// copyFor returns the host's transport for cfg, made anew when the
+// configuration changed (registries.conf read again).
+func (p *perHostTLS) copyFor(host string, cfg *tls.Config) http.RoundTripper {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c, ok := p.copies[host]; ok && c.cfg == cfg {
+		return c.rt
+	}
+	base, ok := p.next.(*http.Transport)
+	if !ok {
+		base = http.DefaultTransport.(*http.Transport)
+	}
+	rt := base.Clone()
+	rt.TLSClientConfig = cfg.Clone()
+	if old, ok := p.copies[host]; ok {
+		if t, ok := old.rt.(*http.Transport); ok {
+			t.CloseIdleConnections()
+		}
+	}
+	p.copies[host] = hostTransport{cfg: cfg, rt: rt}
+	return rt
 }

@@ -9,6 +9,7 @@ package updater
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -110,15 +111,23 @@ func New(opts Options) *Updater {
 	u := &Updater{opts: opts, creds: &creds.Resolver{Client: opts.Client}}
 	u.regs.Store(&[]config.Registry{})
 	regs := func() []config.Registry { return *u.regs.Load() }
-	ropts := registry.Options{
-		Insecure: func(host string) bool { return config.Insecure(regs(), host) },
-		Limit:    func(host string) float64 { return config.Limit(regs(), host) },
-	}
+	ropts := RegistryOptions(regs)
 	if opts.Metrics != nil {
 		ropts.OnRequest = opts.Metrics.request
 	}
 	u.registry = registry.New(ropts)
 	return u
+}
+
+// RegistryOptions are the registry client's options that follow
+// registries.conf as regs returns it: plain HTTP, TLS and rate limits per
+// registry.
+func RegistryOptions(regs func() []config.Registry) registry.Options {
+	return registry.Options{
+		Insecure: func(host string) bool { return config.Insecure(regs(), host) },
+		TLS:      func(host string) *tls.Config { return config.TLS(regs(), host) },
+		Limit:    func(host string) float64 { return config.Limit(regs(), host) },
+	}
 }
 
 // Result sums up a cycle.

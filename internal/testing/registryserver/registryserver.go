@@ -7,6 +7,7 @@ package registryserver
 
 import (
 	"context"
+	"encoding/pem"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -41,6 +42,12 @@ type Registry struct {
 	Host string
 	// Username and Password are the only credentials it accepts.
 	Username, Password string
+	// CA is the PEM certificate of a registry started with StartTLS, which
+	// a client must trust; empty for plain HTTP.
+	CA []byte
+
+	tls       bool
+	transport http.RoundTripper // the pushes', trusting CA
 
 	requests atomic.Int64
 	tokens   atomic.Int64
@@ -49,7 +56,18 @@ type Registry struct {
 // Start runs a registry with htpasswd basic auth until the test ends.
 func Start(t testing.TB) *Registry {
 	t.Helper()
-	r := &Registry{Username: "ci", Password: "registry-pa55"}
+	return start(t, &Registry{Username: "ci", Password: "registry-pa55"})
+}
+
+// StartTLS is Start over HTTPS, with a certificate of its own (CA) that no
+// system trusts.
+func StartTLS(t testing.TB) *Registry {
+	t.Helper()
+	return start(t, &Registry{Username: "ci", Password: "registry-pa55", tls: true})
+}
+
+func start(t testing.TB, r *Registry) *Registry {
+	t.Helper()
 	hash, err := bcrypt.GenerateFromPassword([]byte(r.Password), bcrypt.MinCost)
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +109,13 @@ func (r *Registry) serve(t testing.TB, auth func(host string) configuration.Auth
 		}
 		app.ServeHTTP(w, req)
 	})
-	srv.Start()
+	if r.tls {
+		srv.StartTLS()
+		r.CA = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+		r.transport = srv.Client().Transport
+	} else {
+		srv.Start()
+	}
 	t.Cleanup(srv.Close)
 }
 
@@ -102,6 +126,15 @@ func (r *Registry) Requests() int64 { return r.requests.Load() }
 // Auth is the registry's credentials for go-containerregistry.
 func (r *Registry) Auth() authn.Authenticator {
 	return &authn.Basic{Username: r.Username, Password: r.Password}
+}
+
+// pushOptions are go-containerregistry's options for a push here.
+func (r *Registry) pushOptions() []remote.Option {
+	opts := []remote.Option{remote.WithAuth(r.Auth())}
+	if r.transport != nil {
+		opts = append(opts, remote.WithTransport(r.transport))
+	}
+	return opts
 }
 
 // Ref parses repo:tag on this registry.
@@ -126,7 +159,7 @@ func (r *Registry) PushImage(t testing.TB, repo string, created time.Time, tags 
 		t.Fatal(err)
 	}
 	for _, tag := range tags {
-		if err := remote.Write(r.Ref(t, repo+":"+tag), img, remote.WithAuth(r.Auth())); err != nil {
+		if err := remote.Write(r.Ref(t, repo+":"+tag), img, r.pushOptions()...); err != nil {
 			t.Fatalf("pushing %s:%s: %v", repo, tag, err)
 		}
 	}
@@ -165,7 +198,7 @@ func (r *Registry) PushIndex(t testing.TB, repo, tag string, created time.Time, 
 		}
 		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: plat}})
 	}
-	if err := remote.WriteIndex(r.Ref(t, repo+":"+tag), idx, remote.WithAuth(r.Auth())); err != nil {
+	if err := remote.WriteIndex(r.Ref(t, repo+":"+tag), idx, r.pushOptions()...); err != nil {
 		t.Fatalf("pushing the index %s:%s: %v", repo, tag, err)
 	}
 	d, err := idx.Digest()

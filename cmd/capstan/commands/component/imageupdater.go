@@ -12,6 +12,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/imageupdater/creds"
 	"github.com/capstan-cd/capstan/internal/imageupdater/registry"
 	"github.com/capstan-cd/capstan/internal/imageupdater/tags"
+	"github.com/capstan-cd/capstan/internal/imageupdater/updater"
 	"github.com/capstan-cd/capstan/internal/kube"
 )
 
@@ -69,7 +70,7 @@ func newImageUpdaterTestCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			client := registry.New(registry.Options{Insecure: func(host string) bool { return config.Insecure(regs, host) }})
+			client := registry.New(updater.RegistryOptions(func() []config.Registry { return regs }))
 			names, err := client.Tags(cmd.Context(), image, cred)
 			if err != nil {
 				return err
