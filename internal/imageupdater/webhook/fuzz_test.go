@@ -10,9 +10,12 @@ func FuzzParse(f *testing.F) {
 	f.Add("harbor", `{"type":"PUSH_ARTIFACT","event_data":{"resources":[{"tag":"1"}],"repository":{"repo_full_name":"p/app"}}}`)
 	f.Add("quay.io", `{"repository":"org/app","docker_url":"quay.io/org/app","updated_tags":["1"]}`)
 	f.Add("distribution", `{"events":[{"action":"push","target":{"repository":"app","tag":"1"},"request":{"host":"r:5000"}}]}`)
+	f.Add("acr", `{"action":"push","target":{"repository":"app","tag":"1"},"request":{"host":"r.azurecr.io"}}`)
+	f.Add("aliyun-acr", `{"push_data":{"tag":"1"},"repository":{"repo_full_name":"ns/app","region":"cn-hangzhou"}}`)
+	f.Add("cloudevents", `{"specversion":"1.0","type":"com.amazon.ecr.image.push","source":"arn:aws:ecr:us-east-1:1:repository/app","data":{"repositoryName":"app","imageTag":"1"}}`)
 	f.Add("", `{}`)
 	f.Add("", `[`)
 	f.Fuzz(func(t *testing.T, kind, body string) {
-		_, _ = Parse(kind, []byte(body))
+		_, _ = Parse(Kind(kind), []byte(body))
 	})
 }

@@ -13,8 +13,10 @@ import (
 
 func TestParse(t *testing.T) {
 	for _, tc := range []struct {
-		name, kind, body string
-		want             []Push
+		name string
+		kind Kind
+		body string
+		want []Push
 	}{
 		{"docker hub", "", `{"push_data":{"tag":"1.2.0"},"repository":{"repo_name":"nginx","name":"nginx"}}`,
 			[]Push{{"docker.io/library/nginx", "1.2.0"}}},
@@ -25,6 +27,17 @@ func TestParse(t *testing.T) {
 		{"harbor delete", "", `{"type":"DELETE_ARTIFACT","event_data":{"resources":[{"resource_url":"h/p/a:1"}]}}`, nil},
 		{"quay", "", `{"repository":"org/app","docker_url":"quay.io/org/app","updated_tags":["1.0","latest"]}`,
 			[]Push{{"quay.io/org/app", "1.0"}, {"quay.io/org/app", "latest"}}},
+		{"azure", "", `{"id":"1","action":"push","target":{"repository":"team/app","tag":"v3","digest":"sha256:ab"},"request":{"host":"team.azurecr.io"}}`,
+			[]Push{{"team.azurecr.io/team/app", "v3"}}},
+		{"azure untagged", "acr", `{"action":"push","target":{"repository":"team/app"},"request":{"host":"team.azurecr.io"}}`, nil},
+		{"azure ping", "acr", `{"action":"ping","target":{"repository":"team/app","tag":"1"},"request":{"host":"team.azurecr.io"}}`, nil},
+		{"alibaba cloud", "", `{"push_data":{"digest":"sha256:ab","tag":"1.4.0"},"repository":{"name":"app","namespace":"team","region":"cn-hangzhou","repo_full_name":"team/app"}}`,
+			[]Push{{"registry.cn-hangzhou.aliyuncs.com/team/app", "1.4.0"}}},
+		{"ecr through eventbridge", "", `{"specversion":"1.0","id":"x","type":"com.amazon.ecr.image.push","source":"arn:aws:ecr:eu-west-1:123456789012:repository/team/app",
+			"data":{"repositoryName":"team/app","imageTag":"2.0.1","imageDigest":"sha256:ab"}}`,
+			[]Push{{"123456789012.dkr.ecr.eu-west-1.amazonaws.com/team/app", "2.0.1"}}},
+		{"a generic image cloudevent", "cloudevents", `{"specversion":"1.0","type":"io.example.image.pushed","source":"https://reg.example.com:5000/hooks","subject":"team/app:7"}`,
+			[]Push{{"reg.example.com:5000/team/app", "7"}}},
 		{"distribution", "", `{"events":[{"action":"pull","target":{"repository":"team/app","tag":"1"},"request":{"host":"reg:5000"}},
 			{"action":"push","target":{"repository":"team/app"},"request":{"host":"reg:5000"}},
 			{"action":"push","target":{"repository":"team/app","tag":"1.1.0"},"request":{"host":"reg:5000"}}]}`,
@@ -35,7 +48,13 @@ func TestParse(t *testing.T) {
 			t.Errorf("%s: %v %v, want %v", tc.name, got, err, tc.want)
 		}
 	}
-	for _, bad := range []struct{ kind, body string }{{"", "nope"}, {"", `{"hello":1}`}, {"docker.io", `{}`}, {"gitlab", `{}`}} {
+	for _, bad := range []struct {
+		kind Kind
+		body string
+	}{{"", "nope"}, {"", `{"hello":1}`}, {"docker.io", `{}`}, {"gitlab", `{}`},
+		{"aliyun-acr", `{"push_data":{"tag":"1"},"repository":{"repo_full_name":"team/app"}}`}, // no region, no registry_url
+		{"cloudevents", `{"specversion":"1.0","type":"io.example.build.finished","subject":"team/app:7"}`},
+		{"cloudevents", `{"specversion":"1.0","type":"com.amazon.ecr.image.push","source":"nowhere","data":{"repositoryName":"a","imageTag":"1"}}`}} {
 		if _, err := Parse(bad.kind, []byte(bad.body)); err == nil {
 			t.Errorf("%s %s: no error", bad.kind, bad.body)
 		}
@@ -75,5 +94,50 @@ func TestHandlerChecksTheSecret(t *testing.T) {
 	}
 	if len(got) != 3 || got[0].Image != "docker.io/org/app" {
 		t.Errorf("pushes %v", got)
+	}
+}
+
+// TestEachTypeHasItsOwnSecret: a type's own secret replaces the shared
+// one for that type only, and with RequireSecret a type without any is
+// refused, as Image Updater's webhook.require-secret has it.
+func TestEachTypeHasItsOwnSecret(t *testing.T) {
+	pushed := 0
+	h := &Handler{Secrets: map[Kind]string{Quay: "quay-s3cret", CloudEvents: "ce-s3cret"}, OnPush: func(p []Push) { pushed += len(p) }}
+	quay := `{"repository":"org/app","docker_url":"quay.io/org/app","updated_tags":["1"]}`
+	docker := `{"push_data":{"tag":"1"},"repository":{"repo_name":"org/app"}}`
+	ecr := `{"specversion":"1.0","type":"com.amazon.ecr.image.push","source":"arn:aws:ecr:eu-west-1:1:repository/app","data":{"repositoryName":"app","imageTag":"1"}}`
+	post := func(target, body string, header map[string]string) int {
+		req := httptest.NewRequest(http.MethodPost, target, strings.NewReader(body))
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	for _, tc := range []struct {
+		name, target, body string
+		header             map[string]string
+		want               int
+	}{
+		{"quay without its secret", "/webhook", quay, nil, http.StatusUnauthorized},
+		{"quay with another type's secret", "/webhook?secret=ce-s3cret", quay, nil, http.StatusUnauthorized},
+		{"quay with its secret", "/webhook?secret=quay-s3cret", quay, nil, http.StatusAccepted},
+		{"a cloudevent with its secret in a header", "/webhook", ecr, map[string]string{"X-Webhook-Secret": "ce-s3cret"}, http.StatusAccepted},
+		{"docker hub, which has none", "/webhook", docker, nil, http.StatusAccepted},
+	} {
+		if code := post(tc.target, tc.body, tc.header); code != tc.want {
+			t.Errorf("%s: HTTP %d, want %d", tc.name, code, tc.want)
+		}
+	}
+	if pushed != 3 {
+		t.Errorf("%d pushes, want 3", pushed)
+	}
+	h.RequireSecret = true
+	if code := post("/webhook", docker, nil); code != http.StatusUnauthorized {
+		t.Errorf("a type without a secret when one is required: HTTP %d, want 401", code)
+	}
+	if code := post("/webhook?secret=quay-s3cret", quay, nil); code != http.StatusAccepted {
+		t.Errorf("a type with its secret when one is required: HTTP %d, want 202", code)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -58,6 +59,9 @@ type imageUpdaterFlags struct {
 	metricsPort    int
 	webhookPort    int
 	webhookSecret  string
+	// webhookSecrets are each webhook type's own secret.
+	webhookSecrets map[webhook.Kind]*string
+	requireSecret  bool
 	// level, if set, follows the ConfigMap's log.level.
 	level *slog.LevelVar
 }
@@ -76,7 +80,19 @@ func (f *imageUpdaterFlags) add(cmd *cobra.Command, prefix string, standalone bo
 	}
 	fl.IntVar(&f.metricsPort, prefix+"metrics-port", metricsPort, "serve the updater's Prometheus metrics on this port (0: off)")
 	fl.IntVar(&f.webhookPort, prefix+"webhook-port", webhookPort, "serve registry webhooks at /webhook on this port (0: off)")
-	fl.StringVar(&f.webhookSecret, prefix+"webhook-secret", os.Getenv("WEBHOOK_SECRET"), "secret registry webhooks must carry (env WEBHOOK_SECRET)")
+	fl.StringVar(&f.webhookSecret, prefix+"webhook-secret", os.Getenv("WEBHOOK_SECRET"), "secret registry webhooks must carry when their type has none of its own (env WEBHOOK_SECRET)")
+	// Argo CD Image Updater's secret per webhook type, and its flag and
+	// variable names.
+	f.webhookSecrets = map[webhook.Kind]*string{}
+	for kind, name := range webhookSecretNames {
+		env := strings.ToUpper(strings.ReplaceAll(name, "-", "_")) + "_WEBHOOK_SECRET"
+		f.webhookSecrets[kind] = fl.String(prefix+name+"-webhook-secret", os.Getenv(env), fmt.Sprintf("secret %s webhooks must carry (env %s)", kind, env))
+	}
+	require := true
+	if v, err := strconv.ParseBool(os.Getenv("WEBHOOK_REQUIRE_SECRET")); err == nil {
+		require = v
+	}
+	fl.BoolVar(&f.requireSecret, prefix+"webhook-require-secret", require, "refuse webhooks of a type that has no secret (env WEBHOOK_REQUIRE_SECRET)")
 	if !standalone {
 		return
 	}
@@ -162,7 +178,10 @@ func runImageUpdater(ctx context.Context, f *imageUpdaterFlags, cfg *rest.Config
 	g, ctx := errgroup.WithContext(ctx)
 	pushes := make(chan []webhook.Push, 16)
 	if f.webhookPort > 0 {
-		h := &webhook.Handler{Secret: f.webhookSecret, Log: log, OnPush: func(p []webhook.Push) {
+		if f.requireSecret && f.webhookSecret == "" && len(f.secrets()) == 0 {
+			log.Warn("Registry webhooks need a secret and none is configured: every webhook is refused (set a --*-webhook-secret, or --webhook-require-secret=false)")
+		}
+		h := &webhook.Handler{Secret: f.webhookSecret, Secrets: f.secrets(), RequireSecret: f.requireSecret, Log: log, OnPush: func(p []webhook.Push) {
 			select {
 			case pushes <- p:
 			default: // a burst: the checks already queued cover it, the poll the rest
@@ -177,6 +196,24 @@ func runImageUpdater(ctx context.Context, f *imageUpdaterFlags, cfg *rest.Config
 	}
 	g.Go(func() error { return u.Run(ctx, f.interval, pushes) })
 	return g.Wait()
+}
+
+// webhookSecretNames name each webhook type's secret as Argo CD Image
+// Updater does: --NAME-webhook-secret, NAME_WEBHOOK_SECRET.
+var webhookSecretNames = map[webhook.Kind]string{
+	webhook.DockerHub: "docker", webhook.GitHub: "ghcr", webhook.Quay: "quay", webhook.Harbor: "harbor",
+	webhook.AliyunACR: "aliyun-acr", webhook.AzureACR: "acr", webhook.CloudEvents: "cloudevents",
+}
+
+// secrets are the webhook types' own secrets that are set.
+func (f *imageUpdaterFlags) secrets() map[webhook.Kind]string {
+	out := map[webhook.Kind]string{}
+	for kind, s := range f.webhookSecrets {
+		if *s != "" {
+			out[kind] = *s
+		}
+	}
+	return out
 }
 
 // applications picks where argocd write-back goes: the Kubernetes API,
