@@ -16,6 +16,7 @@ declare -A want=(
 	[unshare]=util-linux        # the install tests run each container in namespaces of its own
 	[hostname]=hostname         # ... named after its pod
 	[chromium]=chromium         # the web UI's tests drive a real browser
+	[gpg]=gpg                   # the image updater's OpenPGP-signed commits
 )
 
 missing=()

@@ -1,9 +1,12 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/capstan-cd/capstan/internal/repo/git"
 )
 
 // The updater's ConfigMap: argocd-image-updater-config, as Argo CD Image
@@ -27,6 +30,12 @@ type Settings struct {
 	// GitUser and GitEmail sign commits; CommitMessageTemplate is the
 	// default commit message (an Application's git.commit-message wins).
 	GitUser, GitEmail, CommitMessageTemplate string
+	// CommitSigning, if set, signs Git write-back commits: with
+	// git.commit-signing-key, an OpenPGP key ID or an SSH key's path, by
+	// git.commit-signing-method (openpgp, the default, or ssh).
+	// CommitSignOff (git.commit-sign-off) adds a Signed-off-by trailer.
+	CommitSigning *git.Signing
+	CommitSignOff bool
 	// ApplicationsAPI is how argocd write-back reaches Applications:
 	// "kubernetes" or "argocd" (Capstan's API at ServerAddr).
 	ApplicationsAPI              string
@@ -80,6 +89,12 @@ func ParseSettings(data map[string]string) (Settings, error) {
 		s.GitEmail = v
 	}
 	s.CommitMessageTemplate = data["git.commit-message-template"]
+	if key := get("git.commit-signing-key"); key != "" {
+		s.CommitSigning = &git.Signing{Method: git.SigningMethod(cmp.Or(get("git.commit-signing-method"), string(git.SignOpenPGP))), Key: key}
+		if err := s.CommitSigning.Validate(); err != nil {
+			return s, fmt.Errorf("git.commit-signing-key, git.commit-signing-method: %w", err)
+		}
+	}
 	if v := get("applications_api"); v != "" {
 		if v != "kubernetes" && v != "argocd" {
 			return s, fmt.Errorf("applications_api %q: want kubernetes or argocd", v)
@@ -100,6 +115,7 @@ func ParseSettings(data map[string]string) (Settings, error) {
 		{[]string{"argocd.insecure"}, &s.Insecure},
 		{[]string{"argocd.plaintext"}, &s.PlainText},
 		{[]string{"kube.events"}, &s.KubeEvents},
+		{[]string{"git.commit-sign-off"}, &s.CommitSignOff},
 	} {
 		if v := get(b.keys...); v != "" {
 			if *b.dst, err = strconv.ParseBool(v); err != nil {

@@ -3,6 +3,8 @@ package config
 import (
 	"strings"
 	"testing"
+
+	"github.com/capstan-cd/capstan/internal/repo/git"
 )
 
 func TestParseSettings(t *testing.T) {
@@ -34,6 +36,32 @@ func TestParseSettings(t *testing.T) {
 	for key, value := range map[string]string{"log.level": "loud", "applications_api": "grpc", "kube.events": "sometimes", "registries.conf": "registries: [{}]"} {
 		if _, err := ParseSettings(map[string]string{key: value}); err == nil || !strings.Contains(err.Error(), strings.Split(key, ".")[0]) {
 			t.Errorf("%s: %q: error %v should name the key", key, value, err)
+		}
+	}
+}
+
+// TestCommitSigningSettings reads Image Updater's git.commit-signing-key,
+// git.commit-signing-method and git.commit-sign-off.
+func TestCommitSigningSettings(t *testing.T) {
+	s, err := ParseSettings(map[string]string{"git.commit-signing-key": "3AA5C34371567BD2", "git.commit-sign-off": "true"})
+	if err != nil || s.CommitSigning == nil || s.CommitSigning.Method != git.SignOpenPGP || s.CommitSigning.Key != "3AA5C34371567BD2" || !s.CommitSignOff {
+		t.Errorf("an OpenPGP key by default: %+v %v", s.CommitSigning, err)
+	}
+	s, err = ParseSettings(map[string]string{"git.commit-signing-key": "/app/config/ssh/signing", "git.commit-signing-method": "ssh"})
+	if err != nil || s.CommitSigning == nil || s.CommitSigning.Method != git.SignSSH || s.CommitSignOff {
+		t.Errorf("an SSH key: %+v %v", s.CommitSigning, err)
+	}
+	if s, err := ParseSettings(map[string]string{"git.commit-signing-method": "ssh"}); err != nil || s.CommitSigning != nil {
+		t.Errorf("a method without a key signs nothing: %+v %v", s.CommitSigning, err)
+	}
+	for _, data := range []map[string]string{
+		{"git.commit-signing-key": "not-a-key-id"},
+		{"git.commit-signing-key": "key", "git.commit-signing-method": "ssh"},
+		{"git.commit-signing-key": "3AA5C34371567BD2", "git.commit-signing-method": "x509"},
+		{"git.commit-sign-off": "maybe"},
+	} {
+		if _, err := ParseSettings(data); err == nil || !strings.Contains(err.Error(), "git.commit-sign") {
+			t.Errorf("%v: %v, want an error naming the key", data, err)
 		}
 	}
 }

@@ -642,7 +642,7 @@ func (u *Updater) write(ctx context.Context, st config.Settings, writer Applicat
 		return false, err
 	}
 	sha, err := writeback.Commit(ctx, u.opts.Git, writeback.GitCommit{App: app, WriteBack: wb, Changes: changes, Creds: creds,
-		AuthorName: st.GitUser, AuthorEmail: st.GitEmail, MessageTemplate: st.CommitMessageTemplate})
+		AuthorName: st.GitUser, AuthorEmail: st.GitEmail, MessageTemplate: st.CommitMessageTemplate, Signing: st.CommitSigning, SignOff: st.CommitSignOff})
 	if err != nil {
 		return false, err
 	}

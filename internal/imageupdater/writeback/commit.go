@@ -29,6 +29,10 @@ type GitCommit struct {
 	// MessageTemplate is the updater's commit message template, used
 	// when the Application names none. Default DefaultCommitMessage.
 	MessageTemplate string
+	// Signing, if set, signs the commit; SignOff adds the author's
+	// Signed-off-by trailer.
+	Signing *git.Signing
+	SignOff bool
 }
 
 // Repository is where a Git write-back of app pushes: git-repository, else
@@ -69,6 +73,6 @@ func Commit(ctx context.Context, c Committer, gc GitCommit) (string, error) {
 	}
 	return c.Commit(ctx, repoURL, gc.Creds, git.Change{
 		Base: base, Target: target, AuthorName: gc.AuthorName, AuthorEmail: gc.AuthorEmail, Message: message,
-		Edit: GitEdit(gc.App, wb, gc.Changes),
+		Signing: gc.Signing, SignOff: gc.SignOff, Edit: GitEdit(gc.App, wb, gc.Changes),
 	})
 }

@@ -3,8 +3,9 @@ package git
 import (
 	"bufio"
 	"bytes"
-	"github.com/Masterminds/semver/v3"
 	"strings"
+
+	"github.com/Masterminds/semver/v3"
 )
 
 // Refs are a remote's refs: full ref name → commit SHA, with annotated tags

@@ -3,10 +3,11 @@ package git
 import (
 	"errors"
 	"fmt"
-	"github.com/Masterminds/semver/v3"
 	"net/url"
 	"regexp"
 	"strings"
+
+	"github.com/Masterminds/semver/v3"
 
 	"github.com/capstan-cd/capstan/internal/safetext"
 )

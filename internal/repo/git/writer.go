@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/capstan-cd/capstan/internal/keylock"
@@ -32,6 +33,11 @@ type Change struct {
 	// AuthorName and AuthorEmail sign the commit.
 	AuthorName, AuthorEmail string
 	Message                 string
+	// SignOff adds a Signed-off-by trailer of the author, as git commit
+	// --signoff does. Default false.
+	SignOff bool
+	// Signing, if set, signs the commit. Default: unsigned.
+	Signing *Signing
 	// Edit changes files in the work tree rooted at dir. It runs again
 	// on a fresh checkout when the push is rejected, so it must derive
 	// its edits from the files it finds.
@@ -60,6 +66,11 @@ func NewWriter(root string, retries int) *Writer {
 // the pushed commit's SHA, or "" when the edit changed nothing (and no
 // commit was made).
 func (w *Writer) Commit(ctx context.Context, url string, creds Creds, c Change) (string, error) {
+	if c.Signing != nil {
+		if err := c.Signing.Validate(); err != nil {
+			return "", err
+		}
+	}
 	key := NormalizeURL(url)
 	defer w.locks.Lock(key)()
 	sum := sha256.Sum256([]byte(key))
@@ -177,8 +188,11 @@ func (t *worktree) commit(ctx context.Context, c Change) (string, error) {
 		"GIT_AUTHOR_NAME=" + c.AuthorName, "GIT_AUTHOR_EMAIL=" + c.AuthorEmail,
 		"GIT_COMMITTER_NAME=" + c.AuthorName, "GIT_COMMITTER_EMAIL=" + c.AuthorEmail,
 	}
-	if err := runGit(ctx, author, func(r io.Reader) error { _, err := io.Copy(io.Discard, r); return err },
-		"commit", "--quiet", "--no-verify", "-m", c.Message); err != nil {
+	args, err := c.commitArgs()
+	if err != nil {
+		return "", err
+	}
+	if err := runGit(ctx, author, func(r io.Reader) error { _, err := io.Copy(io.Discard, r); return err }, args...); err != nil {
 		return "", err
 	}
 	refspec := "HEAD:refs/heads/" + target
@@ -189,4 +203,61 @@ func (t *worktree) commit(ctx context.Context, c Change) (string, error) {
 		return "", err
 	}
 	return t.git(ctx, "rev-parse", "HEAD")
+}
+
+// SigningMethod is how commits are signed.
+type SigningMethod string
+
+// The signing methods, as git's gpg.format names them.
+const (
+	// SignOpenPGP signs with a key of the process's GnuPG keyring.
+	SignOpenPGP SigningMethod = "openpgp"
+	// SignSSH signs with an SSH private key file.
+	SignSSH SigningMethod = "ssh"
+)
+
+// Signing says how a commit is signed.
+type Signing struct {
+	Method SigningMethod
+	// Key is the OpenPGP key's ID (8 to 40 hexadecimal digits) in the
+	// keyring of GNUPGHOME, or the absolute path of an SSH private key.
+	Key string
+}
+
+// Validate checks the method and the key's form.
+func (s *Signing) Validate() error {
+	switch s.Method {
+	case SignOpenPGP:
+		if !openPGPKeyID.MatchString(s.Key) {
+			return fmt.Errorf("commit signing key %q: want an OpenPGP key ID of 8 to 40 hexadecimal digits", s.Key)
+		}
+	case SignSSH:
+		if !filepath.IsAbs(s.Key) || strings.ContainsAny(s.Key, "\x00\n\r") {
+			return fmt.Errorf("commit signing key %q: want the absolute path of an SSH private key", s.Key)
+		}
+	default:
+		return fmt.Errorf("commit signing method %q: want openpgp or ssh", s.Method)
+	}
+	return nil
+}
+
+var openPGPKeyID = regexp.MustCompile(`^(0x)?[0-9A-Fa-f]{8,40}$`)
+
+// commitArgs are git's arguments for the commit: configuration first,
+// then the commit with its signature and sign-off.
+func (c Change) commitArgs() ([]string, error) {
+	var args, flags []string
+	if s := c.Signing; s != nil {
+		if err := s.Validate(); err != nil {
+			return nil, err
+		}
+		// Each value is one argument of its own: never read as an option.
+		args = append(args, "-c", "gpg.format="+string(s.Method), "-c", "user.signingKey="+s.Key)
+		flags = append(flags, "--gpg-sign")
+	}
+	if c.SignOff {
+		flags = append(flags, "--signoff")
+	}
+	args = append(args, "commit", "--quiet", "--no-verify")
+	return append(append(args, flags...), "-m", c.Message), nil
 }

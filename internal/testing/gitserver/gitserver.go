@@ -315,6 +315,27 @@ func (r *Repo) Log(t testing.TB, branch string, n int) []string {
 	return strings.Split(strings.TrimSpace(out), "\n")
 }
 
+// CommitObject is the raw commit object sha, headers (its signature
+// among them) and message.
+func (r *Repo) CommitObject(t testing.TB, sha string) string {
+	t.Helper()
+	return run(t, "", "git", "--git-dir", r.bare, "cat-file", "commit", sha)
+}
+
+// VerifyCommit runs git verify-commit in the repository with extra
+// configuration (gpg.ssh.allowedSignersFile=…), and returns its error.
+func (r *Repo) VerifyCommit(sha string, config ...string) error {
+	args := []string{"--git-dir", r.bare}
+	for _, c := range config {
+		args = append(args, "-c", c)
+	}
+	out, err := exec.Command("git", append(args, "verify-commit", sha)...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%w: %s", err, out)
+	}
+	return nil
+}
+
 // Head returns the SHA a branch points at on the server.
 func (r *Repo) Head(t testing.TB, branch string) string {
 	t.Helper()
