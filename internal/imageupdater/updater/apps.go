@@ -12,6 +12,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/apiclient"
+	"github.com/capstan-cd/capstan/internal/imageupdater/config"
 	"github.com/capstan-cd/capstan/internal/imageupdater/writeback"
 )
 
@@ -26,12 +27,12 @@ type Applications interface {
 // setOverrides applies changes to an Application's spec and reports
 // whether the spec changed.
 func setOverrides(app *v1alpha1.Application, changes []writeback.Change) (bool, error) {
-	if app.Spec.Source == nil {
-		return false, fmt.Errorf("application %s/%s: argocd write-back needs a single-source Application", app.Namespace, app.Name)
-	}
 	before := app.Spec.DeepCopy()
-	typ := writeback.SourceType(app)
-	if !writeback.SetOverrides(app.Spec.Source, typ, changes) {
+	src, typ := writeback.MainSource(app, config.WriteBack{})
+	if src == nil {
+		return false, fmt.Errorf("application %s/%s: argocd write-back needs an Application with a source", app.Namespace, app.Name)
+	}
+	if !writeback.SetOverrides(src, typ, changes) {
 		return false, fmt.Errorf("application %s/%s: argocd write-back needs a Kustomize or Helm source, not %s; use write-back-method git", app.Namespace, app.Name, typ)
 	}
 	return !reflect.DeepEqual(before, &app.Spec), nil

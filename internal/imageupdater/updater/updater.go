@@ -591,7 +591,7 @@ func currentImage(app *v1alpha1.Application, img config.Image, full string, regs
 			break
 		}
 	}
-	if src := app.Spec.Source; src != nil {
+	if src, _ := writeback.MainSource(app, config.WriteBack{}); src != nil {
 		if src.Kustomize != nil {
 			for _, entry := range src.Kustomize.Images {
 				_, ref, hasOld := strings.Cut(string(entry), "=")

@@ -153,16 +153,8 @@ func SourceType(app *v1alpha1.Application) v1alpha1.ApplicationSourceType {
 	if app.Status.SourceType != "" {
 		return app.Status.SourceType
 	}
-	src := app.Spec.Source
-	switch {
-	case src == nil:
+	if app.Spec.Source == nil {
 		return ""
-	case src.Helm != nil || src.Chart != "":
-		return v1alpha1.SourceTypeHelm
-	case src.Kustomize != nil:
-		return v1alpha1.SourceTypeKustomize
-	case src.Plugin != nil:
-		return v1alpha1.SourceTypePlugin
 	}
-	return v1alpha1.SourceTypeDirectory
+	return declaredType(app.Spec.Source)
 }

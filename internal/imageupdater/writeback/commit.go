@@ -35,12 +35,26 @@ type GitCommit struct {
 	SignOff bool
 }
 
+// baseRevision is the revision a Git write-back starts from: that of the
+// source of git-repository's repository, else the main source's.
+func baseRevision(app *v1alpha1.Application, wb config.WriteBack) string {
+	for _, s := range app.Spec.Sources {
+		if wb.Repository != "" && s.RepoURL == wb.Repository {
+			return s.TargetRevision
+		}
+	}
+	if src, _ := MainSource(app, wb); src != nil {
+		return src.TargetRevision
+	}
+	return ""
+}
+
 // Repository is where a Git write-back of app pushes: git-repository, else
-// the Application's source repository.
+// the repository of the Application's main source (see MainSource).
 func Repository(app *v1alpha1.Application, wb config.WriteBack) (string, error) {
-	src := app.Spec.Source
+	src, _ := MainSource(app, wb)
 	if src == nil {
-		return "", errors.New("git write-back needs a single-source Application")
+		return "", errors.New("git write-back needs an Application with a source")
 	}
 	return cmp.Or(wb.Repository, src.RepoURL), nil
 }
@@ -57,7 +71,7 @@ func Commit(ctx context.Context, c Committer, gc GitCommit) (string, error) {
 	wb := gc.WriteBack
 	base := wb.BaseBranch
 	if base == "" {
-		if base = gc.App.Spec.Source.TargetRevision; base == "HEAD" {
+		if base = baseRevision(gc.App, wb); base == "HEAD" {
 			base = ""
 		}
 	}

@@ -89,9 +89,9 @@ func Branch(text, app string, changes []Change) (string, error) {
 // manifests' image fields (plain directories).
 func GitEdit(app *v1alpha1.Application, wb config.WriteBack, changes []Change) func(root string) error {
 	return func(root string) error {
-		src := app.Spec.Source
+		src, typ := MainSource(app, wb)
 		if src == nil {
-			return errors.New("git write-back needs a single-source Application")
+			return errors.New("git write-back needs an Application with a source")
 		}
 		if _, err := pathsafe.Join(root, src.Path); err != nil {
 			return fmt.Errorf("source path %q: %w", src.Path, err)
@@ -119,7 +119,7 @@ func GitEdit(app *v1alpha1.Application, wb config.WriteBack, changes []Change) f
 				return data, nil
 			})
 		}
-		switch typ := SourceType(app); typ {
+		switch typ {
 		case v1alpha1.SourceTypeKustomize, v1alpha1.SourceTypeHelm:
 			return writeOverrideFile(root, filepath.Join(src.Path, ".argocd-source-"+app.Name+".yaml"), typ, changes)
 		case v1alpha1.SourceTypeDirectory:
