@@ -39,6 +39,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/loopback"
+	"github.com/capstan-cd/capstan/internal/testing/registryserver"
 )
 
 // demoApps are the apps of examples/, as make run deploys them.
@@ -58,7 +59,7 @@ func TestComponentsRunAsTheManifestsSay(t *testing.T) {
 	localcluster.Need(t)
 	const ns = "argocd"
 	createNamespace(t, cluster, ns)
-	objs := addPluginSidecar(t, readObjects(t, "install.yaml"))
+	objs := withUpdaterInterval(t, addPluginSidecar(t, readObjects(t, "install.yaml")), "5s")
 	apply(t, cluster, objs, ns)
 	in := runInstall(t, cluster, objs, ns)
 	c := in.syncDemo(t, cluster, ns)
@@ -102,6 +103,9 @@ func TestComponentsRunAsTheManifestsSay(t *testing.T) {
 	t.Run("the notifications controller tells a webhook about a sync, once", func(t *testing.T) {
 		checkNotification(t, c, ns)
 	})
+	t.Run("the image updater writes a registry's newest tag to an Application", func(t *testing.T) {
+		checkImageUpdater(t, c, ns)
+	})
 	t.Run("users log in through Dex", func(t *testing.T) {
 		checkDexLogin(t, c, ns, in.ip("argocd-server"))
 	})
@@ -136,7 +140,7 @@ func (in *install) ip(workload string) string { return in.ips[workload][0] }
 // workloads are the install's Deployments and StatefulSets, in the order
 // they are started.
 var workloads = []string{"argocd-redis", "argocd-repo-server", "argocd-application-controller", "argocd-applicationset-controller",
-	"argocd-notifications-controller", "argocd-dex-server", "argocd-server"}
+	"argocd-notifications-controller", "argocd-dex-server", "argocd-server", "argocd-image-updater-controller"}
 
 // runInstall runs every replica of every workload of objs (applied to cl
 // in namespace ns) as its pod would run (see kubelet) until the test ends.
@@ -165,8 +169,9 @@ func runInstall(t *testing.T, cl *localcluster.Cluster, objs []*unstructured.Uns
 	})
 	k := &kubelet{config: cl.Config, cs: in.cs, namespace: ns, programs: map[string]string{
 		"argocd": capstan, "argocd-server": capstan, "argocd-repo-server": capstan, "argocd-application-controller": capstan,
-		"argocd-dex": capstan, "argocd-applicationset-controller": capstan, "argocd-notifications": capstan, "redis": "redis-server",
-		"sh": "/bin/sh",
+		"argocd-dex": capstan, "argocd-applicationset-controller": capstan, "argocd-notifications": capstan, "argocd-image-updater": capstan,
+		"redis": "redis-server",
+		"sh":    "/bin/sh",
 	}, path: []string{filepath.Dir(dexserver.Binary(t))}, image: map[string]string{"/usr/local/bin/capstan": capstan}}
 	for _, name := range workloads {
 		for i, ip := range in.ips[name] {
@@ -621,4 +626,74 @@ func checkNotification(t *testing.T, c client.Client, ns string) {
 	if notified := app.Annotations["notified.notifications.argoproj.io"]; !strings.Contains(notified, ":on-sync-succeeded:[0].") {
 		t.Errorf("notified annotation %q", notified)
 	}
+}
+
+// withUpdaterInterval has the image updater check images every interval
+// instead of every two minutes, as a user would with --interval.
+func withUpdaterInterval(t *testing.T, objs []*unstructured.Unstructured, interval string) []*unstructured.Unstructured {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetKind() != "Deployment" || o.GetName() != "argocd-image-updater-controller" {
+			continue
+		}
+		containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+		c := containers[0].(map[string]any)
+		c["args"] = append(c["args"].([]any), "--interval="+interval)
+		if err := unstructured.SetNestedSlice(o.Object, containers, "spec", "template", "spec", "containers"); err != nil {
+			t.Fatal(err)
+		}
+		return objs
+	}
+	t.Fatal("the install has no image updater")
+	return nil
+}
+
+// checkImageUpdater annotates the Kustomize demo app with an image of a
+// registry the updater reaches with credentials from a Secret, as
+// registries.conf says, and waits for the registry's newest tag in the
+// app's Kustomize images (argocd write-back).
+func checkImageUpdater(t *testing.T, c client.Client, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	reg := registryserver.Start(t)
+	reg.PushImage(t, "team/guestbook", time.Now().Add(-time.Hour), "1.0.0")
+	reg.PushImage(t, "team/guestbook", time.Now(), "1.1.0")
+	if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "test-registry", Namespace: ns},
+		StringData: map[string]string{"creds": reg.Username + ":" + reg.Password}}); err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "argocd-image-updater-config"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	cm.Data = map[string]string{"registries.conf": fmt.Sprintf("registries:\n- name: test\n  prefix: %s\n  api_url: http://%s\n  insecure: yes\n  credentials: secret:%s/test-registry#creds\n",
+		reg.Host, reg.Host, ns)}
+	if err := c.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	app := &v1alpha1.Application{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "kustomize-guestbook"}, app); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(app.DeepCopy())
+	metav1.SetMetaDataAnnotation(&app.ObjectMeta, "argocd-image-updater.argoproj.io/image-list", "gb="+reg.Host+"/team/guestbook")
+	metav1.SetMetaDataAnnotation(&app.ObjectMeta, "argocd-image-updater.argoproj.io/gb.force-update", "true")
+	if err := c.Patch(ctx, app, patch); err != nil {
+		t.Fatal(err)
+	}
+	want := reg.Host + "/team/guestbook:1.1.0"
+	eventually.String(t, "the newest tag in the app's Kustomize images", func() string {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(app), app); err != nil {
+			return err.Error()
+		}
+		if k := app.Spec.Source.Kustomize; k != nil {
+			for _, img := range k.Images {
+				if strings.HasSuffix(string(img), want) {
+					return ""
+				}
+			}
+			return fmt.Sprintf("images %v", k.Images)
+		}
+		return "no Kustomize images"
+	})
 }

@@ -547,6 +547,8 @@ func listenOnPod(bin, program, ip string, env map[string]string, argv []string) 
 		argv = append(argv, "--address="+ip)
 	case program == "argocd-applicationset-controller":
 		argv = append(argv, "--metrics-addr="+ip+":8080", "--probe-addr="+ip+":8081")
+	case program == "argocd-image-updater":
+		argv = append(argv, "--listen-address="+ip)
 	case bin == "redis-server":
 		argv = append(argv, "--bind", ip)
 	}

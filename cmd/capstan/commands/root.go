@@ -72,6 +72,7 @@ var ComponentNames = map[string]string{
 	"argocd-notifications":             "notifications-controller",
 	"argocd-cmp-server":                "cmp-server",
 	"argocd-git-ask-pass":              "git-ask-pass",
+	"argocd-image-updater":             "image-updater",
 }
 
 // Program decides what a binary called name (its argv[0]'s base) is, and

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -58,6 +59,7 @@ type imageUpdaterFlags struct {
 	gitDir         string
 	metricsPort    int
 	webhookPort    int
+	listenAddress  string
 	webhookSecret  string
 	// webhookSecrets are each webhook type's own secret.
 	webhookSecrets map[webhook.Kind]*string
@@ -80,6 +82,7 @@ func (f *imageUpdaterFlags) add(cmd *cobra.Command, prefix string, standalone bo
 	}
 	fl.IntVar(&f.metricsPort, prefix+"metrics-port", metricsPort, "serve the updater's Prometheus metrics on this port (0: off)")
 	fl.IntVar(&f.webhookPort, prefix+"webhook-port", webhookPort, "serve registry webhooks at /webhook on this port (0: off)")
+	fl.StringVar(&f.listenAddress, prefix+"listen-address", "", "the address the metrics and webhook servers listen on (default: every address)")
 	fl.StringVar(&f.webhookSecret, prefix+"webhook-secret", os.Getenv("WEBHOOK_SECRET"), "secret registry webhooks must carry when their type has none of its own (env WEBHOOK_SECRET)")
 	// Argo CD Image Updater's secret per webhook type, and its flag and
 	// variable names.
@@ -187,11 +190,13 @@ func runImageUpdater(ctx context.Context, f *imageUpdaterFlags, cfg *rest.Config
 			default: // a burst: the checks already queued cover it, the poll the rest
 			}
 		}}
-		g.Go(func() error { return serveAt(ctx, fmt.Sprintf(":%d", f.webhookPort), "/webhook", h) })
+		g.Go(func() error {
+			return serveAt(ctx, net.JoinHostPort(f.listenAddress, strconv.Itoa(f.webhookPort)), "/webhook", h)
+		})
 	}
 	if f.metricsPort > 0 {
 		g.Go(func() error {
-			return serveAt(ctx, fmt.Sprintf(":%d", f.metricsPort), "/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+			return serveAt(ctx, net.JoinHostPort(f.listenAddress, strconv.Itoa(f.metricsPort)), "/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 		})
 	}
 	g.Go(func() error { return u.Run(ctx, f.interval, pushes) })
