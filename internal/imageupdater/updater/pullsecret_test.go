@@ -53,14 +53,7 @@ func TestPullSecretOnlyFromAllowedNamespaces(t *testing.T) {
 		t.Errorf("the registry got %d requests, want the one tag list of the allowed app", n)
 	}
 
-	cm := &corev1.ConfigMap{}
-	if err := r.c.Get(r.ctx, client.ObjectKey{Namespace: r.ns, Name: config.ConfigMapName}, cm); err != nil {
-		t.Fatal(err)
-	}
-	cm.Data[config.PullSecretNamespacesKey] = other
-	if err := r.c.Update(r.ctx, cm); err != nil {
-		t.Fatal(err)
-	}
+	r.configure(func(data map[string]string) { data[config.PullSecretNamespacesKey] = other })
 	if res := r.runOnce(); res.Updated != 1 || res.Errors != 0 {
 		t.Errorf("with %s=%s: %+v, want the other app updated", config.PullSecretNamespacesKey, other, res)
 	}

@@ -7,10 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
-	"github.com/capstan-cd/capstan/internal/imageupdater/config"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/registryserver"
 )
@@ -36,15 +34,10 @@ func TestRegistryWithItsOwnCertificateAuthority(t *testing.T) {
 	r.create(app)
 	setConf := func(extra string) {
 		t.Helper()
-		cm := &corev1.ConfigMap{}
-		if err := r.c.Get(r.ctx, client.ObjectKey{Namespace: r.ns, Name: config.ConfigMapName}, cm); err != nil {
-			t.Fatal(err)
-		}
-		cm.Data["registries.conf"] = fmt.Sprintf("registries:\n- name: tls registry\n  api_url: https://%s\n  prefix: %s\n  credentials: secret:%s/tls-registry#creds\n%s",
-			reg.Host, reg.Host, r.ns, extra)
-		if err := r.c.Update(r.ctx, cm); err != nil {
-			t.Fatal(err)
-		}
+		r.configure(func(data map[string]string) {
+			data["registries.conf"] = fmt.Sprintf("registries:\n- name: tls registry\n  api_url: https://%s\n  prefix: %s\n  credentials: secret:%s/tls-registry#creds\n%s",
+				reg.Host, reg.Host, r.ns, extra)
+		})
 	}
 	setConf("")
 	if res := r.runOnce(); res.Updated != 0 || res.Errors != 1 {

@@ -124,6 +124,22 @@ func newBareRig(tb testing.TB, registryCreds, expire string, configure func(*Opt
 	return r
 }
 
+// configure changes the updater's ConfigMap, which each cycle reads.
+func (r *rig) configure(change func(data map[string]string)) {
+	r.t.Helper()
+	cm := &corev1.ConfigMap{}
+	if err := r.c.Get(r.ctx, client.ObjectKey{Namespace: r.ns, Name: config.ConfigMapName}, cm); err != nil {
+		r.t.Fatal(err)
+	}
+	if cm.Data == nil {
+		cm.Data = map[string]string{}
+	}
+	change(cm.Data)
+	if err := r.c.Update(r.ctx, cm); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
 func (r *rig) create(obj client.Object) {
 	r.t.Helper()
 	if err := r.c.Create(r.ctx, obj); err != nil {

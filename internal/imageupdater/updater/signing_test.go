@@ -7,9 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/imageupdater/config"
@@ -26,14 +24,9 @@ func TestSignedWriteBack(t *testing.T) {
 	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key).CombinedOutput(); err != nil {
 		t.Fatalf("ssh-keygen: %v: %s", err, out)
 	}
-	cm := &corev1.ConfigMap{}
-	if err := r.c.Get(r.ctx, client.ObjectKey{Namespace: r.ns, Name: config.ConfigMapName}, cm); err != nil {
-		t.Fatal(err)
-	}
-	cm.Data["git.commit-signing-key"], cm.Data["git.commit-signing-method"], cm.Data["git.commit-sign-off"] = key, "ssh", "true"
-	if err := r.c.Update(r.ctx, cm); err != nil {
-		t.Fatal(err)
-	}
+	r.configure(func(data map[string]string) {
+		data["git.commit-signing-key"], data["git.commit-signing-method"], data["git.commit-sign-off"] = key, "ssh", "true"
+	})
 	r.dockerConfigSecret("pull", r.reg.Password)
 	image := r.image("team/signed")
 	r.reg.PushImage(t, "team/signed", t0, "1.0.0", "1.1.0")

@@ -65,15 +65,7 @@ func TestHandlerChecksTheSecret(t *testing.T) {
 	var got []Push
 	h := &Handler{Secret: "s3cret", OnPush: func(p []Push) { got = append(got, p...) }}
 	body := `{"push_data":{"tag":"1"},"repository":{"repo_name":"org/app"}}`
-	post := func(target string, header map[string]string) int {
-		req := httptest.NewRequest(http.MethodPost, target, strings.NewReader(body))
-		for k, v := range header {
-			req.Header.Set(k, v)
-		}
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		return rec.Code
-	}
+	send := func(target string, header map[string]string) int { return post(h, target, body, header) }
 	mac := hmac.New(sha256.New, []byte("s3cret"))
 	mac.Write([]byte(body))
 	for _, tc := range []struct {
@@ -88,7 +80,7 @@ func TestHandlerChecksTheSecret(t *testing.T) {
 		{"/webhook", map[string]string{"X-Hub-Signature-256": "sha256=" + hex.EncodeToString(mac.Sum(nil))}, http.StatusAccepted},
 		{"/webhook?type=quay.io&secret=s3cret", nil, http.StatusBadRequest},
 	} {
-		if code := post(tc.target, tc.header); code != tc.want {
+		if code := send(tc.target, tc.header); code != tc.want {
 			t.Errorf("%s %v: HTTP %d, want %d", tc.target, tc.header, code, tc.want)
 		}
 	}
@@ -106,15 +98,7 @@ func TestEachTypeHasItsOwnSecret(t *testing.T) {
 	quay := `{"repository":"org/app","docker_url":"quay.io/org/app","updated_tags":["1"]}`
 	docker := `{"push_data":{"tag":"1"},"repository":{"repo_name":"org/app"}}`
 	ecr := `{"specversion":"1.0","type":"com.amazon.ecr.image.push","source":"arn:aws:ecr:eu-west-1:1:repository/app","data":{"repositoryName":"app","imageTag":"1"}}`
-	post := func(target, body string, header map[string]string) int {
-		req := httptest.NewRequest(http.MethodPost, target, strings.NewReader(body))
-		for k, v := range header {
-			req.Header.Set(k, v)
-		}
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		return rec.Code
-	}
+	send := func(target, body string, header map[string]string) int { return post(h, target, body, header) }
 	for _, tc := range []struct {
 		name, target, body string
 		header             map[string]string
@@ -126,7 +110,7 @@ func TestEachTypeHasItsOwnSecret(t *testing.T) {
 		{"a cloudevent with its secret in a header", "/webhook", ecr, map[string]string{"X-Webhook-Secret": "ce-s3cret"}, http.StatusAccepted},
 		{"docker hub, which has none", "/webhook", docker, nil, http.StatusAccepted},
 	} {
-		if code := post(tc.target, tc.body, tc.header); code != tc.want {
+		if code := send(tc.target, tc.body, tc.header); code != tc.want {
 			t.Errorf("%s: HTTP %d, want %d", tc.name, code, tc.want)
 		}
 	}
@@ -134,10 +118,21 @@ func TestEachTypeHasItsOwnSecret(t *testing.T) {
 		t.Errorf("%d pushes, want 3", pushed)
 	}
 	h.RequireSecret = true
-	if code := post("/webhook", docker, nil); code != http.StatusUnauthorized {
+	if code := send("/webhook", docker, nil); code != http.StatusUnauthorized {
 		t.Errorf("a type without a secret when one is required: HTTP %d, want 401", code)
 	}
-	if code := post("/webhook?secret=quay-s3cret", quay, nil); code != http.StatusAccepted {
+	if code := send("/webhook?secret=quay-s3cret", quay, nil); code != http.StatusAccepted {
 		t.Errorf("a type with its secret when one is required: HTTP %d, want 202", code)
 	}
+}
+
+// post sends a webhook to h and returns the status it answers.
+func post(h http.Handler, target, body string, header map[string]string) int {
+	req := httptest.NewRequest(http.MethodPost, target, strings.NewReader(body))
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Code
 }
