@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -66,6 +67,24 @@ type imageUpdaterFlags struct {
 	requireSecret  bool
 	// level, if set, follows the ConfigMap's log.level.
 	level *slog.LevelVar
+	// envErr is a bad value of a variable that sets a flag's default.
+	envErr error
+}
+
+// updaterEnv are Argo CD Image Updater's variables that its install sets
+// from argocd-image-updater-config (interval, max_concurrent_apps), and
+// the flags whose defaults they set; the command line still wins.
+var updaterEnv = map[string]string{"interval": "IMAGE_UPDATER_INTERVAL", "max-concurrency": "MAX_CONCURRENT_APPS"}
+
+// envDefaults sets the flags' defaults from updaterEnv's variables.
+func (f *imageUpdaterFlags) envDefaults(fl *pflag.FlagSet) {
+	for name, env := range updaterEnv {
+		if v := os.Getenv(env); v != "" {
+			if err := fl.Set(name, v); err != nil {
+				f.envErr = fmt.Errorf("%s %q: %w", env, v, err)
+			}
+		}
+	}
 }
 
 func (f *imageUpdaterFlags) add(cmd *cobra.Command, prefix string, standalone bool) {
@@ -111,6 +130,7 @@ func (f *imageUpdaterFlags) add(cmd *cobra.Command, prefix string, standalone bo
 	fl.BoolVar(&f.plaintext, "argocd-plaintext", false, "talk plain HTTP to the API server")
 	fl.StringVar(&f.token, "argocd-auth-token", os.Getenv("ARGOCD_TOKEN"), "API token (env ARGOCD_TOKEN; default: Secret "+tokenSecretName+", key argocd.token)")
 	fl.StringVar(&f.registriesConf, "registries-conf-path", "", "a registries.conf file replacing the ConfigMap's")
+	f.envDefaults(fl)
 }
 
 func newImageUpdaterRunCommand() *cobra.Command {
@@ -123,6 +143,9 @@ func newImageUpdaterRunCommand() *cobra.Command {
 			"  capstan image-updater run --applications-api argocd --argocd-server-addr argocd-server:443",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.envErr != nil {
+				return f.envErr
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			cfg, err := ctrlconfig.GetConfig()
