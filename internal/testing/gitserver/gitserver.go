@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -315,6 +316,9 @@ func (r *Repo) Log(t testing.TB, branch string, n int) []string {
 	return strings.Split(strings.TrimSpace(out), "\n")
 }
 
+// objectID is a Git object's full SHA-1 or SHA-256.
+var objectID = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
+
 // CommitObject is the raw commit object sha, headers (its signature
 // among them) and message.
 func (r *Repo) CommitObject(t testing.TB, sha string) string {
@@ -325,11 +329,14 @@ func (r *Repo) CommitObject(t testing.TB, sha string) string {
 // VerifyCommit runs git verify-commit in the repository with extra
 // configuration (gpg.ssh.allowedSignersFile=…), and returns its error.
 func (r *Repo) VerifyCommit(sha string, config ...string) error {
+	if !objectID.MatchString(sha) {
+		return fmt.Errorf("%q is not a commit SHA", sha)
+	}
 	args := []string{"--git-dir", r.bare}
 	for _, c := range config {
 		args = append(args, "-c", c)
 	}
-	out, err := exec.Command("git", append(args, "verify-commit", sha)...).CombinedOutput()
+	out, err := exec.Command("git", append(args, "verify-commit", "--", sha)...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%w: %s", err, out)
 	}
