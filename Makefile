@@ -31,6 +31,9 @@ export CAPSTAN_ARGOCD_BIN := $(ARGOCD_BIN)/argocd
 # Argo CD's install manifests and CRDs; tools/argocd-manifests/go.mod pins the release.
 ARGOCD_MANIFESTS := $(CURDIR)/bin/argocd-manifests
 export CAPSTAN_ARGOCD_MANIFESTS := $(ARGOCD_MANIFESTS)
+# Argo CD Image Updater's CRD and sample objects; tools/image-updater-manifests/go.mod pins the release.
+IMAGE_UPDATER_MANIFESTS := $(CURDIR)/bin/image-updater-manifests
+export CAPSTAN_IMAGE_UPDATER_MANIFESTS := $(IMAGE_UPDATER_MANIFESTS)
 # Mailpit, the SMTP server the notification tests mail to; tools/mailpit/go.mod pins it.
 MAILPIT_BIN := $(CURDIR)/bin/mailpit
 export CAPSTAN_MAILPIT_BIN := $(MAILPIT_BIN)/mailpit
@@ -89,7 +92,7 @@ lint: ## gofmt, go vet and staticcheck.
 	$(STATICCHECK) ./...
 
 .PHONY: test
-test: deps kube dex argocd argocd-manifests mailpit kustomize lint check-generated ## Everything CI checks: lint, generated files, all tests with -race.
+test: deps kube dex argocd argocd-manifests image-updater-manifests mailpit kustomize lint check-generated ## Everything CI checks: lint, generated files, all tests with -race.
 	go test -race -count=1 -timeout 25m ./...
 
 .PHONY: test-short
@@ -147,6 +150,17 @@ $(ARGOCD_MANIFESTS)/.fetched: tools/argocd-manifests/go.mod tools/argocd-manifes
 	rm -rf $(ARGOCD_MANIFESTS) && mkdir -p $(ARGOCD_MANIFESTS)
 	cp -R "$$(cd tools/argocd-manifests && go list -m -f '{{.Dir}}' github.com/argoproj/argo-cd/v3)/manifests/." $(ARGOCD_MANIFESTS)/
 	chmod -R u+w $(ARGOCD_MANIFESTS)
+	@touch $@
+
+.PHONY: image-updater-manifests
+image-updater-manifests: $(IMAGE_UPDATER_MANIFESTS)/.fetched ## Copy Argo CD Image Updater's CRD and sample ImageUpdaters (the ImageUpdater tests' reference) into bin/image-updater-manifests.
+
+$(IMAGE_UPDATER_MANIFESTS)/.fetched: tools/image-updater-manifests/go.mod tools/image-updater-manifests/go.sum
+	cd tools/image-updater-manifests && go mod download github.com/argoproj-labs/argocd-image-updater
+	rm -rf $(IMAGE_UPDATER_MANIFESTS) && mkdir -p $(IMAGE_UPDATER_MANIFESTS)
+	dir="$$(cd tools/image-updater-manifests && go list -m -f '{{.Dir}}' github.com/argoproj-labs/argocd-image-updater)"; \
+	  cp -R "$$dir/config/crd/bases" $(IMAGE_UPDATER_MANIFESTS)/crds && cp -R "$$dir/config/samples" $(IMAGE_UPDATER_MANIFESTS)/samples
+	chmod -R u+w $(IMAGE_UPDATER_MANIFESTS)
 	@touch $@
 
 .PHONY: mailpit

@@ -8,17 +8,21 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	iuv1alpha1 "github.com/capstan-cd/capstan/api/imageupdater/v1alpha1"
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 )
 
-// NewScheme returns a scheme with the built-in Kubernetes types and
-// Capstan's Application and AppProject.
+// NewScheme returns a scheme with the built-in Kubernetes types, Argo
+// CD's kinds and Argo CD Image Updater's ImageUpdater.
 func NewScheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
 		return nil, err
 	}
 	if err := v1alpha1.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if err := iuv1alpha1.AddToScheme(s); err != nil {
 		return nil, err
 	}
 	return s, nil

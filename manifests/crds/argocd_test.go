@@ -31,11 +31,23 @@ func argoCDCRDs(t *testing.T) map[string]*apiextensionsv1.CustomResourceDefiniti
 		}
 		out[crd.Name] = crd
 	}
+	// Argo CD Image Updater's ImageUpdater, from the release
+	// `make image-updater-manifests` fetched.
+	iu := toolbin.Find(t, "CAPSTAN_IMAGE_UPDATER_MANIFESTS", "bin/image-updater-manifests", "image-updater-manifests")
+	data, err := os.ReadFile(filepath.Join(iu, "crds", "argocd-image-updater.argoproj.io_imageupdaters.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.Unmarshal(data, crd); err != nil {
+		t.Fatalf("Image Updater's CRD: %v", err)
+	}
+	out[crd.Name] = crd
 	return out
 }
 
-// TestSupersetOfArgoCDCRDs checks Capstan's CRDs against Argo CD's, field
-// for field: every property Argo CD declares exists with the same type and
+// TestSupersetOfArgoCDCRDs checks Capstan's CRDs against Argo CD's (and
+// Argo CD Image Updater's ImageUpdater), field for field: every property Argo CD declares exists with the same type and
 // the same treatment of unknown fields, Capstan requires nothing Argo CD
 // does not, and names, scope and subresources agree. So an object Argo CD
 // accepts is stored by Capstan's CRDs unchanged, and the reverse holds for
@@ -106,6 +118,15 @@ func compareSchema(t *testing.T, path string, ours, theirs *apiextensionsv1.JSON
 		t.Errorf("%s: x-kubernetes-preserve-unknown-fields %v, Argo CD's %v", path,
 			boolOf(ours.XPreserveUnknownFields), boolOf(theirs.XPreserveUnknownFields))
 	}
+	if ours.Pattern != "" && ours.Pattern != theirs.Pattern { // none is laxer, so fine
+		t.Errorf("%s: pattern %q, Argo CD's %q", path, ours.Pattern, theirs.Pattern)
+	}
+	if !reflect.DeepEqual(ours.Default, theirs.Default) {
+		t.Errorf("%s: default %s, Argo CD's %s", path, rawOf(ours.Default), rawOf(theirs.Default))
+	}
+	if !rulesWithin(ours.XValidations, theirs.XValidations) {
+		t.Errorf("%s: validation rules %v, Argo CD's %v", path, ours.XValidations, theirs.XValidations)
+	}
 	if ours.XIntOrString != theirs.XIntOrString {
 		t.Errorf("%s: x-kubernetes-int-or-string %v, Argo CD's %v", path, ours.XIntOrString, theirs.XIntOrString)
 	}
@@ -139,3 +160,21 @@ func compareSchema(t *testing.T, path string, ours, theirs *apiextensionsv1.JSON
 }
 
 func boolOf(b *bool) bool { return b != nil && *b }
+
+func rawOf(j *apiextensionsv1.JSON) string {
+	if j == nil {
+		return "none"
+	}
+	return string(j.Raw)
+}
+
+// rulesWithin: every CEL rule of ours is one of theirs, so ours refuses
+// nothing theirs accepts.
+func rulesWithin(ours, theirs apiextensionsv1.ValidationRules) bool {
+	for _, o := range ours {
+		if !slices.ContainsFunc(theirs, func(r apiextensionsv1.ValidationRule) bool { return r.Rule == o.Rule }) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,5 +1,7 @@
-// Package crds embeds the CustomResourceDefinitions generated from api/v1alpha1
-// by `make generate`, so installers and tests use exactly the committed files.
+// Package crds embeds the CustomResourceDefinitions generated from api/
+// by `make generate` (Argo CD's argoproj.io kinds and Argo CD Image
+// Updater's ImageUpdater), so installers and tests use exactly the
+// committed files.
 package crds
 
 import (
@@ -12,12 +14,12 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-//go:embed argoproj.io_*.yaml
+//go:embed *argoproj.io_*.yaml
 var files embed.FS
 
 // All returns the CRDs in file-name order.
 func All() ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	names, err := fs.Glob(files, "argoproj.io_*.yaml")
+	names, err := fs.Glob(files, "*argoproj.io_*.yaml")
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,7 @@ func TestKustomizationListsEveryCRD(t *testing.T) {
 	if err := yaml.Unmarshal(data, &k); err != nil {
 		t.Fatal(err)
 	}
-	files, err := filepath.Glob("argoproj.io_*.yaml")
+	files, err := filepath.Glob("*argoproj.io_*.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
