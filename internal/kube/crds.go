@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
 	"github.com/capstan-cd/capstan/manifests/crds"
@@ -50,7 +52,33 @@ func InstallCRDs(ctx context.Context, cfg *rest.Config) error {
 			return err
 		}
 	}
+	// Discovery, which clients map kinds through, lists a new kind a
+	// moment after it is established.
+	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	for _, crd := range all {
+		if err := waitDiscovered(ctx, disco, crd); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+func waitDiscovered(ctx context.Context, disco discovery.DiscoveryInterface, crd *apiextensionsv1.CustomResourceDefinition) error {
+	gv := crd.Spec.Group + "/" + crd.Spec.Versions[0].Name
+	for {
+		list, err := disco.ServerResourcesForGroupVersion(gv)
+		if err == nil && slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == crd.Spec.Names.Plural }) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for discovery to list CustomResourceDefinition/%s: %w", crd.Name, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 func waitEstablished(ctx context.Context, cs apiextensionsclient.Interface, name string) error {

@@ -7,6 +7,7 @@ package config
 
 import (
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/template"
@@ -38,6 +39,26 @@ type Image struct {
 	// image-spec) and the Kustomize image name (kustomize.image-name).
 	HelmImageName, HelmImageTag, HelmImageSpec string
 	KustomizeImageName                         string
+	// Plugin environment variables of a config management plugin source
+	// that carry the image (an ImageUpdater's manifestTargets.plugin):
+	// PluginSpec holds name:tag; else PluginName and PluginTag.
+	PluginName, PluginTag, PluginSpec string
+	// Verify, if set, is the signature a new version must carry before it
+	// is written back.
+	Verify *Verification
+}
+
+// HasPluginTarget reports whether the image is carried by plugin
+// environment variables.
+func (img Image) HasPluginTarget() bool {
+	return img.PluginSpec != "" || img.PluginName != "" || img.PluginTag != ""
+}
+
+// Verification is a cosign public key a new version's signature must
+// verify with.
+type Verification struct {
+	// Namespace, Secret and Key locate the PEM public key.
+	Namespace, Secret, Key string
 }
 
 // WriteBackMethod is where new tags are written (write-back-method).
@@ -88,6 +109,26 @@ type WriteBack struct {
 	// CommitMessage is the Application's commit message template
 	// (git.commit-message), if any.
 	CommitMessage string
+	// PullRequest, if set, sends the commit to a branch of its own and
+	// opens or updates a pull (merge) request into the base branch.
+	PullRequest *PullRequest
+}
+
+// Provider is the Git hosting service that receives pull requests.
+type Provider string
+
+// The pull request providers.
+const (
+	ProviderGitHub Provider = "github"
+	ProviderGitLab Provider = "gitlab"
+)
+
+// PullRequest is a pull (merge) request write-back.
+type PullRequest struct {
+	Provider Provider
+	// API is the provider's API address; empty follows the repository.
+	API    string
+	Labels []string
 }
 
 // App is an Application's image updater settings.
@@ -99,13 +140,20 @@ type App struct {
 	WriteBackErr error
 }
 
-// Error is a malformed annotation.
+// Error is a malformed annotation, or a malformed ImageUpdater field.
 type Error struct {
+	// Annotation is the annotation's key without Prefix.
 	Annotation string
-	Err        error
+	// Field, when the setting came from an ImageUpdater, is its path
+	// there (spec.applicationRefs[app-*].images[web].allowTags).
+	Field string
+	Err   error
 }
 
 func (e *Error) Error() string {
+	if e.Field != "" {
+		return fmt.Sprintf("%s: %v", e.Field, e.Err)
+	}
 	return fmt.Sprintf("annotation %s%s: %v", Prefix, e.Annotation, e.Err)
 }
 
@@ -123,6 +171,12 @@ func Parse(annotations map[string]string) (*App, []error) {
 		v, ok := annotations[Prefix+key]
 		return strings.TrimSpace(v), ok
 	}
+	return parse(list, get)
+}
+
+// parse reads the settings get returns by annotation key (without
+// Prefix) for the images of list.
+func parse(list string, get func(string) (string, bool)) (*App, []error) {
 	var errs []error
 	app := &App{}
 	wb, err := parseWriteBack(get)
@@ -152,13 +206,13 @@ func parseImage(entry string, get func(string) (string, bool)) (*Image, error) {
 	ref := entry
 	if alias, rest, ok := strings.Cut(entry, "="); ok {
 		img.Alias, ref = strings.TrimSpace(alias), strings.TrimSpace(rest)
-		if img.Alias == "" || strings.ContainsAny(img.Alias, " /:.") {
-			return nil, &Error{"image-list", fmt.Errorf("alias %q in %q is not a plain name", img.Alias, entry)}
+		if img.Alias == "" || strings.ContainsAny(img.Alias, " /:") {
+			return nil, &Error{Annotation: "image-list", Err: fmt.Errorf("alias %q in %q is not a plain name", img.Alias, entry)}
 		}
 	}
 	img.Name, img.Constraint = splitConstraint(ref)
 	if img.Name == "" {
-		return nil, &Error{"image-list", fmt.Errorf("entry %q names no image", entry)}
+		return nil, &Error{Annotation: "image-list", Err: fmt.Errorf("entry %q names no image", entry)}
 	}
 	setting := func(key string) (string, string) {
 		if img.Alias != "" {
@@ -172,32 +226,32 @@ func parseImage(entry string, get func(string) (string, bool)) (*Image, error) {
 	v, key := setting("update-strategy")
 	st, _, err := tags.ParseStrategy(v)
 	if err != nil {
-		return nil, &Error{key, err}
+		return nil, &Error{Annotation: key, Err: err}
 	}
 	img.Strategy = st
 	allow, allowKey := setting("allow-tags")
 	ignore, ignoreKey := setting("ignore-tags")
 	if err := (&tags.Filter{Allow: allow}).Compile(); err != nil {
-		return nil, &Error{allowKey, err}
+		return nil, &Error{Annotation: allowKey, Err: err}
 	}
 	img.Filter = tags.Filter{Allow: allow, Ignore: splitList(ignore)}
 	if err := img.Filter.Compile(); err != nil {
-		return nil, &Error{ignoreKey, err}
+		return nil, &Error{Annotation: ignoreKey, Err: err}
 	}
 	platforms, key := setting("platforms")
 	for _, p := range splitList(platforms) {
 		if parts := strings.Split(p, "/"); len(parts) < 2 || len(parts) > 3 {
-			return nil, &Error{key, fmt.Errorf("platform %q is not os/arch[/variant]", p)}
+			return nil, &Error{Annotation: key, Err: fmt.Errorf("platform %q is not os/arch[/variant]", p)}
 		}
 		img.Platforms = append(img.Platforms, p)
 	}
 	img.PullSecret, key = setting("pull-secret")
 	if s := img.PullSecret; s != "" && !hasAnyPrefix(s, "pullsecret:", "secret:", "env:", "ext:") {
-		return nil, &Error{key, fmt.Errorf("%q: want pullsecret:ns/name, secret:ns/name#field, env:VAR or ext:/path", s)}
+		return nil, &Error{Annotation: key, Err: fmt.Errorf("%q: want pullsecret:ns/name, secret:ns/name#field, env:VAR or ext:/path", s)}
 	}
 	if v, key := setting("force-update"); v != "" {
 		if img.ForceUpdate, err = strconv.ParseBool(v); err != nil {
-			return nil, &Error{key, fmt.Errorf("%q is not true or false", v)}
+			return nil, &Error{Annotation: key, Err: fmt.Errorf("%q is not true or false", v)}
 		}
 	}
 	img.HelmImageName, _ = setting("helm.image-name")
@@ -229,19 +283,25 @@ func parseWriteBack(get func(string) (string, bool)) (WriteBack, error) {
 	case strings.HasPrefix(method, "git:secret:"):
 		wb.Method, wb.Secret = WriteBackGit, strings.TrimPrefix(method, "git:secret:")
 		if ns, name, ok := strings.Cut(wb.Secret, "/"); !ok || ns == "" || name == "" {
-			return WriteBack{Method: WriteBackArgoCD}, &Error{"write-back-method", fmt.Errorf("%q: the secret must be namespace/name", method)}
+			return WriteBack{Method: WriteBackArgoCD}, &Error{Annotation: "write-back-method", Err: fmt.Errorf("%q: the secret must be namespace/name", method)}
 		}
 	default:
-		return WriteBack{Method: WriteBackArgoCD}, &Error{"write-back-method", fmt.Errorf("%q: want argocd, git, git:secret:ns/name or git:repocreds", method)}
+		return WriteBack{Method: WriteBackArgoCD}, &Error{Annotation: "write-back-method", Err: fmt.Errorf("%q: want argocd, git, git:secret:ns/name or git:repocreds", method)}
 	}
 	if target, ok := get("write-back-target"); ok && target != "" {
 		kind, path, _ := strings.Cut(target, ":")
 		switch WriteBackTarget(kind) {
 		case TargetKustomization, TargetHelmValues:
+			wb.Target, wb.TargetPath = WriteBackTarget(kind), path
 		default:
-			return wb, &Error{"write-back-target", fmt.Errorf("%q: want kustomization[:path] or helmvalues[:path]", target)}
+			// A bare path names the parameter override file. A
+			// kustomization there would lose its content.
+			switch filepath.Base(target) {
+			case "kustomization.yaml", "kustomization.yml", "Kustomization":
+				return wb, &Error{Annotation: "write-back-target", Err: fmt.Errorf("%q is a kustomization, which a parameter override file would replace: use kustomization:%s to edit it in place", target, target)}
+			}
+			wb.TargetPath = target
 		}
-		wb.Target, wb.TargetPath = WriteBackTarget(kind), path
 	}
 	annotation := "git-branch"
 	wb.Branch, _ = get(annotation)
@@ -251,7 +311,7 @@ func parseWriteBack(get func(string) (string, bool)) (WriteBack, error) {
 	}
 	wb.BaseBranch, wb.TargetBranch, _ = strings.Cut(wb.Branch, ":")
 	if _, err := template.New("branch").Option("missingkey=error").Parse(wb.TargetBranch); err != nil {
-		return wb, &Error{annotation, fmt.Errorf("%q: the target branch is not a valid template: %w", wb.Branch, err)}
+		return wb, &Error{Annotation: annotation, Err: fmt.Errorf("%q: the target branch is not a valid template: %w", wb.Branch, err)}
 	}
 	wb.Repository, _ = get("git-repository")
 	wb.CommitMessage, _ = get("git.commit-message")

@@ -117,7 +117,7 @@ func TestMalformedAnnotationsAreNamed(t *testing.T) {
 	if !strings.Contains(errs[1].Error(), Prefix+"bad.update-strategy") {
 		t.Errorf("the message names the full annotation: %v", errs[1])
 	}
-	_, errs = Parse(annotations("image-list", "x", "write-back-target", "plain", "platforms", "linux", "force-update", "yes"))
+	_, errs = Parse(annotations("image-list", "x", "write-back-target", "base/kustomization.yaml", "platforms", "linux", "force-update", "yes"))
 	if len(errs) != 2 {
 		t.Errorf("write-back-target and platforms errors: %v", errs)
 	}

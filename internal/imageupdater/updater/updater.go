@@ -75,6 +75,12 @@ type Options struct {
 	// them); MatchLabels a selector its labels must match.
 	MatchNames  []string
 	MatchLabels labels.Selector
+	// WatchNamespaces are the namespaces whose ImageUpdaters this updater
+	// handles, as Argo CD Image Updater's --watch-namespaces: "*" is
+	// every namespace. Default: Namespace only. When none of them holds
+	// an ImageUpdater, the Applications of Namespace are read by their
+	// annotations alone.
+	WatchNamespaces []string
 	// OnCommit, if set, is told of each repository the updater pushed
 	// to, so a controller in the same process refreshes at once.
 	OnCommit func(repoURL string)
@@ -172,10 +178,12 @@ func (u *Updater) withRegistriesFile(s config.Settings) (config.Settings, error)
 	return s, err
 }
 
-// watched is an Application the updater manages, with its settings.
+// watched is an Application the updater manages, with its settings and
+// the ImageUpdater they come from (nil: its own annotations).
 type watched struct {
-	app  *v1alpha1.Application
-	conf *config.App
+	app   *v1alpha1.Application
+	conf  *config.App
+	owner *owner
 }
 
 // pullSecretRefused says why an Application's pull-secret annotation may
@@ -230,7 +238,16 @@ func (u *Updater) RunOnce(ctx context.Context, images ...string) (Result, error)
 			return Result{}, err
 		}
 	}
-	apps, err := u.applications(ctx, st)
+	owners, err := u.imageUpdaters(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	var apps []watched
+	if len(owners) > 0 {
+		apps, err = u.selected(ctx, st, owners)
+	} else {
+		apps, err = u.applications(ctx, st)
+	}
 	if err != nil {
 		return Result{}, err
 	}
@@ -301,14 +318,22 @@ func (u *Updater) RunOnce(ctx context.Context, images ...string) (Result, error)
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			updated, errs := u.process(ctx, st, writer, j.w, j.images)
+			written, errs := u.process(ctx, st, writer, j.w, j.images)
+			if j.w.owner != nil {
+				named := make([]error, len(errs))
+				for i, err := range errs {
+					named[i] = fmt.Errorf("Application %s: %w", j.w.app.Name, err)
+				}
+				j.w.owner.record(named, written)
+			}
 			mu.Lock()
-			res.Updated += updated
-			res.Errors += errs
+			res.Updated += len(written)
+			res.Errors += len(errs)
 			mu.Unlock()
 		}()
 	}
 	wg.Wait()
+	u.writeStatus(ctx, st, owners, len(only) > 0)
 	res.Applications = len(jobs)
 	if m := u.opts.Metrics; m != nil && len(only) == 0 {
 		m.ApplicationsWatched.Set(float64(res.Applications))
@@ -337,31 +362,38 @@ var listPage int64 = 500
 // name and label filters let through, recording malformed annotations.
 func (u *Updater) applications(ctx context.Context, st config.Settings) ([]watched, error) {
 	var out []watched
-	opts := []client.ListOption{client.InNamespace(u.opts.Namespace), client.Limit(listPage)}
+	err := u.eachApplication(ctx, u.opts.Namespace, func(app *v1alpha1.Application) {
+		conf, errs := config.Parse(app.Annotations)
+		if conf == nil {
+			return
+		}
+		for _, err := range errs {
+			u.fail(st, app, "InvalidAnnotation", err)
+		}
+		out = append(out, watched{app: app, conf: conf})
+	})
+	return out, err
+}
+
+// eachApplication calls fn with each Application of a namespace that the
+// name and label filters let through, a page at a time.
+func (u *Updater) eachApplication(ctx context.Context, namespace string, fn func(*v1alpha1.Application)) error {
+	opts := []client.ListOption{client.InNamespace(namespace), client.Limit(listPage)}
 	if u.opts.MatchLabels != nil {
 		opts = append(opts, client.MatchingLabelsSelector{Selector: u.opts.MatchLabels})
 	}
 	for next := ""; ; {
 		var list v1alpha1.ApplicationList
 		if err := u.opts.Client.List(ctx, &list, append(opts, client.Continue(next))...); err != nil {
-			return nil, fmt.Errorf("listing Applications in %s: %w", u.opts.Namespace, err)
+			return fmt.Errorf("listing Applications in %s: %w", namespace, err)
 		}
 		for i := range list.Items {
-			app := &list.Items[i]
-			if !u.nameMatches(app.Name) {
-				continue
+			if app := &list.Items[i]; u.nameMatches(app.Name) {
+				fn(app)
 			}
-			conf, errs := config.Parse(app.Annotations)
-			if conf == nil {
-				continue
-			}
-			for _, err := range errs {
-				u.fail(st, app, "InvalidAnnotation", err)
-			}
-			out = append(out, watched{app: app.DeepCopy(), conf: conf})
 		}
 		if next = list.Continue; next == "" {
-			return out, nil
+			return nil
 		}
 	}
 }
@@ -402,16 +434,17 @@ func (u *Updater) fail(st config.Settings, app *v1alpha1.Application, reason str
 }
 
 // process decides an Application's changes and writes them back. It
-// returns the number of images updated and of errors.
-func (u *Updater) process(ctx context.Context, st config.Settings, writer Applications, w watched, images []*image) (int, int) {
+// returns the changes written and the errors met.
+func (u *Updater) process(ctx context.Context, st config.Settings, writer Applications, w watched, images []*image) ([]writeback.Change, []error) {
 	app := w.app
 	var changes []writeback.Change
-	errs := 0
+	var errs []error
 	for i, img := range w.conf.Images {
 		c, newest, err := u.decide(ctx, app, img, images[i])
 		if err != nil {
-			errs++
-			u.fail(st, app, "ImageCheckFailed", fmt.Errorf("image %s: %w", img.Name, err))
+			err = fmt.Errorf("image %s: %w", img.Name, err)
+			errs = append(errs, err)
+			u.fail(st, app, "ImageCheckFailed", err)
 			continue
 		}
 		u.reportNewest(st, app, img, newest)
@@ -420,27 +453,27 @@ func (u *Updater) process(ctx context.Context, st config.Settings, writer Applic
 		}
 	}
 	if len(changes) == 0 {
-		return 0, errs
+		return nil, errs
 	}
 	for _, c := range changes {
 		u.opts.Log.Info("Setting new image", "application", app.Name, "image", c.Name, "old_tag", c.OldTag, "new_tag", c.NewTag, "dry_run", u.opts.DryRun)
 	}
 	if u.opts.DryRun {
-		return 0, errs
+		return nil, errs
 	}
 	if err := w.conf.WriteBackErr; err != nil {
 		// Never write somewhere the annotations did not mean; the
 		// annotation's event already says what is wrong.
-		u.opts.Log.Warn("Not writing back: the write-back annotations are malformed", "application", app.Name, "error", err.Error())
-		return 0, errs
+		u.opts.Log.Warn("Not writing back: the write-back settings are malformed", "application", app.Name, "error", err.Error())
+		return nil, errs
 	}
 	written, err := u.write(ctx, st, writer, w, changes)
 	if err != nil {
 		u.fail(st, app, "ImageUpdateFailed", err)
-		return 0, errs + 1
+		return nil, append(errs, err)
 	}
 	if !written {
-		return 0, errs
+		return nil, errs
 	}
 	for _, c := range changes {
 		if u.opts.Metrics != nil {
@@ -451,7 +484,7 @@ func (u *Updater) process(ctx context.Context, st config.Settings, writer Applic
 				c.Name, c.OldTag, c.NewTag, w.conf.WriteBack.Method)
 		}
 	}
-	return len(changes), errs
+	return changes, errs
 }
 
 // reportNewest records an Event when an image's newest allowed tag is
@@ -574,7 +607,8 @@ func (u *Updater) selectTag(list []tags.Tag, img config.Image, followed string, 
 type deployedImage struct{ tag, digest string }
 
 // currentImage finds the version of an image the Application deploys:
-// its own override (Kustomize images, Helm parameters) when it has one,
+// its own override (Kustomize images, Helm parameters, plugin variables)
+// when it has one,
 // else what the controller saw deployed (status.summary.images), matched
 // by the full name including the registry.
 func currentImage(app *v1alpha1.Application, img config.Image, full string, regs []config.Registry) (deployedImage, bool) {
@@ -619,8 +653,34 @@ func currentImage(app *v1alpha1.Application, img config.Image, full string, regs
 				ok = true
 			}
 		}
+		if src.Plugin != nil && img.HasPluginTarget() {
+			if d, has := pluginImage(src.Plugin.Env, img); has {
+				found, ok = d, true
+			}
+		}
 	}
 	return found, ok
+}
+
+// pluginImage is the version an Application's plugin variables deploy:
+// the spec variable's name:tag, else the tag variable's value.
+func pluginImage(env v1alpha1.Env, img config.Image) (deployedImage, bool) {
+	value := func(name string) (string, bool) {
+		for _, e := range env {
+			if e != nil && name != "" && e.Name == name {
+				return e.Value, true
+			}
+		}
+		return "", false
+	}
+	if img.PluginSpec != "" {
+		v, ok := value(img.PluginSpec)
+		_, tag, digest := writeback.SplitRef(v)
+		return deployedImage{tag, digest}, ok
+	}
+	v, ok := value(img.PluginTag)
+	tag, digest, _ := strings.Cut(v, "@")
+	return deployedImage{tag, digest}, ok
 }
 
 // write records an Application's changes by its write-back method

@@ -9,6 +9,7 @@ package writeback
 
 import (
 	"cmp"
+	"slices"
 	"strings"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
@@ -123,8 +124,47 @@ func SetHelmParameters(params []v1alpha1.HelmParameter, c Change) []v1alpha1.Hel
 	return out
 }
 
+// PluginValues returns the plugin environment variables (name → value)
+// that deploy c: plugin spec as name:tag, or the name and tag variables
+// the image's target names.
+func PluginValues(c Change) [][2]string {
+	img := c.Image
+	if img.PluginSpec != "" {
+		return [][2]string{{img.PluginSpec, c.Ref()}}
+	}
+	var out [][2]string
+	if img.PluginName != "" {
+		out = append(out, [2]string{img.PluginName, c.Name})
+	}
+	if img.PluginTag != "" {
+		out = append(out, [2]string{img.PluginTag, c.tagValue()})
+	}
+	return out
+}
+
+// SetPluginEnv sets c's plugin variables, replacing variables of the
+// same names.
+func SetPluginEnv(env v1alpha1.Env, c Change) v1alpha1.Env {
+	out := make(v1alpha1.Env, 0, len(env)+2)
+	for _, e := range env {
+		if e != nil {
+			out = append(out, &v1alpha1.EnvEntry{Name: e.Name, Value: e.Value})
+		}
+	}
+	for _, kv := range PluginValues(c) {
+		i := slices.IndexFunc(out, func(e *v1alpha1.EnvEntry) bool { return e.Name == kv[0] })
+		if i < 0 {
+			out = append(out, &v1alpha1.EnvEntry{Name: kv[0], Value: kv[1]})
+		} else {
+			out[i].Value = kv[1]
+		}
+	}
+	return out
+}
+
 // SetOverrides records changes in a source of the given type: Kustomize
-// images or Helm parameters. It reports false for other source types.
+// images, Helm parameters or plugin environment variables. It reports
+// false for other source types.
 func SetOverrides(src *v1alpha1.ApplicationSource, typ v1alpha1.ApplicationSourceType, changes []Change) bool {
 	switch typ {
 	case v1alpha1.SourceTypeKustomize:
@@ -140,6 +180,13 @@ func SetOverrides(src *v1alpha1.ApplicationSource, typ v1alpha1.ApplicationSourc
 		}
 		for _, c := range changes {
 			src.Helm.Parameters = SetHelmParameters(src.Helm.Parameters, c)
+		}
+	case v1alpha1.SourceTypePlugin:
+		if src.Plugin == nil {
+			src.Plugin = &v1alpha1.ApplicationSourcePlugin{}
+		}
+		for _, c := range changes {
+			src.Plugin.Env = SetPluginEnv(src.Plugin.Env, c)
 		}
 	default:
 		return false

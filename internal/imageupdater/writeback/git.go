@@ -85,8 +85,9 @@ func Branch(text, app string, changes []Change) (string, error) {
 
 // GitEdit returns the edit a Git write-back makes in a checkout of the
 // Application's repository: the write-back target edited in place, or
-// .argocd-source-<app>.yaml (Kustomize and Helm sources), or the
-// manifests' image fields (plain directories).
+// .argocd-source-<app>.yaml or the override file the target names
+// (Kustomize, Helm and plugin sources), or the manifests' image fields
+// (plain directories).
 func GitEdit(app *v1alpha1.Application, wb config.WriteBack, changes []Change) func(root string) error {
 	return func(root string) error {
 		src, typ := MainSource(app, wb)
@@ -120,8 +121,8 @@ func GitEdit(app *v1alpha1.Application, wb config.WriteBack, changes []Change) f
 			})
 		}
 		switch typ {
-		case v1alpha1.SourceTypeKustomize, v1alpha1.SourceTypeHelm:
-			return writeOverrideFile(root, filepath.Join(src.Path, ".argocd-source-"+app.Name+".yaml"), typ, changes)
+		case v1alpha1.SourceTypeKustomize, v1alpha1.SourceTypeHelm, v1alpha1.SourceTypePlugin:
+			return writeOverrideFile(root, targetPath(src.Path, wb.TargetPath, ".argocd-source-"+app.Name+".yaml"), src, typ, changes)
 		case v1alpha1.SourceTypeDirectory:
 			return editManifests(root, src, changes)
 		default:
@@ -184,8 +185,10 @@ func kustomizationFile(root, target string) (string, error) {
 
 // writeOverrideFile records the changes in .argocd-source-<app>.yaml
 // (name, inside the checkout at root), keeping what the file already says
-// about other images and settings.
-func writeOverrideFile(root, name string, typ v1alpha1.ApplicationSourceType, changes []Change) error {
+// about other images and settings. A plugin's variables start from the
+// Application's own (base) when the file has none, since the file's list
+// replaces the Application's whole.
+func writeOverrideFile(root, name string, base *v1alpha1.ApplicationSource, typ v1alpha1.ApplicationSourceType, changes []Change) error {
 	path, err := pathsafe.Join(root, name)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
@@ -208,11 +211,17 @@ func writeOverrideFile(root, name string, typ v1alpha1.ApplicationSourceType, ch
 	if doc == nil { // an empty file, or null
 		doc = map[string]any{}
 	}
+	if typ == v1alpha1.SourceTypePlugin && src.Plugin == nil && base.Plugin != nil {
+		src.Plugin = &v1alpha1.ApplicationSourcePlugin{Env: base.Plugin.Env}
+	}
 	SetOverrides(&src, typ, changes)
 	// Only the section written changes; the file's other settings stay.
-	if typ == v1alpha1.SourceTypeKustomize {
+	switch typ {
+	case v1alpha1.SourceTypeKustomize:
 		doc["kustomize"] = src.Kustomize
-	} else {
+	case v1alpha1.SourceTypePlugin:
+		doc["plugin"] = src.Plugin
+	default:
 		doc["helm"] = src.Helm
 	}
 	out, err := yaml.Marshal(doc)

@@ -49,6 +49,7 @@ type imageUpdaterFlags struct {
 	once, dryRun   bool
 	matchNames     []string
 	matchLabel     string
+	watchNS        string
 	maxConcurrency int
 	appsAPI        string
 	serverAddr     string
@@ -115,6 +116,8 @@ func (f *imageUpdaterFlags) add(cmd *cobra.Command, prefix string, standalone bo
 		require = v
 	}
 	fl.BoolVar(&f.requireSecret, prefix+"webhook-require-secret", require, "refuse webhooks of a type that has no secret (env WEBHOOK_REQUIRE_SECRET)")
+	fl.StringVar(&f.watchNS, prefix+"watch-namespaces", os.Getenv("IMAGE_UPDATER_WATCH_NAMESPACES"),
+		`namespaces whose ImageUpdaters this updater handles: "" its own, "*" all, or "ns1,ns2" (env IMAGE_UPDATER_WATCH_NAMESPACES)`)
 	if !standalone {
 		return
 	}
@@ -162,6 +165,17 @@ func newImageUpdaterRunCommand() *cobra.Command {
 	return cmd
 }
 
+// splitNamespaces reads --watch-namespaces: nil for the updater's own.
+func splitNamespaces(v string) []string {
+	var out []string
+	for _, ns := range strings.Split(v, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			out = append(out, ns)
+		}
+	}
+	return out
+}
+
 // runImageUpdater runs the updater until ctx ends (or one cycle with
 // --once); onCommit, if set, hears of each pushed repository.
 func runImageUpdater(ctx context.Context, f *imageUpdaterFlags, cfg *rest.Config, log *slog.Logger, onCommit func(string)) error {
@@ -179,6 +193,7 @@ func runImageUpdater(ctx context.Context, f *imageUpdaterFlags, cfg *rest.Config
 		Client: c, Namespace: f.namespace, Git: git.NewWriter(f.gitDir, 3), Events: events,
 		Metrics: updater.NewMetrics(reg), MaxConcurrency: f.maxConcurrency, DryRun: f.dryRun,
 		MatchNames: f.matchNames, RegistriesConf: f.registriesConf, OnCommit: onCommit, Log: log,
+		WatchNamespaces: splitNamespaces(f.watchNS),
 	}
 	if f.matchLabel != "" {
 		if opts.MatchLabels, err = labels.Parse(f.matchLabel); err != nil {

@@ -1,0 +1,189 @@
+package updater
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	iuv1 "github.com/capstan-cd/capstan/api/imageupdater/v1alpha1"
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+)
+
+// label sets labels on an Application.
+func (r *rig) label(app *v1alpha1.Application, kv ...string) {
+	r.t.Helper()
+	before := app.DeepCopy()
+	if app.Labels == nil {
+		app.Labels = map[string]string{}
+	}
+	for i := 0; i < len(kv); i += 2 {
+		app.Labels[kv[i]] = kv[i+1]
+	}
+	if err := r.c.Patch(r.ctx, app, client.MergeFrom(before)); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// imageUpdater creates an ImageUpdater in the rig's namespace.
+func (r *rig) imageUpdater(name string, spec iuv1.ImageUpdaterSpec) *iuv1.ImageUpdater {
+	r.t.Helper()
+	iu := &iuv1.ImageUpdater{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: r.ns}, Spec: spec}
+	r.create(iu)
+	return iu
+}
+
+// status reads an ImageUpdater's status.
+func (r *rig) status(name string) iuv1.ImageUpdaterStatus {
+	r.t.Helper()
+	var iu iuv1.ImageUpdater
+	if err := r.c.Get(r.ctx, client.ObjectKey{Namespace: r.ns, Name: name}, &iu); err != nil {
+		r.t.Fatal(err)
+	}
+	return iu.Status
+}
+
+// condition is an ImageUpdater condition as "Status Reason: message".
+func condition(s iuv1.ImageUpdaterStatus, typ string) string {
+	c := apimeta.FindStatusCondition(s.Conditions, typ)
+	if c == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%s %s: %s", c.Status, c.Reason, c.Message)
+}
+
+func str(s string) *string { return &s }
+
+// An ImageUpdater selecting two Applications by label writes one new tag
+// to both, leaves a third Application whose name matches but labels do
+// not alone, and records what it did in its status.
+func TestImageUpdaterSelectsApplicationsByLabel(t *testing.T) {
+	localcluster.Need(t)
+	r := newRig(t, "pullsecret:$NS/pull", "", nil)
+	r.dockerConfigSecret("pull", r.reg.Password)
+	image := r.image("shop/web")
+	r.reg.PushImage(t, "shop/web", t0, "1.0.0")
+	r.reg.PushImage(t, "shop/web", t0.Add(time.Hour), "1.1.0")
+	r.reg.PushImage(t, "shop/web", t0.Add(2*time.Hour), "2.0.0")
+	r.repo.Commit(t, "web", map[string]string{
+		"web/kustomization.yaml": "resources:\n- deployment.yaml\n",
+		"web/deployment.yaml":    deploymentYAML("web", image+":1.0.0"),
+	})
+	kustomize := func(src *v1alpha1.ApplicationSource) { src.Kustomize = &v1alpha1.ApplicationSourceKustomize{} }
+	eu, us, other := r.app("shop-eu", "web", nil, kustomize), r.app("shop-us", "web", nil, kustomize), r.app("shop-lab", "web", nil, kustomize)
+	r.label(eu, "team", "shop")
+	r.label(us, "team", "shop")
+	r.label(other, "team", "lab")
+	r.imageUpdater("shop", iuv1.ImageUpdaterSpec{
+		CommonUpdateSettings: &iuv1.CommonUpdateSettings{UpdateStrategy: str("semver")},
+		ApplicationRefs: []iuv1.ApplicationRef{{
+			NamePattern:    "shop-*",
+			LabelSelectors: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "shop"}},
+			Images:         []iuv1.ImageConfig{{Alias: "web", ImageName: image + ":1.x"}},
+		}},
+	})
+
+	if res := r.runOnce(); res.Updated != 2 || res.Errors != 0 || res.Applications != 2 {
+		t.Fatalf("cycle %+v, want two Applications each updated once; status %+v", res, r.status("shop"))
+	}
+	r.waitDeployed(eu, "web", image+":1.1.0")
+	r.waitDeployed(us, "web", image+":1.1.0")
+	if err := r.c.Get(r.ctx, client.ObjectKeyFromObject(other), other); err != nil {
+		t.Fatal(err)
+	}
+	if imgs := other.Spec.Source.Kustomize.Images; len(imgs) != 0 {
+		t.Errorf("the Application the labels leave out was changed: %v", imgs)
+	}
+	s := r.status("shop")
+	if s.ApplicationsMatched != 2 || s.ImagesManaged != 2 || s.LastCheckedAt == nil || s.LastUpdatedAt == nil || s.ObservedGeneration != 1 {
+		t.Errorf("status %+v", s)
+	}
+	if len(s.RecentUpdates) != 1 || s.RecentUpdates[0].Alias != "web" || s.RecentUpdates[0].NewVersion != "1.1.0" ||
+		s.RecentUpdates[0].ApplicationsUpdated != 2 || s.RecentUpdates[0].Image != image {
+		t.Errorf("recent updates %+v, want web to 1.1.0 in 2 Applications", s.RecentUpdates)
+	}
+	if got := condition(s, iuv1.ConditionReady); !strings.HasPrefix(got, "True ReconcileSucceeded: Reconciled 2 applications, 2 images updated") {
+		t.Errorf("Ready: %s", got)
+	}
+	if got := condition(s, iuv1.ConditionError); !strings.HasPrefix(got, "False NoErrors") {
+		t.Errorf("Error: %s", got)
+	}
+
+	// Nothing new: the updates stay recorded, the check time moves.
+	checked := s.LastCheckedAt.Time
+	if res := r.runOnce(); res.Updated != 0 || res.Errors != 0 {
+		t.Errorf("second cycle %+v, want nothing to do", res)
+	}
+	if s := r.status("shop"); len(s.RecentUpdates) != 1 || s.LastCheckedAt.Time.Before(checked) {
+		t.Errorf("after a cycle with nothing new: %+v", s)
+	}
+}
+
+// Bad ImageUpdaters each get a condition saying what is wrong, nothing is
+// written for them, and a good one beside them still updates its
+// Application.
+func TestImageUpdaterBadInput(t *testing.T) {
+	localcluster.Need(t)
+	r := newRig(t, "pullsecret:$NS/pull", "", nil)
+	r.dockerConfigSecret("pull", r.reg.Password)
+	image := r.image("bad/web")
+	r.reg.PushImage(t, "bad/web", t0, "1.0.0")
+	r.reg.PushImage(t, "bad/web", t0.Add(time.Hour), "1.1.0")
+	r.repo.Commit(t, "web", map[string]string{
+		"web/kustomization.yaml": "resources:\n- deployment.yaml\n",
+		"web/deployment.yaml":    deploymentYAML("web", image+":1.0.0"),
+	})
+	kustomize := func(src *v1alpha1.ApplicationSource) { src.Kustomize = &v1alpha1.ApplicationSourceKustomize{} }
+	apps := map[string]*v1alpha1.Application{}
+	for _, name := range []string{"regexp", "unreachable", "branch", "good"} {
+		apps[name] = r.app(name, "web", nil, kustomize)
+	}
+	only := func(app *v1alpha1.Application, img iuv1.ImageConfig) []iuv1.ApplicationRef {
+		return []iuv1.ApplicationRef{{NamePattern: app.Name, Images: []iuv1.ImageConfig{img}}}
+	}
+	r.imageUpdater("regexp", iuv1.ImageUpdaterSpec{ApplicationRefs: only(apps["regexp"], iuv1.ImageConfig{Alias: "web", ImageName: image,
+		CommonUpdateSettings: &iuv1.CommonUpdateSettings{AllowTags: str("regexp:^(1\\.")}})})
+	r.imageUpdater("unreachable", iuv1.ImageUpdaterSpec{ApplicationRefs: only(apps["unreachable"], iuv1.ImageConfig{Alias: "web", ImageName: "127.0.0.1:1/nothing/here"})})
+	r.imageUpdater("branch", iuv1.ImageUpdaterSpec{
+		WriteBackConfig: &iuv1.WriteBackConfig{Method: str("git"), GitConfig: &iuv1.GitConfig{Branch: str("main:{{ if false }}never{{ end }}")}},
+		ApplicationRefs: only(apps["branch"], iuv1.ImageConfig{Alias: "web", ImageName: image})})
+	r.imageUpdater("pattern", iuv1.ImageUpdaterSpec{ApplicationRefs: []iuv1.ApplicationRef{{NamePattern: "[", UseAnnotations: new(true)}}})
+	r.imageUpdater("good", iuv1.ImageUpdaterSpec{ApplicationRefs: only(apps["good"], iuv1.ImageConfig{Alias: "web", ImageName: image})})
+	head := r.repo.Head(t, "main")
+
+	if res := r.runOnce(); res.Updated != 1 {
+		t.Fatalf("cycle %+v, want the good ImageUpdater's update; its status %+v", res, r.status("good"))
+	}
+	r.waitDeployed(apps["good"], "web", image+":1.1.0")
+	if got := condition(r.status("good"), iuv1.ConditionReady); !strings.HasPrefix(got, "True ReconcileSucceeded") {
+		t.Errorf("good: %s", got)
+	}
+	for name, want := range map[string]string{
+		"regexp":      "spec.applicationRefs[" + apps["regexp"].Name + "].images[web].commonUpdateSettings.allowTags",
+		"unreachable": "127.0.0.1:1",
+		"branch":      "renders an empty branch name",
+	} {
+		got := condition(r.status(name), iuv1.ConditionError)
+		if !strings.HasPrefix(got, "True PartialErrors") || !strings.Contains(got, want) {
+			t.Errorf("%s: Error condition %q, want PartialErrors naming %q", name, got, want)
+		}
+		app := apps[name]
+		if err := r.c.Get(r.ctx, client.ObjectKeyFromObject(app), app); err != nil {
+			t.Fatal(err)
+		}
+		if imgs := app.Spec.Source.Kustomize.Images; len(imgs) != 0 {
+			t.Errorf("%s: written despite the error: %v", name, imgs)
+		}
+	}
+	if got := condition(r.status("pattern"), iuv1.ConditionReady); !strings.Contains(got, "False ReconcileFailed") || !strings.Contains(got, "namePattern") {
+		t.Errorf("pattern: Ready %q, want ReconcileFailed naming namePattern", got)
+	}
+	if r.repo.Head(t, "main") != head {
+		t.Error("a bad ImageUpdater made a commit")
+	}
+}
