@@ -135,6 +135,24 @@ func RegistryFor(registries []Registry, image string) (Registry, string) {
 	return reg, reg.Prefix + "/" + image
 }
 
+// APIAddress is where an image's registry answers: its full name with the
+// registry's prefix host replaced by the host of the registry's api_url
+// (a registry known as docker.io is reached at registry-1.docker.io, a
+// mirror's prefix at the mirror). Unchanged when api_url names no host or
+// the name does not start with the prefix's host.
+func APIAddress(reg Registry, full string) string {
+	u, err := url.Parse(reg.APIURL)
+	if err != nil || u.Host == "" || reg.Name == dockerHub.Name {
+		return full // Docker Hub's names are resolved by the client
+	}
+	prefixHost := strings.SplitN(reg.Prefix, "/", 2)[0]
+	rest, ok := strings.CutPrefix(full, prefixHost+"/")
+	if !ok || prefixHost == u.Host {
+		return full
+	}
+	return u.Host + "/" + rest
+}
+
 // byHost returns the registry whose prefix or API URL is on host.
 func byHost(registries []Registry, host string) (Registry, bool) {
 	for _, r := range registries {

@@ -66,3 +66,21 @@ func TestRegistryFor(t *testing.T) {
 		t.Errorf("a default registry: %s %s", reg.Name, full)
 	}
 }
+
+func TestAPIAddress(t *testing.T) {
+	mirror := Registry{Name: "mirror", Prefix: "ghcr.io", APIURL: "http://127.0.0.1:5000"}
+	for _, c := range []struct {
+		reg        Registry
+		full, want string
+	}{
+		{mirror, "ghcr.io/org/app", "127.0.0.1:5000/org/app"},
+		{Registry{Name: "same", Prefix: "quay.io", APIURL: "https://quay.io"}, "quay.io/org/app", "quay.io/org/app"},
+		{Registry{Name: "path prefix", Prefix: "gcr.io/project", APIURL: "https://mirror.example"}, "gcr.io/project/app", "mirror.example/project/app"},
+		{Registry{Name: "no api", Prefix: "example.com"}, "example.com/app", "example.com/app"},
+		{dockerHub, "docker.io/library/nginx", "docker.io/library/nginx"},
+	} {
+		if got := APIAddress(c.reg, c.full); got != c.want {
+			t.Errorf("%s %s: %s, want %s", c.reg.Name, c.full, got, c.want)
+		}
+	}
+}

@@ -1,11 +1,18 @@
 package updater
 
 import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
+	"github.com/sigstore/sigstore/pkg/signature"
+	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -185,5 +192,98 @@ func TestImageUpdaterBadInput(t *testing.T) {
 	}
 	if r.repo.Head(t, "main") != head {
 		t.Error("a bad ImageUpdater made a commit")
+	}
+}
+
+// cosignKeys makes a key pair and stores its public key in a Secret.
+func (r *rig) cosignKeys(secret string) signature.SignerVerifier {
+	r.t.Helper()
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	sv, err := signature.LoadECDSASignerVerifier(priv, crypto.SHA256)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	pub, err := cryptoutils.MarshalPublicKeyToPEM(priv.Public())
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secret, Namespace: r.ns}, Data: map[string][]byte{"cosign.pub": pub}})
+	return sv
+}
+
+// A new version whose signature does not verify with the ImageUpdater's
+// cosign key is not written back, with the reason in status and an Event;
+// once signed with the key it goes through.
+func TestImageUpdaterVerifiesSignatures(t *testing.T) {
+	localcluster.Need(t)
+	r := newRig(t, "pullsecret:$NS/pull", "", nil)
+	r.dockerConfigSecret("pull", r.reg.Password)
+	image := r.image("signed/web")
+	r.reg.PushImage(t, "signed/web", t0, "1.0.0")
+	unsigned := r.reg.PushImage(t, "signed/web", t0.Add(time.Hour), "1.1.0")
+	key := r.cosignKeys("org-cosign-pubkey")
+	stranger := r.cosignKeys("stranger")
+	r.repo.Commit(t, "web", map[string]string{
+		"web/kustomization.yaml": "resources:\n- deployment.yaml\n",
+		"web/deployment.yaml":    deploymentYAML("web", image+":1.0.0"),
+	})
+	app := r.app("signed", "web", nil, func(src *v1alpha1.ApplicationSource) { src.Kustomize = &v1alpha1.ApplicationSourceKustomize{} })
+	r.imageUpdater("verified", iuv1.ImageUpdaterSpec{
+		ImagesVerification: &iuv1.ImagesVerification{CosignKey: &iuv1.SecretRef{SecretName: "org-cosign-pubkey", Key: "cosign.pub"}},
+		ApplicationRefs:    []iuv1.ApplicationRef{{NamePattern: app.Name, Images: []iuv1.ImageConfig{{Alias: "web", ImageName: image}}}},
+	})
+	refused := func(why string) {
+		t.Helper()
+		if res := r.runOnce(); res.Updated != 0 || res.Errors != 1 {
+			t.Fatalf("cycle %+v, want the version refused (%s)", res, why)
+		}
+		if got := condition(r.status("verified"), iuv1.ConditionError); !strings.Contains(got, why) {
+			t.Errorf("Error condition %q, want it to say %q", got, why)
+		}
+		r.event(app, "ImageVerificationFailed", why)
+		if err := r.c.Get(r.ctx, client.ObjectKeyFromObject(app), app); err != nil {
+			t.Fatal(err)
+		}
+		if imgs := app.Spec.Source.Kustomize.Images; len(imgs) != 0 {
+			t.Fatalf("written despite the signature: %v", imgs)
+		}
+	}
+	refused("holds no cosign signature for " + unsigned.String())
+	r.reg.SignCosign(t, "signed/web", unsigned, stranger)
+	refused("signed with another key or altered")
+
+	r.reg.SignCosign(t, "signed/web", unsigned, key)
+	if res := r.runOnce(); res.Updated != 1 || res.Errors != 0 {
+		t.Fatalf("cycle %+v, want the signed version written", res)
+	}
+	r.waitDeployed(app, "web", image+":1.1.0")
+	if got := condition(r.status("verified"), iuv1.ConditionError); !strings.HasPrefix(got, "False") {
+		t.Errorf("Error condition after a verified update: %s", got)
+	}
+}
+
+// A cosign key that is not a key refuses every version, saying so.
+func TestImageUpdaterBadCosignKey(t *testing.T) {
+	localcluster.Need(t)
+	r := newBareRig(t, "pullsecret:$NS/pull", "", nil)
+	r.dockerConfigSecret("pull", r.reg.Password)
+	image := r.image("badkey/web")
+	r.reg.PushImage(t, "badkey/web", t0, "1.0.0", "1.1.0")
+	r.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "key", Namespace: r.ns}, StringData: map[string]string{"cosign.pub": "not a key"}})
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "badkey", Namespace: r.ns},
+		Spec: v1alpha1.ApplicationSpec{Project: "default", Source: &v1alpha1.ApplicationSource{RepoURL: r.repo.URL, Path: "web",
+			Kustomize: &v1alpha1.ApplicationSourceKustomize{Images: v1alpha1.KustomizeImages{v1alpha1.KustomizeImage(image + ":1.0.0")}}},
+			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "badkey"}}}
+	r.create(app)
+	r.imageUpdater("badkey", iuv1.ImageUpdaterSpec{ApplicationRefs: []iuv1.ApplicationRef{{NamePattern: "badkey", Images: []iuv1.ImageConfig{{
+		Alias: "web", ImageName: image, ImagesVerification: &iuv1.ImagesVerification{CosignKey: &iuv1.SecretRef{SecretName: "key", Key: "cosign.pub"}}}}}}})
+	if res := r.runOnce(); res.Updated != 0 || res.Errors != 1 {
+		t.Fatalf("cycle %+v, want the version refused", res)
+	}
+	if got := condition(r.status("badkey"), iuv1.ConditionError); !strings.Contains(got, "not a PEM public key") {
+		t.Errorf("Error condition %q, want it to name the bad key", got)
 	}
 }

@@ -208,7 +208,10 @@ func pullSecretRefused(source string, app *v1alpha1.Application, own string, all
 
 // image is one distinct image of a cycle: its tags are listed once.
 type image struct {
-	full        string
+	full string
+	// addr is full with the registry's prefix replaced by the host of
+	// its api_url: where its tags and manifests are read.
+	addr        string
 	reg         config.Registry
 	credentials string
 
@@ -278,7 +281,7 @@ func (u *Updater) RunOnce(ctx context.Context, images ...string) (Result, error)
 				key += "|refused for " + w.app.Namespace + "/" + w.app.Name
 			}
 			if distinct[key] == nil {
-				distinct[key] = &image{full: full, reg: reg, credentials: source}
+				distinct[key] = &image{full: full, addr: config.APIAddress(reg, full), reg: reg, credentials: source}
 				if refused != nil {
 					distinct[key].once.Do(func() { distinct[key].err = refused })
 				}
@@ -413,12 +416,12 @@ func (u *Updater) nameMatches(name string) bool {
 // list lists an image's tags, once per cycle.
 func (u *Updater) list(ctx context.Context, img *image) {
 	img.once.Do(func() {
-		host := strings.SplitN(img.full, "/", 2)[0]
+		host := strings.SplitN(img.addr, "/", 2)[0]
 		img.creds, img.err = u.creds.Resolve(ctx, img.credentials, host, img.reg.CredsExpire)
 		if img.err != nil {
 			return
 		}
-		img.tags, img.err = u.registry.Tags(ctx, img.full, img.creds)
+		img.tags, img.err = u.registry.Tags(ctx, img.addr, img.creds)
 	})
 }
 
@@ -444,7 +447,11 @@ func (u *Updater) process(ctx context.Context, st config.Settings, writer Applic
 		if err != nil {
 			err = fmt.Errorf("image %s: %w", img.Name, err)
 			errs = append(errs, err)
-			u.fail(st, app, "ImageCheckFailed", err)
+			reason := "ImageCheckFailed"
+			if errors.Is(err, errVerification) {
+				reason = "ImageVerificationFailed"
+			}
+			u.fail(st, app, reason, err)
 			continue
 		}
 		u.reportNewest(st, app, img, newest)
@@ -515,13 +522,13 @@ func (u *Updater) decide(ctx context.Context, app *v1alpha1.Application, img con
 	}
 	meta := func(tag string) (*registry.Metadata, error) {
 		if img.Strategy != tags.Digest {
-			return u.registry.Metadata(ctx, listing.full, tag, img.Platforms, listing.creds, false)
+			return u.registry.Metadata(ctx, listing.addr, tag, img.Platforms, listing.creds, false)
 		}
 		key := tag + "|" + strings.Join(img.Platforms, ",")
 		if m, ok := listing.digests.Load(key); ok {
 			return m.(*registry.Metadata), nil
 		}
-		m, err := u.registry.Metadata(ctx, listing.full, tag, img.Platforms, listing.creds, true)
+		m, err := u.registry.Metadata(ctx, listing.addr, tag, img.Platforms, listing.creds, true)
 		if err == nil {
 			listing.digests.Store(key, m)
 		}
@@ -563,18 +570,30 @@ func (u *Updater) decide(ctx context.Context, app *v1alpha1.Application, img con
 	// The name is written as image-list spells it (nginx, not
 	// docker.io/library/nginx), so overrides and manifests match.
 	c := &writeback.Change{Image: img, Name: img.Name, OldTag: cur.tag, NewTag: res.Tag.Name}
+	newest := res.Tag.Name
 	if img.Strategy == tags.Digest {
-		newest := res.Tag.Name + "@" + res.Tag.Digest
+		newest += "@" + res.Tag.Digest
 		if res.Tag.Digest == cur.digest {
 			return nil, newest, nil
 		}
 		c.Digest = res.Tag.Digest
-		return c, newest, nil
+	} else if res.Tag.Name == cur.tag {
+		return nil, newest, nil
 	}
-	if res.Tag.Name == cur.tag {
-		return nil, res.Tag.Name, nil
+	if img.Verify != nil {
+		digest := c.Digest
+		if digest == "" {
+			m, err := meta(res.Tag.Name)
+			if err != nil {
+				return nil, newest, err
+			}
+			digest = m.Digest
+		}
+		if err := u.verifySignature(ctx, img.Verify, listing, digest); err != nil {
+			return nil, newest, fmt.Errorf("%s:%s: %w", img.Name, res.Tag.Name, err)
+		}
 	}
-	return c, res.Tag.Name, nil
+	return c, newest, nil
 }
 
 // fatal tells errors that concern the whole image (credentials refused,
