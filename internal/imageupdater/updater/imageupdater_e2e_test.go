@@ -20,6 +20,7 @@ import (
 	iuv1 "github.com/capstan-cd/capstan/api/imageupdater/v1alpha1"
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+	"github.com/capstan-cd/capstan/internal/testing/scmserver"
 )
 
 // label sets labels on an Application.
@@ -285,5 +286,76 @@ func TestImageUpdaterBadCosignKey(t *testing.T) {
 	}
 	if got := condition(r.status("badkey"), iuv1.ConditionError); !strings.Contains(got, "not a PEM public key") {
 		t.Errorf("Error condition %q, want it to name the bad key", got)
+	}
+}
+
+// A pull request write-back pushes the change to the Application's own
+// branch and opens one labelled pull request into the base branch; a
+// cycle with nothing new leaves both alone; the next version rebuilds the
+// branch and updates the same request in place. The base branch is never
+// written.
+func TestImageUpdaterPullRequest(t *testing.T) {
+	localcluster.Need(t)
+	r := newBareRig(t, "pullsecret:$NS/pull", "", nil)
+	r.dockerConfigSecret("pull", r.reg.Password)
+	gh := scmserver.GitHub(t, r.git.Password, "org", "deploy")
+	image := r.image("pr/web")
+	r.reg.PushImage(t, "pr/web", t0, "1.0.0", "1.1.0")
+	repo := r.git.NewRepo(t, "org/deploy")
+	repo.Commit(t, "web", map[string]string{
+		"web/kustomization.yaml": "resources:\n- deployment.yaml\n",
+		"web/deployment.yaml":    deploymentYAML("web", image+":1.0.0"),
+	})
+	base := repo.Head(t, "main")
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "pr", Namespace: r.ns},
+		Spec: v1alpha1.ApplicationSpec{Project: "default", Source: &v1alpha1.ApplicationSource{RepoURL: repo.URL, Path: "web", TargetRevision: "main",
+			Kustomize: &v1alpha1.ApplicationSourceKustomize{Images: v1alpha1.KustomizeImages{v1alpha1.KustomizeImage(image + ":1.0.0")}}},
+			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "pr"}}}
+	r.create(app)
+	r.imageUpdater("pr", iuv1.ImageUpdaterSpec{
+		WriteBackConfig: &iuv1.WriteBackConfig{Method: str("git"), GitConfig: &iuv1.GitConfig{
+			PullRequest: &iuv1.PullRequest{GitHub: &iuv1.PullRequestGitHub{API: gh.URL}, Labels: []string{"automated", "images"}}}},
+		ApplicationRefs: []iuv1.ApplicationRef{{NamePattern: "pr", Images: []iuv1.ImageConfig{{Alias: "web", ImageName: image}}}},
+	})
+	head := "image-updater/" + r.ns + "/pr"
+	override := "web/.argocd-source-pr.yaml"
+
+	if res := r.runOnce(); res.Updated != 1 || res.Errors != 0 {
+		t.Fatalf("first cycle %+v; status %+v", res, r.status("pr"))
+	}
+	prs := gh.PullRequests()
+	if len(prs) != 1 || prs[0].Head != head || prs[0].Base != "main" || prs[0].Title != "build: automatic update of pr" ||
+		!strings.Contains(prs[0].Body, "'1.0.0' to '1.1.0'") || strings.Join(prs[0].Labels, ",") != "automated,images" {
+		t.Fatalf("pull requests %+v", prs)
+	}
+	if got := repo.Show(t, head, override); !strings.Contains(got, image+":1.1.0") {
+		t.Errorf("%s on %s:\n%s", override, head, got)
+	}
+	r.event(app, "PullRequestOpened", "#1")
+
+	pushed := repo.Head(t, head)
+	if res := r.runOnce(); res.Updated != 0 || res.Errors != 0 {
+		t.Errorf("second cycle %+v, want nothing new", res)
+	}
+	if prs := gh.PullRequests(); repo.Head(t, head) != pushed || len(prs) != 1 || prs[0].Edits != 0 {
+		t.Errorf("a cycle with nothing new changed the branch or the request: %+v", prs)
+	}
+
+	r.reg.PushImage(t, "pr/web", t0.Add(time.Hour), "1.2.0")
+	if res := r.runOnce(); res.Updated != 1 || res.Errors != 0 {
+		t.Fatalf("third cycle %+v", res)
+	}
+	prs = gh.PullRequests()
+	if len(prs) != 1 || prs[0].Edits != 1 || !strings.Contains(prs[0].Body, "'1.0.0' to '1.2.0'") {
+		t.Errorf("the request was not updated in place: %+v", prs)
+	}
+	if got := repo.Show(t, head, override); !strings.Contains(got, image+":1.2.0") || repo.Head(t, head) == pushed {
+		t.Errorf("%s on %s after 1.2.0:\n%s", override, head, got)
+	}
+	if repo.Head(t, "main") != base {
+		t.Error("the base branch was written")
+	}
+	if s := r.status("pr"); len(s.RecentUpdates) != 1 || s.RecentUpdates[0].NewVersion != "1.2.0" {
+		t.Errorf("recent updates %+v", s.RecentUpdates)
 	}
 }

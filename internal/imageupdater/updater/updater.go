@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path"
 	"slices"
@@ -87,6 +88,9 @@ type Options struct {
 	// RegistriesConf, if set, is a registries.conf file that replaces the
 	// ConfigMap's.
 	RegistriesConf string
+	// HTTPClient calls the pull request providers' APIs. Default
+	// http.DefaultClient.
+	HTTPClient *http.Client
 	Log            *slog.Logger
 }
 
@@ -720,8 +724,12 @@ func (u *Updater) write(ctx context.Context, st config.Settings, writer Applicat
 	if err != nil {
 		return false, err
 	}
-	sha, err := writeback.Commit(ctx, u.opts.Git, writeback.GitCommit{App: app, WriteBack: wb, Changes: changes, Creds: creds,
-		AuthorName: st.GitUser, AuthorEmail: st.GitEmail, MessageTemplate: st.CommitMessageTemplate, Signing: st.CommitSigning, SignOff: st.CommitSignOff})
+	gc := writeback.GitCommit{App: app, WriteBack: wb, Changes: changes, Creds: creds,
+		AuthorName: st.GitUser, AuthorEmail: st.GitEmail, MessageTemplate: st.CommitMessageTemplate, Signing: st.CommitSigning, SignOff: st.CommitSignOff}
+	if wb.PullRequest != nil {
+		return u.writePullRequest(ctx, st, app, gc, repoURL)
+	}
+	sha, err := writeback.Commit(ctx, u.opts.Git, gc)
 	if err != nil {
 		return false, err
 	}

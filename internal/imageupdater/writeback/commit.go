@@ -33,6 +33,24 @@ type GitCommit struct {
 	// Signed-off-by trailer.
 	Signing *git.Signing
 	SignOff bool
+	// KeepCurrentTarget leaves a target branch that already holds the
+	// change alone (git.ErrTargetCurrent): a pull request's branch.
+	KeepCurrentTarget bool
+	// Message, if set, is the rendered commit message (see Message).
+	Message string
+}
+
+// Message renders the commit message of gc: the Application's template,
+// else the updater's, else DefaultCommitMessage.
+func Message(gc GitCommit) (string, error) {
+	if gc.Message != "" {
+		return gc.Message, nil
+	}
+	message, err := Render(cmp.Or(gc.WriteBack.CommitMessage, gc.MessageTemplate, DefaultCommitMessage), gc.App.Name, gc.Changes)
+	if err != nil {
+		return "", fmt.Errorf("commit message: %w", err)
+	}
+	return message, nil
 }
 
 // baseRevision is the revision a Git write-back starts from: that of the
@@ -81,12 +99,12 @@ func Commit(ctx context.Context, c Committer, gc GitCommit) (string, error) {
 			return "", fmt.Errorf("annotation %sgit-branch: %w", config.Prefix, err)
 		}
 	}
-	message, err := Render(cmp.Or(wb.CommitMessage, gc.MessageTemplate, DefaultCommitMessage), gc.App.Name, gc.Changes)
+	message, err := Message(gc)
 	if err != nil {
-		return "", fmt.Errorf("commit message: %w", err)
+		return "", err
 	}
 	return c.Commit(ctx, repoURL, gc.Creds, git.Change{
 		Base: base, Target: target, AuthorName: gc.AuthorName, AuthorEmail: gc.AuthorEmail, Message: message,
-		Signing: gc.Signing, SignOff: gc.SignOff, Edit: GitEdit(gc.App, wb, gc.Changes),
+		Signing: gc.Signing, SignOff: gc.SignOff, Edit: GitEdit(gc.App, wb, gc.Changes), KeepCurrentTarget: gc.KeepCurrentTarget,
 	})
 }

@@ -42,7 +42,17 @@ type Change struct {
 	// on a fresh checkout when the push is rejected, so it must derive
 	// its edits from the files it finds.
 	Edit func(dir string) error
+	// KeepCurrentTarget leaves a Target other than Base alone when it
+	// already holds the same files as the new commit: Commit then
+	// returns ErrTargetCurrent and pushes nothing (a pull request's
+	// branch is not rewritten every cycle). Default false: the Target is
+	// rebuilt and force-pushed.
+	KeepCurrentTarget bool
 }
+
+// ErrTargetCurrent is returned, with KeepCurrentTarget, when the target
+// branch already holds the change.
+var ErrTargetCurrent = errors.New("the target branch already holds the change")
 
 // Writer commits and pushes changes. It keeps one shallow work tree per
 // repository, reused from one change to the next, and makes one change
@@ -197,12 +207,27 @@ func (t *worktree) commit(ctx context.Context, c Change) (string, error) {
 	}
 	refspec := "HEAD:refs/heads/" + target
 	if target != base {
+		if c.KeepCurrentTarget && t.targetHolds(ctx, target) {
+			return "", ErrTargetCurrent
+		}
 		refspec = "+" + refspec
 	}
 	if _, err := t.git(ctx, "push", "--quiet", "--", t.cmd.url, refspec); err != nil {
 		return "", err
 	}
 	return t.git(ctx, "rev-parse", "HEAD")
+}
+
+// targetHolds reports whether the remote's target branch has the same
+// files as the commit just made (false when it does not exist or cannot
+// be read: the push decides).
+func (t *worktree) targetHolds(ctx context.Context, target string) bool {
+	if _, err := t.git(ctx, "fetch", "--quiet", "--depth", "1", "--no-tags", "--", t.cmd.url, "+refs/heads/"+target+":refs/capstan/target"); err != nil {
+		return false
+	}
+	theirs, err1 := t.git(ctx, "rev-parse", "refs/capstan/target^{tree}")
+	ours, err2 := t.git(ctx, "rev-parse", "HEAD^{tree}")
+	return err1 == nil && err2 == nil && theirs == ours
 }
 
 // SigningMethod is how commits are signed.

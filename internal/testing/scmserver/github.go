@@ -1,0 +1,104 @@
+package scmserver
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// GitHub starts a GitHub API for the repository owner/repo. Its URL is
+// the API's base, as GitHub Enterprise serves it (…/api/v3/).
+func GitHub(t testing.TB, token, owner, repo string) *Server {
+	s := &Server{Token: token}
+	prefix := "/api/v3/repos/" + owner + "/" + repo
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+prefix+"/pulls", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		out := []map[string]any{}
+		for _, p := range s.prs {
+			if (q.Get("head") == "" || q.Get("head") == owner+":"+p.Head) && (q.Get("base") == "" || q.Get("base") == p.Base) {
+				out = append(out, gitHubJSON(s, p))
+			}
+		}
+		reply(w, http.StatusOK, out)
+	})
+	mux.HandleFunc("POST "+prefix+"/pulls", func(w http.ResponseWriter, r *http.Request) {
+		var in struct{ Title, Head, Base, Body string }
+		if err := decode(r, &in); err != nil || in.Head == "" || in.Base == "" || in.Title == "" {
+			reply(w, http.StatusUnprocessableEntity, map[string]string{"message": "Validation Failed"})
+			return
+		}
+		for _, p := range s.prs {
+			if p.Head == in.Head && p.Base == in.Base {
+				reply(w, http.StatusUnprocessableEntity, map[string]string{"message": "A pull request already exists for " + owner + ":" + in.Head + "."})
+				return
+			}
+		}
+		reply(w, http.StatusCreated, gitHubJSON(s, s.open(in.Head, in.Base, in.Title, in.Body, nil)))
+	})
+	mux.HandleFunc("PATCH "+prefix+"/pulls/{n}", func(w http.ResponseWriter, r *http.Request) {
+		p, ok := s.pull(w, r.URL.Path)
+		if !ok {
+			return
+		}
+		var in struct{ Title, Body *string }
+		if err := decode(r, &in); err != nil {
+			reply(w, http.StatusBadRequest, map[string]string{"message": "Problems parsing JSON"})
+			return
+		}
+		if in.Title != nil {
+			p.Title = *in.Title
+		}
+		if in.Body != nil {
+			p.Body = *in.Body
+		}
+		p.Edits++
+		reply(w, http.StatusOK, gitHubJSON(s, p))
+	})
+	mux.HandleFunc("POST "+prefix+"/issues/{n}/labels", func(w http.ResponseWriter, r *http.Request) {
+		p, ok := s.pull(w, strings.TrimSuffix(r.URL.Path, "/labels"))
+		if !ok {
+			return
+		}
+		var labels []string
+		if err := decode(r, &labels); err != nil {
+			reply(w, http.StatusBadRequest, map[string]string{"message": "Problems parsing JSON"})
+			return
+		}
+		p.addLabels(labels)
+		out := []map[string]string{}
+		for _, l := range p.Labels {
+			out = append(out, map[string]string{"name": l})
+		}
+		reply(w, http.StatusOK, out)
+	})
+	return start(t, s, func(r *http.Request) bool { return r.Header.Get("Authorization") == "Bearer "+token }, mux).withPath("/api/v3/")
+}
+
+func (s *Server) withPath(p string) *Server {
+	s.URL += p
+	return s
+}
+
+func (s *Server) pull(w http.ResponseWriter, path string) (*PullRequest, bool) {
+	n, err := number(path)
+	if err == nil {
+		if p := s.find(n); p != nil {
+			return p, true
+		}
+	}
+	reply(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+	return nil, false
+}
+
+func gitHubJSON(s *Server, p *PullRequest) map[string]any {
+	labels := []map[string]string{}
+	for _, l := range p.Labels {
+		labels = append(labels, map[string]string{"name": l})
+	}
+	return map[string]any{
+		"number": p.Number, "state": "open", "title": p.Title, "body": p.Body, "labels": labels,
+		"html_url": strings.TrimSuffix(s.URL, "/api/v3/") + "/pull/" + itoa(p.Number),
+		"head":     map[string]string{"ref": p.Head}, "base": map[string]string{"ref": p.Base},
+	}
+}

@@ -1,0 +1,116 @@
+// Package scmserver runs local servers that speak the part of GitHub's
+// and GitLab's documented REST APIs that pull (merge) requests use:
+// listing open requests by head and base branch, opening, editing and
+// labelling them. Requests must carry the server's token, as the real
+// APIs require. Tests read back what the code under test opened.
+package scmserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// PullRequest is a request the server holds.
+type PullRequest struct {
+	Number      int64
+	Head, Base  string
+	Title, Body string
+	Labels      []string
+	// Edits counts the updates after it was opened.
+	Edits int
+}
+
+// Server is a local GitHub or GitLab API.
+type Server struct {
+	// URL is the API's address (for GitHub, the /api/v3/ of GitHub
+	// Enterprise; for GitLab, the host, the client adding /api/v4/).
+	URL   string
+	Token string
+
+	mu  sync.Mutex
+	prs []*PullRequest
+}
+
+// PullRequests returns a copy of the requests opened so far.
+func (s *Server) PullRequests() []PullRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]PullRequest, len(s.prs))
+	for i, p := range s.prs {
+		out[i] = *p
+		out[i].Labels = slices.Clone(p.Labels)
+	}
+	return out
+}
+
+func (s *Server) find(n int64) *PullRequest {
+	for _, p := range s.prs {
+		if p.Number == n {
+			return p
+		}
+	}
+	return nil
+}
+
+func (s *Server) open(head, base, title, body string, labels []string) *PullRequest {
+	p := &PullRequest{Number: int64(len(s.prs) + 1), Head: head, Base: base, Title: title, Body: body}
+	p.addLabels(labels)
+	s.prs = append(s.prs, p)
+	return p
+}
+
+func (p *PullRequest) addLabels(labels []string) {
+	for _, l := range labels {
+		if !slices.Contains(p.Labels, l) {
+			p.Labels = append(p.Labels, l)
+		}
+	}
+}
+
+func start(t testing.TB, s *Server, auth func(*http.Request) bool, mux http.Handler) *Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !auth(r) {
+			http.Error(w, `{"message":"Bad credentials"}`, http.StatusUnauthorized)
+			return
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		mux.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	s.URL = srv.URL
+	return s
+}
+
+func reply(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func decode(r *http.Request, v any) error {
+	data, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, v)
+}
+
+// number reads the last path segment as a request number.
+func number(path string) (int64, error) {
+	i := strings.LastIndex(path, "/")
+	n, err := strconv.ParseInt(path[i+1:], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a number", path[i+1:])
+	}
+	return n, nil
+}
