@@ -61,4 +61,3 @@ func (u *Updater) writePullRequest(ctx context.Context, st config.Settings, app 
 	}
 	return pushed, nil
 }
-

@@ -91,7 +91,7 @@ type Options struct {
 	// HTTPClient calls the pull request providers' APIs. Default
 	// http.DefaultClient.
 	HTTPClient *http.Client
-	Log            *slog.Logger
+	Log        *slog.Logger
 }
 
 // Updater keeps Applications' images current.
