@@ -24,16 +24,17 @@ type Applications interface {
 	SetImages(ctx context.Context, app types.NamespacedName, changes []writeback.Change) (bool, error)
 }
 
-// setOverrides applies changes to an Application's spec and reports
-// whether the spec changed.
+// setOverrides applies changes to an Application's spec, each to the
+// source carrying its image, and reports whether the spec changed.
 func setOverrides(app *v1alpha1.Application, changes []writeback.Change) (bool, error) {
 	before := app.Spec.DeepCopy()
-	src, typ := writeback.MainSource(app, config.WriteBack{})
-	if src == nil {
-		return false, fmt.Errorf("application %s/%s: argocd write-back needs an Application with a source", app.Namespace, app.Name)
-	}
-	if !writeback.SetOverrides(src, typ, changes) {
-		return false, fmt.Errorf("application %s/%s: argocd write-back needs a Kustomize or Helm source, not %s; use write-back-method git", app.Namespace, app.Name, typ)
+	for _, g := range writeback.BySource(app, config.WriteBack{}, changes) {
+		if g.Source == nil {
+			return false, fmt.Errorf("Application/%s/%s: argocd write-back needs an Application with a source", app.Namespace, app.Name)
+		}
+		if !writeback.SetOverrides(g.Source, g.Type, g.Changes) {
+			return false, fmt.Errorf("Application/%s/%s: argocd write-back needs a Kustomize, Helm or plugin source, not %s; use write-back-method git", app.Namespace, app.Name, g.Type)
+		}
 	}
 	return !reflect.DeepEqual(before, &app.Spec), nil
 }

@@ -648,7 +648,7 @@ func currentImage(app *v1alpha1.Application, img config.Image, full string, regs
 			break
 		}
 	}
-	if src, _ := writeback.MainSource(app, config.WriteBack{}); src != nil {
+	if src, _ := writeback.SourceOf(app, config.WriteBack{}, img); src != nil {
 		if src.Kustomize != nil {
 			for _, entry := range src.Kustomize.Images {
 				_, ref, hasOld := strings.Cut(string(entry), "=")
@@ -707,7 +707,9 @@ func pluginImage(env v1alpha1.Env, img config.Image) (deployedImage, bool) {
 }
 
 // write records an Application's changes by its write-back method
-// (argocd through writer) and reports whether anything changed.
+// (argocd through writer) and reports whether anything changed. A Git
+// write-back of a multi-source Application commits each source's images
+// to that source.
 func (u *Updater) write(ctx context.Context, st config.Settings, writer Applications, w watched, changes []writeback.Change) (bool, error) {
 	app, wb := w.app, w.conf.WriteBack
 	if wb.Method != config.WriteBackGit {
@@ -716,6 +718,26 @@ func (u *Updater) write(ctx context.Context, st config.Settings, writer Applicat
 	if u.opts.Git == nil {
 		return false, errors.New("git write-back is not available in this updater")
 	}
+	groups := writeback.BySource(app, wb, changes)
+	if len(groups) == 1 || wb.PullRequest != nil { // one request holds them all
+		return u.commit(ctx, st, app, wb, changes)
+	}
+	written := false
+	for _, g := range groups {
+		if g.Source == nil {
+			return written, errors.New("git write-back needs an Application with a source")
+		}
+		ok, err := u.commit(ctx, st, writeback.Only(app, g.Source, g.Type), wb, g.Changes)
+		if err != nil {
+			return written, err
+		}
+		written = written || ok
+	}
+	return written, nil
+}
+
+// commit makes one Git write-back of changes to app's (main) source.
+func (u *Updater) commit(ctx context.Context, st config.Settings, app *v1alpha1.Application, wb config.WriteBack, changes []writeback.Change) (bool, error) {
 	repoURL, err := writeback.Repository(app, wb)
 	if err != nil {
 		return false, err

@@ -1,6 +1,9 @@
 package writeback
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/imageupdater/config"
 )
@@ -74,4 +77,84 @@ func declaredType(src *v1alpha1.ApplicationSource) v1alpha1.ApplicationSourceTyp
 		return v1alpha1.SourceTypePlugin
 	}
 	return v1alpha1.SourceTypeDirectory
+}
+
+// SourceOf is the source of a multi-source Application that carries an
+// image: the one whose overrides already name it (its Kustomize image,
+// Helm parameter or plugin variable), else MainSource. A single-source
+// Application's is its source.
+func SourceOf(app *v1alpha1.Application, wb config.WriteBack, img config.Image) (*v1alpha1.ApplicationSource, v1alpha1.ApplicationSourceType) {
+	sources, found := app.Spec.Sources, app.Status.SourceTypes
+	if app.Spec.Source == nil {
+		for i := range sources {
+			if names(&sources[i], img) {
+				typ := declaredType(&sources[i])
+				if len(found) == len(sources) && found[i] != "" {
+					typ = found[i]
+				}
+				return &sources[i], typ
+			}
+		}
+	}
+	return MainSource(app, wb)
+}
+
+// names reports whether a source's overrides name the image.
+func names(src *v1alpha1.ApplicationSource, img config.Image) bool {
+	if k := src.Kustomize; k != nil {
+		for _, entry := range k.Images {
+			name, _, _ := strings.Cut(string(entry), "=")
+			if n, _, _ := SplitRef(name); n == img.Name || (img.KustomizeImageName != "" && n == img.KustomizeImageName) {
+				return true
+			}
+		}
+	}
+	if h := src.Helm; h != nil && (img.HelmImageSpec != "" || img.HelmImageName != "" || img.HelmImageTag != "") {
+		param, _ := HelmTagParameter(img)
+		for _, p := range h.Parameters {
+			if p.Name == param {
+				return true
+			}
+		}
+	}
+	if p := src.Plugin; p != nil && img.HasPluginTarget() {
+		for _, e := range p.Env {
+			if e != nil && (e.Name == img.PluginSpec || e.Name == img.PluginTag) && e.Name != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// BySource groups an Application's changes by the source carrying each
+// image (see SourceOf), in the order of the sources.
+func BySource(app *v1alpha1.Application, wb config.WriteBack, changes []Change) []SourceChanges {
+	var out []SourceChanges
+	for _, c := range changes {
+		src, typ := SourceOf(app, wb, c.Image)
+		i := slices.IndexFunc(out, func(g SourceChanges) bool { return g.Source == src })
+		if i < 0 {
+			out = append(out, SourceChanges{Source: src, Type: typ})
+			i = len(out) - 1
+		}
+		out[i].Changes = append(out[i].Changes, c)
+	}
+	return out
+}
+
+// SourceChanges are the changes one source carries.
+type SourceChanges struct {
+	Source  *v1alpha1.ApplicationSource
+	Type    v1alpha1.ApplicationSourceType
+	Changes []Change
+}
+
+// Only returns a copy of app whose single source is src: what a Git
+// write-back of that source's changes works on.
+func Only(app *v1alpha1.Application, src *v1alpha1.ApplicationSource, typ v1alpha1.ApplicationSourceType) *v1alpha1.Application {
+	out := *app
+	out.Spec.Source, out.Spec.Sources = src, nil
+	out.Status.SourceType, out.Status.SourceTypes = typ, nil
+	return &out
 }
