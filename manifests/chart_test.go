@@ -141,6 +141,11 @@ func TestChartValues(t *testing.T) {
 		"dex":            map[string]any{"enabled": false},
 		"controller":     map[string]any{"replicas": 3},
 		"applicationSet": map[string]any{"enabled": false},
+		"imageUpdater": map[string]any{
+			"extraArgs": []any{"--max-concurrency=3"},
+			"config":    map[string]any{"watch.namespaces": "team-a,team-b", "interval": "5m"},
+			"secret":    map[string]any{"items": map[string]any{"webhook.ghcr-secret": "gh"}},
+		},
 		"notifications": map[string]any{
 			"argocdUrl":     "https://cd.example.com",
 			"notifiers":     map[string]any{"service.webhook.ci": "url: https://ci.example.com\n"},
@@ -206,6 +211,10 @@ func TestChartValues(t *testing.T) {
 		{"notifications context", get("ConfigMap/argocd-notifications-cm", "data", "context"), "argocdUrl: https://cd.example.com\n"},
 		{"notifications secret", get("Secret/argocd-notifications-secret", "data", "token"), base64.StdEncoding.EncodeToString([]byte("t0ken"))},
 		{"notifications args", fmt.Sprint(container("Deployment/argocd-notifications-controller")["args"]), "[--namespace=$(POD_NAMESPACE) --processors-count=2]"},
+		{"image updater args", fmt.Sprint(container("Deployment/argocd-image-updater-controller")["args"]), "[run --argocd-namespace=$(POD_NAMESPACE) --max-concurrency=3]"},
+		{"image updater watch.namespaces", get("ConfigMap/argocd-image-updater-config", "data", "watch.namespaces"), "team-a,team-b"},
+		{"image updater interval", get("ConfigMap/argocd-image-updater-config", "data", "interval"), "5m"},
+		{"image updater webhook secret", get("Secret/argocd-image-updater-secret", "data", "webhook.ghcr-secret"), base64.StdEncoding.EncodeToString([]byte("gh"))},
 	}
 	for _, c := range checks {
 		if fmt.Sprint(c.got) != fmt.Sprint(c.want) {
