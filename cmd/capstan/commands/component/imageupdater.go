@@ -18,7 +18,7 @@ import (
 
 func newImageUpdaterCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "image-updater", Short: "Keep Applications' images current (Argo CD Image Updater's annotations)"}
-	cmd.AddCommand(newImageUpdaterTestCommand(), newImageUpdaterRunCommand())
+	cmd.AddCommand(newImageUpdaterTestCommand(), newImageUpdaterRunCommand(), newImageUpdaterTemplateCommand())
 	return cmd
 }
 
