@@ -52,8 +52,24 @@ type Registry struct {
 	tls *tls.Config
 	// Limit is the most requests per second sent to the registry; 0 is
 	// no limit.
-	Limit       float64 `json:"limit,omitempty"`
-	TagSortMode string  `json:"tagsortmode,omitempty"`
+	Limit float64 `json:"limit,omitempty"`
+	// TagSortMode says the registry lists tags in the order they were
+	// pushed: latest-first or latest-last. The newest-build strategy then
+	// takes that order instead of reading each tag's build date. Default
+	// none: the order means nothing.
+	TagSortMode string `json:"tagsortmode,omitempty"`
+}
+
+// The tag sort modes of registries.conf.
+const (
+	TagSortNone        = "none"
+	TagSortLatestFirst = "latest-first"
+	TagSortLatestLast  = "latest-last"
+)
+
+// TimeSorted reports whether the registry lists tags in push order.
+func (r Registry) TimeSorted() bool {
+	return r.TagSortMode == TagSortLatestFirst || r.TagSortMode == TagSortLatestLast
 }
 
 // ParseRegistries reads registries.conf. Errors name the entry.
@@ -83,6 +99,11 @@ func ParseRegistries(text string) ([]Registry, error) {
 		}
 		if r.Credentials != "" && !hasAnyPrefix(r.Credentials, "pullsecret:", "secret:", "env:", "ext:") {
 			return nil, fmt.Errorf("registries.conf: registry %s: credentials %q: want pullsecret:ns/name, secret:ns/name#field, env:VAR or ext:/path", name, r.Credentials)
+		}
+		switch r.TagSortMode {
+		case "", TagSortNone, TagSortLatestFirst, TagSortLatestLast:
+		default:
+			return nil, fmt.Errorf("registries.conf: registry %s: tagsortmode %q: want none, latest-first or latest-last", name, r.TagSortMode)
 		}
 		if r.Limit < 0 {
 			return nil, fmt.Errorf("registries.conf: registry %s: limit %v is negative", name, r.Limit)

@@ -84,3 +84,13 @@ func TestAPIAddress(t *testing.T) {
 		}
 	}
 }
+
+func TestTagSortMode(t *testing.T) {
+	regs, err := ParseRegistries("registries:\n- prefix: a.example\n  tagsortmode: latest-first\n- prefix: b.example\n  tagsortmode: none\n")
+	if err != nil || !regs[0].TimeSorted() || regs[1].TimeSorted() {
+		t.Errorf("%+v %v", regs, err)
+	}
+	if _, err := ParseRegistries("registries:\n- name: q\n  prefix: q.example\n  tagsortmode: newest\n"); err == nil || !strings.Contains(err.Error(), "registry q: tagsortmode") {
+		t.Errorf("an unknown mode: %v", err)
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sort"
 	"strings"
 	"time"
 
@@ -128,7 +127,8 @@ func (c *Client) remoteOptions(ctx context.Context, creds Credentials) []remote.
 }
 
 // Tags lists every tag of an image (a Docker Hub name without a
-// namespace is library/<name>), following the registry's pages.
+// namespace is library/<name>), following the registry's pages, in the
+// order the registry lists them.
 func (c *Client) Tags(ctx context.Context, image string, creds Credentials) ([]string, error) {
 	repo, err := c.repository(image)
 	if err != nil {
@@ -142,7 +142,6 @@ func (c *Client) Tags(ctx context.Context, image string, creds Credentials) ([]s
 	if err != nil {
 		return nil, wrap(err, "listing the tags of "+repo.Name())
 	}
-	sort.Strings(tags)
 	return tags, nil
 }
 

@@ -426,6 +426,9 @@ func (u *Updater) list(ctx context.Context, img *image) {
 			return
 		}
 		img.tags, img.err = u.registry.Tags(ctx, img.addr, img.creds)
+		if !img.reg.TimeSorted() {
+			sort.Strings(img.tags) // the order means nothing
+		}
 	})
 }
 
@@ -543,8 +546,14 @@ func (u *Updater) decide(ctx context.Context, app *v1alpha1.Application, img con
 		followed = "latest" // the digest strategy's default tag
 	}
 	var list []tags.Tag
-	for _, name := range listing.tags {
+	pushOrder := img.Strategy == tags.NewestBuild && listing.reg.TimeSorted()
+	for i, name := range listing.tags {
 		t := tags.Tag{Name: name}
+		if pushOrder { // the registry's order stands for the build dates
+			t.Created = pushTime(i, len(listing.tags), listing.reg.TagSortMode)
+			list = append(list, t)
+			continue
+		}
 		// Build dates and digests cost a request per tag: only the
 		// strategies that need them ask, only for tags that pass the
 		// filters, and tags already seen come from the cache.
@@ -598,6 +607,15 @@ func (u *Updater) decide(ctx context.Context, app *v1alpha1.Application, img con
 		}
 	}
 	return c, newest, nil
+}
+
+// pushTime stands for the build date of the i-th of n tags a registry
+// lists in push order: later pushes get later times.
+func pushTime(i, n int, mode string) time.Time {
+	if mode == config.TagSortLatestFirst {
+		i = n - 1 - i
+	}
+	return time.Unix(int64(i), 0)
 }
 
 // fatal tells errors that concern the whole image (credentials refused,

@@ -3,6 +3,7 @@ package component
 import (
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -75,6 +76,7 @@ func newImageUpdaterTestCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			sort.Strings(names)
 			filter := tags.Filter{Allow: allow, Ignore: ignore}
 			if err := filter.Compile(); err != nil {
 				return err
