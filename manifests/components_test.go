@@ -31,6 +31,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	iuv1 "github.com/capstan-cd/capstan/api/imageupdater/v1alpha1"
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo/cache"
@@ -681,19 +682,43 @@ func checkImageUpdater(t *testing.T, c client.Client, ns string) {
 	if err := c.Patch(ctx, app, patch); err != nil {
 		t.Fatal(err)
 	}
-	want := reg.Host + "/team/guestbook:1.1.0"
-	eventually.String(t, "the newest tag in the app's Kustomize images", func() string {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(app), app); err != nil {
+	waitImage := func(want string) {
+		t.Helper()
+		eventually.String(t, "the newest tag in the app's Kustomize images", func() string {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(app), app); err != nil {
+				return err.Error()
+			}
+			if k := app.Spec.Source.Kustomize; k != nil {
+				for _, img := range k.Images {
+					if strings.HasSuffix(string(img), want) {
+						return ""
+					}
+				}
+				return fmt.Sprintf("images %v", k.Images)
+			}
+			return "no Kustomize images"
+		})
+	}
+	waitImage(reg.Host + "/team/guestbook:1.1.0")
+
+	// An ImageUpdater takes over (the install's Role lets the updater
+	// read it and write its status): the next version comes through it.
+	reg.PushImage(t, "team/guestbook", time.Now().Add(time.Minute), "1.2.0")
+	force := true
+	iu := &iuv1.ImageUpdater{ObjectMeta: metav1.ObjectMeta{Name: "guestbook", Namespace: ns}, Spec: iuv1.ImageUpdaterSpec{
+		ApplicationRefs: []iuv1.ApplicationRef{{NamePattern: "kustomize-guestbook", Images: []iuv1.ImageConfig{{Alias: "gb", ImageName: reg.Host + "/team/guestbook",
+			CommonUpdateSettings: &iuv1.CommonUpdateSettings{ForceUpdate: &force}}}}}}}
+	if err := c.Create(ctx, iu); err != nil {
+		t.Fatal(err)
+	}
+	waitImage(reg.Host + "/team/guestbook:1.2.0")
+	eventually.String(t, "the ImageUpdater's status", func() string {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(iu), iu); err != nil {
 			return err.Error()
 		}
-		if k := app.Spec.Source.Kustomize; k != nil {
-			for _, img := range k.Images {
-				if strings.HasSuffix(string(img), want) {
-					return ""
-				}
-			}
-			return fmt.Sprintf("images %v", k.Images)
+		if s := iu.Status; s.ApplicationsMatched != 1 || len(s.RecentUpdates) == 0 {
+			return fmt.Sprintf("status %+v", s)
 		}
-		return "no Kustomize images"
+		return ""
 	})
 }
