@@ -30,10 +30,10 @@ func setOverrides(app *v1alpha1.Application, changes []writeback.Change) (bool, 
 	before := app.Spec.DeepCopy()
 	for _, g := range writeback.BySource(app, config.WriteBack{}, changes) {
 		if g.Source == nil {
-			return false, fmt.Errorf("Application/%s/%s: argocd write-back needs an Application with a source", app.Namespace, app.Name)
+			return false, fmt.Errorf("argocd write-back of Application/%s/%s needs a source", app.Namespace, app.Name)
 		}
 		if !writeback.SetOverrides(g.Source, g.Type, g.Changes) {
-			return false, fmt.Errorf("Application/%s/%s: argocd write-back needs a Kustomize, Helm or plugin source, not %s; use write-back-method git", app.Namespace, app.Name, g.Type)
+			return false, fmt.Errorf("argocd write-back of Application/%s/%s needs a Kustomize, Helm or plugin source, not %s; use write-back-method git", app.Namespace, app.Name, g.Type)
 		}
 	}
 	return !reflect.DeepEqual(before, &app.Spec), nil

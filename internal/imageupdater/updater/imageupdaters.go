@@ -107,7 +107,7 @@ func (u *Updater) selected(ctx context.Context, st config.Settings, owners []*ow
 				continue
 			}
 			for i, err := range errs {
-				errs[i] = fmt.Errorf("Application %s: %w", app.Name, err)
+				errs[i] = fmt.Errorf("in Application/%s/%s: %w", app.Namespace, app.Name, err)
 				u.fail(st, app, "InvalidConfiguration", fmt.Errorf("ImageUpdater/%s/%s: %w", o.obj.Namespace, o.obj.Name, err))
 			}
 			o.apps++

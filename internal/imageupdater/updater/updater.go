@@ -329,7 +329,7 @@ func (u *Updater) RunOnce(ctx context.Context, images ...string) (Result, error)
 			if j.w.owner != nil {
 				named := make([]error, len(errs))
 				for i, err := range errs {
-					named[i] = fmt.Errorf("Application %s: %w", j.w.app.Name, err)
+					named[i] = fmt.Errorf("in Application/%s/%s: %w", j.w.app.Namespace, j.w.app.Name, err)
 				}
 				j.w.owner.record(named, written)
 			}
