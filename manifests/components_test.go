@@ -106,6 +106,7 @@ func TestComponentsRunAsTheManifestsSay(t *testing.T) {
 	})
 	t.Run("the image updater writes a registry's newest tag to an Application", func(t *testing.T) {
 		checkImageUpdater(t, c, ns)
+		checkProbes(t, objs, "argocd-image-updater-controller", in.ip("argocd-image-updater-controller"))
 	})
 	t.Run("users log in through Dex", func(t *testing.T) {
 		checkDexLogin(t, c, ns, in.ip("argocd-server"))
@@ -721,4 +722,40 @@ func checkImageUpdater(t *testing.T, c client.Client, ns string) {
 		}
 		return ""
 	})
+}
+
+// checkProbes asks a workload's HTTP probes, as its manifest declares
+// them, at the workload's address: each must answer 200.
+func checkProbes(t *testing.T, objs []*unstructured.Unstructured, workload, ip string) {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetName() != workload || (o.GetKind() != "Deployment" && o.GetKind() != "StatefulSet") {
+			continue
+		}
+		containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+		probes := 0
+		for _, c := range containers {
+			for _, kind := range []string{"livenessProbe", "readinessProbe"} {
+				path, ok, _ := unstructured.NestedString(c.(map[string]any), kind, "httpGet", "path")
+				port, _, _ := unstructured.NestedFieldNoCopy(c.(map[string]any), kind, "httpGet", "port")
+				if !ok {
+					continue
+				}
+				probes++
+				url := fmt.Sprintf("http://%s:%v%s", ip, port, path)
+				resp, err := http.Get(url)
+				if err != nil {
+					t.Errorf("%s %s: %v", workload, kind, err)
+					continue
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					t.Errorf("%s %s %s: %s", workload, kind, url, resp.Status)
+				}
+			}
+		}
+		if probes == 0 {
+			t.Errorf("%s declares no HTTP probe", workload)
+		}
+	}
 }

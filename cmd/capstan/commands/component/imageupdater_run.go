@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -233,8 +234,15 @@ func runImageUpdater(ctx context.Context, f *imageUpdaterFlags, cfg *rest.Config
 		})
 	}
 	if f.metricsPort > 0 {
+		// Metrics, and the probes Image Updater's install checks on the
+		// same port.
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
+		mux.Handle("/healthz", ok)
+		mux.Handle("/readyz", ok)
 		g.Go(func() error {
-			return serveAt(ctx, net.JoinHostPort(f.listenAddress, strconv.Itoa(f.metricsPort)), "/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+			return httpserve.ListenAndServe(ctx, net.JoinHostPort(f.listenAddress, strconv.Itoa(f.metricsPort)), mux)
 		})
 	}
 	g.Go(func() error { return u.Run(ctx, f.interval, pushes) })
