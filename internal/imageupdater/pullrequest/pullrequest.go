@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/capstan-cd/capstan/internal/imageupdater/config"
@@ -48,9 +49,13 @@ type Options struct {
 	// Token authenticates to the provider's API: the password or token
 	// of the write-back's HTTPS credentials.
 	Token string
-	// HTTPClient makes the API calls. Default http.DefaultClient.
+	// HTTPClient makes the API calls. Default: a client giving up after
+	// 30 seconds.
 	HTTPClient *http.Client
 }
+
+// defaultTimeout bounds an API call of the default HTTP client.
+const defaultTimeout = 30 * time.Second
 
 // Bounds of a request's text, as the providers take them.
 const (
@@ -66,11 +71,14 @@ func New(pr config.PullRequest, repoURL string, opts Options) (Provider, error) 
 		return nil, errors.New("pull requests need a token: the write-back's credentials hold no password or token (SSH keys cannot open pull requests)")
 	}
 	if opts.HTTPClient == nil {
-		opts.HTTPClient = http.DefaultClient
+		opts.HTTPClient = &http.Client{Timeout: defaultTimeout}
 	}
 	u, err := url.Parse(repoURL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, fmt.Errorf("repository %q: pull requests need an HTTPS repository URL", repoURL)
+	}
+	if err := sameHost(pr.API, u); err != nil {
+		return nil, err
 	}
 	path := strings.TrimSuffix(strings.Trim(u.Path, "/"), ".git")
 	switch pr.Provider {
@@ -94,6 +102,24 @@ func cut(s string, runes int) string {
 		return s
 	}
 	return string([]rune(s)[:runes])
+}
+
+// sameHost refuses an API address on another host than the repository's
+// (or, for github.com, api.github.com): the token of the repository's
+// credentials goes there, and an ImageUpdater's author must not be able
+// to send it elsewhere.
+func sameHost(api string, repo *url.URL) error {
+	if api == "" {
+		return nil
+	}
+	u, err := url.Parse(api)
+	if err != nil || u.Hostname() == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return fmt.Errorf("pull request API %q is not an HTTP(S) address", api)
+	}
+	if h := u.Hostname(); h != repo.Hostname() && h != "api."+repo.Hostname() {
+		return fmt.Errorf("pull request API %s is not on the repository's host %s: the repository's token is only sent there", u.Host, repo.Hostname())
+	}
+	return nil
 }
 
 // apiBase is the API address: the one configured, else the repository's

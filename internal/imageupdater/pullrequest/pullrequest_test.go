@@ -21,8 +21,8 @@ func TestEnsureOpensThenUpdates(t *testing.T) {
 		token  string
 		server *scmserver.Server
 	}{
-		{"github", config.PullRequest{Provider: config.ProviderGitHub, API: gh.URL}, "https://github.example/org/deploy.git", "gh-token", gh},
-		{"gitlab", config.PullRequest{Provider: config.ProviderGitLab, API: gl.URL + "/api/v4"}, "https://gitlab.example/group/sub/deploy.git", "gl-token", gl},
+		{"github", config.PullRequest{Provider: config.ProviderGitHub, API: gh.URL}, "http://127.0.0.1/org/deploy.git", "gh-token", gh},
+		{"gitlab", config.PullRequest{Provider: config.ProviderGitLab, API: gl.URL + "/api/v4"}, "http://127.0.0.1/group/sub/deploy.git", "gl-token", gl},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, err := New(c.pr, c.repo, Options{Token: c.token})
@@ -59,6 +59,8 @@ func TestNewRefuses(t *testing.T) {
 		{gh, "https://github.com/org.git", "t", "owner/repository"},
 		{config.PullRequest{Provider: config.ProviderGitLab}, "https://gitlab.com/deploy.git", "t", "group/project"},
 		{config.PullRequest{Provider: "bitbucket"}, "https://bitbucket.org/o/r.git", "t", "want github or gitlab"},
+		{config.PullRequest{Provider: config.ProviderGitHub, API: "https://collector.example/api/v3"}, "https://github.com/org/deploy.git", "t", "not on the repository's host github.com"},
+		{config.PullRequest{Provider: config.ProviderGitLab, API: "file:///etc"}, "https://gitlab.com/g/p.git", "t", "not an HTTP(S) address"},
 	} {
 		if _, err := New(c.pr, c.repo, Options{Token: c.token}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %s: %v, want %q", c.pr.Provider, c.repo, err, c.want)
@@ -69,7 +71,7 @@ func TestNewRefuses(t *testing.T) {
 // A bad token is refused by the provider, and the error says where.
 func TestEnsureBadToken(t *testing.T) {
 	gh := scmserver.GitHub(t, "right", "org", "deploy")
-	p, err := New(config.PullRequest{Provider: config.ProviderGitHub, API: gh.URL}, "https://github.example/org/deploy", Options{Token: "wrong"})
+	p, err := New(config.PullRequest{Provider: config.ProviderGitHub, API: gh.URL}, "http://127.0.0.1/org/deploy", Options{Token: "wrong"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -142,7 +143,7 @@ func (u *Updater) writeStatus(ctx context.Context, st config.Settings, owners []
 			s.RecentUpdates = recentUpdates(o.written, now)
 		}
 		set := func(typ string, status metav1.ConditionStatus, reason, msg string) {
-			apimeta.SetStatusCondition(&s.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: gen})
+			apimeta.SetStatusCondition(&s.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason, Message: bounded(msg), ObservedGeneration: gen})
 		}
 		set(iuv1.ConditionReconciling, metav1.ConditionFalse, "Idle", "Last check completed. Awaiting next cycle.")
 		switch {
@@ -166,6 +167,21 @@ func (u *Updater) writeStatus(ctx context.Context, st config.Settings, owners []
 			u.opts.Log.Error("Could not write the ImageUpdater's status", "imageupdater", o.obj.Namespace+"/"+o.obj.Name, "error", err.Error())
 		}
 	}
+}
+
+// maxMessage bounds a condition's message (an error may carry a long
+// answer of a registry or of git).
+const maxMessage = 2048
+
+func bounded(msg string) string {
+	if len(msg) <= maxMessage {
+		return msg
+	}
+	cut := maxMessage
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + "…"
 }
 
 // recentUpdates sums a cycle's written changes by image and version.
