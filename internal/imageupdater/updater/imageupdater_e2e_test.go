@@ -359,3 +359,36 @@ func TestImageUpdaterPullRequest(t *testing.T) {
 		t.Errorf("recent updates %+v", s.RecentUpdates)
 	}
 }
+
+// An updater leaves alone the ImageUpdaters of namespaces it does not
+// watch, and then reads no annotations in its own namespace either: with
+// Argo CD Image Updater owning the ImageUpdaters there, the two never
+// update the same Application. The updater that watches it does.
+func TestImageUpdaterOwnedByAnotherUpdater(t *testing.T) {
+	localcluster.Need(t)
+	elsewhere := cluster.NewNamespace(t)
+	r := newBareRig(t, "pullsecret:$NS/pull", "", func(o *Options) { o.WatchNamespaces = []string{elsewhere} })
+	r.dockerConfigSecret("pull", r.reg.Password)
+	image := r.image("owned/web")
+	r.reg.PushImage(t, "owned/web", t0, "1.0.0", "1.1.0")
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "owned", Namespace: r.ns, Annotations: map[string]string{p + "image-list": "web=" + image}},
+		Spec: v1alpha1.ApplicationSpec{Project: "default", Source: &v1alpha1.ApplicationSource{RepoURL: r.repo.URL, Path: "web",
+			Kustomize: &v1alpha1.ApplicationSourceKustomize{Images: v1alpha1.KustomizeImages{v1alpha1.KustomizeImage(image + ":1.0.0")}}},
+			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "owned"}}}
+	r.create(app)
+	r.imageUpdater("theirs", iuv1.ImageUpdaterSpec{ApplicationRefs: []iuv1.ApplicationRef{{NamePattern: "*", UseAnnotations: new(true)}}})
+
+	if res := r.runOnce(); res.Applications != 0 || res.Updated != 0 {
+		t.Errorf("the updater not watching %s: %+v", r.ns, res)
+	}
+	if s := r.status("theirs"); s.LastCheckedAt != nil {
+		t.Errorf("it wrote the status of an ImageUpdater it does not watch: %+v", s)
+	}
+	mine := New(Options{Client: r.c, Namespace: r.ns, Log: r.u.opts.Log})
+	if res, err := mine.RunOnce(r.ctx); err != nil || res.Updated != 1 {
+		t.Fatalf("the updater watching %s: %+v %v", r.ns, res, err)
+	}
+	if got := r.spec("owned").Source.Kustomize.Images; len(got) != 1 || string(got[0]) != image+":1.1.0" {
+		t.Errorf("images %v", got)
+	}
+}

@@ -74,6 +74,29 @@ func (u *Updater) imageUpdaters(ctx context.Context) ([]*owner, error) {
 	return out, nil
 }
 
+// annotationMode reports whether Applications are read by their
+// annotations alone: when no ImageUpdater exists in the watched
+// namespaces, nor in the updater's own one. An ImageUpdater there that
+// another updater watches (Argo CD Image Updater beside this one) turns
+// it off too, so the two never update the same Applications.
+func (u *Updater) annotationMode(ctx context.Context, owners []*owner) (bool, error) {
+	if len(owners) > 0 {
+		return false, nil
+	}
+	var list iuv1.ImageUpdaterList
+	err := u.opts.Client.List(ctx, &list, client.InNamespace(u.opts.Namespace), client.Limit(1))
+	if apimeta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("listing ImageUpdaters in %s: %w", u.opts.Namespace, err)
+	}
+	if len(list.Items) > 0 {
+		u.opts.Log.Debug("Annotations are not read: an ImageUpdater another updater watches is in this namespace", "namespace", u.opts.Namespace)
+	}
+	return len(list.Items) == 0, nil
+}
+
 func nsName(ns string) string {
 	if ns == "" {
 		return "all namespaces"

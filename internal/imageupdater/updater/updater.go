@@ -250,10 +250,13 @@ func (u *Updater) RunOnce(ctx context.Context, images ...string) (Result, error)
 		return Result{}, err
 	}
 	var apps []watched
-	if len(owners) > 0 {
-		apps, err = u.selected(ctx, st, owners)
-	} else {
+	switch legacy, lerr := u.annotationMode(ctx, owners); {
+	case lerr != nil:
+		err = lerr
+	case legacy:
 		apps, err = u.applications(ctx, st)
+	default:
+		apps, err = u.selected(ctx, st, owners)
 	}
 	if err != nil {
 		return Result{}, err
