@@ -1,6 +1,7 @@
 package applicationset
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -77,4 +78,20 @@ func controllerOf(obj metav1.Object) *metav1.OwnerReference {
 		}
 	}
 	return nil
+}
+
+// Previewer renders the Applications an ApplicationSet would make without
+// writing anything: the API's Generate (`argocd appset generate`).
+type Previewer struct {
+	Sources Sources
+}
+
+// Preview runs the ApplicationSet's generators and renders their
+// Applications, as the controller would create them.
+func (p Previewer) Preview(ctx context.Context, as *v1alpha1.ApplicationSet) ([]*v1alpha1.Application, error) {
+	results, _, err := Generate(ctx, as, p.Sources)
+	if err != nil {
+		return nil, err
+	}
+	return Desired(as, results)
 }

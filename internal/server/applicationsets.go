@@ -21,6 +21,8 @@ func (s *Server) applicationSetRoutes() {
 	s.mux.HandleFunc("POST /api/v1/applicationsets", s.api(s.createApplicationSet))
 	s.mux.HandleFunc("GET /api/v1/applicationsets/{name}", s.api(s.getApplicationSet))
 	s.mux.HandleFunc("DELETE /api/v1/applicationsets/{name}", s.api(s.deleteApplicationSet))
+	s.mux.HandleFunc("POST /api/v1/applicationsets/generate", s.api(s.generateApplicationSet))
+	s.mux.HandleFunc("GET /api/v1/applicationsets/{name}/resource-tree", s.api(s.applicationSetTree))
 }
 
 // appSetObject is an ApplicationSet's RBAC object, as for the

@@ -90,6 +90,11 @@ type Options struct {
 	// XFrameOptions and ContentSecurityPolicy are the web UI page's
 	// headers (see ui.Options). Default: ui's defaults.
 	XFrameOptions, ContentSecurityPolicy string
+	// AppSetPreview renders the Applications an ApplicationSet would make,
+	// writing nothing (an applicationset.Previewer's Preview): the
+	// ApplicationSet service's Generate. Default: Generate answers
+	// Unimplemented.
+	AppSetPreview func(ctx context.Context, as *v1alpha1.ApplicationSet) ([]*v1alpha1.Application, error)
 	// Headless serves one local user with the kubeconfig's rights, as the
 	// CLI's --core mode runs it: no login, every caller an administrator,
 	// and the install's settings only read, never written (no generated

@@ -20,6 +20,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/apiwire"
+	"github.com/capstan-cd/capstan/internal/applicationset"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/settings"
@@ -84,6 +85,9 @@ func serve(t testing.TB, opts Options, cached bool) *fixture {
 		}
 	}
 	opts.Renderer = repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Second})
+	if opts.AppSetPreview == nil { // as the server component wires it
+		opts.AppSetPreview = applicationset.Previewer{Sources: applicationset.Sources{Git: opts.Renderer, Reader: opts.Client, Namespace: ns}}.Preview
+	}
 	srv, err := New(ctx, opts)
 	if err != nil {
 		t.Fatal(err)

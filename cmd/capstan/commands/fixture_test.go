@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"github.com/capstan-cd/capstan/cmd/capstan/commands/cmdutil"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 
 	"bytes"
@@ -55,7 +56,8 @@ func startCapstan(t *testing.T, withController bool) *capstanFixture {
 	}
 	ns := kubeCluster.NewNamespace(t)
 	renderer := repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Second})
-	srv, err := server.New(ctx, server.Options{Client: c, Config: kubeCluster.Config, Renderer: renderer, Namespace: ns})
+	srv, err := server.New(ctx, server.Options{Client: c, Config: kubeCluster.Config, Renderer: renderer, Namespace: ns,
+		AppSetPreview: cmdutil.AppSetPreview(renderer, c, ns)})
 	if err != nil {
 		t.Fatal(err)
 	}

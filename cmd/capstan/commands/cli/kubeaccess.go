@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/capstan-cd/capstan/cmd/capstan/commands/cmdutil"
 	"github.com/capstan-cd/capstan/internal/apiclient"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo"
@@ -121,7 +122,8 @@ func startCore(ctx context.Context, kubeContext string) (addr string, cleanup fu
 	cleanup = func() { _ = os.RemoveAll(cache) }
 	renderer := repo.NewService(repo.Options{Root: cache, Credentials: &settings.RepoCredentials{Reader: c, Namespace: ns}})
 	srv, err := server.New(ctx, server.Options{Client: c, Config: cfg, Namespace: ns, Renderer: renderer, Insecure: true, Headless: true,
-		Log: slog.New(slog.DiscardHandler)})
+		Log:           slog.New(slog.DiscardHandler),
+		AppSetPreview: cmdutil.AppSetPreview(renderer, c, ns)})
 	if err != nil {
 		return "", cleanup, fmt.Errorf("--core: %w", err)
 	}
