@@ -140,7 +140,7 @@ func (g *generation) terminal(gen *v1alpha1.ApplicationSetTerminalGenerator) ([]
 	case gen.SCMProvider != nil:
 		return nil, errUnsupported("scmProvider")
 	case gen.PullRequest != nil:
-		return nil, errUnsupported("pullRequest")
+		return g.pullRequests(gen.PullRequest)
 	case gen.ClusterDecisionResource != nil:
 		return nil, errUnsupported("clusterDecisionResource")
 	case gen.Plugin != nil:

@@ -15,7 +15,11 @@ func GitHub(t testing.TB, token, owner, repo string) *Server {
 	mux.HandleFunc("GET "+prefix+"/pulls", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		out := []map[string]any{}
+		state := q.Get("state")
 		for _, p := range s.prs {
+			if p.Closed && state != "closed" && state != "all" || !p.Closed && state == "closed" {
+				continue
+			}
 			if (q.Get("head") == "" || q.Get("head") == owner+":"+p.Head) && (q.Get("base") == "" || q.Get("base") == p.Base) {
 				out = append(out, gitHubJSON(s, p))
 			}
@@ -99,6 +103,7 @@ func gitHubJSON(s *Server, p *PullRequest) map[string]any {
 	return map[string]any{
 		"number": p.Number, "state": "open", "title": p.Title, "body": p.Body, "labels": labels,
 		"html_url": strings.TrimSuffix(s.URL, "/api/v3/") + "/pull/" + itoa(p.Number),
-		"head":     map[string]string{"ref": p.Head}, "base": map[string]string{"ref": p.Base},
+		"head":     map[string]string{"ref": p.Head, "sha": p.HeadSHA}, "base": map[string]string{"ref": p.Base},
+		"user": map[string]string{"login": p.Author},
 	}
 }

@@ -23,7 +23,15 @@ func GitLab(t testing.TB, token, project string) *Server {
 		case rest == "" && r.Method == http.MethodGet:
 			q := r.URL.Query()
 			out := []map[string]any{}
+			var labels labelList
+			_ = labels.UnmarshalJSON([]byte(strconv.Quote(q.Get("labels"))))
 			for _, p := range s.prs {
+				if state := q.Get("state"); state != "" && state != "all" && (state == "closed") != p.Closed {
+					continue
+				}
+				if !hasLabels(p.Labels, labels) {
+					continue
+				}
 				if (q.Get("source_branch") == "" || q.Get("source_branch") == p.Head) && (q.Get("target_branch") == "" || q.Get("target_branch") == p.Base) {
 					out = append(out, gitLabJSON(s, p))
 				}
@@ -96,7 +104,21 @@ func gitLabJSON(s *Server, p *PullRequest) map[string]any {
 	return map[string]any{
 		"iid": p.Number, "state": "opened", "title": p.Title, "description": p.Body, "labels": p.Labels,
 		"source_branch": p.Head, "target_branch": p.Base, "web_url": s.URL + "/merge_requests/" + itoa(p.Number),
+		"sha": p.HeadSHA, "author": map[string]string{"username": p.Author},
 	}
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func hasLabels(have, want []string) bool {
+	for _, w := range want {
+		found := false
+		for _, h := range have {
+			found = found || h == w
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}

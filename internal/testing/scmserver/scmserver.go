@@ -24,8 +24,31 @@ type PullRequest struct {
 	Head, Base  string
 	Title, Body string
 	Labels      []string
+	// HeadSHA and Author are what a test sets when it opens a request
+	// itself (Add).
+	HeadSHA, Author string
+	// Closed requests are listed only when asked for.
+	Closed bool
 	// Edits counts the updates after it was opened.
 	Edits int
+}
+
+// Add opens a request as a user would, and returns its number.
+func (s *Server) Add(p PullRequest) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p.Number = int64(len(s.prs) + 1)
+	s.prs = append(s.prs, &p)
+	return p.Number
+}
+
+// Close closes a request.
+func (s *Server) Close(number int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.find(number); p != nil {
+		p.Closed = true
+	}
 }
 
 // Server is a local GitHub or GitLab API.

@@ -1,0 +1,138 @@
+package applicationset
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gosimple/slug"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/applicationset/pullrequest"
+)
+
+// DefaultPullRequestRequeueAfter is how often the pull request generator
+// asks its provider again, as in Argo CD (webhooks make it sooner).
+const DefaultPullRequestRequeueAfter = 30 * time.Minute
+
+// maxSlug bounds branch_slug, leaving room in a 63-character DNS label
+// for a prefix or suffix, as Argo CD does.
+const maxSlug = 50
+
+// pullRequests yields one parameter set per open pull request that the
+// provider lists and the filters keep, with Argo CD's parameters.
+func (g *generation) pullRequests(gen *v1alpha1.PullRequestGenerator) ([]Params, error) {
+	seconds := gen.RequeueAfterSeconds
+	if seconds == nil {
+		d := int64(DefaultPullRequestRequeueAfter / time.Second)
+		seconds = &d
+	}
+	g.wantRequeue(seconds)
+	svc, err := g.pullRequestService(gen)
+	if err != nil {
+		return nil, err
+	}
+	prs, err := pullrequest.Filtered(g.ctx, svc, gen.Filters)
+	if errors.Is(err, pullrequest.ErrRepositoryNotFound) && gen.ContinueOnRepoNotFoundError {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Params
+	for _, pr := range prs {
+		p := Params{
+			"number": strconv.FormatInt(pr.Number, 10), "title": pr.Title,
+			"branch": pr.Branch, "branch_slug": slugOf(pr.Branch),
+			"target_branch": pr.TargetBranch, "target_branch_slug": slugOf(pr.TargetBranch),
+			"head_sha": pr.HeadSHA, "head_short_sha": prefix(pr.HeadSHA, 8), "head_short_sha_7": prefix(pr.HeadSHA, 7),
+			"author": pr.Author,
+		}
+		if g.r.goTemplate { // labels only for Go templates, as in Argo CD
+			p["labels"] = pr.Labels
+		}
+		if p, err = g.withValues(p, gen.Values); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// pullRequestService is the provider a pull request generator names.
+func (g *generation) pullRequestService(gen *v1alpha1.PullRequestGenerator) (pullrequest.Service, error) {
+	switch {
+	case gen.Github != nil:
+		c := gen.Github
+		if c.AppSecretName != "" {
+			return nil, errors.New("pullRequest.github.appSecretName: GitHub App credentials are not supported by Capstan yet; use tokenRef")
+		}
+		token, err := g.secretRef(c.TokenRef, "pullRequest.github.tokenRef")
+		if err != nil {
+			return nil, err
+		}
+		return pullrequest.GitHub(c.API, c.Owner, c.Repo, token, c.Labels, nil)
+	case gen.GitLab != nil:
+		c := gen.GitLab
+		if c.CARef != nil || c.Insecure {
+			return nil, errors.New("pullRequest.gitlab: caRef and insecure are not supported by Capstan yet")
+		}
+		token, err := g.secretRef(c.TokenRef, "pullRequest.gitlab.tokenRef")
+		if err != nil {
+			return nil, err
+		}
+		return pullrequest.GitLab(c.API, c.Project, token, c.Labels, c.PullRequestState, nil)
+	case gen.Gitea != nil:
+		return nil, errUnsupported("pullRequest.gitea")
+	case gen.BitbucketServer != nil:
+		return nil, errUnsupported("pullRequest.bitbucketServer")
+	case gen.Bitbucket != nil:
+		return nil, errUnsupported("pullRequest.bitbucket")
+	case gen.AzureDevOps != nil:
+		return nil, errUnsupported("pullRequest.azuredevops")
+	}
+	return nil, errors.New("the pullRequest generator names no provider")
+}
+
+// secretRef reads a token a generator names from a Secret of the
+// ApplicationSet's namespace ("" when none is named).
+func (g *generation) secretRef(ref *v1alpha1.SecretRef, field string) (string, error) {
+	if ref == nil {
+		return "", nil
+	}
+	if g.src.Reader == nil {
+		return "", fmt.Errorf("%s: no client to read Secrets", field)
+	}
+	var s corev1.Secret
+	if err := g.src.Reader.Get(g.ctx, client.ObjectKey{Namespace: g.appset.Namespace, Name: ref.SecretName}, &s); err != nil {
+		return "", fmt.Errorf("%s: Secret %s/%s: %w", field, g.appset.Namespace, ref.SecretName, err)
+	}
+	v, ok := s.Data[ref.Key]
+	if !ok {
+		return "", fmt.Errorf("%s: Secret %s/%s has no key %q", field, g.appset.Namespace, ref.SecretName, ref.Key)
+	}
+	return string(v), nil
+}
+
+// slugOf makes a branch name DNS-friendly as Argo CD does: gosimple/slug
+// with underscores as dashes, cut to 50 characters at the last dash that
+// fits (the library's smart truncation, done here rather than through its
+// package-wide settings).
+func slugOf(branch string) string {
+	s := slug.Make(strings.ReplaceAll(branch, "_", "-"))
+	if len(s) <= maxSlug {
+		return s
+	}
+	for i := maxSlug; i >= 0; i-- {
+		if s[i] == '-' {
+			return s[:i]
+		}
+	}
+	return s[:maxSlug]
+}
+
+func prefix(s string, n int) string { return s[:min(len(s), n)] }
