@@ -138,7 +138,7 @@ func (g *generation) terminal(gen *v1alpha1.ApplicationSetTerminalGenerator) ([]
 		g.wantRequeue(gen.Git.RequeueAfterSeconds)
 		return g.git(gen.Git)
 	case gen.SCMProvider != nil:
-		return nil, errUnsupported("scmProvider")
+		return g.scmProvider(gen.SCMProvider)
 	case gen.PullRequest != nil:
 		return g.pullRequests(gen.PullRequest)
 	case gen.ClusterDecisionResource != nil:

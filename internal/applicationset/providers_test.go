@@ -3,6 +3,7 @@ package applicationset_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -58,4 +59,51 @@ func TestPullRequestGenerator(t *testing.T) {
 	e.waitApps("preview-1", fmt.Sprintf("preview-%d", third))
 	gh.Close(1)
 	e.waitApps(fmt.Sprintf("preview-%d", third))
+}
+
+// TestSCMProviderGenerator: one Application per repository of a GitHub
+// organization that holds a deploy directory (through go-github against a
+// local server speaking GitHub's API), with Argo CD's parameters; a
+// repository added later gets its Application.
+func TestSCMProviderGenerator(t *testing.T) {
+	e := start(t, nil)
+	ctx := context.Background()
+	org := scmserver.GitHubOrg(t, "gh-token", "shop",
+		scmserver.Repo{Name: "Web_Site", DefaultBranch: "main", Topics: []string{"team-a"}, Branches: map[string]string{"main": "0123456789ab"},
+			Files: map[string][]string{"main": {"deploy/app.yaml"}}},
+		scmserver.Repo{Name: "docs", DefaultBranch: "main", Branches: map[string]string{"main": "ffffffffffff"}, Files: map[string][]string{"main": {"README.md"}}},
+	)
+	if err := e.client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "github-token", Namespace: e.ns},
+		StringData: map[string]string{"token": "gh-token"}}); err != nil {
+		t.Fatal(err)
+	}
+	requeue := int64(1)
+	as := &v1alpha1.ApplicationSet{ObjectMeta: metav1.ObjectMeta{Name: "repos", Namespace: e.ns}, Spec: v1alpha1.ApplicationSetSpec{
+		Generators: []v1alpha1.ApplicationSetGenerator{{ApplicationSetTerminalGenerator: v1alpha1.ApplicationSetTerminalGenerator{
+			SCMProvider: &v1alpha1.SCMProviderGenerator{
+				Github:              &v1alpha1.SCMProviderGeneratorGithub{Organization: "shop", API: org.URL, TokenRef: &v1alpha1.SecretRef{SecretName: "github-token", Key: "token"}},
+				Filters:             []v1alpha1.SCMProviderGeneratorFilter{{PathsExist: []string{"deploy"}}},
+				CloneProtocol:       "https",
+				RequeueAfterSeconds: &requeue,
+			}}}},
+		Template: v1alpha1.ApplicationSetTemplate{
+			ApplicationSetTemplateMeta: v1alpha1.ApplicationSetTemplateMeta{Name: "{{repository_id}}-{{branchNormalized}}",
+				Annotations: map[string]string{"scm": "{{organization}} {{repository}} {{branch}} {{short_sha}} {{short_sha_7}} {{labels}}"}},
+			Spec: v1alpha1.ApplicationSpec{Project: "default",
+				Source:      &v1alpha1.ApplicationSource{RepoURL: "{{url}}", Path: "deploy", TargetRevision: "{{sha}}"},
+				Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "{{repository_id}}"}},
+		},
+	}}
+	if err := e.client.Create(ctx, as); err != nil {
+		t.Fatal(err)
+	}
+	app := e.waitApps("1-main")["1-main"]
+	if got, want := app.Annotations["scm"], "shop Web_Site main 01234567 0123456 team-a"; got != want {
+		t.Errorf("parameters %q, want %q", got, want)
+	}
+	if !strings.HasPrefix(app.Spec.Source.RepoURL, "https://") || !strings.HasSuffix(app.Spec.Source.RepoURL, "/shop/Web_Site.git") {
+		t.Errorf("url %s", app.Spec.Source.RepoURL)
+	}
+	org.AddRepo(scmserver.Repo{Name: "api", DefaultBranch: "main", Branches: map[string]string{"main": "aaaaaaaaaaaa"}, Files: map[string][]string{"main": {"deploy/x.yaml"}}})
+	e.waitApps("1-main", "3-main")
 }
