@@ -63,7 +63,17 @@ func (g *generation) scmService(gen *v1alpha1.SCMProviderGenerator) (scm.Provide
 		p, err := scm.GitHub(c.API, c.Organization, token, c.ExcludeArchivedRepos, nil)
 		return p, c.AllBranches, err
 	case gen.Gitlab != nil:
-		return nil, false, errUnsupported("scmProvider.gitlab")
+		c := gen.Gitlab
+		if c.CARef != nil || c.Insecure {
+			return nil, false, errors.New("scmProvider.gitlab: caRef and insecure are not supported by Capstan yet")
+		}
+		token, err := g.secretRef(c.TokenRef, "scmProvider.gitlab.tokenRef")
+		if err != nil {
+			return nil, false, err
+		}
+		p, err := scm.GitLab(c.API, c.Group, token, scm.GitLabOptions{IncludeSubgroups: c.IncludeSubgroups,
+			IncludeSharedProjects: c.IncludeSharedProjects, Topic: c.Topic, IncludeArchived: c.IncludeArchivedRepos}, nil)
+		return p, c.AllBranches, err
 	case gen.Gitea != nil:
 		return nil, false, errUnsupported("scmProvider.gitea")
 	case gen.Bitbucket != nil:

@@ -77,3 +77,34 @@ func TestListFilters(t *testing.T) {
 		t.Errorf("the error shows the token: %v", err)
 	}
 }
+
+// A GitLab group through its client-go against a local server speaking
+// GitLab's API: projects by topic, archived left out, paths in the tree.
+func TestGitLabGroup(t *testing.T) {
+	group := scmserver.GitLabGroup(t, "tok", "platform/apps",
+		scmserver.Repo{Name: "web", DefaultBranch: "main", Topics: []string{"deploy"},
+			Branches: map[string]string{"main": "a1a1a1a1", "next": "b2b2b2b2"},
+			Files:    map[string][]string{"main": {"charts/web/Chart.yaml"}, "next": {"README.md"}}},
+		scmserver.Repo{Name: "tool", DefaultBranch: "main", Branches: map[string]string{"main": "c3c3c3c3"}},
+		scmserver.Repo{Name: "old", DefaultBranch: "main", Topics: []string{"deploy"}, Archived: true, Branches: map[string]string{"main": "d4d4d4d4"}},
+	)
+	p, err := GitLab(group.URL, "platform/apps", "tok", GitLabOptions{Topic: "deploy"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repos, err := List(context.Background(), p, []v1alpha1.SCMProviderGeneratorFilter{{PathsExist: []string{"charts/web"}}}, "https", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(repos) != 1 || repos[0].Repository != "web" || repos[0].Branch != "main" || repos[0].SHA != "a1a1a1a1" ||
+		repos[0].Organization != "platform/apps" || !strings.HasSuffix(repos[0].URL, "/platform/apps/web.git") || repos[0].RepositoryID != 1 {
+		t.Errorf("repos %+v", repos)
+	}
+	all, err := GitLab(group.URL, "platform/apps", "tok", GitLabOptions{IncludeArchived: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if repos, err := List(context.Background(), all, nil, "", false); err != nil || len(repos) != 3 || !strings.HasPrefix(repos[0].URL, "git@") {
+		t.Errorf("every project: %+v %v", repos, err)
+	}
+}
