@@ -76,7 +76,9 @@ func (a *applier) apply(ctx context.Context, want, have *v1alpha1.Application) (
 	if err != nil {
 		return "", err
 	}
-	if equality.Semantic.DeepEqual(next.Spec, have.Spec) && equality.Semantic.DeepEqual(next.ObjectMeta, have.ObjectMeta) {
+	// A rollout's sync, unless one is already under way.
+	sync := want.Operation != nil && have.Operation == nil
+	if !sync && equality.Semantic.DeepEqual(next.Spec, have.Spec) && equality.Semantic.DeepEqual(next.ObjectMeta, have.ObjectMeta) {
 		return ActionUnchanged, nil
 	}
 	if a.dryRun {
@@ -84,13 +86,17 @@ func (a *applier) apply(ctx context.Context, want, have *v1alpha1.Application) (
 	}
 	// A JSON patch of metadata and spec: the application controller
 	// writes status often, and a patch does not race it.
-	patch, err := json.Marshal([]map[string]any{
+	ops := []map[string]any{
 		{"op": "add", "path": "/metadata/labels", "value": orEmpty(next.Labels)},
 		{"op": "add", "path": "/metadata/annotations", "value": orEmpty(next.Annotations)},
 		{"op": "add", "path": "/metadata/finalizers", "value": orEmptyList(next.Finalizers)},
 		{"op": "add", "path": "/metadata/ownerReferences", "value": next.OwnerReferences},
 		{"op": "add", "path": "/spec", "value": next.Spec},
-	})
+	}
+	if sync {
+		ops = append(ops, map[string]any{"op": "add", "path": "/operation", "value": want.Operation})
+	}
+	patch, err := json.Marshal(ops)
 	if err != nil {
 		return "", err
 	}

@@ -59,6 +59,11 @@ type Options struct {
 	Workers int
 	// MaxResourcesStatus bounds status.resources (0: no bound). Default 5000.
 	MaxResourcesStatus int
+	// ProgressiveSyncs runs the RollingSync strategy of ApplicationSets
+	// (applicationsetcontroller.enable.progressive.syncs). Default false:
+	// as in Argo CD, the strategy is then ignored and every generated
+	// Application syncs on its own policy.
+	ProgressiveSyncs bool
 	// LeaderElection waits for the Lease LeaseName, so standby replicas can take over.
 	LeaderElection bool
 	// MetricsAddr and ProbeAddr serve /metrics and /healthz, /readyz
@@ -131,7 +136,19 @@ func slimApplication(obj any) (any, error) {
 		return obj, nil
 	}
 	app.ManagedFields = nil
-	app.Status = v1alpha1.ApplicationStatus{Sync: v1alpha1.SyncStatus{Status: app.Status.Sync.Status}, Health: app.Status.Health}
+	// Progressive syncs also read the revisions, when the last sync
+	// started and whether the Application is in error.
+	slim := v1alpha1.ApplicationStatus{Sync: v1alpha1.SyncStatus{Status: app.Status.Sync.Status, Revision: app.Status.Sync.Revision,
+		Revisions: app.Status.Sync.Revisions}, Health: app.Status.Health, ReconciledAt: app.Status.ReconciledAt}
+	if op := app.Status.OperationState; op != nil {
+		slim.OperationState = &v1alpha1.OperationState{Phase: op.Phase, StartedAt: op.StartedAt}
+	}
+	for _, c := range app.Status.Conditions {
+		if c.Type == v1alpha1.ApplicationConditionInvalidSpecError || c.Type == v1alpha1.ApplicationConditionUnknownError {
+			slim.Conditions = append(slim.Conditions, v1alpha1.ApplicationCondition{Type: c.Type})
+		}
+	}
+	app.Status = slim
 	return app, nil
 }
 
@@ -188,7 +205,7 @@ func run(ctx context.Context, opts Options) error {
 			Sources: Sources{Git: opts.Git, Reader: mgr.GetClient(), Namespace: opts.Namespace, PathAwareGlobs: opts.PathAwareGlobs},
 			Policy:  opts.Policy, PolicyOverride: override,
 			PreservedLabels: opts.PreservedLabels, PreservedAnnotations: opts.PreservedAnnotations,
-			DryRun: opts.DryRun, MaxResourcesStatus: opts.MaxResourcesStatus, Log: opts.Log,
+			DryRun: opts.DryRun, MaxResourcesStatus: opts.MaxResourcesStatus, Log: opts.Log, ProgressiveSyncs: opts.ProgressiveSyncs,
 		},
 	}
 	inScope := predicate.NewPredicateFuncs(func(o client.Object) bool { return c.allowed(o.GetNamespace()) })

@@ -36,6 +36,8 @@ type Reconciler struct {
 	Log *slog.Logger
 	// Now is the clock for condition times. Default time.Now.
 	Now func() time.Time
+	// ProgressiveSyncs runs the RollingSync strategy (see Options).
+	ProgressiveSyncs bool
 }
 
 // policyOf is the policy that applies to an ApplicationSet.
@@ -79,6 +81,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, as *v1alpha1.ApplicationSet)
 	}
 	var changes []Change
 	var out outcome
+	if r.ProgressiveSyncs && rollingSync(as) {
+		if out.rollout = r.roll(ctx, as, a, desired, owned); out.rollout.noSteps {
+			// Nothing is applied: every Application would sync at once.
+			return nil, requeueOnError(requeue), r.writeStatus(ctx, as, out, nil)
+		}
+		// The states are stored before any sync is asked for: a
+		// reconcile that read an out-of-date ApplicationSet fails here
+		// (a conflict) instead of syncing an Application twice.
+		if err := r.saveRollout(ctx, as, out.rollout); err != nil {
+			return nil, requeue, err
+		}
+		requeue = out.rollout.requeue(requeue)
+	}
 	fail := func(reason string, err error) {
 		if out.applyErr == nil {
 			out.applyErr, out.applyReason = err, reason
@@ -183,7 +198,13 @@ func (r *Reconciler) writeStatus(ctx context.Context, as *v1alpha1.ApplicationSe
 	}
 	next := as.DeepCopy()
 	next.Status.Conditions = mergeConditions(as.Status.Conditions, out.conditions(), now())
-	if out.generateErr == nil {
+	switch {
+	case out.rollout != nil:
+		next.Status.ApplicationStatus = out.rollout.statuses
+	case !r.ProgressiveSyncs || !rollingSync(as):
+		next.Status.ApplicationStatus = nil // no rollout: no stale steps
+	}
+	if out.generateErr == nil && (out.rollout == nil || !out.rollout.noSteps) {
 		next.Status.Resources = resources(apps, r.MaxResourcesStatus)
 		next.Status.ResourcesCount = int64(len(apps))
 	}

@@ -20,12 +20,17 @@ func TestSlimApplication(t *testing.T) {
 			Health:         v1alpha1.AppHealthStatus{Status: v1alpha1.HealthStatusHealthy},
 			Resources:      []v1alpha1.ResourceStatus{{Kind: "ConfigMap", Name: "c"}},
 			History:        []v1alpha1.RevisionHistory{{Revision: "abc"}},
-			OperationState: &v1alpha1.OperationState{Phase: v1alpha1.OperationSucceeded},
+			OperationState: &v1alpha1.OperationState{Phase: v1alpha1.OperationSucceeded, Message: "long", StartedAt: metav1.Unix(10, 0)},
+			Conditions:     []v1alpha1.ApplicationCondition{{Type: v1alpha1.ApplicationConditionUnknownError, Message: "m"}, {Type: "SyncError", Message: "s"}},
 		},
 	}
 	want := app.DeepCopy()
 	want.ManagedFields = nil
-	want.Status = v1alpha1.ApplicationStatus{Sync: v1alpha1.SyncStatus{Status: v1alpha1.SyncStatusCodeSynced}, Health: app.Status.Health}
+	// What progressive syncs read: revisions, when the sync started, and
+	// whether the Application is in error.
+	want.Status = v1alpha1.ApplicationStatus{Sync: v1alpha1.SyncStatus{Status: v1alpha1.SyncStatusCodeSynced, Revision: "abc"}, Health: app.Status.Health,
+		OperationState: &v1alpha1.OperationState{Phase: v1alpha1.OperationSucceeded, StartedAt: metav1.Unix(10, 0)},
+		Conditions:     []v1alpha1.ApplicationCondition{{Type: v1alpha1.ApplicationConditionUnknownError}}}
 	got, err := slimApplication(app)
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package applicationset
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -23,10 +24,29 @@ type outcome struct {
 	// deleting an Application, with its reason.
 	applyErr    error
 	applyReason string
+	// rollout, for a RollingSync, is this reconcile's progressive sync.
+	rollout *rollout
 }
 
 // conditions returns Argo CD's three conditions for an outcome.
 func (o outcome) conditions() []v1alpha1.ApplicationSetCondition {
+	out := o.base()
+	if o.rollout == nil {
+		return out
+	}
+	for _, c := range o.rollout.conditions() {
+		i := slices.IndexFunc(out, func(b v1alpha1.ApplicationSetCondition) bool { return b.Type == c.Type })
+		if i < 0 {
+			out = append(out, c)
+		} else if out[i].Status != v1alpha1.ApplicationSetConditionStatusTrue {
+			out[i] = c // an error already reported stays
+		}
+	}
+	return out
+}
+
+// base is Argo CD's three conditions for the generation and the writes.
+func (o outcome) base() []v1alpha1.ApplicationSetCondition {
 	t, f := v1alpha1.ApplicationSetConditionStatusTrue, v1alpha1.ApplicationSetConditionStatusFalse
 	switch {
 	case o.generateErr != nil:

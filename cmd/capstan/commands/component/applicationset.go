@@ -36,6 +36,7 @@ type appSetFlags struct {
 	burst          int
 	log            logFlags
 	debug          bool
+	progressive    bool
 }
 
 // appSetEnv names the variables Argo CD's manifests set on the
@@ -59,12 +60,13 @@ var appSetEnv = map[string]string{
 	"loglevel":                     "ARGOCD_APPLICATIONSET_CONTROLLER_LOGLEVEL",
 	"logformat":                    "ARGOCD_APPLICATIONSET_CONTROLLER_LOGFORMAT",
 	"debug":                        "ARGOCD_APPLICATIONSET_CONTROLLER_DEBUG",
+	"enable-progressive-syncs":     "ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_PROGRESSIVE_SYNCS",
 }
 
 // appSetNoEffect are the ApplicationSet controller's variables in noEffect.
 var appSetNoEffect = []string{
 	"ARGOCD_APPLICATIONSET_CONTROLLER_ALLOWED_SCM_PROVIDERS", "ARGOCD_GIT_MODULES_ENABLED",
-	"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_GITHUB_API_METRICS", "ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_PROGRESSIVE_SYNCS",
+	"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_GITHUB_API_METRICS",
 	"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_SCM_PROVIDERS", "ARGOCD_APPLICATIONSET_CONTROLLER_TOKENREF_STRICT_MODE",
 	"GRPC_ENABLE_TXT_SERVICE_CONFIG", "ARGOCD_K8S_CLIENT_MAX_IDLE_CONNECTIONS", "ARGOCD_K8S_TCP_IDLE_TIMEOUT",
 	"ARGOCD_K8S_TCP_KEEPALIVE", "ARGOCD_K8S_TCP_TIMEOUT", "ARGOCD_K8S_TLS_HANDSHAKE_TIMEOUT",
@@ -92,6 +94,7 @@ func (f *appSetFlags) add(cmd *cobra.Command) {
 	fl.Float32Var(&f.qps, "kube-api-qps", 50, "requests per second to the Kubernetes API server")
 	fl.IntVar(&f.burst, "kube-api-burst", 100, "request burst to the Kubernetes API server")
 	fl.BoolVar(&f.debug, "debug", false, "log at debug level, whatever --loglevel says")
+	fl.BoolVar(&f.progressive, "enable-progressive-syncs", false, "run ApplicationSets' RollingSync strategy: sync generated Applications step by step")
 	f.log.add(cmd)
 }
 
@@ -109,7 +112,7 @@ func (f *appSetFlags) options(cfg *rest.Config, git repo.GitLister, log *slog.Lo
 		Policy: policy, PolicyOverride: &f.policyOverride, DryRun: f.dryRun, PathAwareGlobs: f.newGlobbing,
 		PreservedAnnotations: f.preservedAnn, PreservedLabels: f.preservedLbl,
 		Workers: f.workers, MaxResourcesStatus: f.maxResources, LeaderElection: f.elect,
-		MetricsAddr: f.metricsAddr, ProbeAddr: f.probeAddr, Log: log,
+		MetricsAddr: f.metricsAddr, ProbeAddr: f.probeAddr, Log: log, ProgressiveSyncs: f.progressive,
 	}, nil
 }
 

@@ -81,7 +81,6 @@ var noEffect = map[string]string{
 	"ARGOCD_APPLICATIONSET_CONTROLLER_TOKENREF_STRICT_MODE":             whyNoSCM,
 	"ARGOCD_APPLICATIONSET_CONTROLLER_SCM_ROOT_CA_PATH":                 whyNoSCM,
 	"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_GITHUB_API_METRICS":        whyNoSCM,
-	"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_PROGRESSIVE_SYNCS":         "progressive syncs are not supported",
 	"ARGOCD_APPLICATIONSET_CONTROLLER_WEBHOOK_PARALLELISM_LIMIT":        "Git webhooks reach the ApplicationSet controller through the API server",
 	"ARGOCD_APPLICATIONSET_CONTROLLER_REQUEUE_AFTER":                    "ApplicationSets are regenerated when their inputs change and every 3 minutes",
 	"ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_CA_CERT_PATH":         whyRepoMTLS,
