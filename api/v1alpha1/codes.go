@@ -113,6 +113,10 @@ const (
 	AnnotationTrackingID = "argocd.argoproj.io/tracking-id"
 	// AnnotationRefresh asks the controller to refresh an Application ("normal" or "hard").
 	AnnotationRefresh = "argocd.argoproj.io/refresh"
+	// AnnotationApplicationSetRefresh asks the ApplicationSet controller to
+	// run a set's generators now; the API server sets it on a Git push the
+	// set's git generators read, the controller removes it once done.
+	AnnotationApplicationSetRefresh = "argocd.argoproj.io/application-set-refresh"
 	// AnnotationDeletionApproved, on an Application, is when a user
 	// approved deleting the resources that ask for it (Prune=confirm,
 	// Delete=confirm): an RFC 3339 time, from the operation's start (or

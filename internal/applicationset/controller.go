@@ -9,6 +9,8 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -288,6 +290,13 @@ func (c *appsetController) Reconcile(ctx context.Context, req reconcile.Request)
 	_, requeue, err := c.r.Reconcile(ctx, &as)
 	if err != nil {
 		return reconcile.Result{}, fmt.Errorf("ApplicationSet/%s/%s: %w", as.Namespace, as.Name, err)
+	}
+	if _, asked := as.Annotations[v1alpha1.AnnotationApplicationSetRefresh]; asked {
+		// The refresh a webhook asked for is done.
+		patch := []byte(`{"metadata":{"annotations":{"` + v1alpha1.AnnotationApplicationSetRefresh + `":null}}}`)
+		if err := c.client.Patch(ctx, &as, client.RawPatch(types.MergePatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
+			return reconcile.Result{}, fmt.Errorf("ApplicationSet/%s/%s: clearing %s: %w", as.Namespace, as.Name, v1alpha1.AnnotationApplicationSetRefresh, err)
+		}
 	}
 	return reconcile.Result{RequeueAfter: requeue}, nil
 }

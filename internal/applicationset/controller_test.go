@@ -456,3 +456,41 @@ func TestPreserveResourcesOnDeletion(t *testing.T) {
 	})
 	e.waitApps("keep-a")
 }
+
+// TestRefreshAnnotation: an ApplicationSet marked for refresh (a webhook's
+// push) runs its generators at once, not at its next period, and the mark
+// is removed.
+func TestRefreshAnnotation(t *testing.T) {
+	localcluster.Need(t)
+	e := start(t, nil)
+	ctx := context.Background()
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "apps", map[string]string{"apps/one/kustomization.yaml": "resources: []\n"})
+	hour := int64(3600)
+	as := &v1alpha1.ApplicationSet{ObjectMeta: metav1.ObjectMeta{Name: "pushed", Namespace: e.ns}, Spec: v1alpha1.ApplicationSetSpec{
+		Generators: []v1alpha1.ApplicationSetGenerator{{ApplicationSetTerminalGenerator: v1alpha1.ApplicationSetTerminalGenerator{
+			Git: &v1alpha1.GitGenerator{RepoURL: remote.URL, Revision: "main", RequeueAfterSeconds: &hour,
+				Directories: []v1alpha1.GitDirectoryGeneratorItem{{Path: "apps/*"}}}}}},
+		Template: v1alpha1.ApplicationSetTemplate{ApplicationSetTemplateMeta: v1alpha1.ApplicationSetTemplateMeta{Name: "{{path.basename}}"},
+			Spec: v1alpha1.ApplicationSpec{Project: "default", Source: &v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "{{path}}", TargetRevision: "main"},
+				Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "x"}}},
+	}}
+	if err := e.client.Create(ctx, as); err != nil {
+		t.Fatal(err)
+	}
+	e.waitApps("one")
+	remote.Commit(t, "two", map[string]string{"apps/two/kustomization.yaml": "resources: []\n"})
+	time.Sleep(1100 * time.Millisecond) // past the repo server's one-second refs cache of the test
+	start := time.Now()
+	e.update("pushed", func(as *v1alpha1.ApplicationSet) {
+		metav1.SetMetaDataAnnotation(&as.ObjectMeta, v1alpha1.AnnotationApplicationSetRefresh, "true")
+	})
+	e.waitApps("one", "two")
+	t.Logf("a refresh to the new Application: %v", time.Since(start))
+	e.eventually("the refresh mark removed", func() string {
+		if v, ok := e.appset("pushed").Annotations[v1alpha1.AnnotationApplicationSetRefresh]; ok {
+			return "still " + v
+		}
+		return ""
+	})
+}

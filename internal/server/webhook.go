@@ -59,7 +59,8 @@ func (cs pushedCommits) files() []string {
 // webhook answers POST /api/webhook: a push event from GitHub, GitLab,
 // Bitbucket Cloud or Server, Gitea or Gogs, checked against the secret
 // argocd-secret configures for that provider, refreshes the Applications
-// that follow the pushed repository.
+// that follow the pushed repository and the ApplicationSets whose git
+// generators read it.
 func (s *Server) webhook(w http.ResponseWriter, r *http.Request) error {
 	body, err := io.ReadAll(r.Body) // bounded by limit
 	if err != nil {
@@ -78,6 +79,9 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	if err := s.refreshFollowers(r, p); err != nil {
+		return err
+	}
+	if err := s.refreshAppSets(r.Context(), p); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]string{})

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -208,5 +209,52 @@ func TestWebhookRefreshesOnlyTouchedPaths(t *testing.T) {
 	}
 	if _, ok := list.Items[0].Annotations[v1alpha1.AnnotationRefresh]; !ok {
 		t.Error("a change under /lib did not refresh api")
+	}
+}
+
+// TestWebhookRefreshesApplicationSets: a push marks the ApplicationSets
+// whose git generators read the pushed repository and branch, at the top
+// or inside a matrix, for the ApplicationSet controller to run now.
+func TestWebhookRefreshesApplicationSets(t *testing.T) {
+	t.Parallel()
+	localcluster.Need(t)
+	ctx := context.Background()
+	f := start(t, false)
+	git := func(url, rev string) *v1alpha1.GitGenerator {
+		return &v1alpha1.GitGenerator{RepoURL: url, Revision: rev, Directories: []v1alpha1.GitDirectoryGeneratorItem{{Path: "*"}}}
+	}
+	sets := map[string]v1alpha1.ApplicationSetGenerator{
+		"reads":       {ApplicationSetTerminalGenerator: v1alpha1.ApplicationSetTerminalGenerator{Git: git("https://github.com/org/app.git", "main")}},
+		"reads-head":  {ApplicationSetTerminalGenerator: v1alpha1.ApplicationSetTerminalGenerator{Git: git("git@github.com:org/app.git", "HEAD")}},
+		"other-rev":   {ApplicationSetTerminalGenerator: v1alpha1.ApplicationSetTerminalGenerator{Git: git("https://github.com/org/app", "release")}},
+		"other-repo":  {ApplicationSetTerminalGenerator: v1alpha1.ApplicationSetTerminalGenerator{Git: git("https://github.com/org/other", "main")}},
+		"in-a-matrix": {Matrix: &v1alpha1.MatrixGenerator{Generators: []v1alpha1.ApplicationSetNestedGenerator{
+			{ApplicationSetTerminalGenerator: v1alpha1.ApplicationSetTerminalGenerator{List: &v1alpha1.ListGenerator{}}},
+			{ApplicationSetTerminalGenerator: v1alpha1.ApplicationSetTerminalGenerator{Git: git("https://github.com/org/app", "main")}},
+		}}},
+	}
+	for name, gen := range sets {
+		as := &v1alpha1.ApplicationSet{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns},
+			Spec: v1alpha1.ApplicationSetSpec{Generators: []v1alpha1.ApplicationSetGenerator{gen}}}
+		if err := f.c.Create(ctx, as); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code := f.post(githubPush, map[string]string{"X-GitHub-Event": "push"}); code != 200 {
+		t.Fatalf("a GitHub push: %d", code)
+	}
+	var list v1alpha1.ApplicationSetList
+	if err := f.c.List(ctx, &list, client.InNamespace(f.ns)); err != nil {
+		t.Fatal(err)
+	}
+	var marked []string
+	for _, as := range list.Items {
+		if as.Annotations[v1alpha1.AnnotationApplicationSetRefresh] == "true" {
+			marked = append(marked, as.Name)
+		}
+	}
+	slices.Sort(marked)
+	if got := strings.Join(marked, ","); got != "in-a-matrix,reads,reads-head" {
+		t.Errorf("marked %s, want in-a-matrix,reads,reads-head", got)
 	}
 }
