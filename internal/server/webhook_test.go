@@ -224,10 +224,10 @@ func TestWebhookRefreshesApplicationSets(t *testing.T) {
 		return &v1alpha1.GitGenerator{RepoURL: url, Revision: rev, Directories: []v1alpha1.GitDirectoryGeneratorItem{{Path: "*"}}}
 	}
 	sets := map[string]v1alpha1.ApplicationSetGenerator{
-		"reads":       {ApplicationSetTerminalGenerator: v1alpha1.ApplicationSetTerminalGenerator{Git: git("https://github.com/org/app.git", "main")}},
-		"reads-head":  {ApplicationSetTerminalGenerator: v1alpha1.ApplicationSetTerminalGenerator{Git: git("git@github.com:org/app.git", "HEAD")}},
-		"other-rev":   {ApplicationSetTerminalGenerator: v1alpha1.ApplicationSetTerminalGenerator{Git: git("https://github.com/org/app", "release")}},
-		"other-repo":  {ApplicationSetTerminalGenerator: v1alpha1.ApplicationSetTerminalGenerator{Git: git("https://github.com/org/other", "main")}},
+		"reads":      {ApplicationSetTerminalGenerator: v1alpha1.ApplicationSetTerminalGenerator{Git: git("https://github.com/org/app.git", "main")}},
+		"reads-head": {ApplicationSetTerminalGenerator: v1alpha1.ApplicationSetTerminalGenerator{Git: git("git@github.com:org/app.git", "HEAD")}},
+		"other-rev":  {ApplicationSetTerminalGenerator: v1alpha1.ApplicationSetTerminalGenerator{Git: git("https://github.com/org/app", "release")}},
+		"other-repo": {ApplicationSetTerminalGenerator: v1alpha1.ApplicationSetTerminalGenerator{Git: git("https://github.com/org/other", "main")}},
 		"in-a-matrix": {Matrix: &v1alpha1.MatrixGenerator{Generators: []v1alpha1.ApplicationSetNestedGenerator{
 			{ApplicationSetTerminalGenerator: v1alpha1.ApplicationSetTerminalGenerator{List: &v1alpha1.ListGenerator{}}},
 			{ApplicationSetTerminalGenerator: v1alpha1.ApplicationSetTerminalGenerator{Git: git("https://github.com/org/app", "main")}},
