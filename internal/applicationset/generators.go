@@ -142,9 +142,9 @@ func (g *generation) terminal(gen *v1alpha1.ApplicationSetTerminalGenerator) ([]
 	case gen.PullRequest != nil:
 		return g.pullRequests(gen.PullRequest)
 	case gen.ClusterDecisionResource != nil:
-		return nil, errUnsupported("clusterDecisionResource")
+		return g.clusterDecisions(gen.ClusterDecisionResource)
 	case gen.Plugin != nil:
-		return nil, errUnsupported("plugin")
+		return g.pluginGenerator(gen.Plugin)
 	}
 	return nil, fmt.Errorf("a generator names no known generator (list, clusters, git, matrix, merge, scmProvider, pullRequest, clusterDecisionResource, plugin)")
 }

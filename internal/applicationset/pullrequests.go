@@ -107,13 +107,23 @@ func (g *generation) secretRef(ref *v1alpha1.SecretRef, field string) (string, e
 	if g.src.Reader == nil {
 		return "", fmt.Errorf("%s: no client to read Secrets", field)
 	}
-	var s corev1.Secret
-	if err := g.src.Reader.Get(g.ctx, client.ObjectKey{Namespace: g.appset.Namespace, Name: ref.SecretName}, &s); err != nil {
-		return "", fmt.Errorf("%s: Secret %s/%s: %w", field, g.appset.Namespace, ref.SecretName, err)
+	v, err := g.secretKey(g.appset.Namespace, ref.SecretName, ref.Key)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", field, err)
 	}
-	v, ok := s.Data[ref.Key]
+	return v, nil
+}
+
+// secretKey reads one key of a Secret. Errors name the Secret
+// and key, never the value.
+func (g *generation) secretKey(namespace, name, key string) (string, error) {
+	var s corev1.Secret
+	if err := g.src.Reader.Get(g.ctx, client.ObjectKey{Namespace: namespace, Name: name}, &s); err != nil {
+		return "", fmt.Errorf("reading Secret %s/%s: %w", namespace, name, err)
+	}
+	v, ok := s.Data[key]
 	if !ok {
-		return "", fmt.Errorf("%s: Secret %s/%s has no key %q", field, g.appset.Namespace, ref.SecretName, ref.Key)
+		return "", fmt.Errorf("key %q missing from Secret %s/%s", key, namespace, name)
 	}
 	return string(v), nil
 }
