@@ -34,6 +34,9 @@ export CAPSTAN_ARGOCD_MANIFESTS := $(ARGOCD_MANIFESTS)
 # Argo CD Image Updater's CRD and sample objects; tools/image-updater-manifests/go.mod pins the release.
 IMAGE_UPDATER_MANIFESTS := $(CURDIR)/bin/image-updater-manifests
 export CAPSTAN_IMAGE_UPDATER_MANIFESTS := $(IMAGE_UPDATER_MANIFESTS)
+# Gitea, the real SCM server of the ApplicationSet generator tests; tools/gitea/go.mod pins it.
+GITEA_BIN := $(CURDIR)/bin/gitea
+export CAPSTAN_GITEA_BIN := $(GITEA_BIN)/gitea
 # Mailpit, the SMTP server the notification tests mail to; tools/mailpit/go.mod pins it.
 MAILPIT_BIN := $(CURDIR)/bin/mailpit
 export CAPSTAN_MAILPIT_BIN := $(MAILPIT_BIN)/mailpit
@@ -92,7 +95,7 @@ lint: ## gofmt, go vet and staticcheck.
 	$(STATICCHECK) ./...
 
 .PHONY: test
-test: deps kube dex argocd argocd-manifests image-updater-manifests mailpit kustomize lint check-generated ## Everything CI checks: lint, generated files, all tests with -race.
+test: deps kube dex argocd argocd-manifests image-updater-manifests mailpit gitea kustomize lint check-generated ## Everything CI checks: lint, generated files, all tests with -race.
 	go test -race -count=1 -timeout 25m ./...
 
 .PHONY: test-short
@@ -162,6 +165,17 @@ $(IMAGE_UPDATER_MANIFESTS)/.fetched: tools/image-updater-manifests/go.mod tools/
 	  cp -R "$$dir/config/crd/bases" $(IMAGE_UPDATER_MANIFESTS)/crds && cp -R "$$dir/config/samples" $(IMAGE_UPDATER_MANIFESTS)/samples
 	chmod -R u+w $(IMAGE_UPDATER_MANIFESTS)
 	@touch $@
+
+.PHONY: gitea
+gitea: $(GITEA_BIN)/gitea ## Build Gitea (the SCM provider and pull request generator tests' server) into bin/gitea, with its options and templates.
+
+$(GITEA_BIN)/gitea: tools/gitea/go.mod tools/gitea/go.sum
+	mkdir -p $(GITEA_BIN)
+	rm -rf $(GITEA_BIN)/options $(GITEA_BIN)/templates
+	dir="$$(cd tools/gitea && go list -m -f '{{.Dir}}' code.gitea.io/gitea)"; \
+	  cp -R "$$dir/options" "$$dir/templates" $(GITEA_BIN)/ && chmod -R u+w $(GITEA_BIN)/options $(GITEA_BIN)/templates
+	cd tools/gitea && v="$$(go list -m -f '{{.Version}}' code.gitea.io/gitea)" && \
+	  go build -trimpath -ldflags="-s -w -X main.Version=$${v#v}" -tags 'sqlite sqlite_unlock_notify' -o $(GITEA_BIN)/gitea code.gitea.io/gitea
 
 .PHONY: mailpit
 mailpit: $(MAILPIT_BIN)/mailpit ## Build Mailpit (the notification tests' SMTP server) into bin/mailpit.

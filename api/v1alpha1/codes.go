@@ -154,6 +154,9 @@ const (
 	SecretTypeRepositoryWrite      = "repository-write"
 	SecretTypeRepoWriteCredentials = "repo-write-creds"
 	SecretTypeCluster              = "cluster"
+	// SecretTypeSCMCreds marks a Secret an ApplicationSet generator's
+	// tokenRef may read under the token reference strict mode.
+	SecretTypeSCMCreds = "scm-creds"
 )
 
 // GetSyncOptions returns spec.syncPolicy.syncOptions (nil without a sync

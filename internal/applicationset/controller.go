@@ -54,8 +54,10 @@ type Options struct {
 	PreservedLabels, PreservedAnnotations []string
 	// DryRun writes no Applications, only ApplicationSet status.
 	DryRun bool
-	// PathAwareGlobs: see Sources.
+	// PathAwareGlobs, RequeueAfter and SCM: see Sources.
 	PathAwareGlobs bool
+	RequeueAfter   time.Duration
+	SCM            SCMPolicy
 	// Workers reconcile ApplicationSets in parallel
 	// (--concurrent-reconciliations). Default 10.
 	Workers int
@@ -203,9 +205,10 @@ func run(ctx context.Context, opts Options) error {
 		client: mgr.GetClient(),
 		opts:   opts,
 		r: &Reconciler{
-			Client:  mgr.GetClient(),
-			Sources: Sources{Git: opts.Git, Reader: mgr.GetClient(), Namespace: opts.Namespace, PathAwareGlobs: opts.PathAwareGlobs},
-			Policy:  opts.Policy, PolicyOverride: override,
+			Client: mgr.GetClient(),
+			Sources: Sources{Git: opts.Git, Reader: mgr.GetClient(), Namespace: opts.Namespace, PathAwareGlobs: opts.PathAwareGlobs,
+				RequeueAfter: opts.RequeueAfter, SCM: opts.SCM},
+			Policy: opts.Policy, PolicyOverride: override,
 			PreservedLabels: opts.PreservedLabels, PreservedAnnotations: opts.PreservedAnnotations,
 			DryRun: opts.DryRun, MaxResourcesStatus: opts.MaxResourcesStatus, Log: opts.Log, ProgressiveSyncs: opts.ProgressiveSyncs,
 		},

@@ -171,4 +171,3 @@ func (g *generation) kindOf(gvr schema.GroupVersionResource) (schema.GroupVersio
 	}
 	return gvk, nil
 }
-

@@ -45,6 +45,9 @@ type generation struct {
 // wantRequeue records a generator's period, the default when unset.
 func (g *generation) wantRequeue(seconds *int64) {
 	d := DefaultRequeueAfter
+	if g.src.RequeueAfter > 0 {
+		d = g.src.RequeueAfter
+	}
 	if seconds != nil {
 		d = time.Duration(*seconds) * time.Second
 	}

@@ -71,23 +71,25 @@ func (g *generation) pullRequestService(gen *v1alpha1.PullRequestGenerator) (pul
 		if c.AppSecretName != "" {
 			return nil, errors.New("pullRequest.github.appSecretName: GitHub App credentials are not supported by Capstan yet; use tokenRef")
 		}
-		token, err := g.secretRef(c.TokenRef, "pullRequest.github.tokenRef")
+		token, hc, err := g.reach("pullRequest.github", c.API, c.TokenRef, false, nil)
 		if err != nil {
 			return nil, err
 		}
-		return pullrequest.GitHub(c.API, c.Owner, c.Repo, token, c.Labels, nil)
+		return pullrequest.GitHub(c.API, c.Owner, c.Repo, token, c.Labels, hc)
 	case gen.GitLab != nil:
 		c := gen.GitLab
-		if c.CARef != nil || c.Insecure {
-			return nil, errors.New("pullRequest.gitlab: caRef and insecure are not supported by Capstan yet")
-		}
-		token, err := g.secretRef(c.TokenRef, "pullRequest.gitlab.tokenRef")
+		token, hc, err := g.reach("pullRequest.gitlab", c.API, c.TokenRef, c.Insecure, c.CARef)
 		if err != nil {
 			return nil, err
 		}
-		return pullrequest.GitLab(c.API, c.Project, token, c.Labels, c.PullRequestState, nil)
+		return pullrequest.GitLab(c.API, c.Project, token, c.Labels, c.PullRequestState, hc)
 	case gen.Gitea != nil:
-		return nil, errUnsupported("pullRequest.gitea")
+		c := gen.Gitea
+		token, hc, err := g.reach("pullRequest.gitea", c.API, c.TokenRef, c.Insecure, nil)
+		if err != nil {
+			return nil, err
+		}
+		return pullrequest.Gitea(c.API, c.Owner, c.Repo, token, c.Labels, hc)
 	case gen.BitbucketServer != nil:
 		return nil, errUnsupported("pullRequest.bitbucketServer")
 	case gen.Bitbucket != nil:
@@ -107,19 +109,24 @@ func (g *generation) secretRef(ref *v1alpha1.SecretRef, field string) (string, e
 	if g.src.Reader == nil {
 		return "", fmt.Errorf("%s: no client to read Secrets", field)
 	}
-	v, err := g.secretKey(g.appset.Namespace, ref.SecretName, ref.Key)
+	v, err := g.secretKey(g.appset.Namespace, ref.SecretName, ref.Key, g.src.SCM.TokenRefStrict)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", field, err)
 	}
 	return v, nil
 }
 
-// secretKey reads one key of a Secret. Errors name the Secret
-// and key, never the value.
-func (g *generation) secretKey(namespace, name, key string) (string, error) {
+// secretKey reads one key of a Secret; with scmCreds, only of a Secret
+// labelled as SCM credentials. Errors name the Secret and key, never the
+// value.
+func (g *generation) secretKey(namespace, name, key string, scmCreds bool) (string, error) {
 	var s corev1.Secret
 	if err := g.src.Reader.Get(g.ctx, client.ObjectKey{Namespace: namespace, Name: name}, &s); err != nil {
 		return "", fmt.Errorf("reading Secret %s/%s: %w", namespace, name, err)
+	}
+	if scmCreds && s.Labels[v1alpha1.LabelSecretType] != v1alpha1.SecretTypeSCMCreds {
+		return "", fmt.Errorf("secret %s/%s is not a valid SCM creds secret: it lacks the label %s=%s (token reference strict mode)",
+			namespace, name, v1alpha1.LabelSecretType, v1alpha1.SecretTypeSCMCreds)
 	}
 	v, ok := s.Data[key]
 	if !ok {

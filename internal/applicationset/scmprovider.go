@@ -56,26 +56,29 @@ func (g *generation) scmService(gen *v1alpha1.SCMProviderGenerator) (scm.Provide
 		if c.AppSecretName != "" {
 			return nil, false, errors.New("scmProvider.github.appSecretName: GitHub App credentials are not supported by Capstan yet; use tokenRef")
 		}
-		token, err := g.secretRef(c.TokenRef, "scmProvider.github.tokenRef")
+		token, hc, err := g.reach("scmProvider.github", c.API, c.TokenRef, false, nil)
 		if err != nil {
 			return nil, false, err
 		}
-		p, err := scm.GitHub(c.API, c.Organization, token, c.ExcludeArchivedRepos, nil)
+		p, err := scm.GitHub(c.API, c.Organization, token, c.ExcludeArchivedRepos, hc)
 		return p, c.AllBranches, err
 	case gen.Gitlab != nil:
 		c := gen.Gitlab
-		if c.CARef != nil || c.Insecure {
-			return nil, false, errors.New("scmProvider.gitlab: caRef and insecure are not supported by Capstan yet")
-		}
-		token, err := g.secretRef(c.TokenRef, "scmProvider.gitlab.tokenRef")
+		token, hc, err := g.reach("scmProvider.gitlab", c.API, c.TokenRef, c.Insecure, c.CARef)
 		if err != nil {
 			return nil, false, err
 		}
 		p, err := scm.GitLab(c.API, c.Group, token, scm.GitLabOptions{IncludeSubgroups: c.IncludeSubgroups,
-			IncludeSharedProjects: c.IncludeSharedProjects, Topic: c.Topic, IncludeArchived: c.IncludeArchivedRepos}, nil)
+			IncludeSharedProjects: c.IncludeSharedProjects, Topic: c.Topic, IncludeArchived: c.IncludeArchivedRepos}, hc)
 		return p, c.AllBranches, err
 	case gen.Gitea != nil:
-		return nil, false, errUnsupported("scmProvider.gitea")
+		c := gen.Gitea
+		token, hc, err := g.reach("scmProvider.gitea", c.API, c.TokenRef, c.Insecure, nil)
+		if err != nil {
+			return nil, false, err
+		}
+		p, err := scm.Gitea(c.API, c.Owner, token, c.ExcludeArchivedRepos, hc)
+		return p, c.AllBranches, err
 	case gen.Bitbucket != nil:
 		return nil, false, errUnsupported("scmProvider.bitbucket")
 	case gen.BitbucketServer != nil:

@@ -1,6 +1,12 @@
 package applicationset
 
 import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/internal/repo"
@@ -18,4 +24,45 @@ type Sources struct {
 	// cross directories (Argo CD's --enable-new-git-file-globbing).
 	// Default false: "*" matches "/" too, as in a git pathspec.
 	PathAwareGlobs bool
+	// RequeueAfter is how often the git and clusterDecisionResource
+	// generators run again when they name no period
+	// (applicationsetcontroller.requeue.after). Default DefaultRequeueAfter.
+	RequeueAfter time.Duration
+	// SCM is what the settings allow the SCM provider and pull request
+	// generators.
+	SCM SCMPolicy
+}
+
+// SCMPolicy is what the settings allow the SCM provider and pull request
+// generators, as argocd-cmd-params-cm's applicationsetcontroller keys say.
+type SCMPolicy struct {
+	// Disabled refuses both generators (enable.scm.providers: false).
+	// Default false: enabled, as in Argo CD.
+	Disabled bool
+	// Allowed lists the API addresses a generator may name
+	// (allowed.scm.providers); a generator naming none (the hosted
+	// service) is always allowed. Default empty: any.
+	Allowed []string
+	// TokenRefStrict reads a tokenRef's Secret only when it is labelled
+	// argocd.argoproj.io/secret-type: scm-creds
+	// (enable.tokenref.strict.mode). Default false.
+	TokenRefStrict bool
+	// RootCAPath is a PEM file of extra roots trusted when reaching
+	// providers (scm.root.ca.path). Default none: the system's roots.
+	RootCAPath string
+}
+
+// ErrSCMProvidersDisabled is the error of an SCM provider or pull request
+// generator while SCMPolicy.Disabled.
+var ErrSCMProvidersDisabled = errors.New("scm providers are disabled")
+
+// allows checks a provider's API address against the policy.
+func (p SCMPolicy) allows(api string) error {
+	if p.Disabled {
+		return ErrSCMProvidersDisabled
+	}
+	if api == "" || len(p.Allowed) == 0 || slices.Contains(p.Allowed, api) {
+		return nil
+	}
+	return fmt.Errorf("scm provider %q not allowed, must use one of the following: %s", api, strings.Join(p.Allowed, ", "))
 }

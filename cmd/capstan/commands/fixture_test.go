@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/capstan-cd/capstan/internal/applicationset"
 	"github.com/capstan-cd/capstan/internal/controller"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo"
@@ -57,7 +58,7 @@ func startCapstan(t *testing.T, withController bool) *capstanFixture {
 	ns := kubeCluster.NewNamespace(t)
 	renderer := repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Second})
 	srv, err := server.New(ctx, server.Options{Client: c, Config: kubeCluster.Config, Renderer: renderer, Namespace: ns,
-		AppSetPreview: cmdutil.AppSetPreview(renderer, c, ns)})
+		AppSetPreview: cmdutil.AppSetPreview(renderer, c, ns, applicationset.SCMPolicy{})})
 	if err != nil {
 		t.Fatal(err)
 	}

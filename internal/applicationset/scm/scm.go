@@ -1,7 +1,7 @@
 // Package scm lists the repositories of an organization on a source code
 // management service for the ApplicationSet SCM provider generator,
 // through the provider's own Go client library (go-github for GitHub,
-// GitLab's client-go for GitLab),
+// GitLab's client-go for GitLab, Gitea's SDK for Gitea),
 // and applies Argo CD's filters: repositoryMatch and labelMatch choose
 // repositories, branchMatch, pathsExist and pathsDoNotExist their
 // branches; a repository or branch passes when any one filter passes,

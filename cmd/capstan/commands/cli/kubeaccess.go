@@ -13,6 +13,7 @@ import (
 
 	"github.com/capstan-cd/capstan/cmd/capstan/commands/cmdutil"
 	"github.com/capstan-cd/capstan/internal/apiclient"
+	"github.com/capstan-cd/capstan/internal/applicationset"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/server"
@@ -123,7 +124,7 @@ func startCore(ctx context.Context, kubeContext string) (addr string, cleanup fu
 	renderer := repo.NewService(repo.Options{Root: cache, Credentials: &settings.RepoCredentials{Reader: c, Namespace: ns}})
 	srv, err := server.New(ctx, server.Options{Client: c, Config: cfg, Namespace: ns, Renderer: renderer, Insecure: true, Headless: true,
 		Log:           slog.New(slog.DiscardHandler),
-		AppSetPreview: cmdutil.AppSetPreview(renderer, c, ns)})
+		AppSetPreview: cmdutil.AppSetPreview(renderer, c, ns, applicationset.SCMPolicy{})})
 	if err != nil {
 		return "", cleanup, fmt.Errorf("--core: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -37,6 +38,10 @@ type appSetFlags struct {
 	log            logFlags
 	debug          bool
 	progressive    bool
+	scmAllowed     []string
+	scmEnabled     bool
+	scmStrict      bool
+	scmRootCA      string
 }
 
 // appSetEnv names the variables Argo CD's manifests set on the
@@ -61,18 +66,23 @@ var appSetEnv = map[string]string{
 	"logformat":                    "ARGOCD_APPLICATIONSET_CONTROLLER_LOGFORMAT",
 	"debug":                        "ARGOCD_APPLICATIONSET_CONTROLLER_DEBUG",
 	"enable-progressive-syncs":     "ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_PROGRESSIVE_SYNCS",
+	"allowed-scm-providers":        cmdutil.EnvAllowedSCMProviders,
+	"enable-scm-providers":         cmdutil.EnvEnableSCMProviders,
+	"token-ref-strict-mode":        cmdutil.EnvTokenRefStrictMode,
+	"scm-root-ca-path":             cmdutil.EnvSCMRootCAPath,
 }
+
+// envRequeueAfter is the default period of the git and
+// clusterDecisionResource generators (applicationsetcontroller.requeue.after).
+const envRequeueAfter = "ARGOCD_APPLICATIONSET_CONTROLLER_REQUEUE_AFTER"
 
 // appSetNoEffect are the ApplicationSet controller's variables in noEffect.
 var appSetNoEffect = []string{
-	"ARGOCD_APPLICATIONSET_CONTROLLER_ALLOWED_SCM_PROVIDERS", "ARGOCD_GIT_MODULES_ENABLED",
-	"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_GITHUB_API_METRICS",
-	"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_SCM_PROVIDERS", "ARGOCD_APPLICATIONSET_CONTROLLER_TOKENREF_STRICT_MODE",
+	"ARGOCD_GIT_MODULES_ENABLED", "ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_GITHUB_API_METRICS",
 	"GRPC_ENABLE_TXT_SERVICE_CONFIG", "ARGOCD_K8S_CLIENT_MAX_IDLE_CONNECTIONS", "ARGOCD_K8S_TCP_IDLE_TIMEOUT",
 	"ARGOCD_K8S_TCP_KEEPALIVE", "ARGOCD_K8S_TCP_TIMEOUT", "ARGOCD_K8S_TLS_HANDSHAKE_TIMEOUT",
 	"ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_CA_CERT_PATH", "ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_CLIENT_CERT_KEY_PATH",
 	"ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_CLIENT_CERT_PATH", "ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_TIMEOUT_SECONDS",
-	"ARGOCD_APPLICATIONSET_CONTROLLER_REQUEUE_AFTER", "ARGOCD_APPLICATIONSET_CONTROLLER_SCM_ROOT_CA_PATH",
 	"ARGOCD_APPLICATIONSET_CONTROLLER_WEBHOOK_PARALLELISM_LIMIT",
 }
 
@@ -95,6 +105,10 @@ func (f *appSetFlags) add(cmd *cobra.Command) {
 	fl.IntVar(&f.burst, "kube-api-burst", 100, "request burst to the Kubernetes API server")
 	fl.BoolVar(&f.debug, "debug", false, "log at debug level, whatever --loglevel says")
 	fl.BoolVar(&f.progressive, "enable-progressive-syncs", false, "run ApplicationSets' RollingSync strategy: sync generated Applications step by step")
+	fl.StringSliceVar(&f.scmAllowed, "allowed-scm-providers", nil, "API addresses SCM provider and pull request generators may name (default: any)")
+	fl.BoolVar(&f.scmEnabled, "enable-scm-providers", true, "run the SCM provider and pull request generators")
+	fl.BoolVar(&f.scmStrict, "token-ref-strict-mode", false, "read a generator's tokenRef only from Secrets labelled argocd.argoproj.io/secret-type=scm-creds")
+	fl.StringVar(&f.scmRootCA, "scm-root-ca-path", "", "PEM file of extra root CAs trusted when reaching SCM providers")
 	f.log.add(cmd)
 }
 
@@ -107,8 +121,14 @@ func (f *appSetFlags) options(cfg *rest.Config, git repo.GitLister, log *slog.Lo
 	default:
 		return applicationset.Options{}, fmt.Errorf("invalid policy %q: want sync, create-only, create-update or create-delete", f.policy)
 	}
+	requeue, err := requeueAfter()
+	if err != nil {
+		return applicationset.Options{}, err
+	}
 	return applicationset.Options{
-		Config: cfg, Namespace: f.namespace, Namespaces: f.namespaces, Git: git,
+		RequeueAfter: requeue,
+		SCM:          applicationset.SCMPolicy{Disabled: !f.scmEnabled, Allowed: f.scmAllowed, TokenRefStrict: f.scmStrict, RootCAPath: f.scmRootCA},
+		Config:       cfg, Namespace: f.namespace, Namespaces: f.namespaces, Git: git,
 		Policy: policy, PolicyOverride: &f.policyOverride, DryRun: f.dryRun, PathAwareGlobs: f.newGlobbing,
 		PreservedAnnotations: f.preservedAnn, PreservedLabels: f.preservedLbl,
 		Workers: f.workers, MaxResourcesStatus: f.maxResources, LeaderElection: f.elect,
@@ -161,6 +181,21 @@ func newApplicationSetControllerCommand() *cobra.Command {
 		return pflag.NormalizedName(name)
 	})
 	bindEnv(cmd, appSetEnv)
+	readsEnv(cmd, envRequeueAfter)
 	acceptEnv(cmd, appSetNoEffect...)
 	return cmd
+}
+
+// requeueAfter reads envRequeueAfter: a duration from one second to a
+// year, as Argo CD bounds it (unset: the controller's default).
+func requeueAfter() (time.Duration, error) {
+	v := os.Getenv(envRequeueAfter)
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < time.Second || d > 8760*time.Hour {
+		return 0, fmt.Errorf("%s=%q: want a duration from 1s to 8760h", envRequeueAfter, v)
+	}
+	return d, nil
 }

@@ -235,7 +235,11 @@ func newRunCommand() *cobra.Command {
 				g.Go(func() error { return serveRepo(ctx, log, repoListen, svc, f.namespace, false) })
 			}
 			if withAppSets {
-				opts := applicationset.Options{Config: cfg, Namespace: f.namespace, Namespaces: f.appNS, Git: svc, Log: log, Cache: shared}
+				opts, err := runAppSetOptions()
+				if err != nil {
+					return err
+				}
+				opts.Config, opts.Namespace, opts.Namespaces, opts.Git, opts.Log, opts.Cache = cfg, f.namespace, f.appNS, svc, log, shared
 				g.Go(func() error { return applicationset.Run(ctx, opts) })
 			}
 			if withNotifications {
@@ -267,4 +271,24 @@ func newRunCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&withUpdater, "image-updater", true, "also run the image updater (Argo CD Image Updater's annotations)")
 	uf.add(cmd, "image-updater-", false)
 	return cmd
+}
+
+// runAppSetOptions are the ApplicationSet controller's settings capstan run
+// takes from the environment the controller's Deployment would have:
+// progressive syncs, the default requeue period and the SCM policy.
+func runAppSetOptions() (applicationset.Options, error) {
+	var opts applicationset.Options
+	if v := os.Getenv(appSetEnv["enable-progressive-syncs"]); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return opts, fmt.Errorf("%s=%q: want true or false", appSetEnv["enable-progressive-syncs"], v)
+		}
+		opts.ProgressiveSyncs = b
+	}
+	var err error
+	if opts.RequeueAfter, err = requeueAfter(); err != nil {
+		return opts, err
+	}
+	opts.SCM, err = cmdutil.SCMPolicyFromEnv()
+	return opts, err
 }

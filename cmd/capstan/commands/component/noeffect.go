@@ -17,7 +17,7 @@ const (
 	whyTransport     = "Kubernetes clients use client-go's transport defaults"
 	whyNoClientRetry = "Kubernetes requests are not retried by the client; a failed reconcile is retried whole"
 	whyRepoMTLS      = "the repo server's CA comes from argocd-repo-server-tls as mounted, and no client certificate is sent"
-	whyNoSCM         = "the SCM provider and pull request generators are not supported"
+	whyNoSCM         = "the GitHub API calls of the SCM provider and pull request generators are not counted in metrics"
 	whyNoRedisCache  = "the state it names is kept in memory, not in a Redis cache with an expiry"
 	whyNoSubmodules  = "Git submodules are not fetched"
 	whySelfHeal      = "self-heal syncs on the first reconcile that sees drift, without a backoff"
@@ -76,13 +76,8 @@ var noEffect = map[string]string{
 	"DEX_CONTINUE_ON_CONNECTOR_FAILURE": "the Dex release the image carries stops on a connector failure",
 
 	// The ApplicationSet controller.
-	"ARGOCD_APPLICATIONSET_CONTROLLER_ALLOWED_SCM_PROVIDERS":            whyNoSCM,
-	"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_SCM_PROVIDERS":             whyNoSCM,
-	"ARGOCD_APPLICATIONSET_CONTROLLER_TOKENREF_STRICT_MODE":             whyNoSCM,
-	"ARGOCD_APPLICATIONSET_CONTROLLER_SCM_ROOT_CA_PATH":                 whyNoSCM,
 	"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_GITHUB_API_METRICS":        whyNoSCM,
 	"ARGOCD_APPLICATIONSET_CONTROLLER_WEBHOOK_PARALLELISM_LIMIT":        "Git webhooks reach the ApplicationSet controller through the API server",
-	"ARGOCD_APPLICATIONSET_CONTROLLER_REQUEUE_AFTER":                    "ApplicationSets are regenerated when their inputs change and every 3 minutes",
 	"ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_CA_CERT_PATH":         whyRepoMTLS,
 	"ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_CLIENT_CERT_KEY_PATH": whyRepoMTLS,
 	"ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_CLIENT_CERT_PATH":     whyRepoMTLS,

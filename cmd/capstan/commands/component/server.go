@@ -90,7 +90,8 @@ func newServerCommand() *cobra.Command {
 	rc.Add(cmd, "server/tls")
 	metrics.add(cmd, 8083)
 	bindEnv(cmd, serverEnv)
-	readsEnv(cmd, envKubeQPS, envKubeBurst)
+	readsEnv(cmd, envKubeQPS, envKubeBurst, // and the SCM policy of ApplicationSet previews:
+		cmdutil.EnvAllowedSCMProviders, cmdutil.EnvEnableSCMProviders, cmdutil.EnvTokenRefStrictMode, cmdutil.EnvSCMRootCAPath)
 	acceptEnv(cmd, serverNoEffect...)
 	return cmd
 }
@@ -125,10 +126,14 @@ func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.
 		}
 		return err
 	}
+	scm, err := cmdutil.SCMPolicyFromEnv()
+	if err != nil {
+		return err
+	}
 	var srv *server.Server
 	err = kube.Until(ctx, log, "the API server's settings", kube.Backoff{}, func(ctx context.Context) (err error) {
 		srv, err = server.New(ctx, server.Options{Client: c, Informers: informers, Config: cfg, Renderer: r, Namespace: namespace, ApplicationNamespaces: f.appNS, Insecure: f.insecure, BaseHref: f.basehref, RootPath: f.rootpath, XFrameOptions: f.xFrame, ContentSecurityPolicy: f.csp, DisableSyncReplace: !f.replace, Log: log, RepoChanged: repoChanged, Dex: dex,
-			AppSetPreview: cmdutil.AppSetPreview(r, c, namespace)})
+			AppSetPreview: cmdutil.AppSetPreview(r, c, namespace, scm)})
 		return err
 	})
 	if err != nil {

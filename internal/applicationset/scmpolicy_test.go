@@ -1,0 +1,131 @@
+package applicationset_test
+
+import (
+	"context"
+	"encoding/pem"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/applicationset"
+	"github.com/capstan-cd/capstan/internal/testing/scmserver"
+)
+
+// scmAppSet is an ApplicationSet of one SCM provider generator making
+// one Application per repository branch.
+func scmAppSet(ns, name string, gen v1alpha1.SCMProviderGenerator) *v1alpha1.ApplicationSet {
+	gen.CloneProtocol, gen.RequeueAfterSeconds = "https", ptr.To[int64](1)
+	return &v1alpha1.ApplicationSet{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: v1alpha1.ApplicationSetSpec{
+		Generators: []v1alpha1.ApplicationSetGenerator{{ApplicationSetTerminalGenerator: v1alpha1.ApplicationSetTerminalGenerator{SCMProvider: &gen}}},
+		Template: v1alpha1.ApplicationSetTemplate{ApplicationSetTemplateMeta: v1alpha1.ApplicationSetTemplateMeta{Name: name + "-{{repository}}"},
+			Spec: v1alpha1.ApplicationSpec{Project: "default", Source: &v1alpha1.ApplicationSource{RepoURL: "{{url}}", Path: "deploy"},
+				Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "{{repository}}"}}},
+	}}
+}
+
+// errorOf waits for the ApplicationSet's ErrorOccurred condition to hold
+// want.
+func (e *env) errorOf(name, want string) {
+	e.t.Helper()
+	e.eventually("ErrorOccurred of "+name, func() string {
+		c := e.condition(name, v1alpha1.ApplicationSetConditionErrorOccurred)
+		if c.Status != v1alpha1.ApplicationSetConditionStatusTrue || !strings.Contains(c.Message, want) {
+			return c.Message
+		}
+		return ""
+	})
+}
+
+// TestSCMPolicy: argocd-cmd-params-cm's SCM keys hold. With SCM providers
+// disabled, or an API address outside allowed.scm.providers, the
+// generator stops with Argo CD's message; in token reference strict mode
+// a tokenRef Secret without the scm-creds label is refused (and its token
+// never sent), a labelled one is read.
+func TestSCMPolicy(t *testing.T) {
+	org := scmserver.GitHubOrg(t, "gh-token", "shop",
+		scmserver.Repo{Name: "web", DefaultBranch: "main", Branches: map[string]string{"main": "0123456789ab"}})
+	tokenRef := &v1alpha1.SecretRef{SecretName: "gh", Key: "token"}
+	gen := v1alpha1.SCMProviderGenerator{Github: &v1alpha1.SCMProviderGeneratorGithub{Organization: "shop", API: org.URL, TokenRef: tokenRef}}
+	secret := func(ns string, labels map[string]string) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "gh", Namespace: ns, Labels: labels}, StringData: map[string]string{"token": "gh-token"}}
+	}
+	ctx := context.Background()
+
+	t.Run("disabled", func(t *testing.T) {
+		e := start(t, func(o *applicationset.Options) { o.SCM.Disabled = true })
+		if err := e.client.Create(ctx, scmAppSet(e.ns, "off", gen)); err != nil {
+			t.Fatal(err)
+		}
+		e.errorOf("off", "scm providers are disabled")
+	})
+	t.Run("not allowed", func(t *testing.T) {
+		e := start(t, func(o *applicationset.Options) { o.SCM.Allowed = []string{"https://github.example"} })
+		if err := e.client.Create(ctx, scmAppSet(e.ns, "elsewhere", gen)); err != nil {
+			t.Fatal(err)
+		}
+		e.errorOf("elsewhere", `scm provider "`+org.URL+`" not allowed, must use one of the following: https://github.example`)
+	})
+	t.Run("strict token references", func(t *testing.T) {
+		e := start(t, func(o *applicationset.Options) { o.SCM.TokenRefStrict = true; o.SCM.Allowed = []string{org.URL} })
+		if err := e.client.Create(ctx, secret(e.ns, nil)); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.client.Create(ctx, scmAppSet(e.ns, "strict", gen)); err != nil {
+			t.Fatal(err)
+		}
+		e.errorOf("strict", "is not a valid SCM creds secret")
+		s := secret(e.ns, map[string]string{v1alpha1.LabelSecretType: v1alpha1.SecretTypeSCMCreds})
+		if err := e.client.Update(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		e.waitApps("strict-web")
+	})
+}
+
+// TestProviderCA: a provider behind TLS with a private CA is refused until
+// the generator trusts it through caRef (or skips verification with
+// insecure).
+func TestProviderCA(t *testing.T) {
+	e := start(t, nil)
+	ctx := context.Background()
+	group := scmserver.GitLabGroup(t, "gl-token", "shop",
+		scmserver.Repo{Name: "web", DefaultBranch: "main", Branches: map[string]string{"main": "0123456789ab"}})
+	target, err := url.Parse(group.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsSrv := httptest.NewTLSServer(httputil.NewSingleHostReverseProxy(target))
+	defer tlsSrv.Close()
+	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tlsSrv.Certificate().Raw})
+	for _, obj := range []*corev1.Secret{{ObjectMeta: metav1.ObjectMeta{Name: "gl", Namespace: e.ns}, StringData: map[string]string{"token": "gl-token"}}} {
+		if err := e.client.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "gl-ca", Namespace: e.ns},
+		Data: map[string]string{"ca.crt": string(caPEM)}}); err != nil {
+		t.Fatal(err)
+	}
+	gitlab := &v1alpha1.SCMProviderGeneratorGitlab{Group: "shop", API: tlsSrv.URL, TokenRef: &v1alpha1.SecretRef{SecretName: "gl", Key: "token"}}
+	if err := e.client.Create(ctx, scmAppSet(e.ns, "untrusted", v1alpha1.SCMProviderGenerator{Gitlab: gitlab})); err != nil {
+		t.Fatal(err)
+	}
+	e.errorOf("untrusted", "certificate")
+	withCA := gitlab.DeepCopy()
+	withCA.CARef = &v1alpha1.ConfigMapKeyRef{ConfigMapName: "gl-ca", Key: "ca.crt"}
+	insecure := gitlab.DeepCopy()
+	insecure.Insecure = true
+	for name, g := range map[string]*v1alpha1.SCMProviderGeneratorGitlab{"ca": withCA, "insecure": insecure} {
+		if err := e.client.Create(ctx, scmAppSet(e.ns, name, v1alpha1.SCMProviderGenerator{Gitlab: g})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.waitApps("ca-web", "insecure-web")
+}
