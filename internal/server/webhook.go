@@ -31,6 +31,14 @@ type push struct {
 	files []string
 }
 
+// touches reports whether the push moved revision: the same branch or
+// tag, or the default branch for HEAD and an empty revision.
+func (p *push) touches(revision string) bool {
+	rev := strings.TrimPrefix(strings.TrimPrefix(revision, "refs/heads/"), "refs/tags/")
+	pushed := strings.TrimPrefix(strings.TrimPrefix(p.ref, "refs/heads/"), "refs/tags/")
+	return rev == pushed || ((rev == "" || rev == "HEAD") && (p.defaultBranch == "" || p.defaultBranch == pushed))
+}
+
 // pushedCommits are the commits of a GitHub, GitLab, Gitea or Gogs push,
 // with the files each touched.
 type pushedCommits []struct {
@@ -57,10 +65,13 @@ func (cs pushedCommits) files() []string {
 }
 
 // webhook answers POST /api/webhook: a push event from GitHub, GitLab,
-// Bitbucket Cloud or Server, Gitea or Gogs, checked against the secret
-// argocd-secret configures for that provider, refreshes the Applications
-// that follow the pushed repository and the ApplicationSets whose git
-// generators read it.
+// Bitbucket Cloud or Server, Gitea, Gogs or Azure DevOps, checked against
+// the secret argocd-secret configures for that provider, refreshes the
+// Applications that follow the pushed repository and the ApplicationSets
+// whose git generators read it; a pull request event refreshes the
+// ApplicationSets whose pull request generators list its repository. Any
+// event refreshes ApplicationSets with a plugin generator, as Argo CD's
+// does.
 func (s *Server) webhook(w http.ResponseWriter, r *http.Request) error {
 	body, err := io.ReadAll(r.Body) // bounded by limit
 	if err != nil {
@@ -74,15 +85,21 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return withStatus(http.StatusBadRequest, err)
 	}
-	if p == nil {
-		writeJSON(w, http.StatusOK, map[string]string{}) // not a push: nothing to do
-		return nil
+	var pr *prEvent
+	if p == nil { // verified, but not a push: maybe a pull request event
+		if pr, err = parsePullRequest(r.Header, body); err != nil {
+			return withStatus(http.StatusBadRequest, err)
+		}
 	}
-	if err := s.refreshFollowers(r, p); err != nil {
-		return err
+	if p != nil {
+		if err := s.refreshFollowers(r, p); err != nil {
+			return err
+		}
 	}
-	if err := s.refreshAppSets(r.Context(), p); err != nil {
-		return err
+	if p != nil || pr != nil {
+		if err := s.refreshAppSets(r.Context(), p, pr); err != nil {
+			return err
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]string{})
 	return nil
@@ -135,9 +152,12 @@ func parsePush(h http.Header, body []byte, secret func(key string) string) (*pus
 			return nil, nil
 		}
 		return parseRepoPush(body, "Gitea or Gogs")
-	case h.Get("X-Event-Key") == "repo:push": // Bitbucket Cloud
+	case h.Get("X-Event-Key") == "repo:push" || strings.HasPrefix(h.Get("X-Event-Key"), "pullrequest:"): // Bitbucket Cloud
 		if want := secret("webhook.bitbucket.uuid"); want != "" && subtle.ConstantTimeCompare([]byte(want), []byte(h.Get("X-Hook-UUID"))) != 1 {
 			return nil, fmt.Errorf("webhook from Bitbucket: the X-Hook-UUID does not match webhook.bitbucket.uuid")
+		}
+		if h.Get("X-Event-Key") != "repo:push" {
+			return nil, nil
 		}
 		var e struct {
 			Repository struct {
@@ -191,10 +211,49 @@ func parsePush(h http.Header, body []byte, secret func(key string) string) (*pus
 		if len(e.Changes) > 0 {
 			p.ref = e.Changes[0].RefID
 		}
+	case h.Get("X-Vss-Activityid") != "": // Azure DevOps service hooks
+		return parseAzurePush(h, body, secret)
 	default:
-		return nil, fmt.Errorf("unknown webhook: no event header of GitHub, GitLab, Bitbucket, Gitea or Gogs")
+		return nil, fmt.Errorf("unknown webhook: no event header of GitHub, GitLab, Bitbucket, Gitea, Gogs or Azure DevOps")
 	}
 	return &p, nil
+}
+
+// parseAzurePush checks an Azure DevOps service hook's basic
+// authentication against webhook.azuredevops.username and .password (when
+// set) and reads a git.push event; other events are nil.
+func parseAzurePush(h http.Header, body []byte, secret func(key string) string) (*push, error) {
+	user, pass := secret("webhook.azuredevops.username"), secret("webhook.azuredevops.password")
+	if user != "" || pass != "" {
+		r := http.Request{Header: h}
+		gotUser, gotPass, _ := r.BasicAuth()
+		if subtle.ConstantTimeCompare([]byte(user), []byte(gotUser))&subtle.ConstantTimeCompare([]byte(pass), []byte(gotPass)) != 1 {
+			return nil, fmt.Errorf("webhook from Azure DevOps: basic authentication does not match webhook.azuredevops.username and password")
+		}
+	}
+	var e struct {
+		EventType string `json:"eventType"`
+		Resource  struct {
+			RefUpdates []struct {
+				Name string `json:"name"`
+			} `json:"refUpdates"`
+			Repository struct {
+				RemoteURL     string `json:"remoteUrl"`
+				DefaultBranch string `json:"defaultBranch"`
+			} `json:"repository"`
+		} `json:"resource"`
+	}
+	if err := json.Unmarshal(body, &e); err != nil {
+		return nil, fmt.Errorf("payload from Azure DevOps: %w", err)
+	}
+	if e.EventType != "git.push" {
+		return nil, nil
+	}
+	p := &push{urls: []string{e.Resource.Repository.RemoteURL}, defaultBranch: strings.TrimPrefix(e.Resource.Repository.DefaultBranch, "refs/heads/")}
+	if len(e.Resource.RefUpdates) > 0 {
+		p.ref = e.Resource.RefUpdates[0].Name
+	}
+	return p, nil
 }
 
 // parseRepoPush reads the push payload GitHub, Gitea and Gogs share.
@@ -290,9 +349,7 @@ func follows(app *v1alpha1.Application, p *push) bool {
 		if !same {
 			continue
 		}
-		rev := strings.TrimPrefix(strings.TrimPrefix(src.TargetRevision, "refs/heads/"), "refs/tags/")
-		pushed := strings.TrimPrefix(strings.TrimPrefix(p.ref, "refs/heads/"), "refs/tags/")
-		if rev == pushed || ((rev == "" || rev == "HEAD") && (p.defaultBranch == "" || p.defaultBranch == pushed)) {
+		if p.touches(src.TargetRevision) {
 			return true
 		}
 	}

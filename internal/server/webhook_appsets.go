@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -12,18 +11,21 @@ import (
 	"github.com/capstan-cd/capstan/internal/repo/git"
 )
 
-// refreshAppSets marks the ApplicationSets of the control namespace whose
-// git generators (at any depth of matrix and merge) read the pushed
-// repository at the pushed branch, so the ApplicationSet controller runs
-// them now instead of at their next period, as Argo CD's API server does.
-func (s *Server) refreshAppSets(ctx context.Context, p *push) error {
+// refreshAppSets marks the ApplicationSets of the control namespace that
+// a webhook event concerns, so the ApplicationSet controller runs them now
+// instead of at their next period, as Argo CD does: those whose git
+// generators read the pushed repository at the pushed branch (p), whose
+// pull request generators list the repository of a pull request event
+// (pr), and every one with a plugin generator — at any depth of matrix and
+// merge.
+func (s *Server) refreshAppSets(ctx context.Context, p *push, pr *prEvent) error {
 	var list v1alpha1.ApplicationSetList
 	if err := s.opts.Client.List(ctx, &list, client.InNamespace(s.opts.Namespace)); err != nil {
 		return err
 	}
 	for i := range list.Items {
 		as := &list.Items[i]
-		if !readsPush(as, p) {
+		if !concerns(as, p, pr) {
 			continue
 		}
 		patch := []byte(`{"metadata":{"annotations":{"` + v1alpha1.AnnotationApplicationSetRefresh + `":"true"}}}`)
@@ -34,10 +36,27 @@ func (s *Server) refreshAppSets(ctx context.Context, p *push) error {
 	return nil
 }
 
-// readsPush reports whether one of the set's git generators reads the
-// pushed repository at the pushed ref (HEAD and an empty revision read
-// the default branch).
-func readsPush(as *v1alpha1.ApplicationSet, p *push) bool {
+// concerns reports whether an event concerns one of the set's generators.
+func concerns(as *v1alpha1.ApplicationSet, p *push, pr *prEvent) bool {
+	return anyGenerator(as, func(kind string, raw []byte) bool {
+		switch kind {
+		case "plugin":
+			return true
+		case "git":
+			var g v1alpha1.GitGenerator
+			return p != nil && json.Unmarshal(raw, &g) == nil && readsPush(&g, p)
+		case "pullRequest":
+			var g v1alpha1.PullRequestGenerator
+			return pr != nil && json.Unmarshal(raw, &g) == nil && pr.lists(&g)
+		}
+		return false
+	})
+}
+
+// anyGenerator reports whether match says yes to one of the set's git,
+// pullRequest or plugin generators at any depth of matrix and merge
+// (nested ones are raw JSON), given its kind and JSON.
+func anyGenerator(as *v1alpha1.ApplicationSet, match func(kind string, raw []byte) bool) bool {
 	data, err := json.Marshal(as.Spec.Generators)
 	if err != nil {
 		return false
@@ -46,33 +65,44 @@ func readsPush(as *v1alpha1.ApplicationSet, p *push) bool {
 	if json.Unmarshal(data, &tree) != nil {
 		return false
 	}
-	pushed := strings.TrimPrefix(strings.TrimPrefix(p.ref, "refs/heads/"), "refs/tags/")
-	found := false
-	var walk func(v any)
-	walk = func(v any) {
+	var walk func(v any) bool
+	walk = func(v any) bool {
 		switch v := v.(type) {
 		case map[string]any:
-			if g, ok := v["git"].(map[string]any); ok {
-				repoURL, _ := g["repoURL"].(string)
-				rev, _ := g["revision"].(string)
-				rev = strings.TrimPrefix(strings.TrimPrefix(rev, "refs/heads/"), "refs/tags/")
-				same := false
-				for _, u := range p.urls {
-					same = same || (u != "" && git.NormalizeURL(u) == git.NormalizeURL(repoURL))
-				}
-				if same && (rev == pushed || ((rev == "" || rev == "HEAD") && (p.defaultBranch == "" || p.defaultBranch == pushed))) {
-					found = true
+			for _, kind := range []string{"git", "pullRequest", "plugin"} {
+				if g, ok := v[kind].(map[string]any); ok {
+					if raw, err := json.Marshal(g); err == nil && match(kind, raw) {
+						return true
+					}
 				}
 			}
-			for _, child := range v {
-				walk(child)
+			for key, child := range v {
+				if !opaque[key] && walk(child) {
+					return true
+				}
 			}
 		case []any:
 			for _, child := range v {
-				walk(child)
+				if walk(child) {
+					return true
+				}
 			}
 		}
+		return false
 	}
-	walk(tree)
-	return found
+	return walk(tree)
+}
+
+// opaque are the generator fields holding user data rather than
+// generators, never searched for them.
+var opaque = map[string]bool{"elements": true, "template": true, "values": true, "input": true, "elementsYaml": true}
+
+// readsPush reports whether a git generator reads the pushed repository
+// at the pushed ref (HEAD and an empty revision read the default branch).
+func readsPush(g *v1alpha1.GitGenerator, p *push) bool {
+	same := false
+	for _, u := range p.urls {
+		same = same || (u != "" && git.NormalizeURL(u) == git.NormalizeURL(g.RepoURL))
+	}
+	return same && p.touches(g.Revision)
 }
