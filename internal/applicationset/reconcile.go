@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/project"
 )
 
 // Reconciler brings one ApplicationSet's Applications in line with what
@@ -177,7 +178,11 @@ func (r *Reconciler) liveApps(ctx context.Context, as *v1alpha1.ApplicationSet) 
 }
 
 // validate checks what Argo CD checks of a generated Application before
-// writing it: that its project exists.
+// writing it: that its project exists and, for an ApplicationSet outside
+// the control namespace, that the project (however the template or a
+// templatePatch chose it) lets Applications live in that namespace — so a
+// tenant's ApplicationSet cannot place Applications in a project that
+// does not take them.
 func (r *Reconciler) validate(ctx context.Context, app *v1alpha1.Application) error {
 	if app.Spec.Project == "" {
 		return fmt.Errorf("the spec.project of Application/%s/%s is empty", app.Namespace, app.Name)
@@ -187,7 +192,13 @@ func (r *Reconciler) validate(ctx context.Context, app *v1alpha1.Application) er
 	if apierrors.IsNotFound(err) {
 		return fmt.Errorf("application references project %s which does not exist (Application/%s/%s)", app.Spec.Project, app.Namespace, app.Name)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	if app.Namespace != r.Sources.Namespace && !project.MatchesAny(proj.Spec.SourceNamespaces, app.Namespace, false) {
+		return fmt.Errorf("application '%s' in namespace '%s' is not permitted to use project '%s'", app.Name, app.Namespace, proj.Name)
+	}
+	return nil
 }
 
 // writeStatus records the outcome in the ApplicationSet's status when it changed.
