@@ -287,8 +287,16 @@ func (c *appsetController) Reconcile(ctx context.Context, req reconcile.Request)
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if as.DeletionTimestamp != nil {
-		// Its Applications go by garbage collection (owner references).
-		return reconcile.Result{}, nil
+		// Its Applications go by garbage collection (owner references),
+		// once Finalize lets it go.
+		wait, err := c.r.Finalize(ctx, &as)
+		if err != nil {
+			return reconcile.Result{}, fmt.Errorf("ApplicationSet/%s/%s: %w", as.Namespace, as.Name, err)
+		}
+		return reconcile.Result{RequeueAfter: wait}, nil
+	}
+	if err := c.r.ensureFinalizer(ctx, &as); err != nil {
+		return reconcile.Result{}, err
 	}
 	_, requeue, err := c.r.Reconcile(ctx, &as)
 	if err != nil {
