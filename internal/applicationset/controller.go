@@ -54,10 +54,11 @@ type Options struct {
 	PreservedLabels, PreservedAnnotations []string
 	// DryRun writes no Applications, only ApplicationSet status.
 	DryRun bool
-	// PathAwareGlobs, RequeueAfter and SCM: see Sources.
+	// PathAwareGlobs, RequeueAfter, SCM and Endpoints: see Sources.
 	PathAwareGlobs bool
 	RequeueAfter   time.Duration
 	SCM            SCMPolicy
+	Endpoints      Endpoints
 	// Workers reconcile ApplicationSets in parallel
 	// (--concurrent-reconciliations). Default 10.
 	Workers int
@@ -207,7 +208,7 @@ func run(ctx context.Context, opts Options) error {
 		r: &Reconciler{
 			Client: mgr.GetClient(),
 			Sources: Sources{Git: opts.Git, Reader: mgr.GetClient(), Namespace: opts.Namespace, PathAwareGlobs: opts.PathAwareGlobs,
-				RequeueAfter: opts.RequeueAfter, SCM: opts.SCM},
+				RequeueAfter: opts.RequeueAfter, SCM: opts.SCM, Endpoints: opts.Endpoints},
 			Policy: opts.Policy, PolicyOverride: override,
 			PreservedLabels: opts.PreservedLabels, PreservedAnnotations: opts.PreservedAnnotations,
 			DryRun: opts.DryRun, MaxResourcesStatus: opts.MaxResourcesStatus, Log: opts.Log, ProgressiveSyncs: opts.ProgressiveSyncs,

@@ -152,10 +152,6 @@ func (g *generation) terminal(gen *v1alpha1.ApplicationSetTerminalGenerator) ([]
 	return nil, fmt.Errorf("a generator names no known generator (list, clusters, git, matrix, merge, scmProvider, pullRequest, clusterDecisionResource, plugin)")
 }
 
-func errUnsupported(name string) error {
-	return fmt.Errorf("the %s generator is not supported by Capstan yet", name)
-}
-
 // selectParams keeps the parameter sets a generator's selector matches,
 // read as labels of their flat form.
 func (g *generation) selectParams(params []Params, sel *metav1.LabelSelector) ([]Params, error) {

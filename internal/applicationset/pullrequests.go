@@ -91,11 +91,34 @@ func (g *generation) pullRequestService(gen *v1alpha1.PullRequestGenerator) (pul
 		}
 		return pullrequest.Gitea(c.API, c.Owner, c.Repo, token, c.Labels, hc)
 	case gen.BitbucketServer != nil:
-		return nil, errUnsupported("pullRequest.bitbucketServer")
+		c := gen.BitbucketServer
+		_, hc, err := g.reach("pullRequest.bitbucketServer", c.API, nil, c.Insecure, c.CARef)
+		if err != nil {
+			return nil, err
+		}
+		auth, err := g.bitbucketAuth("pullRequest.bitbucketServer", c.BasicAuth, c.BearerToken)
+		if err != nil {
+			return nil, err
+		}
+		return pullrequest.BitbucketServer(c.API, c.Project, c.Repo, pullrequest.Auth(auth), hc)
 	case gen.Bitbucket != nil:
-		return nil, errUnsupported("pullRequest.bitbucket")
+		c := gen.Bitbucket
+		_, hc, err := g.reach("pullRequest.bitbucket", c.API, nil, false, nil)
+		if err != nil {
+			return nil, err
+		}
+		auth, err := g.bitbucketAuth("pullRequest.bitbucket", c.BasicAuth, c.BearerToken)
+		if err != nil {
+			return nil, err
+		}
+		return pullrequest.BitbucketCloud(c.API, c.Owner, c.Repo, pullrequest.Auth(auth), hc)
 	case gen.AzureDevOps != nil:
-		return nil, errUnsupported("pullRequest.azuredevops")
+		c := gen.AzureDevOps
+		token, hc, err := g.reach("pullRequest.azuredevops", c.API, c.TokenRef, false, nil)
+		if err != nil {
+			return nil, err
+		}
+		return pullrequest.AzureDevOps(c.API, c.Organization, c.Project, c.Repo, token, c.Labels, hc)
 	}
 	return nil, errors.New("the pullRequest generator names no provider")
 }

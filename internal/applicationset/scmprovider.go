@@ -80,13 +80,60 @@ func (g *generation) scmService(gen *v1alpha1.SCMProviderGenerator) (scm.Provide
 		p, err := scm.Gitea(c.API, c.Owner, token, c.ExcludeArchivedRepos, hc)
 		return p, c.AllBranches, err
 	case gen.Bitbucket != nil:
-		return nil, false, errUnsupported("scmProvider.bitbucket")
+		c := gen.Bitbucket
+		_, hc, err := g.reach("scmProvider.bitbucket", "", nil, false, nil)
+		if err != nil {
+			return nil, false, err
+		}
+		auth, err := g.bitbucketAuth("scmProvider.bitbucket", &v1alpha1.BasicAuthBitbucketServer{Username: c.User, PasswordRef: c.AppPasswordRef}, nil)
+		if err != nil {
+			return nil, false, err
+		}
+		p, err := scm.BitbucketCloud(g.src.Endpoints.BitbucketCloud, c.Owner, auth, c.AllBranches, hc)
+		return p, c.AllBranches, err
 	case gen.BitbucketServer != nil:
-		return nil, false, errUnsupported("scmProvider.bitbucketServer")
+		c := gen.BitbucketServer
+		_, hc, err := g.reach("scmProvider.bitbucketServer", c.API, nil, c.Insecure, c.CARef)
+		if err != nil {
+			return nil, false, err
+		}
+		auth, err := g.bitbucketAuth("scmProvider.bitbucketServer", c.BasicAuth, c.BearerToken)
+		if err != nil {
+			return nil, false, err
+		}
+		p, err := scm.BitbucketServer(c.API, c.Project, auth, c.AllBranches, hc)
+		return p, c.AllBranches, err
 	case gen.AzureDevOps != nil:
-		return nil, false, errUnsupported("scmProvider.azureDevOps")
+		c := gen.AzureDevOps
+		token, hc, err := g.reach("scmProvider.azureDevOps", c.API, c.AccessTokenRef, false, nil)
+		if err != nil {
+			return nil, false, err
+		}
+		p, err := scm.AzureDevOps(c.API, c.Organization, c.TeamProject, token, hc)
+		return p, c.AllBranches, err
 	case gen.AWSCodeCommit != nil:
-		return nil, false, errUnsupported("scmProvider.awsCodeCommit")
+		c := gen.AWSCodeCommit
+		_, hc, err := g.reach("scmProvider.awsCodeCommit", "", nil, false, nil)
+		if err != nil {
+			return nil, false, err
+		}
+		p, err := scm.CodeCommit(g.ctx, scm.CodeCommitOptions{Region: c.Region, Role: c.Role, TagFilters: c.TagFilters,
+			Endpoint: g.src.Endpoints.AWS, HTTP: hc})
+		return p, c.AllBranches, err
 	}
 	return nil, false, errors.New("the scmProvider generator names no provider")
+}
+
+// bitbucketAuth reads a Bitbucket generator's credentials: a bearer token,
+// else a user name and password (Cloud: app password), else none.
+func (g *generation) bitbucketAuth(field string, basic *v1alpha1.BasicAuthBitbucketServer, bearer *v1alpha1.BearerTokenBitbucket) (scm.Auth, error) {
+	switch {
+	case bearer != nil:
+		token, err := g.secretRef(bearer.TokenRef, field+".bearerToken.tokenRef")
+		return scm.Auth{BearerToken: token}, err
+	case basic != nil:
+		password, err := g.secretRef(basic.PasswordRef, field+".basicAuth.passwordRef")
+		return scm.Auth{Username: basic.Username, Password: password}, err
+	}
+	return scm.Auth{}, nil
 }

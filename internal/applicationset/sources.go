@@ -31,6 +31,20 @@ type Sources struct {
 	// SCM is what the settings allow the SCM provider and pull request
 	// generators.
 	SCM SCMPolicy
+	// Endpoints override the addresses of hosted providers whose
+	// generators name none. Default: the providers' own.
+	Endpoints Endpoints
+}
+
+// Endpoints are addresses of hosted providers' APIs, for tests and for
+// private mirrors of those APIs.
+type Endpoints struct {
+	// BitbucketCloud is the Bitbucket Cloud API the bitbucket SCM
+	// provider reaches. Default https://api.bitbucket.org/2.0.
+	BitbucketCloud string
+	// AWS is the endpoint of CodeCommit, the Resource Groups Tagging API
+	// and STS for the awsCodeCommit SCM provider. Default: AWS's own.
+	AWS string
 }
 
 // SCMPolicy is what the settings allow the SCM provider and pull request

@@ -1,7 +1,8 @@
 // Package pullrequest lists the open pull (merge) requests of a
 // repository for the ApplicationSet pull request generator, through each
 // provider's own Go client library: GitHub (go-github), GitLab (GitLab's
-// client-go) and Gitea (Gitea's SDK). Listing pages through the provider's answers up to
+// client-go), Gitea (Gitea's SDK), Bitbucket Server (go-bitbucket-v1),
+// Bitbucket Cloud (go-bitbucket) and Azure DevOps (azure-devops-go-api). Listing pages through the provider's answers up to
 // MaxPullRequests and a per-call timeout, so a provider answering without
 // end cannot hold the controller.
 package pullrequest

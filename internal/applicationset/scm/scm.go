@@ -1,7 +1,9 @@
 // Package scm lists the repositories of an organization on a source code
 // management service for the ApplicationSet SCM provider generator,
 // through the provider's own Go client library (go-github for GitHub,
-// GitLab's client-go for GitLab, Gitea's SDK for Gitea),
+// GitLab's client-go for GitLab, Gitea's SDK for Gitea, go-bitbucket-v1
+// for Bitbucket Server, go-bitbucket for Bitbucket Cloud, Microsoft's
+// azure-devops-go-api for Azure DevOps, the AWS SDK for CodeCommit),
 // and applies Argo CD's filters: repositoryMatch and labelMatch choose
 // repositories, branchMatch, pathsExist and pathsDoNotExist their
 // branches; a repository or branch passes when any one filter passes,

@@ -1,8 +1,11 @@
-// Package scmserver runs local servers that speak the part of GitHub's
-// and GitLab's documented REST APIs that pull (merge) requests use:
-// listing open requests by head and base branch, opening, editing and
-// labelling them. Requests must carry the server's token, as the real
-// APIs require. Tests read back what the code under test opened.
+// Package scmserver runs local servers that speak the part of the
+// documented APIs of GitHub, GitLab, Bitbucket Server and Cloud, Azure
+// DevOps and AWS CodeCommit (with the Resource Groups Tagging API) that
+// the ApplicationSet generators and the image updater's write-back use:
+// organizations' repositories, branches and files, and pull (merge)
+// requests listed, opened, edited, labelled and closed. Requests must
+// carry the server's credentials, as the real APIs require. Tests read
+// back what the code under test did.
 package scmserver
 
 import (

@@ -1,0 +1,179 @@
+package pullrequest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/microsoft/azure-devops-go-api/azuredevops/v7"
+	"github.com/microsoft/azure-devops-go-api/azuredevops/v7/git"
+)
+
+// azureDefaultAPI is Azure DevOps Services; organizations answer under it.
+const azureDefaultAPI = "https://dev.azure.com"
+
+// azureName starts the service's errors.
+const azureName = "Azure DevOps"
+
+// azureBranchPrefix starts the full name of a branch.
+const azureBranchPrefix = "refs/heads/"
+
+// azureNotFound are the type keys of the errors Azure DevOps answers for
+// a repository or a project it does not have.
+var azureNotFound = []string{"GitRepositoryNotFoundException", "ProjectDoesNotExistWithNameException", "ProjectDoesNotExistException"}
+
+// azureDevOps lists an Azure DevOps repository's active pull requests.
+type azureDevOps struct {
+	conn               *azuredevops.Connection
+	hc                 *http.Client
+	org, project, repo string
+	labels             []string
+
+	mu     sync.Mutex
+	client git.Client
+}
+
+// AzureDevOps returns the Service of repository repo of a team project
+// of organization, through the azure-devops-go-api git client; api is
+// Azure DevOps Server's address (empty: https://dev.azure.com), token a
+// personal access token (empty: anonymous), labels those a request must
+// all carry. A request's Author is its creator's unique name up to "@",
+// its HeadSHA the last merge source commit, as in Argo CD.
+func AzureDevOps(api, organization, project, repo, token string, labels []string, hc *http.Client) (Service, error) {
+	if organization == "" || project == "" || repo == "" {
+		return nil, fmt.Errorf("%s: organization, project and repo are required", azureName)
+	}
+	if api == "" {
+		api = azureDefaultAPI
+	}
+	base := strings.TrimSuffix(api, "/") + "/" + organization
+	conn := azuredevops.NewAnonymousConnection(base)
+	if token != "" {
+		conn = azuredevops.NewPatConnection(base, token)
+	}
+	return &azureDevOps{conn: conn, hc: httpClient(hc), org: organization, project: project, repo: repo, labels: labels}, nil
+}
+
+// git returns the git client, finding the organization's git service
+// on the first call.
+func (a *azureDevOps) git(ctx context.Context) (git.Client, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.client == nil {
+		c, err := azureGitClient(ctx, a.conn, a.hc)
+		if err != nil {
+			return nil, err
+		}
+		a.client = c
+	}
+	return a.client, nil
+}
+
+// azureGitClient builds the git client as git.NewClient does (the
+// organization's resource areas give the git service's address; Azure
+// DevOps Server lists none and serves it at the base), but on hc: the
+// library's own clients have no timeout.
+func azureGitClient(ctx context.Context, conn *azuredevops.Connection, hc *http.Client) (git.Client, error) {
+	areas, err := azuredevops.NewClientWithOptions(conn, conn.BaseUrl, azuredevops.WithHTTPClient(hc)).GetResourceAreas(ctx)
+	if err != nil {
+		return nil, err
+	}
+	url := conn.BaseUrl
+	if areas != nil && len(*areas) > 0 {
+		i := slices.IndexFunc(*areas, func(r azuredevops.ResourceAreaInfo) bool { return r.Id != nil && *r.Id == git.ResourceAreaId })
+		if i < 0 || (*areas)[i].LocationUrl == nil {
+			return nil, errors.New("the organization lists no git resource area")
+		}
+		url = *(*areas)[i].LocationUrl
+	}
+	return &git.ClientImpl{Client: *azuredevops.NewClientWithOptions(conn, strings.TrimSuffix(url, "/"), azuredevops.WithHTTPClient(hc))}, nil
+}
+
+// azureMissing tells Azure DevOps' answer for a missing repository or
+// project. The library returns its error both as a value and as a
+// pointer.
+func azureMissing(err error) bool {
+	var key *string
+	var v azuredevops.WrappedError
+	var p *azuredevops.WrappedError
+	switch {
+	case errors.As(err, &v):
+		key = v.TypeKey
+	case errors.As(err, &p) && p != nil:
+		key = p.TypeKey
+	}
+	return key != nil && slices.Contains(azureNotFound, *key)
+}
+
+// List implements Service: the active requests, $top at a time until a
+// short page.
+func (a *azureDevOps) List(ctx context.Context) ([]PullRequest, error) {
+	where := fmt.Sprintf("%s repository %s/%s/%s", azureName, a.org, a.project, a.repo)
+	c, err := a.git(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: finding the git service: %w", where, err)
+	}
+	active := git.PullRequestStatusValues.Active
+	var out []PullRequest
+	for skip := 0; ; {
+		top := pageSize
+		page, err := c.GetPullRequests(ctx, git.GetPullRequestsArgs{RepositoryId: &a.repo, Project: &a.project,
+			SearchCriteria: &git.GitPullRequestSearchCriteria{Status: &active}, Top: &top, Skip: &skip})
+		if azureMissing(err) {
+			return nil, fmt.Errorf("%s: %w", where, ErrRepositoryNotFound)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: listing pull requests: %w", where, err)
+		}
+		if page == nil {
+			return out, nil
+		}
+		for _, p := range *page {
+			if pr, ok := a.convert(p); ok {
+				out = append(out, pr)
+			}
+		}
+		// The bound counts every request read, kept or not, so that a
+		// server repeating pages of requests the labels leave out ends.
+		skip += len(*page)
+		if skip > MaxPullRequests {
+			return nil, errTooMany(where)
+		}
+		if len(*page) < top {
+			return out, nil
+		}
+	}
+}
+
+// convert reads one request, false for one without the fields a
+// parameter set needs or without every label asked for.
+func (a *azureDevOps) convert(p git.GitPullRequest) (PullRequest, bool) {
+	if p.PullRequestId == nil || p.SourceRefName == nil || p.TargetRefName == nil ||
+		p.LastMergeSourceCommit == nil || p.LastMergeSourceCommit.CommitId == nil {
+		return PullRequest{}, false
+	}
+	var labels []string
+	if p.Labels != nil {
+		for _, l := range *p.Labels {
+			if l.Name != nil {
+				labels = append(labels, *l.Name)
+			}
+		}
+	}
+	if !hasAll(labels, a.labels) {
+		return PullRequest{}, false
+	}
+	pr := PullRequest{Number: int64(*p.PullRequestId), Branch: strings.TrimPrefix(*p.SourceRefName, azureBranchPrefix),
+		TargetBranch: strings.TrimPrefix(*p.TargetRefName, azureBranchPrefix), HeadSHA: *p.LastMergeSourceCommit.CommitId, Labels: labels}
+	if p.Title != nil {
+		pr.Title = *p.Title
+	}
+	if p.CreatedBy != nil && p.CreatedBy.UniqueName != nil {
+		pr.Author, _, _ = strings.Cut(*p.CreatedBy.UniqueName, "@")
+	}
+	return pr, true
+}
