@@ -23,6 +23,8 @@ func (s *Server) applicationSetRoutes() {
 	s.mux.HandleFunc("DELETE /api/v1/applicationsets/{name}", s.api(s.deleteApplicationSet))
 	s.mux.HandleFunc("POST /api/v1/applicationsets/generate", s.api(s.generateApplicationSet))
 	s.mux.HandleFunc("GET /api/v1/applicationsets/{name}/resource-tree", s.api(s.applicationSetTree))
+	s.mux.HandleFunc("GET /api/v1/applicationsets/{name}/events", s.api(s.applicationSetEvents))
+	s.mux.HandleFunc("GET /api/v1/stream/applicationsets", s.streaming(s.streamApplicationSets))
 }
 
 // appSetObject is an ApplicationSet's RBAC object, as for the

@@ -302,6 +302,8 @@ func (m *matrix) rows() []matrixRow {
 		{method: "POST", path: "/api/v1/applicationsets", body: appSet("{{env}}"), want: allow(400, 400, 400, 400, 400, 401)},
 		{method: "GET", path: "/api/v1/applicationsets/missing", want: allow(404, 404, 403, 403, 403, 401)},
 		{method: "GET", path: "/api/v1/applicationsets/missing/resource-tree", want: allow(404, 404, 403, 403, 403, 401)},
+		{method: "GET", path: "/api/v1/applicationsets/missing/events", want: allow(404, 404, 403, 403, 403, 401)},
+		{method: "GET", path: "/api/v1/stream/applicationsets", want: allow(200, 200, 200, 200, 200, 401)},
 		{method: "POST", path: "/api/v1/applicationsets/generate", body: `{"applicationSet":` + appSet("team-b") + `}`, want: allow(200, 403, 403, 403, 403, 401)},
 		{method: "POST", path: "/api/v1/applicationsets/generate", body: `{"applicationSet":` + appSet("{{env}}") + `}`, want: allow(400, 400, 400, 400, 400, 401)},
 		{method: "DELETE", path: "/api/v1/applicationsets/missing", want: allow(404, 403, 403, 403, 403, 401)},
