@@ -91,7 +91,7 @@ func TestApplicationSetWatchAndEvents(t *testing.T) {
 	}
 	if err := f.c.Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "evented.1", Namespace: f.ns},
 		InvolvedObject: corev1.ObjectReference{Kind: "ApplicationSet", Name: "evented", Namespace: f.ns, UID: events2.UID},
-		Reason: "ApplicationSetUpdated", Message: "created Application x"}); err != nil {
+		Reason:         "ApplicationSetUpdated", Message: "created Application x"}); err != nil {
 		t.Fatal(err)
 	}
 	var list corev1.EventList
