@@ -88,8 +88,9 @@ func Start(t testing.TB) *Server {
 	return &Server{URL: url, Token: tok.Token, Client: c}
 }
 
-// writeConfig writes app.ini: SQLite, no SSH, no mailer, no cron, and
-// root allowed (containers here run as root).
+// writeConfig writes app.ini: SQLite, no SSH, no mailer, no cron,
+// webhooks to loopback addresses allowed (the tests' servers), and root
+// allowed (containers here run as root).
 func writeConfig(t testing.TB, work string, port int) string {
 	t.Helper()
 	conf := filepath.Join(work, "custom", "conf", "app.ini")
@@ -123,6 +124,9 @@ ENABLED = false
 [indexer]
 ISSUE_INDEXER_TYPE = db
 REPO_INDEXER_ENABLED = false
+[webhook]
+ALLOWED_HOST_LIST = loopback
+DELIVER_TIMEOUT = 10
 `, work, port)
 	if err := os.MkdirAll(filepath.Dir(conf), 0o755); err != nil {
 		t.Fatal(err)
@@ -207,6 +211,16 @@ func (s *Server) AddLabels(t testing.TB, org, repo string, number int64, labels 
 	t.Helper()
 	if _, _, err := s.Client.AddIssueLabels(org, repo, number, gitea.IssueLabelsOption{Labels: labels}); err != nil {
 		t.Fatalf("labelling #%d of %s/%s: %v", number, org, repo, err)
+	}
+}
+
+// Webhook makes the repository send its push and pull request events to
+// url as Gitea's own JSON payloads, signed with secret.
+func (s *Server) Webhook(t testing.TB, org, repo, url, secret string) {
+	t.Helper()
+	if _, _, err := s.Client.CreateRepoHook(org, repo, gitea.CreateHookOption{Type: gitea.HookTypeGitea, Active: true,
+		Events: []string{"push", "pull_request"}, Config: map[string]string{"url": url, "content_type": "json", "secret": secret}}); err != nil {
+		t.Fatalf("adding a webhook to %s/%s: %v", org, repo, err)
 	}
 }
 
