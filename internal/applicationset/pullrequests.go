@@ -68,10 +68,14 @@ func (g *generation) pullRequestService(gen *v1alpha1.PullRequestGenerator) (pul
 	switch {
 	case gen.Github != nil:
 		c := gen.Github
-		if c.AppSecretName != "" {
-			return nil, errors.New("pullRequest.github.appSecretName: GitHub App credentials are not supported by Capstan yet; use tokenRef")
+		tokenRef := c.TokenRef
+		if c.AppSecretName != "" { // the app's credentials instead, as in Argo CD
+			tokenRef = nil
 		}
-		token, hc, err := g.reach("pullRequest.github", c.API, c.TokenRef, false, nil)
+		token, hc, err := g.reach("pullRequest.github", c.API, tokenRef, false, nil)
+		if err == nil && c.AppSecretName != "" {
+			hc, err = g.githubAppClient("pullRequest.github", c.AppSecretName, c.API, c.Owner, hc)
+		}
 		if err != nil {
 			return nil, err
 		}

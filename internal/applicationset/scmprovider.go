@@ -53,10 +53,14 @@ func (g *generation) scmService(gen *v1alpha1.SCMProviderGenerator) (scm.Provide
 	switch {
 	case gen.Github != nil:
 		c := gen.Github
-		if c.AppSecretName != "" {
-			return nil, false, errors.New("scmProvider.github.appSecretName: GitHub App credentials are not supported by Capstan yet; use tokenRef")
+		tokenRef := c.TokenRef
+		if c.AppSecretName != "" { // the app's credentials instead, as in Argo CD
+			tokenRef = nil
 		}
-		token, hc, err := g.reach("scmProvider.github", c.API, c.TokenRef, false, nil)
+		token, hc, err := g.reach("scmProvider.github", c.API, tokenRef, false, nil)
+		if err == nil && c.AppSecretName != "" {
+			hc, err = g.githubAppClient("scmProvider.github", c.AppSecretName, c.API, c.Organization, hc)
+		}
 		if err != nil {
 			return nil, false, err
 		}

@@ -76,7 +76,10 @@ func GitHub(t testing.TB, token, owner, repo string) *Server {
 		}
 		reply(w, http.StatusOK, out)
 	})
-	return start(t, s, func(r *http.Request) bool { return r.Header.Get("Authorization") == "Bearer "+token }, mux).withPath("/api/v3/")
+	registerApp(mux, "/api/v3/", owner, s.app.Load)
+	return start(t, s, func(r *http.Request) bool {
+		return r.Header.Get("Authorization") == "Bearer "+token || appAuth(s.app.Load(), r)
+	}, mux).withPath("/api/v3/")
 }
 
 func (s *Server) withPath(p string) *Server {

@@ -26,6 +26,7 @@ type Org struct {
 	URL   string
 	mu    sync.Mutex
 	repos []Repo
+	app   *GitHubApp
 	host  string
 }
 
@@ -85,8 +86,11 @@ func GitHubOrg(t testing.TB, token, org string, repos ...Repo) *Org {
 		}
 		reply(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
 	})
+	registerApp(mux, prefix, org, o.installedApp)
 	s := &Server{}
-	start(t, s, func(r *http.Request) bool { return r.Header.Get("Authorization") == "Bearer "+token }, mux)
+	start(t, s, func(r *http.Request) bool {
+		return r.Header.Get("Authorization") == "Bearer "+token || appAuth(o.installedApp(), r)
+	}, mux)
 	o.URL = s.URL + prefix
 	o.host = strings.TrimPrefix(s.URL, "http://")
 	return o
@@ -96,6 +100,20 @@ func (o *Org) snapshot() []Repo {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return slices.Clone(o.repos)
+}
+
+// InstallApp installs a GitHub App on the organization: its installation
+// token reads the organization as the API's token does.
+func (o *Org) InstallApp(app *GitHubApp) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.app = app
+}
+
+func (o *Org) installedApp() *GitHubApp {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.app
 }
 
 // AddRepo adds a repository to the organization.

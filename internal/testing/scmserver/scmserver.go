@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -61,9 +62,15 @@ type Server struct {
 	URL   string
 	Token string
 
+	// app is the GitHub App installed on the owner (GitHub only).
+	app atomic.Pointer[GitHubApp]
 	mu  sync.Mutex
 	prs []*PullRequest
 }
+
+// InstallApp installs a GitHub App on the repository's owner (GitHub
+// only): its installation token works as the API's token does.
+func (s *Server) InstallApp(app *GitHubApp) { s.app.Store(app) }
 
 // PullRequests returns a copy of the requests opened so far.
 func (s *Server) PullRequests() []PullRequest {
