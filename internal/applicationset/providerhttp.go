@@ -1,6 +1,7 @@
 package applicationset
 
 import (
+	"cmp"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -20,7 +21,8 @@ const maxCABytes = 1 << 20
 
 // reach checks a provider's API address against the SCM policy, reads its
 // token (tokenRef, "" when unset) and builds the HTTP client it is reached
-// with (see providerHTTP); field names the provider in errors
+// with (see providerHTTP), rate-limited per API (see limiterFor; a hosted
+// provider's is keyed by field); field names the provider in errors
 // ("scmProvider.gitea").
 func (g *generation) reach(field, api string, tokenRef *v1alpha1.SecretRef, insecure bool, ca *v1alpha1.ConfigMapKeyRef) (string, *http.Client, error) {
 	if err := g.src.SCM.allows(api); err != nil {
@@ -31,7 +33,10 @@ func (g *generation) reach(field, api string, tokenRef *v1alpha1.SecretRef, inse
 		return "", nil, err
 	}
 	hc, err := g.providerHTTP(insecure, ca, field)
-	return token, hc, err
+	if err != nil {
+		return "", nil, err
+	}
+	return token, rateLimited(hc, limiterFor(cmp.Or(api, field))), nil
 }
 
 // providerHTTP is the HTTP client an SCM or pull request provider is

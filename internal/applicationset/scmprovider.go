@@ -2,6 +2,7 @@ package applicationset
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -117,7 +118,12 @@ func (g *generation) scmService(gen *v1alpha1.SCMProviderGenerator) (scm.Provide
 		return p, c.AllBranches, err
 	case gen.AWSCodeCommit != nil:
 		c := gen.AWSCodeCommit
-		_, hc, err := g.reach("scmProvider.awsCodeCommit", "", nil, false, nil)
+		if err := g.src.SCM.allows(""); err != nil {
+			return nil, false, fmt.Errorf("scmProvider.awsCodeCommit: %w", err)
+		}
+		// The AWS SDK retries and paces its own calls; its client stays
+		// the SDK's unless extra roots are trusted.
+		hc, err := g.providerHTTP(false, nil, "scmProvider.awsCodeCommit")
 		if err != nil {
 			return nil, false, err
 		}

@@ -5,13 +5,34 @@ import (
 	"encoding/json"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/repo/git"
 )
 
-// refreshAppSets marks the ApplicationSets of the control namespace that
+// webhookAppSets lists the ApplicationSets a webhook may concern: of the
+// control namespace from the cache and, when Applications live in other
+// namespaces too (--application-namespaces), of every namespace from the
+// API server, falling back to the control namespace where the server may
+// not list them cluster-wide (a namespace install).
+func (s *Server) webhookAppSets(ctx context.Context) (*v1alpha1.ApplicationSetList, error) {
+	list := &v1alpha1.ApplicationSetList{}
+	if len(s.opts.ApplicationNamespaces) > 0 && s.watcher != nil {
+		err := s.watcher.List(ctx, list)
+		if err == nil {
+			return list, nil
+		}
+		if !apierrors.IsForbidden(err) {
+			return nil, err
+		}
+	}
+	return list, s.opts.Client.List(ctx, list, client.InNamespace(s.opts.Namespace))
+}
+
+// refreshAppSets marks the ApplicationSets of the control namespace (and
+// of the other namespaces Applications may live in) that
 // a webhook event concerns, so the ApplicationSet controller runs them now
 // instead of at their next period, as Argo CD does: those whose git
 // generators read the pushed repository at the pushed branch (p), whose
@@ -19,13 +40,13 @@ import (
 // (pr), and every one with a plugin generator — at any depth of matrix and
 // merge.
 func (s *Server) refreshAppSets(ctx context.Context, p *push, pr *prEvent) error {
-	var list v1alpha1.ApplicationSetList
-	if err := s.opts.Client.List(ctx, &list, client.InNamespace(s.opts.Namespace)); err != nil {
+	list, err := s.webhookAppSets(ctx)
+	if err != nil {
 		return err
 	}
 	for i := range list.Items {
 		as := &list.Items[i]
-		if !concerns(as, p, pr) {
+		if !s.namespaceEnabled(as.Namespace) || !concerns(as, p, pr) {
 			continue
 		}
 		patch := []byte(`{"metadata":{"annotations":{"` + v1alpha1.AnnotationApplicationSetRefresh + `":"true"}}}`)

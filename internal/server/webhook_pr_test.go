@@ -121,3 +121,34 @@ func TestWebhookPullRequestEvents(t *testing.T) {
 		}
 	}
 }
+
+// TestWebhookApplicationSetsElsewhere: with Applications enabled in other
+// namespaces, a push marks the ApplicationSets of those namespaces whose
+// git generators read it, and none of a namespace not enabled.
+func TestWebhookApplicationSetsElsewhere(t *testing.T) {
+	t.Parallel()
+	localcluster.Need(t)
+	ctx := context.Background()
+	team, stranger := kubeCluster.NewNamespace(t), kubeCluster.NewNamespace(t)
+	f := serve(t, Options{Insecure: true, ApplicationNamespaces: []string{team}}, true)
+	git := &v1alpha1.GitGenerator{RepoURL: "https://github.com/org/app.git", Revision: "main", Directories: []v1alpha1.GitDirectoryGeneratorItem{{Path: "*"}}}
+	for _, ns := range []string{team, stranger} {
+		as := &v1alpha1.ApplicationSet{ObjectMeta: metav1.ObjectMeta{Name: "reads", Namespace: ns}, Spec: v1alpha1.ApplicationSetSpec{
+			Generators: []v1alpha1.ApplicationSetGenerator{{ApplicationSetTerminalGenerator: v1alpha1.ApplicationSetTerminalGenerator{Git: git}}}}}
+		if err := f.c.Create(ctx, as); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code := f.post(githubPush, map[string]string{"X-GitHub-Event": "push"}); code != 200 {
+		t.Fatalf("a GitHub push: %d", code)
+	}
+	for ns, want := range map[string]string{team: "true", stranger: ""} {
+		as := &v1alpha1.ApplicationSet{}
+		if err := f.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "reads"}, as); err != nil {
+			t.Fatal(err)
+		}
+		if got := as.Annotations[v1alpha1.AnnotationApplicationSetRefresh]; got != want {
+			t.Errorf("the set in %s marked %q, want %q", ns, got, want)
+		}
+	}
+}
