@@ -99,6 +99,7 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("invalid app label selector %q: %w", opts.AppLabelSelector, err)
 	}
 	ctrl.SetLogger(logr.FromSlogHandler(opts.Log.Handler()))
+	routeEngineLog(opts.Log)
 	return kube.Keep(ctx, opts.Log, "the notifications controller", func(ctx context.Context) error {
 		return run(ctx, opts, selector)
 	})

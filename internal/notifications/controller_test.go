@@ -28,6 +28,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/mailserver"
+	"github.com/capstan-cd/capstan/internal/testing/mitmproxy"
 )
 
 var testCluster *localcluster.Cluster
@@ -36,8 +37,22 @@ var testCluster *localcluster.Cluster
 // the SHA-1 of its expression in unpadded URL-safe base64.
 const conditionHash = "IwKhHw9Hu8IE3z5Y8CQE4vReLYs"
 
+// hosted answers for the services whose clients have their address
+// built in: started before anything else, it becomes the process's
+// HTTPS proxy and certificate authority.
+var hosted *mitmproxy.Proxy
+
 func TestMain(m *testing.M) {
-	os.Exit(localcluster.RunTests(m, localcluster.Options{}, &testCluster))
+	dir, err := os.MkdirTemp("", "capstan-notifications-")
+	if err != nil {
+		panic(err)
+	}
+	if hosted, err = mitmproxy.Start(dir); err != nil {
+		panic(err)
+	}
+	code := localcluster.RunTests(m, localcluster.Options{}, &testCluster)
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 // hooks is a real HTTP server recording the bodies POSTed to it.

@@ -20,6 +20,9 @@ type Sender interface {
 // newSender makes the Sender of svc, refusing a type Capstan does not
 // deliver to by name.
 func newSender(svc Service) (Sender, error) {
+	if engineTypes[svc.Type] {
+		return newEngineSender(svc)
+	}
 	switch svc.Type {
 	case "webhook":
 		var o webhookOptions
@@ -33,12 +36,6 @@ func newSender(svc Service) (Sender, error) {
 			return nil, err
 		}
 		return newEmail(o)
-	case "slack":
-		var o slackOptions
-		if err := yaml.Unmarshal(svc.Options, &o); err != nil {
-			return nil, err
-		}
-		return newSlack(o)
 	}
 	return nil, fmt.Errorf("notification service type '%s' is not supported by Capstan yet", svc.Type)
 }

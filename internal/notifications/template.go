@@ -26,14 +26,15 @@ type Template struct {
 	fields map[string]*template.Template
 }
 
-// Notification is a rendered template: what services send. Parts for
-// services Capstan does not deliver to are kept in the rendering but not
-// here.
+// Notification is a rendered template: what services send. The parts of
+// Capstan's own services are typed here; every part, those of the
+// notifications-engine's services included, is kept rendered as JSON.
 type Notification struct {
 	Message string                         `json:"message,omitempty"`
 	Email   *EmailNotification             `json:"email,omitempty"`
 	Webhook map[string]WebhookNotification `json:"webhook,omitempty"`
-	Slack   *SlackNotification             `json:"slack,omitempty"`
+	// raw is the whole rendering.
+	raw []byte
 }
 
 // EmailNotification is a template's email part.
@@ -50,14 +51,6 @@ type WebhookNotification struct {
 	// Path is appended to the service's url.
 	Path string `json:"path,omitempty"`
 	Body string `json:"body,omitempty"`
-}
-
-// SlackNotification is a template's slack part; attachments and blocks
-// are JSON arrays as text.
-type SlackNotification struct {
-	Attachments string `json:"attachments,omitempty"`
-	Blocks      string `json:"blocks,omitempty"`
-	GroupingKey string `json:"groupingKey,omitempty"`
 }
 
 func parseTemplate(name, v string) (*Template, error) {
@@ -172,7 +165,7 @@ func (cfg *Config) Format(names []string, vars map[string]any) (Notification, er
 	if err != nil {
 		return Notification{}, err
 	}
-	var n Notification
+	n := Notification{raw: data}
 	if err := json.Unmarshal(data, &n); err != nil {
 		return Notification{}, fmt.Errorf("templates %v: %w", names, err)
 	}
