@@ -11,7 +11,9 @@ func init() {
 		serviceCase{
 			service: "slack", recipient: "deploys",
 			start: func(t *testing.T) (string, map[string]string, func() []request) {
-				rec, url := serve(t, func(*http.Request) (int, string) { return http.StatusOK, `{"ok":true,"channel":"C1","ts":"1700000000.000100"}` })
+				rec, url := serve(t, func(*http.Request) (int, string) {
+					return http.StatusOK, `{"ok":true,"channel":"C1","ts":"1700000000.000100"}`
+				})
 				return "token: $slack-token\napiURL: " + url + "/api/\nusername: capstan\n", map[string]string{"slack-token": "xoxb-test"}, rec.got
 			},
 			template: "slack:\n  attachments: '[{\"title\":\"{{.app.metadata.name}}\",\"color\":\"good\"}]'\n",

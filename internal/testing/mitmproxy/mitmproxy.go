@@ -170,4 +170,3 @@ func (l *oneConn) Accept() (net.Conn, error) {
 func (l *oneConn) close()         { l.once.Do(func() { close(l.done) }) }
 func (l *oneConn) Close() error   { l.close(); return nil }
 func (l *oneConn) Addr() net.Addr { return l.conn.LocalAddr() }
-
