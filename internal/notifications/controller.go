@@ -51,7 +51,7 @@ type Options struct {
 	AppLabelSelector string
 	// Commits reads commit metadata for templates' repo.GetCommitMetadata:
 	// a repo server. Default none (that function then fails).
-	Commits CommitReader
+	Commits RepoReader
 	// Processors handle Applications in parallel (--processors-count).
 	// Default 1.
 	Processors int

@@ -85,7 +85,7 @@ func (l testLog) Write(p []byte) (int, error) {
 
 // runController runs the notifications controller on ns until stop is
 // called.
-func runController(t *testing.T, ns string, commits notifications.CommitReader) (stop func()) {
+func runController(t *testing.T, ns string, commits notifications.RepoReader) (stop func()) {
 	localcluster.Need(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -16,14 +16,14 @@ type Processor struct {
 	senders map[string]Sender
 	// broken holds why a configured service has no Sender.
 	broken  map[string]error
-	commits CommitReader
+	commits RepoReader
 	metrics *Metrics
 	now     func() time.Time
 }
 
 // NewProcessor makes the Senders of cfg's services. A service that
 // cannot be made fails only the notifications sent through it.
-func NewProcessor(cfg *Config, commits CommitReader, m *Metrics) *Processor {
+func NewProcessor(cfg *Config, commits RepoReader, m *Metrics) *Processor {
 	p := &Processor{cfg: cfg, senders: map[string]Sender{}, broken: map[string]error{}, commits: commits, metrics: m, now: time.Now}
 	for name, svc := range cfg.Services {
 		s, err := newSender(svc)

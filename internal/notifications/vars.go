@@ -13,9 +13,11 @@ import (
 	"github.com/capstan-cd/capstan/internal/repo"
 )
 
-// CommitReader reads a commit's metadata: the repo server.
-type CommitReader interface {
+// RepoReader reads what templates' repo functions ask through the repo
+// server: a commit's metadata, and what the Application's source is.
+type RepoReader interface {
 	RevisionMetadata(ctx context.Context, req *repo.RevisionMetadataRequest) (*repo.RevisionMetadata, error)
+	AppDetails(ctx context.Context, req *repo.AppDetailsRequest) (*repo.AppDetails, error)
 }
 
 // CommitMetadata is what repo.GetCommitMetadata answers templates.
@@ -37,8 +39,8 @@ type Destination struct {
 // vars are the variables triggers and templates see for app (an
 // Application as a plain map) and dest, by Argo CD's names: app, context
 // (with notificationType), secrets, serviceType, recipient, and the
-// function groups time, strings and repo.
-func (cfg *Config) vars(ctx context.Context, app map[string]any, dest Destination, commits CommitReader) map[string]any {
+// function groups time, strings, sync and repo.
+func (cfg *Config) vars(ctx context.Context, app map[string]any, dest Destination, commits RepoReader) map[string]any {
 	serviceType := dest.Service
 	if svc, ok := cfg.Services[dest.Service]; ok {
 		serviceType = svc.Type
@@ -53,17 +55,23 @@ func (cfg *Config) vars(ctx context.Context, app map[string]any, dest Destinatio
 		"recipient":   dest.Recipient,
 		"time":        timeFuncs,
 		"strings":     stringFuncs,
+		"sync":        syncFuncs,
 		"repo":        repoFuncs(ctx, app, commits),
 	}
 }
 
 // timeFuncs are the time group: time.Now(), time.Parse(s) of an RFC 3339
-// time, and the duration units for arithmetic.
+// time, the duration units for arithmetic and the layouts Argo CD
+// documents, as Go's time package names them.
 var timeFuncs = map[string]any{
 	"Now":   func() time.Time { return time.Now() },
 	"Parse": func(s string) (time.Time, error) { return time.Parse(time.RFC3339, s) },
-	// Layouts and units, as Go's time package names them.
-	"RFC3339":     time.RFC3339,
+	// Layouts.
+	"Layout": time.Layout, "ANSIC": time.ANSIC, "UnixDate": time.UnixDate, "RubyDate": time.RubyDate,
+	"RFC822": time.RFC822, "RFC822Z": time.RFC822Z, "RFC850": time.RFC850, "RFC1123": time.RFC1123, "RFC1123Z": time.RFC1123Z,
+	"RFC3339": time.RFC3339, "RFC3339Nano": time.RFC3339Nano, "Kitchen": time.Kitchen,
+	"Stamp": time.Stamp, "StampMilli": time.StampMilli, "StampMicro": time.StampMicro, "StampNano": time.StampNano,
+	// Units.
 	"Nanosecond":  time.Nanosecond,
 	"Microsecond": time.Microsecond,
 	"Millisecond": time.Millisecond,
@@ -114,12 +122,13 @@ func fullNameByRepoURL(u string) string {
 }
 
 // repoFuncs are the repo group, bound to app's repository.
-func repoFuncs(ctx context.Context, app map[string]any, commits CommitReader) map[string]any {
+func repoFuncs(ctx context.Context, app map[string]any, commits RepoReader) map[string]any {
 	repoURL := appRepoURL(app)
 	return map[string]any{
 		"RepoURLToHTTPS":    repoURLToHTTPS,
 		"FullNameByRepoURL": fullNameByRepoURL,
 		"QueryEscape":       url.QueryEscape,
+		"GetAppDetails":     func() (*AppDetail, error) { return appDetails(ctx, app, commits) },
 		"GetCommitMetadata": func(sha string) (*CommitMetadata, error) {
 			if commits == nil {
 				return nil, errors.New("no repo server to read commits through")

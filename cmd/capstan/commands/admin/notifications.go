@@ -85,7 +85,7 @@ func (o *notificationsTool) processor(cmd *cobra.Command) (*notifications.Proces
 	if err != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v\n", err)
 	}
-	var commits notifications.CommitReader
+	var commits notifications.RepoReader
 	release := func() {}
 	if rc, err := o.repo.Dial(); err == nil {
 		commits, release = rc, func() { _ = rc.Close() }
