@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -62,6 +63,12 @@ type Options struct {
 	Metrics *Metrics
 	// Log receives the controller's lines. Default slog's default logger.
 	Log *slog.Logger
+	// SelfService also reads ConfigMapName and SecretName in each
+	// Application's own namespace (notificationscontroller.selfservice.enabled):
+	// their services, templates and triggers notify about that namespace's
+	// Applications only, besides the control namespace's settings. Default
+	// false.
+	SelfService bool
 	// Cache, if set, is the process's shared cache of the control cluster
 	// (capstan run), read instead of a cache of the controller's own; it
 	// must hold the Applications of ApplicationNamespaces. Default: the
@@ -126,6 +133,14 @@ func run(ctx context.Context, opts Options, selector labels.Selector) error {
 	}
 	if len(opts.ApplicationNamespaces) > 0 {
 		cacheOpts.ByObject[apps] = ctrlcache.ByObject{Namespaces: map[string]ctrlcache.Config{ctrlcache.AllNamespaces: {}}}
+		if opts.SelfService { // the settings of every namespace, by name
+			for obj, by := range cacheOpts.ByObject {
+				if obj != apps {
+					by.Namespaces = map[string]ctrlcache.Config{ctrlcache.AllNamespaces: {}}
+					cacheOpts.ByObject[obj] = by
+				}
+			}
+		}
 	}
 	var newCache ctrlcache.NewCacheFunc
 	if opts.Cache != nil {
@@ -141,7 +156,11 @@ func run(ctx context.Context, opts Options, selector labels.Selector) error {
 	if err != nil {
 		return err
 	}
-	r := &reconciler{client: mgr.GetClient(), opts: opts, selector: selector}
+	r := &reconciler{client: mgr.GetClient(), settingsReader: mgr.GetClient(), opts: opts, selector: selector}
+	if opts.Cache != nil {
+		// The shared cache holds the control namespace's settings only.
+		r.settingsReader = mgr.GetAPIReader()
+	}
 	inScope := predicate.NewPredicateFuncs(func(o client.Object) bool { return r.allowed(o.GetNamespace()) })
 	err = ctrl.NewControllerManagedBy(mgr).
 		For(apps, builder.WithPredicates(inScope)).
@@ -156,13 +175,16 @@ func run(ctx context.Context, opts Options, selector labels.Selector) error {
 
 // reconciler notifies about one Application at a time.
 type reconciler struct {
-	client   client.Client
-	opts     Options
-	selector labels.Selector
+	client client.Client
+	// settingsReader reads the self-service settings of other namespaces.
+	settingsReader client.Reader
+	opts           Options
+	selector       labels.Selector
 
-	mu        sync.Mutex
-	version   string
-	processor *Processor
+	mu sync.Mutex
+	// processors are the Processors of the settings, by namespace ("" for
+	// the control namespace's), with the settings' version.
+	processors map[string]versioned
 	// pending holds the state of Applications whose notified annotation
 	// could not be written, so what was sent is not sent again while the
 	// write is retried.
@@ -198,25 +220,68 @@ func (r *reconciler) allowed(ns string) bool {
 	return ns == r.opts.Namespace || project.MatchesAny(r.opts.ApplicationNamespaces, ns, false)
 }
 
-// processorFor returns the Processor of the settings as they are now,
-// made anew when they changed, so edits apply without a restart.
+// versioned is a Processor and the version of the settings it was made of.
+type versioned struct {
+	version   string
+	processor *Processor
+}
+
+// processorFor returns the Processor of the control namespace's settings
+// as they are now, made anew when they changed, so edits apply without a
+// restart.
 func (r *reconciler) processorFor(ctx context.Context) (*Processor, error) {
-	s, err := settings.LoadNotifications(ctx, r.client, r.opts.Namespace, r.opts.ConfigMapName, r.opts.SecretName)
+	return r.processorOf(ctx, r.client, r.opts.Namespace, "")
+}
+
+// processorsOf are the Processors an Application is notified through: the
+// control namespace's and, with self-service notifications, those of its
+// own namespace's settings when it has them.
+func (r *reconciler) processorsOf(ctx context.Context, app client.Object) ([]*Processor, error) {
+	p, err := r.processorFor(ctx)
 	if err != nil {
 		return nil, err
 	}
+	out := []*Processor{p}
+	if ns := app.GetNamespace(); r.opts.SelfService && ns != r.opts.Namespace {
+		own, err := r.processorOf(ctx, r.settingsReader, ns, ns)
+		if err != nil {
+			return out, err
+		}
+		if own != nil {
+			out = append(out, own)
+		}
+	}
+	return out, nil
+}
+
+// processorOf is the Processor of the settings in namespace (scope: its
+// name for self-service settings, "" for the control namespace's); nil
+// when a self-service namespace has no settings ConfigMap.
+func (r *reconciler) processorOf(ctx context.Context, reader client.Reader, namespace, scope string) (*Processor, error) {
+	s, err := settings.LoadNotifications(ctx, reader, namespace, r.opts.ConfigMapName, r.opts.SecretName)
+	if err != nil {
+		return nil, err
+	}
+	if scope != "" && strings.HasPrefix(s.Version, "/") {
+		return nil, nil // no ConfigMap there
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.processor != nil && r.version == s.Version {
-		return r.processor, nil
+	if v, ok := r.processors[scope]; ok && v.version == s.Version {
+		return v.processor, nil
 	}
 	cfg, err := Parse(s)
 	if err != nil {
 		// The rest of the settings still works; said once per version.
-		r.opts.Log.Error("invalid notifications settings", "configmap", r.opts.ConfigMapName, "error", err.Error())
+		r.opts.Log.Error("invalid notifications settings", "configmap", namespace+"/"+r.opts.ConfigMapName, "error", err.Error())
 	}
-	r.version, r.processor = s.Version, NewProcessor(cfg, r.opts.Commits, r.opts.Metrics)
-	return r.processor, nil
+	p := NewProcessor(cfg, r.opts.Commits, r.opts.Metrics)
+	p.namespace = scope
+	if r.processors == nil {
+		r.processors = map[string]versioned{}
+	}
+	r.processors[scope] = versioned{version: s.Version, processor: p}
+	return p, nil
 }
 
 // Reconcile notifies about one Application, and looks at it again after
@@ -239,35 +304,33 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 // notify sends what app's subscriptions trigger and records it.
 func (r *reconciler) notify(ctx context.Context, app *v1alpha1.Application) error {
-	p, err := r.processorFor(ctx)
-	if err != nil {
-		return err
-	}
-	subs := p.cfg.SubscriptionsOf(app.GetLabels(), app.GetAnnotations(), r.projectAnnotations(ctx, app))
-	if len(subs) == 0 {
-		return nil
-	}
-	obj, err := plainApplication(app)
-	if err != nil {
-		return err
-	}
-	if !SyncStatusRefreshed(obj) {
-		return nil
-	}
 	name := fmt.Sprintf("Application/%s/%s", app.GetNamespace(), app.GetName())
-	state := r.stateOf(app)
-	deliveries, changed, err := p.Process(ctx, obj, subs, state)
+	processors, err := r.processorsOf(ctx, app)
+	if len(processors) == 0 {
+		return err
+	}
 	if err != nil {
 		r.opts.Log.Warn("notifications: "+err.Error(), "resource", name)
 	}
-	for _, d := range deliveries {
-		if d.Err != nil {
-			r.opts.Log.Error("Failed to notify recipient", "resource", name, "trigger", d.Trigger, "service", d.Destination.Service, "recipient", d.Destination.Recipient, "error", d.Err.Error())
+	var obj map[string]any
+	state := r.stateOf(app)
+	changed := false
+	for _, p := range processors {
+		subs := p.cfg.SubscriptionsOf(app.GetLabels(), app.GetAnnotations(), r.projectAnnotations(ctx, app))
+		if len(subs) == 0 {
 			continue
 		}
-		r.opts.Log.Info("Notification sent", "resource", name, "trigger", d.Trigger, "service", d.Destination.Service, "recipient", d.Destination.Recipient)
+		if obj == nil {
+			if obj, err = plainApplication(app); err != nil {
+				return err
+			}
+			if !SyncStatusRefreshed(obj) {
+				return nil
+			}
+		}
+		changed = r.process(ctx, p, name, obj, subs, state) || changed
 	}
-	if changed || r.hasPending(app) {
+	if changed || (obj != nil && r.hasPending(app)) {
 		if err := r.persist(ctx, app, state); err != nil {
 			r.setPending(app, state)
 			return fmt.Errorf("%s: writing %s: %w", name, AnnotationNotified, err)
@@ -306,6 +369,29 @@ func (r *reconciler) projectAnnotations(ctx context.Context, app *v1alpha1.Appli
 		return nil
 	}
 	return proj.GetAnnotations()
+}
+
+// process runs one Processor for the Application name (obj) and logs
+// its deliveries; it tells whether state changed.
+func (r *reconciler) process(ctx context.Context, p *Processor, name string, obj map[string]any, subs Subscriptions, state State) bool {
+	deliveries, changed, err := p.Process(ctx, obj, subs, state)
+	settingsOf := r.opts.Namespace
+	if p.namespace != "" {
+		settingsOf = p.namespace
+	}
+	if err != nil {
+		r.opts.Log.Warn("notifications: "+err.Error(), "resource", name, "settings", settingsOf)
+	}
+	for _, d := range deliveries {
+		if d.Err != nil {
+			r.opts.Log.Error("Failed to notify recipient", "resource", name, "trigger", d.Trigger, "service", d.Destination.Service,
+				"recipient", d.Destination.Recipient, "settings", settingsOf, "error", d.Err.Error())
+			continue
+		}
+		r.opts.Log.Info("Notification sent", "resource", name, "trigger", d.Trigger, "service", d.Destination.Service,
+			"recipient", d.Destination.Recipient, "settings", settingsOf)
+	}
+	return changed
 }
 
 // persist writes state into app's notified annotation with a merge patch

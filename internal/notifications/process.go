@@ -19,6 +19,10 @@ type Processor struct {
 	commits RepoReader
 	metrics *Metrics
 	now     func() time.Time
+	// namespace is the Applications' own namespace whose settings cfg
+	// holds (self-service notifications); "" for the control namespace's.
+	// It qualifies the state's keys, as Argo CD's.
+	namespace string
 }
 
 // NewProcessor makes the Senders of cfg's services. A service that
@@ -56,9 +60,16 @@ func (p *Processor) Process(ctx context.Context, app map[string]any, subs Subscr
 	vars := p.cfg.vars(ctx, app, Destination{}, p.commits)
 	for _, trigger := range slices.Sorted(maps.Keys(subs)) {
 		t, ok := p.cfg.Triggers[trigger]
+		if !ok && p.namespace != "" {
+			continue // the control namespace's settings may have it
+		}
 		if !ok {
 			errs = append(errs, fmt.Errorf("trigger '%s' is not configured", trigger))
 			continue
+		}
+		key := trigger
+		if p.namespace != "" {
+			key = p.namespace + ":" + trigger
 		}
 		results, err := t.Evaluate(vars)
 		if err != nil {
@@ -68,17 +79,17 @@ func (p *Processor) Process(ctx context.Context, app map[string]any, subs Subscr
 			p.metrics.evaluated(trigger, r.Triggered)
 			for _, d := range subs[trigger] {
 				if !r.Triggered {
-					changed = state.mark(trigger, r, d, false, p.now()) || changed
+					changed = state.mark(key, r, d, false, p.now()) || changed
 					continue
 				}
-				if !state.mark(trigger, r, d, true, p.now()) {
+				if !state.mark(key, r, d, true, p.now()) {
 					continue // told already
 				}
 				changed = true
 				err := p.send(ctx, app, r.Templates, d)
 				if err != nil {
 					// Not told: tried again on the next pass.
-					delete(state, stateKey(trigger, r, d))
+					delete(state, stateKey(key, r, d))
 				}
 				p.metrics.delivered(trigger, d.Service, err == nil)
 				deliveries = append(deliveries, Delivery{Trigger: trigger, Destination: d, Err: err})

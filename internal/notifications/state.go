@@ -29,7 +29,9 @@ func ParseState(v string) State {
 }
 
 // stateKey is Argo CD's key of one condition notifying one destination:
-// [<oncePer>:]<trigger>:<condition key>:<service>:<recipient>.
+// [<oncePer>:]<trigger>:<condition key>:<service>:<recipient>, where a
+// self-service namespace's settings qualify the trigger as
+// <namespace>:<trigger>.
 func stateKey(trigger string, r Result, d Destination) string {
 	key := strings.Join([]string{trigger, r.Key, d.Service, d.Recipient}, ":")
 	if r.OncePer != "" {

@@ -243,7 +243,8 @@ func newRunCommand() *cobra.Command {
 				g.Go(func() error { return applicationset.Run(ctx, opts) })
 			}
 			if withNotifications {
-				opts := notifications.Options{Config: cfg, Namespace: f.namespace, ApplicationNamespaces: f.appNS, Commits: svc, Log: log, Cache: shared}
+				opts := notifications.Options{Config: cfg, Namespace: f.namespace, ApplicationNamespaces: f.appNS, Commits: svc, Log: log, Cache: shared,
+					SelfService: os.Getenv(notificationsEnv["self-service-notification-enabled"]) == "true"}
 				g.Go(func() error { return notifications.Run(ctx, opts) })
 			}
 			if withUpdater {

@@ -1,7 +1,6 @@
 package component
 
 import (
-	"errors"
 	"os"
 	"os/signal"
 	"syscall"
@@ -47,7 +46,7 @@ func (f *notificationsFlags) add(cmd *cobra.Command) {
 	fl.StringVar(&f.selector, "app-label-selector", "", "notify only about Applications with these labels")
 	fl.StringVar(&f.configMap, "config-map-name", settings.NotificationsConfigMap, "ConfigMap of triggers, templates and services")
 	fl.StringVar(&f.secret, "secret-name", settings.NotificationsSecret, "Secret whose keys services name as $key")
-	fl.BoolVar(&f.selfService, "self-service-notification-enabled", false, "read notification settings from Applications' own namespaces (not supported by Capstan yet)")
+	fl.BoolVar(&f.selfService, "self-service-notification-enabled", false, "also read the notification settings of Applications' own namespaces, for their Applications only")
 	f.log.add(cmd)
 	f.metrics.add(cmd, 9001)
 }
@@ -62,9 +61,6 @@ func newNotificationsControllerCommand() *cobra.Command {
 		Short:   "Send notifications about Applications as argocd-notifications-cm configures them",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if f.selfService {
-				return errors.New("--self-service-notification-enabled: self-service notifications are not supported by Capstan yet")
-			}
 			log, err := f.log.logger()
 			if err != nil {
 				return err
@@ -85,7 +81,7 @@ func newNotificationsControllerCommand() *cobra.Command {
 			return notifications.Run(ctx, notifications.Options{
 				Config: cfg, Namespace: f.namespace, ApplicationNamespaces: f.appNS,
 				ConfigMapName: f.configMap, SecretName: f.secret, AppLabelSelector: f.selector,
-				Commits: client, Processors: f.processors, Metrics: m, Log: log,
+				Commits: client, Processors: f.processors, Metrics: m, Log: log, SelfService: f.selfService,
 			})
 		},
 	}

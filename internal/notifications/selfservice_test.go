@@ -1,0 +1,116 @@
+package notifications_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/notifications"
+	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+)
+
+// TestSelfServiceNotifications: with self-service notifications, two
+// namespaces configure a webhook service of the same name in their own
+// argocd-notifications-cm; each Application is told through its own
+// namespace's service only, and its notified state names the namespace.
+func TestSelfServiceNotifications(t *testing.T) {
+	localcluster.Need(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := kube.InstallCRDs(ctx, testCluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	c, err := kube.NewClient(testCluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	control, teamA, teamB := testCluster.NewNamespace(t), testCluster.NewNamespace(t), testCluster.NewNamespace(t)
+	if err := settings.EnsureDefaultProject(ctx, c, control); err != nil {
+		t.Fatal(err)
+	}
+	proj := &v1alpha1.AppProject{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: control, Name: "default"}, proj); err != nil {
+		t.Fatal(err)
+	}
+	proj.Spec.SourceNamespaces = []string{teamA, teamB}
+	if err := c.Update(ctx, proj); err != nil {
+		t.Fatal(err)
+	}
+	servers := map[string]*hooks{}
+	for _, ns := range []string{teamA, teamB} {
+		h := &hooks{}
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		servers[ns] = h
+		if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: settings.NotificationsSecret, Namespace: ns},
+			StringData: map[string]string{"hook-url": srv.URL}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.NotificationsConfigMap, Namespace: ns}, Data: map[string]string{
+			"service.webhook.team": "url: $hook-url\n",
+			"trigger.on-sync-succeeded": "- when: app.status.operationState != nil and app.status.operationState.phase in ['Succeeded']\n" +
+				"  oncePer: app.status.operationState?.syncResult?.revision\n  send: [synced]\n",
+			"template.synced": "webhook:\n  team:\n    method: POST\n    body: '" + ns + " {{.app.metadata.name}}'\n",
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns,
+			Annotations: map[string]string{"notifications.argoproj.io/subscribe.on-sync-succeeded.team": ""}},
+			Spec: v1alpha1.ApplicationSpec{Project: "default", Source: &v1alpha1.ApplicationSource{RepoURL: "https://git.example/web.git", Path: "web"},
+				Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "web"}}}
+		if err := c.Create(ctx, app); err != nil {
+			t.Fatal(err)
+		}
+		finished := metav1.NewTime(time.Now().Add(-time.Second))
+		now := metav1.Now()
+		app.Status.Sync = v1alpha1.SyncStatus{Status: v1alpha1.SyncStatusCodeSynced, Revision: "r1"}
+		app.Status.ReconciledAt = &now
+		app.Status.OperationState = &v1alpha1.OperationState{Phase: "Succeeded", StartedAt: finished, FinishedAt: &finished,
+			SyncResult: &v1alpha1.SyncOperationResult{Revision: "r1"}}
+		if err := c.Update(ctx, app); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- notifications.Run(ctx, notifications.Options{Config: testCluster.Config, Namespace: control,
+			ApplicationNamespaces: []string{teamA, teamB}, SelfService: true, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	for ns, h := range servers {
+		eventually.String(t, "the notification of "+ns, func() string {
+			if got := h.got(); len(got) != 1 || got[0] != "POST / "+ns+" web" {
+				return strings.Join(got, " | ")
+			}
+			return ""
+		})
+		eventually.String(t, "the notified state of "+ns+" naming its settings", func() string {
+			app := &v1alpha1.Application{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, app); err != nil {
+				t.Fatal(err)
+			}
+			if state := app.Annotations[notifications.AnnotationNotified]; !strings.Contains(state, `"r1:`+ns+`:on-sync-succeeded:`) {
+				return state
+			}
+			return ""
+		})
+	}
+	time.Sleep(time.Second) // room for a message to the wrong namespace's service
+	for ns, h := range servers {
+		if got := h.got(); len(got) != 1 {
+			t.Errorf("%s's service got %v", ns, got)
+		}
+	}
+}
