@@ -21,7 +21,7 @@ var engineTypes = map[string]bool{
 // engineSendTimeout bounds one delivery through the engine, whose senders
 // take no context: past it the delivery counts as failed (and is tried
 // again later) while the sender's own call runs out in the background.
-const engineSendTimeout = 60 * time.Second
+const engineSendTimeout = 30 * time.Second
 
 // engineSender delivers through one notifications-engine service.
 type engineSender struct {
@@ -39,16 +39,16 @@ func newEngineSender(svc Service) (Sender, error) {
 	return &engineSender{name: svc.Name, svc: s}, nil
 }
 
-// Send implements Sender: the rendered templates, every service's part
-// included, handed to the engine's service for the destination.
+// Send implements Sender for what Capstan rendered itself; the
+// Processor hands engine services the engine's own rendering instead
+// (see sendEngine).
 func (e *engineSender) Send(ctx context.Context, n Notification, to Destination) error {
-	var en services.Notification
-	if len(n.raw) > 0 {
-		if err := json.Unmarshal(n.raw, &en); err != nil {
-			return fmt.Errorf("%s: the rendered templates: %w", e.name, err)
-		}
-	}
-	en.Message = n.Message
+	return e.sendEngine(ctx, services.Notification{Message: n.Message}, to)
+}
+
+// sendEngine hands one notification to the engine's service, waiting at
+// most engineSendTimeout for it.
+func (e *engineSender) sendEngine(ctx context.Context, en services.Notification, to Destination) error {
 	ctx, cancel := context.WithTimeout(ctx, engineSendTimeout)
 	defer cancel()
 	done := make(chan error, 1)
@@ -59,4 +59,36 @@ func (e *engineSender) Send(ctx context.Context, n Notification, to Destination)
 	case <-ctx.Done():
 		return fmt.Errorf("%s: no answer within %s: %w", e.name, engineSendTimeout, ctx.Err())
 	}
+}
+
+// engineNotification renders the named templates as the engine renders
+// them for its services: each template's parts through the engine's
+// templaters (which also fill what a service derives, such as the GitHub
+// commit a status is for), over Capstan's variables and functions. The
+// caller has rendered them through Format first, whose bounds the same
+// templates and variables have met.
+func (cfg *Config) engineNotification(names []string, vars map[string]any) (services.Notification, error) {
+	var out services.Notification
+	for _, name := range names {
+		t, ok := cfg.Templates[name]
+		if !ok {
+			return out, fmt.Errorf("template '%s' is not supported", name)
+		}
+		data, err := json.Marshal(t.raw)
+		if err != nil {
+			return out, err
+		}
+		var n services.Notification
+		if err := json.Unmarshal(data, &n); err != nil {
+			return out, fmt.Errorf("template %s: %w", name, err)
+		}
+		templater, err := n.GetTemplater(name, funcs)
+		if err != nil {
+			return out, fmt.Errorf("template %s: %w", name, err)
+		}
+		if err := templater(&out, vars); err != nil {
+			return out, fmt.Errorf("template %s: %w", name, err)
+		}
+	}
+	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -19,6 +20,8 @@ type Processor struct {
 	commits RepoReader
 	metrics *Metrics
 	now     func() time.Time
+	// pacing holds each service's backoff and rate.
+	pacing *pacing
 	// namespace is the Applications' own namespace whose settings cfg
 	// holds (self-service notifications); "" for the control namespace's.
 	// It qualifies the state's keys, as Argo CD's.
@@ -28,7 +31,7 @@ type Processor struct {
 // NewProcessor makes the Senders of cfg's services. A service that
 // cannot be made fails only the notifications sent through it.
 func NewProcessor(cfg *Config, commits RepoReader, m *Metrics) *Processor {
-	p := &Processor{cfg: cfg, senders: map[string]Sender{}, broken: map[string]error{}, commits: commits, metrics: m, now: time.Now}
+	p := &Processor{cfg: cfg, senders: map[string]Sender{}, broken: map[string]error{}, commits: commits, metrics: m, now: time.Now, pacing: &pacing{}}
 	for name, svc := range cfg.Services {
 		s, err := newSender(svc)
 		if err != nil {
@@ -52,12 +55,86 @@ type Delivery struct {
 // subscribed to, sends what each condition that now holds owes a
 // destination it has not notified, and updates state accordingly. It
 // returns the deliveries tried, whether state changed, and what went
-// wrong besides deliveries (a trigger missing or failing).
+// wrong besides deliveries (a trigger missing or failing). Process is
+// ProcessWith without a commit.
 func (p *Processor) Process(ctx context.Context, app map[string]any, subs Subscriptions, state State) ([]Delivery, bool, error) {
-	var deliveries []Delivery
+	return p.ProcessWith(ctx, app, subs, state, nil)
+}
+
+// planned is a delivery a condition owes, marked in state, not yet sent.
+type planned struct {
+	trigger, key string
+	r            Result
+	d            Destination
+}
+
+// ProcessWith is Process in three steps: the deliveries owed are marked
+// in state; commit (when set) stores state before anything is sent, so a
+// controller stopped mid-way never sends one twice (commit failing sends
+// nothing); then they are sent, a failed one unmarked, to be tried again
+// once its service's backoff has passed. A service backing off is not
+// tried at all, so it delays no other.
+func (p *Processor) ProcessWith(ctx context.Context, app map[string]any, subs Subscriptions, state State, commit func() error) ([]Delivery, bool, error) {
+	todo, changed, err := p.plan(p.cfg.vars(ctx, app, Destination{}, p.commits), subs, state)
+	if len(todo) == 0 {
+		return nil, changed, err
+	}
+	if commit != nil {
+		if cerr := commit(); cerr != nil {
+			for _, t := range todo {
+				delete(state, stateKey(t.key, t.r, t.d))
+			}
+			return nil, changed, errors.Join(err, fmt.Errorf("storing what is about to be sent: %w", cerr))
+		}
+	}
+	// Stored by commit, state changes again only where a delivery fails.
+	changed = commit == nil
+	errs := p.sendAll(ctx, app, todo)
+	deliveries := make([]Delivery, 0, len(todo))
+	for i, t := range todo {
+		if errs[i] != nil {
+			delete(state, stateKey(t.key, t.r, t.d)) // not told: tried again later
+			changed = true
+		}
+		deliveries = append(deliveries, Delivery{Trigger: t.trigger, Destination: t.d, Err: errs[i]})
+	}
+	return deliveries, changed, err
+}
+
+// parallelSends bounds the deliveries of one pass made at once.
+const parallelSends = 8
+
+// sendAll sends the planned deliveries side by side, so a slow or
+// unreachable service holds up none of the others, and returns each
+// one's error in order.
+func (p *Processor) sendAll(ctx context.Context, app map[string]any, todo []planned) []error {
+	errs := make([]error, len(todo))
+	slots := make(chan struct{}, parallelSends)
+	var wg sync.WaitGroup
+	for i, t := range todo {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			start := p.now()
+			errs[i] = p.send(ctx, app, t.r.Templates, t.d)
+			p.pacing.result(t.d.Service, errs[i] == nil, p.now())
+			p.metrics.delivered(t.trigger, t.d.Service, errs[i] == nil)
+			p.metrics.took(t.d.Service, p.now().Sub(start))
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+// plan evaluates the subscribed triggers over vars and marks in state
+// what each condition that holds owes a destination not yet told (but
+// for services backing off); a condition that no longer holds is
+// forgotten for its destinations.
+func (p *Processor) plan(vars map[string]any, subs Subscriptions, state State) ([]planned, bool, error) {
+	var todo []planned
 	var errs []error
 	changed := false
-	vars := p.cfg.vars(ctx, app, Destination{}, p.commits)
 	for _, trigger := range slices.Sorted(maps.Keys(subs)) {
 		t, ok := p.cfg.Triggers[trigger]
 		if !ok && p.namespace != "" {
@@ -78,25 +155,19 @@ func (p *Processor) Process(ctx context.Context, app map[string]any, subs Subscr
 		for _, r := range results {
 			p.metrics.evaluated(trigger, r.Triggered)
 			for _, d := range subs[trigger] {
-				if !r.Triggered {
+				switch {
+				case !r.Triggered:
 					changed = state.mark(key, r, d, false, p.now()) || changed
-					continue
+				case p.pacing.deferred(d.Service, p.now()):
+					// Backing off: owed still, tried on a later pass.
+				case state.mark(key, r, d, true, p.now()):
+					changed = true
+					todo = append(todo, planned{trigger: trigger, key: key, r: r, d: d})
 				}
-				if !state.mark(key, r, d, true, p.now()) {
-					continue // told already
-				}
-				changed = true
-				err := p.send(ctx, app, r.Templates, d)
-				if err != nil {
-					// Not told: tried again on the next pass.
-					delete(state, stateKey(key, r, d))
-				}
-				p.metrics.delivered(trigger, d.Service, err == nil)
-				deliveries = append(deliveries, Delivery{Trigger: trigger, Destination: d, Err: err})
 			}
 		}
 	}
-	return deliveries, changed, errors.Join(errs...)
+	return todo, changed, errors.Join(errs...)
 }
 
 // send renders templates for d and sends the result through d's service.
@@ -108,9 +179,20 @@ func (p *Processor) send(ctx context.Context, app map[string]any, templates []st
 		}
 		return fmt.Errorf("notification service '%s' is not supported or configured", d.Service)
 	}
-	n, err := p.cfg.Format(templates, p.cfg.vars(ctx, app, d, p.commits))
+	vars := p.cfg.vars(ctx, app, d, p.commits)
+	n, err := p.cfg.Format(templates, vars) // bounded; the engine's rendering below is of the same
 	if err != nil {
 		return err
+	}
+	if err := p.pacing.limiter(d.Service).Wait(ctx); err != nil {
+		return fmt.Errorf("notification service '%s': waiting for its rate: %w", d.Service, err)
+	}
+	if e, ok := s.(*engineSender); ok {
+		en, err := p.cfg.engineNotification(templates, vars)
+		if err != nil {
+			return err
+		}
+		return e.sendEngine(ctx, en, d)
 	}
 	return s.Send(ctx, n, d)
 }

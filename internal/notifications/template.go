@@ -26,15 +26,12 @@ type Template struct {
 	fields map[string]*template.Template
 }
 
-// Notification is a rendered template: what services send. The parts of
-// Capstan's own services are typed here; every part, those of the
-// notifications-engine's services included, is kept rendered as JSON.
+// Notification is a rendered template: what Capstan's own services send
+// (the notifications-engine's services get the engine's rendering).
 type Notification struct {
 	Message string                         `json:"message,omitempty"`
 	Email   *EmailNotification             `json:"email,omitempty"`
 	Webhook map[string]WebhookNotification `json:"webhook,omitempty"`
-	// raw is the whole rendering.
-	raw []byte
 }
 
 // EmailNotification is a template's email part.
@@ -165,7 +162,7 @@ func (cfg *Config) Format(names []string, vars map[string]any) (Notification, er
 	if err != nil {
 		return Notification{}, err
 	}
-	n := Notification{raw: data}
+	var n Notification
 	if err := json.Unmarshal(data, &n); err != nil {
 		return Notification{}, fmt.Errorf("templates %v: %w", names, err)
 	}
