@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
@@ -156,7 +157,8 @@ func run(ctx context.Context, opts Options, selector labels.Selector) error {
 	if err != nil {
 		return err
 	}
-	r := &reconciler{client: mgr.GetClient(), settingsReader: mgr.GetClient(), opts: opts, selector: selector}
+	r := &reconciler{client: mgr.GetClient(), settingsReader: mgr.GetClient(), opts: opts, selector: selector,
+		recorder: mgr.GetEventRecorder("argocd-notifications-controller")}
 	if opts.Cache != nil {
 		// The shared cache holds the control namespace's settings only.
 		r.settingsReader = mgr.GetAPIReader()
@@ -176,6 +178,8 @@ func run(ctx context.Context, opts Options, selector labels.Selector) error {
 // reconciler notifies about one Application at a time.
 type reconciler struct {
 	client client.Client
+	// recorder records failed deliveries as Events on the Application.
+	recorder events.EventRecorder
 	// settingsReader reads the self-service settings of other namespaces.
 	settingsReader client.Reader
 	opts           Options
@@ -328,7 +332,7 @@ func (r *reconciler) notify(ctx context.Context, app *v1alpha1.Application) erro
 				return nil
 			}
 		}
-		changed = r.process(ctx, p, name, obj, subs, state) || changed
+		changed = r.process(ctx, p, app, obj, subs, state) || changed
 	}
 	if changed || (obj != nil && r.hasPending(app)) {
 		if err := r.persist(ctx, app, state); err != nil {
@@ -371,21 +375,29 @@ func (r *reconciler) projectAnnotations(ctx context.Context, app *v1alpha1.Appli
 	return proj.GetAnnotations()
 }
 
-// process runs one Processor for the Application name (obj) and logs
-// its deliveries; it tells whether state changed.
-func (r *reconciler) process(ctx context.Context, p *Processor, name string, obj map[string]any, subs Subscriptions, state State) bool {
-	deliveries, changed, err := p.Process(ctx, obj, subs, state)
+// process runs one Processor for app (obj, its plain form): what it is
+// about to send is stored first, so a restart never sends it twice; each
+// failed delivery is logged and recorded as a Warning Event on app, its
+// error's URLs cut to their host. It tells whether state changed.
+func (r *reconciler) process(ctx context.Context, p *Processor, app *v1alpha1.Application, obj map[string]any, subs Subscriptions, state State) bool {
+	name := fmt.Sprintf("Application/%s/%s", app.GetNamespace(), app.GetName())
+	deliveries, changed, err := p.ProcessWith(ctx, obj, subs, state, func() error { return r.persist(ctx, app, state) })
 	settingsOf := r.opts.Namespace
 	if p.namespace != "" {
 		settingsOf = p.namespace
 	}
 	if err != nil {
-		r.opts.Log.Warn("notifications: "+err.Error(), "resource", name, "settings", settingsOf)
+		r.opts.Log.Warn("notifications: "+redacted(err), "resource", name, "settings", settingsOf)
 	}
 	for _, d := range deliveries {
 		if d.Err != nil {
+			msg := redacted(d.Err)
 			r.opts.Log.Error("Failed to notify recipient", "resource", name, "trigger", d.Trigger, "service", d.Destination.Service,
-				"recipient", d.Destination.Recipient, "settings", settingsOf, "error", d.Err.Error())
+				"recipient", d.Destination.Recipient, "settings", settingsOf, "error", msg)
+			if r.recorder != nil {
+				r.recorder.Eventf(app, nil, corev1.EventTypeWarning, "NotificationFailed", "Notify", "failed to notify %s:%s of %s (tried again after a backoff): %s",
+					d.Destination.Service, d.Destination.Recipient, d.Trigger, msg)
+			}
 			continue
 		}
 		r.opts.Log.Info("Notification sent", "resource", name, "trigger", d.Trigger, "service", d.Destination.Service,
