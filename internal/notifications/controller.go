@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -193,17 +194,41 @@ type reconciler struct {
 	// could not be written, so what was sent is not sent again while the
 	// write is retried.
 	pending map[types.UID]State
+	// unmark holds, by Application, the state keys of late deliveries
+	// that failed: forgotten at its next look.
+	unmark map[types.UID][]string
 }
 
 // stateOf is what app was told: its annotation, or the state not yet
 // written.
-func (r *reconciler) stateOf(app client.Object) State {
+func (r *reconciler) stateOf(app client.Object) (State, []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if s, ok := r.pending[app.GetUID()]; ok {
-		return s
+	s, ok := r.pending[app.GetUID()]
+	if !ok {
+		s = ParseState(app.GetAnnotations()[AnnotationNotified])
 	}
-	return ParseState(app.GetAnnotations()[AnnotationNotified])
+	forgotten := r.unmark[app.GetUID()]
+	for _, key := range forgotten {
+		delete(s, key)
+	}
+	return s, forgotten
+}
+
+// forgot drops the late failures of app that a written state no longer
+// holds.
+func (r *reconciler) forgot(app client.Object, keys []string) {
+	if len(keys) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rest := slices.DeleteFunc(r.unmark[app.GetUID()], func(k string) bool { return slices.Contains(keys, k) })
+	if len(rest) == 0 {
+		delete(r.unmark, app.GetUID())
+	} else {
+		r.unmark[app.GetUID()] = rest
+	}
 }
 
 // setPending records (or, with nil, clears) app's unwritten state.
@@ -317,8 +342,8 @@ func (r *reconciler) notify(ctx context.Context, app *v1alpha1.Application) erro
 		r.opts.Log.Warn("notifications: "+err.Error(), "resource", name)
 	}
 	var obj map[string]any
-	state := r.stateOf(app)
-	changed := false
+	state, forgotten := r.stateOf(app)
+	changed := len(forgotten) > 0
 	for _, p := range processors {
 		subs := p.cfg.SubscriptionsOf(app.GetLabels(), app.GetAnnotations(), r.projectAnnotations(ctx, app))
 		if len(subs) == 0 {
@@ -340,6 +365,7 @@ func (r *reconciler) notify(ctx context.Context, app *v1alpha1.Application) erro
 			return fmt.Errorf("%s: writing %s: %w", name, AnnotationNotified, err)
 		}
 		r.setPending(app, nil)
+		r.forgot(app, forgotten)
 	}
 	return nil
 }
@@ -381,29 +407,53 @@ func (r *reconciler) projectAnnotations(ctx context.Context, app *v1alpha1.Appli
 // error's URLs cut to their host. It tells whether state changed.
 func (r *reconciler) process(ctx context.Context, p *Processor, app *v1alpha1.Application, obj map[string]any, subs Subscriptions, state State) bool {
 	name := fmt.Sprintf("Application/%s/%s", app.GetNamespace(), app.GetName())
-	deliveries, changed, err := p.ProcessWith(ctx, obj, subs, state, func() error { return r.persist(ctx, app, state) })
 	settingsOf := r.opts.Namespace
 	if p.namespace != "" {
 		settingsOf = p.namespace
 	}
+	deliveries, changed, err := p.ProcessWith(ctx, obj, subs, state, func() error { return r.persist(ctx, app, state) },
+		func(d Delivery, key string) { r.late(app, settingsOf, d, key) })
 	if err != nil {
 		r.opts.Log.Warn("notifications: "+redacted(err), "resource", name, "settings", settingsOf)
 	}
 	for _, d := range deliveries {
-		if d.Err != nil {
-			msg := redacted(d.Err)
-			r.opts.Log.Error("Failed to notify recipient", "resource", name, "trigger", d.Trigger, "service", d.Destination.Service,
-				"recipient", d.Destination.Recipient, "settings", settingsOf, "error", msg)
-			if r.recorder != nil {
-				r.recorder.Eventf(app, nil, corev1.EventTypeWarning, "NotificationFailed", "Notify", "failed to notify %s:%s of %s (tried again after a backoff): %s",
-					d.Destination.Service, d.Destination.Recipient, d.Trigger, msg)
-			}
-			continue
-		}
-		r.opts.Log.Info("Notification sent", "resource", name, "trigger", d.Trigger, "service", d.Destination.Service,
-			"recipient", d.Destination.Recipient, "settings", settingsOf)
+		r.report(app, settingsOf, d)
 	}
 	return changed
+}
+
+// report logs one delivery and records a failed one as a Warning Event
+// on app, its error's URLs cut to their host.
+func (r *reconciler) report(app *v1alpha1.Application, settingsOf string, d Delivery) {
+	name := fmt.Sprintf("Application/%s/%s", app.GetNamespace(), app.GetName())
+	if d.Err == nil {
+		r.opts.Log.Info("Notification sent", "resource", name, "trigger", d.Trigger, "service", d.Destination.Service,
+			"recipient", d.Destination.Recipient, "settings", settingsOf)
+		return
+	}
+	msg := redacted(d.Err)
+	r.opts.Log.Error("Failed to notify recipient", "resource", name, "trigger", d.Trigger, "service", d.Destination.Service,
+		"recipient", d.Destination.Recipient, "settings", settingsOf, "error", msg)
+	if r.recorder != nil {
+		r.recorder.Eventf(app, nil, corev1.EventTypeWarning, "NotificationFailed", "Notify", "failed to notify %s:%s of %s (tried again after a backoff): %s",
+			d.Destination.Service, d.Destination.Recipient, d.Trigger, msg)
+	}
+}
+
+// late takes a delivery that ended after its pass: reported, and when it
+// failed, its state key is forgotten at app's next look (so it is tried
+// again once its service's backoff has passed).
+func (r *reconciler) late(app *v1alpha1.Application, settingsOf string, d Delivery, key string) {
+	r.report(app, settingsOf, d)
+	if d.Err == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.unmark == nil {
+		r.unmark = map[types.UID][]string{}
+	}
+	r.unmark[app.GetUID()] = append(r.unmark[app.GetUID()], key)
 }
 
 // persist writes state into app's notified annotation with a merge patch

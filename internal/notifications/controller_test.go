@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -75,11 +76,22 @@ func (h *hooks) got() []string {
 }
 
 // testLog writes the controller's lines into the test's log, shown when
-// it fails.
-type testLog struct{ t *testing.T }
+// it fails; lines after the test's end (a late delivery's) are dropped.
+type testLog struct {
+	t    *testing.T
+	done *atomic.Bool
+}
+
+func newTestLog(t *testing.T) testLog {
+	l := testLog{t: t, done: new(atomic.Bool)}
+	t.Cleanup(func() { l.done.Store(true) })
+	return l
+}
 
 func (l testLog) Write(p []byte) (int, error) {
-	l.t.Log(strings.TrimSpace(string(p)))
+	if !l.done.Load() {
+		l.t.Log(strings.TrimSpace(string(p)))
+	}
 	return len(p), nil
 }
 
@@ -92,7 +104,7 @@ func runController(t *testing.T, ns string, commits notifications.RepoReader) (s
 	go func() {
 		done <- notifications.Run(ctx, notifications.Options{
 			Config: testCluster.Config, Namespace: ns, Commits: commits,
-			Log: slog.New(slog.NewJSONHandler(testLog{t}, nil)),
+			Log: slog.New(slog.NewJSONHandler(newTestLog(t), nil)),
 		})
 	}()
 	var once sync.Once

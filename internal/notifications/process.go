@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sync"
 	"time"
 )
 
@@ -58,8 +57,17 @@ type Delivery struct {
 // wrong besides deliveries (a trigger missing or failing). Process is
 // ProcessWith without a commit.
 func (p *Processor) Process(ctx context.Context, app map[string]any, subs Subscriptions, state State) ([]Delivery, bool, error) {
-	return p.ProcessWith(ctx, app, subs, state, nil)
+	return p.ProcessWith(ctx, app, subs, state, nil, nil)
 }
+
+// passWait bounds how long a pass waits for its deliveries when it has a
+// late func: one still running after it goes on in the background, so an
+// unreachable service holds up no other Application.
+const passWait = 2 * time.Second
+
+// LateFunc receives a delivery that finished after its pass returned,
+// with its key in the state (to forget it when the delivery failed).
+type LateFunc func(d Delivery, stateKey string)
 
 // planned is a delivery a condition owes, marked in state, not yet sent.
 type planned struct {
@@ -73,8 +81,10 @@ type planned struct {
 // controller stopped mid-way never sends one twice (commit failing sends
 // nothing); then they are sent, a failed one unmarked, to be tried again
 // once its service's backoff has passed. A service backing off is not
-// tried at all, so it delays no other.
-func (p *Processor) ProcessWith(ctx context.Context, app map[string]any, subs Subscriptions, state State, commit func() error) ([]Delivery, bool, error) {
+// tried at all, so it delays no other. With late set, a delivery still
+// running after passWait is left out of the result and handed to late
+// when it ends.
+func (p *Processor) ProcessWith(ctx context.Context, app map[string]any, subs Subscriptions, state State, commit func() error, late LateFunc) ([]Delivery, bool, error) {
 	todo, changed, err := p.plan(p.cfg.vars(ctx, app, Destination{}, p.commits), subs, state)
 	if len(todo) == 0 {
 		return nil, changed, err
@@ -89,42 +99,70 @@ func (p *Processor) ProcessWith(ctx context.Context, app map[string]any, subs Su
 	}
 	// Stored by commit, state changes again only where a delivery fails.
 	changed = commit == nil
-	errs := p.sendAll(ctx, app, todo)
+	results := p.sendAll(ctx, app, todo)
+	wait := make(<-chan time.Time)
+	if late != nil {
+		timer := time.NewTimer(passWait)
+		defer timer.Stop()
+		wait = timer.C
+	}
 	deliveries := make([]Delivery, 0, len(todo))
-	for i, t := range todo {
-		if errs[i] != nil {
-			delete(state, stateKey(t.key, t.r, t.d)) // not told: tried again later
-			changed = true
+	for range todo {
+		select {
+		case res := <-results:
+			t := todo[res.i]
+			if res.err != nil {
+				delete(state, stateKey(t.key, t.r, t.d)) // not told: tried again later
+				changed = true
+			}
+			deliveries = append(deliveries, Delivery{Trigger: t.trigger, Destination: t.d, Err: res.err})
+			continue
+		case <-wait:
 		}
-		deliveries = append(deliveries, Delivery{Trigger: t.trigger, Destination: t.d, Err: errs[i]})
+		go awaitLate(todo, len(deliveries), results, late)
+		break
 	}
 	return deliveries, changed, err
+}
+
+// awaitLate hands the deliveries of todo not done yet (n are) to late as
+// they end.
+func awaitLate(todo []planned, n int, results <-chan sendResult, late LateFunc) {
+	for range len(todo) - n {
+		res := <-results
+		t := todo[res.i]
+		late(Delivery{Trigger: t.trigger, Destination: t.d, Err: res.err}, stateKey(t.key, t.r, t.d))
+	}
 }
 
 // parallelSends bounds the deliveries of one pass made at once.
 const parallelSends = 8
 
-// sendAll sends the planned deliveries side by side, so a slow or
-// unreachable service holds up none of the others, and returns each
-// one's error in order.
-func (p *Processor) sendAll(ctx context.Context, app map[string]any, todo []planned) []error {
-	errs := make([]error, len(todo))
+// sendResult is how the i-th planned delivery went.
+type sendResult struct {
+	i   int
+	err error
+}
+
+// sendAll sends the planned deliveries side by side, at most
+// parallelSends at once, so a slow or unreachable service holds up none
+// of the others; each one's result arrives on the channel as it ends.
+func (p *Processor) sendAll(ctx context.Context, app map[string]any, todo []planned) <-chan sendResult {
+	results := make(chan sendResult, len(todo))
 	slots := make(chan struct{}, parallelSends)
-	var wg sync.WaitGroup
 	for i, t := range todo {
-		wg.Add(1)
-		slots <- struct{}{}
 		go func() {
-			defer func() { <-slots; wg.Done() }()
+			slots <- struct{}{}
+			defer func() { <-slots }()
 			start := p.now()
-			errs[i] = p.send(ctx, app, t.r.Templates, t.d)
-			p.pacing.result(t.d.Service, errs[i] == nil, p.now())
-			p.metrics.delivered(t.trigger, t.d.Service, errs[i] == nil)
+			err := p.send(ctx, app, t.r.Templates, t.d)
+			p.pacing.result(t.d.Service, err == nil, p.now())
+			p.metrics.delivered(t.trigger, t.d.Service, err == nil)
 			p.metrics.took(t.d.Service, p.now().Sub(start))
+			results <- sendResult{i: i, err: err}
 		}()
 	}
-	wg.Wait()
-	return errs
+	return results
 }
 
 // plan evaluates the subscribed triggers over vars and marks in state
