@@ -68,7 +68,8 @@ func init() {
 			want: []string{"/api/annotations", `"text":"` + message, `"tags":["deploys","guestbook"]`},
 		},
 		// GitHub, as a GitHub App of GitHub Enterprise: a commit status and a
-		// deployment with its status, for the app's repository and revision.
+		// deployment with its status, for the app's revision (its repository
+		// named by repoURLPath: the app's own is a local one).
 		serviceCase{
 			service: "github",
 			start: func(t *testing.T) (string, map[string]string, func() []request) {
@@ -91,7 +92,7 @@ func init() {
 				return "appID: 12345\ninstallationID: 67890\nprivateKey: $github-key\nenterpriseBaseURL: " + url + "/api/v3\n",
 					map[string]string{"github-key": string(pemKey)}, rec.got
 			},
-			template: "github:\n  status:\n    state: success\n    label: 'continuous-delivery/{{.app.metadata.name}}'\n" +
+			template: "github:\n  repoURLPath: 'https://github.com/shop/guestbook'\n  status:\n    state: success\n    label: 'continuous-delivery/{{.app.metadata.name}}'\n" +
 				"    targetURL: '{{.context.argocdUrl}}/applications/{{.app.metadata.name}}'\n" +
 				"  deployment:\n    state: success\n    environment: production\n" +
 				"    environmentURL: 'https://{{.app.metadata.name}}.example.com'\n    requiredContexts: []\n",

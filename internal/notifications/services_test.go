@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -18,9 +19,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/controller"
 	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/eventually"
+	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
@@ -68,8 +72,9 @@ func (r request) holds(text string) bool {
 // message is what the test's template says, rendered for its app.
 const message = "guestbook synced to " + revision
 
-// revision is the commit the test's app is synced to.
-const revision = "0123456789abcdef0123456789abcdef01234567"
+// revision stands for the commit the test's app is synced to, known once
+// the sync is done: want texts holding it are completed then.
+const revision = "{revision}"
 
 // recorder records the requests it answers with answer(r) (status 200
 // and its body; nil answers "{}").
@@ -110,10 +115,10 @@ func serve(t *testing.T, answer func(r *http.Request) (int, string)) (*recorder,
 }
 
 // TestEveryService: one Application, subscribed to on-sync-succeeded
-// through every registered service, is synced; each service's local
-// server receives the notification through the service's own client,
-// with the template's message and the service's part rendered for the
-// Application.
+// through every registered service, is synced by the application
+// controller; each service's local server receives the notification
+// through the service's own client, with the template's message and the
+// service's part rendered for the Application.
 func TestEveryService(t *testing.T) {
 	localcluster.Need(t)
 	if len(serviceCases) == 0 {
@@ -154,30 +159,42 @@ func TestEveryService(t *testing.T) {
 	if err := c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.NotificationsConfigMap, Namespace: ns}, Data: data}); err != nil {
 		t.Fatal(err)
 	}
+	// A real sync: the application controller applies a commit of a local
+	// Git repository, and the notifications controller tells of it.
+	git := gitserver.NewLocalRepo(t)
+	dest := testCluster.NewNamespace(t)
+	rev := git.Commit(t, "the guestbook", map[string]string{"guestbook/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: guestbook}\ndata: {a: b}\n"})
+	renderer := repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Second})
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		_ = controller.Run(ctx, controller.Options{Config: testCluster.Config, Namespace: ns, Renderer: renderer, Resync: time.Hour,
+			RepoPoll: time.Second, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	}()
 	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "guestbook", Namespace: ns, Annotations: subscribe},
 		Spec: v1alpha1.ApplicationSpec{Project: "default",
-			Source:      &v1alpha1.ApplicationSource{RepoURL: "https://github.com/shop/guestbook.git", Path: "guestbook", TargetRevision: "HEAD"},
-			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "guestbook"}}}
+			Source:      &v1alpha1.ApplicationSource{RepoURL: git.URL, Path: "guestbook", TargetRevision: "HEAD"},
+			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest},
+			SyncPolicy:  &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}}}
 	if err := c.Create(ctx, app); err != nil {
 		t.Fatal(err)
 	}
-	rev := revision
-	finished := metav1.NewTime(time.Now().Add(-time.Second))
-	app.Status.Sync = v1alpha1.SyncStatus{Status: v1alpha1.SyncStatusCodeSynced, Revision: rev}
-	app.Status.Health.Status = v1alpha1.HealthStatusHealthy
-	reconciled := metav1.Now() // compared after the operation, as the controller does
-	app.Status.ReconciledAt = &reconciled
-	app.Status.OperationState = &v1alpha1.OperationState{Phase: "Succeeded", StartedAt: finished, FinishedAt: &finished,
-		SyncResult: &v1alpha1.SyncOperationResult{Revision: rev}}
-	if err := c.Update(ctx, app); err != nil {
-		t.Fatal(err)
-	}
-	runController(t, ns, nil)
+	eventually.String(t, "the sync", func() string {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(app), app); err != nil {
+			return err.Error()
+		}
+		if op := app.Status.OperationState; op == nil || op.Phase != "Succeeded" {
+			return fmt.Sprintf("operation %+v", op)
+		}
+		return ""
+	})
+	runController(t, ns, renderer)
 	for _, sc := range serviceCases {
 		t.Run(sc.service, func(t *testing.T) {
 			eventually.String(t, "the notification through "+sc.service, func() string {
 				reqs := got[sc.service]()
 				for _, want := range sc.want {
+					want = strings.ReplaceAll(want, revision, rev)
 					if !slices.ContainsFunc(reqs, func(r request) bool { return r.holds(want) }) {
 						return fmt.Sprintf("no request with %q among %v", want, reqs)
 					}
@@ -185,8 +202,5 @@ func TestEveryService(t *testing.T) {
 				return ""
 			})
 		})
-	}
-	if err := c.Get(ctx, client.ObjectKeyFromObject(app), app); err != nil {
-		t.Fatal(err)
 	}
 }
