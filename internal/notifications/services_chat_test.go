@@ -14,10 +14,14 @@ func init() {
 				rec, url := serve(t, func(*http.Request) (int, string) {
 					return http.StatusOK, `{"ok":true,"channel":"C1","ts":"1700000000.000100"}`
 				})
-				return "token: $slack-token\napiURL: " + url + "/api/\nusername: capstan\n", map[string]string{"slack-token": "xoxb-test"}, rec.got
+				// signingSecret is read (it verifies Slack's calls to an
+				// app, which notifications do not receive); disableUnfurl
+				// turns off link and media previews of the message.
+				return "token: $slack-token\napiURL: " + url + "/api/\nusername: capstan\nsigningSecret: $slack-signing\ndisableUnfurl: true\n",
+					map[string]string{"slack-token": "xoxb-test", "slack-signing": "8f742231b10e8888abcd99yyyzzz85a5"}, rec.got
 			},
 			template: "slack:\n  attachments: '[{\"title\":\"{{.app.metadata.name}}\",\"color\":\"good\"}]'\n",
-			want:     []string{message, "deploys", `"title":"guestbook"`},
+			want:     []string{message, "deploys", `"title":"guestbook"`, "unfurl_links=false", "unfurl_media=false"},
 		},
 		serviceCase{
 			service: "teams", recipient: "ops",

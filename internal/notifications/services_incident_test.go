@@ -84,6 +84,10 @@ func init() {
 						return http.StatusCreated, `{"token":"ghs_installation","expires_at":"2099-01-01T00:00:00Z"}`
 					case strings.HasSuffix(r.URL.Path, "/deployments") && r.Method == http.MethodGet:
 						return http.StatusOK, `[]`
+					case strings.HasSuffix(r.URL.Path, "/pulls"):
+						return http.StatusOK, `[{"number":7}]`
+					case strings.HasSuffix(r.URL.Path, "/issues/7/comments") && r.Method == http.MethodGet:
+						return http.StatusOK, `[{"id":99,"body":"older text\n<!-- argocd-notifications guestbook-sync -->"}]`
 					case strings.HasSuffix(r.URL.Path, "/deployments"):
 						return http.StatusCreated, `{"id":42}`
 					}
@@ -95,12 +99,21 @@ func init() {
 			template: "github:\n  repoURLPath: 'https://github.com/shop/guestbook'\n  status:\n    state: success\n    label: 'continuous-delivery/{{.app.metadata.name}}'\n" +
 				"    targetURL: '{{.context.argocdUrl}}/applications/{{.app.metadata.name}}'\n" +
 				"  deployment:\n    state: success\n    environment: production\n" +
-				"    environmentURL: 'https://{{.app.metadata.name}}.example.com'\n    requiredContexts: []\n",
+				"    environmentURL: 'https://{{.app.metadata.name}}.example.com'\n    requiredContexts: []\n" +
+				"  pullRequestComment:\n    content: 'Deployed {{.app.metadata.name}}'\n    commentTag: guestbook-sync\n" +
+				"  checkRun:\n    name: 'argocd/{{.app.metadata.name}}'\n    conclusion: success\n    output:\n      title: synced\n      summary: '{{.app.status.sync.status}}'\n",
 			want: []string{"/api/v3/app/installations/67890/access_tokens",
 				"/repos/shop/guestbook/statuses/" + revision, `"state":"success"`, `"context":"continuous-delivery/guestbook"`,
 				`"description":"` + message, `"target_url":"https://cd.example.com/applications/guestbook"`,
 				`"ref":"` + revision, `"environment":"production"`,
-				"/repos/shop/guestbook/deployments/42/statuses", `"environment_url":"https://guestbook.example.com"`},
+				"/repos/shop/guestbook/deployments/42/statuses", `"environment_url":"https://guestbook.example.com"`,
+				// the pull requests of the commit, and the tagged comment
+				// already on request 7 edited rather than a second one added
+				"/repos/shop/guestbook/commits/" + revision + "/pulls", "/repos/shop/guestbook/issues/comments/99",
+				`"body":"Deployed guestbook\n`, "argocd-notifications guestbook-sync",
+				"/repos/shop/guestbook/check-runs", `"name":"argocd/guestbook"`, `"head_sha":"` + revision, `"conclusion":"success"`,
+				`"status":"completed"`, `"summary":"Synced"`},
+			never: []string{"POST /api/v3/repos/shop/guestbook/issues/7/comments"},
 		},
 		// New Relic: a deployment marker on the recipient application; the
 		// message is its description.

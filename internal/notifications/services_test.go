@@ -46,6 +46,8 @@ type serviceCase struct {
 	// want are texts the requests the server received must hold (each
 	// in one request's body or path, as sent or URL-encoded).
 	want []string
+	// never are calls ("METHOD /path") the server must not have received.
+	never []string
 }
 
 // serviceCases are registered by the services_<type>_test.go files.
@@ -197,6 +199,11 @@ func TestEveryService(t *testing.T) {
 					want = strings.ReplaceAll(want, revision, rev)
 					if !slices.ContainsFunc(reqs, func(r request) bool { return r.holds(want) }) {
 						return fmt.Sprintf("no request with %q among %v", want, reqs)
+					}
+				}
+				for _, never := range sc.never {
+					if i := slices.IndexFunc(reqs, func(r request) bool { return strings.HasPrefix(r.String(), never) }); i >= 0 {
+						t.Fatalf("unexpected call %v", reqs[i])
 					}
 				}
 				return ""
