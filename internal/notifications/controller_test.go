@@ -21,7 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
-	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/notifications"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/settings"
@@ -128,15 +127,8 @@ func runController(t *testing.T, ns string, commits notifications.RepoReader) (s
 // new revision is told again, a restarted controller tells nothing twice,
 // and a template edited in the ConfigMap applies without a restart.
 func TestNotifiesThroughWebhookAndEmail(t *testing.T) {
-	localcluster.Need(t)
 	ctx := context.Background()
-	if err := kube.InstallCRDs(ctx, testCluster.Config); err != nil {
-		t.Fatal(err)
-	}
-	c, err := kube.NewClient(testCluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := clusterClient(t, ctx)
 	ns := testCluster.NewNamespace(t)
 	repoDemo := gitserver.NewLocalRepo(t)
 	first := repoDemo.Commit(t, "Add the guestbook", map[string]string{"guestbook/cm.yaml": "kind: ConfigMap\n"})
@@ -191,15 +183,7 @@ webhook:
 		if err := c.Get(ctx, client.ObjectKeyFromObject(app), app); err != nil {
 			t.Fatal(err)
 		}
-		finished := metav1.NewTime(time.Now().Add(-time.Second))
-		now := metav1.Now()
-		app.Status.Sync = v1alpha1.SyncStatus{Status: v1alpha1.SyncStatusCodeSynced, Revision: rev}
-		app.Status.ReconciledAt = &now
-		app.Status.OperationState = &v1alpha1.OperationState{Phase: "Succeeded", StartedAt: finished, FinishedAt: &finished,
-			SyncResult: &v1alpha1.SyncOperationResult{Revision: rev}}
-		if err := c.Update(ctx, app); err != nil {
-			t.Fatal(err)
-		}
+		markSynced(t, ctx, c, app, rev)
 	}
 	synced(first)
 	commits := repo.NewService(repo.Options{Root: t.TempDir()})

@@ -15,12 +15,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/capstan-cd/capstan/api/v1alpha1"
-	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/notifications"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/eventually"
-	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestDeliveryGuarantees: of three services one Application is told
@@ -31,16 +28,9 @@ import (
 // Application that does not show the webhook's secret path, and the
 // failed delivery is made once its service's backoff has passed.
 func TestDeliveryGuarantees(t *testing.T) {
-	localcluster.Need(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := kube.InstallCRDs(ctx, testCluster.Config); err != nil {
-		t.Fatal(err)
-	}
-	c, err := kube.NewClient(testCluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := clusterClient(t, ctx)
 	ns := testCluster.NewNamespace(t)
 	release := make(chan struct{})
 	var hanging atomic.Bool
@@ -82,21 +72,7 @@ func TestDeliveryGuarantees(t *testing.T) {
 	}
 	synced := func(name string, subscribe map[string]string) {
 		t.Helper()
-		app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Annotations: subscribe},
-			Spec: v1alpha1.ApplicationSpec{Project: "default", Source: &v1alpha1.ApplicationSource{RepoURL: "https://git.example/web.git", Path: "web"},
-				Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "web"}}}
-		if err := c.Create(ctx, app); err != nil {
-			t.Fatal(err)
-		}
-		finished := metav1.NewTime(time.Now().Add(-time.Second))
-		now := metav1.Now()
-		app.Status.Sync = v1alpha1.SyncStatus{Status: v1alpha1.SyncStatusCodeSynced, Revision: "r1"}
-		app.Status.ReconciledAt = &now
-		app.Status.OperationState = &v1alpha1.OperationState{Phase: "Succeeded", StartedAt: finished, FinishedAt: &finished,
-			SyncResult: &v1alpha1.SyncOperationResult{Revision: "r1"}}
-		if err := c.Update(ctx, app); err != nil {
-			t.Fatal(err)
-		}
+		createSynced(t, ctx, c, name, ns, subscribe, "r1")
 	}
 	synced("web", subscribe)
 	done := make(chan error, 1)
@@ -137,15 +113,8 @@ func TestDeliveryGuarantees(t *testing.T) {
 // the send; restarted, it sends nothing twice, since what it was about to
 // send was stored first.
 func TestNoSecondSendAfterAKill(t *testing.T) {
-	localcluster.Need(t)
 	ctx := context.Background()
-	if err := kube.InstallCRDs(ctx, testCluster.Config); err != nil {
-		t.Fatal(err)
-	}
-	c, err := kube.NewClient(testCluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := clusterClient(t, ctx)
 	ns := testCluster.NewNamespace(t)
 	var calls atomic.Int32
 	var kill atomic.Pointer[context.CancelFunc]
@@ -164,22 +133,7 @@ func TestNoSecondSendAfterAKill(t *testing.T) {
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns,
-		Annotations: map[string]string{"notifications.argoproj.io/subscribe.on-sync-succeeded.hook": ""}},
-		Spec: v1alpha1.ApplicationSpec{Project: "default", Source: &v1alpha1.ApplicationSource{RepoURL: "https://git.example/web.git", Path: "web"},
-			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "web"}}}
-	if err := c.Create(ctx, app); err != nil {
-		t.Fatal(err)
-	}
-	finished := metav1.NewTime(time.Now().Add(-time.Second))
-	now := metav1.Now()
-	app.Status.Sync = v1alpha1.SyncStatus{Status: v1alpha1.SyncStatusCodeSynced, Revision: "r1"}
-	app.Status.ReconciledAt = &now
-	app.Status.OperationState = &v1alpha1.OperationState{Phase: "Succeeded", StartedAt: finished, FinishedAt: &finished,
-		SyncResult: &v1alpha1.SyncOperationResult{Revision: "r1"}}
-	if err := c.Update(ctx, app); err != nil {
-		t.Fatal(err)
-	}
+	createSynced(t, ctx, c, "web", ns, map[string]string{"notifications.argoproj.io/subscribe.on-sync-succeeded.hook": ""}, "r1")
 	run := func() (context.CancelFunc, chan error) {
 		rctx, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)

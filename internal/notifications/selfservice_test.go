@@ -14,11 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
-	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/notifications"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/eventually"
-	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestSelfServiceNotifications: with self-service notifications, two
@@ -26,16 +24,9 @@ import (
 // argocd-notifications-cm; each Application is told through its own
 // namespace's service only, and its notified state names the namespace.
 func TestSelfServiceNotifications(t *testing.T) {
-	localcluster.Need(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := kube.InstallCRDs(ctx, testCluster.Config); err != nil {
-		t.Fatal(err)
-	}
-	c, err := kube.NewClient(testCluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := clusterClient(t, ctx)
 	control, teamA, teamB := testCluster.NewNamespace(t), testCluster.NewNamespace(t), testCluster.NewNamespace(t)
 	if err := settings.EnsureDefaultProject(ctx, c, control); err != nil {
 		t.Fatal(err)
@@ -66,22 +57,7 @@ func TestSelfServiceNotifications(t *testing.T) {
 		}}); err != nil {
 			t.Fatal(err)
 		}
-		app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns,
-			Annotations: map[string]string{"notifications.argoproj.io/subscribe.on-sync-succeeded.team": ""}},
-			Spec: v1alpha1.ApplicationSpec{Project: "default", Source: &v1alpha1.ApplicationSource{RepoURL: "https://git.example/web.git", Path: "web"},
-				Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "web"}}}
-		if err := c.Create(ctx, app); err != nil {
-			t.Fatal(err)
-		}
-		finished := metav1.NewTime(time.Now().Add(-time.Second))
-		now := metav1.Now()
-		app.Status.Sync = v1alpha1.SyncStatus{Status: v1alpha1.SyncStatusCodeSynced, Revision: "r1"}
-		app.Status.ReconciledAt = &now
-		app.Status.OperationState = &v1alpha1.OperationState{Phase: "Succeeded", StartedAt: finished, FinishedAt: &finished,
-			SyncResult: &v1alpha1.SyncOperationResult{Revision: "r1"}}
-		if err := c.Update(ctx, app); err != nil {
-			t.Fatal(err)
-		}
+		createSynced(t, ctx, c, "web", ns, map[string]string{"notifications.argoproj.io/subscribe.on-sync-succeeded.team": ""}, "r1")
 	}
 	done := make(chan error, 1)
 	go func() {

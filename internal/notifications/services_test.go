@@ -20,12 +20,10 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/controller"
-	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
-	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // serviceCase is one notification service under TestEveryService: a
@@ -122,18 +120,11 @@ func serve(t *testing.T, answer func(r *http.Request) (int, string)) (*recorder,
 // through the service's own client, with the template's message and the
 // service's part rendered for the Application.
 func TestEveryService(t *testing.T) {
-	localcluster.Need(t)
 	if len(serviceCases) == 0 {
 		t.Skip("no service registered")
 	}
 	ctx := context.Background()
-	if err := kube.InstallCRDs(ctx, testCluster.Config); err != nil {
-		t.Fatal(err)
-	}
-	c, err := kube.NewClient(testCluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := clusterClient(t, ctx)
 	ns := testCluster.NewNamespace(t)
 	data := map[string]string{
 		"context": "argocdUrl: https://cd.example.com\n",
