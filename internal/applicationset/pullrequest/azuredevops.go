@@ -2,19 +2,15 @@ package pullrequest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 
-	"github.com/microsoft/azure-devops-go-api/azuredevops/v7"
 	"github.com/microsoft/azure-devops-go-api/azuredevops/v7/git"
-)
 
-// azureDefaultAPI is Azure DevOps Services; organizations answer under it.
-const azureDefaultAPI = "https://dev.azure.com"
+	"github.com/capstan-cd/capstan/internal/applicationset/azuredevopsgit"
+)
 
 // azureName starts the service's errors.
 const azureName = "Azure DevOps"
@@ -28,13 +24,9 @@ var azureNotFound = []string{"GitRepositoryNotFoundException", "ProjectDoesNotEx
 
 // azureDevOps lists an Azure DevOps repository's active pull requests.
 type azureDevOps struct {
-	conn               *azuredevops.Connection
-	hc                 *http.Client
+	conn               *azuredevopsgit.Conn
 	org, project, repo string
 	labels             []string
-
-	mu     sync.Mutex
-	client git.Client
 }
 
 // AzureDevOps returns the Service of repository repo of a team project
@@ -47,73 +39,20 @@ func AzureDevOps(api, organization, project, repo, token string, labels []string
 	if organization == "" || project == "" || repo == "" {
 		return nil, fmt.Errorf("%s: organization, project and repo are required", azureName)
 	}
-	if api == "" {
-		api = azureDefaultAPI
-	}
-	base := strings.TrimSuffix(api, "/") + "/" + organization
-	conn := azuredevops.NewAnonymousConnection(base)
-	if token != "" {
-		conn = azuredevops.NewPatConnection(base, token)
-	}
-	return &azureDevOps{conn: conn, hc: httpClient(hc), org: organization, project: project, repo: repo, labels: labels}, nil
-}
-
-// git returns the git client, finding the organization's git service
-// on the first call.
-func (a *azureDevOps) git(ctx context.Context) (git.Client, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.client == nil {
-		c, err := azureGitClient(ctx, a.conn, a.hc)
-		if err != nil {
-			return nil, err
-		}
-		a.client = c
-	}
-	return a.client, nil
-}
-
-// azureGitClient builds the git client as git.NewClient does (the
-// organization's resource areas give the git service's address; Azure
-// DevOps Server lists none and serves it at the base), but on hc: the
-// library's own clients have no timeout.
-func azureGitClient(ctx context.Context, conn *azuredevops.Connection, hc *http.Client) (git.Client, error) {
-	areas, err := azuredevops.NewClientWithOptions(conn, conn.BaseUrl, azuredevops.WithHTTPClient(hc)).GetResourceAreas(ctx)
-	if err != nil {
-		return nil, err
-	}
-	url := conn.BaseUrl
-	if areas != nil && len(*areas) > 0 {
-		i := slices.IndexFunc(*areas, func(r azuredevops.ResourceAreaInfo) bool { return r.Id != nil && *r.Id == git.ResourceAreaId })
-		if i < 0 || (*areas)[i].LocationUrl == nil {
-			return nil, errors.New("the organization lists no git resource area")
-		}
-		url = *(*areas)[i].LocationUrl
-	}
-	return &git.ClientImpl{Client: *azuredevops.NewClientWithOptions(conn, strings.TrimSuffix(url, "/"), azuredevops.WithHTTPClient(hc))}, nil
+	return &azureDevOps{conn: azuredevopsgit.New(api, organization, token, httpClient(hc)), org: organization, project: project, repo: repo, labels: labels}, nil
 }
 
 // azureMissing tells Azure DevOps' answer for a missing repository or
-// project. The library returns its error both as a value and as a
-// pointer.
+// project.
 func azureMissing(err error) bool {
-	var key *string
-	var v azuredevops.WrappedError
-	var p *azuredevops.WrappedError
-	switch {
-	case errors.As(err, &v):
-		key = v.TypeKey
-	case errors.As(err, &p) && p != nil:
-		key = p.TypeKey
-	}
-	return key != nil && slices.Contains(azureNotFound, *key)
+	return slices.Contains(azureNotFound, azuredevopsgit.TypeKey(err))
 }
 
 // List implements Service: the active requests, $top at a time until a
 // short page.
 func (a *azureDevOps) List(ctx context.Context) ([]PullRequest, error) {
 	where := fmt.Sprintf("%s repository %s/%s/%s", azureName, a.org, a.project, a.repo)
-	c, err := a.git(ctx)
+	c, err := a.conn.Git(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%s: finding the git service: %w", where, err)
 	}

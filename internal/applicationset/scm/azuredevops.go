@@ -2,19 +2,14 @@ package scm
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
-	"sync"
 
-	"github.com/microsoft/azure-devops-go-api/azuredevops/v7"
 	"github.com/microsoft/azure-devops-go-api/azuredevops/v7/git"
-)
 
-// azureDefaultAPI is Azure DevOps Services; organizations answer under it.
-const azureDefaultAPI = "https://dev.azure.com"
+	"github.com/capstan-cd/capstan/internal/applicationset/azuredevopsgit"
+)
 
 // azureName starts the provider's errors.
 const azureName = "Azure DevOps"
@@ -30,12 +25,8 @@ const azureBranchPrefix = "refs/heads/"
 
 // azureDevOps reads the git repositories of an Azure DevOps team project.
 type azureDevOps struct {
-	conn         *azuredevops.Connection
-	hc           *http.Client
+	conn         *azuredevopsgit.Conn
 	org, project string
-
-	mu     sync.Mutex
-	client git.Client
 }
 
 // AzureDevOps returns the Provider of a team project of organization,
@@ -50,11 +41,7 @@ func AzureDevOps(api, organization, project, token string, hc *http.Client) (Pro
 	if token == "" {
 		return nil, fmt.Errorf("%s project %s/%s: no access token", azureName, organization, project)
 	}
-	if api == "" {
-		api = azureDefaultAPI
-	}
-	base := strings.TrimSuffix(api, "/") + "/" + organization
-	return &azureDevOps{conn: azuredevops.NewPatConnection(base, token), hc: httpClient(hc), org: organization, project: project}, nil
+	return &azureDevOps{conn: azuredevopsgit.New(api, organization, token, httpClient(hc)), org: organization, project: project}, nil
 }
 
 // where names the team project in errors.
@@ -65,50 +52,11 @@ func (a *azureDevOps) where() string {
 // git returns the git client, finding the organization's git service
 // on the first call.
 func (a *azureDevOps) git(ctx context.Context) (git.Client, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.client == nil {
-		c, err := azureGitClient(ctx, a.conn, a.hc)
-		if err != nil {
-			return nil, fmt.Errorf("%s: finding the git service: %w", a.where(), err)
-		}
-		a.client = c
-	}
-	return a.client, nil
-}
-
-// azureGitClient builds the git client as git.NewClient does (the
-// organization's resource areas give the git service's address; Azure
-// DevOps Server lists none and serves it at the base), but on hc: the
-// library's own clients have no timeout.
-func azureGitClient(ctx context.Context, conn *azuredevops.Connection, hc *http.Client) (git.Client, error) {
-	areas, err := azuredevops.NewClientWithOptions(conn, conn.BaseUrl, azuredevops.WithHTTPClient(hc)).GetResourceAreas(ctx)
+	c, err := a.conn.Git(ctx)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: finding the git service: %w", a.where(), err)
 	}
-	url := conn.BaseUrl
-	if areas != nil && len(*areas) > 0 {
-		i := slices.IndexFunc(*areas, func(r azuredevops.ResourceAreaInfo) bool { return r.Id != nil && *r.Id == git.ResourceAreaId })
-		if i < 0 || (*areas)[i].LocationUrl == nil {
-			return nil, errors.New("the organization lists no git resource area")
-		}
-		url = *(*areas)[i].LocationUrl
-	}
-	return &git.ClientImpl{Client: *azuredevops.NewClientWithOptions(conn, strings.TrimSuffix(url, "/"), azuredevops.WithHTTPClient(hc))}, nil
-}
-
-// azureTypeKey is the type key of an Azure DevOps error ("" for others).
-// The library returns its error both as a value and as a pointer.
-func azureTypeKey(err error) string {
-	var v azuredevops.WrappedError
-	if errors.As(err, &v) && v.TypeKey != nil {
-		return *v.TypeKey
-	}
-	var p *azuredevops.WrappedError
-	if errors.As(err, &p) && p != nil && p.TypeKey != nil {
-		return *p.TypeKey
-	}
-	return ""
+	return c, nil
 }
 
 // Repositories implements Provider. Argo CD always gives the https clone
@@ -158,7 +106,7 @@ func (a *azureDevOps) Branches(ctx context.Context, repo Repository, all bool) (
 	if !all {
 		b, err := c.GetBranch(ctx, git.GetBranchArgs{RepositoryId: &repo.Repository, Project: &a.project, Name: &repo.Branch})
 		switch {
-		case azureTypeKey(err) == azureRepoNotFound:
+		case azuredevopsgit.TypeKey(err) == azureRepoNotFound:
 			return nil, nil
 		case err != nil:
 			return nil, fmt.Errorf("%s: reading branch %s: %w", where, repo.Branch, err)
@@ -175,7 +123,7 @@ func (a *azureDevOps) Branches(ctx context.Context, repo Repository, all bool) (
 		}
 		return refs, next, nil
 	})
-	if azureTypeKey(err) == azureRepoNotFound {
+	if azuredevopsgit.TypeKey(err) == azureRepoNotFound {
 		return nil, nil
 	}
 	if err != nil {
@@ -216,7 +164,7 @@ func (a *azureDevOps) HasPath(ctx context.Context, repo Repository, path string)
 	switch {
 	case err == nil:
 		return true, nil
-	case azureTypeKey(err) == azureItemNotFound:
+	case azuredevopsgit.TypeKey(err) == azureItemNotFound:
 		return false, nil
 	}
 	return false, fmt.Errorf("%s: reading %s on %s: %w", a.repoWhere(repo), path, repo.Branch, err)
