@@ -75,9 +75,10 @@ func TestDeliveryGuarantees(t *testing.T) {
 		createSynced(t, ctx, c, name, ns, subscribe, "r1")
 	}
 	synced("web", subscribe)
+	metrics := notifications.NewMetrics()
 	done := make(chan error, 1)
 	go func() {
-		done <- notifications.Run(ctx, notifications.Options{Config: testCluster.Config, Namespace: ns, Resync: time.Second,
+		done <- notifications.Run(ctx, notifications.Options{Config: testCluster.Config, Namespace: ns, Resync: time.Second, Metrics: metrics,
 			Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}) // late deliveries may log after the test
 	}()
 	t.Cleanup(func() { cancel(); <-done })
@@ -106,6 +107,21 @@ func TestDeliveryGuarantees(t *testing.T) {
 		return "no NotificationFailed Event"
 	})
 	eventually.True(t, "the failed delivery made after its backoff", func() bool { return flakyCalls.Load() == 2 })
+	eventually.String(t, "deliveries and their latency in the metrics", func() string {
+		rec := httptest.NewRecorder()
+		metrics.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+		for _, want := range []string{
+			`argocd_notifications_deliveries_total{service="flaky",succeeded="false",trigger="on-sync-succeeded"} 1`,
+			`argocd_notifications_deliveries_total{service="flaky",succeeded="true",trigger="on-sync-succeeded"} 1`,
+			`argocd_notifications_deliveries_total{service="fast",succeeded="true",trigger="on-sync-succeeded"} 2`,
+			`capstan_notifications_delivery_duration_seconds_count{service="fast"} 2`,
+		} {
+			if !strings.Contains(rec.Body.String(), want) {
+				return "no " + want
+			}
+		}
+		return ""
+	})
 }
 
 // TestNoSecondSendAfterAKill: the controller is stopped the moment a
