@@ -2,6 +2,7 @@ package notifications
 
 import (
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -74,29 +75,25 @@ func (p *pacing) limiter(service string) *rate.Limiter {
 
 // urlInText finds the URLs a service's error may quote: webhook URLs
 // often carry their secret in the path or query.
-var urlInText = regexp.MustCompile(`(https?|nats|wss?)://([^/\s"'<>]+)[^\s"'<>]*`)
+var urlInText = regexp.MustCompile(`(https?|nats|wss?)://([^/?#\s"'<>]+)[^\s"'<>]*`)
 
 // redacted is an error's text with every URL cut to its scheme and host
 // (credentials in the host part dropped too), fit for logs and Events.
+// Punctuation ending a URL is the sentence's and is kept.
 func redacted(err error) string {
 	if err == nil {
 		return ""
 	}
 	return urlInText.ReplaceAllStringFunc(err.Error(), func(u string) string {
-		m := urlInText.FindStringSubmatch(u)
+		trimmed := strings.TrimRight(u, ".,:;)")
+		m := urlInText.FindStringSubmatch(trimmed)
+		if m == nil { // nothing but punctuation after the scheme
+			return u
+		}
 		host := m[2]
-		if i := lastIndexByte(host, '@'); i >= 0 {
+		if i := strings.LastIndexByte(host, '@'); i >= 0 {
 			host = host[i+1:]
 		}
-		return m[1] + "://" + host + "/…"
+		return m[1] + "://" + host + "/…" + u[len(trimmed):]
 	})
-}
-
-func lastIndexByte(s string, c byte) int {
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i] == c {
-			return i
-		}
-	}
-	return -1
 }
