@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -52,6 +53,14 @@ func (r *Reader) Tree(ctx context.Context, app *v1alpha1.Application) (*Tree, er
 		return nil, err
 	}
 	tree := &Tree{Nodes: []ResourceNode{}}
+	var pods []*corev1.Pod
+	addPod := func(obj *unstructured.Unstructured) {
+		if gvk := obj.GroupVersionKind(); gvk.Kind == "Pod" && gvk.Group == "" {
+			if pod := asPod(obj); pod != nil {
+				pods = append(pods, pod)
+			}
+		}
+	}
 	owners := map[types.UID]ResourceRef{}
 	namespaces := map[string]bool{}
 	resources := r.permittedResources(ctx, app, d)
@@ -69,6 +78,7 @@ func (r *Reader) Tree(ctx context.Context, app *v1alpha1.Application) (*Tree, er
 			n.Health = &v1alpha1.HealthStatus{Status: st.Health.Status, Message: st.Health.Message}
 		}
 		tree.Nodes = append(tree.Nodes, n)
+		addPod(live)
 		owners[live.GetUID()] = n.ResourceRef
 		if live.GetNamespace() != "" {
 			namespaces[live.GetNamespace()] = true
@@ -115,6 +125,7 @@ func (r *Reader) Tree(ctx context.Context, app *v1alpha1.Application) (*Tree, er
 			n := node(obj, checker)
 			n.ParentRefs = parents
 			tree.Nodes = append(tree.Nodes, n)
+			addPod(obj)
 			owners[obj.GetUID()] = n.ResourceRef
 			candidates[i], added = nil, true
 		}
@@ -125,6 +136,7 @@ func (r *Reader) Tree(ctx context.Context, app *v1alpha1.Application) (*Tree, er
 	if tree.OrphanedNodes, err = r.orphanedNodes(ctx, app, d, cm, checker); err != nil {
 		return nil, err
 	}
+	tree.Hosts = hosts(ctx, d, pods)
 	return tree, nil
 }
 
@@ -183,28 +195,41 @@ func node(obj *unstructured.Unstructured, checker *health.Checker) ResourceNode 
 		Health:          healthOf(checker, obj),
 		CreatedAt:       &created,
 	}
-	if gvk.Kind == "Pod" && gvk.Group == "" {
-		n.Info = podInfo(obj)
+	n.NetworkingInfo = networking(obj)
+	switch {
+	case gvk.Kind == "Pod" && gvk.Group == "":
+		if pod := asPod(obj); pod != nil {
+			n.Info = podInfo(pod)
+		}
+	case gvk.Group == "apps" && (gvk.Kind == "Deployment" || gvk.Kind == "ReplicaSet"):
+		n.Info = revisionInfo(obj)
 	}
 	return n
 }
 
-// podInfo is what Argo CD shows beside a Pod: its phase or the reason a
-// container waits, and how many containers are ready.
-func podInfo(obj *unstructured.Unstructured) []InfoItem {
+// asPod converts a live Pod, nil when it is not one.
+func asPod(obj *unstructured.Unstructured) *corev1.Pod {
 	pod := &corev1.Pod{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, pod); err != nil {
 		return nil
 	}
+	return pod
+}
+
+// podInfo is what Argo CD shows beside a Pod: its phase or the reason a
+// container waits, its node, how many containers are ready and, when
+// any restarted, how often.
+func podInfo(pod *corev1.Pod) []InfoItem {
 	reason := string(pod.Status.Phase)
 	if pod.Status.Reason != "" {
 		reason = pod.Status.Reason
 	}
-	ready := 0
+	ready, restarts := 0, 0
 	for _, c := range pod.Status.ContainerStatuses {
 		if c.Ready {
 			ready++
 		}
+		restarts += int(c.RestartCount)
 		if c.State.Waiting != nil && c.State.Waiting.Reason != "" {
 			reason = c.State.Waiting.Reason
 		}
@@ -212,5 +237,10 @@ func podInfo(obj *unstructured.Unstructured) []InfoItem {
 	if pod.DeletionTimestamp != nil {
 		reason = "Terminating"
 	}
-	return []InfoItem{{Name: "Status Reason", Value: reason}, {Name: "Containers", Value: fmt.Sprintf("%d/%d", ready, len(pod.Spec.Containers))}}
+	info := []InfoItem{{Name: "Status Reason", Value: reason}, {Name: "Node", Value: pod.Spec.NodeName},
+		{Name: "Containers", Value: fmt.Sprintf("%d/%d", ready, len(pod.Spec.Containers))}}
+	if restarts > 0 {
+		info = append(info, InfoItem{Name: "Restart Count", Value: strconv.Itoa(restarts)})
+	}
+	return info
 }

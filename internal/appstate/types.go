@@ -54,6 +54,7 @@ type ResourceNode struct {
 	Images          []string               `json:"images,omitempty"`
 	Health          *v1alpha1.HealthStatus `json:"health,omitempty"`
 	CreatedAt       *metav1.Time           `json:"createdAt,omitempty"`
+	NetworkingInfo  *NetworkingInfo        `json:"networkingInfo,omitempty"`
 }
 
 // Tree is an Application's live objects: the managed ones and those they
@@ -61,6 +62,7 @@ type ResourceNode struct {
 type Tree struct {
 	Nodes         []ResourceNode `json:"nodes"`
 	OrphanedNodes []ResourceNode `json:"orphanedNodes,omitempty"`
+	Hosts         []HostInfo     `json:"hosts,omitempty"`
 }
 
 // Find returns the node for the object named, matching any version.
