@@ -25,13 +25,19 @@ func (s *Server) uiRoutes() {
 // few thousand apps). The query keeps the UI's filters as its URL does:
 //
 //	search     a part of the name
-//	project, sync, health, cluster, namespace, repo   each repeatable; any value matches
+//	name       exact names (the user's favourites), repeatable
+//	project, sync, health, cluster, namespace, repo, targetRevision,
+//	autoSync (Enabled, Disabled), operation (its phase, or None)
+//	           each repeatable; any value matches
 //	selector   a label selector
+//	annotation key or key=value, repeatable; all must match
 //	offset, limit   the page (limit 100 by default, 500 at most)
 //
 // Counts by sync and health status are over the apps every other filter
-// keeps, so each count says what choosing that status would show; facets
-// list the values the filters can take among the apps the user may see.
+// keeps, so each count says what choosing that status would show; the
+// other counts (autoSync, operation, clusters, namespaces) are over the
+// apps shown, for the summary view. Facets list the values the filters
+// can take among the apps the user may see.
 
 // Bounds of a page.
 const (
@@ -56,6 +62,8 @@ type appSummary struct {
 	Revision       string            `json:"revision,omitempty"`
 	Operation      string            `json:"operation,omitempty"`
 	AutoSync       bool              `json:"autoSync,omitempty"`
+
+	annotations map[string]string
 }
 
 // appPage is the answer.
@@ -73,8 +81,9 @@ func summarize(app *v1alpha1.Application) appSummary {
 		Name: app.Name, Namespace: app.Namespace, Project: app.Spec.Project, Labels: app.Labels,
 		Cluster: cmp.Or(app.Spec.Destination.Server, app.Spec.Destination.Name), DestNamespace: app.Spec.Destination.Namespace,
 		Sync: cmp.Or(string(app.Status.Sync.Status), "Unknown"), Health: cmp.Or(string(app.Status.Health.Status), "Unknown"),
-		Revision: app.Status.Sync.Revision,
-		AutoSync: app.Spec.SyncPolicy != nil && app.Spec.SyncPolicy.Automated != nil,
+		Revision:    app.Status.Sync.Revision,
+		AutoSync:    app.Spec.SyncPolicy != nil && app.Spec.SyncPolicy.Automated != nil,
+		annotations: app.Annotations,
 	}
 	if sources := app.Spec.GetSources(); len(sources) > 0 {
 		s.Repo, s.Path, s.Chart, s.TargetRevision = sources[0].RepoURL, sources[0].Path, sources[0].Chart, sources[0].TargetRevision
@@ -88,7 +97,10 @@ func summarize(app *v1alpha1.Application) appSummary {
 // uiFilter is the query's filters.
 type uiFilter struct {
 	search                                string
+	names                                 []string
 	projects, clusters, namespaces, repos []string
+	revisions, autoSyncs, operations      []string
+	annotations                           []string
 	syncs, healths                        []string
 	offset, limit                         int
 }
@@ -98,6 +110,7 @@ func parseUIFilter(r *http.Request) (uiFilter, error) {
 	f := uiFilter{
 		search: strings.ToLower(strings.TrimSpace(q.Get("search"))), projects: q["project"], clusters: q["cluster"],
 		namespaces: q["namespace"], repos: q["repo"], syncs: q["sync"], healths: q["health"], limit: uiDefaultLimit,
+		names: q["name"], revisions: q["targetRevision"], autoSyncs: q["autoSync"], operations: q["operation"], annotations: q["annotation"],
 	}
 	for name, dst := range map[string]*int{"offset": &f.offset, "limit": &f.limit} {
 		v := q.Get(name)
@@ -118,9 +131,31 @@ func anyOf(want []string, v string) bool { return len(want) == 0 || slices.Conta
 
 // keeps tells whether s passes every filter but the status ones.
 func (f uiFilter) keeps(s appSummary) bool {
-	return (f.search == "" || strings.Contains(strings.ToLower(s.Name), f.search)) &&
+	return (f.search == "" || strings.Contains(strings.ToLower(s.Name), f.search)) && anyOf(f.names, s.Name) &&
 		anyOf(f.projects, s.Project) && anyOf(f.clusters, s.Cluster) &&
-		anyOf(f.namespaces, s.DestNamespace) && anyOf(f.repos, s.Repo)
+		anyOf(f.namespaces, s.DestNamespace) && anyOf(f.repos, s.Repo) && anyOf(f.revisions, cmp.Or(s.TargetRevision, "HEAD")) &&
+		anyOf(f.autoSyncs, s.autoSyncWord()) && anyOf(f.operations, cmp.Or(s.Operation, "None")) && hasAnnotations(s.annotations, f.annotations)
+}
+
+// autoSyncWord is the summary's automated sync as the filter names it.
+func (s appSummary) autoSyncWord() string {
+	if s.AutoSync {
+		return "Enabled"
+	}
+	return "Disabled"
+}
+
+// hasAnnotations tells whether annotations hold every "key" or
+// "key=value" of want.
+func hasAnnotations(annotations map[string]string, want []string) bool {
+	for _, w := range want {
+		k, v, withValue := strings.Cut(w, "=")
+		got, ok := annotations[k]
+		if !ok || (withValue && got != v) {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Server) uiApplications(r *http.Request, c *caller) (any, error) {
@@ -137,8 +172,8 @@ func (s *Server) uiApplications(r *http.Request, c *caller) (any, error) {
 		return nil, err
 	}
 	page := appPage{ResourceVersion: version, Offset: f.offset, Items: []appSummary{},
-		Counts: map[string]map[string]int{"sync": {}, "health": {}}}
-	facets := map[string]map[string]bool{"projects": {}, "clusters": {}, "namespaces": {}, "repos": {}}
+		Counts: map[string]map[string]int{"sync": {}, "health": {}, "autoSync": {}, "operation": {}, "clusters": {}, "namespaces": {}}}
+	facets := map[string]map[string]bool{"projects": {}, "clusters": {}, "namespaces": {}, "repos": {}, "targetRevisions": {}}
 	var matched []appSummary
 	for _, app := range apps {
 		if !c.can(rbac.ResourceApplications, rbac.ActionGet, s.appObject(app)) {
@@ -147,6 +182,7 @@ func (s *Server) uiApplications(r *http.Request, c *caller) (any, error) {
 		sum := summarize(app)
 		facets["projects"][sum.Project], facets["clusters"][sum.Cluster] = true, true
 		facets["namespaces"][sum.DestNamespace], facets["repos"][sum.Repo] = true, true
+		facets["targetRevisions"][cmp.Or(sum.TargetRevision, "HEAD")] = true
 		if !f.keeps(sum) {
 			continue
 		}
@@ -158,6 +194,7 @@ func (s *Server) uiApplications(r *http.Request, c *caller) (any, error) {
 		}
 		if anyOf(f.syncs, sum.Sync) && anyOf(f.healths, sum.Health) {
 			matched = append(matched, sum)
+			page.count(sum)
 		}
 	}
 	slices.SortFunc(matched, func(a, b appSummary) int {
@@ -173,6 +210,14 @@ func (s *Server) uiApplications(r *http.Request, c *caller) (any, error) {
 		page.Facets[name] = append([]string{}, slices.Sorted(maps.Keys(values))...)
 	}
 	return page, nil
+}
+
+// count adds a shown app to the summary view's counts.
+func (p *appPage) count(s appSummary) {
+	p.Counts["autoSync"][s.autoSyncWord()]++
+	p.Counts["operation"][cmp.Or(s.Operation, "None")]++
+	p.Counts["clusters"][s.Cluster]++
+	p.Counts["namespaces"][s.DestNamespace]++
 }
 
 // apiPrefixes are paths the web UI never answers: an unknown API path is

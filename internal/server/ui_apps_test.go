@@ -7,7 +7,8 @@ import (
 
 func TestUIFilter(t *testing.T) {
 	t.Parallel()
-	app := appSummary{Name: "Web-Frontend", Project: "team-a", Cluster: "https://kubernetes.default.svc", DestNamespace: "web", Repo: "https://git.example.com/web.git"}
+	app := appSummary{Name: "Web-Frontend", Project: "team-a", Cluster: "https://kubernetes.default.svc", DestNamespace: "web", Repo: "https://git.example.com/web.git",
+		AutoSync: true, Operation: "Running", annotations: map[string]string{"team": "shop", "tier": ""}}
 	tests := []struct {
 		query   string
 		keeps   bool
@@ -22,6 +23,17 @@ func TestUIFilter(t *testing.T) {
 		{"?cluster=https://kubernetes.default.svc&namespace=web", true, false},
 		{"?namespace=api", false, false},
 		{"?repo=https://git.example.com/api.git", false, false},
+		{"?name=other&name=Web-Frontend", true, false},
+		{"?name=other", false, false},
+		{"?targetRevision=HEAD", true, false},
+		{"?targetRevision=main", false, false},
+		{"?autoSync=Enabled", true, false},
+		{"?autoSync=Disabled", false, false},
+		{"?operation=Running&operation=Failed", true, false},
+		{"?operation=None", false, false},
+		{"?annotation=team=shop&annotation=tier", true, false},
+		{"?annotation=team=web", false, false},
+		{"?annotation=owner", false, false},
 		{"?offset=-1", false, true},
 		{"?limit=x", false, true},
 	}

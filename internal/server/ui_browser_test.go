@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -111,6 +112,7 @@ func TestUIApplicationsList(t *testing.T) {
 	}
 	p.Do("clearing the filters", chromedp.Click(chromedp.CSS("#clear-filters")))
 	p.Until("every app listed", `document.querySelectorAll('#apps .app').length === 3`, 10*time.Second)
+	p.Eval(`(window.scrollTo(0, 0), "")`)
 	p.Screenshot("applications")
 	if got := p.Eval(`document.querySelector('[data-app="helm-guestbook"]').innerText`); !strings.Contains(got, "OutOfSync") || !strings.Contains(got, "Progressing") {
 		t.Errorf("helm-guestbook's tile: %q", got)
@@ -136,6 +138,41 @@ func TestUIApplicationsList(t *testing.T) {
 	p.Until("the search applied", `document.querySelectorAll('#apps tr.app').length === 1`, 10*time.Second)
 	p.Screenshot("applications-list")
 
+	// A favourite, the favourites filter, the auto-sync filter, the
+	// summary view, and a refresh of the selected apps.
+	p.Do("starring guestbook", chromedp.Navigate(f.base+"/applications"))
+	p.Until("every app listed", `document.querySelectorAll('#apps .app').length === 3`, 10*time.Second)
+	p.Do("the star", chromedp.Click(chromedp.CSS(`[data-app="guestbook"] .star`)))
+	p.Until("starred", `document.querySelector('[data-app="guestbook"] .star').getAttribute('aria-pressed') === 'true'`, 10*time.Second)
+	p.Do("favourites only", chromedp.Click(chromedp.CSS("#filter-favourites")))
+	p.Until("guestbook alone", `location.search.includes('favourites=true') && document.querySelectorAll('#apps .app').length === 1 && !!document.querySelector('[data-app="guestbook"]')`, 10*time.Second)
+	p.Do("auto-sync on", chromedp.Navigate(f.base+"/applications?autoSync=Enabled"))
+	p.Until("none has it", `document.querySelector('#total').innerText === 'No applications'`, 10*time.Second)
+	p.Do("the summary", chromedp.Navigate(f.base+"/applications?view=summary"))
+	p.Until("the summary's counts", `(document.querySelector('#summary-total') || {}).innerText === '3' && document.querySelector('#apps-summary').innerText.includes('OutOfSync')`, 10*time.Second)
+	p.Screenshot("applications-summary")
+	p.Do("selecting two", chromedp.Navigate(f.base+"/applications?search=guestbook&view=list"))
+	p.Until("listed", `document.querySelectorAll('#apps tr.app').length === 3`, 10*time.Second)
+	p.Do("choosing", chromedp.Click(chromedp.CSS(`[data-app="guestbook"] .pick`)), chromedp.Click(chromedp.CSS(`[data-app="helm-guestbook"] .pick`)),
+		chromedp.Click(chromedp.CSS("#bulk-refresh")))
+	// (A refresh answers once the controller has refreshed the app; none
+	// runs here, so the asks are seen on the apps.)
+	for _, name := range []string{"guestbook", "helm-guestbook"} {
+		eventually.String(t, name+" asked to refresh", func() string {
+			a := &v1alpha1.Application{}
+			if err := f.c.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: name}, a); err != nil || a.Annotations["argocd.argoproj.io/refresh"] != "normal" {
+				return fmt.Sprintf("%v %v", err, a.Annotations)
+			}
+			return ""
+		})
+	}
+	a := &v1alpha1.Application{}
+	if err := f.c.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "kustomize-guestbook"}, a); err != nil || a.Annotations["argocd.argoproj.io/refresh"] != "" {
+		t.Errorf("an app not chosen was refreshed: %v %v", err, a.Annotations)
+	}
+	p.Do("back to tiles", chromedp.Navigate(f.base+"/applications?search=kust&view=list"))
+	p.Until("the search applied", `document.querySelectorAll('#apps tr.app').length === 1`, 10*time.Second)
+
 	// A change shows without a reload.
 	p.Do("listing all", chromedp.Navigate(f.base+"/applications"))
 	p.Until("every app listed", `document.querySelectorAll('#apps .app').length === 3`, 10*time.Second)
@@ -150,7 +187,6 @@ func TestUIApplicationsList(t *testing.T) {
 	// Readable in a narrow window: nothing wider than the screen.
 	p.Do("a phone-sized window", chromedp.EmulateViewport(390, 800))
 	p.Until("laid out for it", `document.documentElement.scrollWidth <= window.innerWidth && document.querySelectorAll('#apps .app').length === 3`, 5*time.Second)
-	p.Screenshot("applications-narrow")
 	p.Do("a wide window", chromedp.EmulateViewport(1280, 900))
 
 	// An app's page lists its resources.
@@ -159,8 +195,13 @@ func TestUIApplicationsList(t *testing.T) {
 	p.Screenshot("application")
 	p.staysDrawn("app")
 
-	// The page and its assets are served compressed and cached.
-	for _, path := range []string{"/assets/app.js", "/assets/style.css"} {
+	// The page's assets are served compressed and cached, under the
+	// directory the page names.
+	dir := p.Eval(`new URL(document.querySelector('script[type="module"]').src).pathname.replace(/main\.js$/, '')`)
+	if !regexp.MustCompile(`^/assets/[0-9a-f]{16}/$`).MatchString(dir) {
+		t.Errorf("the page's modules are under %q", dir)
+	}
+	for _, path := range []string{dir + "main.js", dir + "core.js", dir + "style.css"} {
 		req, _ := http.NewRequest("GET", f.base+path, nil)
 		req.Header.Set("Accept-Encoding", "gzip")
 		tr := f.client.Transport
@@ -419,7 +460,10 @@ func TestUICreateAppAndRepositories(t *testing.T) {
 
 	// A project role with a policy, its token, revoked, then the role deleted.
 	p.Do("the projects", chromedp.Click(chromedp.CSS("#nav-projects")))
-	p.Until("the default project listed", `!!document.querySelector('.project[data-project="default"] .add-role')`, 10*time.Second)
+	p.Until("the default project listed", `!!document.querySelector('#projects a[data-project="default"]')`, 10*time.Second)
+	p.Do("its roles", chromedp.Click(chromedp.CSS(`#projects a[data-project="default"]`)), chromedp.WaitVisible(chromedp.CSS("#project-tab-roles")),
+		chromedp.Click(chromedp.CSS("#project-tab-roles")))
+	p.Until("the default project's roles", `!!document.querySelector('.project[data-project="default"] .add-role')`, 10*time.Second)
 	p.Do("a new role",
 		chromedp.Click(chromedp.CSS(`.project[data-project="default"] .add-role`)), chromedp.WaitVisible(chromedp.CSS("dialog[open]")),
 		chromedp.SendKeys(chromedp.CSS(`dialog input[name="name"]`), "ci"),
@@ -482,7 +526,7 @@ func TestUIParameters(t *testing.T) {
 		}
 	}
 	p := openUI(t, f)
-	p.Do("opening the chart app", chromedp.Navigate(f.base+"/applications/"+f.ns+"/chart"))
+	p.Do("opening the chart app", chromedp.Navigate(f.base+"/applications/"+f.ns+"/chart?details=parameters"))
 	p.Login("admin", f.initialPassword())
 	p.Until("its parameters", `!!document.querySelector('#helmParameters')`, 10*time.Second)
 	if got := p.Eval(`document.querySelector('#helmParameters').value`); got != "replicaCount=1" {
@@ -507,7 +551,7 @@ func TestUIParameters(t *testing.T) {
 		t.Errorf("the source saved: %+v", chart.Spec.Source)
 	}
 
-	p.Do("opening the Kustomize app", chromedp.Navigate(f.base+"/applications/"+f.ns+"/kust"))
+	p.Do("opening the Kustomize app", chromedp.Navigate(f.base+"/applications/"+f.ns+"/kust?details=parameters"))
 	p.Until("its images", `!!document.querySelector('#kustomizeImages')`, 10*time.Second)
 	p.Do("setting an image", chromedp.SendKeys(chromedp.CSS("#kustomizeImages"), "nginx=nginx:1.28"), chromedp.Click(chromedp.CSS("#save-parameters")))
 	kust := &v1alpha1.Application{}
@@ -519,6 +563,50 @@ func TestUIParameters(t *testing.T) {
 			return fmt.Errorf("kustomize source %+v", k)
 		}
 		return nil
+	})
+
+	// The summary, edited: labels, automated sync with prune, sync
+	// options, the prune propagation policy and retries.
+	p.Do("the summary", chromedp.Navigate(f.base+"/applications/"+f.ns+"/kust"))
+	p.Until("its summary", `!!document.querySelector('#app-summary') && !document.querySelector('#edit-summary').disabled`, 10*time.Second)
+	p.Do("editing it", chromedp.Click(chromedp.CSS("#edit-summary")), chromedp.WaitVisible(chromedp.CSS("#summary-form")),
+		chromedp.SetValue(chromedp.CSS("#labels"), "team=web\ntier=front"),
+		chromedp.Click(chromedp.CSS("#opt-automated")), chromedp.Click(chromedp.CSS("#opt-autoPrune")),
+		chromedp.Click(chromedp.CSS(`[name="so-CreateNamespace=true"]`)), chromedp.Click(chromedp.CSS(`[name="so-Validate=false"]`)),
+		chromedp.SetValue(chromedp.CSS("#propagation"), "background"),
+		chromedp.Click(chromedp.CSS("#opt-retry")), chromedp.SetValue(chromedp.CSS("#retryLimit"), "3"), chromedp.SetValue(chromedp.CSS("#retryDuration"), "10s"),
+		chromedp.Click(chromedp.CSS("#save-summary")))
+	eventually.String(t, "the summary saved", func() string {
+		if err := f.c.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "kust"}, kust); err != nil {
+			return err.Error()
+		}
+		pol := kust.Spec.SyncPolicy
+		if kust.Labels["team"] != "web" || kust.Labels["tier"] != "front" || pol == nil || pol.Automated == nil || !pol.Automated.Prune ||
+			pol.Retry == nil || pol.Retry.Limit != 3 || pol.Retry.Backoff == nil || pol.Retry.Backoff.Duration != "10s" ||
+			!slices.Equal(pol.SyncOptions, v1alpha1.SyncOptions{"Validate=false", "CreateNamespace=true", "PrunePropagationPolicy=background"}) {
+			return fmt.Sprintf("labels %v, policy %+v", kust.Labels, pol)
+		}
+		if k := kust.Spec.Source.Kustomize; k == nil || len(k.Images) != 1 {
+			return fmt.Sprintf("the images were lost: %+v", kust.Spec.Source)
+		}
+		return ""
+	})
+	p.Until("the summary shown again", `document.querySelector('#app-summary') && document.querySelector('#app-summary').innerText.includes('PrunePropagationPolicy=background')`, 10*time.Second)
+
+	// The manifest, edited as YAML.
+	p.Do("the manifest", chromedp.Click(chromedp.CSS("#details-manifest")))
+	p.Until("the manifest as YAML", `(document.querySelector('#app-manifest') || {}).value.includes('path: kustomize-guestbook\n')`, 10*time.Second)
+	p.Eval(`(() => { const t = document.querySelector('#app-manifest'); t.value = t.value.replace('path: kustomize-guestbook\n', 'path: kustomize-guestbook-v2\n');
+		t.dispatchEvent(new Event('input', { bubbles: true })); return ''; })()`)
+	p.Do("saving it", chromedp.Click(chromedp.CSS("#save-manifest")))
+	eventually.String(t, "the manifest saved", func() string {
+		if err := f.c.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "kust"}, kust); err != nil {
+			return err.Error()
+		}
+		if kust.Spec.Source.Path != "kustomize-guestbook-v2" || kust.Labels["team"] != "web" || len(kust.Spec.SyncPolicy.SyncOptions) != 3 {
+			return fmt.Sprintf("%+v %v", kust.Spec, kust.Labels)
+		}
+		return ""
 	})
 }
 

@@ -118,7 +118,32 @@ func TestUIWithController(t *testing.T) {
 	sync("the first sync")
 	p.Until("the tree down to the Pods",
 		`!!document.querySelector('#tree li[data-kind="Deployment"] li[data-kind="ReplicaSet"] li[data-kind="Pod"]')`, time.Minute)
-	p.Screenshot("synced")
+	p.Screenshot("app-graph")
+
+	// The tree's filters: Pods only keeps the way to them, dimmed, and
+	// hides the rest; clearing shows all again.
+	p.Eval(`(() => { const s = document.querySelector('#tree-kinds'); [...s.options].forEach((o) => { o.selected = o.value === 'Pod'; });
+		s.dispatchEvent(new Event('change')); return ''; })()`)
+	p.Until("only the way to the Pods", `document.querySelector('#tree li[data-kind="ConfigMap"]').hidden &&
+		document.querySelector('#tree li[data-kind="Deployment"]').classList.contains('dim') &&
+		!document.querySelector('#tree li[data-kind="Pod"]').hidden && document.querySelector('#tree li[data-kind="Pod"]').classList.contains('match')`, 10*time.Second)
+	p.Do("clearing the filters", chromedp.Click(chromedp.CSS("#tree-clear")))
+	p.Until("everything shown again", `!document.querySelector('#tree li[data-kind="ConfigMap"]').hidden`, 10*time.Second)
+
+	// The network view: the Service and the Pods its selector picks; the
+	// pods view: the Pods by the node they run on, with the node's
+	// capacity.
+	p.Do("the network view", chromedp.Click(chromedp.CSS("#view-network")))
+	p.Until("Service → Pod", `!!document.querySelector('#network li[data-kind="Service"][data-name="guestbook-ui"] li[data-kind="Pod"]') && location.search.includes('view=network')`, 10*time.Second)
+	p.Screenshot("app-network")
+	p.Do("the pods view", chromedp.Click(chromedp.CSS("#view-pods")))
+	p.Until("Pods by node", `document.querySelectorAll('#pods .pod-group .pod').length > 0 && !!document.querySelector('#pods .pod-group .usage[data-resource="cpu"]')`, 10*time.Second)
+	p.Screenshot("app-pods")
+	p.Do("the pods by parent", chromedp.SetValue(chromedp.CSS("#pods-by"), "parentResource"))
+	p.Eval(`(document.querySelector('#pods-by').dispatchEvent(new Event('change')), '')`)
+	p.Until("Pods by their ReplicaSet", `[...document.querySelectorAll('#pods .pod-group')].some((g) => g.dataset.group.startsWith('ReplicaSet guestbook-ui-'))`, 10*time.Second)
+	p.Do("the list view", chromedp.Click(chromedp.CSS("#view-list")))
+	p.Until("the list", `!!document.querySelector('#resources tr[data-kind="Deployment"]')`, 10*time.Second)
 
 	// A change in the cluster shows without a reload, and in the diff.
 	p.Eval(`window.notReloaded = 'yes'`)
@@ -139,6 +164,13 @@ func TestUIWithController(t *testing.T) {
 	}
 	p.Eval(`(document.querySelector("#panel").scrollIntoView(), "")`)
 	p.Screenshot("diff")
+	// The app's whole diff shows the Deployment, and its events the sync.
+	p.Do("the app's diff", chromedp.Click(chromedp.CSS("#details-diff")))
+	p.Until("the Deployment in it", `!!document.querySelector('#app-diff .resource-diff[data-kind="Deployment"] .diff.changed') &&
+		!document.querySelector('#app-diff .resource-diff[data-kind="ConfigMap"]')`, 30*time.Second)
+	p.Do("the app's events", chromedp.Click(chromedp.CSS("#details-events")))
+	p.Until("the sync among them", `!!document.querySelector('#app-events') && document.querySelector('#app-events').innerText.includes('OperationCompleted')`, 30*time.Second)
+	p.Do("back to the summary", chromedp.Click(chromedp.CSS("#details-summary")))
 	sync("the sync undoing the change")
 
 	// A ConfigMap changed in the cluster: the app and the resource turn
@@ -153,7 +185,7 @@ func TestUIWithController(t *testing.T) {
 	sync("the sync undoing the ConfigMap change")
 
 	// A Pod's logs.
-	p.Do("opening a Pod", chromedp.Click(chromedp.CSS(`#tree li[data-kind="Pod"] button`)))
+	p.Do("opening a Pod", chromedp.Click(chromedp.CSS("#view-tree")), chromedp.Click(chromedp.CSS(`#tree li[data-kind="Pod"] button`)))
 	p.Do("its logs", chromedp.Click(chromedp.CSS("#tab-logs")))
 	p.Until("the Pod's logs", `document.querySelector('#logs') && document.querySelector('#logs').innerText.includes('`+localcluster.PodLogLines[1]+`')`, 30*time.Second)
 	// A shell in the Pod's container through the web terminal (the fake
@@ -177,7 +209,8 @@ func TestUIWithController(t *testing.T) {
 	}
 
 	// The Deployment: its events, and the restart action.
-	p.Do("opening the Deployment", chromedp.Click(chromedp.CSS(`#resources tr[data-kind="Deployment"] button`)), chromedp.WaitVisible(chromedp.CSS("#tab-events")),
+	p.Do("opening the Deployment", chromedp.Click(chromedp.CSS("#view-list")),
+		chromedp.Click(chromedp.CSS(`#resources tr[data-kind="Deployment"] button`)), chromedp.WaitVisible(chromedp.CSS("#tab-events")),
 		chromedp.Click(chromedp.CSS("#tab-events")))
 	p.Until("the Deployment's events", `document.querySelectorAll('#events tr.event').length > 0 && document.querySelector('#events').innerText.includes('ScalingReplicaSet')`, 30*time.Second)
 	p.Do("restarting it", chromedp.Click(chromedp.CSS("#resource-actions")), chromedp.WaitVisible(chromedp.CSS("dialog[open]")),

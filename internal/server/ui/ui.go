@@ -1,12 +1,14 @@
-// Package ui is Capstan's web UI: a single-page app (one plain JavaScript
-// file and one style sheet, no build step) embedded in the binary and served by
-// the API server beside /api on its one port. The page calls the same API
+// Package ui is Capstan's web UI: a single-page app (plain JavaScript
+// modules, one per page, and one style sheet, no build step) embedded in
+// the binary and served by the API server beside /api on its one port. The page calls the same API
 // as the CLI with the session cookie, so RBAC, errors and limits are the
 // API's own.
 //
-// Assets are compressed once at start and served with their content hash
-// in the URL, cached for a year; the page itself is never cached, so a new
-// binary's assets are picked up at the next load. Every GET that is not an
+// Assets are compressed once at start and served under a directory named
+// by the hash of them all (/assets/<hash>/main.js), cached for a year: the
+// modules import each other by relative paths, so a new binary's page
+// loads every module anew and an old page never mixes in a new module. The
+// page itself is never cached, and preloads every module at once. Every GET that is not an
 // asset answers the page, whose script routes by the URL (/login,
 // /applications, /applications/<namespace>/<name>); BaseHref puts the UI
 // under a prefix behind a reverse proxy (Argo CD's server.basehref).
@@ -22,9 +24,11 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"maps"
 	"mime"
 	"net/http"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -62,6 +66,7 @@ type asset struct {
 // Handler serves the UI.
 type Handler struct {
 	assets  map[string]*asset // by name under static/
+	version string            // the hash of all assets, their directory
 	page    []byte
 	headers map[string]string // set on the page
 }
@@ -107,6 +112,7 @@ func New(opts Options) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	h.version = version(h.assets)
 	page, err := h.renderPage(base)
 	if err != nil {
 		return nil, err
@@ -135,6 +141,20 @@ func newAsset(name string, data []byte) (*asset, error) {
 	return &asset{contentType: ct, plain: data, gz: gz.Bytes(), hash: hex.EncodeToString(sum[:8])}, nil
 }
 
+// version hashes the assets' names and contents together.
+func version(assets map[string]*asset) string {
+	sum := sha256.New()
+	for _, name := range slices.Sorted(maps.Keys(assets)) {
+		fmt.Fprintf(sum, "%s\x00%s\x00", name, assets[name].hash)
+	}
+	return hex.EncodeToString(sum.Sum(nil)[:8])
+}
+
+// AssetPath is where the asset name is served, relative to the base.
+func (h *Handler) AssetPath(name string) string {
+	return "assets/" + h.version + "/" + name
+}
+
 // pageTemplate is the one HTML page.
 var pageTemplate = template.Must(template.New("index").Parse(`<!doctype html>
 <html lang="en">
@@ -144,8 +164,9 @@ var pageTemplate = template.Must(template.New("index").Parse(`<!doctype html>
 <base href="{{.Base}}">
 <title>Capstan</title>
 <link rel="icon" href="data:,">
-<link rel="stylesheet" href="assets/style.css?v={{.CSS}}">
-<script type="module" src="assets/app.js?v={{.JS}}"></script>
+<link rel="stylesheet" href="{{.Dir}}style.css">
+{{range .Modules}}<link rel="modulepreload" href="{{$.Dir}}{{.}}">
+{{end}}<script type="module" src="{{.Dir}}main.js"></script>
 </head>
 <body>
 <noscript>Capstan's UI needs JavaScript.</noscript>
@@ -156,11 +177,17 @@ var pageTemplate = template.Must(template.New("index").Parse(`<!doctype html>
 
 func (h *Handler) renderPage(base string) ([]byte, error) {
 	var b bytes.Buffer
-	err := pageTemplate.Execute(&b, map[string]string{"Base": base, "CSS": h.assets["style.css"].hash, "JS": h.assets["app.js"].hash})
+	var modules []string
+	for _, name := range slices.Sorted(maps.Keys(h.assets)) {
+		if path.Ext(name) == ".js" && name != "main.js" {
+			modules = append(modules, name)
+		}
+	}
+	err := pageTemplate.Execute(&b, map[string]any{"Base": base, "Dir": h.AssetPath(""), "Modules": modules})
 	return b.Bytes(), err
 }
 
-// ServeHTTP answers assets under /assets/ and the page for any other GET
+// ServeHTTP answers assets under /assets/<version>/ and the page for any other GET
 // or HEAD. Paths of the API are the caller's to route away first.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -169,9 +196,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	if name, ok := strings.CutPrefix(r.URL.Path, "/assets/"); ok {
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/assets/"); ok {
+		// Only the current version is served: an asset of another
+		// binary's cached for a year under this one's name would mix
+		// versions.
+		dir, name, _ := strings.Cut(rest, "/")
 		a := h.assets[name]
-		if a == nil {
+		if dir != h.version || a == nil {
 			http.NotFound(w, r)
 			return
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -61,19 +62,53 @@ func (p *Page) Eval(expr string) string {
 	return v
 }
 
-// Screenshot writes the page to $CAPSTAN_UI_SCREENSHOTS/name.png when that
-// directory is set, for a person to look at.
+// Screenshot writes the page to $CAPSTAN_UI_SCREENSHOTS when that
+// directory is set, for a person to look at: name.png as drawn,
+// name-dark.png with the system's dark theme, and name-narrow.png in a
+// phone's width (390 pixels); the window is as before afterwards.
 func (p *Page) Screenshot(name string) {
 	dir := os.Getenv("CAPSTAN_UI_SCREENSHOTS")
 	if dir == "" {
 		return
 	}
-	png, err := chromedp.Run(p.ctx, chromedp.CaptureScreenshot())
-	if err == nil {
-		err = os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)
+	media := func(features ...*emulation.MediaFeature) func() error {
+		return func() error {
+			_, err := chromedp.Call(p.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: features})
+			return err
+		}
 	}
-	if err != nil {
-		p.t.Errorf("screenshot %s: %v", name, err)
+	shots := []struct {
+		suffix        string
+		before, after func() error
+	}{
+		{"", nil, nil},
+		{"-dark", media(&emulation.MediaFeature{Name: "prefers-color-scheme", Value: "dark"}), media()},
+		{"-narrow", func() error { return chromedp.Do(p.ctx, chromedp.EmulateViewport(390, 844)) },
+			func() error {
+				_, err := chromedp.Call(p.ctx, emulation.ClearDeviceMetricsOverride, cdp.Empty{})
+				return err
+			}},
+	}
+	for _, shot := range shots {
+		var err error
+		if shot.before != nil {
+			err = shot.before()
+			time.Sleep(200 * time.Millisecond) // the page relaid out
+		}
+		if err == nil {
+			var png []byte
+			if png, err = chromedp.Run(p.ctx, chromedp.CaptureScreenshot()); err == nil {
+				err = os.WriteFile(filepath.Join(dir, name+shot.suffix+".png"), png, 0o644)
+			}
+		}
+		if shot.after != nil {
+			if after := shot.after(); err == nil {
+				err = after
+			}
+		}
+		if err != nil {
+			p.t.Errorf("screenshot %s%s: %v", name, shot.suffix, err)
+		}
 	}
 }
 

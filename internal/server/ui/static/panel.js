@@ -1,0 +1,226 @@
+// The resource panel: one resource's diff, manifests, events, logs,
+// terminal and actions.
+
+import { api, appPath, can, dialog, h, onLeave, settings, showError, shown } from './core.js';
+
+// openPanel is the resource panel open on the page, kept across redraws.
+let openPanel = null;
+
+// reopenPanel opens again the panel that was open on app's page before
+// a redraw.
+export function reopenPanel(app) {
+  if (openPanel && openPanel.app === app.metadata.name) resourcePanel(app, openPanel.res, openPanel.tab);
+}
+
+// resourcePanel shows one resource: its diff (desired against live, side
+// by side or unified), its live and desired manifests, and a Pod's logs.
+export async function resourcePanel(app, res, tab = 'diff') {
+  openPanel = { app: app.metadata.name, res, tab };
+  const panel = document.getElementById('panel');
+  if (!panel) return;
+  const exec = res.kind === 'Pod' && (await settings()).execEnabled && await can('create', app, 'exec');
+  const tabs = ['diff', 'live', 'desired', 'events'].concat(res.kind === 'Pod' ? ['logs'] : [], exec ? ['terminal'] : []);
+  const body = h('div', { class: 'panel-body' });
+  panel.replaceChildren(h('div', { class: 'toolbar' }, h('h2', {}, `${res.kind} ${res.name}`),
+    h('div', { class: 'actions', role: 'tablist' }, tabs.map((t) => h('button', { type: 'button', role: 'tab', id: 'tab-' + t,
+      'aria-selected': String(t === tab), onclick: () => resourcePanel(app, res, t) }, { diff: 'Diff', live: 'Live manifest', desired: 'Desired manifest', events: 'Events', logs: 'Logs', terminal: 'Terminal' }[t])),
+    h('button', { type: 'button', id: 'resource-actions', onclick: () => actionsDialog(app, res) }, 'Actions'),
+    h('button', { type: 'button', id: 'delete-resource', onclick: () => deleteResourceDialog(app, res) }, 'Delete'),
+    h('button', { type: 'button', id: 'close-panel', onclick: () => { openPanel = null; panel.replaceChildren(); } }, 'Close'))),
+  resourceSummary(app, res), body);
+  if (tab === 'logs') return streamLogs(app, res, body);
+  if (tab === 'terminal') return openTerminal(app, res, body);
+  if (tab === 'events') return showEvents(app, res, body);
+  const q = new URLSearchParams({ appNamespace: app.metadata.namespace, kind: res.kind, name: res.name, namespace: res.namespace || '', group: res.group || '' });
+  const found = await api(`${appPath(app)}/managed-resources?${q}`);
+  const d = (found.items || [])[0] || {};
+  const yaml = (text) => text ? JSON.stringify(JSON.parse(text), null, 2) : '';
+  const live = yaml(d.normalizedLiveState || d.liveState), desired = yaml(d.predictedLiveState || d.targetState);
+  if (tab === 'live') return body.replaceChildren(await liveEditor(app, res, d.liveState ? JSON.parse(d.liveState) : null, yaml(d.liveState)));
+  if (tab === 'desired') return body.replaceChildren(h('pre', { id: 'manifest' }, yaml(d.targetState)));
+  const unified = localStorage.getItem('diff') !== 'split';
+  body.replaceChildren(h('div', { class: 'actions' },
+    h('label', { class: 'check' }, h('input', { type: 'checkbox', id: 'diff-split', checked: !unified, onchange: (e) => {
+      localStorage.setItem('diff', e.target.checked ? 'split' : 'unified');
+      resourcePanel(app, res, 'diff');
+    } }), ' Side by side')),
+  diffView(live, desired, unified));
+}
+
+// resourceSummary shows what the tree knows of a resource (its health
+// and its message, its info items and images) and its deep links
+// (argocd-cm's resource.links).
+function resourceSummary(app, res) {
+  const info = (res.info || []).map((i) => [i.name, i.value]);
+  const rows = [['Namespace', res.namespace], ['Created', res.createdAt], ['Health', res.health && res.health.status],
+    ['Health details', res.health && res.health.message], ...info, ['Images', (res.images || []).join(', ')]].filter(([, v]) => v);
+  const links = h('ul', { id: 'resource-links', class: 'links plain' });
+  api(`${appPath(app)}/resource/links?${resourceQuery(app, res)}`).then((l) => links.replaceChildren(...(l.items || [])
+    .filter((x) => /^https?:\/\//.test(x.url || '')).map((x) => h('li', {}, h('a', { href: x.url, target: '_blank', rel: 'noopener noreferrer' }, x.title || x.url)))),
+  shown(`The links of ${res.kind} ${res.name}`, null));
+  return h('div', { id: 'resource-summary' }, h('dl', { class: 'summary' }, rows.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])), links);
+}
+
+// mergePatch is the JSON merge patch turning a into b.
+function mergePatch(a, b) {
+  const patch = {};
+  for (const k of Object.keys(b)) {
+    if (JSON.stringify(a[k]) === JSON.stringify(b[k])) continue;
+    const object = (v) => v && typeof v === 'object' && !Array.isArray(v);
+    patch[k] = object(a[k]) && object(b[k]) ? mergePatch(a[k], b[k]) : b[k];
+  }
+  for (const k of Object.keys(a)) if (!(k in b)) patch[k] = null;
+  return patch;
+}
+
+// liveEditor shows the live manifest and, to those who may update the
+// app, edits it: saving patches the live object with the changes.
+async function liveEditor(app, res, live, text) {
+  const pre = h('pre', { id: 'manifest' }, text);
+  if (!live || !(await can('update', app))) return pre;
+  const box = h('div', {}, h('div', { class: 'actions' }, h('button', { type: 'button', id: 'edit-live', onclick: () => {
+    const area = h('textarea', { id: 'live-editor', rows: '24', spellcheck: 'false', 'aria-label': `Live manifest of ${res.kind} ${res.name} (JSON)` }, text);
+    const form = h('form', { class: 'dialog-form', onsubmit: async (e) => {
+      e.preventDefault();
+      try {
+        const patch = mergePatch(live, JSON.parse(area.value));
+        const q = resourceQuery(app, res);
+        q.set('patchType', 'application/merge-patch+json');
+        await api(`${appPath(app)}/resource?${q}`, { method: 'POST', body: JSON.stringify(JSON.stringify(patch)) });
+        delete form.dataset.dirty;
+        resourcePanel(app, res, 'live');
+      } catch (err) {
+        showError(err);
+      }
+    } }, area, h('div', { class: 'actions' }, h('button', { type: 'submit', id: 'save-live' }, 'Save'),
+      h('button', { type: 'button', onclick: () => resourcePanel(app, res, 'live') }, 'Cancel')));
+    form.addEventListener('input', () => { form.dataset.dirty = 'true'; });
+    box.replaceChildren(form);
+  } }, 'Edit')), pre);
+  return box;
+}
+
+// diffView shows the lines of a (live) against b (desired): removed lines
+// red, added green, from a longest-common-subsequence of the lines; id
+// names the element (null: none).
+export function diffView(a, b, unified, id = 'diff') {
+  const x = a.split('\n'), y = b.split('\n');
+  if (x.length * y.length > 4e6) return h('p', {}, 'Too large to compare here.');
+  const n = x.length, m = y.length;
+  const lcs = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
+  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) {
+    lcs[i][j] = x[i] === y[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+  }
+  const rows = [];
+  let i = 0, j = 0;
+  while (i < n || j < m) {
+    if (i < n && j < m && x[i] === y[j]) { rows.push(['same', x[i], y[j]]); i++; j++; }
+    else if (i < n && (j === m || lcs[i + 1][j] >= lcs[i][j + 1])) { rows.push(['del', x[i], '']); i++; } // removals first
+    else { rows.push(['add', '', y[j]]); j++; }
+  }
+  const changed = rows.some((r) => r[0] !== 'same');
+  if (unified) {
+    return h('pre', { id, class: 'diff' + (changed ? ' changed' : '') }, rows.map(([k, l, r]) =>
+      h('div', { class: k }, k === 'add' ? '+ ' + r : k === 'del' ? '- ' + l : '  ' + l)));
+  }
+  return h('table', { id, class: 'diff split' + (changed ? ' changed' : '') }, h('tbody', {}, rows.map(([k, l, r]) =>
+    h('tr', { class: k }, h('td', { class: k === 'del' ? 'del' : '' }, l), h('td', { class: k === 'add' ? 'add' : '' }, r)))));
+}
+
+// resourceQuery names one resource of app in a query, as the API wants.
+function resourceQuery(app, res) {
+  return new URLSearchParams({ appNamespace: app.metadata.namespace, namespace: res.namespace || '', resourceName: res.name,
+    kind: res.kind, group: res.group || '', version: res.version || '' });
+}
+
+async function showEvents(app, res, box) {
+  const q = new URLSearchParams({ appNamespace: app.metadata.namespace, resourceNamespace: res.namespace || '', resourceName: res.name,
+    kind: res.kind, group: res.group || '' });
+  if (res.uid) q.set('resourceUID', res.uid);
+  const events = await api(`${appPath(app)}/events?${q}`);
+  box.replaceChildren(h('table', { id: 'events' }, h('thead', {}, h('tr', {}, ['Type', 'Reason', 'Message', 'Count', 'Last seen'].map((c) => h('th', {}, c)))),
+    h('tbody', {}, (events.items || []).map((e) => h('tr', { class: 'event' }, h('td', {}, e.type || ''), h('td', {}, e.reason || ''),
+      h('td', {}, e.message || ''), h('td', {}, String(e.count || 1)), h('td', {}, e.lastTimestamp || e.eventTime || ''))))));
+}
+
+// actionsDialog offers the resource's actions (restart, suspend, …).
+async function actionsDialog(app, res) {
+  const found = await api(`${appPath(app)}/resource/actions?${resourceQuery(app, res)}`);
+  const actions = (found.actions || []).filter((a) => !a.disabled);
+  if (actions.length === 0) return showError(new Error(`${res.kind} ${res.name} has no actions`));
+  dialog(`Run an action on ${res.kind} ${res.name}`, actions.map((a, i) => h('label', { class: 'check' },
+    h('input', { type: 'radio', name: 'action', value: a.name, id: 'action-' + a.name, checked: i === 0 }), ' ', a.displayName || a.name)),
+  'Run', async (el) => {
+    const q = resourceQuery(app, res);
+    await api(`${appPath(app)}/resource/actions/v2`, { method: 'POST', body: JSON.stringify({
+      name: app.metadata.name, appNamespace: app.metadata.namespace, namespace: res.namespace || '', resourceName: res.name,
+      version: q.get('version'), group: res.group || '', kind: res.kind, action: el.action.value }) });
+  });
+}
+
+function deleteResourceDialog(app, res) {
+  const choice = (value, label, checked) => h('label', { class: 'check' },
+    h('input', { type: 'radio', name: 'how', value, id: 'delete-' + value, checked }), ' ', label);
+  dialog(`Delete ${res.kind} ${res.name}`, [choice('foreground', 'Delete', true), choice('orphan', 'Delete, keeping its dependents'),
+    choice('force', 'Force delete')], 'Delete', async (el) => {
+    const q = resourceQuery(app, res);
+    if (el.how.value !== 'foreground') q.set(el.how.value, 'true');
+    await api(`${appPath(app)}/resource?${q}`, { method: 'DELETE' });
+    openPanel = null;
+  });
+}
+
+// streamLogs follows a Pod's logs into box until the panel changes.
+function streamLogs(app, res, box) {
+  const out = h('pre', { id: 'logs', class: 'logs' });
+  box.replaceChildren(out);
+  const q = new URLSearchParams({ appNamespace: app.metadata.namespace, podName: res.name, namespace: res.namespace || '',
+    container: '', follow: 'true', tailLines: '500' });
+  const es = new EventSource(`${appPath(app)}/logs?${q}`);
+  es.onmessage = (e) => {
+    const r = JSON.parse(e.data).result || {};
+    if (r.last) { es.close(); return; }
+    out.append((r.content || '') + '\n');
+    if (out.childNodes.length > 5000) out.firstChild.remove();
+  };
+  onLeave(() => es.close());
+}
+
+// openTerminal opens a shell in a container of the Pod (Argo CD's web
+// terminal, when argocd-cm's exec.enabled and RBAC's exec allow it): what
+// is typed in the line below goes to the shell, what it prints shows
+// above, until the panel changes.
+async function openTerminal(app, res, box) {
+  const live = await api(`${appPath(app)}/resource?${resourceQuery(app, { ...res, version: res.version || 'v1' })}`).catch(shown(`Reading ${res.kind} ${res.name}`, {}));
+  const containers = ((JSON.parse(live.manifest || '{}').spec || {}).containers || []).map((c) => c.name);
+  const out = h('pre', { id: 'terminal-output', class: 'logs', 'aria-live': 'polite' });
+  const pick = h('select', { id: 'terminal-container', 'aria-label': 'Container' }, containers.map((c) => h('option', { value: c }, c)));
+  const line = h('input', { id: 'terminal-input', 'aria-label': 'Command', autocomplete: 'off' });
+  box.replaceChildren(h('div', { class: 'actions' }, h('label', {}, 'Container ', pick)), out, line);
+  let ws;
+  const connect = () => {
+    if (ws) ws.close();
+    out.replaceChildren();
+    const q = new URLSearchParams({ pod: res.name, container: pick.value, appName: app.metadata.name,
+      appNamespace: app.metadata.namespace, projectName: app.spec.project || 'default', namespace: res.namespace || '' });
+    const url = new URL(`terminal?${q}`, document.baseURI);
+    url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+    ws = new WebSocket(url);
+    ws.onopen = () => {
+      out.dataset.state = 'open';
+      ws.send(JSON.stringify({ operation: 'resize', rows: 24, cols: 100 }));
+    };
+    // Escape sequences (colours, cursor moves) are dropped: the output is plain text.
+    ws.onmessage = (e) => out.append(JSON.parse(e.data).data.replace(/\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r/g, ''));
+    ws.onclose = () => { out.dataset.state = 'closed'; out.append('\n[session ended]\n'); };
+  };
+  pick.onchange = connect;
+  line.onkeydown = (e) => {
+    if (e.key !== 'Enter' || !ws || ws.readyState !== WebSocket.OPEN) return;
+    ws.send(JSON.stringify({ operation: 'stdin', data: line.value + '\n' }));
+    line.value = '';
+  };
+  connect();
+  line.focus();
+  onLeave(() => ws.close());
+}
