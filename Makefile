@@ -98,6 +98,15 @@ lint: ## gofmt, go vet and staticcheck.
 test: deps kube dex argocd argocd-manifests image-updater-manifests mailpit gitea kustomize lint check-generated ## Everything CI checks: lint, generated files, all tests with -race.
 	go test -race -count=1 -timeout 25m ./...
 
+.PHONY: screenshots
+# SCREENSHOTS are the pages docs/screenshots shows, each light, dark and
+# in a phone's width.
+SCREENSHOTS := applications app-graph app-network app-pods diff repositories appsets
+screenshots: kube ## Refresh the web UI's screenshots in docs/screenshots from its browser tests (each page light, dark and 390 pixels wide).
+	rm -rf .local/screenshots && mkdir -p .local/screenshots docs/screenshots
+	CAPSTAN_UI_SCREENSHOTS=$(CURDIR)/.local/screenshots go test -count=1 -run 'TestUIApplicationsList|TestUICreateAppAndRepositories|TestUIWithController|TestUIApplicationSets' ./internal/server/ ./internal/server/ui/
+	for s in $(SCREENSHOTS); do for v in "" -dark -narrow; do cp .local/screenshots/$$s$$v.png docs/screenshots/; done; done
+
 .PHONY: test-short
 test-short: ## The unit tests only, in a minute or two: no local cluster is started and the tests that need one skip.
 	go test -short -count=1 ./...

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
@@ -26,8 +27,12 @@ import (
 // to the first page of apps drawn; list-KB, the bytes transferred for it
 // (page, scripts, API answers); heap-MB, the tab's JavaScript heap;
 // update-ms, from an Application's status changed in Kubernetes to the
-// open list showing it; tree-ms, from navigation to the drawn tree of an
-// Application of 1,000 resources.
+// open list showing it; tree-ms, from navigation to the drawn graph of an
+// Application of 1,000 resources (one in ten a Service with the Pod it
+// selects); filter-ms, a kind filter applied to that graph; network-ms
+// and pods-ms, its network and pods views drawn; tree5k-ms, the graph of
+// an Application of 5,000 resources drawn, and filter5k-ms and pan5k-ms,
+// a name filter typed and a pan of 800 pixels on it until the next frame.
 //
 //	go test ./internal/server -run '^$' -bench UIBrowser -benchtime 3x
 func BenchmarkUIBrowser(b *testing.B) {
@@ -36,14 +41,15 @@ func BenchmarkUIBrowser(b *testing.B) {
 	f := startCached(b)
 	dest := kubeCluster.NewNamespace(b)
 	createApps(b, f.ns, apps)
-	createBigApp(b, f, dest, resources)
+	createBigApp(b, f, dest, "big", resources, true)
+	createBigApp(b, f, kubeCluster.NewNamespace(b), "huge", 5*resources, false)
 
 	p := &page{Page: browser.Open(b, 30*time.Minute), f: f}
 	p.Do("opening the UI", chromedp.Navigate(f.base+"/applications"))
 	p.Login("admin", f.initialPassword())
 	p.Until("every app in the server's cache", fmt.Sprintf(`(document.querySelector('#total') || {}).innerText === '1–60 of %d applications'`, apps+1), 5*time.Minute)
 
-	var list, kb, heap, update, tree float64
+	var list, kb, heap, update, tree, filter, network, pods, tree5k, filter5k, pan5k float64
 	for b.Loop() {
 		p.ClearCache()
 		p.Do("opening the list", chromedp.Navigate(f.base+"/applications"))
@@ -54,9 +60,24 @@ func BenchmarkUIBrowser(b *testing.B) {
 		heap = max(heap, p.HeapUsed()/(1<<20))
 		update += statusChange(b, p, f)
 
+		p.Eval(`(localStorage.removeItem('capstan.tree'), '')`)
 		p.Do("opening the big app", chromedp.Navigate(f.base+"/applications/"+f.ns+"/big"))
 		p.Until("its tree drawn", fmt.Sprintf(`performance.getEntriesByName('capstan:app').length > 0 && document.querySelectorAll('#tree .node').length > %d`, resources), time.Minute)
 		tree += browser.Value[float64](p.Page, `performance.getEntriesByName('capstan:app')[0].startTime`)
+		filter += timed(p, `(() => { const s = document.querySelector('#tree-kinds'); [...s.options].forEach((o) => { o.selected = o.value === 'Pod'; });
+			s.dispatchEvent(new Event('change')); })()`)
+		p.Eval(`(localStorage.removeItem('capstan.tree'), '')`)
+		network += timed(p, `document.querySelector('#view-network').click()`)
+		p.Until("Services and their Pods", `document.querySelectorAll('#network li[data-kind="Service"] li[data-kind="Pod"]').length >= 100`, time.Minute)
+		pods += timed(p, `document.querySelector('#view-pods').click()`)
+		p.Until("the Pods", `document.querySelectorAll('#pods .pod').length >= 100`, time.Minute)
+		p.Eval(`(document.querySelector('#view-tree').click(), '')`)
+
+		p.Do("opening the huge app", chromedp.Navigate(f.base+"/applications/"+f.ns+"/huge"))
+		p.Until("its tree drawn", fmt.Sprintf(`performance.getEntriesByName('capstan:app').length > 0 && document.querySelectorAll('#tree .node').length > %d`, 5*resources), time.Minute)
+		tree5k += browser.Value[float64](p.Page, `performance.getEntriesByName('capstan:app')[0].startTime`)
+		filter5k += timed(p, `(() => { const s = document.querySelector('#tree-name'); s.value = 'config-04'; s.dispatchEvent(new Event('input')); })()`)
+		pan5k += framed(p, `(() => { const pane = document.querySelector('.graph-pane'); pane.scrollTop += 800; pane.scrollLeft += 100; })()`)
 	}
 	n := float64(b.N)
 	b.ReportMetric(list/n, "list-ms")
@@ -64,6 +85,27 @@ func BenchmarkUIBrowser(b *testing.B) {
 	b.ReportMetric(heap, "heap-MB")
 	b.ReportMetric(update/n, "update-ms")
 	b.ReportMetric(tree/n, "tree-ms")
+	b.ReportMetric(filter/n, "filter-ms")
+	b.ReportMetric(network/n, "network-ms")
+	b.ReportMetric(pods/n, "pods-ms")
+	b.ReportMetric(tree5k/n, "tree5k-ms")
+	b.ReportMetric(filter5k/n, "filter5k-ms")
+	b.ReportMetric(pan5k/n, "pan5k-ms")
+}
+
+// timed runs a statement in the page and returns the milliseconds until
+// the page is laid out after it.
+func timed(p *page, statement string) float64 {
+	return browser.Value[float64](p.Page, `(() => { const t = performance.now(); `+statement+`; document.body.offsetHeight; return performance.now() - t; })()`)
+}
+
+// framed runs a statement in the page and returns the milliseconds until
+// the frame after it is drawn.
+func framed(p *page, statement string) float64 {
+	p.Eval(`(() => { window.framedMs = -1; const t = performance.now(); ` + statement + `;
+		requestAnimationFrame(() => requestAnimationFrame(() => { window.framedMs = performance.now() - t; })); return ''; })()`)
+	p.Until("the next frame", `window.framedMs >= 0`, time.Minute)
+	return browser.Value[float64](p.Page, `window.framedMs`)
 }
 
 // statusChange flips app-00000's sync status in Kubernetes and returns the
@@ -128,26 +170,62 @@ func createApps(b *testing.B, ns string, n int) {
 	})
 }
 
-// createBigApp creates the Application "big" of n ConfigMaps in dest, each
-// live and listed in its status.
-func createBigApp(b *testing.B, f *fixture, dest string, n int) {
+// createBigApp creates the Application name of n resources in dest, each
+// live and listed in its status: ConfigMaps, and with network one in ten a
+// Service with a Pod it selects.
+func createBigApp(b *testing.B, f *fixture, dest, name string, n int, network bool) {
 	b.Helper()
 	c := bulkClient(b)
-	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "big", Namespace: f.ns}, Spec: v1alpha1.ApplicationSpec{Project: "default",
-		Source:      &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/apps.git", Path: "big"},
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns}, Spec: v1alpha1.ApplicationSpec{Project: "default",
+		Source:      &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/apps.git", Path: name},
 		Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest}}}
 	app.Status.Sync.Status, app.Status.Health.Status = v1alpha1.SyncStatusCodeSynced, v1alpha1.HealthStatusHealthy
-	for i := range n {
-		app.Status.Resources = append(app.Status.Resources, v1alpha1.ResourceStatus{Version: "v1", Kind: "ConfigMap", Namespace: dest,
-			Name: fmt.Sprintf("config-%04d", i), Status: v1alpha1.SyncStatusCodeSynced})
+	objects := make([]client.Object, 0, n)
+	for i := 0; len(objects) < n; i++ {
+		meta := metav1.ObjectMeta{Name: fmt.Sprintf("config-%04d", i), Namespace: dest}
+		if network && i%10 == 0 {
+			selector := map[string]string{"app": fmt.Sprintf("web-%04d", i)}
+			objects = append(objects, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("web-%04d", i), Namespace: dest},
+				Spec: corev1.ServiceSpec{Selector: selector, Ports: []corev1.ServicePort{{Port: 80}}}},
+				&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("web-%04d", i), Namespace: dest, Labels: selector},
+					Spec: corev1.PodSpec{AutomountServiceAccountToken: ptr.To(false), Containers: []corev1.Container{{Name: "web", Image: "nginx"}}}})
+			continue
+		}
+		objects = append(objects, &corev1.ConfigMap{ObjectMeta: meta, Data: map[string]string{"index": fmt.Sprint(i)}})
+	}
+	for _, o := range objects {
+		kind := "ConfigMap"
+		switch o.(type) {
+		case *corev1.Service:
+			kind = "Service"
+		case *corev1.Pod:
+			kind = "Pod"
+		}
+		app.Status.Resources = append(app.Status.Resources, v1alpha1.ResourceStatus{Version: "v1", Kind: kind, Namespace: dest,
+			Name: o.GetName(), Status: v1alpha1.SyncStatusCodeSynced})
 	}
 	if err := c.Create(context.Background(), app); err != nil {
 		b.Fatal(err)
 	}
-	parallel(b, n, func(i int) error {
-		return c.Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("config-%04d", i), Namespace: dest},
-			Data: map[string]string{"index": fmt.Sprint(i)}})
-	})
+	if network {
+		waitForServiceAccount(b, c, dest)
+	}
+	parallel(b, len(objects), func(i int) error { return c.Create(context.Background(), objects[i]) })
+}
+
+// waitForServiceAccount waits for the namespace's default ServiceAccount,
+// without which no Pod is admitted.
+func waitForServiceAccount(b *testing.B, c client.Client, ns string) {
+	b.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "default"}, &corev1.ServiceAccount{})
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("the default ServiceAccount of %s: %v", ns, err)
+		}
+	}
 }
 
 // parallel runs create(0…n-1) on 16 goroutines, failing on the first
