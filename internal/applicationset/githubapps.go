@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
-	"github.com/capstan-cd/capstan/internal/applicationset/githubapp"
+	"github.com/capstan-cd/capstan/internal/githubapp"
 )
 
 // githubAppClient is the HTTP client of a GitHub generator naming

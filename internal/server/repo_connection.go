@@ -78,7 +78,7 @@ func (s *Server) connection(ctx context.Context, r *settings.Repository, force b
 	case r.Type == "helm" && (r.EnableOCI || chartrepo.IsOCI(r.URL)):
 		// An OCI registry has no index to fetch without a chart's name:
 		// only the credentials can be checked.
-		_, err = r.Creds()
+		_, err = r.Resolve(ctx)
 	case r.Type == "helm":
 		_, err = s.opts.Renderer.Charts(ctx, &reposvc.ChartsRequest{RepoURL: r.URL, Project: r.Project})
 	default:

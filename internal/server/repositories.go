@@ -218,12 +218,13 @@ const repoTestTimeout = 30 * time.Second
 func (s *Server) testRepository(ctx context.Context, repo *settings.Repository) error {
 	ctx, cancel := context.WithTimeout(ctx, repoTestTimeout)
 	defer cancel()
-	if _, err := repo.Creds(); err != nil {
+	creds, err := repo.Resolve(ctx)
+	if err != nil {
 		return err
 	}
-	_, err := s.opts.Renderer.Resolve(ctx, &reposvc.ResolveRequest{RepoURL: repo.URL, Revision: "HEAD", Credentials: &reposvc.TestCredentials{
-		Username: repo.Username, Password: repo.Password, SSHPrivateKey: repo.SSHPrivateKey, Insecure: repo.Insecure,
-		TLSClientCert: repo.TLSClientCertData, TLSClientKey: repo.TLSClientCertKey, BearerToken: repo.BearerToken, Proxy: repo.Proxy, NoProxy: repo.NoProxy}})
+	_, err = s.opts.Renderer.Resolve(ctx, &reposvc.ResolveRequest{RepoURL: repo.URL, Revision: "HEAD", Credentials: &reposvc.TestCredentials{
+		Username: creds.Username, Password: creds.Password, SSHPrivateKey: creds.SSHPrivateKey, Insecure: creds.Insecure,
+		TLSClientCert: creds.TLSClientCert, TLSClientKey: creds.TLSClientKey, BearerToken: creds.BearerToken, Proxy: creds.Proxy, NoProxy: creds.NoProxy}})
 	if err != nil {
 		return fmt.Errorf("unable to connect to repository %s: %w", repo.URL, err)
 	}
@@ -236,20 +237,20 @@ func (s *Server) testRepository(ctx context.Context, repo *settings.Repository) 
 // CD's CLI checks before it adds one.
 func (s *Server) validateRepository(r *http.Request, c *caller) (any, error) {
 	var q struct {
-		Username            string `json:"username"`
-		Password            string `json:"password"`
-		SSHPrivateKey       string `json:"sshPrivateKey"`
-		Insecure            bool   `json:"insecure"`
-		Type                string `json:"type"`
-		Name                string `json:"name"`
-		Project             string `json:"project"`
-		EnableOCI           bool   `json:"enableOci"`
-		TLSClientCertData   string `json:"tlsClientCertData"`
-		TLSClientCertKey    string `json:"tlsClientCertKey"`
-		BearerToken         string `json:"bearerToken"`
-		Proxy               string `json:"proxy"`
-		NoProxy             string `json:"noProxy"`
-		GithubAppPrivateKey string `json:"githubAppPrivateKey"`
+		Username          string `json:"username"`
+		Password          string `json:"password"`
+		SSHPrivateKey     string `json:"sshPrivateKey"`
+		Insecure          bool   `json:"insecure"`
+		Type              string `json:"type"`
+		Name              string `json:"name"`
+		Project           string `json:"project"`
+		EnableOCI         bool   `json:"enableOci"`
+		TLSClientCertData string `json:"tlsClientCertData"`
+		TLSClientCertKey  string `json:"tlsClientCertKey"`
+		BearerToken       string `json:"bearerToken"`
+		Proxy             string `json:"proxy"`
+		NoProxy           string `json:"noProxy"`
+		settings.GitHubApp
 	}
 	// Argo CD's gateway takes the URL as the body and the rest in the
 	// query; its web UI sends them all in a JSON object.
@@ -262,14 +263,18 @@ func (s *Server) validateRepository(r *http.Request, c *caller) (any, error) {
 		q.Username, q.Password, q.SSHPrivateKey, q.Type, q.Name, q.Project = qs.Get("username"), qs.Get("password"), qs.Get("sshPrivateKey"), qs.Get("type"), qs.Get("name"), qs.Get("project")
 		q.Insecure, q.EnableOCI = qs.Get("insecure") == "true", qs.Get("enableOci") == "true"
 		q.TLSClientCertData, q.TLSClientCertKey, q.BearerToken = qs.Get("tlsClientCertData"), qs.Get("tlsClientCertKey"), qs.Get("bearerToken")
-		q.Proxy, q.NoProxy, q.GithubAppPrivateKey = qs.Get("proxy"), qs.Get("noProxy"), qs.Get("githubAppPrivateKey")
+		q.Proxy, q.NoProxy, q.GitHubApp.PrivateKey = qs.Get("proxy"), qs.Get("noProxy"), qs.Get("githubAppPrivateKey")
+		q.GitHubApp.EnterpriseBaseURL = qs.Get("githubAppEnterpriseBaseUrl")
+		for key, dst := range map[string]*settings.FlexInt{"githubAppID": &q.GitHubApp.ID, "githubAppInstallationID": &q.GitHubApp.InstallationID} {
+			if err := dst.UnmarshalJSON([]byte(qs.Get(key))); err != nil {
+				return nil, badRequest(fmt.Sprintf("%s: %v", key, err))
+			}
+		}
 	}
 	repo := &settings.Repository{URL: r.PathValue("url"), Type: q.Type, Name: q.Name, Username: q.Username, Password: q.Password,
 		SSHPrivateKey: q.SSHPrivateKey, Insecure: q.Insecure, Project: q.Project, EnableOCI: q.EnableOCI,
-		TLSClientCertData: q.TLSClientCertData, TLSClientCertKey: q.TLSClientCertKey, BearerToken: q.BearerToken, Proxy: q.Proxy, NoProxy: q.NoProxy}
-	if q.GithubAppPrivateKey != "" {
-		repo.Unsupported = []string{"githubAppPrivateKey"}
-	}
+		TLSClientCertData: q.TLSClientCertData, TLSClientCertKey: q.TLSClientCertKey, BearerToken: q.BearerToken, Proxy: q.Proxy, NoProxy: q.NoProxy,
+		GitHubApp: q.GitHubApp}
 	if object := repoObject(repo); !c.can(rbac.ResourceRepositories, rbac.ActionCreate, object) {
 		return nil, c.forbidden(rbac.ResourceRepositories, rbac.ActionCreate, object)
 	}
@@ -307,6 +312,7 @@ func useStoredCredentials(repo, stored *settings.Repository) error {
 	}
 	repo.Username, repo.Password, repo.SSHPrivateKey = stored.Username, stored.Password, stored.SSHPrivateKey
 	repo.TLSClientCertData, repo.TLSClientCertKey, repo.BearerToken, repo.Unsupported = stored.TLSClientCertData, stored.TLSClientCertKey, stored.BearerToken, stored.Unsupported
+	repo.GitHubApp = stored.GitHubApp
 	repo.Proxy, repo.NoProxy, repo.Insecure = stored.Proxy, stored.NoProxy, stored.Insecure
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/githubapp"
 	"github.com/capstan-cd/capstan/internal/repo/git"
 )
 
@@ -53,6 +54,8 @@ type Repository struct {
 	// lists the hosts reached directly.
 	Proxy   string `json:"proxy,omitempty"`
 	NoProxy string `json:"noProxy,omitempty"`
+	// GitHubApp authenticates over HTTPS as a GitHub App's installation.
+	GitHubApp
 	// ForceHTTPBasicAuth sends basic auth without waiting to be asked,
 	// which Capstan always does.
 	ForceHTTPBasicAuth bool `json:"forceHttpBasicAuth,omitempty"`
@@ -61,14 +64,74 @@ type Repository struct {
 	Unsupported []string `json:"-"`
 }
 
+// GitHubApp are a GitHub App's credentials, as Argo CD's repository
+// Secrets hold them: git over HTTPS authenticates with a token of the
+// app's installation.
+type GitHubApp struct {
+	ID                FlexInt `json:"githubAppID,omitempty"`
+	InstallationID    FlexInt `json:"githubAppInstallationID,omitempty"`
+	PrivateKey        string  `json:"githubAppPrivateKey,omitempty"`
+	EnterpriseBaseURL string  `json:"githubAppEnterpriseBaseUrl,omitempty"`
+}
+
+// app is the credentials for githubapp, nil without a private key.
+func (g GitHubApp) app() *githubapp.App {
+	if g.PrivateKey == "" {
+		return nil
+	}
+	return &githubapp.App{ID: int64(g.ID), InstallationID: int64(g.InstallationID), PrivateKey: []byte(g.PrivateKey), EnterpriseBaseURL: g.EnterpriseBaseURL}
+}
+
+// FlexInt is an integer in JSON as a number or a string (Argo CD's API
+// sends 64-bit integers as strings).
+type FlexInt int64
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (f *FlexInt) UnmarshalJSON(data []byte) error {
+	text := strings.Trim(string(data), `"`)
+	if text == "" || text == "null" {
+		*f = 0
+		return nil
+	}
+	n, err := strconv.ParseInt(text, 10, 64)
+	if err != nil {
+		return fmt.Errorf("%s is not an integer", data)
+	}
+	*f = FlexInt(n)
+	return nil
+}
+
 // unsupportedCredentials are credential keys of Argo CD's repository
 // Secrets that Capstan does not use yet; a repository that relies on
 // them is refused by name rather than reached without credentials.
-var unsupportedCredentials = []string{"githubAppPrivateKey", "githubAppID", "githubAppInstallationID", "gcpServiceAccountKey", "useAzureWorkloadIdentity"}
+var unsupportedCredentials = []string{"gcpServiceAccountKey", "useAzureWorkloadIdentity"}
 
 // HasCredentials reports whether the Secret carries any credential.
 func (r *Repository) HasCredentials() bool {
-	return r.Username != "" || r.Password != "" || r.SSHPrivateKey != "" || r.BearerToken != "" || r.TLSClientCertKey != "" || len(r.Unsupported) > 0
+	return r.Username != "" || r.Password != "" || r.SSHPrivateKey != "" || r.BearerToken != "" || r.TLSClientCertKey != "" ||
+		r.GitHubApp.PrivateKey != "" || len(r.Unsupported) > 0
+}
+
+// Resolve returns the credentials git is given, as Creds, with a GitHub
+// App's installation token for the repository's user "x-access-token";
+// the clone is kept by the app and installation, not by the token, which
+// is renewed hourly.
+func (r *Repository) Resolve(ctx context.Context) (git.Creds, error) {
+	creds, err := r.Creds()
+	if err != nil {
+		return creds, err
+	}
+	app := r.GitHubApp.app()
+	if app == nil {
+		return creds, nil
+	}
+	token, err := githubapp.Token(ctx, *app)
+	if err != nil {
+		return git.Creds{}, fmt.Errorf("repository %s: %w", git.RedactURL(r.URL), err)
+	}
+	creds.Username, creds.Password = "x-access-token", token
+	creds.Identity = fmt.Sprintf("github-app/%d/%d", app.ID, app.InstallationID)
+	return creds, nil
 }
 
 // Creds are the credentials and options git is given for the repository.
@@ -97,6 +160,16 @@ func repositoryFromSecret(s *corev1.Secret) (*Repository, error) {
 		BearerToken:       str("bearerToken"),
 		Proxy:             str("proxy"),
 		NoProxy:           str("noProxy"),
+		GitHubApp:         GitHubApp{PrivateKey: string(s.Data["githubAppPrivateKey"]), EnterpriseBaseURL: str("githubAppEnterpriseBaseUrl")},
+	}
+	for key, dst := range map[string]*FlexInt{"githubAppID": &r.GitHubApp.ID, "githubAppInstallationID": &r.GitHubApp.InstallationID} {
+		if v := str(key); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("repository %s: %s is %q, want a number", secretRef(s), key, v)
+			}
+			*dst = FlexInt(n)
+		}
 	}
 	for _, key := range unsupportedCredentials {
 		if v := str(key); v != "" && v != "false" {
@@ -154,7 +227,7 @@ func (r *RepoCredentials) ForRepo(ctx context.Context, repoURL, project string) 
 	}
 	creds := git.Creds{}
 	if repo != nil {
-		if creds, err = repo.Creds(); err != nil {
+		if creds, err = repo.Resolve(ctx); err != nil {
 			return git.Creds{}, err
 		}
 	}
@@ -207,7 +280,7 @@ func (r *RepoCredentials) Lookup(ctx context.Context, repoURL, project string) (
 		merged := *exact
 		merged.Username, merged.Password, merged.SSHPrivateKey = template.Username, template.Password, template.SSHPrivateKey
 		merged.TLSClientCertData, merged.TLSClientCertKey, merged.BearerToken = template.TLSClientCertData, template.TLSClientCertKey, template.BearerToken
-		merged.Unsupported = template.Unsupported
+		merged.GitHubApp, merged.Unsupported = template.GitHubApp, template.Unsupported
 		if merged.Proxy == "" {
 			merged.Proxy, merged.NoProxy = template.Proxy, template.NoProxy
 		}
@@ -313,10 +386,17 @@ func (r *Repository) Secret(namespace string) *corev1.Secret {
 	data := map[string][]byte{repositorySecretURLKey: []byte(r.URL)}
 	for k, v := range map[string]string{"type": r.Type, "name": r.Name, "username": r.Username, "password": r.Password,
 		"sshPrivateKey": r.SSHPrivateKey, "project": r.Project, "tlsClientCertData": r.TLSClientCertData, "tlsClientCertKey": r.TLSClientCertKey,
-		"bearerToken": r.BearerToken, "proxy": r.Proxy, "noProxy": r.NoProxy} {
+		"bearerToken": r.BearerToken, "proxy": r.Proxy, "noProxy": r.NoProxy,
+		"githubAppPrivateKey": r.GitHubApp.PrivateKey, "githubAppEnterpriseBaseUrl": r.GitHubApp.EnterpriseBaseURL} {
 		if v != "" {
 			data[k] = []byte(v)
 		}
+	}
+	if r.GitHubApp.ID != 0 {
+		data["githubAppID"] = []byte(strconv.FormatInt(int64(r.GitHubApp.ID), 10))
+	}
+	if r.GitHubApp.InstallationID != 0 {
+		data["githubAppInstallationID"] = []byte(strconv.FormatInt(int64(r.GitHubApp.InstallationID), 10))
 	}
 	if r.Insecure {
 		data["insecure"] = []byte("true")
@@ -338,7 +418,7 @@ func (r *Repository) Secret(namespace string) *corev1.Secret {
 // Redacted returns the repository without its password, keys and token,
 // as the API shows repositories.
 func (r Repository) Redacted() Repository {
-	r.Password, r.SSHPrivateKey, r.TLSClientCertKey, r.BearerToken = "", "", "", ""
+	r.Password, r.SSHPrivateKey, r.TLSClientCertKey, r.BearerToken, r.GitHubApp.PrivateKey = "", "", "", "", ""
 	return r
 }
 

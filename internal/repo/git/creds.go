@@ -35,6 +35,10 @@ type Creds struct {
 	// Proxy is the HTTP(S) proxy URL to reach the repository through, and
 	// NoProxy the hosts reached directly (comma-separated, as NO_PROXY).
 	Proxy, NoProxy string
+	// Identity names credentials whose secret is renewed (a GitHub App's
+	// installation token): the Store keeps their clone by it in place of
+	// the password, so a new token does not mean a new clone.
+	Identity string
 }
 
 // identity is a digest of every field of c, empty for no credentials and
@@ -44,7 +48,11 @@ func (c Creds) identity() string {
 		return ""
 	}
 	h := sha256.New()
-	for _, field := range []string{c.Username, c.Password, c.SSHPrivateKey, c.KnownHosts, strconv.FormatBool(c.Insecure), string(c.CAData),
+	password := c.Password
+	if c.Identity != "" {
+		password = "identity:" + c.Identity
+	}
+	for _, field := range []string{c.Username, password, c.SSHPrivateKey, c.KnownHosts, strconv.FormatBool(c.Insecure), string(c.CAData),
 		c.TLSClientCert, c.TLSClientKey, c.BearerToken, c.Proxy, c.NoProxy} {
 		fmt.Fprintf(h, "%d:%s;", len(field), field)
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/capstan-cd/capstan/internal/applicationset/githubapp"
+	"github.com/capstan-cd/capstan/internal/githubapp"
 	"github.com/capstan-cd/capstan/internal/testing/scmserver"
 )
 
@@ -51,5 +51,24 @@ func TestClient(t *testing.T) {
 				t.Errorf("a call as the installation: %s", resp.Status)
 			}
 		})
+	}
+}
+
+func TestToken(t *testing.T) {
+	app := scmserver.NewGitHubApp(t, 9, 90)
+	org := scmserver.GitHubOrg(t, "unused", "shop")
+	org.InstallApp(app)
+	creds := githubapp.App{ID: app.ID, InstallationID: app.InstallationID, PrivateKey: app.PrivateKeyPEM, EnterpriseBaseURL: org.URL}
+	for range 2 { // the second from the cache
+		token, err := githubapp.Token(context.Background(), creds)
+		if err != nil || token != "ghs_installation_90" {
+			t.Fatalf("token %q, %v", token, err)
+		}
+	}
+	for _, bad := range []githubapp.App{{ID: app.ID, PrivateKey: app.PrivateKeyPEM, EnterpriseBaseURL: org.URL},
+		{ID: app.ID, InstallationID: 91, PrivateKey: app.PrivateKeyPEM, EnterpriseBaseURL: org.URL}} {
+		if _, err := githubapp.Token(context.Background(), bad); err == nil {
+			t.Errorf("a token for %+v", bad.InstallationID)
+		}
 	}
 }

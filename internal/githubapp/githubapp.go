@@ -1,5 +1,6 @@
-// Package githubapp authenticates the ApplicationSet generators' GitHub
-// calls as a GitHub App installation, as Argo CD's appSecretName does:
+// Package githubapp authenticates calls to GitHub as a GitHub App
+// installation, as Argo CD does for the ApplicationSet generators'
+// appSecretName and for repositories whose credentials are a GitHub App:
 // the app's private key signs a short-lived JWT, which buys an
 // installation token (ghinstallation does both, renewing the token before
 // it expires); when the credentials name no installation, the app's
@@ -8,10 +9,12 @@ package githubapp
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
@@ -101,4 +104,44 @@ func lookup(ctx context.Context, app App, api, org string, base http.RoundTrippe
 		return 0, fmt.Errorf("GitHub App %d: finding its installation on %s: %w", app.ID, org, err)
 	}
 	return inst.GetID(), nil
+}
+
+// installations are the installation transports Token has made, by app,
+// installation, API and key: each keeps its token until it nears expiry,
+// so a token is bought once an hour, not once a fetch.
+var installations sync.Map
+
+type installationKey struct {
+	app, installation int64
+	api               string
+	key               [sha256.Size]byte
+}
+
+// Token returns an installation token of app, whose InstallationID must be
+// set, for git over HTTPS (user "x-access-token"). Tokens are cached per
+// app and installation and renewed before they expire; a call is bounded
+// by DefaultTimeout.
+func Token(ctx context.Context, app App) (string, error) {
+	if app.ID <= 0 || app.InstallationID <= 0 || len(app.PrivateKey) == 0 {
+		return "", errors.New("a GitHub App's credentials need its ID, installation ID and private key")
+	}
+	key := installationKey{app.ID, app.InstallationID, strings.TrimSuffix(app.EnterpriseBaseURL, "/"), sha256.Sum256(app.PrivateKey)}
+	itr, ok := installations.Load(key)
+	if !ok {
+		t, err := ghinstallation.New(http.DefaultTransport, app.ID, app.InstallationID, app.PrivateKey)
+		if err != nil {
+			return "", fmt.Errorf("GitHub App %d: %w", app.ID, err)
+		}
+		if key.api != "" {
+			t.BaseURL = key.api
+		}
+		itr, _ = installations.LoadOrStore(key, t)
+	}
+	ctx, cancel := context.WithTimeout(ctx, DefaultTimeout)
+	defer cancel()
+	token, err := itr.(*ghinstallation.Transport).Token(ctx)
+	if err != nil {
+		return "", fmt.Errorf("GitHub App %d, installation %d: %w", app.ID, app.InstallationID, err)
+	}
+	return token, nil
 }
