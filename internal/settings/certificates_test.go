@@ -2,15 +2,12 @@ package settings
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"testing"
 
 	"github.com/capstan-cd/capstan/internal/certs"
+	"github.com/capstan-cd/capstan/internal/testing/hostkey"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
-	"golang.org/x/crypto/ssh"
 )
 
 // serverCert returns a PEM certificate for host.
@@ -25,16 +22,8 @@ func serverCert(t *testing.T, host string) []byte {
 
 // hostKey returns an SSH host key's type and base64 data, as in known_hosts.
 func hostKey(t *testing.T) (string, []byte) {
-	t.Helper()
-	pub, _, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := ssh.NewPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return key.Type(), []byte(base64.StdEncoding.EncodeToString(key.Marshal()))
+	keyType, data := hostkey.New(t)
+	return keyType, []byte(data)
 }
 
 func TestCertificatesRoundTrip(t *testing.T) {

@@ -2,28 +2,20 @@ package commands
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
 	"github.com/ProtonMail/go-crypto/openpgp/armor"
-	"golang.org/x/crypto/ssh"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/capstan-cd/capstan/internal/certs"
 	"github.com/capstan-cd/capstan/internal/testing/argocdcli"
+	"github.com/capstan-cd/capstan/internal/testing/hostkey"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
@@ -31,20 +23,7 @@ import (
 // GPG public key into dir, returning their paths and the key's ID.
 func trustFiles(t *testing.T, dir string) (pemFile, knownHosts, gpgFile, keyID string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "git.example.com"}, NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, _, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hostKey, err := ssh.NewPublicKey(pub)
+	cert, _, err := certs.SelfSigned("git.example.com", []string{"git.example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,8 +42,8 @@ func trustFiles(t *testing.T, dir string) (pemFile, knownHosts, gpgFile, keyID s
 	_ = w.Close()
 	pemFile, knownHosts, gpgFile = filepath.Join(dir, "ca.pem"), filepath.Join(dir, "known_hosts"), filepath.Join(dir, "jane.asc")
 	for name, data := range map[string][]byte{
-		pemFile:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		knownHosts: []byte("ssh.example.com " + string(ssh.MarshalAuthorizedKey(hostKey))),
+		pemFile:    cert,
+		knownHosts: []byte(hostkey.Line(t, "ssh.example.com")),
 		gpgFile:    []byte(armored.String()),
 	} {
 		if err := os.WriteFile(name, data, 0o600); err != nil {
