@@ -9,6 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -47,7 +48,7 @@ func BenchmarkUIBrowser(b *testing.B) {
 	p := &page{Page: browser.Open(b, 30*time.Minute), f: f}
 	p.Do("opening the UI", chromedp.Navigate(f.base+"/applications"))
 	p.Login("admin", f.initialPassword())
-	p.Until("every app in the server's cache", fmt.Sprintf(`(document.querySelector('#total') || {}).innerText === '1–60 of %d applications'`, apps+1), 5*time.Minute)
+	p.Until("every app in the server's cache", fmt.Sprintf(`(document.querySelector('#total') || {}).innerText === '1–60 of %d applications'`, apps+2), 5*time.Minute)
 
 	var list, kb, heap, update, tree, filter, network, pods, tree5k, filter5k, pan5k float64
 	for b.Loop() {
@@ -68,9 +69,9 @@ func BenchmarkUIBrowser(b *testing.B) {
 			s.dispatchEvent(new Event('change')); })()`)
 		p.Eval(`(localStorage.removeItem('capstan.tree'), '')`)
 		network += timed(p, `document.querySelector('#view-network').click()`)
-		p.Until("Services and their Pods", `document.querySelectorAll('#network li[data-kind="Service"] li[data-kind="Pod"]').length >= 100`, time.Minute)
+		p.Until("Services and their Pods", `document.querySelectorAll('#network li[data-kind="Service"] li[data-kind="Pod"]').length >= 90`, time.Minute)
 		pods += timed(p, `document.querySelector('#view-pods').click()`)
-		p.Until("the Pods", `document.querySelectorAll('#pods .pod').length >= 100`, time.Minute)
+		p.Until("the Pods", `document.querySelectorAll('#pods .pod').length >= 90`, time.Minute)
 		p.Eval(`(document.querySelector('#view-tree').click(), '')`)
 
 		p.Do("opening the huge app", chromedp.Navigate(f.base+"/applications/"+f.ns+"/huge"))
@@ -208,23 +209,19 @@ func createBigApp(b *testing.B, f *fixture, dest, name string, n int, network bo
 		b.Fatal(err)
 	}
 	if network {
-		waitForServiceAccount(b, c, dest)
+		ensureServiceAccount(b, c, dest)
 	}
 	parallel(b, len(objects), func(i int) error { return c.Create(context.Background(), objects[i]) })
 }
 
-// waitForServiceAccount waits for the namespace's default ServiceAccount,
-// without which no Pod is admitted.
-func waitForServiceAccount(b *testing.B, c client.Client, ns string) {
+// ensureServiceAccount creates the namespace's default ServiceAccount,
+// without which no Pod is admitted (the tests' cluster runs no controller
+// making it).
+func ensureServiceAccount(b *testing.B, c client.Client, ns string) {
 	b.Helper()
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
-		err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "default"}, &corev1.ServiceAccount{})
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("the default ServiceAccount of %s: %v", ns, err)
-		}
+	err := c.Create(context.Background(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"}})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		b.Fatal(err)
 	}
 }
 

@@ -290,6 +290,8 @@ func TestUIApplicationPage(t *testing.T) {
 	}
 	p.Do("syncing with prune", chromedp.Click(chromedp.CSS("#sync")), chromedp.WaitVisible(chromedp.CSS("dialog[open]")),
 		chromedp.Click(chromedp.CSS("#opt-prune")), chromedp.Click(chromedp.CSS("#opt-applyOutOfSyncOnly")),
+		chromedp.Click(chromedp.CSS("#opt-pruneLast")), chromedp.Click(chromedp.CSS("#opt-validateFalse")),
+		chromedp.SetValue(chromedp.CSS("#opt-propagation"), "background"), chromedp.Click(chromedp.CSS("#opt-retry")),
 		chromedp.Click(chromedp.CSS("#sync-resource-Service-guestbook-ui")))
 	p.Screenshot("sync-dialog")
 	p.Do("synchronizing", chromedp.Click(chromedp.CSS("#dialog-ok")))
@@ -302,9 +304,13 @@ func TestUIApplicationPage(t *testing.T) {
 		}
 		return nil
 	})
-	if op := app.Operation.Sync; !op.Prune || op.Revision != "main" || !slices.Contains(op.SyncOptions, "ApplyOutOfSyncOnly=true") ||
+	if op := app.Operation.Sync; !op.Prune || op.Revision != "main" ||
+		!slices.Equal(op.SyncOptions, v1alpha1.SyncOptions{"Validate=false", "PruneLast=true", "ApplyOutOfSyncOnly=true", "PrunePropagationPolicy=background"}) ||
 		len(op.Resources) != 1 || op.Resources[0].Kind != "Deployment" || op.Resources[0].Name != "guestbook-ui" {
 		t.Errorf("the sync asked for: %+v", op)
+	}
+	if r := app.Operation.Retry; r.Limit != 2 || r.Backoff == nil || r.Backoff.Duration != "5s" || r.Backoff.MaxDuration != "3m" {
+		t.Errorf("the retry asked for: %+v", r)
 	}
 	p.Until("the sync shown as asked for", `document.querySelector('#operation') && document.querySelector('#operation').innerText.includes('Sync requested')`, 3*time.Second)
 
@@ -754,7 +760,7 @@ func TestUIKeyboardAndLabels(t *testing.T) {
 	if err := f.c.Create(ctx, app); err != nil {
 		t.Fatal(err)
 	}
-	p := openUI(t, f)
+	p := &page{Page: browser.Open(t, 6*time.Minute), f: f} // many pages, twice
 	p.Do("opening the UI", chromedp.Navigate(f.base+"/applications"))
 	p.Until("the login page, its first field focused", `document.activeElement && document.activeElement.id === 'username'`, 10*time.Second)
 	if got := p.Eval(unlabelled); got != "" {
@@ -762,11 +768,34 @@ func TestUIKeyboardAndLabels(t *testing.T) {
 	}
 	p.Do("typing", chromedp.KeyEvent("admin"), chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent(f.initialPassword()), chromedp.KeyEvent(kb.Enter))
 	p.Until("signed in", `document.querySelectorAll('#apps .app').length === 1`, 10*time.Second)
-	for _, page := range []string{"/applications", "/applications/" + f.ns + "/guestbook", "/applications/new", "/settings/repositories"} {
+	appPage := "/applications/" + f.ns + "/guestbook"
+	pages := []string{"/applications", "/applications?view=list", "/applications?view=summary", appPage, appPage + "?view=network", appPage + "?view=pods",
+		appPage + "?view=list", appPage + "?details=manifest", appPage + "?details=diff", appPage + "?details=events", "/applications/new", "/applicationsets",
+		"/settings/repositories", "/settings/certificates", "/settings/gpgkeys", "/settings/clusters", "/settings/projects",
+		"/settings/projects/default", "/settings/projects/default?tab=roles", "/settings/projects/default?tab=windows", "/settings/accounts",
+		"/user-info", "/help"}
+	for _, page := range pages {
 		p.Do("opening "+page, chromedp.Navigate(f.base+page))
-		p.Until(page+" drawn", `!!document.querySelector('main')`, 10*time.Second)
+		p.Until(page+" drawn", `!!document.querySelector('main') && performance.getEntriesByType('mark').some((m) => m.name.startsWith('capstan:'))`, 10*time.Second)
 		if got := p.Eval(unlabelled); got != "" {
 			t.Errorf("%s: controls without a label:\n%s", page, got)
+		}
+	}
+	// The summary's editing form and the sync dialog.
+	p.Do("editing the summary", chromedp.Navigate(f.base+appPage), chromedp.WaitVisible(chromedp.CSS("#edit-summary")), chromedp.Click(chromedp.CSS("#edit-summary")),
+		chromedp.WaitVisible(chromedp.CSS("#summary-form")), chromedp.Click(chromedp.CSS("#sync")), chromedp.WaitVisible(chromedp.CSS("dialog[open]")))
+	if got := p.Eval(unlabelled); got != "" {
+		t.Errorf("the summary form and sync dialog: controls without a label:\n%s", got)
+	}
+
+	// In a phone's width nothing is wider than the screen; the graph
+	// scrolls inside its own pane.
+	p.Do("a phone-sized window", chromedp.EmulateViewport(390, 800))
+	for _, page := range pages {
+		p.Do("opening "+page, chromedp.Navigate(f.base+page))
+		p.Until(page+" drawn", `!!document.querySelector('main') && performance.getEntriesByType('mark').some((m) => m.name.startsWith('capstan:'))`, 10*time.Second)
+		if got := p.Eval(`document.documentElement.scrollWidth > window.innerWidth ? String(document.documentElement.scrollWidth) : ''`); got != "" {
+			t.Errorf("%s is %s pixels wide at 390", page, got)
 		}
 	}
 }

@@ -2,15 +2,10 @@ package server
 
 import (
 	"context"
-	"crypto/ecdsa"
 	"crypto/ed25519"
-	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net/http"
 	"strings"
 	"testing"
@@ -23,18 +18,20 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/certs"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/browser"
 	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/gpgkey"
+	"github.com/capstan-cd/capstan/internal/testing/hostkey"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
 // TestUISettingsPages: a TLS certificate and SSH known hosts added and
 // removed on the certificates page, a GnuPG key on its page, credential
-// templates by SSH key and by TLS client certificate from the repository
-// form, the
+// templates by SSH key, by TLS client certificate and as a GitHub App
+// from the repository form, the
 // admin's password changed on the user info page, and the help page's
 // CLI login.
 func TestUISettingsPages(t *testing.T) {
@@ -116,6 +113,12 @@ func TestUISettingsPages(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS("#creds-tlsClientCertData"), certPEM), chromedp.SetValue(chromedp.CSS("#creds-tlsClientCertKey"), sshKey),
 		chromedp.SendKeys(chromedp.CSS("#creds-proxy"), "http://proxy.example.com:3128"), chromedp.Click(chromedp.CSS("#creds-submit")))
 	p.Until("the HTTPS template listed", `!!document.querySelector('#repocreds tr.repo[data-repo="https://git.example.com/shop"]')`, 10*time.Second)
+	p.Do("a GitHub App template", chromedp.SetValue(chromedp.CSS("#creds-method"), "githubApp"))
+	p.Eval(`(document.querySelector('#creds-method').dispatchEvent(new Event('change')), '')`)
+	p.Do("filling it", chromedp.SendKeys(chromedp.CSS("#creds-url"), "https://github.com/shop"), chromedp.SendKeys(chromedp.CSS("#creds-githubAppID"), "123"),
+		chromedp.SendKeys(chromedp.CSS("#creds-githubAppInstallationID"), "456"), chromedp.SetValue(chromedp.CSS("#creds-githubAppPrivateKey"), sshKey),
+		chromedp.Click(chromedp.CSS("#creds-submit")))
+	p.Until("the GitHub App template listed", `!!document.querySelector('#repocreds tr.repo[data-repo="https://github.com/shop"]')`, 10*time.Second)
 	if strings.Contains(p.Eval(`document.body.innerText`), "PRIVATE KEY") {
 		t.Error("a private key is shown")
 	}
@@ -132,19 +135,22 @@ func TestUISettingsPages(t *testing.T) {
 			}
 			got[m["url"]] = m
 		}
-		ssh, tls := got["git@ssh.example.com:"], got["https://git.example.com/shop"]
+		ssh, tls, app := got["git@ssh.example.com:"], got["https://git.example.com/shop"], got["https://github.com/shop"]
 		if ssh == nil || ssh["sshPrivateKey"] != sshKey || ssh["project"] != "default" || ssh["password"] != "" {
 			return fmt.Sprintf("the SSH template %v", ssh)
 		}
 		if tls == nil || tls["tlsClientCertData"] != certPEM || tls["tlsClientCertKey"] != sshKey || tls["proxy"] != "http://proxy.example.com:3128" {
 			return fmt.Sprintf("the HTTPS template %v", tls)
 		}
+		if app == nil || app["githubAppID"] != "123" || app["githubAppInstallationID"] != "456" || app["githubAppPrivateKey"] != sshKey || app["password"] != "" {
+			return fmt.Sprintf("the GitHub App template %v", app)
+		}
 		return ""
 	})
 
 	// A project created, its summary and a sync window edited, deleted.
-	p.Do("the projects", chromedp.Click(chromedp.CSS("#nav-settings")), chromedp.WaitVisible(chromedp.CSS("#nav-projects")),
-		chromedp.Click(chromedp.CSS("#nav-projects")), chromedp.WaitVisible(chromedp.CSS("#new-project-form")))
+	p.Do("the projects", chromedp.Navigate(f.base+"/settings/projects"))
+	p.Until("the projects page", `!!document.querySelector('#new-project-form')`, 10*time.Second)
 	p.Do("a new project", chromedp.SendKeys(chromedp.CSS("#projectName"), "shop"), chromedp.SendKeys(chromedp.CSS("#projectDescription"), "The shop's apps"),
 		chromedp.SetValue(chromedp.CSS("#projectRepos"), "https://git.example.com/shop/*"),
 		chromedp.SetValue(chromedp.CSS("#projectDestinations"), "https://kubernetes.default.svc shop-*\nname=other payments"),
@@ -206,22 +212,9 @@ func TestUISettingsPages(t *testing.T) {
 // known_hosts line for ssh.example.com.
 func trustData(t *testing.T) (string, string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	cert, _, err := certs.SelfSigned("git.example.com", []string{"git.example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "git.example.com"}, NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, _, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hostKey, err := ssh.NewPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})), "ssh.example.com " + string(ssh.MarshalAuthorizedKey(hostKey))
+	return string(cert), hostkey.Line(t, "ssh.example.com")
 }

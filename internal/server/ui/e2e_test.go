@@ -199,10 +199,14 @@ func TestUIWithController(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p.Do("its terminal", chromedp.Click(chromedp.CSS("#tab-terminal")), chromedp.WaitVisible(chromedp.CSS("#terminal-input")))
+	p.Do("its terminal", chromedp.Click(chromedp.CSS("#tab-terminal")), chromedp.WaitVisible(chromedp.CSS("#terminal-output")))
 	p.Until("the terminal connected", `!!document.querySelector('#terminal-output[data-state="open"]')`, 30*time.Second)
-	p.Do("typing a command", chromedp.SendKeys(chromedp.CSS("#terminal-input"), "echo capstan-$((40 + 2))"+kb.Enter))
+	p.Do("typing a command", chromedp.SendKeys(chromedp.CSS("#terminal-output"), "echo capstan-$((40 + 2))"+kb.Enter))
 	p.Until("the command's output", `document.querySelector('#terminal-output').innerText.includes('capstan-42')`, 30*time.Second)
+	// A real terminal: the screen cleared by the shell's escape sequence.
+	p.Do("clearing the screen", chromedp.SendKeys(chromedp.CSS("#terminal-output"), "printf '\\033[2J\\033[Hcleared-%s\\n' ok"+kb.Enter))
+	p.Until("the screen cleared", `document.querySelector('#terminal-output').innerText.includes('cleared-ok') && !document.querySelector('#terminal-output').innerText.includes('capstan-42')`, 30*time.Second)
+	p.Screenshot("terminal")
 	p.Do("closing the panel", chromedp.Click(chromedp.CSS("#close-panel")))
 	if n := p.Eval(`String(document.querySelectorAll('#operation-resources tr.op-resource').length)`); n != "3" {
 		t.Errorf("the last operation lists %s resources, want 3", n)
@@ -213,6 +217,12 @@ func TestUIWithController(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#resources tr[data-kind="Deployment"] button`)), chromedp.WaitVisible(chromedp.CSS("#tab-events")),
 		chromedp.Click(chromedp.CSS("#tab-events")))
 	p.Until("the Deployment's events", `document.querySelectorAll('#events tr.event').length > 0 && document.querySelector('#events').innerText.includes('ScalingReplicaSet')`, 30*time.Second)
+	// The logs of all its Pods, each line with its Pod, and with times.
+	p.Do("its Pods' logs", chromedp.Click(chromedp.CSS("#tab-logs")))
+	p.Until("lines of its Pods", `document.querySelector('#logs') && document.querySelector('#logs').innerText.split('\n').some((l) => l.startsWith('guestbook-ui-') && l.includes('`+localcluster.PodLogLines[1]+`'))`, 30*time.Second)
+	p.Do("with timestamps", chromedp.Click(chromedp.CSS("#logs-timestamps")))
+	p.Until("lines with their time", `document.querySelector('#logs') && /^guestbook-ui-\S+ 20\d\d-/m.test(document.querySelector('#logs').innerText)`, 30*time.Second)
+	p.Do("the events again", chromedp.Click(chromedp.CSS("#tab-events")))
 	p.Do("restarting it", chromedp.Click(chromedp.CSS("#resource-actions")), chromedp.WaitVisible(chromedp.CSS("dialog[open]")),
 		chromedp.Click(chromedp.CSS("#action-restart")), chromedp.Click(chromedp.CSS("#dialog-ok")))
 	eventually.String(t, "the restart action reaching the Deployment", func() string {

@@ -9,24 +9,49 @@ import { pods } from './pods.js';
 import { appDetails } from './summary.js';
 import { tree, withSync } from './tree.js';
 
+// syncOptionChoices are the sync dialog's options, as Argo CD's sync
+// panel names them: the option each sets and its id.
+const syncOptionChoices = [
+  ['Validate=false', 'Skip schema validation', 'validateFalse'], ['CreateNamespace=true', 'Auto-create namespace', 'createNamespace'],
+  ['PruneLast=true', 'Prune last', 'pruneLast'], ['ApplyOutOfSyncOnly=true', 'Apply out of sync only', 'applyOutOfSyncOnly'],
+  ['RespectIgnoreDifferences=true', 'Respect ignore differences', 'respectIgnoreDifferences'],
+  ['ServerSideApply=true', 'Server-side apply', 'serverSideApply'], ['Replace=true', 'Replace', 'replace'],
+];
+
+// syncDialog asks for a sync of the app: revision, prune, dry run, force,
+// the sync options, the prune propagation policy, retries, and which
+// resources.
 function syncDialog(app) {
+  const pol = app.spec.syncPolicy || {};
+  const has = (opt) => (pol.syncOptions || []).includes(opt);
+  const field = (id, label, attrs = {}) => [h('label', { for: 'opt-' + id }, label), h('input', { id: 'opt-' + id, name: id, ...attrs })];
   dialog('Synchronize ' + app.metadata.name, [
     h('label', { for: 'opt-revision' }, 'Revision'),
     h('input', { id: 'opt-revision', name: 'revision', value: (app.spec.source && app.spec.source.targetRevision) || 'HEAD' }),
-    check('prune', 'Prune'), check('dryRun', 'Dry run'), check('applyOutOfSyncOnly', 'Apply out of sync only'),
-    check('force', 'Force'), check('replace', 'Replace'), check('serverSideApply', 'Server-side apply'),
+    check('prune', 'Prune'), check('dryRun', 'Dry run'), check('force', 'Force'),
+    h('fieldset', {}, h('legend', {}, 'Sync options'), syncOptionChoices.map(([opt, label, id]) => check(id, label, has(opt)))),
+    h('label', { for: 'opt-propagation' }, 'Prune propagation policy'),
+    h('select', { id: 'opt-propagation', name: 'propagation' }, ['foreground', 'background', 'orphan'].map((v) =>
+      h('option', { value: v, selected: has('PrunePropagationPolicy=' + v) }, v))),
+    h('fieldset', {}, h('legend', {}, 'Retry'), check('retry', 'Retry a failed sync', !!pol.retry),
+      field('retryLimit', 'Limit', { value: String((pol.retry && pol.retry.limit) || 2), inputmode: 'numeric' }),
+      field('retryDuration', 'Backoff duration', { value: (pol.retry && pol.retry.backoff && pol.retry.backoff.duration) || '5s' }),
+      field('retryFactor', 'Backoff factor', { value: String((pol.retry && pol.retry.backoff && pol.retry.backoff.factor) || 2), inputmode: 'numeric' }),
+      field('retryMax', 'Backoff max duration', { value: (pol.retry && pol.retry.backoff && pol.retry.backoff.maxDuration) || '3m' })),
     h('fieldset', { class: 'sync-resources' }, h('legend', {}, 'Resources'),
       ((app.status || {}).resources || []).map((r, i) => h('label', { class: 'check' },
         h('input', { type: 'checkbox', name: 'resource', value: String(i), id: `sync-resource-${r.kind}-${r.name}`, checked: true }), ' ',
         `${r.kind} ${r.namespace ? r.namespace + '/' : ''}${r.name}`))),
   ], 'Synchronize', async (el) => {
-    const items = [];
-    if (el.applyOutOfSyncOnly.checked) items.push('ApplyOutOfSyncOnly=true');
-    if (el.replace.checked) items.push('Replace=true');
-    if (el.serverSideApply.checked) items.push('ServerSideApply=true');
+    const items = syncOptionChoices.filter(([, , id]) => el[id].checked).map(([opt]) => opt);
+    if (el.propagation.value !== 'foreground') items.push('PrunePropagationPolicy=' + el.propagation.value);
     const body = { revision: el.revision.value, prune: el.prune.checked, dryRun: el.dryRun.checked,
       syncOptions: { items }, appNamespace: app.metadata.namespace };
     if (el.force.checked) body.strategy = { apply: { force: true } };
+    if (el.retry.checked) {
+      body.retryStrategy = { limit: Number(el.retryLimit.value) || 0,
+        backoff: { duration: el.retryDuration.value, factor: Number(el.retryFactor.value) || 2, maxDuration: el.retryMax.value } };
+    }
     const all = (app.status || {}).resources || [];
     const boxes = [...document.querySelectorAll('dialog[open] input[name="resource"]')];
     if (boxes.some((b) => !b.checked)) {

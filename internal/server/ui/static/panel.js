@@ -2,9 +2,25 @@
 // terminal and actions.
 
 import { api, appPath, can, dialog, h, onLeave, settings, showError, shown } from './core.js';
+import { Terminal } from './term.js';
 
 // openPanel is the resource panel open on the page, kept across redraws.
 let openPanel = null;
+
+// panelSeq counts the panels drawn: a panel still reading what to show
+// when another is asked for stops there.
+let panelSeq = 0;
+
+// closeStream ends the panel's log stream or terminal session.
+let closeStream = () => {};
+
+// panelStream ends the panel's stream, if any, and keeps close as the
+// new one's end, run when the panel changes or the page is left.
+function panelStream(close) {
+  closeStream();
+  closeStream = close;
+  onLeave(close);
+}
 
 // reopenPanel opens again the panel that was open on app's page before
 // a redraw.
@@ -15,18 +31,21 @@ export function reopenPanel(app) {
 // resourcePanel shows one resource: its diff (desired against live, side
 // by side or unified), its live and desired manifests, and a Pod's logs.
 export async function resourcePanel(app, res, tab = 'diff') {
+  const seq = ++panelSeq;
   openPanel = { app: app.metadata.name, res, tab };
+  panelStream(() => {});
   const panel = document.getElementById('panel');
   if (!panel) return;
   const exec = res.kind === 'Pod' && (await settings()).execEnabled && await can('create', app, 'exec');
-  const tabs = ['diff', 'live', 'desired', 'events'].concat(res.kind === 'Pod' ? ['logs'] : [], exec ? ['terminal'] : []);
+  if (seq !== panelSeq) return; // another tab or resource was chosen meanwhile
+  const tabs = ['diff', 'live', 'desired', 'events'].concat(logKinds.includes(res.kind) ? ['logs'] : [], exec ? ['terminal'] : []);
   const body = h('div', { class: 'panel-body' });
   panel.replaceChildren(h('div', { class: 'toolbar' }, h('h2', {}, `${res.kind} ${res.name}`),
     h('div', { class: 'actions', role: 'tablist' }, tabs.map((t) => h('button', { type: 'button', role: 'tab', id: 'tab-' + t,
       'aria-selected': String(t === tab), onclick: () => resourcePanel(app, res, t) }, { diff: 'Diff', live: 'Live manifest', desired: 'Desired manifest', events: 'Events', logs: 'Logs', terminal: 'Terminal' }[t])),
     h('button', { type: 'button', id: 'resource-actions', onclick: () => actionsDialog(app, res) }, 'Actions'),
     h('button', { type: 'button', id: 'delete-resource', onclick: () => deleteResourceDialog(app, res) }, 'Delete'),
-    h('button', { type: 'button', id: 'close-panel', onclick: () => { openPanel = null; panel.replaceChildren(); } }, 'Close'))),
+    h('button', { type: 'button', id: 'close-panel', onclick: () => { openPanel = null; panelStream(() => {}); panel.replaceChildren(); } }, 'Close'))),
   resourceSummary(app, res), body);
   if (tab === 'logs') return streamLogs(app, res, body);
   if (tab === 'terminal') return openTerminal(app, res, body);
@@ -170,57 +189,115 @@ function deleteResourceDialog(app, res) {
   });
 }
 
-// streamLogs follows a Pod's logs into box until the panel changes.
-function streamLogs(app, res, box) {
+// logKinds are the kinds whose Pods' logs the panel shows together.
+const logKinds = ['Pod', 'Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job', 'CronJob', 'Rollout'];
+
+// logQuery selects res's logs: a Pod's, or every Pod of a workload.
+function logQuery(app, res, opts) {
+  const q = new URLSearchParams({ appNamespace: app.metadata.namespace, namespace: res.namespace || '', container: opts.container || '',
+    follow: String(!!opts.follow), tailLines: '1000', previous: String(!!opts.previous) });
+  if (res.kind === 'Pod') q.set('podName', res.name);
+  else for (const [k, v] of Object.entries({ kind: res.kind, resourceName: res.name, group: res.group || '' })) q.set(k, v);
+  if (opts.filter) q.set('filter', opts.filter);
+  return q;
+}
+
+// logLine is one entry as shown: the pod when several are followed, the
+// time when asked for.
+function logLine(r, res, opts) {
+  return (res.kind !== 'Pod' && r.podName ? `${r.podName} ` : '') + (opts.timestamps && r.timeStampStr ? `${r.timeStampStr} ` : '') + (r.content || '');
+}
+
+// streamLogs follows the logs of a Pod, or of every Pod of a workload,
+// into box until the panel changes: a container to choose, the previous
+// container's logs, timestamps, a filter, and a download of what is kept.
+async function streamLogs(app, res, box) {
+  const opts = logOptions;
+  const live = res.kind === 'Pod' ? await api(`${appPath(app)}/resource?${resourceQuery(app, { ...res, version: res.version || 'v1' })}`)
+    .catch(shown(`Reading ${res.kind} ${res.name}`, {})) : {};
+  if (!box.isConnected) return; // the panel changed meanwhile
+  const spec = JSON.parse(live.manifest || '{}').spec || {};
+  const containers = [...(spec.initContainers || []), ...(spec.containers || [])].map((c) => c.name);
+  if (containers.length && !containers.includes(opts.container)) opts.container = (spec.containers || [])[0] ? spec.containers[0].name : containers[0];
   const out = h('pre', { id: 'logs', class: 'logs' });
-  box.replaceChildren(out);
-  const q = new URLSearchParams({ appNamespace: app.metadata.namespace, podName: res.name, namespace: res.namespace || '',
-    container: '', follow: 'true', tailLines: '500' });
-  const es = new EventSource(`${appPath(app)}/logs?${q}`);
+  const restart = () => streamLogs(app, res, box);
+  const toggle = (key, label) => h('label', { class: 'check' }, h('input', { type: 'checkbox', id: 'logs-' + key, checked: !!opts[key],
+    onchange: (e) => { opts[key] = e.target.checked; restart(); } }), ' ' + label);
+  const filter = h('input', { id: 'logs-filter', type: 'search', placeholder: 'Filter (!text to exclude)', 'aria-label': 'Filter the log lines', value: opts.filter || '',
+    onchange: (e) => { opts.filter = e.target.value; restart(); } });
+  const download = h('button', { type: 'button', id: 'logs-download', onclick: async () => {
+    try {
+      const text = await fetch(`${appPath(app)}/logs?${logQuery(app, res, { ...opts, follow: false })}`, { credentials: 'same-origin' }).then((r) => r.text());
+      const lines = text.split('\n').filter((l) => l.startsWith('data:')).map((l) => (JSON.parse(l.slice(5)).result || {}))
+        .filter((r) => !r.last).map((r) => logLine(r, res, opts));
+      const a = h('a', { href: URL.createObjectURL(new Blob([lines.join('\n') + '\n'], { type: 'text/plain' })), download: `${res.name}.log` });
+      a.click();
+      URL.revokeObjectURL(a.href);
+    } catch (err) {
+      showError(err);
+    }
+  } }, 'Download');
+  box.replaceChildren(h('div', { class: 'actions logs-controls' },
+    containers.length ? h('label', {}, 'Container ', h('select', { id: 'logs-container', onchange: (e) => { opts.container = e.target.value; restart(); } },
+      containers.map((c) => h('option', { value: c, selected: c === opts.container }, c)))) : '',
+    toggle('follow', 'Follow'), toggle('previous', 'Previous container'), toggle('timestamps', 'Timestamps'), filter, download), out);
+  const es = new EventSource(`${appPath(app)}/logs?${logQuery(app, res, opts)}`);
   es.onmessage = (e) => {
     const r = JSON.parse(e.data).result || {};
     if (r.last) { es.close(); return; }
-    out.append((r.content || '') + '\n');
+    out.append(logLine(r, res, opts) + '\n');
     if (out.childNodes.length > 5000) out.firstChild.remove();
   };
-  onLeave(() => es.close());
+  panelStream(() => es.close());
 }
 
+// logOptions are the log view's choices, kept while the page is open.
+const logOptions = { follow: true, previous: false, timestamps: false, filter: '', container: '' };
+
 // openTerminal opens a shell in a container of the Pod (Argo CD's web
-// terminal, when argocd-cm's exec.enabled and RBAC's exec allow it): what
-// is typed in the line below goes to the shell, what it prints shows
-// above, until the panel changes.
+// terminal, when argocd-cm's exec.enabled and RBAC's exec allow it) in a
+// terminal: keys go to the shell as a terminal sends them, and its output
+// is drawn as a terminal draws it, until the panel changes.
 async function openTerminal(app, res, box) {
   const live = await api(`${appPath(app)}/resource?${resourceQuery(app, { ...res, version: res.version || 'v1' })}`).catch(shown(`Reading ${res.kind} ${res.name}`, {}));
+  if (!box.isConnected) return; // the panel changed meanwhile
   const containers = ((JSON.parse(live.manifest || '{}').spec || {}).containers || []).map((c) => c.name);
-  const out = h('pre', { id: 'terminal-output', class: 'logs', 'aria-live': 'polite' });
+  const screen = h('div', { id: 'terminal-output', class: 'term', 'aria-label': `Terminal of ${res.name}`, 'aria-live': 'off' });
   const pick = h('select', { id: 'terminal-container', 'aria-label': 'Container' }, containers.map((c) => h('option', { value: c }, c)));
-  const line = h('input', { id: 'terminal-input', 'aria-label': 'Command', autocomplete: 'off' });
-  box.replaceChildren(h('div', { class: 'actions' }, h('label', {}, 'Container ', pick)), out, line);
+  box.replaceChildren(h('div', { class: 'actions' }, h('label', {}, 'Container ', pick),
+    h('span', { class: 'count' }, 'Click the terminal, then type; Ctrl+C and the arrow keys go to the shell.')), screen);
+  const rows = 24;
+  const cols = Math.max(40, Math.min(200, Math.floor((screen.clientWidth - 16) / charWidth(screen)) || 100));
   let ws;
+  const term = new Terminal(screen, (data) => {
+    if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ operation: 'stdin', data }));
+  }, rows, cols);
   const connect = () => {
     if (ws) ws.close();
-    out.replaceChildren();
+    term.reset();
     const q = new URLSearchParams({ pod: res.name, container: pick.value, appName: app.metadata.name,
       appNamespace: app.metadata.namespace, projectName: app.spec.project || 'default', namespace: res.namespace || '' });
     const url = new URL(`terminal?${q}`, document.baseURI);
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
     ws = new WebSocket(url);
     ws.onopen = () => {
-      out.dataset.state = 'open';
-      ws.send(JSON.stringify({ operation: 'resize', rows: 24, cols: 100 }));
+      screen.dataset.state = 'open';
+      ws.send(JSON.stringify({ operation: 'resize', rows, cols }));
     };
-    // Escape sequences (colours, cursor moves) are dropped: the output is plain text.
-    ws.onmessage = (e) => out.append(JSON.parse(e.data).data.replace(/\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r/g, ''));
-    ws.onclose = () => { out.dataset.state = 'closed'; out.append('\n[session ended]\n'); };
+    ws.onmessage = (e) => term.write(JSON.parse(e.data).data || '');
+    ws.onclose = () => { screen.dataset.state = 'closed'; term.write('\r\n[session ended]\r\n'); };
   };
   pick.onchange = connect;
-  line.onkeydown = (e) => {
-    if (e.key !== 'Enter' || !ws || ws.readyState !== WebSocket.OPEN) return;
-    ws.send(JSON.stringify({ operation: 'stdin', data: line.value + '\n' }));
-    line.value = '';
-  };
   connect();
-  line.focus();
-  onLeave(() => ws.close());
+  screen.focus();
+  panelStream(() => ws.close());
+}
+
+// charWidth is the width of one character of el's font.
+function charWidth(el) {
+  const probe = h('span', { class: 'probe' }, 'MMMMMMMMMM');
+  el.append(probe);
+  const w = probe.getBoundingClientRect().width / 10;
+  probe.remove();
+  return w || 8;
 }

@@ -1,8 +1,8 @@
-// The repositories page: the repositories Argo CD reads (git, Helm, OCI)
-// with their connection state, connected over HTTPS (password or TLS
-// client certificate) or SSH, optionally scoped to a project and through a
-// proxy; and the credential templates that serve every repository under a
-// URL prefix.
+// The repositories page: the repositories Argo CD reads (git, Helm charts
+// from an index or an OCI registry) with their connection state, connected
+// over HTTPS (password or TLS client certificate), SSH or as a GitHub App,
+// optionally scoped to a project and through a proxy; and the credential
+// templates that serve every repository under a URL prefix.
 
 import { api, dialog, h, header, render, root, showError, shown, statusBadge } from './core.js';
 import { settingsNav } from './settings.js';
@@ -42,6 +42,7 @@ function repoTable(id, path, items, withState) {
 const methods = {
   https: { label: 'HTTPS', fields: ['username', 'password', 'tlsClientCertData', 'tlsClientCertKey', 'forceHttpBasicAuth', 'proxy', 'noProxy'] },
   ssh: { label: 'SSH', fields: ['sshPrivateKey'] },
+  githubApp: { label: 'GitHub App', fields: ['githubAppID', 'githubAppInstallationID', 'githubAppEnterpriseBaseUrl', 'githubAppPrivateKey', 'proxy', 'noProxy'] },
 };
 
 // repoForm adds a repository (its connection testable first) or a
@@ -67,6 +68,9 @@ function repoForm(prefix, title, path, testable, projects) {
     area('tlsClientCertData', 'TLS client certificate (PEM)'), area('tlsClientCertKey', 'TLS client certificate key (PEM)'),
     box('forceHttpBasicAuth', 'Force HTTP basic auth'),
     area('sshPrivateKey', 'SSH private key'),
+    input('githubAppID', 'GitHub App ID', { inputmode: 'numeric' }), input('githubAppInstallationID', 'GitHub App installation ID', { inputmode: 'numeric' }),
+    input('githubAppEnterpriseBaseUrl', 'GitHub Enterprise base URL', { placeholder: 'https://ghe.example.com/api/v3' }),
+    area('githubAppPrivateKey', 'GitHub App private key'),
     input('proxy', 'Proxy', { placeholder: 'https://proxy.example.com:3128' }), input('noProxy', 'No proxy for', { placeholder: '.internal.example.com' }),
   ];
   const showMethod = () => {
@@ -89,9 +93,9 @@ function repoForm(prefix, title, path, testable, projects) {
   h('label', { for: id('method') }, 'Connection method'),
   h('select', { id: id('method'), name: id('method'), onchange: () => showMethod() }, Object.entries(methods).map(([k, m]) => h('option', { value: k }, m.label))),
   h('label', { for: id('type') }, 'Type'),
-  h('select', { id: id('type'), name: id('type'), onchange: () => showMethod() }, ['git', 'helm', 'oci'].map((t) => h('option', { value: t }, t))),
+  h('select', { id: id('type'), name: id('type'), onchange: () => showMethod() }, ['git', 'helm'].map((t) => h('option', { value: t }, t))),
   input('url', testable ? 'Repository URL' : 'URL prefix', { required: true }),
-  testable ? input('name', 'Name (Helm, OCI)') : '',
+  testable ? input('name', 'Name (Helm)') : '',
   h('label', { for: id('project') }, 'Project'),
   h('select', { id: id('project'), name: id('project') }, h('option', { value: '' }, 'Every project'), projects.map((p) => h('option', { value: p }, p))),
   methodFields,
