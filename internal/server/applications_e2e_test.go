@@ -170,7 +170,7 @@ func TestApplicationLifecycle(t *testing.T) {
 	}
 	rsNode, podNode := tree.Find("apps", "ReplicaSet", dest, "web-1"), tree.Find("", "Pod", dest, "web-1-a")
 	if len(tree.Nodes) != 4 || rsNode == nil || podNode == nil || rsNode.ParentRefs[0].Kind != "Deployment" || podNode.ParentRefs[0].Name != "web-1" ||
-		len(podNode.Images) != 1 || len(podNode.Info) != 2 || tree.Find("", "ConfigMap", dest, "stranger") != nil {
+		len(podNode.Images) != 1 || len(podNode.Info) != 3 || podNode.Info[1].Name != "Node" || tree.Find("", "ConfigMap", dest, "stranger") != nil {
 		t.Fatalf("resource tree: %+v", tree.Nodes)
 	}
 	var live map[string]string

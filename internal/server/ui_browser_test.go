@@ -788,6 +788,29 @@ func TestUIKeyboardAndLabels(t *testing.T) {
 		t.Errorf("the summary form and sync dialog: controls without a label:\n%s", got)
 	}
 
+	// The keyboard alone: Tab to a view and choose it, Tab to Sync and
+	// open its dialog, Escape to close it.
+	p.Do("the app page", chromedp.Navigate(f.base+appPage), chromedp.WaitVisible(chromedp.CSS("#view-network")))
+	tabTo := func(selector string) {
+		t.Helper()
+		for range 120 {
+			if p.Eval(`String(!!document.activeElement && document.activeElement.matches('`+selector+`'))`) == "true" {
+				return
+			}
+			p.Do("Tab", chromedp.KeyEvent(kb.Tab))
+		}
+		t.Fatalf("%s is not reached with Tab", selector)
+	}
+	tabTo("#view-network")
+	p.Do("choosing it", chromedp.KeyEvent(kb.Enter))
+	p.Until("the network view", `location.search.includes('view=network') && !!document.querySelector('#network')`, 10*time.Second)
+	p.Do("back to the top", chromedp.Navigate(f.base+appPage), chromedp.WaitVisible(chromedp.CSS("#sync")))
+	tabTo("#sync")
+	p.Do("opening the sync dialog", chromedp.KeyEvent(kb.Enter))
+	p.Until("the dialog", `!!document.querySelector('dialog[open]')`, 10*time.Second)
+	p.Do("closing it", chromedp.KeyEvent(kb.Escape))
+	p.Until("closed", `!document.querySelector('dialog[open]')`, 10*time.Second)
+
 	// In a phone's width nothing is wider than the screen; the graph
 	// scrolls inside its own pane.
 	p.Do("a phone-sized window", chromedp.EmulateViewport(390, 800))

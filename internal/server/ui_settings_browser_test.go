@@ -42,6 +42,8 @@ func TestUISettingsPages(t *testing.T) {
 	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns}, Data: map[string]string{
 		"ui.bannercontent": "Maintenance tonight", "ui.bannerurl": "https://status.example.com", "ui.cssurl": "custom/theme.css",
 		"statusbadge.enabled": "true", "help.download.linux-amd64": "https://downloads.example.com/argocd-linux-amd64",
+		"application.links": "- url: https://dash.example.com/{{.app.metadata.name}}\n  title: Dashboard\n- url: javascript:alert(1)\n  title: Evil\n",
+		"project.links":     "- url: https://wiki.example.com/{{.project.metadata.name}}\n  title: Wiki\n",
 	}}); err != nil {
 		t.Fatal(err)
 	}
@@ -54,8 +56,9 @@ func TestUISettingsPages(t *testing.T) {
 	p.Do("an app's page", chromedp.Navigate(f.base+"/applications/"+f.ns+"/web"))
 	p.Login("admin", f.initialPassword())
 
-	// argocd-cm's banner, style sheet and status badge.
-	p.Until("the banner, the style sheet and the badge", `!!document.querySelector('#banner a[href="https://status.example.com"]') &&
+	// argocd-cm's banner, style sheet, status badge and deep links.
+	p.Until("the banner, the style sheet, the badge and the links", `!!document.querySelector('#app-links a[href="https://dash.example.com/web"]') &&
+		!document.querySelector('#app-links a[href^="javascript"]') && !!document.querySelector('#banner a[href="https://status.example.com"]') &&
 		document.querySelector('#banner').innerText.includes('Maintenance tonight') && !!document.querySelector('link#custom-css[href="custom/theme.css"]') &&
 		!!document.querySelector('#status-badge img') && document.querySelector('#badge-markdown').value.includes('api/badge?name=web')`, 10*time.Second)
 	p.Do("closing the banner", chromedp.Click(chromedp.CSS("#banner-close")), chromedp.Navigate(f.base+"/settings/certificates"))
@@ -155,7 +158,8 @@ func TestUISettingsPages(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS("#projectRepos"), "https://git.example.com/shop/*"),
 		chromedp.SetValue(chromedp.CSS("#projectDestinations"), "https://kubernetes.default.svc shop-*\nname=other payments"),
 		chromedp.Click(chromedp.CSS("#create-project")))
-	p.Until("its page", `location.pathname.endsWith('/settings/projects/shop') && !!document.querySelector('#project-summary')`, 10*time.Second)
+	p.Until("its page", `location.pathname.endsWith('/settings/projects/shop') && !!document.querySelector('#project-summary') &&
+		!!document.querySelector('#project-links a[href="https://wiki.example.com/shop"]')`, 10*time.Second)
 	p.Do("its summary edited", chromedp.SetValue(chromedp.CSS("#clusterAllow"), "/Namespace"), chromedp.SetValue(chromedp.CSS("#namespaceDeny"), "/Secret\nnetworking.k8s.io/NetworkPolicy"),
 		chromedp.Click(chromedp.CSS("#opt-orphansOn")), chromedp.Click(chromedp.CSS("#opt-orphansWarn")), chromedp.SetValue(chromedp.CSS("#signatureKeys"), key.ID()),
 		chromedp.Click(chromedp.CSS("#save-project")))

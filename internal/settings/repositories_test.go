@@ -134,12 +134,22 @@ func TestRepositoryCreds(t *testing.T) {
 	if shown := r.Redacted(); shown.TLSClientCertKey != "" || shown.BearerToken != "" || shown.TLSClientCertData != "CERT" {
 		t.Errorf("redacted: %+v", shown)
 	}
-	app, err := repositoryFromSecret(secret(map[string]string{"url": "https://github.com/org/a.git", "githubAppID": "1", "githubAppPrivateKey": "KEY"}))
+	app, err := repositoryFromSecret(secret(map[string]string{"url": "https://github.com/org/a.git", "githubAppID": "1", "githubAppPrivateKey": "KEY",
+		"githubAppEnterpriseBaseUrl": "https://ghe.example.com/api/v3"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := app.Creds(); err == nil || !strings.Contains(err.Error(), "githubAppPrivateKey, githubAppID credentials are not supported by Capstan yet") {
-		t.Errorf("GitHub App credentials: %v", err)
+	if app.GitHubApp.ID != 1 || app.GitHubApp.PrivateKey != "KEY" || app.GitHubApp.EnterpriseBaseURL != "https://ghe.example.com/api/v3" || !app.HasCredentials() {
+		t.Errorf("GitHub App credentials read as %+v", app.GitHubApp)
+	}
+	if shown := app.Redacted(); shown.GitHubApp.PrivateKey != "" || shown.GitHubApp.ID != 1 {
+		t.Errorf("redacted: %+v", shown.GitHubApp)
+	}
+	if _, err := app.Resolve(context.Background()); err == nil || !strings.Contains(err.Error(), "installation ID") {
+		t.Errorf("GitHub App credentials without an installation: %v", err)
+	}
+	if _, err := repositoryFromSecret(secret(map[string]string{"url": "https://github.com/org/a.git", "githubAppID": "one"})); err == nil {
+		t.Error("a GitHub App ID that is not a number is read")
 	}
 }
 

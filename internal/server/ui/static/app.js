@@ -1,7 +1,7 @@
 // One application's page: its status, operation, resources, parameters,
 // images and history, with sync, rollback and delete.
 
-import { api, appPath, appQuery, can, check, dialog, h, header, lines, link, navigate, render, root, showError, shown, statusBadge, watchApplications } from './core.js';
+import { api, appPath, appQuery, can, check, deepLinks, dialog, h, header, lines, link, navigate, render, root, showError, shown, statusBadge, watchApplications } from './core.js';
 import { kindIcon } from './icons.js';
 import { network } from './network.js';
 import { reopenPanel, resourcePanel } from './panel.js';
@@ -186,14 +186,6 @@ async function imagesSection(app) {
       h('tbody', {}, rows)));
 }
 
-// appLinks are the app's deep links (argocd-cm's application.links).
-function appLinks(links) {
-  const items = (links.items || []).filter((l) => /^https?:\/\//.test(l.url || ''));
-  if (items.length === 0) return '';
-  return h('ul', { id: 'app-links', class: 'links plain' }, items.map((l) => h('li', {},
-    h('a', { href: l.url, target: '_blank', rel: 'noopener noreferrer', title: l.description || null }, l.title || l.url))));
-}
-
 // syncWindowBlock tells whether the project's sync windows let the app
 // sync now, and which windows apply.
 function syncWindowBlock(w) {
@@ -267,11 +259,10 @@ function resourceList(app, open) {
 
 export async function renderApp(user, r) {
   const app = await api(`api/v1/applications/${encodeURIComponent(r.app)}?appNamespace=${encodeURIComponent(r.namespace)}`);
-  const [resourceTree, maySync, mayDelete, mayUpdate, windows, links] = await Promise.all([
+  const [resourceTree, maySync, mayDelete, mayUpdate, windows] = await Promise.all([
     api(`${appPath(app)}/resource-tree?${appQuery(app)}`).catch(shown('The resource tree', { nodes: [] })),
     can('sync', app), can('delete', app), can('update', app),
-    api(`${appPath(app)}/syncwindows?${appQuery(app)}`).catch(shown('The sync windows', {})),
-    api(`${appPath(app)}/links?namespace=${encodeURIComponent(app.metadata.namespace)}`).catch(shown('The application\'s links', {}))]);
+    api(`${appPath(app)}/syncwindows?${appQuery(app)}`).catch(shown('The sync windows', {}))]);
   const st = app.status || {};
   const op = st.operationState;
   const refresh = (kind) => async () => {
@@ -297,7 +288,7 @@ export async function renderApp(user, r) {
     h('p', { id: 'app-status' }, statusBadge('health', (st.health && st.health.status) || 'Unknown'), ' ',
       statusBadge('sync', (st.sync && st.sync.status) || 'Unknown'),
       st.sync && st.sync.revision ? h('code', {}, ' ' + st.sync.revision.slice(0, 7)) : ''),
-    appLinks(links),
+    deepLinks('app-links', api(`${appPath(app)}/links?namespace=${encodeURIComponent(app.metadata.namespace)}`).catch(shown('The application\'s links', {}))),
     syncWindowBlock(windows),
     hydratorBlock(st.sourceHydrator),
     conditionsBlock(st.conditions),

@@ -222,6 +222,16 @@ export function watchApplications(resourceVersion, changed, name) {
   onLeave(() => { clearTimeout(timer); es.close(); });
 }
 
+// deepLinks shows the deep links an API's links call answers (argocd-cm's
+// application.links, resource.links, project.links): the http(s) ones,
+// each opening in a new tab, filled in when load resolves.
+export function deepLinks(id, load) {
+  const list = h('ul', { id, class: 'links plain' });
+  load.then((links) => list.replaceChildren(...((links && links.items) || []).filter((l) => /^https?:\/\//.test(l.url || ''))
+    .map((l) => h('li', {}, h('a', { href: l.url, target: '_blank', rel: 'noopener noreferrer', title: l.description || null }, l.title || l.url)))));
+  return list;
+}
+
 let settingsOnce;
 
 // settings are the API's public settings, read once per page load.

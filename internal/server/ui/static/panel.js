@@ -1,7 +1,7 @@
 // The resource panel: one resource's diff, manifests, events, logs,
 // terminal and actions.
 
-import { api, appPath, can, dialog, h, onLeave, settings, showError, shown } from './core.js';
+import { api, appPath, can, deepLinks, dialog, h, onLeave, settings, showError, shown } from './core.js';
 import { Terminal } from './term.js';
 
 // openPanel is the resource panel open on the page, kept across redraws.
@@ -73,10 +73,7 @@ function resourceSummary(app, res) {
   const info = (res.info || []).map((i) => [i.name, i.value]);
   const rows = [['Namespace', res.namespace], ['Created', res.createdAt], ['Health', res.health && res.health.status],
     ['Health details', res.health && res.health.message], ...info, ['Images', (res.images || []).join(', ')]].filter(([, v]) => v);
-  const links = h('ul', { id: 'resource-links', class: 'links plain' });
-  api(`${appPath(app)}/resource/links?${resourceQuery(app, res)}`).then((l) => links.replaceChildren(...(l.items || [])
-    .filter((x) => /^https?:\/\//.test(x.url || '')).map((x) => h('li', {}, h('a', { href: x.url, target: '_blank', rel: 'noopener noreferrer' }, x.title || x.url)))),
-  shown(`The links of ${res.kind} ${res.name}`, null));
+  const links = deepLinks('resource-links', api(`${appPath(app)}/resource/links?${resourceQuery(app, res)}`).catch(shown(`The links of ${res.kind} ${res.name}`, {})));
   return h('div', { id: 'resource-summary' }, h('dl', { class: 'summary' }, rows.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])), links);
 }
 

@@ -4,7 +4,7 @@
 // edited in place, its roles and their tokens, its sync windows, and
 // its events; and deleting it.
 
-import { api, call, check, dialog, h, header, lines, link, navigate, root, showError, statusBadge, table, tokenShown } from './core.js';
+import { api, call, check, deepLinks, dialog, h, header, lines, link, navigate, root, showError, shown, statusBadge, table, tokenShown } from './core.js';
 import { settingsNav } from './settings.js';
 
 const projectPath = (name) => `api/v1/projects/${encodeURIComponent(name)}`;
@@ -73,6 +73,7 @@ export async function renderProject(user, r) {
           await api(projectPath(p.metadata.name), { method: 'DELETE' });
           navigate('settings/projects');
         }) }, 'Delete')),
+    deepLinks('project-links', api(`${projectPath(p.metadata.name)}/links`).catch(shown('The project\'s links', {}))),
     bar, h('section', { class: 'project', 'data-project': p.metadata.name }, await content())));
 }
 
