@@ -91,10 +91,24 @@ export function setPages(p) {
   Object.assign(pages, p);
 }
 
-export async function render() {
+// leave stops the page's streams.
+function leave() {
   const stops = leaving;
   leaving = [];
   for (const stop of stops) stop();
+}
+
+// A document left for another one, or kept in the back-forward cache,
+// closes its streams first: a browser opens only six connections to one
+// host, and streams of pages no longer shown would hold them until they
+// time out. Shown again from that cache, the page is drawn afresh.
+addEventListener('pagehide', leave);
+addEventListener('pageshow', (e) => {
+  if (e.persisted) render();
+});
+
+export async function render() {
+  leave();
   notices().replaceChildren();
   const r = route();
   try {
