@@ -429,7 +429,23 @@ func TestUICreateAppAndRepositories(t *testing.T) {
 	p.Do("connecting", chromedp.Click(chromedp.CSS("#repo-submit")))
 	p.Until("listed", `!!document.querySelector('#repositories tr.repo[data-repo="`+remote.URL+`"]')`, 20*time.Second)
 	p.Screenshot("repositories")
-	p.Do("removing", chromedp.Click(chromedp.CSS(`#repositories tr.repo[data-repo="`+remote.URL+`"] .remove`)),
+	// Edited: the form filled from the stored repository, its URL fixed,
+	// the credentials entered again; the project is changed.
+	row := `#repositories tr.repo[data-repo="` + remote.URL + `"]`
+	p.Do("editing it", chromedp.Click(chromedp.CSS(row+" .edit")))
+	p.Until("the form filled", `document.querySelector('#repo-url').readOnly && document.querySelector('#repo-username').value === '`+git.Username+`' &&
+		document.querySelector('#repo-password').value === '' && document.querySelector('#repo-submit').innerText === 'Save'`, 10*time.Second)
+	p.Do("a project and the password",
+		chromedp.SetValue(chromedp.CSS("#repo-project"), "default"),
+		chromedp.SendKeys(chromedp.CSS("#repo-password"), git.Password),
+		chromedp.Click(chromedp.CSS("#repo-submit")))
+	p.Until("saved", `!!document.querySelector('`+row+`') && document.querySelector('`+row+`').innerText.includes('default') &&
+		document.querySelector('#repo-submit').innerText === 'Connect'`, 20*time.Second)
+	if repos, err := settings.RepositorySecrets(ctx, f.c, f.ns, false); err != nil || len(repos) != 1 || repos[0].Project != "default" ||
+		repos[0].Password != git.Password || repos[0].Username != git.Username {
+		t.Errorf("the edited repository: %v (%d stored)", err, len(repos))
+	}
+	p.Do("removing", chromedp.Click(chromedp.CSS(row+" .remove")),
 		chromedp.WaitVisible(chromedp.CSS("dialog[open]")), chromedp.Click(chromedp.CSS("#dialog-ok")))
 	p.Until("gone", `!document.querySelector('#repositories tr.repo')`, 10*time.Second)
 
@@ -440,6 +456,15 @@ func TestUICreateAppAndRepositories(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS("#creds-password"), git.Password),
 		chromedp.Click(chromedp.CSS("#creds-submit")))
 	p.Until("the template listed", `!!document.querySelector('#repocreds tr.repo[data-repo="`+git.URL+`"]')`, 10*time.Second)
+	p.Do("editing it: a proxy", chromedp.Click(chromedp.CSS(`#repocreds tr.repo .edit`)), chromedp.WaitVisible(chromedp.CSS("#creds-cancel")),
+		chromedp.SendKeys(chromedp.CSS("#creds-proxy"), "http://proxy.example.com:3128"),
+		chromedp.SendKeys(chromedp.CSS("#creds-password"), git.Password),
+		chromedp.Click(chromedp.CSS("#creds-submit")))
+	p.Until("saved", `document.querySelector('#creds-submit').innerText === 'Add'`, 10*time.Second)
+	if creds, err := settings.RepositorySecrets(ctx, f.c, f.ns, true); err != nil || len(creds) != 1 || creds[0].Proxy != "http://proxy.example.com:3128" ||
+		creds[0].Password != git.Password {
+		t.Errorf("the edited template: %v (%d stored)", err, len(creds))
+	}
 	p.Do("removing it", chromedp.Click(chromedp.CSS(`#repocreds tr.repo .remove`)),
 		chromedp.WaitVisible(chromedp.CSS("dialog[open]")), chromedp.Click(chromedp.CSS("#dialog-ok")))
 	p.Until("the template gone", `!document.querySelector('#repocreds tr.repo')`, 10*time.Second)

@@ -27,7 +27,9 @@ function repoTable(id, path, items, withState) {
     h('td', {}, r.url || r.repo), h('td', {}, r.type || 'git'), h('td', {}, r.name || r.username || ''), h('td', {}, r.project || ''),
     withState ? h('td', {}, statusBadge('connection', (r.connectionState && r.connectionState.status) || 'Unknown'),
       r.connectionState && r.connectionState.message ? h('div', { class: 'count' }, r.connectionState.message) : '') : '',
-    h('td', {}, h('button', { type: 'button', class: 'remove', onclick: () => dialog('Remove ' + (r.url || r.repo),
+    h('td', {}, h('button', { type: 'button', class: 'edit', 'aria-label': 'Edit ' + (r.url || r.repo),
+      onclick: () => document.getElementById(id === 'repositories' ? 'repo-form' : 'creds-form').edit(r) }, 'Edit'), ' ',
+    h('button', { type: 'button', class: 'remove', 'aria-label': 'Remove ' + (r.url || r.repo), onclick: () => dialog('Remove ' + (r.url || r.repo),
       [h('p', {}, withState ? 'Applications using it stop syncing.' : 'Repositories it served need credentials of their own.')],
       'Remove', async () => {
         await api(`${path}/${encodeURIComponent(r.url || r.repo)}`, { method: 'DELETE' });
@@ -45,9 +47,14 @@ const methods = {
   githubApp: { label: 'GitHub App', fields: ['githubAppID', 'githubAppInstallationID', 'githubAppEnterpriseBaseUrl', 'githubAppPrivateKey', 'proxy', 'noProxy'] },
 };
 
+// secretFields are the credentials the API never shows: editing a
+// repository writes them anew, as Argo CD's update does.
+const secretFields = ['password', 'tlsClientCertKey', 'sshPrivateKey', 'githubAppPrivateKey'];
+
 // repoForm adds a repository (its connection testable first) or a
-// credential template.
+// credential template; its edit(r) turns it into the form editing r.
 function repoForm(prefix, title, path, testable, projects) {
+  let editing = null; // the stored repository being edited
   const result = h('p', { id: prefix + '-connection-result', role: 'status' });
   const id = (name) => prefix + '-' + name;
   const el = (name) => form.elements[id(name)];
@@ -83,13 +90,19 @@ function repoForm(prefix, title, path, testable, projects) {
   const form = h('form', { id: prefix + '-form', class: 'dialog-form repo-form', onsubmit: async (e) => {
     e.preventDefault();
     try {
-      await api(path, { method: 'POST', body: JSON.stringify(body()) });
+      if (editing) {
+        const q = editing.project ? '?project=' + encodeURIComponent(editing.project) : '';
+        await api(`${path}/${encodeURIComponent(editing.url || editing.repo)}${q}`, { method: 'PUT', body: JSON.stringify(body()) });
+      } else {
+        await api(path, { method: 'POST', body: JSON.stringify(body()) });
+      }
       render();
     } catch (err) {
       showError(err);
     }
   } },
   h('h2', {}, title),
+  h('p', { class: 'edit-note', hidden: true }, 'Credentials are written anew: enter them again, or leave them empty for none.'),
   h('label', { for: id('method') }, 'Connection method'),
   h('select', { id: id('method'), name: id('method'), onchange: () => showMethod() }, Object.entries(methods).map(([k, m]) => h('option', { value: k }, m.label))),
   h('label', { for: id('type') }, 'Type'),
@@ -110,7 +123,28 @@ function repoForm(prefix, title, path, testable, projects) {
         result.textContent = 'Connection failed: ' + err.message;
       }
     } }, 'Test connection') : '',
-    h('button', { type: 'submit', id: id('submit') }, testable ? 'Connect' : 'Add')), result);
+    h('button', { type: 'submit', id: id('submit') }, testable ? 'Connect' : 'Add'),
+    h('button', { type: 'button', id: id('cancel'), hidden: true, onclick: () => render() }, 'Cancel')), result);
+  form.edit = (r) => {
+    editing = r;
+    form.querySelector('h2').textContent = 'Edit ' + (r.url || r.repo);
+    form.querySelector('.edit-note').hidden = false;
+    el('method').value = r.githubAppID ? 'githubApp' : /^(ssh:\/\/|[^/:]+@)/.test(r.url || r.repo || '') ? 'ssh' : 'https';
+    el('type').value = r.type || 'git';
+    el('url').value = r.url || r.repo;
+    el('url').readOnly = true;
+    for (const f of ['name', 'project', ...new Set(Object.values(methods).flatMap((m) => m.fields))]) {
+      const e = el(f);
+      if (!e || secretFields.includes(f)) continue;
+      if (e.type === 'checkbox') e.checked = !!r[f]; else e.value = r[f] == null ? '' : String(r[f]);
+    }
+    for (const f of ['insecure', 'enableLfs', 'enableOCI']) el(f).checked = !!r[f];
+    form.querySelector(`#${id('submit')}`).textContent = 'Save';
+    form.querySelector(`#${id('cancel')}`).hidden = false;
+    showMethod();
+    form.scrollIntoView({ block: 'start' });
+    el('url').focus();
+  };
   showMethod();
   return form;
 }
