@@ -90,6 +90,9 @@ type Options struct {
 	// XFrameOptions and ContentSecurityPolicy are the web UI page's
 	// headers (see ui.Options). Default: ui's defaults.
 	XFrameOptions, ContentSecurityPolicy string
+	// ExtensionsDir is where the web UI's extensions are read from (see
+	// ui.Options). Default: none.
+	ExtensionsDir string
 	// AppSetPreview renders the Applications an ApplicationSet would make,
 	// writing nothing (an applicationset.Previewer's Preview): the
 	// ApplicationSet service's Generate. Default: Generate answers
@@ -158,7 +161,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.RootPath != "" && strings.Trim(opts.BaseHref, "/") == "" {
 		opts.BaseHref = opts.RootPath
 	}
-	page, err := ui.New(ui.Options{BaseHref: opts.BaseHref, XFrameOptions: opts.XFrameOptions, ContentSecurityPolicy: opts.ContentSecurityPolicy})
+	page, err := ui.New(ui.Options{BaseHref: opts.BaseHref, XFrameOptions: opts.XFrameOptions, ContentSecurityPolicy: opts.ContentSecurityPolicy,
+		ExtensionsDir: opts.ExtensionsDir})
 	if err != nil {
 		return nil, err
 	}

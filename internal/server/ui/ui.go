@@ -48,6 +48,10 @@ type Options struct {
 	// DefaultContentSecurityPolicy, which allows only the UI's own files;
 	// "-": none.
 	ContentSecurityPolicy string
+	// ExtensionsDir is where UI extensions are read from (see
+	// serveExtensions). Default: none; `capstan server` reads
+	// DefaultExtensionsDir, as Argo CD's server does.
+	ExtensionsDir string
 }
 
 // The page's default framing and content policies.
@@ -69,6 +73,7 @@ type Handler struct {
 	version string            // the hash of all assets, their directory
 	page    []byte
 	headers map[string]string // set on the page
+	extDir  string            // Options.ExtensionsDir
 }
 
 // New reads and compresses the embedded assets and renders the page.
@@ -85,7 +90,7 @@ func New(opts Options) (*Handler, error) {
 	if strings.ContainsAny(base, `"<>\?#`) {
 		return nil, fmt.Errorf("invalid base href %q", opts.BaseHref)
 	}
-	h := &Handler{assets: map[string]*asset{}, headers: map[string]string{}}
+	h := &Handler{assets: map[string]*asset{}, headers: map[string]string{}, extDir: opts.ExtensionsDir}
 	for name, value := range map[string]string{
 		"X-Frame-Options":         cmp.Or(opts.XFrameOptions, DefaultXFrameOptions),
 		"Content-Security-Policy": cmp.Or(opts.ContentSecurityPolicy, DefaultContentSecurityPolicy),
@@ -167,6 +172,7 @@ var pageTemplate = template.Must(template.New("index").Parse(`<!doctype html>
 <link rel="stylesheet" href="{{.Dir}}style.css">
 {{range .Modules}}<link rel="modulepreload" href="{{$.Dir}}{{.}}">
 {{end}}<script type="module" src="{{.Dir}}main.js"></script>
+<script defer src="extensions.js"></script>
 </head>
 <body>
 <noscript>Capstan's UI needs JavaScript.</noscript>
@@ -196,6 +202,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if r.URL.Path == "/extensions.js" {
+		serveExtensions(h.extDir, w)
+		return
+	}
 	if rest, ok := strings.CutPrefix(r.URL.Path, "/assets/"); ok {
 		// Only the current version is served: an asset of another
 		// binary's cached for a year under this one's name would mix

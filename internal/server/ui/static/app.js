@@ -2,9 +2,10 @@
 // images and history, with sync, rollback and delete.
 
 import { api, appPath, appQuery, can, check, deepLinks, dialog, h, header, lines, link, navigate, render, root, showError, shown, statusBadge, watchApplications } from './core.js';
+import { actionButtons, mount, statusBlocks, views as extensionViews } from './ext.js';
 import { kindIcon } from './icons.js';
 import { network } from './network.js';
-import { reopenPanel, resourcePanel } from './panel.js';
+import { reopenPanel, resourcePanel, setTree } from './panel.js';
 import { pods } from './pods.js';
 import { appDetails } from './summary.js';
 import { tree, withSync } from './tree.js';
@@ -227,13 +228,17 @@ function resourceViews(app, resourceTree) {
   const params = new URLSearchParams(location.search);
   const box = h('div', { id: 'resource-view' });
   const bar = h('div', { class: 'views', role: 'group', 'aria-label': 'Resources view' });
+  const extensions = extensionViews(app);
+  const all = { ...views, ...Object.fromEntries(extensions.map((e) => [e.key, e.title])) };
   const show = (view) => {
     const q = new URLSearchParams(location.search);
     if (view === 'tree') q.delete('view'); else q.set('view', view);
     history.replaceState(null, '', location.pathname + (q.toString() ? '?' + q : ''));
-    bar.replaceChildren(...Object.entries(views).map(([v, label]) => h('button', { type: 'button', id: 'view-' + v,
+    bar.replaceChildren(...Object.entries(all).map(([v, label]) => h('button', { type: 'button', id: 'view-' + v,
       'aria-pressed': String(v === view), onclick: () => show(v) }, label)));
-    box.replaceChildren(view === 'network' ? network(nodes, open) :
+    const extension = extensions.find((e) => e.key === view);
+    box.replaceChildren(extension ? mount(extension.component, { application: app, tree: resourceTree }, { id: 'extension-view' }) :
+      view === 'network' ? network(nodes, open) :
       view === 'pods' ? pods(nodes, resourceTree.hosts, new URLSearchParams(location.search).get('podSortBy'), (by) => {
         const q2 = new URLSearchParams(location.search);
         q2.set('podSortBy', by);
@@ -243,7 +248,7 @@ function resourceViews(app, resourceTree) {
       view === 'list' ? resourceList(app, open) :
       tree(app, nodes, resourceTree.orphanedNodes || [], open));
   };
-  show(views[params.get('view')] ? params.get('view') : 'tree');
+  show(all[params.get('view')] ? params.get('view') : 'tree');
   return h('section', { class: 'resources' }, bar, box);
 }
 
@@ -263,6 +268,7 @@ export async function renderApp(user, r) {
     api(`${appPath(app)}/resource-tree?${appQuery(app)}`).catch(shown('The resource tree', { nodes: [] })),
     can('sync', app), can('delete', app), can('update', app),
     api(`${appPath(app)}/syncwindows?${appQuery(app)}`).catch(shown('The sync windows', {}))]);
+  setTree(resourceTree);
   const st = app.status || {};
   const op = st.operationState;
   const refresh = (kind) => async () => {
@@ -284,10 +290,11 @@ export async function renderApp(user, r) {
         h('button', { type: 'button', id: 'refresh', onclick: refresh('normal') }, 'Refresh'),
         h('button', { type: 'button', id: 'hard-refresh', onclick: refresh('hard') }, 'Hard refresh'),
         h('button', { type: 'button', id: 'delete', disabled: !mayDelete, title: mayDelete ? null : 'You may not delete this application',
-          onclick: () => deleteDialog(app) }, 'Delete'))),
+          onclick: () => deleteDialog(app) }, 'Delete'), actionButtons(app))),
     h('p', { id: 'app-status' }, statusBadge('health', (st.health && st.health.status) || 'Unknown'), ' ',
       statusBadge('sync', (st.sync && st.sync.status) || 'Unknown'),
       st.sync && st.sync.revision ? h('code', {}, ' ' + st.sync.revision.slice(0, 7)) : ''),
+    statusBlocks(app),
     deepLinks('app-links', api(`${appPath(app)}/links?namespace=${encodeURIComponent(app.metadata.namespace)}`).catch(shown('The application\'s links', {}))),
     syncWindowBlock(windows),
     hydratorBlock(st.sourceHydrator),

@@ -28,10 +28,16 @@ export function base() {
   return new URL(document.baseURI).pathname;
 }
 
+// extensionPages are the system-level UI extensions (see ext.js), each
+// with its title, path and component, linked from the top bar.
+export const extensionPages = [];
+
 // route is where the URL points, relative to the base.
 function route() {
   const rel = location.pathname.slice(base().length).replace(/\/+$/, '');
   const parts = rel.split('/').filter(Boolean).map(decodeURIComponent);
+  const ext = extensionPages.find((e) => e.path && (rel === e.path || rel.startsWith(e.path + '/')));
+  if (ext) return { name: 'extension', extension: ext };
   if (parts[0] === 'login') return { name: 'login' };
   if (parts[0] === 'applications' && parts[1] === 'new') return { name: 'new' };
   if (parts[0] === 'applications' && parts.length === 3) return { name: 'app', namespace: parts[1], app: parts[2] };
@@ -194,7 +200,8 @@ export function header(user) {
   return h('header', { class: 'top' },
     link('applications', 'Capstan', { class: 'brand' }),
     h('nav', {}, link('applications', 'Applications'), ' ', link('applicationsets', 'ApplicationSets', { id: 'nav-appsets' }), ' ',
-      link('settings/repositories', 'Settings', { id: 'nav-settings' }), ' ', link('help', 'Help', { id: 'nav-help' })),
+      link('settings/repositories', 'Settings', { id: 'nav-settings' }), ' ', link('help', 'Help', { id: 'nav-help' }),
+      extensionPages.map((e) => [' ', link(e.path, e.title, { class: 'nav-extension', 'data-extension': e.path })])),
     h('span', { class: 'user' }, link('user-info', user.username, { id: 'nav-user', 'aria-label': `User info of ${user.username}` }),
       h('button', { type: 'button', id: 'logout', onclick: async () => {
         await fetch('api/v1/session', { method: 'DELETE', credentials: 'same-origin' });

@@ -2,6 +2,7 @@
 // terminal and actions.
 
 import { api, appPath, can, deepLinks, dialog, h, onLeave, settings, showError, shown } from './core.js';
+import { mount, resourceTabs } from './ext.js';
 import { Terminal } from './term.js';
 
 // openPanel is the resource panel open on the page, kept across redraws.
@@ -22,6 +23,15 @@ function panelStream(close) {
   onLeave(close);
 }
 
+// appTree is the resource tree of the app page the panel is on, for the
+// resource extensions.
+let appTree = null;
+
+// setTree keeps the app page's resource tree for the panel.
+export function setTree(tree) {
+  appTree = tree;
+}
+
 // reopenPanel opens again the panel that was open on app's page before
 // a redraw.
 export function reopenPanel(app) {
@@ -38,11 +48,15 @@ export async function resourcePanel(app, res, tab = 'diff') {
   if (!panel) return;
   const exec = res.kind === 'Pod' && (await settings()).execEnabled && await can('create', app, 'exec');
   if (seq !== panelSeq) return; // another tab or resource was chosen meanwhile
-  const tabs = ['diff', 'live', 'desired', 'events'].concat(logKinds.includes(res.kind) ? ['logs'] : [], exec ? ['terminal'] : []);
+  const extensions = resourceTabs(res);
+  const titles = { diff: 'Diff', live: 'Live manifest', desired: 'Desired manifest', events: 'Events', logs: 'Logs', terminal: 'Terminal',
+    ...Object.fromEntries(extensions.map((e, i) => ['ext-' + i, e.title])) };
+  const tabs = ['diff', 'live', 'desired', 'events'].concat(logKinds.includes(res.kind) ? ['logs'] : [], exec ? ['terminal'] : [],
+    extensions.map((e, i) => 'ext-' + i));
   const body = h('div', { class: 'panel-body' });
   panel.replaceChildren(h('div', { class: 'toolbar' }, h('h2', {}, `${res.kind} ${res.name}`),
     h('div', { class: 'actions', role: 'tablist' }, tabs.map((t) => h('button', { type: 'button', role: 'tab', id: 'tab-' + t,
-      'aria-selected': String(t === tab), onclick: () => resourcePanel(app, res, t) }, { diff: 'Diff', live: 'Live manifest', desired: 'Desired manifest', events: 'Events', logs: 'Logs', terminal: 'Terminal' }[t])),
+      'aria-selected': String(t === tab), onclick: () => resourcePanel(app, res, t) }, titles[t])),
     h('button', { type: 'button', id: 'resource-actions', onclick: () => actionsDialog(app, res) }, 'Actions'),
     h('button', { type: 'button', id: 'delete-resource', onclick: () => deleteResourceDialog(app, res) }, 'Delete'),
     h('button', { type: 'button', id: 'close-panel', onclick: () => { openPanel = null; panelStream(() => {}); panel.replaceChildren(); } }, 'Close'))),
@@ -50,6 +64,7 @@ export async function resourcePanel(app, res, tab = 'diff') {
   if (tab === 'logs') return streamLogs(app, res, body);
   if (tab === 'terminal') return openTerminal(app, res, body);
   if (tab === 'events') return showEvents(app, res, body);
+  if (tab.startsWith('ext-')) return showExtension(app, res, extensions[Number(tab.slice(4))], body);
   const q = new URLSearchParams({ appNamespace: app.metadata.namespace, kind: res.kind, name: res.name, namespace: res.namespace || '', group: res.group || '' });
   const found = await api(`${appPath(app)}/managed-resources?${q}`);
   const d = (found.items || [])[0] || {};
@@ -64,6 +79,14 @@ export async function resourcePanel(app, res, tab = 'diff') {
       resourcePanel(app, res, 'diff');
     } }), ' Side by side')),
   diffView(live, desired, unified));
+}
+
+// showExtension draws a resource extension's tab with the live object.
+async function showExtension(app, res, extension, body) {
+  if (!extension) return;
+  const live = await api(`${appPath(app)}/resource?${resourceQuery(app, res)}`).then((r) => JSON.parse(r.manifest || 'null'))
+    .catch(shown(`The live ${res.kind} ${res.name}`, null));
+  body.replaceChildren(mount(extension.component, { application: app, resource: live, tree: appTree }, { id: 'resource-extension' }));
 }
 
 // resourceSummary shows what the tree knows of a resource (its health
