@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"golang.org/x/crypto/bcrypt"
@@ -772,8 +774,24 @@ const unlabelled = `[...document.querySelectorAll('input, select, textarea')].fi
 	!el.getAttribute('aria-label') && !el.closest('label') && !(el.id && document.querySelector('label[for="' + el.id + '"]'))
 ).map((el) => el.outerHTML).join('\n')`
 
-// TestUIKeyboardAndLabels: a user signs in with the keyboard alone, and
-// every control of the main pages carries a label.
+// recordClickable, run in every document before the UI, keeps each
+// element given a click handler, for notKeyboardReachable.
+const recordClickable = `window.clickable = new Set();
+const addListener = EventTarget.prototype.addEventListener;
+EventTarget.prototype.addEventListener = function (type, listener, options) {
+  if (type === 'click' && this instanceof Element) window.clickable.add(this);
+  return addListener.call(this, type, listener, options);
+};`
+
+// notKeyboardReachable are the elements shown that act on a click but that
+// Tab does not reach: what a keyboard-only user could not use.
+const notKeyboardReachable = `[...window.clickable].filter((el) => el.isConnected && !el.closest('[hidden]') &&
+	!el.matches('a[href], button, input, select, textarea, summary, [tabindex]:not([tabindex="-1"])')
+).map((el) => el.outerHTML.slice(0, 160)).join('\n')`
+
+// TestUIKeyboardAndLabels: a user signs in with the keyboard alone, every
+// control of the main pages carries a label, and everything that acts on
+// a click is reached with Tab.
 func TestUIKeyboardAndLabels(t *testing.T) {
 	t.Parallel()
 	localcluster.Need(t)
@@ -786,6 +804,10 @@ func TestUIKeyboardAndLabels(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := &page{Page: browser.Open(t, 6*time.Minute), f: f} // many pages, twice
+	p.Do("watching click handlers", chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tgt, cdppage.AddScriptToEvaluateOnNewDocument, cdppage.AddScriptToEvaluateOnNewDocumentParams{Source: recordClickable})
+		return err
+	}))
 	p.Do("opening the UI", chromedp.Navigate(f.base+"/applications"))
 	p.Until("the login page, its first field focused", `document.activeElement && document.activeElement.id === 'username'`, 10*time.Second)
 	if got := p.Eval(unlabelled); got != "" {
@@ -806,6 +828,12 @@ func TestUIKeyboardAndLabels(t *testing.T) {
 		p.Until(page+" drawn", `!!document.querySelector('main') && performance.getEntriesByType('mark').some((m) => m.name.startsWith('capstan:'))`, 10*time.Second)
 		if got := p.Eval(unlabelled); got != "" {
 			t.Errorf("%s: controls without a label:\n%s", page, got)
+		}
+		if got := p.Eval(`String(window.clickable ? window.clickable.size : 'no record')`); got == "no record" || got == "0" {
+			t.Fatalf("%s: click handlers not recorded (%s)", page, got)
+		}
+		if got := p.Eval(notKeyboardReachable); got != "" {
+			t.Errorf("%s: acts on a click but Tab does not reach it:\n%s", page, got)
 		}
 	}
 	// The summary's editing form and the sync dialog.
