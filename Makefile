@@ -101,10 +101,10 @@ test: deps kube dex argocd argocd-manifests image-updater-manifests mailpit gite
 .PHONY: screenshots
 # SCREENSHOTS are the pages docs/screenshots shows, each light, dark and
 # in a phone's width.
-SCREENSHOTS := applications app-graph app-network app-pods diff repositories appsets
+SCREENSHOTS := applications app-graph app-network app-pods diff terminal sync-dialog repositories certificates project appsets
 screenshots: kube ## Refresh the web UI's screenshots in docs/screenshots from its browser tests (each page light, dark and 390 pixels wide).
 	rm -rf .local/screenshots && mkdir -p .local/screenshots docs/screenshots
-	CAPSTAN_UI_SCREENSHOTS=$(CURDIR)/.local/screenshots go test -count=1 -run 'TestUIApplicationsList|TestUICreateAppAndRepositories|TestUIWithController|TestUIApplicationSets' ./internal/server/ ./internal/server/ui/
+	CAPSTAN_UI_SCREENSHOTS=$(CURDIR)/.local/screenshots go test -count=1 -run 'TestUIApplicationsList|TestUIApplicationPage|TestUICreateAppAndRepositories|TestUISettingsPages|TestUIWithController|TestUIApplicationSets' ./internal/server/ ./internal/server/ui/
 	for s in $(SCREENSHOTS); do for v in "" -dark -narrow; do cp .local/screenshots/$$s$$v.png docs/screenshots/; done; done
 
 .PHONY: test-short

@@ -199,10 +199,27 @@ func TestUIWithController(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	p.Until("its terminal's tab", `!!document.querySelector('#tab-terminal')`, 10*time.Second)
 	p.Do("its terminal", chromedp.Click(chromedp.CSS("#tab-terminal")), chromedp.WaitVisible(chromedp.CSS("#terminal-output")))
 	p.Until("the terminal connected", `!!document.querySelector('#terminal-output[data-state="open"]')`, 30*time.Second)
 	p.Do("typing a command", chromedp.SendKeys(chromedp.CSS("#terminal-output"), "echo capstan-$((40 + 2))"+kb.Enter))
 	p.Until("the command's output", `document.querySelector('#terminal-output').innerText.includes('capstan-42')`, 30*time.Second)
+	// A live update of the app draws its page again around the panel: the
+	// terminal's session goes on.
+	drawn := `String(performance.getEntriesByName('capstan:app').length)`
+	before := p.Eval(drawn)
+	touched := &v1alpha1.Application{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(app), touched); err != nil {
+		t.Fatal(err)
+	}
+	touched.Annotations = map[string]string{"example.com/touched": "yes"}
+	if err := c.Update(ctx, touched); err != nil {
+		t.Fatal(err)
+	}
+	p.Until("the page drawn again", drawn+` !== '`+before+`'`, 10*time.Second)
+	if got := p.Eval(`[document.querySelector('#terminal-output').dataset.state, document.querySelector('#terminal-output').innerText.includes('capstan-42')].join()`); got != "open,true" {
+		t.Errorf("the terminal after a live update: %s, want open,true", got)
+	}
 	// A real terminal: the screen cleared by the shell's escape sequence.
 	p.Do("clearing the screen", chromedp.SendKeys(chromedp.CSS("#terminal-output"), "printf '\\033[2J\\033[Hcleared-%s\\n' ok"+kb.Enter))
 	p.Until("the screen cleared", `document.querySelector('#terminal-output').innerText.includes('cleared-ok') && !document.querySelector('#terminal-output').innerText.includes('capstan-42')`, 30*time.Second)

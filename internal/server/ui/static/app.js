@@ -5,7 +5,7 @@ import { api, appPath, appQuery, can, check, deepLinks, dialog, h, header, lines
 import { actionButtons, mount, statusBlocks, views as extensionViews } from './ext.js';
 import { kindIcon } from './icons.js';
 import { network } from './network.js';
-import { reopenPanel, resourcePanel, setTree } from './panel.js';
+import { keptPanel, reopenPanel, resourcePanel, setTree } from './panel.js';
 import { pods } from './pods.js';
 import { appDetails } from './summary.js';
 import { tree, withSync } from './tree.js';
@@ -269,6 +269,7 @@ export async function renderApp(user, r) {
     can('sync', app), can('delete', app), can('update', app),
     api(`${appPath(app)}/syncwindows?${appQuery(app)}`).catch(shown('The sync windows', {}))]);
   setTree(resourceTree);
+  const kept = keptPanel(app, withSync(resourceTree.nodes || [], (app.status || {}).resources || []));
   const st = app.status || {};
   const op = st.operationState;
   const refresh = (kind) => async () => {
@@ -302,14 +303,14 @@ export async function renderApp(user, r) {
     operationBlock(app, op, maySync),
     h('h2', {}, 'Resources'),
     resourceViews(app, resourceTree),
-    h('section', { id: 'panel', 'aria-live': 'polite' }),
+    kept || h('section', { id: 'panel', 'aria-live': 'polite' }),
     appDetails(app, mayUpdate, parametersForm(app, mayUpdate)),
     await imagesSection(app),
     h('h2', {}, 'History'),
     h('table', { id: 'history' }, h('thead', {}, h('tr', {}, ['ID', 'Revision', 'Deployed', ''].map((c) => h('th', {}, c)))),
       h('tbody', {}, history))));
   // A resource panel left open stays open through live updates.
-  reopenPanel(app);
+  reopenPanel(app, kept);
   // Live updates redraw the page, but not over a form being edited.
   watchApplications(app.metadata.resourceVersion, () => {
     if (!document.querySelector('form[data-dirty]')) render();

@@ -81,12 +81,18 @@ export function link(rel, text, attrs = {}) {
 }
 
 // leaving are what stops the page's streams (event sources, sockets)
-// when another page is drawn.
+// when another page is drawn, each marked whether it lives on when the
+// same page is drawn again (a live update).
 let leaving = [];
 
-// onLeave runs stop when the page is left.
-export function onLeave(stop) {
-  leaving.push(stop);
+// drawnPath is the path of the page drawn last.
+let drawnPath = '';
+
+// onLeave runs stop when the page is left; with throughRedraws, not when
+// the same page is drawn again, only when another is (a resource panel's
+// log stream or terminal outlives the app page's live updates).
+export function onLeave(stop, throughRedraws = false) {
+  leaving.push({ stop, throughRedraws });
 }
 
 // pages draw each route's page; main.js fills it.
@@ -97,24 +103,26 @@ export function setPages(p) {
   Object.assign(pages, p);
 }
 
-// leave stops the page's streams.
-function leave() {
-  const stops = leaving;
-  leaving = [];
-  for (const stop of stops) stop();
+// leave stops the page's streams: those that live through redraws only
+// when the page drawn next is another, or none is.
+function leave(redraw) {
+  const stops = leaving.filter((l) => !(redraw && l.throughRedraws));
+  leaving = leaving.filter((l) => redraw && l.throughRedraws);
+  for (const l of stops) l.stop();
 }
 
 // A document left for another one, or kept in the back-forward cache,
 // closes its streams first: a browser opens only six connections to one
 // host, and streams of pages no longer shown would hold them until they
 // time out. Shown again from that cache, the page is drawn afresh.
-addEventListener('pagehide', leave);
+addEventListener('pagehide', () => leave(false));
 addEventListener('pageshow', (e) => {
   if (e.persisted) render();
 });
 
 export async function render() {
-  leave();
+  leave(location.pathname === drawnPath);
+  drawnPath = location.pathname;
   notices().replaceChildren();
   const r = route();
   try {

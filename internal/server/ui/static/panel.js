@@ -20,7 +20,7 @@ let closeStream = () => {};
 function panelStream(close) {
   closeStream();
   closeStream = close;
-  onLeave(close);
+  onLeave(close, true);
 }
 
 // appTree is the resource tree of the app page the panel is on, for the
@@ -32,20 +32,46 @@ export function setTree(tree) {
   appTree = tree;
 }
 
-// reopenPanel opens again the panel that was open on app's page before
-// a redraw.
-export function reopenPanel(app) {
-  if (openPanel && openPanel.app === app.metadata.name) resourcePanel(app, openPanel.res, openPanel.tab);
+// sameResource tells whether a and b name the same object.
+function sameResource(a, b) {
+  return a.kind === b.kind && a.name === b.name && (a.namespace || '') === (b.namespace || '') && (a.group || '') === (b.group || '');
+}
+
+// keptPanel is the panel open on app's page, kept as it is (its tab, its
+// log stream or terminal) when a live update draws the page again, with
+// the resource's summary brought up to date from nodes; null when none is
+// open there.
+export function keptPanel(app, nodes) {
+  const panel = document.getElementById('panel');
+  if (!panel || !openPanel || openPanel.app !== app.metadata.name) return null;
+  const { res } = openPanel;
+  const now = nodes.find((n) => sameResource(n, res));
+  const summary = panel.querySelector('#resource-summary');
+  if (now && summary) {
+    openPanel.res = now;
+    summary.replaceWith(resourceSummary(app, now));
+  }
+  return panel;
+}
+
+// reopenPanel opens again the panel that was open on app's page when the
+// page is drawn anew (coming back to it), unless it was kept.
+export function reopenPanel(app, kept) {
+  if (!kept && openPanel && openPanel.app === app.metadata.name) resourcePanel(app, openPanel.res, openPanel.tab);
 }
 
 // resourcePanel shows one resource: its diff (desired against live, side
 // by side or unified), its live and desired manifests, and a Pod's logs.
 export async function resourcePanel(app, res, tab = 'diff') {
   const seq = ++panelSeq;
+  const same = openPanel && sameResource(openPanel.res, res);
   openPanel = { app: app.metadata.name, res, tab };
   panelStream(() => {});
   const panel = document.getElementById('panel');
   if (!panel) return;
+  // Another resource's panel goes at once: its tabs are not to be
+  // clicked while this one's are read.
+  if (!same) panel.replaceChildren(h('p', { class: 'count' }, `${res.kind} ${res.name}…`));
   const exec = res.kind === 'Pod' && (await settings()).execEnabled && await can('create', app, 'exec');
   if (seq !== panelSeq) return; // another tab or resource was chosen meanwhile
   const extensions = resourceTabs(res);
