@@ -221,8 +221,11 @@ func TestUIWithController(t *testing.T) {
 		t.Errorf("the terminal after a live update: %s, want open,true", got)
 	}
 	// A real terminal: the screen cleared by the shell's escape sequence.
-	p.Do("clearing the screen", chromedp.SendKeys(chromedp.CSS("#terminal-output"), "printf '\\033[2J\\033[Hcleared-%s\\n' ok"+kb.Enter))
+	p.Do("clearing the screen", chromedp.SendKeys(chromedp.CSS("#terminal-output"), "PS1='$ '; printf '\\033[2J\\033[Hcleared-%s\\n' ok"+kb.Enter))
 	p.Until("the screen cleared", `document.querySelector('#terminal-output').innerText.includes('cleared-ok') && !document.querySelector('#terminal-output').innerText.includes('capstan-42')`, 30*time.Second)
+	p.Do("a command for the picture", chromedp.SendKeys(chromedp.CSS("#terminal-output"), "echo capstan-$((40 + 2))"+kb.Enter))
+	p.Until("its output", `document.querySelector('#terminal-output').innerText.includes('capstan-42')`, 30*time.Second)
+	p.Eval(`(document.querySelector('#panel').scrollIntoView({ block: 'end' }), '')`)
 	p.Screenshot("terminal")
 	p.Do("closing the panel", chromedp.Click(chromedp.CSS("#close-panel")))
 	if n := p.Eval(`String(document.querySelectorAll('#operation-resources tr.op-resource').length)`); n != "3" {
