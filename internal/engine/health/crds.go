@@ -1,7 +1,6 @@
 package health
 
 import (
-	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -9,9 +8,9 @@ import (
 )
 
 // crdKinds are health rules for widely used custom resources whose kinds
-// each read their own way, written from each project's documented status.
+// each read their own way, written from each project's documented status:
+// the kinds Argo CD's library (library.go) has no script for.
 var crdKinds = map[schema.GroupKind]rule{
-	{Group: "argoproj.io", Kind: "Rollout"}:                rolloutHealth,
 	{Group: "argoproj.io", Kind: "Workflow"}:               phaseHealth(phases{progressing: "Pending Running", healthy: "Succeeded", degraded: "Failed Error"}),
 	{Group: "velero.io", Kind: "Backup"}:                   phaseHealth(veleroPhases),
 	{Group: "velero.io", Kind: "Restore"}:                  phaseHealth(veleroPhases),
@@ -19,13 +18,12 @@ var crdKinds = map[schema.GroupKind]rule{
 	{Group: "velero.io", Kind: "BackupStorageLocation"}:    phaseHealth(phases{healthy: "Available", degraded: "Unavailable"}),
 	{Group: "tekton.dev", Kind: "PipelineRun"}:             runHealth,
 	{Group: "tekton.dev", Kind: "TaskRun"}:                 runHealth,
-	{Group: "monitoring.coreos.com", Kind: "Prometheus"}:   prometheusOperatorHealth,
 	{Group: "monitoring.coreos.com", Kind: "Alertmanager"}: prometheusOperatorHealth,
 	{Group: "monitoring.coreos.com", Kind: "ThanosRuler"}:  prometheusOperatorHealth,
 }
 
-// crdGroups are health rules for every kind of a group whose kinds report
-// the same conditions.
+// crdGroups are health rules for the kinds of a group whose kinds report
+// the same conditions and that Argo CD's library has no script for.
 var crdGroups = map[string]rule{
 	"cert-manager.io":                certManagerHealth,
 	"external-secrets.io":            conditionsHealth,
@@ -49,16 +47,6 @@ var crdGroups = map[string]rule{
 	"extensions.istio.io":            istioHealth,
 }
 
-// crdGroupSuffixes are health rules for groups named by their suffix:
-// Crossplane's own kinds and the managed resources of its providers.
-var crdGroupSuffixes = []struct {
-	suffix string
-	rule   rule
-}{
-	{".crossplane.io", crossplaneHealth},
-	{".upbound.io", crossplaneHealth},
-}
-
 // crdRule returns the rule for a custom resource's kind, if there is one.
 func crdRule(gk schema.GroupKind) (rule, bool) {
 	if r, ok := crdKinds[gk]; ok {
@@ -66,11 +54,6 @@ func crdRule(gk schema.GroupKind) (rule, bool) {
 	}
 	if r, ok := crdGroups[gk.Group]; ok {
 		return r, true
-	}
-	for _, s := range crdGroupSuffixes {
-		if strings.HasSuffix(gk.Group, s.suffix) || gk.Group == strings.TrimPrefix(s.suffix, ".") {
-			return s.rule, true
-		}
 	}
 	return nil, false
 }
@@ -190,25 +173,6 @@ func clusterAPIHealth(obj *unstructured.Unstructured) (Status, error) {
 	return conditionsHealth(obj)
 }
 
-// crossplaneHealth reads Crossplane's Synced and Ready conditions:
-// claims, composite resources and providers' managed resources.
-func crossplaneHealth(obj *unstructured.Unstructured) (Status, error) {
-	conds := conditionsOf(obj)
-	if len(conds) == 0 {
-		// Compositions, XRDs' definitions and the like have no status.
-		if _, found, _ := unstructured.NestedMap(obj.Object, "status"); !found {
-			return healthy(""), nil
-		}
-	}
-	if c, ok := conds["Synced"]; ok && c.Status == "False" {
-		return degraded(c.Message), nil
-	}
-	if c, ok := conds["Healthy"]; ok && c.Status == "False" { // providers and functions
-		return degraded(c.Message), nil
-	}
-	return conditionsHealth(obj)
-}
-
 // istioHealth reads Istio's configuration objects, which carry no health
 // of their own: Degraded when Istio reports an error validating them.
 func istioHealth(obj *unstructured.Unstructured) (Status, error) {
@@ -287,17 +251,4 @@ func phaseHealth(p phases) rule {
 		}
 		return progressing(cmpOr(msg, "Waiting for a status")), nil
 	}
-}
-
-// rolloutHealth reads an Argo Rollouts Rollout: its phase once the
-// controller has seen the spec (observedGeneration is a string there).
-func rolloutHealth(obj *unstructured.Unstructured) (Status, error) {
-	observed, _, _ := unstructured.NestedString(obj.Object, "status", "observedGeneration")
-	if observed != "" && observed != fmt.Sprint(obj.GetGeneration()) {
-		return progressing("Waiting for rollout spec update to be observed"), nil
-	}
-	if paused, _, _ := unstructured.NestedBool(obj.Object, "spec", "paused"); paused {
-		return suspended("Rollout is paused"), nil
-	}
-	return phaseHealth(phases{progressing: "Progressing", healthy: "Healthy", degraded: "Degraded", suspended: "Paused"})(obj)
 }

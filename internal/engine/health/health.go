@@ -20,7 +20,8 @@ type Status struct {
 // rule computes the health of one kind.
 type rule func(obj *unstructured.Unstructured) (Status, error)
 
-// builtin are Argo CD's health rules, by group and kind.
+// builtin are Argo CD's health rules of core kinds (gitops-engine's), by
+// group and kind.
 var builtin = map[schema.GroupKind]rule{
 	{Group: "apps", Kind: "Deployment"}:                     deploymentHealth,
 	{Group: "apps", Kind: "StatefulSet"}:                    statefulSetHealth,
@@ -32,7 +33,6 @@ var builtin = map[schema.GroupKind]rule{
 	{Group: "extensions", Kind: "Ingress"}:                  ingressHealth,
 	{Group: "", Kind: "PersistentVolumeClaim"}:              pvcHealth,
 	{Group: "batch", Kind: "Job"}:                           jobHealth,
-	{Group: "batch", Kind: "CronJob"}:                       cronJobHealth,
 	{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}: hpaHealth,
 	{Group: "apiregistration.k8s.io", Kind: "APIService"}:   apiServiceHealth,
 	{Group: "", Kind: "Namespace"}:                          namespaceHealth,
@@ -69,6 +69,13 @@ func (c *Checker) Check(obj *unstructured.Unstructured) (Status, error) {
 	}
 	if obj.GetDeletionTimestamp() != nil {
 		return Status{Status: v1alpha1.HealthStatusProgressing, Message: "Pending deletion"}, nil
+	}
+	if s, ok := builtinLibrary().lookup(gk); ok {
+		st, err := s.run(obj)
+		if err != nil {
+			return Status{Status: v1alpha1.HealthStatusUnknown, Message: err.Error()}, fmt.Errorf("health of %s: %w", kube.Ref(obj), err)
+		}
+		return st, nil
 	}
 	r, ok := builtin[gk]
 	if !ok {

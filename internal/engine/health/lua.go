@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/engine/script"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
@@ -86,15 +85,5 @@ func (c customCheck) run(obj *unstructured.Unstructured) (Status, error) {
 	if err != nil {
 		return Status{}, fmt.Errorf("%s: %w", c.key, err)
 	}
-	table, ok := ret.(map[string]any)
-	if !ok {
-		return Status{}, fmt.Errorf("%s: the script must return a table with status and message", c.key)
-	}
-	status, _ := table["status"].(string)
-	message, _ := table["message"].(string)
-	st := Status{Status: v1alpha1.HealthStatusCode(status), Message: message}
-	if _, known := order[st.Status]; !known {
-		return Status{}, fmt.Errorf("%s: returned status %q, want one of Healthy, Progressing, Degraded, Suspended, Missing, Unknown", c.key, st.Status)
-	}
-	return st, nil
+	return statusOf(c.key, ret)
 }

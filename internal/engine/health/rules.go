@@ -1,11 +1,12 @@
 package health
 
 import (
+	"cmp"
+	"encoding/json"
 	"fmt"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -131,21 +132,34 @@ func replicaSetHealth(obj *unstructured.Unstructured) (Status, error) {
 	return healthy(""), nil
 }
 
-// failingWaitReasons mark a container that will not start without a change.
-var failingWaitReasons = map[string]bool{
-	"ErrImagePull": true, "ImagePullBackOff": true, "CrashLoopBackOff": true, "InvalidImageName": true,
-	"CreateContainerConfigError": true, "CreateContainerError": true, "RunContainerError": true,
+// failingWait tells whether a container waits for a reason that will not
+// pass without a change: an error (Err…, …Error) or a back-off (…BackOff).
+func failingWait(w *corev1.ContainerStateWaiting) bool {
+	return w != nil && (strings.HasPrefix(w.Reason, "Err") || strings.HasSuffix(w.Reason, "Error") || strings.HasSuffix(w.Reason, "BackOff"))
 }
 
+// podHealth judges a Pod as Argo CD does. One that is always restarted is
+// Degraded while a container fails to start, or when it runs unready
+// after a container has ended; one that runs to completion
+// (OnFailure, Never) is Progressing while it runs.
 func podHealth(obj *unstructured.Unstructured) (Status, error) {
 	p, err := convert[corev1.Pod](obj)
 	if err != nil {
 		return Status{}, err
 	}
-	statuses := append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
-	for _, cs := range statuses {
-		if w := cs.State.Waiting; w != nil && failingWaitReasons[w.Reason] {
-			return degraded(strings.TrimSpace(w.Reason + ": " + w.Message)), nil
+	// Without a policy (not written back by an API server), Kubernetes'
+	// default.
+	policy := cmp.Or(p.Spec.RestartPolicy, corev1.RestartPolicyAlways)
+	always := policy == corev1.RestartPolicyAlways
+	if always {
+		var waiting []string
+		for _, cs := range p.Status.ContainerStatuses {
+			if failingWait(cs.State.Waiting) {
+				waiting = append(waiting, cs.State.Waiting.Message)
+			}
+		}
+		if len(waiting) > 0 {
+			return degraded(strings.Join(waiting, ", ")), nil
 		}
 	}
 	switch p.Status.Phase {
@@ -154,25 +168,59 @@ func podHealth(obj *unstructured.Unstructured) (Status, error) {
 	case corev1.PodSucceeded:
 		return healthy(p.Status.Message), nil
 	case corev1.PodFailed:
-		msg := p.Status.Message
-		for _, cs := range statuses {
-			if t := cs.State.Terminated; t != nil && t.ExitCode != 0 && msg == "" {
-				msg = fmt.Sprintf("container %q exited with code %d: %s", cs.Name, t.ExitCode, t.Reason)
-			}
-		}
-		return degraded(msg), nil
+		return degraded(podFailure(p)), nil
 	case corev1.PodRunning:
-		if p.Spec.RestartPolicy != "" && p.Spec.RestartPolicy != corev1.RestartPolicyAlways {
-			return progressing(p.Status.Message), nil // runs to completion
+		switch {
+		case always && podReady(p):
+			return healthy(p.Status.Message), nil
+		case always && podRestarted(p):
+			return degraded(p.Status.Message), nil
+		case always, policy == corev1.RestartPolicyOnFailure, policy == corev1.RestartPolicyNever:
+			return progressing(p.Status.Message), nil
 		}
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-				return healthy(p.Status.Message), nil
-			}
-		}
-		return progressing(p.Status.Message), nil
 	}
 	return Status{Status: v1alpha1.HealthStatusUnknown, Message: p.Status.Message}, nil
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// podRestarted tells whether a container of the Pod has ended before.
+func podRestarted(p *corev1.Pod) bool {
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.LastTerminationState.Terminated != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// podFailure says why a failed Pod failed: its message, else the first
+// container (init containers first) that ended with a message, out of
+// memory or with an exit code.
+func podFailure(p *corev1.Pod) string {
+	if p.Status.Message != "" {
+		return p.Status.Message
+	}
+	for _, cs := range append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+		t := cs.State.Terminated
+		switch {
+		case t == nil:
+		case t.Message != "":
+			return t.Message
+		case t.Reason == "OOMKilled":
+			return t.Reason
+		case t.ExitCode != 0:
+			return fmt.Sprintf("container %q failed with exit code %d", cs.Name, t.ExitCode)
+		}
+	}
+	return ""
 }
 
 func hasLoadBalancerIngress(obj *unstructured.Unstructured) bool {
@@ -231,27 +279,48 @@ func jobHealth(obj *unstructured.Unstructured) (Status, error) {
 	return progressing(fmt.Sprintf("Job is running: %d active", j.Status.Active)), nil
 }
 
-func cronJobHealth(obj *unstructured.Unstructured) (Status, error) {
-	if s, _, _ := unstructured.NestedBool(obj.Object, "spec", "suspend"); s {
-		return suspended("CronJob is suspended"), nil
-	}
-	return healthy(""), nil
+// hpaCondition is an autoscaler's condition, from its status or, for
+// autoscaling/v1, from the annotation that version keeps them in.
+type hpaCondition struct {
+	Type, Status, Reason, Message string
 }
 
+// hpaFailures are the conditions (type and reason) of an autoscaler that
+// cannot scale.
+var hpaFailures = map[[2]string]bool{
+	{"AbleToScale", "FailedGetScale"}: true, {"AbleToScale", "FailedUpdateScale"}: true,
+	{"ScalingActive", "FailedGetResourceMetric"}: true, {"ScalingActive", "InvalidSelector"}: true,
+}
+
+// hpaHealth reads an autoscaler's conditions in order: the first that
+// says it cannot scale makes it Degraded, the first that says it can
+// (AbleToScale or ScalingLimited true) Healthy; with neither it is still
+// waiting to autoscale.
 func hpaHealth(obj *unstructured.Unstructured) (Status, error) {
-	h, err := convert[autoscalingv2.HorizontalPodAutoscaler](obj)
-	if err != nil {
-		return Status{}, err
-	}
-	for _, c := range h.Status.Conditions {
-		if (c.Type == autoscalingv2.AbleToScale || c.Type == autoscalingv2.ScalingActive) && c.Status == corev1.ConditionFalse && c.Reason != "ScalingDisabled" {
-			return degraded(c.Message), nil
+	var conds []hpaCondition
+	if obj.GroupVersionKind().Version == "v1" {
+		if a, ok := obj.GetAnnotations()["autoscaling.alpha.kubernetes.io/conditions"]; ok {
+			if err := json.Unmarshal([]byte(a), &conds); err != nil {
+				return Status{}, fmt.Errorf("the autoscaler's conditions annotation: %w", err)
+			}
+		}
+	} else {
+		raw, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+		for _, c := range raw {
+			m, _ := c.(map[string]any)
+			str := func(k string) string { v, _ := m[k].(string); return v }
+			conds = append(conds, hpaCondition{Type: str("type"), Status: str("status"), Reason: str("reason"), Message: str("message")})
 		}
 	}
-	if len(h.Status.Conditions) == 0 {
-		return progressing("Waiting for the autoscaler to observe its target"), nil
+	for _, c := range conds {
+		if hpaFailures[[2]string{c.Type, c.Reason}] {
+			return degraded(c.Message), nil
+		}
+		if (c.Type == "AbleToScale" || c.Type == "ScalingLimited") && c.Status == "True" {
+			return healthy(c.Message), nil
+		}
 	}
-	return healthy(""), nil
+	return progressing("Waiting to Autoscale"), nil
 }
 
 func apiServiceHealth(obj *unstructured.Unstructured) (Status, error) {

@@ -12,9 +12,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/parse"
 )
 
 // Timeout bounds one run; a loop that never ends is an error.
@@ -22,16 +24,42 @@ var Timeout = 5 * time.Second
 
 // Compile checks that src is valid Lua.
 func Compile(src string) error {
-	L := lua.NewState(lua.Options{SkipOpenLibs: true})
-	defer L.Close()
-	_, err := L.LoadString(src)
+	_, err := Prepare(src)
 	return err
+}
+
+// Program is a script compiled once, to run many times: the built-in
+// health checks run on every reconcile.
+type Program struct {
+	proto *lua.FunctionProto
+}
+
+// Prepare compiles src.
+func Prepare(src string) (*Program, error) {
+	chunk, err := parse.Parse(strings.NewReader(src), "<script>")
+	if err != nil {
+		return nil, err
+	}
+	proto, err := lua.Compile(chunk, "<script>")
+	if err != nil {
+		return nil, err
+	}
+	return &Program{proto: proto}, nil
 }
 
 // Run runs src with obj as the global obj and globals set beside it, and
 // returns what it returned, converted by ToGo; nil when it returned
 // nothing.
 func Run(ctx context.Context, src string, obj map[string]any, globals map[string]any) (any, error) {
+	p, err := Prepare(src)
+	if err != nil {
+		return nil, err
+	}
+	return p.Run(ctx, obj, globals)
+}
+
+// Run runs the program as the function Run does, in a sandbox of its own.
+func (p *Program) Run(ctx context.Context, obj map[string]any, globals map[string]any) (any, error) {
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	L := sandbox(ctx)
@@ -41,7 +69,8 @@ func Run(ctx context.Context, src string, obj map[string]any, globals map[string
 		L.SetGlobal(k, toLua(L, v))
 	}
 	top := L.GetTop()
-	if err := L.DoString(src); err != nil {
+	L.Push(L.NewFunctionFromProto(p.proto))
+	if err := L.PCall(0, lua.MultRet, nil); err != nil {
 		var apiErr *lua.ApiError
 		if errors.As(err, &apiErr) && apiErr.Type == lua.ApiErrorRun {
 			// The stack trace names Capstan's internals, not the script's lines.

@@ -285,9 +285,11 @@ func freePorts(n int) ([]int, error) {
 }
 
 // NewNamespace creates a namespace with a generated name for one test and
-// deletes it when the test ends.
+// deletes it when the test ends. A test that asks for one needs the
+// cluster: under -short, where none is started, it is skipped.
 func (c *Cluster) NewNamespace(t testing.TB) string {
 	t.Helper()
+	Need(t)
 	cs, err := c.Clientset()
 	if err != nil {
 		t.Fatal(err)
