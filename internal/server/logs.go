@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/appstate"
 	"github.com/capstan-cd/capstan/internal/rbac"
+	"github.com/capstan-cd/capstan/internal/settings"
 )
 
 // logEntry is one line of a pod's log, in Argo CD's shape.
@@ -50,6 +52,9 @@ func (s *Server) podLogs(w http.ResponseWriter, r *http.Request, c *caller) erro
 	}
 	pods, err := s.state.Pods(r.Context(), app, ref)
 	if err != nil {
+		return err
+	}
+	if err := s.allowLogsOf(r, len(pods)); err != nil {
 		return err
 	}
 	opts, err := logOptions(q)
@@ -151,4 +156,21 @@ func lineFilter(filter string, matchCase bool) func(string) bool {
 		}
 		return strings.Contains(line, filter) != negate
 	}
+}
+
+// allowLogsOf refuses to stream the logs of more Pods than argocd-cm's
+// server.maxPodLogsToRender allows, with Argo CD's message.
+func (s *Server) allowLogsOf(r *http.Request, pods int) error {
+	cm, err := settings.LoadArgoCD(r.Context(), s.opts.Client, s.opts.Namespace)
+	if err != nil {
+		return err
+	}
+	most, err := cm.MaxPodLogsToRender()
+	if err != nil {
+		return err
+	}
+	if pods > most {
+		return withStatus(http.StatusBadRequest, errors.New("max pods to view logs are reached. Please provide more granular query"))
+	}
+	return nil
 }

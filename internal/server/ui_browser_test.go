@@ -235,7 +235,7 @@ func TestUIApplicationPage(t *testing.T) {
 	ctx := context.Background()
 	f := start(t, true)
 	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
-		Data: map[string]string{"accounts.viewer": "login"}}); err != nil {
+		Data: map[string]string{"accounts.viewer": "login", "server.maxPodLogsToRender": "0"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: rbac.ConfigMapName, Namespace: f.ns},
@@ -315,6 +315,12 @@ func TestUIApplicationPage(t *testing.T) {
 		t.Errorf("the retry asked for: %+v", r)
 	}
 	p.Until("the sync shown as asked for", `document.querySelector('#operation') && document.querySelector('#operation').innerText.includes('Sync requested')`, 3*time.Second)
+
+	// The Deployment's logs, refused past server.maxPodLogsToRender (0
+	// here): the API's reason is shown.
+	p.Do("the Deployment's logs", chromedp.Click(chromedp.CSS(`#tree li[data-kind="Deployment"] button`)), chromedp.WaitVisible(chromedp.CSS("#tab-logs")),
+		chromedp.Click(chromedp.CSS("#tab-logs")))
+	p.Until("refused with Argo CD's message", `!!document.querySelector('#logs-error') && document.querySelector('#logs-error').innerText.startsWith('max pods to view logs are reached')`, 10*time.Second)
 
 	// Delete, keeping the resources.
 	app.Operation = nil

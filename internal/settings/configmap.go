@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -170,6 +171,21 @@ func (a *ArgoCD) HydratorCommitAuthor() (name, email string) {
 // ExecEnabled is exec.enabled: users RBAC allows (exec, create) may open a
 // terminal in an Application's pods.
 func (a *ArgoCD) ExecEnabled() bool { return a.Data["exec.enabled"] == "true" }
+
+// MaxPodLogsToRender is server.maxPodLogsToRender: the most Pods whose
+// logs one request streams (a workload's, or an app's). Default 10, as
+// Argo CD's.
+func (a *ArgoCD) MaxPodLogsToRender() (int, error) {
+	v := strings.TrimSpace(a.Data["server.maxPodLogsToRender"])
+	if v == "" {
+		return 10, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("argocd-cm server.maxPodLogsToRender %q: want a whole number", v)
+	}
+	return n, nil
+}
 
 // ExecShells is exec.shells: the shells a terminal may run, in the order
 // tried when none is asked for. Default bash, sh, powershell, cmd, as Argo

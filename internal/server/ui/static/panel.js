@@ -287,12 +287,25 @@ async function streamLogs(app, res, box) {
     containers.length ? h('label', {}, 'Container ', h('select', { id: 'logs-container', onchange: (e) => { opts.container = e.target.value; restart(); } },
       containers.map((c) => h('option', { value: c, selected: c === opts.container }, c)))) : '',
     toggle('follow', 'Follow'), toggle('previous', 'Previous container'), toggle('timestamps', 'Timestamps'), filter, download), out);
-  const es = new EventSource(`${appPath(app)}/logs?${logQuery(app, res, opts)}`);
+  const url = `${appPath(app)}/logs?${logQuery(app, res, opts)}`;
+  const es = new EventSource(url);
   es.onmessage = (e) => {
     const r = JSON.parse(e.data).result || {};
     if (r.last) { es.close(); return; }
     out.append(logLine(r, res, opts) + '\n');
     if (out.childNodes.length > 5000) out.firstChild.remove();
+  };
+  // A refused stream (too many Pods, no permission) closes for good: ask
+  // once more for the API's reason and show it.
+  es.onerror = async () => {
+    if (es.readyState !== EventSource.CLOSED || out.childNodes.length) return;
+    const stop = new AbortController();
+    const resp = await fetch(url, { credentials: 'same-origin', signal: stop.signal }).catch(() => null);
+    if (resp && !resp.ok) {
+      const body = await resp.json().catch(() => ({}));
+      out.replaceChildren(h('span', { id: 'logs-error', class: 'error-text' }, body.message || resp.statusText));
+    }
+    stop.abort();
   };
   panelStream(() => es.close());
 }
