@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	reposvc "github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/settings"
 )
 
 // Request body limits, by what a request is for. A body over its limit is
@@ -19,8 +20,6 @@ const (
 	maxBody = 4 << 20
 	// maxLoginBody bounds a login (a user name and a password).
 	maxLoginBody = 64 << 10
-	// maxWebhookBody bounds a Git provider's push event.
-	maxWebhookBody = 10 << 20
 	// maxFilesBody bounds the archive of a local directory sent to be
 	// rendered (manifests with files); the request is larger by its
 	// encoding.
@@ -36,13 +35,15 @@ const (
 	unauthenticatedBodyBudget  = 64 << 20
 )
 
-// bodyLimit is the most a request to path may send.
+// webhookPath is where Git providers send their events.
+const webhookPath = "/api/webhook"
+
+// bodyLimit is the most a request to path may send; a Git provider's
+// event is bounded by argocd-cm (see webhookLimit).
 func bodyLimit(path string) int64 {
 	switch {
 	case path == "/api/v1/session" || strings.HasSuffix(path, ".SessionService/Create"):
 		return maxLoginBody
-	case path == "/api/webhook":
-		return maxWebhookBody
 	case path == manifestsWithFilesPath, strings.HasSuffix(path, ".ApplicationService/GetManifestsWithFiles"):
 		// The archive, base64 in JSON or framed in small gRPC messages.
 		return maxFilesBody * 3 / 2
@@ -65,6 +66,9 @@ func newLimits() *limits {
 func (s *Server) limit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		max := bodyLimit(r.URL.Path)
+		if r.URL.Path == webhookPath {
+			max = s.webhookLimit(r)
+		}
 		if r.ContentLength > max {
 			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes is over the limit of %d", r.ContentLength, max))
 			return
@@ -104,4 +108,19 @@ func (s *Server) hasSession(r *http.Request) bool {
 	}
 	_, err := s.sessions.Parse(token)
 	return err == nil
+}
+
+// webhookLimit is argocd-cm's webhook.maxPayloadSizeMB in bytes; Argo CD's
+// default when it cannot be read, with the reason logged.
+func (s *Server) webhookLimit(r *http.Request) int64 {
+	cm, err := settings.LoadArgoCD(r.Context(), s.opts.Client, s.opts.Namespace)
+	if err != nil {
+		s.opts.Log.Warn("reading the webhook payload limit", "error", err)
+		return settings.DefaultWebhookMaxPayloadMB << 20
+	}
+	max, err := cm.WebhookMaxPayloadBytes()
+	if err != nil {
+		s.opts.Log.Warn("reading the webhook payload limit", "error", err)
+	}
+	return max
 }

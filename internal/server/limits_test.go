@@ -1,17 +1,24 @@
 package server
 
 import (
-	"github.com/capstan-cd/capstan/internal/testing/localcluster"
-
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
 
 // rawRequest writes a request's head (and no more) on a new connection
@@ -119,4 +126,29 @@ func TestUnauthenticatedCallersShareABudget(t *testing.T) {
 		go func() { defer wg.Done(); c.Close() }()
 	}
 	wg.Wait()
+}
+
+// TestWebhookPayloadLimit: a Git provider's event is bounded by argocd-cm's
+// webhook.maxPayloadSizeMB, 50 by default as in Argo CD: a larger declared
+// body is refused before it is read, and the bound follows the setting.
+func TestWebhookPayloadLimit(t *testing.T) {
+	t.Parallel()
+	localcluster.Need(t)
+	ctx := context.Background()
+	f := start(t, true)
+	conn := f.rawRequest("POST", "/api/webhook", map[string]string{"Content-Length": strconv.Itoa(51 << 20), "X-GitHub-Event": "push"})
+	if code := readStatus(t, conn); code != 413 {
+		t.Errorf("a 51 MB event by default: %d, want 413", code)
+	}
+	event := `{"ref":"refs/heads/main","pad":"` + strings.Repeat("x", 2<<20) + `"}`
+	if code := f.post(event, nil); code != 400 { // read, and found to be no provider's event
+		t.Errorf("a 2 MB body by default: %d, want 400", code)
+	}
+	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns},
+		Data: map[string]string{"webhook.maxPayloadSizeMB": "1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if code := f.post(event, nil); code != 413 {
+		t.Errorf("a 2 MB body with webhook.maxPayloadSizeMB 1: %d, want 413", code)
+	}
 }

@@ -186,7 +186,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /swagger.json", s.swaggerJSON)
 	s.mux.HandleFunc("GET /swagger-ui", s.swaggerUI)
 	s.mux.HandleFunc("GET /api/v1/session/userinfo", s.userInfo)
-	s.mux.HandleFunc("POST /api/webhook", s.public(s.webhook))
+	s.mux.HandleFunc("POST "+webhookPath, s.public(s.webhook))
 	s.mux.HandleFunc("GET /api/v1/settings", s.public(s.settings))
 	s.mux.HandleFunc("GET /api/v1/settings/plugins", s.api(s.plugins))
 	s.mux.HandleFunc("GET /auth/login", s.public(s.ssoLogin))

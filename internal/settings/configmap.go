@@ -187,6 +187,24 @@ func (a *ArgoCD) MaxPodLogsToRender() (int, error) {
 	return n, nil
 }
 
+// DefaultWebhookMaxPayloadMB is webhook.maxPayloadSizeMB's default, Argo
+// CD's.
+const DefaultWebhookMaxPayloadMB = 50
+
+// WebhookMaxPayloadBytes is webhook.maxPayloadSizeMB in bytes: the largest
+// Git provider event the API server reads. Default 50 MiB, as Argo CD's.
+func (a *ArgoCD) WebhookMaxPayloadBytes() (int64, error) {
+	v := strings.TrimSpace(a.Data["webhook.maxPayloadSizeMB"])
+	if v == "" {
+		return DefaultWebhookMaxPayloadMB << 20, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 || n > 1<<20 {
+		return DefaultWebhookMaxPayloadMB << 20, fmt.Errorf("argocd-cm webhook.maxPayloadSizeMB %q: want a whole number of megabytes above 0", v)
+	}
+	return n << 20, nil
+}
+
 // ExecShells is exec.shells: the shells a terminal may run, in the order
 // tried when none is asked for. Default bash, sh, powershell, cmd, as Argo
 // CD's.
