@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,16 +24,16 @@ func (r *Reader) Actions(ctx context.Context, app *v1alpha1.Application, ref Res
 	if err != nil {
 		return nil, err
 	}
-	set, err := r.actionSet(ctx)
+	set, err := r.ActionSet(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return set.For(ctx, obj)
 }
 
-// actionSet is the actions argocd-cm's customizations make; a broken
-// customization fails the actions of its kinds only.
-func (r *Reader) actionSet(ctx context.Context) (*actions.Set, error) {
+// ActionSet is the built-in actions and argocd-cm's customizations; a
+// broken customization fails the actions of its kinds only.
+func (r *Reader) ActionSet(ctx context.Context) (*actions.Set, error) {
 	cm, err := settings.LoadArgoCD(ctx, r.Client, r.Namespace)
 	if err != nil {
 		return nil, err
@@ -54,11 +53,11 @@ func (r *Reader) RunAction(ctx context.Context, app *v1alpha1.Application, ref R
 	if err != nil {
 		return err
 	}
-	set, err := r.actionSet(ctx)
+	set, err := r.ActionSet(ctx)
 	if err != nil {
 		return err
 	}
-	res, err := set.Run(ctx, live, name, params, time.Now())
+	res, err := set.Run(ctx, live, name, params)
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,12 @@ func (s *Server) listActions(r *http.Request, c *caller) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	list, err := s.state.Actions(r.Context(), app, refFromQuery(r))
+	var list []actions.Action
+	if ref := refFromQuery(r); isAppItself(app, ref) {
+		list, err = s.appActions(r.Context(), app)
+	} else {
+		list, err = s.state.Actions(r.Context(), app, ref)
+	}
 	if list == nil {
 		list = []actions.Action{}
 	}
@@ -72,7 +77,14 @@ func (s *Server) runAction(r *http.Request, c *caller) (any, error) {
 	if object := s.appObject(app); !c.can(rbac.ResourceApplications, permission, object) {
 		return nil, c.forbidden(rbac.ResourceApplications, permission, object)
 	}
-	err = s.state.RunAction(r.Context(), app, ref, name, params)
+	if isAppItself(app, ref) {
+		err = s.runAppAction(r.Context(), c, app, name, params)
+	} else {
+		err = s.state.RunAction(r.Context(), app, ref, name, params)
+		if err == nil {
+			s.audit(r.Context(), c, app, reasonActionRan, fmt.Sprintf("ran action %s on resource %s/%s/%s", name, ref.Group, ref.Kind, ref.Name))
+		}
+	}
 	var unknown actions.ErrUnknown
 	if errors.As(err, &unknown) {
 		return nil, badRequest(err.Error())

@@ -21,6 +21,7 @@ const (
 	reasonUpdated   = "ResourceUpdated"
 	reasonDeleted   = "ResourceDeleted"
 	reasonOperation = "OperationStarted"
+	reasonActionRan = "ResourceActionRan"
 )
 
 // audit records what a caller did to an Application or AppProject as a

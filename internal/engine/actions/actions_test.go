@@ -1,10 +1,11 @@
 package actions
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
@@ -18,77 +19,119 @@ func obj(t testing.TB, y string) *unstructured.Unstructured {
 	return u
 }
 
-var now = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+// listed is the actions offered, disabled ones starred.
+func listed(list []Action) string {
+	var names []string
+	for _, a := range list {
+		n := a.Name
+		if a.Disabled {
+			n += "*"
+		}
+		names = append(names, n)
+	}
+	return strings.Join(names, " ")
+}
 
-func TestActions(t *testing.T) {
-	deploy := "{apiVersion: apps/v1, kind: Deployment, metadata: {name: web}, spec: {template: {metadata: {labels: {app: web}}}}}"
+func TestBuiltinActions(t *testing.T) {
+	ctx := context.Background()
+	set, err := NewSet(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deploy := "{apiVersion: apps/v1, kind: Deployment, metadata: {name: web}, spec: {replicas: 1, template: {metadata: {labels: {app: web}}}}}"
 	running := "{apiVersion: batch/v1, kind: CronJob, metadata: {name: nightly, namespace: shop, uid: u1}, spec: {schedule: '@daily', jobTemplate: {metadata: {labels: {job: nightly}}, spec: {template: {spec: {restartPolicy: Never}}}}}}"
 	paused := "{apiVersion: batch/v1, kind: CronJob, metadata: {name: nightly}, spec: {suspend: true, jobTemplate: {spec: {}}}}"
 	for _, tc := range []struct {
 		obj, action string
-		list        string // the actions offered, disabled ones starred
+		params      map[string]string
+		list        string
 		check       func(Result) string
-		err         bool
+		want        string // what check reads, or the error
 	}{
-		{deploy, "restart", "[restart]", func(r Result) string {
-			v, _, _ := unstructured.NestedString(r.Modified.Object, "spec", "template", "metadata", "annotations", restartedAt)
-			return v
-		}, false},
-		{running, "suspend", "[create-job resume* suspend]", func(r Result) string {
+		{deploy, "restart", nil, "pause restart resume* scale", func(r Result) string {
+			v, _, _ := unstructured.NestedString(r.Modified.Object, "spec", "template", "metadata", "annotations", "kubectl.kubernetes.io/restartedAt")
+			return fmt.Sprint(len(v) == len("2006-01-02T15:04:05Z"))
+		}, "true"},
+		{deploy, "scale", map[string]string{"replicas": "4"}, "pause restart resume* scale", func(r Result) string {
+			v, _, _ := unstructured.NestedInt64(r.Modified.Object, "spec", "replicas")
+			return fmt.Sprint(v)
+		}, "4"},
+		{deploy, "scale", map[string]string{"replicas": "many"}, "pause restart resume* scale", nil, "invalid number: many"},
+		{running, "suspend", nil, "create-job suspend", func(r Result) string {
 			v, _, _ := unstructured.NestedBool(r.Modified.Object, "spec", "suspend")
 			return fmt.Sprint(v)
-		}, false},
-		{paused, "resume", "[create-job resume suspend*]", func(r Result) string {
+		}, "true"},
+		{paused, "resume", nil, "create-job resume", func(r Result) string {
 			v, _, _ := unstructured.NestedBool(r.Modified.Object, "spec", "suspend")
 			return fmt.Sprint(v)
-		}, false},
-		{paused, "suspend", "[create-job resume suspend*]", nil, true},
-		{running, "create-job", "[create-job resume* suspend]", func(r Result) string {
+		}, "false"},
+		{running, "create-job", nil, "create-job suspend", func(r Result) string {
 			j := r.Created[0]
-			return fmt.Sprint(j.GetKind(), " ", j.GetNamespace(), "/", j.GetName(), " ", j.GetLabels()["job"], " ", j.GetOwnerReferences()[0].Name, " ", j.GetAnnotations()["cronjob.kubernetes.io/instantiate"])
-		}, false},
-		{"{apiVersion: v1, kind: ConfigMap, metadata: {name: c}}", "restart", "[]", nil, true},
+			return fmt.Sprint(j.GetKind(), " ", j.GetNamespace(), " ", strings.HasPrefix(j.GetName(), "nightly-"), " ", j.GetLabels()["job"], " ",
+				j.GetOwnerReferences()[0].Name, " ", j.GetAnnotations()["cronjob.kubernetes.io/instantiate"])
+		}, "Job shop true nightly nightly manual"},
+		{"{apiVersion: v1, kind: ConfigMap, metadata: {name: c}}", "restart", nil, "", nil, "action restart is not available for ConfigMap"},
 	} {
 		o := obj(t, tc.obj)
-		var names []string
-		for _, a := range For(o) {
-			n := a.Name
-			if a.Disabled {
-				n += "*"
-			}
-			names = append(names, n)
+		list, err := set.For(ctx, o)
+		if got := listed(list); err != nil || got != tc.list {
+			t.Errorf("%s: actions %q, %v; want %q", o.GetKind(), got, err, tc.list)
 		}
-		if got := fmt.Sprint(names); got != tc.list && !(tc.list == "[]" && len(names) == 0) {
-			t.Errorf("%s: actions %s, want %s", o.GetKind(), got, tc.list)
-		}
-		res, err := Run(o, tc.action, now)
-		if (err != nil) != tc.err {
-			t.Errorf("%s %s: %v", o.GetKind(), tc.action, err)
-			continue
-		}
+		res, err := set.Run(ctx, o, tc.action, tc.params)
+		got := ""
 		if err != nil {
-			continue
+			got = err.Error()
+		} else {
+			got = tc.check(res)
 		}
-		want := map[string]string{"restart": "2026-11-23T10:00:00Z", "suspend": "true", "resume": "false",
-			"create-job": "Job shop/nightly-1795428000 nightly nightly manual"}[tc.action]
-		if got := tc.check(res); got != want {
-			t.Errorf("%s %s: %q, want %q", o.GetKind(), tc.action, got, want)
+		if !strings.HasSuffix(got, tc.want) {
+			t.Errorf("%s %s: %q, want %q", o.GetKind(), tc.action, got, tc.want)
 		}
 	}
 	var unknown ErrUnknown
-	if _, err := Run(obj(t, deploy), "explode", now); !errors.As(err, &unknown) {
+	if _, err := set.Run(ctx, obj(t, deploy), "explode", nil); !errors.As(err, &unknown) {
 		t.Errorf("an unknown action: %v", err)
 	}
 }
 
-func ExampleRun() {
+func TestActionOfPath(t *testing.T) {
+	for p, want := range map[string]string{
+		"apps/Deployment/actions/discovery.lua":         "apps/Deployment|",
+		"apps/Deployment/actions/scale/action.lua":      "apps/Deployment|scale",
+		"Pod/actions/evict/action.lua":                  "Pod|evict",
+		"apps/Deployment/health.lua":                    "!",
+		"apps/Deployment/actions/testdata/x/action.lua": "!",
+		"apps/Deployment/actions/action.lua":            "!",
+	} {
+		dir, name, ok := actionOfPath(p)
+		got := dir + "|" + name
+		if !ok {
+			got = "!"
+		}
+		if got != want {
+			t.Errorf("%s: %q, want %q", p, got, want)
+		}
+	}
+	if gk := groupKindOfDir("Pod"); gk.Group != "" || gk.Kind != "Pod" {
+		t.Errorf("a core kind's directory: %v", gk)
+	}
+}
+
+func ExampleSet_Run() {
+	ctx := context.Background()
+	set, _ := NewSet(nil) // the built-in actions only
 	deploy := &unstructured.Unstructured{}
-	_ = yaml.Unmarshal([]byte("{apiVersion: apps/v1, kind: Deployment, metadata: {name: web}, spec: {template: {}}}"), &deploy.Object)
-	fmt.Println(For(deploy)[0].Name)
-	res, _ := Run(deploy, "restart", time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
-	annotations, _, _ := unstructured.NestedStringMap(res.Modified.Object, "spec", "template", "metadata", "annotations")
-	fmt.Println(annotations["kubectl.kubernetes.io/restartedAt"])
+	_ = yaml.Unmarshal([]byte("{apiVersion: apps/v1, kind: Deployment, metadata: {name: web}, spec: {replicas: 1, template: {}}}"), &deploy.Object)
+	list, _ := set.For(ctx, deploy)
+	for _, a := range list {
+		fmt.Println(a.Name, a.Disabled, a.Params)
+	}
+	res, _ := set.Run(ctx, deploy, "scale", map[string]string{"replicas": "3"})
+	fmt.Println(res.Modified.Object["spec"].(map[string]any)["replicas"])
 	// Output:
-	// restart
-	// 2026-11-23T10:00:00Z
+	// pause false []
+	// restart false []
+	// resume true []
+	// scale false [{replicas}]
+	// 3
 }

@@ -255,6 +255,20 @@ func TestUIWithController(t *testing.T) {
 		}
 		return ""
 	})
+	// Scale, an action of Argo CD's library with a parameter.
+	p.Do("scaling it to 1", chromedp.Click(chromedp.CSS("#resource-actions")), chromedp.WaitVisible(chromedp.CSS("dialog[open] #action-param-scale-replicas")),
+		chromedp.Click(chromedp.CSS("#action-scale")), chromedp.SendKeys(chromedp.CSS("#action-param-scale-replicas"), "1"),
+		chromedp.Click(chromedp.CSS("#dialog-ok")))
+	eventually.String(t, "the scale action reaching the Deployment", func() string {
+		scaled := &appsv1.Deployment{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: dest, Name: "guestbook-ui"}, scaled); err != nil {
+			t.Fatal(err)
+		}
+		if r := scaled.Spec.Replicas; r != nil && *r != 1 {
+			return fmt.Sprintf("replicas %d", *r)
+		}
+		return ""
+	})
 	p.Do("closing the panel", chromedp.Click(chromedp.CSS("#close-panel")))
 
 	// A new commit, synced, then rolled back to the first from the history.

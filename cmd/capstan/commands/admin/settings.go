@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/cmd/capstan/commands/cmdutil"
 	"github.com/capstan-cd/capstan/internal/engine/actions"
 	"github.com/capstan-cd/capstan/internal/engine/health"
@@ -341,7 +341,7 @@ func newAdminRunActionCommand(sf *settingsFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res, err := set.Run(cmd.Context(), obj, args[1], values, time.Now())
+			res, err := set.Run(cmd.Context(), obj, args[1], values)
 			if err != nil {
 				return err
 			}
@@ -406,7 +406,7 @@ func newAdminSettingsValidateCommand(sf *settingsFlags) *cobra.Command {
 					return "custom health checks compile", err
 				}},
 				{"repositories", func() (string, error) {
-					repos, err := settings.RepositorySecrets(ctx, r, ns, false)
+					repos, err := settings.RepositorySecrets(ctx, r, ns, v1alpha1.SecretTypeRepository)
 					return fmt.Sprintf("%d repositories", len(repos)), err
 				}},
 			}

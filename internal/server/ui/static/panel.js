@@ -208,18 +208,23 @@ async function showEvents(app, res, box) {
       h('td', {}, e.message || ''), h('td', {}, String(e.count || 1)), h('td', {}, e.lastTimestamp || e.eventTime || ''))))));
 }
 
-// actionsDialog offers the resource's actions (restart, suspend, …).
+// actionsDialog offers the resource's actions (restart, scale, …), with
+// a field for each parameter an action asks for (scale's replicas).
 async function actionsDialog(app, res) {
   const found = await api(`${appPath(app)}/resource/actions?${resourceQuery(app, res)}`);
   const actions = (found.actions || []).filter((a) => !a.disabled);
   if (actions.length === 0) return showError(new Error(`${res.kind} ${res.name} has no actions`));
-  dialog(`Run an action on ${res.kind} ${res.name}`, actions.map((a, i) => h('label', { class: 'check' },
-    h('input', { type: 'radio', name: 'action', value: a.name, id: 'action-' + a.name, checked: i === 0 }), ' ', a.displayName || a.name)),
+  const paramID = (a, p) => `action-param-${a.name}-${p.name}`;
+  dialog(`Run an action on ${res.kind} ${res.name}`, actions.map((a, i) => h('div', {}, h('label', { class: 'check' },
+    h('input', { type: 'radio', name: 'action', value: a.name, id: 'action-' + a.name, checked: i === 0 }), ' ', a.displayName || a.name),
+  (a.params || []).map((p) => h('label', { class: 'field' }, `${p.name} `, h('input', { type: 'text', id: paramID(a, p), name: paramID(a, p) }))))),
   'Run', async (el) => {
     const q = resourceQuery(app, res);
+    const chosen = actions.find((a) => a.name === el.action.value);
+    const resourceActionParameters = (chosen.params || []).map((p) => ({ name: p.name, value: el[paramID(chosen, p)].value }));
     await api(`${appPath(app)}/resource/actions/v2`, { method: 'POST', body: JSON.stringify({
       name: app.metadata.name, appNamespace: app.metadata.namespace, namespace: res.namespace || '', resourceName: res.name,
-      version: q.get('version'), group: res.group || '', kind: res.kind, action: el.action.value }) });
+      version: q.get('version'), group: res.group || '', kind: res.kind, action: chosen.name, resourceActionParameters }) });
   });
 }
 
