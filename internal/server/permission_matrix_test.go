@@ -76,7 +76,7 @@ type matrix struct {
 func newMatrix(t *testing.T) *matrix {
 	localcluster.Need(t)
 	t.Helper()
-	f := start(t, true)
+	f := startWith(t, Options{Insecure: true, HydratorEnabled: true})
 	ctx := context.Background()
 	m := &matrix{fixture: f, destA: kubeCluster.NewNamespace(t), destB: kubeCluster.NewNamespace(t)}
 	remote := gitserver.NewLocalRepo(t)
@@ -111,6 +111,8 @@ func newMatrix(t *testing.T) *matrix {
 		project("team-b", m.destB),
 		secret("repo-b", v1alpha1.SecretTypeRepository, map[string]string{"url": "https://git.example.com/b.git", "username": "b", "password": "PLANTED-REPO-PASSWORD", "project": "team-b"}, nil),
 		secret("creds-org", v1alpha1.SecretTypeRepoCredentials, map[string]string{"url": "https://git.example.com/org", "username": "o", "password": "PLANTED-TEMPLATE-PASSWORD"}, nil),
+		secret("write-repo-b", v1alpha1.SecretTypeRepositoryWrite, map[string]string{"url": "https://git.example.com/b.git", "username": "b", "password": "PLANTED-REPO-PASSWORD", "project": "team-b"}, nil),
+		secret("write-creds-org", v1alpha1.SecretTypeRepoWriteCredentials, map[string]string{"url": "https://git.example.com/org", "username": "o", "password": "PLANTED-TEMPLATE-PASSWORD"}, nil),
 		secret("cluster-b", v1alpha1.SecretTypeCluster, map[string]string{"server": "https://b.example.com", "name": "b", "project": "team-b",
 			"config": `{"bearerToken":"PLANTED-CLUSTER-TOKEN"}`}, map[string]string{corev1.LastAppliedConfigAnnotation: `{"config":"PLANTED-CLUSTER-TOKEN"}`}),
 	} {
@@ -332,6 +334,25 @@ func (m *matrix) rows() []matrixRow {
 			want: allow(200, 403, 403, 403, 403, 401)},
 		{method: "DELETE", path: "/api/v1/repocreds/" + esc("https://git.example.com/missing"), want: allow(404, 403, 403, 403, 403, 401)},
 
+		// The source hydrator's push credentials: team-b's and a template.
+		// The repository admin of team-a holds "repositories" only.
+		{method: "GET", path: "/api/v1/write-repositories", want: allow(200, 200, 200, 200, 200, 401)},
+		{method: "GET", path: "/api/v1/write-repositories/" + repoB, want: allow(200, 200, 403, 403, 403, 401)},
+		{method: "POST", path: "/api/v1/write-repositories", body: `{"repo":"https://charts.example.com","type":"helm","project":"team-b","username":"u","password":"p"}`,
+			want: allow(200, 403, 403, 403, 403, 401), after: m.deleteRepo("https://charts.example.com")},
+		{method: "POST", path: "/api/v1/write-repositories", body: `{"repo":"https://charts.example.com","type":"helm","project":"team-b"}`, want: allow(400, 403, 403, 403, 403, 401)},
+		{method: "PUT", path: "/api/v1/write-repositories/" + repoB, body: `{"repo":"https://git.example.com/b.git","type":"helm","project":"team-b","username":"b","password":"PLANTED-REPO-PASSWORD"}`,
+			want: allow(200, 403, 403, 403, 403, 401)},
+		{method: "DELETE", path: "/api/v1/write-repositories/" + esc("https://git.example.com/missing.git"), want: allow(404, 403, 403, 403, 403, 401)},
+		{method: "POST", path: "/api/v1/write-repositories/" + repoB + "/validate", body: `{"type":"helm","project":"team-b"}`, want: allow(200, 403, 403, 403, 403, 401)},
+		{method: "GET", path: "/api/v1/write-repocreds", want: allow(200, 200, 200, 200, 200, 401)},
+		{method: "GET", path: "/api/v1/write-repocreds/" + esc("https://git.example.com/org"), want: allow(200, 200, 403, 403, 403, 401)},
+		{method: "POST", path: "/api/v1/write-repocreds", body: `{"url":"https://git.example.com/other","username":"u","password":"p"}`, want: allow(200, 403, 403, 403, 403, 401),
+			after: m.deleteRepo("https://git.example.com/other")},
+		{method: "PUT", path: "/api/v1/write-repocreds/" + esc("https://git.example.com/org"), body: `{"url":"https://git.example.com/org","username":"o","password":"PLANTED-TEMPLATE-PASSWORD"}`,
+			want: allow(200, 403, 403, 403, 403, 401)},
+		{method: "DELETE", path: "/api/v1/write-repocreds/" + esc("https://git.example.com/missing"), want: allow(404, 403, 403, 403, 403, 401)},
+
 		// Clusters: team-b's.
 		{method: "GET", path: "/api/v1/clusters", want: allow(200, 200, 200, 200, 200, 401)},
 		{method: "GET", path: "/api/v1/clusters/" + clusterB, want: allow(200, 200, 403, 403, 403, 401)},
@@ -369,11 +390,12 @@ func (m *matrix) rows() []matrixRow {
 // deleteRepo removes the repository (or template) Secret of url.
 func (m *matrix) deleteRepo(repoURL string) func() {
 	return func() {
-		all, _ := settings.RepositorySecrets(context.Background(), m.c, m.ns, false)
-		templates, _ := settings.RepositorySecrets(context.Background(), m.c, m.ns, true)
-		for _, r := range append(all, templates...) {
-			if r.URL == repoURL {
-				_ = m.c.Delete(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: r.SecretName, Namespace: m.ns}})
+		for _, kind := range []string{v1alpha1.SecretTypeRepository, v1alpha1.SecretTypeRepoCredentials, v1alpha1.SecretTypeRepositoryWrite, v1alpha1.SecretTypeRepoWriteCredentials} {
+			all, _ := settings.RepositorySecrets(context.Background(), m.c, m.ns, kind)
+			for _, r := range all {
+				if r.URL == repoURL {
+					_ = m.c.Delete(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: r.SecretName, Namespace: m.ns}})
+				}
 			}
 		}
 	}

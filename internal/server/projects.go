@@ -153,7 +153,7 @@ func (s *Server) getDetailedProject(r *http.Request, c *caller) (any, error) {
 		return nil, err
 	}
 	name := p.Name
-	repos, err := settings.RepositorySecrets(r.Context(), s.opts.Client, s.opts.Namespace, false)
+	repos, err := settings.RepositorySecrets(r.Context(), s.opts.Client, s.opts.Namespace, v1alpha1.SecretTypeRepository)
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ func (s *Server) exploreRoutes() {
 // stored one of the project, when there is one): 403 when not.
 func (s *Server) mayExplore(r *http.Request, c *caller, url, proj string) error {
 	repo := &settings.Repository{URL: url}
-	all, err := settings.RepositorySecrets(r.Context(), s.opts.Client, s.opts.Namespace, false)
+	all, err := settings.RepositorySecrets(r.Context(), s.opts.Client, s.opts.Namespace, v1alpha1.SecretTypeRepository)
 	if err != nil {
 		return err
 	}

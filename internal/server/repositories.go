@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -25,40 +26,76 @@ func repoObject(r *settings.Repository) string {
 	return r.URL
 }
 
-// repositoryRoutes serves repositories (templates false, under
-// /api/v1/repositories) or credential templates (under /api/v1/repocreds);
-// both are the "repositories" RBAC resource, as in Argo CD.
+// repositoryRoutes serves repositories (under /api/v1/repositories) or
+// credential templates (templates, under /api/v1/repocreds), or their
+// push credentials for the source hydrator (write, under
+// /api/v1/write-repositories and /api/v1/write-repocreds). As in Argo CD,
+// the first two are the "repositories" RBAC resource and the push
+// credentials "write-repositories", served only while the hydrator is on.
 type repositoryRoutes struct {
-	s         *Server
-	templates bool
-	what      string
+	s                *Server
+	templates, write bool
+	what             string
+	resource         rbac.Resource
 }
 
 // repositoryServiceRoutes registers the repository service and the
 // repository credentials service, which share their handlers.
 func (s *Server) repositoryServiceRoutes() {
-	s.repositoryRoutes("/api/v1/repositories", false)
-	s.mux.HandleFunc("POST /api/v1/repositories/{url}/validate", s.api(s.validateRepository))
-	s.repositoryRoutes("/api/v1/repocreds", true)
+	s.repositoryRoutes("/api/v1/repositories", false, false)
+	s.mux.HandleFunc("POST /api/v1/repositories/{url}/validate", s.api(s.validateRepository(false)))
+	s.repositoryRoutes("/api/v1/repocreds", true, false)
+	s.repositoryRoutes("/api/v1/write-repositories", false, true)
+	s.mux.HandleFunc("POST /api/v1/write-repositories/{url}/validate", s.api(s.validateRepository(true)))
+	s.repositoryRoutes("/api/v1/write-repocreds", true, true)
 }
 
-func (s *Server) repositoryRoutes(prefix string, templates bool) {
-	rr := &repositoryRoutes{s: s, templates: templates, what: map[bool]string{false: "repository", true: "repository credentials"}[templates]}
-	s.mux.HandleFunc("GET "+prefix, s.api(rr.list))
-	s.mux.HandleFunc("GET "+prefix+"/{url}", s.api(rr.get))
-	s.mux.HandleFunc("POST "+prefix, s.api(rr.create))
-	s.mux.HandleFunc("DELETE "+prefix+"/{url}", s.api(rr.delete))
-	s.mux.HandleFunc("PUT "+prefix+"/{url}", s.api(rr.update))
+func (s *Server) repositoryRoutes(prefix string, templates, write bool) {
+	rr := &repositoryRoutes{s: s, templates: templates, write: write, what: map[bool]string{false: "repository", true: "repository credentials"}[templates],
+		resource: rbac.ResourceRepositories}
+	if write {
+		rr.what, rr.resource = "write "+rr.what, rbac.ResourceWriteRepositories
+	}
+	for _, route := range []struct {
+		pattern string
+		handle  func(*http.Request, *caller) (any, error)
+	}{{"GET " + prefix, rr.list}, {"GET " + prefix + "/{url}", rr.get}, {"POST " + prefix, rr.create},
+		{"DELETE " + prefix + "/{url}", rr.delete}, {"PUT " + prefix + "/{url}", rr.update}} {
+		s.mux.HandleFunc(route.pattern, s.api(s.whenHydrating(write, route.handle)))
+	}
+}
+
+// errHydratorDisabled answers calls for push credentials while the
+// source hydrator is off, as Argo CD's API server does.
+var errHydratorDisabled = withStatus(http.StatusNotImplemented, errors.New("hydrator is disabled"))
+
+// whenHydrating serves handle, or, for push credentials (write) while the
+// hydrator is off, errHydratorDisabled.
+func (s *Server) whenHydrating(write bool, handle func(*http.Request, *caller) (any, error)) func(*http.Request, *caller) (any, error) {
+	if !write {
+		return handle
+	}
+	return func(r *http.Request, c *caller) (any, error) {
+		if !s.opts.HydratorEnabled {
+			return nil, errHydratorDisabled
+		}
+		return handle(r, c)
+	}
+}
+
+// secretType is the label of the Secrets these routes serve.
+func (rr *repositoryRoutes) secretType() string {
+	return settings.RepoSecretType(rr.templates, rr.write)
 }
 
 func (rr *repositoryRoutes) list(r *http.Request, c *caller) (any, error) {
-	all, err := settings.RepositorySecrets(r.Context(), rr.s.opts.Client, rr.s.opts.Namespace, rr.templates)
+	all, err := settings.RepositorySecrets(r.Context(), rr.s.opts.Client, rr.s.opts.Namespace, rr.secretType())
 	if err != nil {
 		return nil, err
 	}
 	var visible []*settings.Repository
 	for _, repo := range all {
-		if c.can(rbac.ResourceRepositories, rbac.ActionGet, repoObject(repo)) {
+		if c.can(rr.resource, rbac.ActionGet, repoObject(repo)) {
 			visible = append(visible, repo)
 		}
 	}
@@ -79,7 +116,7 @@ func (rr *repositoryRoutes) list(r *http.Request, c *caller) (any, error) {
 // a caller who may not see it) when there is none.
 func (rr *repositoryRoutes) find(r *http.Request, c *caller, action rbac.Action) (*settings.Repository, error) {
 	url := r.PathValue("url")
-	all, err := settings.RepositorySecrets(r.Context(), rr.s.opts.Client, rr.s.opts.Namespace, rr.templates)
+	all, err := settings.RepositorySecrets(r.Context(), rr.s.opts.Client, rr.s.opts.Namespace, rr.secretType())
 	if err != nil {
 		return nil, err
 	}
@@ -92,12 +129,12 @@ func (rr *repositoryRoutes) find(r *http.Request, c *caller, action rbac.Action)
 		if strings.TrimSuffix(repo.URL, "/") != strings.TrimSuffix(url, "/") {
 			continue
 		}
-		if err := c.may(rbac.ResourceRepositories, action, repoObject(repo)); err != nil {
+		if err := c.may(rr.resource, action, repoObject(repo)); err != nil {
 			return nil, err
 		}
 		return repo, nil
 	}
-	if err := c.may(rbac.ResourceRepositories, action, url); err != nil {
+	if err := c.may(rr.resource, action, url); err != nil {
 		return nil, err
 	}
 	return nil, notFound(fmt.Sprintf("%s %s not found", rr.what, url))
@@ -154,9 +191,12 @@ func (rr *repositoryRoutes) create(r *http.Request, c *caller) (any, error) {
 	if repo.Type != "" && repo.Type != "git" && repo.Type != "helm" {
 		return nil, badRequest(fmt.Sprintf("repository type %q: use git or helm", repo.Type))
 	}
-	repo.Template = rr.templates
-	if err := c.may(rbac.ResourceRepositories, rbac.ActionCreate, repoObject(repo)); err != nil {
+	repo.Template, repo.Write = rr.templates, rr.write
+	if err := c.may(rr.resource, rbac.ActionCreate, repoObject(repo)); err != nil {
 		return nil, err
+	}
+	if rr.write && !repo.HasCredentials() {
+		return nil, badRequest("missing credentials in request")
 	}
 	if !rr.templates && repo.Type != "helm" {
 		if err := rr.s.testRepository(r.Context(), repo); err != nil {
@@ -181,8 +221,8 @@ func (rr *repositoryRoutes) update(r *http.Request, c *caller) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	repo.URL, repo.Template = found.URL, rr.templates
-	if err := c.may(rbac.ResourceRepositories, rbac.ActionUpdate, repoObject(repo)); err != nil {
+	repo.URL, repo.Template, repo.Write = found.URL, rr.templates, rr.write
+	if err := c.may(rr.resource, rbac.ActionUpdate, repoObject(repo)); err != nil {
 		return nil, err
 	}
 	if !rr.templates && repo.Type != "helm" {
@@ -231,11 +271,20 @@ func (s *Server) testRepository(ctx context.Context, repo *settings.Repository) 
 	return nil
 }
 
-// validateRepository answers POST /api/v1/repositories/{url}/validate:
+// validateRepository answers POST /api/v1/repositories/{url}/validate
+// (and, with write, /api/v1/write-repositories/{url}/validate, which
+// checks push credentials while the hydrator is on):
 // whether the repository can be reached with the credentials given (or,
 // when none are given, those of a matching credential template), as Argo
 // CD's CLI checks before it adds one.
-func (s *Server) validateRepository(r *http.Request, c *caller) (any, error) {
+func (s *Server) validateRepository(write bool) func(*http.Request, *caller) (any, error) {
+	resource := map[bool]rbac.Resource{false: rbac.ResourceRepositories, true: rbac.ResourceWriteRepositories}[write]
+	return s.whenHydrating(write, func(r *http.Request, c *caller) (any, error) {
+		return s.validateRepositoryAs(r, c, resource, write)
+	})
+}
+
+func (s *Server) validateRepositoryAs(r *http.Request, c *caller, resource rbac.Resource, write bool) (any, error) {
 	var q struct {
 		Username          string `json:"username"`
 		Password          string `json:"password"`
@@ -275,11 +324,11 @@ func (s *Server) validateRepository(r *http.Request, c *caller) (any, error) {
 		SSHPrivateKey: q.SSHPrivateKey, Insecure: q.Insecure, Project: q.Project, EnableOCI: q.EnableOCI,
 		TLSClientCertData: q.TLSClientCertData, TLSClientCertKey: q.TLSClientCertKey, BearerToken: q.BearerToken, Proxy: q.Proxy, NoProxy: q.NoProxy,
 		GitHubApp: q.GitHubApp}
-	if object := repoObject(repo); !c.can(rbac.ResourceRepositories, rbac.ActionCreate, object) {
-		return nil, c.forbidden(rbac.ResourceRepositories, rbac.ActionCreate, object)
+	if object := repoObject(repo); !c.can(resource, rbac.ActionCreate, object) {
+		return nil, c.forbidden(resource, rbac.ActionCreate, object)
 	}
 	if !repo.HasCredentials() {
-		stored, err := (&settings.RepoCredentials{Reader: s.opts.Client, Namespace: s.opts.Namespace}).Lookup(r.Context(), repo.URL, repo.Project)
+		stored, err := (&settings.RepoCredentials{Reader: s.opts.Client, Namespace: s.opts.Namespace, Write: write}).Lookup(r.Context(), repo.URL, repo.Project)
 		if err != nil {
 			return nil, err
 		}

@@ -87,6 +87,10 @@ type Options struct {
 	// DisableSyncReplace refuses syncs asking for Replace=true, as Argo
 	// CD's server.sync.replace.allowed "false". Default false.
 	DisableSyncReplace bool
+	// HydratorEnabled serves the source hydrator's push credentials
+	// (/api/v1/write-repositories, /api/v1/write-repocreds), as Argo CD's
+	// hydrator.enabled does; off, they answer 501 "hydrator is disabled".
+	HydratorEnabled bool
 	// XFrameOptions and ContentSecurityPolicy are the web UI page's
 	// headers (see ui.Options). Default: ui's defaults.
 	XFrameOptions, ContentSecurityPolicy string

@@ -449,7 +449,7 @@ func TestUICreateAppAndRepositories(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#repo-submit")))
 	p.Until("saved", `!!document.querySelector('`+row+`') && document.querySelector('`+row+`').innerText.includes('default') &&
 		document.querySelector('#repo-submit').innerText === 'Connect'`, 20*time.Second)
-	if repos, err := settings.RepositorySecrets(ctx, f.c, f.ns, false); err != nil || len(repos) != 1 || repos[0].Project != "default" ||
+	if repos, err := settings.RepositorySecrets(ctx, f.c, f.ns, v1alpha1.SecretTypeRepository); err != nil || len(repos) != 1 || repos[0].Project != "default" ||
 		repos[0].Password != git.Password || repos[0].Username != git.Username {
 		t.Errorf("the edited repository: %v (%d stored)", err, len(repos))
 	}
@@ -469,7 +469,7 @@ func TestUICreateAppAndRepositories(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS("#creds-password"), git.Password),
 		chromedp.Click(chromedp.CSS("#creds-submit")))
 	p.Until("saved", `document.querySelector('#creds-submit').innerText === 'Add'`, 10*time.Second)
-	if creds, err := settings.RepositorySecrets(ctx, f.c, f.ns, true); err != nil || len(creds) != 1 || creds[0].Proxy != "http://proxy.example.com:3128" ||
+	if creds, err := settings.RepositorySecrets(ctx, f.c, f.ns, v1alpha1.SecretTypeRepoCredentials); err != nil || len(creds) != 1 || creds[0].Proxy != "http://proxy.example.com:3128" ||
 		creds[0].Password != git.Password {
 		t.Errorf("the edited template: %v (%d stored)", err, len(creds))
 	}

@@ -33,6 +33,9 @@ type Repository struct {
 	SecretName string `json:"-"`
 	// Template is true for a repo-creds credential template.
 	Template bool `json:"-"`
+	// Write is true for push credentials (a repository-write Secret or a
+	// repo-write-creds template), which only the source hydrator uses.
+	Write bool `json:"-"`
 
 	// URL is the repository URL, or a credential template's URL prefix.
 	URL           string `json:"repo"`
@@ -148,6 +151,7 @@ func repositoryFromSecret(s *corev1.Secret) (*Repository, error) {
 	r := &Repository{
 		SecretName:        s.Name,
 		Template:          isTemplate(s.Labels[v1alpha1.LabelSecretType]),
+		Write:             isWrite(s.Labels[v1alpha1.LabelSecretType]),
 		URL:               str(repositorySecretURLKey),
 		Type:              str("type"),
 		Name:              str("name"),
@@ -198,6 +202,25 @@ func repositoryFromSecret(s *corev1.Secret) (*Repository, error) {
 // isTemplate reports whether a Secret type is a credential template.
 func isTemplate(secretType string) bool {
 	return secretType == v1alpha1.SecretTypeRepoCredentials || secretType == v1alpha1.SecretTypeRepoWriteCredentials
+}
+
+// isWrite reports whether a Secret type holds push credentials.
+func isWrite(secretType string) bool {
+	return secretType == v1alpha1.SecretTypeRepositoryWrite || secretType == v1alpha1.SecretTypeRepoWriteCredentials
+}
+
+// RepoSecretType is the secret-type label of repositories (or templates,
+// or, with write, push credentials).
+func RepoSecretType(template, write bool) string {
+	switch {
+	case template && write:
+		return v1alpha1.SecretTypeRepoWriteCredentials
+	case template:
+		return v1alpha1.SecretTypeRepoCredentials
+	case write:
+		return v1alpha1.SecretTypeRepositoryWrite
+	}
+	return v1alpha1.SecretTypeRepository
 }
 
 func secretRef(s *corev1.Secret) string { return "Secret/" + s.Namespace + "/" + s.Name }
@@ -373,12 +396,16 @@ func hostOf(repoURL string) string {
 }
 
 // Secret returns the Secret Argo CD would write for the repository (or,
-// with Template, the credential template): repo-<hash> or creds-<hash>,
-// the hash an FNV-32a of the URL and project.
+// with Template, the credential template; with Write, push credentials):
+// repo-<hash> or creds-<hash> (write-repo-, write-creds-), the hash an
+// FNV-32a of the URL and project.
 func (r *Repository) Secret(namespace string) *corev1.Secret {
-	prefix, kind := "repo", v1alpha1.SecretTypeRepository
+	prefix, kind := "repo", RepoSecretType(r.Template, r.Write)
 	if r.Template {
-		prefix, kind = "creds", v1alpha1.SecretTypeRepoCredentials
+		prefix = "creds"
+	}
+	if r.Write {
+		prefix = "write-" + prefix
 	}
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(r.URL))
@@ -422,13 +449,10 @@ func (r Repository) Redacted() Repository {
 	return r
 }
 
-// RepositorySecrets lists the repository Secrets (or, with templates, the
-// credential templates) of namespace.
-func RepositorySecrets(ctx context.Context, c client.Reader, namespace string, templates bool) ([]*Repository, error) {
-	kind := v1alpha1.SecretTypeRepository
-	if templates {
-		kind = v1alpha1.SecretTypeRepoCredentials
-	}
+// RepositorySecrets lists the Secrets of namespace labelled kind (see
+// RepoSecretType): repositories, credential templates, or push
+// credentials.
+func RepositorySecrets(ctx context.Context, c client.Reader, namespace, kind string) ([]*Repository, error) {
 	var list corev1.SecretList
 	if err := c.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabels{v1alpha1.LabelSecretType: kind}); err != nil {
 		return nil, fmt.Errorf("listing %s Secrets in %s: %w", kind, namespace, err)

@@ -222,7 +222,7 @@ func newRunCommand() *cobra.Command {
 			// check instead of an annotation on every Application.
 			changes := make(chan repo.Change, 64)
 			g.Go(func() error { return runController(ctx, f, svc, changes, shared) })
-			sf.appNS = f.appNS
+			sf.appNS, sf.hydrator = f.appNS, f.hydrator
 			g.Go(func() error {
 				return runServer(ctx, sf, f.namespace, log, svc, shared, func(c repo.Change) {
 					select {

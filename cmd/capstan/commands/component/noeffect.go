@@ -40,7 +40,6 @@ var noEffect = map[string]string{
 	"REDIS_COMPRESSION":                      "cached values are stored as they are",
 	"ARGOCD_DEFAULT_CACHE_EXPIRATION":        whyNoRedisCache,
 	"ARGOCD_APP_STATE_CACHE_EXPIRATION":      whyNoRedisCache,
-	"ARGOCD_HYDRATOR_ENABLED":                "the application controller hydrates (its --hydrator-enabled); the API server has no hydrator work",
 	"ARGOCD_GIT_MODULES_ENABLED":             whyNoSubmodules,
 
 	// The application controller.

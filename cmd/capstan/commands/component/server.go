@@ -40,6 +40,7 @@ type serverFlags struct {
 	extensions   string
 	replace      bool
 	appNS        []string
+	hydrator     bool
 }
 
 func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
@@ -89,6 +90,7 @@ func newServerCommand() *cobra.Command {
 	lf.add(cmd)
 	cmd.Flags().StringVar(&namespace, "namespace", "argocd", "control namespace holding Applications, AppProjects and settings")
 	cmd.Flags().StringSliceVar(&f.appNS, "application-namespaces", nil, "other namespaces (globs) whose Applications are served; their projects must list them in sourceNamespaces")
+	cmd.Flags().BoolVar(&f.hydrator, "hydrator-enabled", false, "serve the source hydrator's push credentials (write-repositories, write-repocreds; argocd-cmd-params-cm hydrator.enabled)")
 	rc.Add(cmd, "server/tls")
 	metrics.add(cmd, 8083)
 	bindEnv(cmd, serverEnv)
@@ -134,7 +136,7 @@ func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.
 	}
 	var srv *server.Server
 	err = kube.Until(ctx, log, "the API server's settings", kube.Backoff{}, func(ctx context.Context) (err error) {
-		srv, err = server.New(ctx, server.Options{Client: c, Informers: informers, Config: cfg, Renderer: r, Namespace: namespace, ApplicationNamespaces: f.appNS, Insecure: f.insecure, BaseHref: f.basehref, RootPath: f.rootpath, XFrameOptions: f.xFrame, ContentSecurityPolicy: f.csp, ExtensionsDir: f.extensions, DisableSyncReplace: !f.replace, Log: log, RepoChanged: repoChanged, Dex: dex,
+		srv, err = server.New(ctx, server.Options{Client: c, Informers: informers, Config: cfg, Renderer: r, Namespace: namespace, ApplicationNamespaces: f.appNS, Insecure: f.insecure, BaseHref: f.basehref, RootPath: f.rootpath, XFrameOptions: f.xFrame, ContentSecurityPolicy: f.csp, ExtensionsDir: f.extensions, DisableSyncReplace: !f.replace, HydratorEnabled: f.hydrator, Log: log, RepoChanged: repoChanged, Dex: dex,
 			AppSetPreview: cmdutil.AppSetPreview(r, c, namespace, scm)})
 		return err
 	})
