@@ -66,3 +66,21 @@ func TestSourceFlags(t *testing.T) {
 		t.Error("a multi-source change without --source-position was accepted")
 	}
 }
+
+// TestParameterFlag: -p NAME=VALUE sets a Helm parameter as --helm-set
+// does, and only on a Helm source, as Argo CD's; --env is taken and does
+// nothing, as in Argo CD.
+func TestParameterFlag(t *testing.T) {
+	app := &v1alpha1.Application{}
+	if err := applyFlags(t, app, "--repo", "https://charts.example.com", "--helm-chart", "web", "-p", "image.tag=1.2", "--parameter", "url=a=b", "--env", "prod"); err != nil {
+		t.Fatal(err)
+	}
+	got := app.Spec.Source.Helm.Parameters
+	if len(got) != 2 || got[0] != (v1alpha1.HelmParameter{Name: "image.tag", Value: "1.2"}) || got[1] != (v1alpha1.HelmParameter{Name: "url", Value: "a=b"}) {
+		t.Errorf("parameters: %+v", got)
+	}
+	kustomize := &v1alpha1.Application{Spec: v1alpha1.ApplicationSpec{Source: &v1alpha1.ApplicationSource{Kustomize: &v1alpha1.ApplicationSourceKustomize{}}}}
+	if err := applyFlags(t, kustomize, "-p", "a=b"); err == nil {
+		t.Error("a parameter was set on a Kustomize source")
+	}
+}

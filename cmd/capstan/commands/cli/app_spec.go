@@ -26,18 +26,18 @@ type specFlags struct {
 	syncPolicy                                   string
 	autoPrune, selfHeal, recurse                 bool
 	helmSets, helmSetStrings, values             []string
-	kustomizeImages, syncOptions                 []string
-	allowEmpty                                   bool
-	historyLimit                                 int
-	sourcePosition                               int
-	retry                                        retryFlags
+	// params are Argo CD's older form of --helm-set (-p NAME=VALUE);
+	// env is a flag Argo CD keeps and ignores.
+	params                       []string
+	env                          string
+	kustomizeImages, syncOptions []string
+	allowEmpty                   bool
+	historyLimit                 int
+	sourcePosition               int
+	retry                        retryFlags
 	sourceFlags
 	hydrator hydratorSpecFlags
 }
-
-// legacyAppFlags are Argo CD's flags of app create and app set (its
-// Ksonnet-era parameter and environment) that Capstan does not support.
-var legacyAppFlags = map[string]string{"parameter": "stringArray/p", "env": "string"}
 
 func (s *specFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&s.repo, "repo", "", "repository URL (Git, or a Helm repository with --helm-chart)")
@@ -55,6 +55,8 @@ func (s *specFlags) add(fs *pflag.FlagSet) {
 	fs.BoolVar(&s.recurse, "directory-recurse", false, "read manifests in subdirectories too")
 	fs.StringArrayVar(&s.helmSets, "helm-set", nil, "Helm parameter NAME=VALUE (repeatable)")
 	fs.StringArrayVar(&s.helmSetStrings, "helm-set-string", nil, "Helm string parameter NAME=VALUE (repeatable)")
+	fs.StringArrayVarP(&s.params, "parameter", "p", nil, "Helm parameter NAME=VALUE, as --helm-set (repeatable; Helm sources only)")
+	fs.StringVar(&s.env, "env", "", "kept for Argo CD's scripts: it has no effect, as in Argo CD")
 	fs.StringArrayVar(&s.values, "values", nil, "Helm values file in the repository (repeatable)")
 	fs.StringArrayVar(&s.kustomizeImages, "kustomize-image", nil, "Kustomize image override, such as nginx=nginx:1.27 (repeatable)")
 	fs.StringArrayVar(&s.syncOptions, "sync-option", nil, "sync option, such as CreateNamespace=true (repeatable)")
@@ -84,7 +86,7 @@ func (s *specFlags) apply(fs *pflag.FlagSet, app *v1alpha1.Application) error {
 			src = &spec.Sources[s.sourcePosition-1]
 		case s.sourcePosition > len(spec.Sources):
 			return fmt.Errorf("--source-position %d: application %s has %d sources", s.sourcePosition, app.Name, len(spec.Sources))
-		case changed("repo") || changed("path") || changed("revision") || changed("helm-chart") || changed("helm-set") ||
+		case changed("repo") || changed("path") || changed("revision") || changed("helm-chart") || changed("helm-set") || changed("parameter") ||
 			changed("helm-set-string") || changed("values") || changed("kustomize-image") || changed("directory-recurse") || changed("release-name"):
 			return fmt.Errorf("application %s has several sources: pick one with --source-position", app.Name)
 		default:
@@ -131,7 +133,10 @@ func (s *specFlags) apply(fs *pflag.FlagSet, app *v1alpha1.Application) error {
 			h.ValueFiles = append(h.ValueFiles, v)
 		}
 	}
-	for i, list := range [][]string{s.helmSets, s.helmSetStrings} {
+	if len(s.params) > 0 && src.Helm == nil && (src.Kustomize != nil || src.Directory != nil || src.Plugin != nil) {
+		return fmt.Errorf("application %s: parameters can only be set against Helm applications", app.Name)
+	}
+	for i, list := range [][]string{append(slices.Clone(s.helmSets), s.params...), s.helmSetStrings} {
 		for _, kv := range list {
 			name, value, ok := strings.Cut(kv, "=")
 			if !ok || name == "" {
@@ -312,7 +317,6 @@ func newAppCreateCommand(f *clientFlags) *cobra.Command {
 	cmd.Flags().BoolVar(&upsert, "upsert", false, "replace an existing Application with a different spec")
 	cmd.Flags().BoolVar(&validate, "validate", true, "check the source renders and the project allows the Application before creating it")
 	cmd.Flags().StringVarP(&appNamespace, "app-namespace", "N", "", "namespace of the Application")
-	cmdutil.Unsupported(cmd, legacyAppFlags)
 	return cmd
 }
 
@@ -337,7 +341,6 @@ func newAppSetCommand(f *clientFlags) *cobra.Command {
 	cmd.Flags().IntVar(&s.sourcePosition, "source-position", -1, "1-based position of the source to change, for a multi-source Application")
 	cmd.Flags().BoolVar(&validate, "validate", true, "check the source renders and the project allows the change first")
 	cmd.Flags().StringVarP(&appNamespace, "app-namespace", "N", "", "namespace of the Application")
-	cmdutil.Unsupported(cmd, legacyAppFlags)
 	return cmd
 }
 
@@ -378,7 +381,6 @@ func newAppAddSourceCommand(f *clientFlags) *cobra.Command {
 	s.add(cmd.Flags())
 	cmd.Flags().BoolVar(&validate, "validate", true, "check the new source renders and the project allows it first")
 	cmd.Flags().StringVarP(&appNamespace, "app-namespace", "N", "", "namespace of the Application")
-	cmdutil.Unsupported(cmd, legacyAppFlags)
 	return cmd
 }
 

@@ -39,7 +39,6 @@ func NewAppGenerateSpecCommand() *cobra.Command {
 	a.add(gen.Flags())
 	out.Add(gen, true)
 	gen.Flags().BoolVar(&validate, "validate", true, "kept for Argo CD's scripts: nothing is sent to a server to validate")
-	cmdutil.Unsupported(gen, legacyAppFlags)
 	return gen
 }
 
