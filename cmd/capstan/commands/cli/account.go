@@ -147,7 +147,7 @@ func newAccountCommand(f *clientFlags) *cobra.Command {
 			return nil
 		}),
 	}
-	cmd.AddCommand(userInfo, list, generateToken, deleteToken, updatePassword, canI, newAccountGetCommand(f), newAccountBcryptCommand())
+	cmd.AddCommand(userInfo, list, generateToken, deleteToken, updatePassword, canI, newAccountGetCommand(f), newAccountBcryptCommand(), newAccountSessionTokenCommand(f))
 	return cmd
 }
 

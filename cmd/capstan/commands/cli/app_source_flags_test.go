@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"encoding/base64"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -82,5 +84,28 @@ func TestParameterFlag(t *testing.T) {
 	kustomize := &v1alpha1.Application{Spec: v1alpha1.ApplicationSpec{Source: &v1alpha1.ApplicationSource{Kustomize: &v1alpha1.ApplicationSourceKustomize{}}}}
 	if err := applyFlags(t, kustomize, "-p", "a=b"); err == nil {
 		t.Error("a parameter was set on a Kustomize source")
+	}
+}
+
+func TestTokenClaims(t *testing.T) {
+	enc := func(claims string) string {
+		return "h." + base64.RawURLEncoding.EncodeToString([]byte(claims)) + ".s"
+	}
+	now := time.Unix(2000, 0)
+	for _, tc := range []struct {
+		token, user  string
+		local, ended bool
+	}{
+		{enc(`{"sub":"admin:login","iss":"argocd","exp":3000}`), "admin", true, false},
+		{enc(`{"sub":"Cgd1c2Vy","iss":"https://dex.example.com","federated_claims":{"user_id":"jane"},"exp":1000}`), "jane", false, true},
+		{enc(`{"sub":"ci"}`), "ci", true, false},
+	} {
+		c, err := readClaims(tc.token)
+		if err != nil || c.username() != tc.user || c.local() != tc.local || c.expired(now) != tc.ended {
+			t.Errorf("%s: %+v %v", tc.token, c, err)
+		}
+	}
+	if _, err := readClaims("not-a-jwt"); err == nil {
+		t.Error("a token that is no JWT was read")
 	}
 }

@@ -3,8 +3,6 @@ package cli
 import (
 	"cmp"
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -14,27 +12,6 @@ import (
 
 	"github.com/capstan-cd/capstan/internal/apiclient"
 )
-
-// tokenClaims reads a session token's subject and issuer without checking
-// it: the server does that; the CLI only needs to know who to log in as.
-func tokenClaims(token string) (subject, issuer string, err error) {
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 {
-		return "", "", errors.New("the context's token is not a JWT")
-	}
-	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		return "", "", fmt.Errorf("the context's token: %w", err)
-	}
-	var claims struct {
-		Sub string `json:"sub"`
-		Iss string `json:"iss"`
-	}
-	if err := json.Unmarshal(payload, &claims); err != nil {
-		return "", "", fmt.Errorf("the context's token: %w", err)
-	}
-	return claims.Sub, claims.Iss, nil
-}
 
 func newReloginCommand(f *clientFlags) *cobra.Command {
 	var password string
@@ -56,11 +33,12 @@ func newReloginCommand(f *clientFlags) *cobra.Command {
 				return err
 			}
 			name := cmp.Or(f.context, cfg.CurrentContext)
-			subject, issuer, err := tokenClaims(token)
+			claims, err := readClaims(token)
 			if err != nil {
 				return err
 			}
-			if issuer != "" && issuer != "argocd" {
+			subject := claims.Subject
+			if !claims.local() {
 				if callback != "" {
 					return errors.New("--callback is not supported by Capstan's CLI: the browser returns to --sso-port on localhost")
 				}
