@@ -2,6 +2,7 @@ package server
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/rbac"
 	"github.com/capstan-cd/capstan/internal/repo/git"
+	"github.com/capstan-cd/capstan/internal/settings"
 )
 
 // applicationRoutes registers the Application service: reading and
@@ -208,6 +210,36 @@ func (s *Server) checkLocalSync(c *caller, app *v1alpha1.Application, req *syncR
 	return nil
 }
 
+// checkRevisions checks a sync to revisions (by source; "" keeps the
+// source's own) as Argo CD does: another revision than a source's own is
+// refused while automated sync is on (but for a dry run), and with
+// argocd-cm's application.sync.requireOverridePrivilegeForRevisionSync
+// it needs the override action.
+func (s *Server) checkRevisions(ctx context.Context, c *caller, app *v1alpha1.Application, revisions []string, dryRun bool) error {
+	sources := app.Spec.GetSources()
+	var cm *settings.ArgoCD
+	for i, rev := range revisions {
+		if i >= len(sources) || rev == "" || rev == cmp.Or(sources[i].TargetRevision, "HEAD") {
+			continue
+		}
+		if cm == nil {
+			var err error
+			if cm, err = settings.LoadArgoCD(ctx, s.opts.Client, s.opts.Namespace); err != nil {
+				return err
+			}
+		}
+		if cm.RevisionSyncNeedsOverride() {
+			if err := c.may(rbac.ResourceApplications, rbac.ActionOverride, s.appObject(app)); err != nil {
+				return err
+			}
+		}
+		if app.Spec.SyncPolicy.IsAutomatedSyncEnabled() && !dryRun {
+			return badRequest(fmt.Sprintf("cannot sync to %s: auto-sync currently set to %s", rev, cmp.Or(sources[i].TargetRevision, "HEAD")))
+		}
+	}
+	return nil
+}
+
 // syncApplication starts a sync: it sets the Application's operation,
 // which the controller runs, and returns the Application.
 func (s *Server) syncApplication(r *http.Request, c *caller) (any, error) {
@@ -216,17 +248,6 @@ func (s *Server) syncApplication(r *http.Request, c *caller) (any, error) {
 		if err := s.checkSyncWindows(r, app); err != nil {
 			return nil, "", err
 		}
-		if app.Spec.SyncPolicy.IsAutomatedSyncEnabled() && !req.DryRun && app.Spec.Source != nil && req.Revision != "" {
-			if target := app.Spec.Source.TargetRevision; req.Revision != target && !(target == "" && req.Revision == "HEAD") {
-				return nil, "", badRequest(fmt.Sprintf("cannot sync to %s: auto-sync currently set to %s", req.Revision, cmp.Or(target, "HEAD")))
-			}
-		}
-		if err := s.checkLocalSync(c, app, &req); err != nil {
-			return nil, "", err
-		}
-		if s.opts.DisableSyncReplace && slices.Contains(req.SyncOptions.Items, "Replace=true") {
-			return nil, "", badRequest("sync with replace was disabled on the API Server level via the server configuration")
-		}
 		positions := make([]int64, len(req.SourcePositions))
 		for i, p := range req.SourcePositions {
 			positions[i] = int64(p)
@@ -234,6 +255,19 @@ func (s *Server) syncApplication(r *http.Request, c *caller) (any, error) {
 		revisions, err := sourceRevisions(app, "", req.Revisions, positions, req.SourceNames)
 		if err != nil {
 			return nil, "", withStatus(http.StatusBadRequest, err)
+		}
+		asked := revisions
+		if len(asked) == 0 {
+			asked = []string{req.Revision}
+		}
+		if err := s.checkRevisions(r.Context(), c, app, asked, req.DryRun); err != nil {
+			return nil, "", err
+		}
+		if err := s.checkLocalSync(c, app, &req); err != nil {
+			return nil, "", err
+		}
+		if s.opts.DisableSyncReplace && slices.Contains(req.SyncOptions.Items, "Replace=true") {
+			return nil, "", badRequest("sync with replace was disabled on the API Server level via the server configuration")
 		}
 		op := &v1alpha1.Operation{
 			Sync: &v1alpha1.SyncOperation{Revision: req.Revision, Revisions: revisions, Prune: req.Prune, DryRun: req.DryRun,

@@ -269,6 +269,14 @@ func (a *ArgoCD) SyncImpersonationEnforced() bool {
 	return a.Data["application.sync.impersonation.enforced"] != "false"
 }
 
+// RevisionSyncNeedsOverride is
+// application.sync.requireOverridePrivilegeForRevisionSync: a sync to
+// another revision than a source's own needs the override action too.
+// Default false.
+func (a *ArgoCD) RevisionSyncNeedsOverride() bool {
+	return a.Data["application.sync.requireOverridePrivilegeForRevisionSync"] == "true"
+}
+
 // SessionDurationKey is how long a local user's session lasts.
 const SessionDurationKey = "users.session.duration"
 
