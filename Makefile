@@ -148,19 +148,19 @@ argocd-manifests: $(ARGOCD_MANIFESTS)/.fetched $(ARGOCD_MANIFESTS)/notifications
 $(ARGOCD_MANIFESTS)/docs/.fetched: tools/argocd-manifests/go.mod tools/argocd-manifests/go.sum | $(ARGOCD_MANIFESTS)/.fetched
 	mkdir -p $(ARGOCD_MANIFESTS)/docs
 	for f in argocd-cm.yaml argocd-cmd-params-cm.yaml; do \
-	  cp "$$(cd tools/argocd-manifests && go list -m -f '{{.Dir}}' github.com/argoproj/argo-cd/v3)/docs/operator-manual/$$f" $(ARGOCD_MANIFESTS)/docs/; done
+	  cp "$$(cd tools/argocd-manifests && go mod download github.com/argoproj/argo-cd/v3 && go list -m -f '{{.Dir}}' github.com/argoproj/argo-cd/v3)/docs/operator-manual/$$f" $(ARGOCD_MANIFESTS)/docs/; done
 	chmod -R u+w $(ARGOCD_MANIFESTS)/docs
 	@touch $@
 
 # Argo CD's catalog of notification triggers and templates, as a ConfigMap.
 $(ARGOCD_MANIFESTS)/notifications-catalog.yaml: tools/argocd-manifests/go.mod tools/argocd-manifests/go.sum | $(ARGOCD_MANIFESTS)/.fetched
-	cp "$$(cd tools/argocd-manifests && go list -m -f '{{.Dir}}' github.com/argoproj/argo-cd/v3)/notifications_catalog/install.yaml" $@
+	cp "$$(cd tools/argocd-manifests && go mod download github.com/argoproj/argo-cd/v3 && go list -m -f '{{.Dir}}' github.com/argoproj/argo-cd/v3)/notifications_catalog/install.yaml" $@
 	chmod u+w $@
 
 $(ARGOCD_MANIFESTS)/.fetched: tools/argocd-manifests/go.mod tools/argocd-manifests/go.sum
 	cd tools/argocd-manifests && go mod download github.com/argoproj/argo-cd/v3
 	rm -rf $(ARGOCD_MANIFESTS) && mkdir -p $(ARGOCD_MANIFESTS)
-	cp -R "$$(cd tools/argocd-manifests && go list -m -f '{{.Dir}}' github.com/argoproj/argo-cd/v3)/manifests/." $(ARGOCD_MANIFESTS)/
+	cp -R "$$(cd tools/argocd-manifests && go mod download github.com/argoproj/argo-cd/v3 && go list -m -f '{{.Dir}}' github.com/argoproj/argo-cd/v3)/manifests/." $(ARGOCD_MANIFESTS)/
 	chmod -R u+w $(ARGOCD_MANIFESTS)
 	@touch $@
 
@@ -170,7 +170,7 @@ image-updater-manifests: $(IMAGE_UPDATER_MANIFESTS)/.fetched ## Copy Argo CD Ima
 $(IMAGE_UPDATER_MANIFESTS)/.fetched: tools/image-updater-manifests/go.mod tools/image-updater-manifests/go.sum
 	cd tools/image-updater-manifests && go mod download github.com/argoproj-labs/argocd-image-updater
 	rm -rf $(IMAGE_UPDATER_MANIFESTS) && mkdir -p $(IMAGE_UPDATER_MANIFESTS)
-	dir="$$(cd tools/image-updater-manifests && go list -m -f '{{.Dir}}' github.com/argoproj-labs/argocd-image-updater)"; \
+	dir="$$(cd tools/image-updater-manifests && go mod download github.com/argoproj-labs/argocd-image-updater && go list -m -f '{{.Dir}}' github.com/argoproj-labs/argocd-image-updater)"; \
 	  cp -R "$$dir/config/crd/bases" $(IMAGE_UPDATER_MANIFESTS)/crds && cp -R "$$dir/config/samples" $(IMAGE_UPDATER_MANIFESTS)/samples
 	chmod -R u+w $(IMAGE_UPDATER_MANIFESTS)
 	@touch $@
@@ -181,7 +181,7 @@ gitea: $(GITEA_BIN)/gitea ## Build Gitea (the SCM provider and pull request gene
 $(GITEA_BIN)/gitea: tools/gitea/go.mod tools/gitea/go.sum
 	mkdir -p $(GITEA_BIN)
 	rm -rf $(GITEA_BIN)/options $(GITEA_BIN)/templates
-	dir="$$(cd tools/gitea && go list -m -f '{{.Dir}}' code.gitea.io/gitea)"; \
+	dir="$$(cd tools/gitea && go mod download code.gitea.io/gitea && go list -m -f '{{.Dir}}' code.gitea.io/gitea)"; \
 	  cp -R "$$dir/options" "$$dir/templates" $(GITEA_BIN)/ && chmod -R u+w $(GITEA_BIN)/options $(GITEA_BIN)/templates
 	cd tools/gitea && v="$$(go list -m -f '{{.Version}}' code.gitea.io/gitea)" && \
 	  go build -trimpath -ldflags="-s -w -X main.Version=$${v#v}" -tags 'sqlite sqlite_unlock_notify' -o $(GITEA_BIN)/gitea code.gitea.io/gitea

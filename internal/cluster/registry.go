@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/settings"
 )
 
 // The in-cluster destination's server URL and name, as in Argo CD.
@@ -110,22 +111,40 @@ func (c *Cluster) copy() *Cluster {
 	return &cp
 }
 
-// List returns in-cluster (unless a Secret redefines it) and every cluster
-// Secret. A malformed Secret fails the whole list, naming the Secret.
+// List returns in-cluster (unless a Secret redefines it, or argocd-cm's
+// cluster.inClusterEnabled is "false") and every cluster Secret. A
+// malformed Secret fails the whole list, naming the Secret.
 func (r *Registry) List(ctx context.Context) ([]*Cluster, error) {
+	all, _, err := r.list(ctx)
+	return all, err
+}
+
+// InClusterEnabled reads argocd-cm's cluster.inClusterEnabled; an
+// argocd-cm that cannot be read leaves in-cluster enabled, as in Argo CD.
+func (r *Registry) InClusterEnabled(ctx context.Context) bool {
+	cm, err := settings.LoadArgoCD(ctx, r.Reader, r.Namespace)
+	return err != nil || cm.InClusterEnabled()
+}
+
+// list is List, and whether in-cluster is enabled.
+func (r *Registry) list(ctx context.Context) ([]*Cluster, bool, error) {
+	inClusterEnabled := r.InClusterEnabled(ctx)
 	var secrets corev1.SecretList
 	// Read, never changed: the cache's objects need no copy.
 	if err := r.Reader.List(ctx, &secrets, client.InNamespace(r.Namespace),
 		client.MatchingLabels{v1alpha1.LabelSecretType: v1alpha1.SecretTypeCluster}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, fmt.Errorf("listing cluster Secrets in %s: %w", r.Namespace, err)
+		return nil, inClusterEnabled, fmt.Errorf("listing cluster Secrets in %s: %w", r.Namespace, err)
 	}
 	clusters, err := r.fromSecrets(secrets.Items)
 	if err != nil {
-		return nil, err
+		return nil, inClusterEnabled, err
 	}
 	var out []*Cluster
 	inClusterDefined := false
 	for _, c := range clusters {
+		if c.Server == InClusterServer && !inClusterEnabled {
+			continue
+		}
 		if c.Server == InClusterServer {
 			inClusterDefined = true
 			if c.Name == InClusterServer {
@@ -143,10 +162,10 @@ func (r *Registry) List(ctx context.Context) ([]*Cluster, error) {
 		}
 		out = append(out, c)
 	}
-	if !inClusterDefined && r.InCluster != nil {
+	if !inClusterDefined && inClusterEnabled && r.InCluster != nil {
 		out = append([]*Cluster{{Name: InClusterName, Server: InClusterServer, Config: rest.CopyConfig(r.InCluster)}}, out...)
 	}
-	return out, nil
+	return out, inClusterEnabled, nil
 }
 
 // ShardOf returns the controller replica, of replicas, that manages the
@@ -177,9 +196,12 @@ func (r *Registry) Get(ctx context.Context, dest v1alpha1.ApplicationDestination
 	if dest.Server == "" && dest.Name == "" {
 		return nil, destinationErr("Destination server missing from app spec")
 	}
-	all, err := r.List(ctx)
+	all, inClusterEnabled, err := r.list(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if !inClusterEnabled && strings.TrimSuffix(dest.Server, "/") == InClusterServer {
+		return nil, destinationErr("cluster %q is disabled", InClusterServer)
 	}
 	var found []*Cluster
 	for _, c := range all {

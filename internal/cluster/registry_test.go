@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -182,5 +183,34 @@ func TestRegistryFollowsSecretChanges(t *testing.T) {
 	}
 	if len(r.parsed) != 0 {
 		t.Errorf("%d parsed Secrets kept after the only one was deleted", len(r.parsed))
+	}
+}
+
+// TestInClusterDisabled: with argocd-cm's cluster.inClusterEnabled
+// "false", in-cluster is neither listed nor found, even when a Secret
+// defines it, as in Argo CD; the other clusters stay.
+func TestInClusterDisabled(t *testing.T) {
+	localcluster.Need(t)
+	ns := control.NewNamespace(t)
+	clusterSecret(t, ns, "in-cluster", map[string]string{"name": "home", "server": InClusterServer})
+	clusterSecret(t, ns, "other", map[string]string{"name": "other", "server": "https://other.example.com"})
+	cs := kubernetes.NewForConfigOrDie(control.Config)
+	if _, err := cs.CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "argocd-cm"},
+		Data: map[string]string{"cluster.inClusterEnabled": "false"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	reg := registry(t, ns)
+	all, err := reg.List(context.Background())
+	if err != nil || len(all) != 1 || all[0].Name != "other" {
+		t.Errorf("clusters with in-cluster disabled: %v, %v", all, err)
+	}
+	for _, dest := range []v1alpha1.ApplicationDestination{{Server: InClusterServer}, {Name: "home"}} {
+		var de *DestinationError
+		if _, err := reg.Get(context.Background(), dest); !errors.As(err, &de) {
+			t.Errorf("%+v: %v, want a destination error", dest, err)
+		}
+	}
+	if _, err := reg.Get(context.Background(), v1alpha1.ApplicationDestination{Server: InClusterServer}); err == nil || err.Error() != `cluster "https://kubernetes.default.svc" is disabled` {
+		t.Errorf("in-cluster by URL: %v", err)
 	}
 }

@@ -36,8 +36,10 @@ func clusterObject(c *cluster.Spec) string {
 }
 
 // clusters returns every cluster Secret's spec, and in-cluster unless a
-// Secret defines it.
+// Secret defines it; none for in-cluster while argocd-cm's
+// cluster.inClusterEnabled is "false".
 func (s *Server) clusters(r *http.Request) ([]*cluster.Spec, []*corev1.Secret, error) {
+	enabled := s.state.Clusters.InClusterEnabled(r.Context())
 	var list corev1.SecretList
 	if err := s.opts.Client.List(r.Context(), &list, client.InNamespace(s.opts.Namespace),
 		client.MatchingLabels{v1alpha1.LabelSecretType: v1alpha1.SecretTypeCluster}); err != nil {
@@ -51,10 +53,13 @@ func (s *Server) clusters(r *http.Request) ([]*cluster.Spec, []*corev1.Secret, e
 		if err != nil {
 			return nil, nil, err
 		}
+		if spec.Server == cluster.InClusterServer && !enabled {
+			continue
+		}
 		inCluster = inCluster || spec.Server == cluster.InClusterServer
 		specs, secrets = append(specs, spec), append(secrets, &list.Items[i])
 	}
-	if !inCluster {
+	if !inCluster && enabled {
 		specs = append([]*cluster.Spec{{Server: cluster.InClusterServer, Name: cluster.InClusterName}}, specs...)
 		secrets = append([]*corev1.Secret{nil}, secrets...)
 	}
@@ -130,6 +135,9 @@ func (s *Server) createCluster(r *http.Request, c *caller) (any, error) {
 	}
 	if object := clusterObject(spec); !c.can(rbac.ResourceClusters, rbac.ActionCreate, object) {
 		return nil, c.forbidden(rbac.ResourceClusters, rbac.ActionCreate, object)
+	}
+	if spec.Server == cluster.InClusterServer && !s.state.Clusters.InClusterEnabled(r.Context()) {
+		return nil, badRequest("cannot register cluster: in-cluster has been disabled")
 	}
 	sec, err := spec.Secret(s.opts.Namespace)
 	if err != nil {

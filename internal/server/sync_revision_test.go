@@ -53,6 +53,7 @@ func TestRevisionSyncNeedsOverride(t *testing.T) {
 		}
 	}
 	cm.Data["application.sync.requireOverridePrivilegeForRevisionSync"] = "false"
+	cm.ResourceVersion = ""
 	if err := testobj.Put(ctx, f.c, cm); err != nil {
 		t.Fatal(err)
 	}

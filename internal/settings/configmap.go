@@ -269,6 +269,11 @@ func (a *ArgoCD) SyncImpersonationEnforced() bool {
 	return a.Data["application.sync.impersonation.enforced"] != "false"
 }
 
+// InClusterEnabled is cluster.inClusterEnabled: "false" takes away the
+// in-cluster destination (https://kubernetes.default.svc), even one a
+// cluster Secret defines. Default true.
+func (a *ArgoCD) InClusterEnabled() bool { return a.Data["cluster.inClusterEnabled"] != "false" }
+
 // RevisionSyncNeedsOverride is
 // application.sync.requireOverridePrivilegeForRevisionSync: a sync to
 // another revision than a source's own needs the override action too.
