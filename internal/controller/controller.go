@@ -55,6 +55,11 @@ type Options struct {
 	// Resync is the periodic refresh (argocd-cm timeout.reconciliation).
 	// Default 120s.
 	Resync time.Duration
+	// ResyncJitter spreads the periodic refreshes: each waits Resync and
+	// up to this much more, at random, so that many Applications do not
+	// render at once (argocd-cm timeout.reconciliation.jitter). Default
+	// 0: none.
+	ResyncJitter time.Duration
 	// HardResync, if set, is how often each Application is rendered
 	// afresh, bypassing the manifest cache, as a hard refresh does
 	// (argocd-cm timeout.hard.reconciliation). Default 0: never.

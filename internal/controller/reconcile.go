@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"time"
@@ -152,7 +153,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		delete(app.Annotations, v1alpha1.AnnotationRefresh)
 		orig.Status.ReconciledAt = nil // a refresh always records its reconcile
 	}
-	requeue := r.opts.Resync
+	requeue := nextResync(r.opts.Resync, r.opts.ResyncJitter)
 	if condition != nil && requeue > conditionRetry {
 		requeue = conditionRetry // a failed comparison is retried soon, not at the next resync
 	}
@@ -287,6 +288,15 @@ func (r *reconciler) settings(ctx context.Context) (*derived, error) {
 	}
 	r.derived = d
 	return d, nil
+}
+
+// nextResync is when an Application's periodic refresh comes: after
+// resync and up to jitter more, at random.
+func nextResync(resync, jitter time.Duration) time.Duration {
+	if jitter <= 0 {
+		return resync
+	}
+	return resync + rand.N(jitter)
 }
 
 // checkCmdParams logs, once per version of argocd-cmd-params-cm, each of

@@ -80,6 +80,7 @@ var (
 		"operation-processors":   "ARGOCD_APPLICATION_CONTROLLER_OPERATION_PROCESSORS",
 		"app-resync":             "ARGOCD_RECONCILIATION_TIMEOUT",
 		"app-hard-resync":        "ARGOCD_HARD_RECONCILIATION_TIMEOUT",
+		"app-resync-jitter":      "ARGOCD_RECONCILIATION_JITTER",
 		"repo-server":            "ARGOCD_APPLICATION_CONTROLLER_REPO_SERVER",
 		"repo-server-plaintext":  "ARGOCD_APPLICATION_CONTROLLER_REPO_SERVER_PLAINTEXT",
 		"repo-server-strict-tls": "ARGOCD_APPLICATION_CONTROLLER_REPO_SERVER_STRICT_TLS",

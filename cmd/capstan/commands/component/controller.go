@@ -28,6 +28,7 @@ type controllerFlags struct {
 	workers     int
 	opWorkers   int
 	resync      time.Duration
+	jitter      time.Duration
 	hardResync  time.Duration
 	repoPoll    time.Duration
 	qps         float32
@@ -49,6 +50,7 @@ func (f *controllerFlags) add(cmd *cobra.Command) {
 	cmd.Flags().IntVar(&f.workers, "status-processors", 20, "Applications reconciled in parallel")
 	cmd.Flags().IntVar(&f.opWorkers, "operation-processors", 10, "syncs run in parallel (within the status processors)")
 	cmd.Flags().DurationVar(&f.resync, "app-resync", 120*time.Second, "periodic refresh of every Application")
+	cmd.Flags().DurationVar(&f.jitter, "app-resync-jitter", 60*time.Second, "up to this much more, at random, before each periodic refresh, to spread them out (0: none)")
 	cmd.Flags().DurationVar(&f.hardResync, "app-hard-resync", 0, "periodic hard refresh of every Application, bypassing the manifest cache (0: never)")
 	cmd.Flags().DurationVar(&f.repoPoll, "repo-poll-interval", 30*time.Second, "how often each followed repository revision is checked for new commits (once per repository, not per Application)")
 	cmd.Flags().Float32Var(&f.qps, "kube-api-qps", 500, "requests per second to each Kubernetes API server")
@@ -175,7 +177,7 @@ func runController(ctx context.Context, f *controllerFlags, r repo.Renderer, cha
 		hydrator = &controller.HydratorOptions{}
 	}
 	return controller.Run(ctx, controller.Options{
-		Config: cfg, Namespace: f.namespace, Renderer: r, Workers: f.workers, OperationWorkers: f.opWorkers, Resync: f.resync, HardResync: f.hardResync, RepoPoll: f.repoPoll,
+		Config: cfg, Namespace: f.namespace, Renderer: r, Workers: f.workers, OperationWorkers: f.opWorkers, Resync: f.resync, ResyncJitter: f.jitter, HardResync: f.hardResync, RepoPoll: f.repoPoll,
 		Replicas: f.replicas, Shard: shard, LeaderElection: f.elect, MetricsAddr: f.metricsAddr(),
 		ApplicationNamespaces: f.appNS, RepoChanges: changes, InstallCRDs: f.crds, Hydrator: hydrator,
 		Log: log, Cache: shared,
