@@ -57,6 +57,9 @@ type SSO struct {
 	// Dex is true when OIDC is the bundled Dex of dex.config, reached
 	// through the API server at DexPath.
 	Dex bool
+	// InsecureSkipVerify is oidc.tls.insecure.skip.verify: the external
+	// provider's TLS certificate is not checked. Default false.
+	InsecureSkipVerify bool
 }
 
 // LoadSSO reads url and oidc.config from argocd-cm, replacing $<key> and
@@ -68,7 +71,7 @@ func LoadSSO(ctx context.Context, c client.Reader, namespace string) (*SSO, erro
 	if err != nil {
 		return nil, err
 	}
-	sso := &SSO{URL: strings.TrimSuffix(cm.Data["url"], "/")}
+	sso := &SSO{URL: strings.TrimSuffix(cm.Data["url"], "/"), InsecureSkipVerify: cm.Data["oidc.tls.insecure.skip.verify"] == "true"}
 	raw := cm.Data["oidc.config"]
 	if strings.TrimSpace(raw) == "" {
 		if sso.URL == "" || strings.TrimSpace(cm.Data["dex.config"]) == "" {
