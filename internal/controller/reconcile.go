@@ -286,6 +286,9 @@ func (r *reconciler) settings(ctx context.Context) (*derived, error) {
 	for _, k := range cm.UnknownKeys() {
 		r.opts.Log.Warn("argocd-cm has a key Argo CD does not document; it is ignored", "key", k)
 	}
+	for _, k := range cm.NoEffectKeys() {
+		r.opts.Log.Warn("argocd-cm has a key that changes nothing in Capstan", "key", k.Key, "reason", k.Reason)
+	}
 	r.derived = d
 	return d, nil
 }

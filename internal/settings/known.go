@@ -7,8 +7,8 @@ import (
 
 // knownKeys are the argocd-cm keys Argo CD documents, and knownPrefixes
 // the families of keys named after something (a kind, an account, a
-// platform, a version). Knowing a key does not mean every one of them
-// changes what Capstan does: the README says which do.
+// platform, a version). Knowing a key does not mean it changes what
+// Capstan does: those that do not are in noEffectKeys, with why.
 var (
 	knownKeys = []string{
 		"url", "additionalUrls", "installationID", "admin.enabled", "passwordPattern",
@@ -38,7 +38,54 @@ var (
 		"resource.customizations.useOpenLibs.",
 		"kustomize.path.", "kustomize.buildOptions.", "kustomize.version.",
 	}
+	// noEffectKeys are the known keys (or, ending in ".", families of
+	// keys) that change nothing in Capstan, each with why. The controller
+	// logs each one set, once per version of argocd-cm: a setting that
+	// does nothing is never silent.
+	noEffectKeys = map[string]string{
+		"dex.storage":                      "the bundled Dex is configured by dex.config alone",
+		"resource.customLabels":            "the web UI does not show custom labels of resources",
+		"resource.includeEventLabelKeys":   "the Events recorded for Applications carry no labels",
+		"resource.excludeEventLabelKeys":   "the Events recorded for Applications carry no labels",
+		"resource.respectRBAC":             "the controller watches every kind the resource inclusions and exclusions allow, without checking its own permissions first",
+		"kustomize.enable":                 "every source type is detected and rendered; a tool cannot be turned off",
+		"jsonnet.enable":                   "every source type is detected and rendered; a tool cannot be turned off",
+		"helm.enable":                      "every source type is detected and rendered; a tool cannot be turned off",
+		"application.allowedNodeLabels":    "the pods view does not show the labels of nodes",
+		"ui.loginButtonText":               "the login page's SSO button names the provider of oidc.config or dex.config",
+		"webhook.refresh.jitter":           "a webhook makes one check of the repository that every affected Application follows, so there is no burst of refreshes to spread",
+		"webhook.refresh.jitter.threshold": "a webhook makes one check of the repository that every affected Application follows, so there is no burst of refreshes to spread",
+		"extension.config":                 "proxy extensions are not served",
+		"extension.config.":                "proxy extensions are not served",
+		"configManagementPlugins":          "plugins are ConfigManagementPlugin sidecars, as in Argo CD since 2.8; argocd-cm plugins are not run",
+		"ga.trackingid":                    "the settings API passes it on, but Capstan's web UI sends no analytics",
+		"ga.anonymizeusers":                "the settings API passes it on, but Capstan's web UI sends no analytics",
+	}
 )
+
+// KeyReason is a setting and why it changes nothing.
+type KeyReason struct {
+	Key, Reason string
+}
+
+// NoEffectKeys are argocd-cm's keys that are set but change nothing in
+// Capstan, each with why. Sorted by key.
+func (a *ArgoCD) NoEffectKeys() []KeyReason {
+	var out []KeyReason
+	for _, k := range sortedKeys(a.Data) {
+		if why, ok := noEffectKeys[k]; ok {
+			out = append(out, KeyReason{Key: k, Reason: why})
+			continue
+		}
+		for family, why := range noEffectKeys {
+			if strings.HasSuffix(family, ".") && strings.HasPrefix(k, family) {
+				out = append(out, KeyReason{Key: k, Reason: why})
+				break
+			}
+		}
+	}
+	return out
+}
 
 // UnknownKeys are argocd-cm's keys that Argo CD does not document: most
 // often a misspelt one, which does nothing. Sorted.
