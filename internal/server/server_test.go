@@ -21,6 +21,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/apiwire"
 	"github.com/capstan-cd/capstan/internal/applicationset"
+	"github.com/capstan-cd/capstan/internal/certs"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/settings"
@@ -709,5 +710,26 @@ func TestPublicSettings(t *testing.T) {
 		got["uiBannerPermanent"] != true || got["userLoginsDisabled"] != true || got["execEnabled"] != true ||
 		ga["trackingID"] != "UA-1" || ga["anonymizeUsers"] != true || help["chatUrl"] != "https://chat.example.com" {
 		t.Errorf("configured: %v", got)
+	}
+}
+
+// TestTLSMinimumVersion: with --tlsminversion 1.3, a client that speaks
+// at most TLS 1.2 is refused at the handshake; TLS 1.3 is served.
+func TestTLSMinimumVersion(t *testing.T) {
+	t.Parallel()
+	localcluster.Need(t)
+	f := startWith(t, Options{TLS: certs.TLSPolicy{MinVersion: "1.3"}})
+	addr := strings.TrimPrefix(f.base, "https://")
+	for _, highest := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {
+		conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, MaxVersion: highest}) //nolint:gosec // the test's own server
+		if err == nil {
+			conn.Close()
+		}
+		if (err == nil) != (highest == tls.VersionTLS13) {
+			t.Errorf("a client of TLS up to %x: %v", highest, err)
+		}
+	}
+	if _, err := New(context.Background(), Options{TLS: certs.TLSPolicy{MinVersion: "1.4"}, Client: f.c, Config: kubeCluster.Config, Renderer: f.srv.opts.Renderer, Namespace: f.ns}); err == nil {
+		t.Error("a TLS version that does not exist was accepted")
 	}
 }

@@ -39,7 +39,11 @@ func listen(t *testing.T, r repo.Server, certDir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := grpc.NewServer(grpc.MaxRecvMsgSize(MaxRecvMsgSize), ServerOption(cert))
+	creds, err := ServerOption(cert, certs.TLSPolicy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer(grpc.MaxRecvMsgSize(MaxRecvMsgSize), creds)
 	Register(srv, r)
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)

@@ -41,9 +41,14 @@ func (t ClientTLS) credentials() (credentials.TransportCredentials, error) {
 	return credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}), nil
 }
 
-// ServerOption returns the option that makes a gRPC server serve cert.
-func ServerOption(cert tls.Certificate) grpc.ServerOption {
-	return grpc.Creds(credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}))
+// ServerOption returns the option that makes a gRPC server serve cert
+// with the TLS versions and cipher suites policy allows.
+func ServerOption(cert tls.Certificate, policy certs.TLSPolicy) (grpc.ServerOption, error) {
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}}
+	if err := policy.Apply(cfg); err != nil {
+		return nil, fmt.Errorf("the repo server's TLS: %w", err)
+	}
+	return grpc.Creds(credentials.NewTLS(cfg)), nil
 }
 
 // Hosts are the names a repo server's self-signed certificate is made for:

@@ -17,6 +17,7 @@ import (
 
 	"github.com/capstan-cd/capstan/cmd/capstan/commands/cmdutil"
 	"github.com/capstan-cd/capstan/internal/applicationset"
+	"github.com/capstan-cd/capstan/internal/certs"
 	"github.com/capstan-cd/capstan/internal/controller"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/notifications"
@@ -234,7 +235,7 @@ func newRunCommand() *cobra.Command {
 				})
 			})
 			if repoListen != "" {
-				g.Go(func() error { return serveRepo(ctx, log, repoListen, svc, f.namespace, false) })
+				g.Go(func() error { return serveRepo(ctx, log, repoListen, svc, f.namespace, false, certs.TLSPolicy{}) })
 			}
 			if withAppSets {
 				opts, err := runAppSetOptions()

@@ -114,9 +114,6 @@ var noEffect = map[string]string{
 	"ARGOCD_REPO_SERVER_PLUGIN_USE_MANIFEST_GENERATE_PATHS":       "plugins are sent the whole repository",
 	"ARGOCD_REPO_CACHE_EXPIRATION":                                "revisions are resolved again after a few seconds, not cached for long",
 	"ARGOCD_REVISION_CACHE_LOCK_TIMEOUT":                          "renders of one revision are not serialised by a lock",
-	"ARGOCD_TLS_CIPHERS":                                          "TLS uses Go's default cipher suites",
-	"ARGOCD_TLS_MAX_VERSION":                                      "TLS goes up to 1.3",
-	"ARGOCD_TLS_MIN_VERSION":                                      "TLS starts at 1.2",
 
 	// The API server.
 	"ARGOCD_SERVER_OTLP_ADDRESS":                                    whyNoTracing,

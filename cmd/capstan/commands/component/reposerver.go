@@ -82,6 +82,7 @@ func newRepoServerCommand() *cobra.Command {
 	var address, namespace string
 	var port int
 	var disableTLS bool
+	var policy *certs.TLSPolicy
 	metrics := &metricsFlags{}
 	rf := &repoFlags{}
 	lf := &logFlags{}
@@ -111,7 +112,7 @@ func newRepoServerCommand() *cobra.Command {
 			}
 			defer closeCache()
 			metrics.serve(ctx, log)
-			return serveRepo(ctx, log, net.JoinHostPort(address, strconv.Itoa(port)), svc, namespace, disableTLS)
+			return serveRepo(ctx, log, net.JoinHostPort(address, strconv.Itoa(port)), svc, namespace, disableTLS, *policy)
 		},
 	}
 	cmd.Flags().StringVar(&address, "address", "", "address to serve gRPC on (default: every address)")
@@ -120,6 +121,7 @@ func newRepoServerCommand() *cobra.Command {
 	metrics.add(cmd, 8084)
 	cmd.Flags().BoolVar(&disableTLS, "disable-tls", false,
 		"serve gRPC without TLS; by default the certificate is argocd-repo-server-tls as mounted under "+filepath.Join(cmdutil.DefaultAppConfigPath, repoServerTLSDir)+", or a self-signed one made at start")
+	policy = addTLSPolicyFlags(cmd, "")
 	rf.add(cmd, "capstan-repo-server")
 	lf.add(cmd)
 	bindEnv(cmd, repoServerEnv)
@@ -218,7 +220,7 @@ func secretCredentials(ctx context.Context, namespace string) (repo.Credentials,
 const repoServerTLSDir = "reposerver/tls"
 
 // serveRepo serves r over gRPC on listen, with TLS unless disableTLS.
-func serveRepo(ctx context.Context, log *slog.Logger, listen string, r repo.Server, namespace string, disableTLS bool) error {
+func serveRepo(ctx context.Context, log *slog.Logger, listen string, r repo.Server, namespace string, disableTLS bool, policy certs.TLSPolicy) error {
 	opts := []grpc.ServerOption{grpc.ChainUnaryInterceptor(reposerver.LogRequests(log)), grpc.MaxRecvMsgSize(reposerver.MaxRecvMsgSize)}
 	if !disableTLS {
 		dir := cmdutil.AppConfigDir(repoServerTLSDir)
@@ -229,7 +231,11 @@ func serveRepo(ctx context.Context, log *slog.Logger, listen string, r repo.Serv
 		if generated {
 			log.Info("No certificate in "+dir+": serving with a self-signed one", "hosts", reposerver.Hosts(namespace))
 		}
-		opts = append(opts, reposerver.ServerOption(cert))
+		creds, err := reposerver.ServerOption(cert, policy)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, creds)
 	}
 	lis, err := net.Listen("tcp", listen)
 	if err != nil {

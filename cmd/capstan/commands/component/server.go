@@ -41,6 +41,7 @@ type serverFlags struct {
 	replace      bool
 	appNS        []string
 	hydrator     bool
+	tls          *certs.TLSPolicy
 }
 
 func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
@@ -56,6 +57,7 @@ func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
 	cmd.Flags().BoolVar(&f.replace, prefix+"sync-with-replace-allowed", true, "let users ask a sync to replace objects (Replace=true)")
 	cmd.Flags().StringVar(&f.xFrame, prefix+"x-frame-options", ui.DefaultXFrameOptions, `the web UI's X-Frame-Options header ("-": none)`)
 	cmd.Flags().StringVar(&f.csp, prefix+"content-security-policy", ui.DefaultContentSecurityPolicy, `the web UI's Content-Security-Policy header ("-": none)`)
+	f.tls = addTLSPolicyFlags(cmd, prefix)
 	cmd.Flags().StringVar(&f.extensions, prefix+"ui-extensions-dir", ui.DefaultExtensionsDir, "directory whose extension*.js files the web UI loads, as Argo CD's UI extensions")
 }
 
@@ -136,7 +138,7 @@ func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.
 	}
 	var srv *server.Server
 	err = kube.Until(ctx, log, "the API server's settings", kube.Backoff{}, func(ctx context.Context) (err error) {
-		srv, err = server.New(ctx, server.Options{Client: c, Informers: informers, Config: cfg, Renderer: r, Namespace: namespace, ApplicationNamespaces: f.appNS, Insecure: f.insecure, BaseHref: f.basehref, RootPath: f.rootpath, XFrameOptions: f.xFrame, ContentSecurityPolicy: f.csp, ExtensionsDir: f.extensions, DisableSyncReplace: !f.replace, HydratorEnabled: f.hydrator, Log: log, RepoChanged: repoChanged, Dex: dex,
+		srv, err = server.New(ctx, server.Options{Client: c, Informers: informers, Config: cfg, Renderer: r, Namespace: namespace, ApplicationNamespaces: f.appNS, Insecure: f.insecure, BaseHref: f.basehref, RootPath: f.rootpath, XFrameOptions: f.xFrame, ContentSecurityPolicy: f.csp, ExtensionsDir: f.extensions, DisableSyncReplace: !f.replace, HydratorEnabled: f.hydrator, TLS: *f.tls, Log: log, RepoChanged: repoChanged, Dex: dex,
 			AppSetPreview: cmdutil.AppSetPreview(r, c, namespace, scm)})
 		return err
 	})
