@@ -169,15 +169,18 @@ func (r *Registry) list(ctx context.Context) ([]*Cluster, bool, error) {
 }
 
 // ShardOf returns the controller replica, of replicas, that manages the
-// cluster, as Argo CD assigns them: the Secret's shard when it names one
-// of the replicas, otherwise a hash of the Secret's UID; in-cluster
-// without a Secret belongs to replica 0.
+// cluster by Argo CD's legacy algorithm: the Secret's shard (replica 0
+// when no replica has that number), otherwise a hash of the Secret's UID;
+// in-cluster without a Secret belongs to replica 0.
 func (c *Cluster) ShardOf(replicas int) int {
 	if replicas <= 1 {
 		return 0
 	}
-	if c.Shard != nil && *c.Shard < int64(replicas) {
-		return int(*c.Shard)
+	if c.Shard != nil {
+		if *c.Shard >= 0 && *c.Shard < int64(replicas) {
+			return int(*c.Shard)
+		}
+		return 0 // a shard no replica has, as Argo CD places it
 	}
 	if c.ID == "" {
 		return 0

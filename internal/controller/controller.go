@@ -76,6 +76,9 @@ type Options struct {
 	// Applications whose destination cluster is its shard. Default 1 and 0.
 	Replicas int
 	Shard    int
+	// Sharding is how the destination clusters are spread over the
+	// replicas (--sharding-method). Default legacy.
+	Sharding cluster.Sharding
 	// LeaderElection makes this controller wait for a Lease in the control
 	// namespace (one per shard), so standby replicas can take over.
 	LeaderElection bool

@@ -63,6 +63,9 @@ type reconciler struct {
 	// hardRefreshed is when each Application was last rendered afresh
 	// for Options.HardResync.
 	hardRefreshed sync.Map
+	// shards is the clusters' replicas by an algorithm that weighs them
+	// all (Options.Sharding).
+	shards shardCache
 }
 
 // hardRefreshDue reports whether the app is due for the periodic hard
@@ -232,7 +235,10 @@ func (r *reconciler) ownShard(ctx context.Context, app *v1alpha1.Application) bo
 	if err != nil {
 		return r.opts.Shard == 0
 	}
-	return c.ShardOf(r.opts.Replicas) == r.opts.Shard
+	if !r.opts.Sharding.NeedsAll() {
+		return c.ShardOf(r.opts.Replicas) == r.opts.Shard
+	}
+	return r.shards.of(ctx, r, c.Server) == r.opts.Shard
 }
 
 func (r *reconciler) appKey(app *v1alpha1.Application) string {

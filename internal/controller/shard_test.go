@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/cluster"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
@@ -153,4 +154,68 @@ func TestStandbyTakesOver(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// TestRoundRobinShards: with the round-robin algorithm the clusters,
+// sorted by their Secrets' UIDs after in-cluster, go to the replicas in
+// turn, as Argo CD deals them; each replica reconciles only its
+// clusters' Applications.
+func TestRoundRobinShards(t *testing.T) {
+	localcluster.Need(t)
+	if err := kube.InstallCRDs(context.Background(), testCluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	ns := testCluster.NewNamespace(t)
+	var logs [2]logBuffer
+	envs := make([]*env, 2)
+	for shard := range 2 {
+		envs[shard] = startWith(t, ns, func(o *Options) {
+			o.Replicas, o.Shard, o.Sharding, o.LeaderElection, o.Log = 2, shard, cluster.ShardingRoundRobin, true, logTo(&logs[shard])
+		})
+	}
+	e := envs[0]
+	dest := testCluster.NewNamespace(t)
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "c", map[string]string{
+		"a/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+		"b/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n",
+	})
+	// Two names of the test cluster under two URLs, neither pinned.
+	host := testCluster.Config.Host
+	servers := []string{host, strings.Replace(host, "127.0.0.1", "localhost", 1)}
+	uids := make([]string, 2)
+	for i, server := range servers {
+		secret := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("rr%d", i), Namespace: ns, Labels: map[string]string{v1alpha1.LabelSecretType: v1alpha1.SecretTypeCluster}},
+			StringData: map[string]string{"name": fmt.Sprintf("rr%d", i), "server": server,
+				"config": `{"bearerToken":"` + testCluster.Config.BearerToken + `","tlsClientConfig":{"insecure":true}}`},
+		}
+		if err := e.client.Create(context.Background(), secret); err != nil {
+			t.Fatal(err)
+		}
+		uids[i] = string(secret.UID)
+	}
+	// In-cluster has rank 0 (shard 0); the smaller UID rank 1 (shard 1),
+	// the other rank 2 (shard 0).
+	shardOf := [2]int{1, 0}
+	if uids[1] < uids[0] {
+		shardOf = [2]int{0, 1}
+	}
+	cmApp(t, e, "rr-0", remote.URL, "a", v1alpha1.ApplicationDestination{Name: "rr0", Namespace: dest})
+	cmApp(t, e, "rr-1", remote.URL, "b", v1alpha1.ApplicationDestination{Name: "rr1", Namespace: dest})
+	e.waitSyncedHealthy("rr-0")
+	e.waitSyncedHealthy("rr-1")
+	for i := range 2 {
+		app := fmt.Sprintf("%s/rr-%d", ns, i)
+		owner := shardOf[i]
+		e.eventually(fmt.Sprintf("shard %d logs %s", owner, app), func() string {
+			if !logs[owner].reconciled(app) {
+				return "no reconcile of " + app
+			}
+			return ""
+		})
+		if logs[1-owner].reconciled(app) {
+			t.Errorf("shard %d reconciled %s, which round-robin gives shard %d", 1-owner, app, owner)
+		}
+	}
 }

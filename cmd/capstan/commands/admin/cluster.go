@@ -102,13 +102,19 @@ func newAdminClusterShardsCommand(stats bool) *cobra.Command {
 		Example: "  capstan admin cluster " + use + " --replicas 3",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if method != "legacy" {
-				return fmt.Errorf("--sharding-method %s: Capstan shards by hash of the cluster Secret (legacy) only", method)
+			sharding, err := cluster.ParseSharding(method)
+			if err != nil {
+				return err
 			}
 			in, err := readInstall(cmd.Context(), k)
 			if err != nil {
 				return err
 			}
+			appsByServer := map[string]int64{}
+			for _, a := range in.apps {
+				appsByServer[a.Spec.Destination.Server]++
+			}
+			shards := sharding.Assign(in.clusters, replicas, appsByServer)
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
 			if stats {
 				fmt.Fprintln(tw, "SERVER\tSHARD\tCONNECTION\tNAMESPACES COUNT\tAPPS COUNT\tRESOURCES COUNT")
@@ -116,7 +122,7 @@ func newAdminClusterShardsCommand(stats bool) *cobra.Command {
 				fmt.Fprintln(tw, "SHARD\tSERVER\tAPPS COUNT\tRESOURCES COUNT")
 			}
 			for _, cl := range in.clusters {
-				s := cl.ShardOf(replicas)
+				s := shards[cl.Server]
 				if shard >= 0 && s != shard {
 					continue
 				}
@@ -136,7 +142,7 @@ func newAdminClusterShardsCommand(stats bool) *cobra.Command {
 	}
 	cmd.Flags().IntVar(&replicas, "replicas", 1, "how many controller replicas share the clusters")
 	cmd.Flags().IntVar(&shard, "shard", -1, "only this shard's clusters")
-	cmd.Flags().StringVar(&method, "sharding-method", "legacy", "how clusters are assigned to shards: legacy (a hash of the cluster Secret)")
+	cmd.Flags().StringVar(&method, "sharding-method", "legacy", "how clusters are assigned to shards: legacy (a hash of the cluster Secret), round-robin or consistent-hashing")
 	cmdutil.Unsupported(cmd, map[string]string{"redis": "string", "redisdb": "int", "sentinel": "stringArray", "sentinelmaster": "string",
 		"redis-use-tls": "bool", "redis-ca-certificate": "string", "redis-client-certificate": "string", "redis-client-key": "string",
 		"redis-insecure-skip-tls-verify": "bool", "port-forward-redis": "bool", "app-state-cache-expiration": "duration", "default-cache-expiration": "duration"})

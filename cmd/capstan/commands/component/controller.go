@@ -18,6 +18,7 @@ import (
 	"github.com/capstan-cd/capstan/cmd/capstan/commands/cmdutil"
 	"github.com/capstan-cd/capstan/internal/applicationset"
 	"github.com/capstan-cd/capstan/internal/certs"
+	"github.com/capstan-cd/capstan/internal/cluster"
 	"github.com/capstan-cd/capstan/internal/controller"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/notifications"
@@ -36,6 +37,7 @@ type controllerFlags struct {
 	burst       int
 	shard       int
 	replicas    int
+	sharding    string
 	elect       bool
 	crds        bool
 	metrics     int
@@ -57,6 +59,7 @@ func (f *controllerFlags) add(cmd *cobra.Command) {
 	cmd.Flags().Float32Var(&f.qps, "kube-api-qps", 500, "requests per second to each Kubernetes API server")
 	cmd.Flags().IntVar(&f.burst, "kube-api-burst", 1000, "request burst to each Kubernetes API server")
 	cmd.Flags().IntVar(&f.replicas, "replicas", envInt("ARGOCD_CONTROLLER_REPLICAS", 1), "controller replicas sharing the destination clusters (env ARGOCD_CONTROLLER_REPLICAS)")
+	cmd.Flags().StringVar(&f.sharding, "sharding-method", string(cluster.ShardingLegacy), "how the destination clusters are spread over the replicas: legacy, round-robin or consistent-hashing")
 	cmd.Flags().IntVar(&f.shard, "shard", -1, "this replica's shard; default: env ARGOCD_CONTROLLER_SHARD, else the StatefulSet ordinal ending the host name, else 0")
 	cmd.Flags().StringSliceVar(&f.appNS, "application-namespaces", envList("ARGOCD_APPLICATION_NAMESPACES", ","), "other namespaces (globs) whose Applications are reconciled; their projects must list them in sourceNamespaces")
 	cmd.Flags().IntVar(&f.metrics, "metrics-port", 8082, "serve Prometheus metrics on this port (0: off)")
@@ -173,13 +176,17 @@ func runController(ctx context.Context, f *controllerFlags, r repo.Renderer, cha
 	if err != nil {
 		return err
 	}
+	sharding, err := cluster.ParseSharding(f.sharding)
+	if err != nil {
+		return err
+	}
 	var hydrator *controller.HydratorOptions
 	if f.hydrator {
 		hydrator = &controller.HydratorOptions{}
 	}
 	return controller.Run(ctx, controller.Options{
 		Config: cfg, Namespace: f.namespace, Renderer: r, Workers: f.workers, OperationWorkers: f.opWorkers, Resync: f.resync, ResyncJitter: f.jitter, HardResync: f.hardResync, RepoPoll: f.repoPoll,
-		Replicas: f.replicas, Shard: shard, LeaderElection: f.elect, MetricsAddr: f.metricsAddr(),
+		Replicas: f.replicas, Shard: shard, Sharding: sharding, LeaderElection: f.elect, MetricsAddr: f.metricsAddr(),
 		ApplicationNamespaces: f.appNS, RepoChanges: changes, InstallCRDs: f.crds, Hydrator: hydrator,
 		Log: log, Cache: shared,
 	})

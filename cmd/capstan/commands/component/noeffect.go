@@ -58,7 +58,6 @@ var noEffect = map[string]string{
 	"ARGOCD_APPLICATION_CONTROLLER_SELF_HEAL_BACKOFF_FACTOR":           whySelfHeal,
 	"ARGOCD_APPLICATION_CONTROLLER_SELF_HEAL_BACKOFF_TIMEOUT_SECONDS":  whySelfHeal,
 	"ARGOCD_APPLICATION_CONTROLLER_SELF_HEAL_TIMEOUT_SECONDS":          whySelfHeal,
-	"ARGOCD_CONTROLLER_SHARDING_ALGORITHM":                             "destination clusters are sharded by Capstan's own stable hash",
 	"ARGOCD_APPLICATION_CONTROLLER_SYNC_TIMEOUT":                       "a running sync is ended by terminating its operation",
 	"ARGOCD_SYNC_WAVE_DELAY":                                           "the next wave starts once the previous one is healthy",
 	"ARGOCD_APPLICATION_CONTROLLER_OTLP_ADDRESS":                       whyNoTracing,
