@@ -126,6 +126,56 @@ func Pool(dir string) (*x509.CertPool, error) {
 	return pool, nil
 }
 
+// PoolFile reads the PEM certificates of one file.
+func PoolFile(path string) (*x509.CertPool, error) {
+	data, err := readPEM(path)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(data) {
+		return nil, fmt.Errorf("no PEM certificate in %s", path)
+	}
+	return pool, nil
+}
+
+// OptionalPoolFile is PoolFile, or nil when the file does not exist or is
+// empty: a Secret that is not mounted turns the check off, as in Argo CD.
+func OptionalPoolFile(path string) (*x509.CertPool, error) {
+	if path == "" {
+		return nil, nil
+	}
+	if st, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) || (err == nil && st.Size() == 0) {
+		return nil, nil
+	}
+	return PoolFile(path)
+}
+
+// OptionalKeyPair reads a certificate and its key, or nil when the
+// certificate's file does not exist: a Secret that is not mounted sends
+// no certificate, as in Argo CD.
+func OptionalKeyPair(certPath, keyPath string) (*tls.Certificate, error) {
+	if certPath == "" || keyPath == "" {
+		return nil, nil
+	}
+	if _, err := os.Stat(certPath); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	certPEM, err := readPEM(certPath)
+	if err != nil {
+		return nil, err
+	}
+	keyPEM, err := readPEM(keyPath)
+	if err != nil {
+		return nil, err
+	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("client certificate %s: %w", certPath, err)
+	}
+	return &pair, nil
+}
+
 func readPEM(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {

@@ -39,7 +39,7 @@ func listen(t *testing.T, r repo.Server, certDir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	creds, err := ServerOption(cert, certs.TLSPolicy{})
+	creds, err := ServerOption(cert, certs.TLSPolicy{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

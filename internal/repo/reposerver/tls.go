@@ -24,6 +24,15 @@ type ClientTLS struct {
 	// CADir holds ca.crt, or the repo server's tls.crt, for Strict: the
 	// argocd-repo-server-tls Secret as mounted into the client.
 	CADir string
+	// CACertPath, if set, is a file of the CA certificates the repo
+	// server's certificate must chain to: verification without Strict
+	// (--repo-server-ca-cert-path). Default: none.
+	CACertPath string
+	// ClientCertPath and ClientKeyPath are the certificate this client
+	// shows a repo server that asks for one (mutual TLS,
+	// --repo-server-client-cert-path and -key-path); none when the
+	// certificate's file does not exist. Default: none.
+	ClientCertPath, ClientKeyPath string
 }
 
 // credentials returns the transport credentials t asks for.
@@ -31,22 +40,45 @@ func (t ClientTLS) credentials() (credentials.TransportCredentials, error) {
 	if t.Plaintext {
 		return insecure.NewCredentials(), nil
 	}
-	if !t.Strict {
-		return credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: true}), nil //nolint:gosec // Argo CD's default, see ClientTLS
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	var err error
+	switch {
+	case t.CACertPath != "":
+		cfg.RootCAs, err = certs.PoolFile(t.CACertPath)
+	case t.Strict:
+		cfg.RootCAs, err = certs.Pool(t.CADir)
+	default:
+		cfg.InsecureSkipVerify = true //nolint:gosec // Argo CD's default, see ClientTLS
 	}
-	pool, err := certs.Pool(t.CADir)
 	if err != nil {
-		return nil, fmt.Errorf("strict TLS to the repo server: %w", err)
+		return nil, fmt.Errorf("verifying the repo server: %w", err)
 	}
-	return credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}), nil
+	mine, err := certs.OptionalKeyPair(t.ClientCertPath, t.ClientKeyPath)
+	if err != nil {
+		return nil, fmt.Errorf("mutual TLS to the repo server: %w", err)
+	}
+	if mine != nil {
+		cfg.Certificates = []tls.Certificate{*mine}
+	}
+	return credentials.NewTLS(cfg), nil
 }
 
 // ServerOption returns the option that makes a gRPC server serve cert
-// with the TLS versions and cipher suites policy allows.
-func ServerOption(cert tls.Certificate, policy certs.TLSPolicy) (grpc.ServerOption, error) {
+// with the TLS versions and cipher suites policy allows. With a file of
+// CA certificates at clientCAPath (--client-ca-path), every client must
+// show a certificate one of them signed (mutual TLS); no such file, or an
+// empty one, asks clients for none, as in Argo CD.
+func ServerOption(cert tls.Certificate, policy certs.TLSPolicy, clientCAPath string) (grpc.ServerOption, error) {
 	cfg := &tls.Config{Certificates: []tls.Certificate{cert}}
 	if err := policy.Apply(cfg); err != nil {
 		return nil, fmt.Errorf("the repo server's TLS: %w", err)
+	}
+	clients, err := certs.OptionalPoolFile(clientCAPath)
+	if err != nil {
+		return nil, fmt.Errorf("the repo server's client CA: %w", err)
+	}
+	if clients != nil {
+		cfg.ClientCAs, cfg.ClientAuth = clients, tls.RequireAndVerifyClientCert
 	}
 	return grpc.Creds(credentials.NewTLS(cfg)), nil
 }

@@ -32,6 +32,9 @@ type RepoClientFlags struct {
 	// CADir is where the component finds argocd-repo-server-tls mounted:
 	// server/tls or controller/tls under the configuration path.
 	CADir string
+	// CACertPath, ClientCertPath and ClientKeyPath: see
+	// reposerver.ClientTLS.
+	CACertPath, ClientCertPath, ClientKeyPath string
 }
 
 // Add puts the flags on cmd; caDir is the mounted certificates' directory.
@@ -41,9 +44,21 @@ func (f *RepoClientFlags) Add(cmd *cobra.Command, caDir string) {
 	cmd.Flags().BoolVar(&f.Plaintext, "repo-server-plaintext", false, "reach the repo server without TLS (one started with --disable-tls)")
 	cmd.Flags().BoolVar(&f.Strict, "repo-server-strict-tls", false,
 		"verify the repo server's certificate against argocd-repo-server-tls as mounted under "+filepath.Join(DefaultAppConfigPath, caDir))
+	cmd.Flags().StringVar(&f.CACertPath, "repo-server-ca-cert-path", "", "file of the CA certificates the repo server's certificate must chain to (verifies it without --repo-server-strict-tls)")
+	cmd.Flags().StringVar(&f.ClientCertPath, "repo-server-client-cert-path", AppConfigDir(repoMTLSDir+"/client.crt"),
+		"certificate shown to a repo server that asks for one (mutual TLS); none when the file does not exist")
+	cmd.Flags().StringVar(&f.ClientKeyPath, "repo-server-client-cert-key-path", AppConfigDir(repoMTLSDir+"/client.key"), "key of --repo-server-client-cert-path")
 }
+
+// repoMTLSDir is where Argo CD's install mounts the repo server's mutual
+// TLS certificates, under the configuration path.
+const repoMTLSDir = "reposerver/mtls"
+
+// RepoServerClientCAPath is the repo server's default --client-ca-path.
+func RepoServerClientCAPath() string { return AppConfigDir(repoMTLSDir + "/client-ca.crt") }
 
 // Dial connects to the repo server.
 func (f *RepoClientFlags) Dial() (*reposerver.Client, error) {
-	return reposerver.Dial(f.Addr, reposerver.ClientTLS{Plaintext: f.Plaintext, Strict: f.Strict, CADir: AppConfigDir(f.CADir)})
+	return reposerver.Dial(f.Addr, reposerver.ClientTLS{Plaintext: f.Plaintext, Strict: f.Strict, CADir: AppConfigDir(f.CADir),
+		CACertPath: f.CACertPath, ClientCertPath: f.ClientCertPath, ClientKeyPath: f.ClientKeyPath})
 }

@@ -242,7 +242,7 @@ func newRunCommand() *cobra.Command {
 				})
 			})
 			if repoListen != "" {
-				g.Go(func() error { return serveRepo(ctx, log, repoListen, svc, f.namespace, false, certs.TLSPolicy{}) })
+				g.Go(func() error { return serveRepo(ctx, log, repoListen, svc, f.namespace, false, certs.TLSPolicy{}, "") })
 			}
 			if withAppSets {
 				opts, err := runAppSetOptions()

@@ -16,7 +16,6 @@ const (
 	whyNoTxtConfig   = "gRPC service configurations are not looked up in DNS TXT records"
 	whyTransport     = "Kubernetes clients use client-go's transport defaults"
 	whyNoClientRetry = "Kubernetes requests are not retried by the client; a failed reconcile is retried whole"
-	whyRepoMTLS      = "the repo server's CA comes from argocd-repo-server-tls as mounted, and no client certificate is sent"
 	whyNoSCM         = "the GitHub API calls of the SCM provider and pull request generators are not counted in metrics"
 	whyNoRedisCache  = "the state it names is kept in memory, not in a Redis cache with an expiry"
 	whyNoSubmodules  = "Git submodules are not fetched"
@@ -64,9 +63,6 @@ var noEffect = map[string]string{
 	"ARGOCD_APPLICATION_CONTROLLER_OTLP_ATTRS":                         whyNoTracing,
 	"ARGOCD_APPLICATION_CONTROLLER_OTLP_HEADERS":                       whyNoTracing,
 	"ARGOCD_APPLICATION_CONTROLLER_OTLP_INSECURE":                      whyNoTracing,
-	"ARGOCD_APPLICATION_CONTROLLER_REPO_SERVER_CA_CERT_PATH":           whyRepoMTLS,
-	"ARGOCD_APPLICATION_CONTROLLER_REPO_SERVER_CLIENT_CERT_KEY_PATH":   whyRepoMTLS,
-	"ARGOCD_APPLICATION_CONTROLLER_REPO_SERVER_CLIENT_CERT_PATH":       whyRepoMTLS,
 	"REDISDB":      whyNoRedis,
 	"REDIS_SERVER": whyNoRedis,
 
@@ -74,20 +70,11 @@ var noEffect = map[string]string{
 	"DEX_CONTINUE_ON_CONNECTOR_FAILURE": "the Dex release the image carries stops on a connector failure",
 
 	// The ApplicationSet controller.
-	"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_GITHUB_API_METRICS":        whyNoSCM,
-	"ARGOCD_APPLICATIONSET_CONTROLLER_WEBHOOK_PARALLELISM_LIMIT":        "Git webhooks reach the ApplicationSet controller through the API server",
-	"ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_CA_CERT_PATH":         whyRepoMTLS,
-	"ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_CLIENT_CERT_KEY_PATH": whyRepoMTLS,
-	"ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_CLIENT_CERT_PATH":     whyRepoMTLS,
-	"ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_TIMEOUT_SECONDS":      "calls to the repo server are bounded by its own render timeout",
-	"ARGOCD_NOTIFICATION_CONTROLLER_REPO_SERVER_CA_CERT_PATH":           whyRepoMTLS,
-	"ARGOCD_NOTIFICATION_CONTROLLER_REPO_SERVER_CLIENT_CERT_KEY_PATH":   whyRepoMTLS,
-	"ARGOCD_NOTIFICATION_CONTROLLER_REPO_SERVER_CLIENT_CERT_PATH":       whyRepoMTLS,
-	"ARGOCD_APPLICATION_CONTROLLER_REPO_SERVER_TIMEOUT_SECONDS":         "calls to the repo server are bounded by its own render timeout",
-	"ARGOCD_SERVER_REPO_SERVER_TIMEOUT_SECONDS":                         "calls to the repo server are bounded by its own render timeout",
-	"ARGOCD_SERVER_REPO_SERVER_CA_CERT_PATH":                            whyRepoMTLS,
-	"ARGOCD_SERVER_REPO_SERVER_CLIENT_CERT_KEY_PATH":                    whyRepoMTLS,
-	"ARGOCD_SERVER_REPO_SERVER_CLIENT_CERT_PATH":                        whyRepoMTLS,
+	"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_GITHUB_API_METRICS":   whyNoSCM,
+	"ARGOCD_APPLICATIONSET_CONTROLLER_WEBHOOK_PARALLELISM_LIMIT":   "Git webhooks reach the ApplicationSet controller through the API server",
+	"ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_TIMEOUT_SECONDS": "calls to the repo server are bounded by its own render timeout",
+	"ARGOCD_APPLICATION_CONTROLLER_REPO_SERVER_TIMEOUT_SECONDS":    "calls to the repo server are bounded by its own render timeout",
+	"ARGOCD_SERVER_REPO_SERVER_TIMEOUT_SECONDS":                    "calls to the repo server are bounded by its own render timeout",
 
 	// The repo server.
 	"ARGOCD_REPO_SERVER_OTLP_ADDRESS":                             whyNoTracing,
@@ -95,7 +82,6 @@ var noEffect = map[string]string{
 	"ARGOCD_REPO_SERVER_OTLP_HEADERS":                             whyNoTracing,
 	"ARGOCD_REPO_SERVER_OTLP_INSECURE":                            whyNoTracing,
 	"ARGOCD_REPO_SERVER_ALLOW_OUT_OF_BOUNDS_SYMLINKS":             "symbolic links out of a repository are always refused",
-	"ARGOCD_REPO_SERVER_CLIENT_CA_PATH":                           "clients are not asked for certificates",
 	"ARGOCD_REPO_SERVER_DISABLE_HELM_MANIFEST_MAX_EXTRACTED_SIZE": "charts are bounded by the checkout and manifest limits",
 	"ARGOCD_REPO_SERVER_HELM_MANIFEST_MAX_EXTRACTED_SIZE":         "charts are bounded by the checkout and manifest limits",
 	"ARGOCD_REPO_SERVER_DISABLE_OCI_MANIFEST_MAX_EXTRACTED_SIZE":  "OCI artifacts are bounded by the checkout and manifest limits",

@@ -34,6 +34,9 @@ var notificationsEnv = map[string]string{
 	"application-namespaces":            "ARGOCD_APPLICATION_NAMESPACES",
 	"self-service-notification-enabled": "ARGOCD_NOTIFICATION_CONTROLLER_SELF_SERVICE_NOTIFICATION_ENABLED",
 	"repo-server-plaintext":             "ARGOCD_NOTIFICATION_CONTROLLER_REPO_SERVER_PLAINTEXT",
+	"repo-server-ca-cert-path":          "ARGOCD_NOTIFICATION_CONTROLLER_REPO_SERVER_CA_CERT_PATH",
+	"repo-server-client-cert-path":      "ARGOCD_NOTIFICATION_CONTROLLER_REPO_SERVER_CLIENT_CERT_PATH",
+	"repo-server-client-cert-key-path":  "ARGOCD_NOTIFICATION_CONTROLLER_REPO_SERVER_CLIENT_CERT_KEY_PATH",
 	"loglevel":                          "ARGOCD_NOTIFICATIONS_CONTROLLER_LOGLEVEL",
 	"logformat":                         "ARGOCD_NOTIFICATIONS_CONTROLLER_LOGFORMAT",
 }
@@ -96,7 +99,5 @@ func newNotificationsControllerCommand() *cobra.Command {
 		return pflag.NormalizedName(name)
 	})
 	bindEnv(cmd, notificationsEnv)
-	acceptEnv(cmd, "ARGOCD_NOTIFICATION_CONTROLLER_REPO_SERVER_CA_CERT_PATH",
-		"ARGOCD_NOTIFICATION_CONTROLLER_REPO_SERVER_CLIENT_CERT_KEY_PATH", "ARGOCD_NOTIFICATION_CONTROLLER_REPO_SERVER_CLIENT_CERT_PATH")
 	return cmd
 }

@@ -82,6 +82,7 @@ func newRepoServerCommand() *cobra.Command {
 	var address, namespace string
 	var port int
 	var disableTLS bool
+	var clientCAPath string
 	var policy *certs.TLSPolicy
 	metrics := &metricsFlags{}
 	rf := &repoFlags{}
@@ -112,7 +113,7 @@ func newRepoServerCommand() *cobra.Command {
 			}
 			defer closeCache()
 			metrics.serve(ctx, log)
-			return serveRepo(ctx, log, net.JoinHostPort(address, strconv.Itoa(port)), svc, namespace, disableTLS, *policy)
+			return serveRepo(ctx, log, net.JoinHostPort(address, strconv.Itoa(port)), svc, namespace, disableTLS, *policy, clientCAPath)
 		},
 	}
 	cmd.Flags().StringVar(&address, "address", "", "address to serve gRPC on (default: every address)")
@@ -122,6 +123,8 @@ func newRepoServerCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&disableTLS, "disable-tls", false,
 		"serve gRPC without TLS; by default the certificate is argocd-repo-server-tls as mounted under "+filepath.Join(cmdutil.DefaultAppConfigPath, repoServerTLSDir)+", or a self-signed one made at start")
 	policy = addTLSPolicyFlags(cmd, "")
+	cmd.Flags().StringVar(&clientCAPath, "client-ca-path", cmdutil.RepoServerClientCAPath(),
+		"file of the CA certificates clients' certificates must chain to (mutual TLS); none asked for when it does not exist or is empty")
 	rf.add(cmd, "capstan-repo-server")
 	lf.add(cmd)
 	bindEnv(cmd, repoServerEnv)
@@ -220,7 +223,7 @@ func secretCredentials(ctx context.Context, namespace string) (repo.Credentials,
 const repoServerTLSDir = "reposerver/tls"
 
 // serveRepo serves r over gRPC on listen, with TLS unless disableTLS.
-func serveRepo(ctx context.Context, log *slog.Logger, listen string, r repo.Server, namespace string, disableTLS bool, policy certs.TLSPolicy) error {
+func serveRepo(ctx context.Context, log *slog.Logger, listen string, r repo.Server, namespace string, disableTLS bool, policy certs.TLSPolicy, clientCAPath string) error {
 	opts := []grpc.ServerOption{grpc.ChainUnaryInterceptor(reposerver.LogRequests(log)), grpc.MaxRecvMsgSize(reposerver.MaxRecvMsgSize)}
 	if !disableTLS {
 		dir := cmdutil.AppConfigDir(repoServerTLSDir)
@@ -231,7 +234,7 @@ func serveRepo(ctx context.Context, log *slog.Logger, listen string, r repo.Serv
 		if generated {
 			log.Info("No certificate in "+dir+": serving with a self-signed one", "hosts", reposerver.Hosts(namespace))
 		}
-		creds, err := reposerver.ServerOption(cert, policy)
+		creds, err := reposerver.ServerOption(cert, policy, clientCAPath)
 		if err != nil {
 			return err
 		}
