@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -112,6 +114,8 @@ type comparison struct {
 }
 
 func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	ctx, span := tracer().Start(ctx, "reconcile", trace.WithAttributes(attribute.String("application", req.Namespace+"/"+req.Name)))
+	defer span.End()
 	start := time.Now()
 	app := &v1alpha1.Application{}
 	if err := r.client.Get(ctx, req.NamespacedName, app); err != nil {

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
@@ -20,6 +23,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/repo/git"
 	"github.com/capstan-cd/capstan/internal/repo/manifest"
 	"github.com/capstan-cd/capstan/internal/repo/render/plugin"
+	"github.com/capstan-cd/capstan/internal/tracing"
 )
 
 // Options configure a Service. Every field but Root has a default.
@@ -157,6 +161,17 @@ func (s *Service) GitStore() *git.Store { return s.git }
 // Render resolves each source's revision, then returns the cached result for
 // that exact input or renders it.
 func (s *Service) Render(ctx context.Context, req *Request) (*Response, error) {
+	ctx, span := tracing.Tracer("repo").Start(ctx, "render", trace.WithAttributes(attribute.String("application", req.AppName),
+		attribute.Int("sources", len(req.Sources))))
+	defer span.End()
+	resp, err := s.resolveAndRender(ctx, req)
+	if err != nil {
+		span.SetStatus(codes.Error, err.Error())
+	}
+	return resp, err
+}
+
+func (s *Service) resolveAndRender(ctx context.Context, req *Request) (*Response, error) {
 	if len(req.Sources) == 0 {
 		return nil, errors.New("no sources to render")
 	}

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"k8s.io/client-go/rest"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,6 +34,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/server/ui"
 	"github.com/capstan-cd/capstan/internal/session"
 	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/tracing"
 	"github.com/capstan-cd/capstan/internal/version"
 )
 
@@ -241,10 +243,18 @@ func serverSecret(ctx context.Context, opts Options) (*settings.ServerSecret, er
 // Handler is the API as an http.Handler, with its request limits and
 // its refusal of cross-site requests riding on the session cookie.
 func (s *Server) Handler() http.Handler {
+	var h http.Handler = s.mux
 	if s.opts.RootPath != "" {
-		return s.limit(s.browserSafe(http.StripPrefix(s.opts.RootPath, s.mux)))
+		h = http.StripPrefix(s.opts.RootPath, s.mux)
 	}
-	return s.limit(s.browserSafe(s.mux))
+	h = s.limit(s.browserSafe(h))
+	if tracing.Enabled() {
+		// A span per call, named by method and path, continuing a caller's trace.
+		h = otelhttp.NewHandler(h, "argocd-server", otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
+			return r.Method + " " + r.URL.Path
+		}))
+	}
+	return h
 }
 
 // Serve serves on l until ctx ends: TLS (plain HTTP redirected) unless

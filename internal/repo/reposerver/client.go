@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
 
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/repo/chartrepo"
+	"github.com/capstan-cd/capstan/internal/tracing"
 )
 
 // Client is a repo.Server that calls a remote repo server.
@@ -24,6 +26,9 @@ func Dial(addr string, t ClientTLS, opts ...grpc.DialOption) (*Client, error) {
 	creds, err := t.credentials()
 	if err != nil {
 		return nil, fmt.Errorf("repo server %s: %w", addr, err)
+	}
+	if tracing.Enabled() {
+		opts = append(opts, grpc.WithStatsHandler(otelgrpc.NewClientHandler()))
 	}
 	opts = append([]grpc.DialOption{
 		grpc.WithTransportCredentials(creds),

@@ -18,6 +18,10 @@ var (
 	serverEnv = map[string]string{
 		"insecure":                         "ARGOCD_SERVER_INSECURE",
 		"hydrator-enabled":                 "ARGOCD_HYDRATOR_ENABLED",
+		"otlp-address":                     "ARGOCD_SERVER_OTLP_ADDRESS",
+		"otlp-insecure":                    "ARGOCD_SERVER_OTLP_INSECURE",
+		"otlp-headers":                     "ARGOCD_SERVER_OTLP_HEADERS",
+		"otlp-attrs":                       "ARGOCD_SERVER_OTLP_ATTRS",
 		"tlsminversion":                    "ARGOCD_TLS_MIN_VERSION",
 		"tlsmaxversion":                    "ARGOCD_TLS_MAX_VERSION",
 		"tlsciphers":                       "ARGOCD_TLS_CIPHERS",
@@ -43,7 +47,7 @@ var (
 	}
 	// serverNoEffect are the API server's variables in noEffect.
 	serverNoEffect = []string{
-		"ARGOCD_SERVER_OTLP_ADDRESS", "ARGOCD_SERVER_OTLP_ATTRS", "ARGOCD_SERVER_OTLP_HEADERS", "ARGOCD_SERVER_OTLP_INSECURE",
+
 		"REDIS_COMPRESSION", "REDISDB", "REDIS_SERVER", "ARGOCD_API_CONTENT_TYPES", "ARGOCD_APP_STATE_CACHE_EXPIRATION",
 		"ARGOCD_SERVER_CONNECTION_STATUS_CACHE_EXPIRATION", "ARGOCD_DEFAULT_CACHE_EXPIRATION", "ARGOCD_SERVER_OIDC_CACHE_EXPIRATION",
 		"ARGOCD_SERVER_GLOB_CACHE_SIZE", "ARGOCD_SERVER_DISABLE_AUTH", "ARGOCD_SERVER_ENABLE_GZIP", "ARGOCD_SERVER_ENABLE_PROXY_EXTENSION",
@@ -66,6 +70,10 @@ var (
 		"logformat":                "ARGOCD_REPO_SERVER_LOGFORMAT",
 		"redisdb":                  "REDISDB",
 		"client-ca-path":           "ARGOCD_REPO_SERVER_CLIENT_CA_PATH",
+		"otlp-address":             "ARGOCD_REPO_SERVER_OTLP_ADDRESS",
+		"otlp-insecure":            "ARGOCD_REPO_SERVER_OTLP_INSECURE",
+		"otlp-headers":             "ARGOCD_REPO_SERVER_OTLP_HEADERS",
+		"otlp-attrs":               "ARGOCD_REPO_SERVER_OTLP_ATTRS",
 		"tlsminversion":            "ARGOCD_TLS_MIN_VERSION",
 		"tlsmaxversion":            "ARGOCD_TLS_MAX_VERSION",
 		"tlsciphers":               "ARGOCD_TLS_CIPHERS",
@@ -74,7 +82,7 @@ var (
 	}
 	// repoServerNoEffect are the repo server's variables in noEffect.
 	repoServerNoEffect = []string{
-		"ARGOCD_REPO_SERVER_OTLP_ADDRESS", "ARGOCD_REPO_SERVER_OTLP_ATTRS", "ARGOCD_REPO_SERVER_OTLP_HEADERS", "ARGOCD_REPO_SERVER_OTLP_INSECURE",
+
 		"REDIS_COMPRESSION", "ARGOCD_REPO_SERVER_ALLOW_OUT_OF_BOUNDS_SYMLINKS",
 		"ARGOCD_REPO_SERVER_DISABLE_HELM_MANIFEST_MAX_EXTRACTED_SIZE", "ARGOCD_REPO_SERVER_DISABLE_OCI_MANIFEST_MAX_EXTRACTED_SIZE",
 		"ARGOCD_REPO_SERVER_ENABLE_BUILTIN_GIT_CONFIG", "ARGOCD_GIT_MODULES_ENABLED", "ARGOCD_GIT_LS_REMOTE_PARALLELISM_LIMIT",
@@ -103,6 +111,10 @@ var (
 		"logformat":                        "ARGOCD_APPLICATION_CONTROLLER_LOGFORMAT",
 		"hydrator-enabled":                 "ARGOCD_HYDRATOR_ENABLED",
 		"sharding-method":                  "ARGOCD_CONTROLLER_SHARDING_ALGORITHM",
+		"otlp-address":                     "ARGOCD_APPLICATION_CONTROLLER_OTLP_ADDRESS",
+		"otlp-insecure":                    "ARGOCD_APPLICATION_CONTROLLER_OTLP_INSECURE",
+		"otlp-headers":                     "ARGOCD_APPLICATION_CONTROLLER_OTLP_HEADERS",
+		"otlp-attrs":                       "ARGOCD_APPLICATION_CONTROLLER_OTLP_ATTRS",
 	}
 	// controllerNoEffect are the application controller's variables in noEffect.
 	controllerNoEffect = []string{
@@ -119,8 +131,7 @@ var (
 		"ARGOCD_APPLICATION_CONTROLLER_SELF_HEAL_BACKOFF_FACTOR", "ARGOCD_APPLICATION_CONTROLLER_SELF_HEAL_BACKOFF_TIMEOUT_SECONDS",
 		"ARGOCD_APPLICATION_CONTROLLER_SELF_HEAL_TIMEOUT_SECONDS",
 		"ARGOCD_APPLICATION_CONTROLLER_SYNC_TIMEOUT", "ARGOCD_SYNC_WAVE_DELAY",
-		"ARGOCD_APPLICATION_CONTROLLER_OTLP_ADDRESS", "ARGOCD_APPLICATION_CONTROLLER_OTLP_ATTRS",
-		"ARGOCD_APPLICATION_CONTROLLER_OTLP_HEADERS", "ARGOCD_APPLICATION_CONTROLLER_OTLP_INSECURE",
+
 		"REDIS_COMPRESSION", "REDISDB", "REDIS_SERVER",
 	}
 )

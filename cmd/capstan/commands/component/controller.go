@@ -45,6 +45,9 @@ type controllerFlags struct {
 	appNS       []string
 	hydrator    bool
 	log         logFlags
+	// tracing is the standalone controller's OTLP flags; capstan run has
+	// its own for the whole process.
+	tracing *otlpFlags
 }
 
 func (f *controllerFlags) add(cmd *cobra.Command) {
@@ -140,17 +143,29 @@ func newControllerCommand() *cobra.Command {
 		Short:   "Reconcile Applications, rendering through a repo server",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			log, err := f.log.logger()
+			if err != nil {
+				return err
+			}
+			// Before the repo server's client, which traces its calls then.
+			flush, err := f.tracing.start(ctx, log)
+			if err != nil {
+				return err
+			}
+			defer flush()
 			client, err := rc.Dial()
 			if err != nil {
 				return err
 			}
 			defer client.Close()
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
 			return runController(ctx, f, client, nil, nil)
 		},
 	}
 	f.add(cmd)
+	f.tracing = &otlpFlags{}
+	f.tracing.add(cmd, "argocd-application-controller")
 	rc.Add(cmd, "controller/tls")
 	bindEnv(cmd, controllerEnv)
 	readsEnv(cmd, "ARGOCD_APPLICATION_NAMESPACES", "ARGOCD_CONTROLLER_REPLICAS", "ARGOCD_CONTROLLER_SHARD") // flags' defaults
@@ -199,6 +214,7 @@ func newRunCommand() *cobra.Command {
 	var repoListen string
 	rf := &repoFlags{}
 	var withUpdater, withAppSets, withNotifications bool
+	tr := &otlpFlags{}
 	cmd := &cobra.Command{
 		Use:     "run",
 		Example: "  capstan run                        # controller, API server on :8080 (TLS), repo server\n  capstan run --server-insecure --redis localhost:6379",
@@ -211,6 +227,11 @@ func newRunCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			flush, err := tr.start(ctx, log)
+			if err != nil {
+				return err
+			}
+			defer flush()
 			svc, closeCache, err := newRepoService(ctx, f.namespace, rf)
 			if err != nil {
 				return err
@@ -274,6 +295,7 @@ func newRunCommand() *cobra.Command {
 		},
 	}
 	f.add(cmd)
+	tr.add(cmd, "capstan")
 	sf.add(cmd, "server-")
 	rf.add(cmd, "capstan")
 	cmd.Flags().StringVar(&repoListen, "repo-server-listen", "", "also serve the repo server over gRPC with TLS on this address (see capstan repo-server --disable-tls)")

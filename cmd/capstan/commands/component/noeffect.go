@@ -11,7 +11,6 @@ import (
 
 // Reasons an argocd-cmd-params-cm setting changes nothing in Capstan.
 const (
-	whyNoTracing     = "Capstan does not export OpenTelemetry traces"
 	whyNoRedis       = "this component keeps no Redis cache (the repo server's manifest cache is the only one)"
 	whyNoTxtConfig   = "gRPC service configurations are not looked up in DNS TXT records"
 	whyTransport     = "Kubernetes clients use client-go's transport defaults"
@@ -59,12 +58,8 @@ var noEffect = map[string]string{
 	"ARGOCD_APPLICATION_CONTROLLER_SELF_HEAL_TIMEOUT_SECONDS":          whySelfHeal,
 	"ARGOCD_APPLICATION_CONTROLLER_SYNC_TIMEOUT":                       "a running sync is ended by terminating its operation",
 	"ARGOCD_SYNC_WAVE_DELAY":                                           "the next wave starts once the previous one is healthy",
-	"ARGOCD_APPLICATION_CONTROLLER_OTLP_ADDRESS":                       whyNoTracing,
-	"ARGOCD_APPLICATION_CONTROLLER_OTLP_ATTRS":                         whyNoTracing,
-	"ARGOCD_APPLICATION_CONTROLLER_OTLP_HEADERS":                       whyNoTracing,
-	"ARGOCD_APPLICATION_CONTROLLER_OTLP_INSECURE":                      whyNoTracing,
-	"REDISDB":      whyNoRedis,
-	"REDIS_SERVER": whyNoRedis,
+	"REDISDB":                                                          whyNoRedis,
+	"REDIS_SERVER":                                                     whyNoRedis,
 
 	// Dex.
 	"DEX_CONTINUE_ON_CONNECTOR_FAILURE": "the Dex release the image carries stops on a connector failure",
@@ -77,10 +72,6 @@ var noEffect = map[string]string{
 	"ARGOCD_SERVER_REPO_SERVER_TIMEOUT_SECONDS":                    "calls to the repo server are bounded by its own render timeout",
 
 	// The repo server.
-	"ARGOCD_REPO_SERVER_OTLP_ADDRESS":                             whyNoTracing,
-	"ARGOCD_REPO_SERVER_OTLP_ATTRS":                               whyNoTracing,
-	"ARGOCD_REPO_SERVER_OTLP_HEADERS":                             whyNoTracing,
-	"ARGOCD_REPO_SERVER_OTLP_INSECURE":                            whyNoTracing,
 	"ARGOCD_REPO_SERVER_ALLOW_OUT_OF_BOUNDS_SYMLINKS":             "symbolic links out of a repository are always refused",
 	"ARGOCD_REPO_SERVER_DISABLE_HELM_MANIFEST_MAX_EXTRACTED_SIZE": "charts are bounded by the checkout and manifest limits",
 	"ARGOCD_REPO_SERVER_HELM_MANIFEST_MAX_EXTRACTED_SIZE":         "charts are bounded by the checkout and manifest limits",
@@ -101,10 +92,6 @@ var noEffect = map[string]string{
 	"ARGOCD_REVISION_CACHE_LOCK_TIMEOUT":                          "renders of one revision are not serialised by a lock",
 
 	// The API server.
-	"ARGOCD_SERVER_OTLP_ADDRESS":                                    whyNoTracing,
-	"ARGOCD_SERVER_OTLP_ATTRS":                                      whyNoTracing,
-	"ARGOCD_SERVER_OTLP_HEADERS":                                    whyNoTracing,
-	"ARGOCD_SERVER_OTLP_INSECURE":                                   whyNoTracing,
 	"ARGOCD_API_CONTENT_TYPES":                                      "the API takes JSON and YAML bodies",
 	"ARGOCD_SERVER_CONNECTION_STATUS_CACHE_EXPIRATION":              whyNoRedisCache,
 	"ARGOCD_SERVER_OIDC_CACHE_EXPIRATION":                           whyNoRedisCache,

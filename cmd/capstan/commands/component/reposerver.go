@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -34,6 +35,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/repo/render/plugin"
 	"github.com/capstan-cd/capstan/internal/repo/reposerver"
 	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/tracing"
 )
 
 // repoFlags configure the repo server, alone or inside `capstan run`.
@@ -87,6 +89,7 @@ func newRepoServerCommand() *cobra.Command {
 	metrics := &metricsFlags{}
 	rf := &repoFlags{}
 	lf := &logFlags{}
+	tr := &otlpFlags{}
 	cmd := &cobra.Command{
 		Use:     "repo-server",
 		Example: "  capstan repo-server --port 8081 --redis argocd-redis:6379",
@@ -113,6 +116,11 @@ func newRepoServerCommand() *cobra.Command {
 			}
 			defer closeCache()
 			metrics.serve(ctx, log)
+			flush, err := tr.start(ctx, log)
+			if err != nil {
+				return err
+			}
+			defer flush()
 			return serveRepo(ctx, log, net.JoinHostPort(address, strconv.Itoa(port)), svc, namespace, disableTLS, *policy, clientCAPath)
 		},
 	}
@@ -127,6 +135,7 @@ func newRepoServerCommand() *cobra.Command {
 		"file of the CA certificates clients' certificates must chain to (mutual TLS); none asked for when it does not exist or is empty")
 	rf.add(cmd, "capstan-repo-server")
 	lf.add(cmd)
+	tr.add(cmd, "argocd-repo-server")
 	bindEnv(cmd, repoServerEnv)
 	// The flags' defaults and the plugin client read these themselves.
 	readsEnv(cmd, "REDIS_PASSWORD", "ARGOCD_PLUGINSOCKFILEPATH", "ARGOCD_CMP_CHUNK_SIZE", "ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS", plugin.AskPassSocketEnv)
@@ -225,6 +234,9 @@ const repoServerTLSDir = "reposerver/tls"
 // serveRepo serves r over gRPC on listen, with TLS unless disableTLS.
 func serveRepo(ctx context.Context, log *slog.Logger, listen string, r repo.Server, namespace string, disableTLS bool, policy certs.TLSPolicy, clientCAPath string) error {
 	opts := []grpc.ServerOption{grpc.ChainUnaryInterceptor(reposerver.LogRequests(log)), grpc.MaxRecvMsgSize(reposerver.MaxRecvMsgSize)}
+	if tracing.Enabled() {
+		opts = append(opts, grpc.StatsHandler(otelgrpc.NewServerHandler()))
+	}
 	if !disableTLS {
 		dir := cmdutil.AppConfigDir(repoServerTLSDir)
 		cert, generated, err := certs.Load(dir, "argocd-repo-server", reposerver.Hosts(namespace))

@@ -67,6 +67,7 @@ func newServerCommand() *cobra.Command {
 	metrics := &metricsFlags{}
 	rc := &cmdutil.RepoClientFlags{}
 	lf := &logFlags{}
+	tr := &otlpFlags{}
 	cmd := &cobra.Command{
 		Use:     "server",
 		Example: "  capstan server --repo-server argocd-repo-server:8081\n  capstan server --insecure --port 8080   # behind a TLS-terminating ingress",
@@ -75,21 +76,28 @@ func newServerCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			log, err := lf.logger()
+			if err != nil {
+				return err
+			}
+			// Before the repo server's client, which traces its calls then.
+			flush, err := tr.start(ctx, log)
+			if err != nil {
+				return err
+			}
+			defer flush()
 			client, err := rc.Dial()
 			if err != nil {
 				return err
 			}
 			defer client.Close()
-			log, err := lf.logger()
-			if err != nil {
-				return err
-			}
 			metrics.serve(ctx, log)
 			return runServer(ctx, f, namespace, log, client, nil, nil)
 		},
 	}
 	f.add(cmd, "")
 	lf.add(cmd)
+	tr.add(cmd, "argocd-server")
 	cmd.Flags().StringVar(&namespace, "namespace", "argocd", "control namespace holding Applications, AppProjects and settings")
 	cmd.Flags().StringSliceVar(&f.appNS, "application-namespaces", nil, "other namespaces (globs) whose Applications are served; their projects must list them in sourceNamespaces")
 	cmd.Flags().BoolVar(&f.hydrator, "hydrator-enabled", false, "serve the source hydrator's push credentials (write-repositories, write-repocreds; argocd-cmd-params-cm hydrator.enabled)")
