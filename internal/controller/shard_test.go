@@ -60,26 +60,43 @@ func cmApp(t *testing.T, e *env, name, repoURL, path string, dest v1alpha1.Appli
 	e.create(newApp(e, name, "default", repoURL, path, dest))
 }
 
-func TestShardsSplitClusters(t *testing.T) {
+// shardedControllers are two controller replicas sharing a control
+// namespace, each logging to its own buffer, and a repository with
+// two apps' manifests (paths a and b) to deploy into dest.
+type shardedControllers struct {
+	*env // replica 0's
+	ns, dest string
+	logs     [2]logBuffer
+	remote   *gitserver.Repo
+}
+
+func startShards(t *testing.T, sharding cluster.Sharding) *shardedControllers {
+	t.Helper()
 	localcluster.Need(t)
 	if err := kube.InstallCRDs(context.Background(), testCluster.Config); err != nil {
 		t.Fatal(err)
 	}
-	ns := testCluster.NewNamespace(t)
-	var logs [2]logBuffer
-	envs := make([]*env, 2)
+	s := &shardedControllers{ns: testCluster.NewNamespace(t)}
 	for shard := range 2 {
-		envs[shard] = startWith(t, ns, func(o *Options) {
-			o.Replicas, o.Shard, o.LeaderElection, o.Log = 2, shard, true, logTo(&logs[shard])
+		e := startWith(t, s.ns, func(o *Options) {
+			o.Replicas, o.Shard, o.Sharding, o.LeaderElection, o.Log = 2, shard, sharding, true, logTo(&s.logs[shard])
 		})
+		if shard == 0 {
+			s.env = e
+		}
 	}
-	e := envs[0]
-	dest := testCluster.NewNamespace(t)
-	remote := gitserver.NewLocalRepo(t)
-	remote.Commit(t, "c", map[string]string{
+	s.dest = testCluster.NewNamespace(t)
+	s.remote = gitserver.NewLocalRepo(t)
+	s.remote.Commit(t, "c", map[string]string{
 		"a/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
 		"b/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n",
 	})
+	return s
+}
+
+func TestShardsSplitClusters(t *testing.T) {
+	s := startShards(t, cluster.ShardingLegacy)
+	e, ns, dest, remote, logs := s.env, s.ns, s.dest, s.remote, &s.logs
 	// Two names for the test cluster, pinned to different shards.
 	for shard := range 2 {
 		secret := &corev1.Secret{
@@ -161,25 +178,8 @@ func TestStandbyTakesOver(t *testing.T) {
 // turn, as Argo CD deals them; each replica reconciles only its
 // clusters' Applications.
 func TestRoundRobinShards(t *testing.T) {
-	localcluster.Need(t)
-	if err := kube.InstallCRDs(context.Background(), testCluster.Config); err != nil {
-		t.Fatal(err)
-	}
-	ns := testCluster.NewNamespace(t)
-	var logs [2]logBuffer
-	envs := make([]*env, 2)
-	for shard := range 2 {
-		envs[shard] = startWith(t, ns, func(o *Options) {
-			o.Replicas, o.Shard, o.Sharding, o.LeaderElection, o.Log = 2, shard, cluster.ShardingRoundRobin, true, logTo(&logs[shard])
-		})
-	}
-	e := envs[0]
-	dest := testCluster.NewNamespace(t)
-	remote := gitserver.NewLocalRepo(t)
-	remote.Commit(t, "c", map[string]string{
-		"a/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
-		"b/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n",
-	})
+	s := startShards(t, cluster.ShardingRoundRobin)
+	e, ns, dest, remote, logs := s.env, s.ns, s.dest, s.remote, &s.logs
 	// Two names of the test cluster under two URLs, neither pinned.
 	host := testCluster.Config.Host
 	servers := []string{host, strings.Replace(host, "127.0.0.1", "localhost", 1)}
