@@ -1,14 +1,12 @@
 package manifests_test
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/yaml"
 
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/toolbin"
@@ -70,21 +68,7 @@ func TestCmdParamsReachTheSameVariables(t *testing.T) {
 // argocd-cmd-params-cm, which set every key, have no key Capstan reports
 // as unknown.
 func TestDocumentedSettingsAreKnown(t *testing.T) {
-	docs := filepath.Join(argoManifests(t), "docs")
-	read := func(name string) map[string]string {
-		data, err := os.ReadFile(filepath.Join(docs, name))
-		if err != nil {
-			t.Fatalf("%v (run `make argocd-manifests`)", err)
-		}
-		var cm corev1.ConfigMap
-		if err := yaml.Unmarshal(data, &cm); err != nil {
-			t.Fatal(err)
-		}
-		if len(cm.Data) < 50 {
-			t.Fatalf("%s has only %d keys", name, len(cm.Data))
-		}
-		return cm.Data
-	}
+	read := func(name string) map[string]string { return toolbin.ArgoCDDocumentedConfigMap(t, name) }
 	if unknown := (&settings.ArgoCD{Data: read("argocd-cm.yaml")}).UnknownKeys(); len(unknown) > 0 {
 		t.Errorf("argocd-cm keys Argo CD documents, reported unknown: %v", unknown)
 	}

@@ -64,7 +64,7 @@ func cmApp(t *testing.T, e *env, name, repoURL, path string, dest v1alpha1.Appli
 // namespace, each logging to its own buffer, and a repository with
 // two apps' manifests (paths a and b) to deploy into dest.
 type shardedControllers struct {
-	*env // replica 0's
+	*env     // replica 0's
 	ns, dest string
 	logs     [2]logBuffer
 	remote   *gitserver.Repo

@@ -2,13 +2,8 @@ package settings
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
@@ -186,22 +181,8 @@ func TestIgnoreResourceUpdates(t *testing.T) {
 // argocd-cm is known, and each one Capstan does not act on is named with
 // why, as the controller logs it; none is silent.
 func TestEveryDocumentedKeyDecided(t *testing.T) {
-	dir := toolbin.Find(t, "CAPSTAN_ARGOCD_MANIFESTS", filepath.Join("bin", "argocd-manifests"), "argocd-manifests")
-	data, err := os.ReadFile(filepath.Join(dir, "docs", "argocd-cm.yaml"))
-	if err != nil {
-		t.Fatalf("%v (run `make argocd-manifests`)", err)
-	}
-	var cm corev1.ConfigMap
-	if err := yaml.Unmarshal(data, &cm); err != nil {
-		t.Fatal(err)
-	}
-	if len(cm.Data) < 50 {
-		t.Fatalf("only %d documented keys", len(cm.Data))
-	}
-	a := &ArgoCD{Data: cm.Data}
-	if unknown := a.UnknownKeys(); len(unknown) != 0 {
-		t.Errorf("documented keys Capstan does not know: %v", unknown)
-	}
+	documented := toolbin.ArgoCDDocumentedConfigMap(t, "argocd-cm.yaml")
+	a := &ArgoCD{Data: documented}
 	reported := map[string]bool{}
 	for _, k := range a.NoEffectKeys() {
 		if k.Reason == "" {
@@ -214,9 +195,9 @@ func TestEveryDocumentedKeyDecided(t *testing.T) {
 		if (&ArgoCD{Data: map[string]string{probe: "x"}}).UnknownKeys() != nil {
 			t.Errorf("%s is in noEffectKeys but not a known key", key)
 		}
-		if _, documented := cm.Data[probe]; documented && !reported[probe] {
+		if _, ok := documented[probe]; ok && !reported[probe] {
 			t.Errorf("%s is documented and has no effect, but is not reported", probe)
 		}
 	}
-	t.Logf("%d documented keys; %d of them change nothing in Capstan, each logged with why", len(cm.Data), len(reported))
+	t.Logf("%d documented keys; %d of them change nothing in Capstan, each logged with why", len(documented), len(reported))
 }

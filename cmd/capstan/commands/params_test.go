@@ -13,7 +13,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/yaml"
 
 	"github.com/capstan-cd/capstan/cmd/capstan/commands/component"
 	"github.com/capstan-cd/capstan/internal/settings"
@@ -54,16 +53,7 @@ func installContainers(t *testing.T) map[string][]corev1.Container {
 // argocd-cmd-params-cm.
 func documentedParams(t *testing.T) map[string]string {
 	t.Helper()
-	dir := toolbin.Find(t, "CAPSTAN_ARGOCD_MANIFESTS", filepath.Join("bin", "argocd-manifests"), "argocd-manifests")
-	data, err := os.ReadFile(filepath.Join(dir, "docs", "argocd-cmd-params-cm.yaml"))
-	if err != nil {
-		t.Fatalf("%v (run `make argocd-manifests`)", err)
-	}
-	var cm corev1.ConfigMap
-	if err := yaml.Unmarshal(data, &cm); err != nil {
-		t.Fatal(err)
-	}
-	return cm.Data
+	return toolbin.ArgoCDDocumentedConfigMap(t, "argocd-cmd-params-cm.yaml")
 }
 
 // TestEveryParamIsRead: each variable the install sets on a component from
