@@ -54,6 +54,19 @@ func removeIgnored(obj *unstructured.Unstructured, rules []v1alpha1.ResourceIgno
 	return nil
 }
 
+// WithoutIgnored is a copy of obj without the fields the rules that
+// apply to it point at (JSON pointers and jq path expressions; the
+// managed-fields rules need the live object and are left out), and
+// whether any rule applies.
+func WithoutIgnored(obj *unstructured.Unstructured, rules []v1alpha1.ResourceIgnoreDifferences) (*unstructured.Unstructured, bool, error) {
+	applies := matching(rules, obj)
+	out := obj.DeepCopy()
+	if err := removeIgnored(out, applies); err != nil {
+		return nil, false, err
+	}
+	return out, len(applies) > 0, nil
+}
+
 // Unchanged reports whether an update from old to new changed only fields
 // the rules leave out (argocd-cm's ignoreResourceUpdates): such a change
 // need not refresh the Application.

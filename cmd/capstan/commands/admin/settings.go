@@ -116,12 +116,12 @@ func newAdminSettingsCommand() *cobra.Command {
 	rbacCmd := &cobra.Command{Use: "rbac", Short: "Check RBAC policies"}
 	rbacCmd.AddCommand(newAdminRBACCanCommand(sf), newAdminRBACValidateCommand(sf))
 	overrides := &cobra.Command{Use: "resource-overrides", Short: "Try argocd-cm's resource customizations on a local object"}
-	ignoreUpdates := notYet("ignore-resource-updates RESOURCE_YAML_PATH", "print an object without the fields whose changes resource.customizations.ignoreResourceUpdates ignores",
-		"  capstan admin settings resource-overrides ignore-resource-updates deploy.yaml --argocd-cm-path argocd-cm.yaml")
+	ignoreUpdates := ignoredFieldsCommand(sf, "ignore-resource-updates", "Print the fields whose changes do not refresh an Application (ignoreResourceUpdates)",
+		"Ignore resource updates", "ignoreResourceUpdates", ignoreResourceUpdatesRules)
 	cmdutil.Unsupported(ignoreUpdates, map[string]string{"ignore-normalizer-jq-execution-timeout": "duration"})
 	overrides.AddCommand(newAdminOverrideHealthCommand(sf), newAdminListActionsCommand(sf), newAdminRunActionCommand(sf),
-		notYet("ignore-differences RESOURCE_YAML_PATH", "print an object without the fields resource.customizations.ignoreDifferences ignores",
-			"  capstan admin settings resource-overrides ignore-differences deploy.yaml --argocd-cm-path argocd-cm.yaml"), ignoreUpdates)
+		ignoredFieldsCommand(sf, "ignore-differences", "Print the fields argocd-cm's ignoreDifferences leave out of comparisons", "Ignore differences", "ignoreDifferences", ignoreDifferencesRules),
+		ignoreUpdates)
 	cmd.AddCommand(rbacCmd, overrides, newAdminSettingsValidateCommand(sf))
 	return cmd
 }
