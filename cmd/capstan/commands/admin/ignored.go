@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/cmd/capstan/commands/cmdutil"
 	"github.com/capstan-cd/capstan/internal/engine/diff"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
@@ -27,6 +28,9 @@ func ignoredFieldsCommand(sf *settingsFlags, use, short, title, key string,
 		Example: "  capstan admin settings resource-overrides " + use + " deploy.yaml --argocd-cm-path argocd-cm.yaml",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := cmdutil.RefuseUnsupported(cmd); err != nil {
+				return err
+			}
 			obj, cm, err := sf.objectAndCM(cmd.Context(), args[0])
 			if err != nil {
 				return err
