@@ -166,14 +166,14 @@ func run(ctx context.Context, opts Options) error {
 		DefaultNamespaces: map[string]ctrlcache.Config{opts.Namespace: {}},
 		DefaultTransform:  ctrlcache.TransformStripManagedFields(),
 	}
-	apps := ctrlcache.ByObject{Transform: slimApplication}
-	cacheOpts.ByObject = map[client.Object]ctrlcache.ByObject{&v1alpha1.Application{}: apps}
+	// ByObject is keyed by pointer: each kind gets one entry, or the
+	// cache would take either of two at random.
+	apps, appSets := ctrlcache.ByObject{Transform: slimApplication}, ctrlcache.ByObject{}
 	if len(opts.Namespaces) > 0 {
 		all := map[string]ctrlcache.Config{ctrlcache.AllNamespaces: {}}
-		apps.Namespaces = all
-		cacheOpts.ByObject[&v1alpha1.Application{}] = apps
-		cacheOpts.ByObject[&v1alpha1.ApplicationSet{}] = ctrlcache.ByObject{Namespaces: all}
+		apps.Namespaces, appSets.Namespaces = all, all
 	}
+	cacheOpts.ByObject = map[client.Object]ctrlcache.ByObject{&v1alpha1.Application{}: apps, &v1alpha1.ApplicationSet{}: appSets}
 	var newCache ctrlcache.NewCacheFunc
 	if opts.Cache != nil {
 		newCache = opts.Cache.NewCache

@@ -3,6 +3,7 @@ package applicationset_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -163,7 +164,7 @@ func TestPluginGenerator(t *testing.T) {
 	e.eventually("ErrorOccurred", func() string {
 		c := e.condition("envs", v1alpha1.ApplicationSetConditionErrorOccurred)
 		if c.Status != v1alpha1.ApplicationSetConditionStatusTrue || !strings.Contains(c.Message, "envs-plugin") || !strings.Contains(c.Message, "backend down") {
-			return c.Message
+			return fmt.Sprintf("%s %q", c.Status, c.Message)
 		}
 		if strings.Contains(c.Message, "plugin-t0ken") {
 			t.Fatalf("the condition shows the token: %s", c.Message)

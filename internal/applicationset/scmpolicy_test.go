@@ -3,6 +3,7 @@ package applicationset_test
 import (
 	"context"
 	"encoding/pem"
+	"fmt"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
@@ -37,7 +38,7 @@ func (e *env) errorOf(name, want string) {
 	e.eventually("ErrorOccurred of "+name, func() string {
 		c := e.condition(name, v1alpha1.ApplicationSetConditionErrorOccurred)
 		if c.Status != v1alpha1.ApplicationSetConditionStatusTrue || !strings.Contains(c.Message, want) {
-			return c.Message
+			return fmt.Sprintf("%s %q", c.Status, c.Message) // never "" while it does not hold
 		}
 		return ""
 	})
