@@ -114,6 +114,19 @@ type Options struct {
 	// and the install's settings only read, never written (no generated
 	// secret key, admin password or default project). Default false.
 	Headless bool
+	// DisableAuth lets every caller in as an administrator, with no
+	// session and no RBAC check, as Argo CD's server.disable.auth: only
+	// for an API that something in front of it already guards. Default
+	// false.
+	DisableAuth bool
+	// EnableGZip compresses the REST API's responses for clients that
+	// take gzip, as Argo CD's server.enable.gzip; event streams, gRPC and
+	// the web UI's own files (compressed once at start) are left as they
+	// are. Default false; `capstan server` turns it on, as Argo CD does.
+	EnableGZip bool
+	// StaticAssetsDir adds a directory's files to the web UI's (see
+	// ui.Options), as Argo CD's server.staticassets. Default: none.
+	StaticAssetsDir string
 }
 
 // Server serves the API.
@@ -176,9 +189,12 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		opts.BaseHref = opts.RootPath
 	}
 	page, err := ui.New(ui.Options{BaseHref: opts.BaseHref, XFrameOptions: opts.XFrameOptions, ContentSecurityPolicy: opts.ContentSecurityPolicy,
-		ExtensionsDir: opts.ExtensionsDir})
+		ExtensionsDir: opts.ExtensionsDir, StaticAssetsDir: opts.StaticAssetsDir, Log: opts.Log})
 	if err != nil {
 		return nil, err
+	}
+	if opts.DisableAuth {
+		opts.Log.Warn("authentication is disabled (server.disable.auth): every caller is an administrator")
 	}
 	s := &Server{opts: opts, watcher: watcher, state: state, secret: secret, sessions: sessions, mux: newRouteMux(), limits: newLimits(), rbac: map[string]*rbac.Enforcer{}, ui: page}
 	s.routes()
@@ -248,6 +264,9 @@ func (s *Server) Handler() http.Handler {
 		h = http.StripPrefix(s.opts.RootPath, s.mux)
 	}
 	h = s.limit(s.browserSafe(h))
+	if s.opts.EnableGZip {
+		h = compressed(h)
+	}
 	if tracing.Enabled() {
 		// A span per call, named by method and path, continuing a caller's trace.
 		h = otelhttp.NewHandler(h, "argocd-server", otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
@@ -354,7 +373,7 @@ func healthz(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) userInfo(w http.ResponseWriter, r *http.Request) {
-	if s.opts.Headless {
+	if s.opts.Headless || s.opts.DisableAuth {
 		writeJSON(w, http.StatusOK, apiwire.UserInfo{LoggedIn: true, Username: headlessUser})
 		return
 	}

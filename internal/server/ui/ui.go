@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"log/slog"
 	"maps"
 	"mime"
 	"net/http"
@@ -33,7 +34,7 @@ import (
 )
 
 //go:embed static
-var static embed.FS
+var embedded embed.FS
 
 // Options shape the UI.
 type Options struct {
@@ -52,6 +53,13 @@ type Options struct {
 	// serveExtensions). Default: none; `capstan server` reads
 	// DefaultExtensionsDir, as Argo CD's server does.
 	ExtensionsDir string
+	// StaticAssetsDir is a directory whose files are served beside the
+	// UI's own at their paths (a style sheet ui.cssurl names), as Argo
+	// CD's server.staticassets; one that does not exist is left out.
+	// Default: none; `capstan server` reads DefaultStaticAssetsDir.
+	StaticAssetsDir string
+	// Log hears of a missing StaticAssetsDir. Default: slog's default.
+	Log *slog.Logger
 }
 
 // The page's default framing and content policies.
@@ -74,6 +82,7 @@ type Handler struct {
 	page    []byte
 	headers map[string]string // set on the page
 	extDir  string            // Options.ExtensionsDir
+	static  *staticDir        // Options.StaticAssetsDir, if it exists
 }
 
 // New reads and compresses the embedded assets and renders the page.
@@ -90,7 +99,11 @@ func New(opts Options) (*Handler, error) {
 	if strings.ContainsAny(base, `"<>\?#`) {
 		return nil, fmt.Errorf("invalid base href %q", opts.BaseHref)
 	}
-	h := &Handler{assets: map[string]*asset{}, headers: map[string]string{}, extDir: opts.ExtensionsDir}
+	static, err := openStaticDir(opts.StaticAssetsDir, cmp.Or(opts.Log, slog.Default()))
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{assets: map[string]*asset{}, headers: map[string]string{}, extDir: opts.ExtensionsDir, static: static}
 	for name, value := range map[string]string{
 		"X-Frame-Options":         cmp.Or(opts.XFrameOptions, DefaultXFrameOptions),
 		"Content-Security-Policy": cmp.Or(opts.ContentSecurityPolicy, DefaultContentSecurityPolicy),
@@ -99,11 +112,11 @@ func New(opts Options) (*Handler, error) {
 			h.headers[name] = value
 		}
 	}
-	err := fs.WalkDir(static, "static", func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(embedded, "static", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		data, err := static.ReadFile(p)
+		data, err := embedded.ReadFile(p)
 		if err != nil {
 			return err
 		}
@@ -219,6 +232,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
 		w.Header().Set("ETag", `"`+a.hash+`"`)
 		serve(w, r, a.contentType, a.plain, a.gz)
+		return
+	}
+	if h.static.serve(w, r) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-cache")

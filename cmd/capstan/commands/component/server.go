@@ -42,6 +42,9 @@ type serverFlags struct {
 	appNS        []string
 	hydrator     bool
 	tls          *certs.TLSPolicy
+	disableAuth  bool
+	gzip         bool
+	staticAssets string
 }
 
 func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
@@ -59,6 +62,9 @@ func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
 	cmd.Flags().StringVar(&f.csp, prefix+"content-security-policy", ui.DefaultContentSecurityPolicy, `the web UI's Content-Security-Policy header ("-": none)`)
 	f.tls = addTLSPolicyFlags(cmd, prefix)
 	cmd.Flags().StringVar(&f.extensions, prefix+"ui-extensions-dir", ui.DefaultExtensionsDir, "directory whose extension*.js files the web UI loads, as Argo CD's UI extensions")
+	cmd.Flags().StringVar(&f.staticAssets, prefix+"staticassets", ui.DefaultStaticAssetsDir, "directory whose files the web UI serves beside its own (a style sheet ui.cssurl names)")
+	cmd.Flags().BoolVar(&f.gzip, prefix+"enable-gzip", true, "compress the REST API's responses for clients that take gzip")
+	cmd.Flags().BoolVar(&f.disableAuth, prefix+"disable-auth", false, "let every caller in as an administrator, without a session or RBAC (only behind something that authenticates)")
 }
 
 func newServerCommand() *cobra.Command {
@@ -146,7 +152,8 @@ func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.
 	}
 	var srv *server.Server
 	err = kube.Until(ctx, log, "the API server's settings", kube.Backoff{}, func(ctx context.Context) (err error) {
-		srv, err = server.New(ctx, server.Options{Client: c, Informers: informers, Config: cfg, Renderer: r, Namespace: namespace, ApplicationNamespaces: f.appNS, Insecure: f.insecure, BaseHref: f.basehref, RootPath: f.rootpath, XFrameOptions: f.xFrame, ContentSecurityPolicy: f.csp, ExtensionsDir: f.extensions, DisableSyncReplace: !f.replace, HydratorEnabled: f.hydrator, TLS: *f.tls, Log: log, RepoChanged: repoChanged, Dex: dex,
+		srv, err = server.New(ctx, server.Options{Client: c, Informers: informers, Config: cfg, Renderer: r, Namespace: namespace, ApplicationNamespaces: f.appNS, Insecure: f.insecure, BaseHref: f.basehref, RootPath: f.rootpath, XFrameOptions: f.xFrame, ContentSecurityPolicy: f.csp, ExtensionsDir: f.extensions, DisableSyncReplace: !f.replace, HydratorEnabled: f.hydrator, TLS: *f.tls,
+			DisableAuth: f.disableAuth, EnableGZip: f.gzip, StaticAssetsDir: f.staticAssets, Log: log, RepoChanged: repoChanged, Dex: dex,
 			AppSetPreview: cmdutil.AppSetPreview(r, c, namespace, scm)})
 		return err
 	})
