@@ -64,6 +64,19 @@ type Options struct {
 	// afresh, bypassing the manifest cache, as a hard refresh does
 	// (argocd-cm timeout.hard.reconciliation). Default 0: never.
 	HardResync time.Duration
+	// SyncTimeout ends a sync that has run this long, counted from its
+	// start across its retries, as Argo CD's --sync-timeout
+	// (controller.sync.timeout.seconds): it fails as a terminated one
+	// does. Default 0: none.
+	SyncTimeout time.Duration
+	// SyncWaveDelay is a pause between two waves of a sync, for other
+	// controllers to act on what the last one applied (Argo CD's
+	// ARGOCD_SYNC_WAVE_DELAY). Default 0: the next wave starts once the
+	// last is healthy; Argo CD waits 2 s.
+	SyncWaveDelay time.Duration
+	// SelfHeal spaces the self-heal syncs of one revision. Default: none
+	// (`capstan controller` sets Argo CD's 2 s, factor 3, cap 5 min).
+	SelfHeal SelfHealBackoff
 	// RepoPoll is how often each repository revision the Applications
 	// follow is checked for new commits, once per repository and revision.
 	// Default 30s.

@@ -68,7 +68,10 @@ func (r *reconciler) pendingOperation(app *v1alpha1.Application, comp *compariso
 		op = r.journaledOperation(app)
 	}
 	if op == nil {
-		op = r.automatedOperation(app, comp)
+		var wait time.Duration
+		if op, wait = r.automatedOperation(app, comp); wait > 0 {
+			return nil, 0, wait
+		}
 	}
 	if op == nil || op.Sync == nil {
 		return nil, 0, 0
@@ -108,30 +111,40 @@ func terminating(app *v1alpha1.Application) bool {
 // automatedOperation returns the sync an automated policy calls for: the app
 // is OutOfSync and either its revision has not been synced yet or self-heal
 // is on. A revision whose automated sync failed is not retried by itself.
-func (r *reconciler) automatedOperation(app *v1alpha1.Application, comp *comparison) *v1alpha1.Operation {
+// A self-heal sync waits for the self-heal backoff: then it returns no
+// operation and how long is left.
+func (r *reconciler) automatedOperation(app *v1alpha1.Application, comp *comparison) (*v1alpha1.Operation, time.Duration) {
 	pol := app.Spec.SyncPolicy
 	if !pol.IsAutomatedSyncEnabled() {
-		return nil
+		return nil, 0
 	}
 	if comp.Sync != v1alpha1.SyncStatusCodeOutOfSync {
-		return nil
+		return nil, 0
 	}
 	if wipesOut(app, comp) != nil {
-		return nil // never prune everything without allowEmpty
+		return nil, 0 // never prune everything without allowEmpty
 	}
-	rev := app.Status.Sync.Revision
-	if st := app.Status.OperationState; st != nil && st.SyncResult != nil && alreadySynced(app, st.SyncResult) && st.Operation.InitiatedBy.Automated {
-		if st.Phase == v1alpha1.OperationFailed || st.Phase == v1alpha1.OperationError {
-			return nil
-		}
-		if !pol.Automated.SelfHeal {
-			return nil // this revision was synced; drift since is left alone
-		}
-	}
-	return &v1alpha1.Operation{
-		Sync:        &v1alpha1.SyncOperation{Revision: rev, Prune: pol.Automated.Prune},
+	op := &v1alpha1.Operation{
+		Sync:        &v1alpha1.SyncOperation{Revision: app.Status.Sync.Revision, Prune: pol.Automated.Prune},
 		InitiatedBy: v1alpha1.OperationInitiator{Automated: true},
 	}
+	if st := app.Status.OperationState; st != nil && st.SyncResult != nil && alreadySynced(app, st.SyncResult) && st.Operation.InitiatedBy.Automated {
+		if st.Phase == v1alpha1.OperationFailed || st.Phase == v1alpha1.OperationError {
+			return nil, 0
+		}
+		if !pol.Automated.SelfHeal {
+			return nil, 0 // this revision was synced; drift since is left alone
+		}
+		// A self-heal sync: counted, and spaced by the backoff.
+		if wait := r.opts.SelfHeal.remaining(st, time.Now()); wait > 0 {
+			return nil, wait
+		}
+		if st.Operation.Sync != nil {
+			op.Sync.SelfHealAttemptsCount = st.Operation.Sync.SelfHealAttemptsCount
+		}
+		op.Sync.SelfHealAttemptsCount++
+	}
+	return op, 0
 }
 
 // skipMessagePrefix starts the SyncError of an automated sync that was not
@@ -211,6 +224,8 @@ func (r *reconciler) runOperation(ctx context.Context, app *v1alpha1.Application
 	syncCtx, cancelSync := context.WithCancel(ctx)
 	defer cancelSync()
 	terminated := r.watchTermination(syncCtx, app, cancelSync)
+	timedOut := r.syncDeadline(started, cancelSync)
+	defer timedOut.stop()
 	progress := &progressWriter{r: r, app: app, status: status, op: op, resumed: resumed}
 	if !op.Sync.DryRun {
 		if err := r.recordStart(ctx, app, journaled, progress, done); err != nil {
@@ -218,9 +233,12 @@ func (r *reconciler) runOperation(ctx context.Context, app *v1alpha1.Application
 		}
 	}
 	res := r.sync(syncCtx, app, op, comp, checker, done, progress.checkpoint)
-	if terminated.Load() {
+	if terminated.Load() || timedOut.passed.Load() {
 		stopped := *res.Result
 		stopped.Phase, stopped.Message, stopped.Interrupted = v1alpha1.OperationFailed, terminatedMessage, false
+		if !terminated.Load() {
+			stopped.Message = fmt.Sprintf("%s: the sync timeout (%s) passed", terminatedMessage, r.opts.SyncTimeout)
+		}
 		res = &operationResult{Result: &stopped, comp: res.comp, refused: true}
 	}
 	if res.AwaitingConfirmation {
@@ -352,6 +370,31 @@ func (r *reconciler) watchTermination(ctx context.Context, app *v1alpha1.Applica
 	return terminated
 }
 
+// deadline ends a sync when the sync timeout passes.
+type deadline struct {
+	timer  *time.Timer
+	passed atomic.Bool
+}
+
+func (d *deadline) stop() {
+	if d.timer != nil {
+		d.timer.Stop()
+	}
+}
+
+// syncDeadline cancels a sync that started at started once the sync
+// timeout (Options.SyncTimeout, counted across retries) passes.
+func (r *reconciler) syncDeadline(started metav1.Time, cancel context.CancelFunc) *deadline {
+	d := &deadline{}
+	if r.opts.SyncTimeout > 0 {
+		d.timer = time.AfterFunc(time.Until(started.Add(r.opts.SyncTimeout)), func() {
+			d.passed.Store(true)
+			cancel()
+		})
+	}
+	return d
+}
+
 // sync runs one sync operation; comp is the spec's comparison, done the
 // results of an interrupted run of it, and checkpoint records progress.
 func (r *reconciler) sync(ctx context.Context, app *v1alpha1.Application, op *v1alpha1.Operation, comp *comparison, checker *health.Checker,
@@ -407,7 +450,8 @@ func (r *reconciler) sync(ctx context.Context, app *v1alpha1.Application, op *v1
 	if err != nil {
 		return &operationResult{Result: &apply.Result{Phase: v1alpha1.OperationFailed, Message: err.Error()}, comp: comp}
 	}
-	applier := &apply.Applier{Client: client, Mapper: comp.dest.Mapper, Health: checker, FieldManager: engine.FieldManager, Tracking: r.tracking}
+	applier := &apply.Applier{Client: client, Mapper: comp.dest.Mapper, Health: checker, FieldManager: engine.FieldManager, Tracking: r.tracking,
+		WaveDelay: r.opts.SyncWaveDelay}
 	var nsMeta *v1alpha1.ManagedNamespaceMetadata
 	if app.Spec.SyncPolicy != nil {
 		nsMeta = app.Spec.SyncPolicy.ManagedNamespaceMetadata

@@ -35,6 +35,10 @@ type Applier struct {
 	Tracking tracking.Method
 	// PollInterval is how often health is checked while a wave settles. Default 500ms.
 	PollInterval time.Duration
+	// WaveDelay is a pause before each wave but the first, for other
+	// controllers to act on what the last one applied (Argo CD's
+	// ARGOCD_SYNC_WAVE_DELAY). Default 0: none.
+	WaveDelay time.Duration
 	// Progress, if set, hears about each step (for events and logs).
 	Progress func(Event)
 }
@@ -204,6 +208,11 @@ func (a *Applier) run(ctx context.Context, req *Request, res *Result) error {
 		// only when another wave follows; hooks always run to completion.
 		// With PruneLast, the last wave is waited for too: what is pruned
 		// goes once everything else is healthy.
+		if i > 0 && a.WaveDelay > 0 {
+			if err := pause(ctx, a.WaveDelay); err != nil {
+				return err
+			}
+		}
 		if err := a.runWave(ctx, req, st.tasks, res, i == len(steps)-1 && !pruneLast); err != nil {
 			return err
 		}
@@ -645,4 +654,16 @@ func firstSet(vals ...*bool) *bool {
 		}
 	}
 	return nil
+}
+
+// pause waits d, or until ctx ends.
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }

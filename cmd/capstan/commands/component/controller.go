@@ -44,6 +44,9 @@ type controllerFlags struct {
 	metricsHost string
 	appNS       []string
 	hydrator    bool
+	syncTimeout int // seconds, as Argo CD's
+	waveDelay   int
+	selfHeal    selfHealFlags
 	log         logFlags
 	// tracing is the standalone controller's OTLP flags; capstan run has
 	// its own for the whole process.
@@ -69,6 +72,9 @@ func (f *controllerFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.metricsHost, "metrics-address", "", "address to serve metrics on (default: every address)")
 	cmd.Flags().BoolVar(&f.elect, "leader-elect", true, "wait for a Lease (one per shard) so standby replicas can take over")
 	cmd.Flags().BoolVar(&f.hydrator, "hydrator-enabled", false, "run the source hydrator: push each spec.sourceHydrator's rendered dry source to its hydrated branch (argocd-cmd-params-cm hydrator.enabled)")
+	cmd.Flags().IntVar(&f.syncTimeout, "sync-timeout", 0, "seconds after which a sync, counted across its retries, is terminated (0: no timeout)")
+	cmd.Flags().IntVar(&f.waveDelay, "sync-wave-delay", 0, "seconds to pause between two sync waves, for other controllers to act (Argo CD waits 2)")
+	f.selfHeal.add(cmd)
 	cmd.Flags().BoolVar(&f.crds, "install-crds", true, "install or upgrade the Application and AppProject CRDs at start (when allowed); otherwise wait for them")
 }
 
@@ -200,7 +206,8 @@ func runController(ctx context.Context, f *controllerFlags, r repo.Renderer, cha
 		hydrator = &controller.HydratorOptions{}
 	}
 	return controller.Run(ctx, controller.Options{
-		Config: cfg, Namespace: f.namespace, Renderer: r, Workers: f.workers, OperationWorkers: f.opWorkers, Resync: f.resync, ResyncJitter: f.jitter, HardResync: f.hardResync, RepoPoll: f.repoPoll,
+		Config: cfg, Namespace: f.namespace, Renderer: r, Workers: f.workers, OperationWorkers: f.opWorkers, Resync: f.resync, ResyncJitter: f.jitter,
+		SyncTimeout: time.Duration(f.syncTimeout) * time.Second, SyncWaveDelay: time.Duration(f.waveDelay) * time.Second, SelfHeal: f.selfHeal.backoff(), HardResync: f.hardResync, RepoPoll: f.repoPoll,
 		Replicas: f.replicas, Shard: shard, Sharding: sharding, LeaderElection: f.elect, MetricsAddr: f.metricsAddr(),
 		ApplicationNamespaces: f.appNS, RepoChanges: changes, InstallCRDs: f.crds, Hydrator: hydrator,
 		Log: log, Cache: shared,

@@ -18,7 +18,7 @@ const (
 	whyNoSCM         = "the GitHub API calls of the SCM provider and pull request generators are not counted in metrics"
 	whyNoRedisCache  = "the state it names is kept in memory, not in a Redis cache with an expiry"
 	whyNoSubmodules  = "Git submodules are not fetched"
-	whySelfHeal      = "self-heal syncs on the first reconcile that sees drift, without a backoff"
+	whyCooldown      = "Argo CD deprecated it and ignores it too: a self-heal count starts again with a new revision"
 )
 
 // noEffect are the argocd-cmd-params-cm variables Argo CD's manifests set
@@ -51,15 +51,9 @@ var noEffect = map[string]string{
 	"ARGOCD_APPLICATION_CONTROLLER_METRICS_CACHE_EXPIRATION":           "metrics are computed from the live state, not cached",
 	"ARGOCD_REPO_ERROR_GRACE_PERIOD_SECONDS":                           "a render error is shown at once",
 	"ARGOCD_APPLICATION_CONTROLLER_PERSIST_RESOURCE_HEALTH":            "each resource's health is always kept in the Application's status",
-	"ARGOCD_APPLICATION_CONTROLLER_SELF_HEAL_BACKOFF_CAP_SECONDS":      whySelfHeal,
-	"ARGOCD_APPLICATION_CONTROLLER_SELF_HEAL_BACKOFF_COOLDOWN_SECONDS": whySelfHeal,
-	"ARGOCD_APPLICATION_CONTROLLER_SELF_HEAL_BACKOFF_FACTOR":           whySelfHeal,
-	"ARGOCD_APPLICATION_CONTROLLER_SELF_HEAL_BACKOFF_TIMEOUT_SECONDS":  whySelfHeal,
-	"ARGOCD_APPLICATION_CONTROLLER_SELF_HEAL_TIMEOUT_SECONDS":          whySelfHeal,
-	"ARGOCD_APPLICATION_CONTROLLER_SYNC_TIMEOUT":                       "a running sync is ended by terminating its operation",
-	"ARGOCD_SYNC_WAVE_DELAY":                                           "the next wave starts once the previous one is healthy",
-	"REDISDB":                                                          whyNoRedis,
-	"REDIS_SERVER":                                                     whyNoRedis,
+	"ARGOCD_APPLICATION_CONTROLLER_SELF_HEAL_BACKOFF_COOLDOWN_SECONDS": whyCooldown,
+	"REDISDB":      whyNoRedis,
+	"REDIS_SERVER": whyNoRedis,
 
 	// Dex.
 	"DEX_CONTINUE_ON_CONNECTOR_FAILURE": "the Dex release the image carries stops on a connector failure",
