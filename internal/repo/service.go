@@ -53,6 +53,9 @@ type Options struct {
 	MaxManifestBytes int
 	// MaxCheckoutBytes bounds one Git checkout. Default 2 GiB.
 	MaxCheckoutBytes int64
+	// GitRequestTimeout bounds each ls-remote (see git.Options). Default
+	// 0: none beyond the caller's.
+	GitRequestTimeout time.Duration
 	// Isolation, when set, renders each source in a worker process with a
 	// memory limit (see Isolation). Default nil: in-process, for tests and
 	// the command line's local renders.
@@ -102,7 +105,8 @@ func NewService(opts Options) *Service {
 	}
 	s := &Service{
 		opts:   opts,
-		git:    git.NewStore(git.Options{Root: filepath.Join(opts.Root, "git"), RefsTTL: opts.RefsTTL, MaxCheckoutBytes: opts.MaxCheckoutBytes}),
+		git:    git.NewStore(git.Options{Root: filepath.Join(opts.Root, "git"), RefsTTL: opts.RefsTTL, MaxCheckoutBytes: opts.MaxCheckoutBytes,
+			RequestTimeout: opts.GitRequestTimeout}),
 		charts: chartrepo.NewClient(chartrepo.Options{Root: filepath.Join(opts.Root, "charts"), IndexTTL: opts.RefsTTL, PlainHTTP: opts.OCIPlainHTTP}),
 	}
 	plugins := opts.Plugins

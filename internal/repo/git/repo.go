@@ -136,13 +136,24 @@ func runGit(ctx context.Context, c command, consume func(io.Reader) error, args 
 	if err != nil {
 		return err
 	}
+	// A cancelled git may leave a helper (git-remote-http, ssh) holding
+	// the pipes: the read end is closed when ctx ends, and Wait gives up
+	// on them shortly after git is killed, so nothing waits on a remote
+	// that never answers.
+	cmd.WaitDelay = pipeGrace
 	if err := cmd.Start(); err != nil {
 		return err
 	}
+	stopped := context.AfterFunc(ctx, func() { _ = stdout.Close() })
+	defer stopped()
 	consumeErr := consume(stdout)
 	if consumeErr != nil {
-		cancel() // stop git; its own error is then of no interest
+		ended := ctx.Err() // the caller's, before ours below
+		cancel()           // stop git; its own error is then of no interest
 		_ = cmd.Wait()
+		if ended != nil {
+			return fmt.Errorf("git %s on %s: %w", gitVerb(args), RedactURL(c.url), ended)
+		}
 		return consumeErr
 	}
 	if err := cmd.Wait(); err != nil {
@@ -160,6 +171,9 @@ func runGit(ctx context.Context, c command, consume func(io.Reader) error, args 
 	}
 	return nil
 }
+
+// pipeGrace is how long a killed git's output pipes are waited for.
+const pipeGrace = 2 * time.Second
 
 func gitVerb(args []string) string {
 	for i, a := range args {
@@ -194,6 +208,11 @@ func (r *Repo) LsRemote(ctx context.Context, force bool) (Refs, error) {
 	}
 	v, err, _ := r.refsFlight.Do("ls-remote", func() (any, error) {
 		r.lsRemote.Add(1)
+		if r.opts.RequestTimeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, r.opts.RequestTimeout)
+			defer cancel()
+		}
 		out, err := r.git(ctx, false, "ls-remote", "--symref", "--", r.url)
 		if err != nil {
 			return nil, err

@@ -23,6 +23,10 @@ type Options struct {
 	// MaxCheckoutBytes bounds the file content of one checkout. Default
 	// 2 GiB; a larger commit fails to check out rather than fill the disk.
 	MaxCheckoutBytes int64
+	// RequestTimeout bounds one ls-remote, the request that asks a remote
+	// for its refs (Argo CD's ARGOCD_GIT_REQUEST_TIMEOUT). Default 0:
+	// only the caller's context; `capstan repo-server` sets Argo CD's 15s.
+	RequestTimeout time.Duration
 }
 
 // Store holds one Repo per normalized repository URL and set of

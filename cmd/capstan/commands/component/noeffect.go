@@ -76,7 +76,6 @@ var noEffect = map[string]string{
 	"ARGOCD_REPO_SERVER_MAX_COMBINED_DIRECTORY_MANIFESTS_SIZE":    "a source's rendered objects are bounded at 64 MiB",
 	"ARGOCD_REPO_SERVER_ENABLE_BUILTIN_GIT_CONFIG":                "git runs with Capstan's own fixed configuration",
 	"ARGOCD_GIT_LS_REMOTE_PARALLELISM_LIMIT":                      "ls-remote calls are shared and cached per repository",
-	"ARGOCD_GIT_REQUEST_TIMEOUT":                                  "Git requests are bounded by the render timeout",
 	"ARGOCD_GRPC_MAX_SIZE_MB":                                     "gRPC messages are bounded by the manifest limit",
 	"ARGOCD_HELM_USER_AGENT":                                      "Helm requests carry Capstan's user agent",
 	"ARGOCD_REPO_SERVER_INCLUDE_HIDDEN_DIRECTORIES":               "directory sources read the directories they name",

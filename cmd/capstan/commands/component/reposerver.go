@@ -49,6 +49,7 @@ type repoFlags struct {
 	pluginExclude []string
 	redisDB       int
 	cacheTTL      time.Duration
+	gitTimeout    time.Duration
 	// askPass serves Git credentials to plugins (the repo server's own).
 	askPass *plugin.AskPass
 }
@@ -60,6 +61,7 @@ func (f *repoFlags) add(cmd *cobra.Command, defaultRoot string) {
 	cmd.Flags().StringVar(&f.maxMemory, "render-max-memory", "1Gi", "memory limit of each render worker")
 	cmd.Flags().IntVar(&f.parallelism, "parallelismlimit", 0, "sources rendered at once; the others wait (0: no limit beyond the render workers)")
 	cmd.Flags().IntVar(&f.redisDB, "redisdb", 0, "Redis database of the manifest cache")
+	cmd.Flags().DurationVar(&f.gitTimeout, "git-request-timeout", 15*time.Second, "how long a Git remote may take to list its refs (0: no bound)")
 	cmd.Flags().DurationVar(&f.cacheTTL, "default-cache-expiration", 24*time.Hour, "how long a rendered source is kept in the manifest cache")
 	cmd.Flags().StringArrayVar(&f.pluginExclude, "plugin-tar-exclude", envList("ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS", ";"),
 		"globs of repository paths not sent to config management plugins (repeatable; ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS, ;-separated)")
@@ -170,7 +172,7 @@ func newRepoService(ctx context.Context, namespace string, f *repoFlags) (*repo.
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := repo.Options{Root: f.root, Credentials: creds, ParallelismLimit: f.parallelism, Plugins: plugins, CacheTTL: f.cacheTTL}
+	opts := repo.Options{Root: f.root, Credentials: creds, ParallelismLimit: f.parallelism, Plugins: plugins, CacheTTL: f.cacheTTL, GitRequestTimeout: f.gitTimeout}
 	if f.isolate {
 		self, err := os.Executable()
 		if err != nil {
