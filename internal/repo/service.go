@@ -104,8 +104,8 @@ func NewService(opts Options) *Service {
 		opts.MaxManifestBytes = 64 << 20
 	}
 	s := &Service{
-		opts:   opts,
-		git:    git.NewStore(git.Options{Root: filepath.Join(opts.Root, "git"), RefsTTL: opts.RefsTTL, MaxCheckoutBytes: opts.MaxCheckoutBytes,
+		opts: opts,
+		git: git.NewStore(git.Options{Root: filepath.Join(opts.Root, "git"), RefsTTL: opts.RefsTTL, MaxCheckoutBytes: opts.MaxCheckoutBytes,
 			RequestTimeout: opts.GitRequestTimeout}),
 		charts: chartrepo.NewClient(chartrepo.Options{Root: filepath.Join(opts.Root, "charts"), IndexTTL: opts.RefsTTL, PlainHTTP: opts.OCIPlainHTTP}),
 	}
