@@ -84,6 +84,10 @@ generate: ## Regenerate deepcopy code and CRD manifests from api/, and the insta
 manifests: ## Render the Kustomize overlays under manifests/ into install.yaml, namespace-install.yaml, core-install.yaml, ha/install.yaml (and the Helm chart's copy of install.yaml).
 	go run ./hack/genmanifests manifests
 
+.PHONY: docs
+docs: ## Regenerate the references under docs/reference (CLI, settings keys, API operations, metrics) from the code.
+	go run ./hack/gendocs .
+
 .PHONY: check-generated
 check-generated: ## Fail when generated files are not what their sources generate (regenerated in a copy of the tree; nothing here is changed).
 	@hack/check-generated.sh

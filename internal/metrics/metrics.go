@@ -54,6 +54,7 @@ var reconcileBuckets = []float64{0.25, 0.5, 1, 2, 4, 8, 16}
 // prometheus.Registry. Its methods are safe for concurrent use.
 type Metrics struct {
 	registry    *prometheus.Registry
+	own         []prometheus.Collector // registered, but the Go and process collectors
 	reconcile   *prometheus.HistogramVec
 	syncs       *counterTable
 	k8sRequests *counterTable
@@ -103,18 +104,24 @@ func New(apps AppLister, clusters ClusterStats) *Metrics {
 		k8sRequests: newCounterTable("argocd_app_k8s_request_total", "Number of kubernetes requests executed during application reconciliation.",
 			"namespace", "name", "project", "server", "response_code", "verb", "resource_kind", "resource_namespace", "dry_run"),
 	}
-	m.registry.MustRegister(
-		m.reconcile, m.syncs, m.k8sRequests,
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	)
+	m.own = []prometheus.Collector{m.reconcile, m.syncs, m.k8sRequests}
 	if apps != nil {
-		m.registry.MustRegister(&appCollector{apps: apps})
+		m.own = append(m.own, &appCollector{apps: apps})
 	}
 	if clusters != nil {
-		m.registry.MustRegister(&clusterCollector{stats: clusters})
+		m.own = append(m.own, &clusterCollector{stats: clusters})
 	}
+	m.registry.MustRegister(m.own...)
+	m.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// Describe sends the descriptions of Capstan's metrics, without the Go
+// runtime's and the process's (for the metrics reference).
+func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
+	for _, c := range m.own {
+		c.Describe(ch)
+	}
 }
 
 // ObserveReconcile records that reconciling app took d.

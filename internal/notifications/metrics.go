@@ -48,6 +48,14 @@ func NewMetrics() *Metrics {
 	return m
 }
 
+// Describe sends the descriptions of the controller's own metrics,
+// without the Go runtime's and the process's (for the metrics reference).
+func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
+	m.deliveries.Describe(ch)
+	m.evals.Describe(ch)
+	m.durations.Describe(ch)
+}
+
 func (m *Metrics) delivered(trigger, service string, ok bool) {
 	if m != nil {
 		m.deliveries.WithLabelValues(trigger, service, strconv.FormatBool(ok)).Inc()

@@ -87,6 +87,18 @@ func (a *ArgoCD) NoEffectKeys() []KeyReason {
 	return out
 }
 
+// DocumentedKeys are the argocd-cm keys Argo CD documents, families of
+// keys ending in ".", sorted, each with why it changes nothing in
+// Capstan; an empty Reason: Capstan acts on it.
+func DocumentedKeys() []KeyReason {
+	var out []KeyReason
+	for _, k := range append(slices.Clone(knownKeys), knownPrefixes...) {
+		out = append(out, KeyReason{Key: k, Reason: noEffectKeys[k]})
+	}
+	slices.SortFunc(out, func(a, b KeyReason) int { return strings.Compare(a.Key, b.Key) })
+	return out
+}
+
 // UnknownKeys are argocd-cm's keys that Argo CD does not document: most
 // often a misspelt one, which does nothing. Sorted.
 func (a *ArgoCD) UnknownKeys() []string {

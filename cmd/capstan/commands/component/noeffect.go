@@ -96,6 +96,10 @@ var noEffect = map[string]string{
 	"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_NEW_GIT_FILE_GLOBBING": "the API server generates no Applications",
 }
 
+// NoEffectReason is why the argocd-cmd-params-cm variable changes nothing
+// in Capstan; "" when it is acted on or unknown.
+func NoEffectReason(variable string) string { return noEffect[variable] }
+
 // NoEffectAnnotation lists, on a component's command, the variables of
 // noEffect it accepts (comma-separated).
 const NoEffectAnnotation = "capstan.env.noeffect"
