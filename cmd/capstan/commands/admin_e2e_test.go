@@ -186,9 +186,6 @@ func TestAdminCommands(t *testing.T) {
 	if len(p.Spec.Roles[0].Policies) != 1 || p.Spec.Roles[0].Policies[0] != "p, proj:team-a:deployer, applications, action/apps/Deployment/restart, team-a/*, allow" || len(p.Spec.Roles[1].Policies) != 0 {
 		t.Errorf("roles after update-role-policy: %+v", p.Spec.Roles)
 	}
-	if code, _, errOut := f.run("admin", "dashboard"); code != 1 || !strings.Contains(errOut, "not supported by Capstan yet") {
-		t.Errorf("admin dashboard: %d %s", code, errOut)
-	}
 	// ApplicationSets: listed through the API; generating a preview is
 	// not served yet, and the API says so rather than that the path is wrong.
 	if code, _, errOut := f.run("appset", "list"); code != 0 {

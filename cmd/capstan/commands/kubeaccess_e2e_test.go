@@ -1,12 +1,16 @@
 package commands
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -144,4 +148,75 @@ func waitForward(ctx context.Context, t *testing.T, namespace string) {
 		resp.Body.Close()
 		return ""
 	})
+}
+
+// TestAdminDashboard: admin dashboard serves the web UI and the API on
+// this machine with the kubeconfig's rights, as Argo CD's does, until it
+// is stopped.
+func TestAdminDashboard(t *testing.T) {
+	localcluster.Need(t)
+	f := startCapstan(t, false)
+	useKubeconfigIn(t, f.ns)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	_ = l.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		root := NewRoot()
+		root.SetArgs([]string{"admin", "dashboard", "--address", "127.0.0.1", "--port", port})
+		root.SetOut(&out)
+		root.SetErr(&bytes.Buffer{})
+		done <- root.ExecuteContext(ctx)
+	}()
+	base := "http://127.0.0.1:" + port
+	eventually.String(t, "the dashboard's API", func() string {
+		resp, err := http.Get(base + "/api/v1/applications")
+		if err != nil {
+			return err.Error()
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return resp.Status
+		}
+		return ""
+	})
+	resp, err := http.Get(base + "/applications")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(page), "<!doctype html>") {
+		t.Errorf("the web UI's page: %.100s", page)
+	}
+	if !strings.Contains(out.String(), "UI is available at http://127.0.0.1:"+port) {
+		t.Errorf("output: %q", out.String())
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("dashboard: %v", err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -3,6 +3,11 @@ package admin
 import (
 	"crypto/rand"
 	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -82,9 +87,36 @@ func newAdminRedisPasswordCommand() *cobra.Command {
 }
 
 func newAdminDashboardCommand() *cobra.Command {
-	cmd := notYet("dashboard", "serve the web UI on this machine, reaching the install through the kubeconfig", "  capstan admin dashboard --port 8080")
-	cmd.Flags().Int("port", 8080, "port to serve the dashboard on")
-	cmd.Flags().String("address", "localhost", "address to serve the dashboard on")
-	cmdutil.AddKubeFlags(cmd.Flags())
+	var k *cmdutil.KubeFlags
+	var port int
+	var address string
+	cmd := &cobra.Command{
+		Use:     "dashboard",
+		Short:   "Serve the web UI and the API on this machine, reaching the install through the kubeconfig with its rights",
+		Example: "  capstan admin dashboard --port 8080\n  capstan admin dashboard -n argocd --context staging",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := k.RestConfig()
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			srv, cleanup, err := cmdutil.CoreServer(ctx, cfg, k.Namespace())
+			defer cleanup()
+			if err != nil {
+				return err
+			}
+			l, err := net.Listen("tcp", net.JoinHostPort(address, strconv.Itoa(port)))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Argo CD UI is available at http://%s\n", l.Addr())
+			return srv.Serve(ctx, l)
+		},
+	}
+	cmd.Flags().IntVar(&port, "port", 8080, "port to serve the dashboard on")
+	cmd.Flags().StringVar(&address, "address", "localhost", "address to serve the dashboard on")
+	k = cmdutil.AddKubeFlags(cmd.Flags())
 	return cmd
 }

@@ -4,20 +4,14 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"log/slog"
 	"net"
-	"os"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/capstan-cd/capstan/cmd/capstan/commands/cmdutil"
 	"github.com/capstan-cd/capstan/internal/apiclient"
-	"github.com/capstan-cd/capstan/internal/applicationset"
 	"github.com/capstan-cd/capstan/internal/kube"
-	"github.com/capstan-cd/capstan/internal/repo"
-	"github.com/capstan-cd/capstan/internal/server"
-	"github.com/capstan-cd/capstan/internal/settings"
 )
 
 // Two ways to reach an install through the kubeconfig (--kube-context, the
@@ -112,19 +106,7 @@ func startCore(ctx context.Context, kubeContext string) (addr string, cleanup fu
 	if err != nil {
 		return "", cleanup, fmt.Errorf("--core: %w", err)
 	}
-	c, err := kube.NewClient(cfg)
-	if err != nil {
-		return "", cleanup, err
-	}
-	cache, err := os.MkdirTemp("", "capstan-core-")
-	if err != nil {
-		return "", cleanup, err
-	}
-	cleanup = func() { _ = os.RemoveAll(cache) }
-	renderer := repo.NewService(repo.Options{Root: cache, Credentials: &settings.RepoCredentials{Reader: c, Namespace: ns}})
-	srv, err := server.New(ctx, server.Options{Client: c, Config: cfg, Namespace: ns, Renderer: renderer, Insecure: true, Headless: true,
-		Log:           slog.New(slog.DiscardHandler),
-		AppSetPreview: cmdutil.AppSetPreview(renderer, c, ns, applicationset.SCMPolicy{})})
+	srv, cleanup, err := cmdutil.CoreServer(ctx, cfg, ns)
 	if err != nil {
 		return "", cleanup, fmt.Errorf("--core: %w", err)
 	}
