@@ -13,6 +13,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/httpproxy"
+	"github.com/capstan-cd/capstan/internal/testing/scmserver"
 )
 
 // TestRepoAddWithClientCertsTokensAndProxies adds repositories that need
@@ -85,9 +86,24 @@ func repoAddWithClientCertsTokensAndProxies(t *testing.T, flags ...string) {
 	if strings.Contains(out, "bitbucket-token") || strings.Contains(out, "PRIVATE KEY") || !strings.Contains(out, proxy.URL) {
 		t.Errorf("repo list shows a secret, or not the proxy:\n%s", out)
 	}
-	if code, _, errOut := f.run("repo", "add", "https://github.com/org/app.git", "--github-app-id", "1", "--github-app-installation-id", "2",
-		"--github-app-private-key-path", write("app.pem", []byte("key"))); code != 1 || !strings.Contains(errOut, "not supported by Capstan yet") {
-		t.Errorf("GitHub App credentials: %d %s", code, errOut)
+	if code, _, errOut := f.run("repo", "add", "https://github.com/org/app.git", "--github-app-id", "1",
+		"--github-app-private-key-path", write("app.pem", []byte("key"))); code != 1 || !strings.Contains(errOut, "go together") {
+		t.Errorf("GitHub App credentials without an installation: %d %s", code, errOut)
+	}
+
+	// A GitHub App's installation: the repository is reached with the
+	// installation's token, and the key is stored, never shown.
+	app := scmserver.NewGitHubApp(t, 7, 70)
+	github := scmserver.GitHubOrg(t, "unused", "shop")
+	github.InstallApp(app)
+	appGit := gitserver.New(t)
+	appRepo := appGit.NewRepo(t, "web")
+	appRepo.Commit(t, "web", map[string]string{"README": "web\n"})
+	appGit.Username, appGit.Password = "x-access-token", "ghs_installation_70"
+	f.expect(0, "repo", "add", appRepo.URL, "--github-app-id", "7", "--github-app-installation-id", "70",
+		"--github-app-private-key-path", write("app.pem", app.PrivateKeyPEM), "--github-app-enterprise-base-url", github.URL)
+	if out := f.expect(0, "repo", "list", "-o", "json"); strings.Contains(out, "PRIVATE KEY") || !strings.Contains(out, appRepo.URL) {
+		t.Errorf("repo list after a GitHub App repository:\n%s", out)
 	}
 }
 

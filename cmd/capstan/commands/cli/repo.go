@@ -189,9 +189,10 @@ func repoBody(repo *settings.Repository, template bool) (any, error) {
 // repoAddFlags are what repo add, repocreds add and admin repo
 // generate-spec make a repository from.
 type repoAddFlags struct {
-	repo                           settings.Repository
-	keyPath, certPath, certKeyPath string
-	ignoreHostKey                  bool
+	repo                                       settings.Repository
+	keyPath, certPath, certKeyPath, appKeyPath string
+	ignoreHostKey                              bool
+	appID, appInstallationID                   int64
 }
 
 func (r *repoAddFlags) add(cmd *cobra.Command, template bool) {
@@ -217,8 +218,11 @@ func (r *repoAddFlags) add(cmd *cobra.Command, template bool) {
 		cmdutil.Unsupported(cmd, map[string]string{"enable-lfs": "bool", "insecure-oci-force-http": "bool"})
 	}
 	fs.StringVar(&repo.Proxy, proxyFlag, "", "HTTP(S) proxy to reach the repository through")
-	cmdutil.Unsupported(cmd, map[string]string{"github-app-id": "int64", "github-app-installation-id": "int64", "github-app-private-key-path": "string",
-		"github-app-enterprise-base-url": "string", "gcp-service-account-key-path": "string", "use-azure-workload-identity": "bool"})
+	fs.Int64Var(&r.appID, "github-app-id", 0, "ID of the GitHub App whose installation reaches the repository over HTTPS")
+	fs.Int64Var(&r.appInstallationID, "github-app-installation-id", 0, "the GitHub App's installation ID")
+	fs.StringVar(&r.appKeyPath, "github-app-private-key-path", "", "file with the GitHub App's private key (PEM)")
+	fs.StringVar(&repo.EnterpriseBaseURL, "github-app-enterprise-base-url", "", "API URL of a GitHub Enterprise Server (https://ghe.example.com/api/v3)")
+	cmdutil.Unsupported(cmd, map[string]string{"gcp-service-account-key-path": "string", "use-azure-workload-identity": "bool"})
 }
 
 // build makes the repository at url the flags describe, reading the key
@@ -231,7 +235,7 @@ func (r *repoAddFlags) build(url string) (*settings.Repository, error) {
 		path, what string
 		into       *string
 	}{{r.keyPath, "the SSH private key", &repo.SSHPrivateKey}, {r.certPath, "the TLS client certificate", &repo.TLSClientCertData},
-		{r.certKeyPath, "the TLS client certificate's key", &repo.TLSClientCertKey}} {
+		{r.certKeyPath, "the TLS client certificate's key", &repo.TLSClientCertKey}, {r.appKeyPath, "the GitHub App's private key", &repo.PrivateKey}} {
 		if file.path == "" {
 			continue
 		}
@@ -243,6 +247,10 @@ func (r *repoAddFlags) build(url string) (*settings.Repository, error) {
 	}
 	if (repo.TLSClientCertData == "") != (repo.TLSClientCertKey == "") {
 		return nil, fmt.Errorf("--tls-client-cert-path and --tls-client-cert-key-path go together")
+	}
+	repo.ID, repo.InstallationID = settings.FlexInt(r.appID), settings.FlexInt(r.appInstallationID)
+	if app := r.appID != 0 || r.appInstallationID != 0 || repo.PrivateKey != ""; app && (r.appID == 0 || r.appInstallationID == 0 || repo.PrivateKey == "") {
+		return nil, fmt.Errorf("--github-app-id, --github-app-installation-id and --github-app-private-key-path go together")
 	}
 	return &repo, nil
 }
