@@ -43,7 +43,7 @@ func BenchmarkDirectory100Files(b *testing.B) {
 		}
 	}
 	for b.Loop() {
-		objs, err := directory.Render(context.Background(), dir, ".", nil, nil)
+		objs, err := directory.Render(context.Background(), dir, ".", nil, nil, directory.Walk{})
 		if err != nil || len(objs) != 200 {
 			b.Fatalf("%d objects, %v", len(objs), err)
 		}

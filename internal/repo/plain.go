@@ -59,7 +59,7 @@ func (s *Service) plainObjects(ctx context.Context, src resolved, dir string, re
 	if typ, err := sourceType(&source, appDir); err != nil || typ != v1alpha1.SourceTypeDirectory {
 		return nil, false
 	}
-	objs, err := directory.RenderFS(ctx, appDir, source.Path, source.Directory)
+	objs, err := directory.RenderFS(ctx, appDir, source.Path, source.Directory, s.opts.Directories)
 	if err != nil {
 		return nil, false
 	}

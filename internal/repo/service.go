@@ -22,6 +22,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/repo/chartrepo"
 	"github.com/capstan-cd/capstan/internal/repo/git"
 	"github.com/capstan-cd/capstan/internal/repo/manifest"
+	"github.com/capstan-cd/capstan/internal/repo/render/directory"
 	"github.com/capstan-cd/capstan/internal/repo/render/plugin"
 	"github.com/capstan-cd/capstan/internal/tracing"
 )
@@ -53,6 +54,9 @@ type Options struct {
 	MaxManifestBytes int
 	// MaxCheckoutBytes bounds one Git checkout. Default 2 GiB.
 	MaxCheckoutBytes int64
+	// Directories is how directory sources are walked. Default: hidden
+	// directories skipped, as in Argo CD.
+	Directories directory.Walk
 	// GitRequestTimeout bounds each ls-remote (see git.Options). Default
 	// 0: none beyond the caller's.
 	GitRequestTimeout time.Duration
@@ -329,6 +333,7 @@ func (s *Service) renderOne(ctx context.Context, req *Request, src *resolved, ro
 		revision: src.revision,
 		refs:     refs,
 		req:      req,
+		walk:     s.opts.Directories,
 		deps:     dependencyFetcher{s, req.Project},
 	})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/repo/cache"
 	"github.com/capstan-cd/capstan/internal/repo/git"
 	"github.com/capstan-cd/capstan/internal/repo/pathsafe"
+	"github.com/capstan-cd/capstan/internal/repo/render/directory"
 	"github.com/capstan-cd/capstan/internal/testing/chartserver"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 )
@@ -435,5 +436,37 @@ func TestVersionConstraintOnTags(t *testing.T) {
 	got, err := s.Resolve(context.Background(), &ResolveRequest{RepoURL: remote.URL, Revision: "1.0.*", TagPrefix: "component-b/"})
 	if err != nil || got.Revision != newer {
 		t.Fatalf("resolved %v (%v), want the newer tag's %s", got, err, newer)
+	}
+}
+
+// TestHiddenDirectoriesThroughTheService: Options.Directories reaches
+// both ways a directory source is rendered in-process: from the commit's
+// objects, and from a checkout (Jsonnet). Workers get it in their job.
+func TestHiddenDirectoriesThroughTheService(t *testing.T) {
+	srv := gitserver.New(t)
+	remote := srv.NewRepo(t, "apps")
+	remote.Commit(t, "c1", map[string]string{
+		"app/cm.yaml":         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shown}\n",
+		"app/.hidden/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hidden}\n",
+		"jsonnet/a.jsonnet":   "{apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'shown'}}",
+		"jsonnet/.h/b.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hidden}\n",
+	})
+	for _, include := range []bool{false, true} {
+		svc := NewService(Options{Root: t.TempDir(), Credentials: staticCreds{Username: srv.Username, Password: srv.Password},
+			Directories: directory.Walk{IncludeHidden: include}})
+		for _, path := range []string{"app", "jsonnet"} { // from objects; from a checkout (Jsonnet)
+			resp, err := svc.Render(context.Background(), &Request{AppName: "a", Namespace: "default", Sources: []v1alpha1.ApplicationSource{
+				{RepoURL: remote.URL, Path: path, TargetRevision: "main", Directory: &v1alpha1.ApplicationSourceDirectory{Recurse: true}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []string{"ConfigMap/shown"}
+			if include {
+				want = []string{"ConfigMap/hidden", "ConfigMap/shown"}
+			}
+			if got := names(resp.Objects); !reflect.DeepEqual(got, want) {
+				t.Errorf("%s, hidden directories included %t: %v, want %v", path, include, got, want)
+			}
+		}
 	}
 }

@@ -30,6 +30,8 @@ type sourceInput struct {
 	// refs maps each ref name of a multi-source Application to its checkout.
 	refs map[string]string
 	req  *Request
+	// walk is how directory sources are walked (Options.Directories).
+	walk directory.Walk
 	// deps fetches Helm chart dependencies that are not vendored.
 	deps helm.DependencyFetcher
 }
@@ -52,7 +54,7 @@ func renderSource(ctx context.Context, in *sourceInput) ([]*unstructured.Unstruc
 	case v1alpha1.SourceTypeKustomize:
 		objs, err = in.renderKustomize(ctx, &src, env)
 	case v1alpha1.SourceTypeDirectory:
-		objs, err = directory.Render(ctx, in.root, src.Path, src.Directory, env)
+		objs, err = directory.Render(ctx, in.root, src.Path, src.Directory, env, in.walk)
 	case v1alpha1.SourceTypeHelm:
 		objs, err = helm.Render(ctx, helm.Input{
 			Root: in.root, Path: src.Path, Refs: in.refs, Helm: src.Helm,
@@ -125,7 +127,7 @@ func (in *sourceInput) runsRepositoryCode(ctx context.Context) bool {
 	if typ, err := sourceType(&src, os.DirFS(appDir)); err != nil || typ != v1alpha1.SourceTypeDirectory {
 		return true
 	}
-	jsonnet, err := directory.EvaluatesJsonnet(ctx, in.root, src.Path, src.Directory)
+	jsonnet, err := directory.EvaluatesJsonnet(ctx, in.root, src.Path, src.Directory, in.walk)
 	return err != nil || jsonnet
 }
 
@@ -253,7 +255,7 @@ func redactedURL(u string) string {
 // RenderLocal renders a source from a local directory, without Git: what
 // `capstan render --local` does. src.Path is relative to dir.
 func (s *Service) RenderLocal(ctx context.Context, dir string, src v1alpha1.ApplicationSource, req *Request) (*Response, error) {
-	objs, typ, err := s.renderSource(ctx, &sourceInput{root: dir, source: src, refs: map[string]string{}, req: req, deps: dependencyFetcher{s, req.Project}})
+	objs, typ, err := s.renderSource(ctx, &sourceInput{root: dir, source: src, refs: map[string]string{}, req: req, walk: s.opts.Directories, deps: dependencyFetcher{s, req.Project}})
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/repo/render/directory"
 )
 
 // The render worker protocol: frames of a big-endian uint32 length and a
@@ -41,6 +42,8 @@ type renderJob struct {
 	KustomizeVersions     []v1alpha1.KustomizeVersion `json:"kustomizeVersions,omitempty"`
 	// HelmValuesFileSchemes are argocd-cm's helm.valuesFileSchemes.
 	HelmValuesFileSchemes []string `json:"helmValuesFileSchemes"`
+	// Walk is the Service's Options.Directories.
+	Walk directory.Walk `json:"walk"`
 }
 
 type fetchRequest struct {
@@ -67,11 +70,11 @@ const maxControlFrame = 1 << 20
 func jobOf(in *sourceInput) *renderJob {
 	return &renderJob{Root: in.root, Source: in.source, Revision: in.revision, Refs: in.refs,
 		AppName: in.req.AppName, Namespace: in.req.Namespace, Project: in.req.Project, KubeVersion: in.req.KubeVersion, APIVersions: in.req.APIVersions,
-		KustomizeBuildOptions: in.req.KustomizeBuildOptions, KustomizeVersions: in.req.KustomizeVersions, HelmValuesFileSchemes: in.req.HelmValuesFileSchemes}
+		KustomizeBuildOptions: in.req.KustomizeBuildOptions, KustomizeVersions: in.req.KustomizeVersions, HelmValuesFileSchemes: in.req.HelmValuesFileSchemes, Walk: in.walk}
 }
 
 func (j *renderJob) input(deps pipeFetcher) *sourceInput {
-	return &sourceInput{root: j.Root, source: j.Source, revision: j.Revision, refs: j.Refs, deps: deps,
+	return &sourceInput{root: j.Root, source: j.Source, revision: j.Revision, refs: j.Refs, deps: deps, walk: j.Walk,
 		req: &Request{AppName: j.AppName, Namespace: j.Namespace, Project: j.Project, KubeVersion: j.KubeVersion, APIVersions: j.APIVersions,
 			KustomizeBuildOptions: j.KustomizeBuildOptions, KustomizeVersions: j.KustomizeVersions, HelmValuesFileSchemes: j.HelmValuesFileSchemes}}
 }

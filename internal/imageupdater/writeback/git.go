@@ -238,7 +238,7 @@ func writeOverrideFile(root, name string, base *v1alpha1.ApplicationSource, typ 
 // directory source renders (its recurse, include and exclude settings
 // apply) that use the changed images.
 func editManifests(root string, src *v1alpha1.ApplicationSource, changes []Change) error {
-	files, err := directory.Files(context.Background(), root, src.Path, src.Directory)
+	files, err := directory.Files(context.Background(), root, src.Path, src.Directory, directory.Walk{})
 	if err != nil {
 		return err
 	}

@@ -78,7 +78,6 @@ var noEffect = map[string]string{
 	"ARGOCD_GIT_LS_REMOTE_PARALLELISM_LIMIT":                      "ls-remote calls are shared and cached per repository",
 	"ARGOCD_GRPC_MAX_SIZE_MB":                                     "gRPC messages are bounded by the manifest limit",
 	"ARGOCD_HELM_USER_AGENT":                                      "Helm requests carry Capstan's user agent",
-	"ARGOCD_REPO_SERVER_INCLUDE_HIDDEN_DIRECTORIES":               "directory sources read the directories they name",
 	"ARGOCD_REPO_SERVER_OCI_LAYER_MEDIA_TYPES":                    "OCI sources take Helm chart layers",
 	"ARGOCD_REPO_SERVER_PLUGIN_USE_MANIFEST_GENERATE_PATHS":       "plugins are sent the whole repository",
 	"ARGOCD_REPO_CACHE_EXPIRATION":                                "revisions are resolved again after a few seconds, not cached for long",

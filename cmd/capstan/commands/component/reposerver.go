@@ -32,6 +32,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/repo/cache"
+	"github.com/capstan-cd/capstan/internal/repo/render/directory"
 	"github.com/capstan-cd/capstan/internal/repo/render/plugin"
 	"github.com/capstan-cd/capstan/internal/repo/reposerver"
 	"github.com/capstan-cd/capstan/internal/settings"
@@ -50,6 +51,7 @@ type repoFlags struct {
 	redisDB       int
 	cacheTTL      time.Duration
 	gitTimeout    time.Duration
+	hiddenDirs    bool
 	// askPass serves Git credentials to plugins (the repo server's own).
 	askPass *plugin.AskPass
 }
@@ -61,6 +63,7 @@ func (f *repoFlags) add(cmd *cobra.Command, defaultRoot string) {
 	cmd.Flags().StringVar(&f.maxMemory, "render-max-memory", "1Gi", "memory limit of each render worker")
 	cmd.Flags().IntVar(&f.parallelism, "parallelismlimit", 0, "sources rendered at once; the others wait (0: no limit beyond the render workers)")
 	cmd.Flags().IntVar(&f.redisDB, "redisdb", 0, "Redis database of the manifest cache")
+	cmd.Flags().BoolVar(&f.hiddenDirs, "include-hidden-directories", false, "recurse into directories whose names start with a dot in directory sources")
 	cmd.Flags().DurationVar(&f.gitTimeout, "git-request-timeout", 15*time.Second, "how long a Git remote may take to list its refs (0: no bound)")
 	cmd.Flags().DurationVar(&f.cacheTTL, "default-cache-expiration", 24*time.Hour, "how long a rendered source is kept in the manifest cache")
 	cmd.Flags().StringArrayVar(&f.pluginExclude, "plugin-tar-exclude", envList("ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS", ";"),
@@ -172,7 +175,8 @@ func newRepoService(ctx context.Context, namespace string, f *repoFlags) (*repo.
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := repo.Options{Root: f.root, Credentials: creds, ParallelismLimit: f.parallelism, Plugins: plugins, CacheTTL: f.cacheTTL, GitRequestTimeout: f.gitTimeout}
+	opts := repo.Options{Root: f.root, Credentials: creds, ParallelismLimit: f.parallelism, Plugins: plugins, CacheTTL: f.cacheTTL, GitRequestTimeout: f.gitTimeout,
+		Directories: directory.Walk{IncludeHidden: f.hiddenDirs}}
 	if f.isolate {
 		self, err := os.Executable()
 		if err != nil {

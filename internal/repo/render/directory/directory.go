@@ -25,11 +25,11 @@ import (
 // returns their objects, files in lexical order. opts may be nil. env holds
 // the build environment (ARGOCD_APP_NAME, …) that ${VAR} references in
 // Jsonnet variables expand to.
-func Render(ctx context.Context, root, path string, opts *v1alpha1.ApplicationSourceDirectory, env map[string]string) ([]*unstructured.Unstructured, error) {
+func Render(ctx context.Context, root, path string, opts *v1alpha1.ApplicationSourceDirectory, env map[string]string, walk Walk) ([]*unstructured.Unstructured, error) {
 	if opts == nil {
 		opts = &v1alpha1.ApplicationSourceDirectory{}
 	}
-	files, err := Files(ctx, root, path, opts)
+	files, err := Files(ctx, root, path, opts, walk)
 	if err != nil {
 		return nil, err
 	}
@@ -51,8 +51,8 @@ func Render(ctx context.Context, root, path string, opts *v1alpha1.ApplicationSo
 // EvaluatesJsonnet reports whether Render evaluates a Jsonnet program for
 // the source: whether a manifest file it reads is a .jsonnet file. Without
 // one, a render only parses YAML and JSON, within the limits below.
-func EvaluatesJsonnet(ctx context.Context, root, path string, opts *v1alpha1.ApplicationSourceDirectory) (bool, error) {
-	files, err := Files(ctx, root, path, opts)
+func EvaluatesJsonnet(ctx context.Context, root, path string, opts *v1alpha1.ApplicationSourceDirectory, walk Walk) (bool, error) {
+	files, err := Files(ctx, root, path, opts, walk)
 	if err != nil {
 		return false, err
 	}
@@ -71,6 +71,14 @@ var (
 // bytes of them, than its limits allow.
 var ErrTooLarge = errors.New("directory source over its limits")
 
+// Walk is how the repo server walks directory sources.
+type Walk struct {
+	// IncludeHidden recurses into directories whose names start with a
+	// dot, as Argo CD's ARGOCD_REPO_SERVER_INCLUDE_HIDDEN_DIRECTORIES.
+	// Default false: they are skipped. Dot files are never manifests.
+	IncludeHidden bool
+}
+
 // File is a manifest file of a directory source.
 type File struct {
 	// Path is the file's path; Rel is its path from the source directory.
@@ -80,7 +88,7 @@ type File struct {
 // Files lists the manifest files of the source directory path (inside
 // root) that Render reads: recursing only with directory.recurse, and
 // through directory.include and directory.exclude.
-func Files(ctx context.Context, root, path string, opts *v1alpha1.ApplicationSourceDirectory) ([]File, error) {
+func Files(ctx context.Context, root, path string, opts *v1alpha1.ApplicationSourceDirectory, walk Walk) ([]File, error) {
 	appDir, err := pathsafe.Join(root, path)
 	if err != nil {
 		return nil, err
@@ -88,7 +96,7 @@ func Files(ctx context.Context, root, path string, opts *v1alpha1.ApplicationSou
 	if err := pathsafe.CheckTree(root, appDir); err != nil {
 		return nil, err
 	}
-	rels, err := list(ctx, os.DirFS(appDir), path, opts)
+	rels, err := list(ctx, os.DirFS(appDir), path, opts, walk)
 	if err != nil {
 		return nil, err
 	}
@@ -107,8 +115,8 @@ var ErrJsonnet = errors.New("the directory holds Jsonnet programs")
 // RenderFS renders a directory source of YAML and JSON manifests given as
 // fsys, the source directory path of a commit, as Render renders it from
 // a checkout; a Jsonnet program among its files fails with ErrJsonnet.
-func RenderFS(ctx context.Context, fsys fs.FS, path string, opts *v1alpha1.ApplicationSourceDirectory) ([]*unstructured.Unstructured, error) {
-	rels, err := list(ctx, fsys, path, opts)
+func RenderFS(ctx context.Context, fsys fs.FS, path string, opts *v1alpha1.ApplicationSourceDirectory, walk Walk) ([]*unstructured.Unstructured, error) {
+	rels, err := list(ctx, fsys, path, opts, walk)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +141,7 @@ func RenderFS(ctx context.Context, fsys fs.FS, path string, opts *v1alpha1.Appli
 // list walks a source directory given as fsys, rooted at it, and returns
 // the slash-separated paths of its manifest files in lexical order,
 // within the limits above. path names the directory in errors.
-func list(ctx context.Context, fsys fs.FS, path string, opts *v1alpha1.ApplicationSourceDirectory) ([]string, error) {
+func list(ctx context.Context, fsys fs.FS, path string, opts *v1alpha1.ApplicationSourceDirectory, walk Walk) ([]string, error) {
 	if opts == nil {
 		opts = &v1alpha1.ApplicationSourceDirectory{}
 	}
@@ -155,7 +163,7 @@ func list(ctx context.Context, fsys fs.FS, path string, opts *v1alpha1.Applicati
 			return ctxErr
 		}
 		if d.IsDir() {
-			if rel != "." && (!opts.Recurse || strings.HasPrefix(d.Name(), ".")) {
+			if rel != "." && (!opts.Recurse || (strings.HasPrefix(d.Name(), ".") && !walk.IncludeHidden)) {
 				return fs.SkipDir
 			}
 			return nil

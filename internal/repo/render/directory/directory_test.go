@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -46,7 +49,7 @@ func TestRenderDirectoryOptions(t *testing.T) {
 			[]string{"Service/web"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			objs, err := Render(context.Background(), root, "apps/plain", tc.opts, nil)
+			objs, err := Render(context.Background(), root, "apps/plain", tc.opts, nil, Walk{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -63,7 +66,7 @@ func TestRenderJsonnet(t *testing.T) {
 		ExtVars: []v1alpha1.JsonnetVar{{Name: "env", Value: "prod"}, {Name: "app", Value: "$ARGOCD_APP_NAME"}},
 		Libs:    []string{"vendor"},
 	}}
-	objs, err := Render(context.Background(), root, "apps/jsonnet", opts, map[string]string{"ARGOCD_APP_NAME": "guestbook"})
+	objs, err := Render(context.Background(), root, "apps/jsonnet", opts, map[string]string{"ARGOCD_APP_NAME": "guestbook"}, Walk{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,22 +83,22 @@ func TestRenderJsonnet(t *testing.T) {
 }
 
 func TestRenderErrors(t *testing.T) {
-	_, err := Render(context.Background(), root, "apps/broken", nil, nil)
+	_, err := Render(context.Background(), root, "apps/broken", nil, nil, Walk{})
 	if err == nil || !strings.Contains(err.Error(), "bad.yaml") || !strings.Contains(err.Error(), "line 10") {
 		t.Errorf("malformed manifest: got %v, want an error naming bad.yaml line 10", err)
 	}
 	for _, path := range []string{"../", "apps/../../", "/etc"} {
-		if _, err := Render(context.Background(), root, path, nil, nil); !errors.Is(err, pathsafe.ErrOutOfBounds) {
+		if _, err := Render(context.Background(), root, path, nil, nil, Walk{}); !errors.Is(err, pathsafe.ErrOutOfBounds) {
 			t.Errorf("path %q: got %v, want ErrOutOfBounds", path, err)
 		}
 	}
-	_, err = Render(context.Background(), root, "apps/escape", nil, nil)
+	_, err = Render(context.Background(), root, "apps/escape", nil, nil, Walk{})
 	if !errors.Is(err, pathsafe.ErrOutOfBounds) && (err == nil || !strings.Contains(err.Error(), "outside")) {
 		t.Errorf("jsonnet import outside the repository: got %v", err)
 	}
 	_, err = Render(context.Background(), root, "apps/jsonnet", &v1alpha1.ApplicationSourceDirectory{
 		Jsonnet: v1alpha1.ApplicationSourceJsonnet{Libs: []string{"../../etc"}},
-	}, nil)
+	}, nil, Walk{})
 	if !errors.Is(err, pathsafe.ErrOutOfBounds) {
 		t.Errorf("jsonnet lib outside the repository: got %v", err)
 	}
@@ -114,7 +117,7 @@ func TestRenderRefusesEscapingSymlinks(t *testing.T) {
 	if err := os.Symlink(secret, filepath.Join(repo, "app", "link.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Render(context.Background(), repo, "app", nil, nil); !errors.Is(err, pathsafe.ErrOutOfBounds) {
+	if _, err := Render(context.Background(), repo, "app", nil, nil, Walk{}); !errors.Is(err, pathsafe.ErrOutOfBounds) {
 		t.Errorf("got %v, want ErrOutOfBounds", err)
 	}
 }
@@ -132,15 +135,15 @@ func TestDirectoryLimits(t *testing.T) {
 	}
 	defer func(b int64, n int) { MaxCombinedBytes, MaxFiles = b, n }(MaxCombinedBytes, MaxFiles)
 	MaxCombinedBytes = 2500
-	if _, err := Render(context.Background(), dir, "app", nil, nil); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "over 2500 bytes") {
+	if _, err := Render(context.Background(), dir, "app", nil, nil, Walk{}); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "over 2500 bytes") {
 		t.Errorf("combined size: %v", err)
 	}
 	MaxCombinedBytes, MaxFiles = 1<<20, 2
-	if _, err := Render(context.Background(), dir, "app", nil, nil); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "more than 2 manifest files") {
+	if _, err := Render(context.Background(), dir, "app", nil, nil, Walk{}); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "more than 2 manifest files") {
 		t.Errorf("file count: %v", err)
 	}
 	MaxFiles = 3
-	if objs, err := Render(context.Background(), dir, "app", nil, nil); err != nil || len(objs) != 3 {
+	if objs, err := Render(context.Background(), dir, "app", nil, nil, Walk{}); err != nil || len(objs) != 3 {
 		t.Errorf("within the limits: %d objects, %v", len(objs), err)
 	}
 }
@@ -166,7 +169,7 @@ func TestJsonnetImportsOfDevicesAreRefusedUnread(t *testing.T) {
 		}
 		done := make(chan error, 1)
 		go func() {
-			_, err := Render(context.Background(), repo, "app", nil, nil)
+			_, err := Render(context.Background(), repo, "app", nil, nil, Walk{})
 			done <- err
 		}()
 		select {
@@ -177,5 +180,37 @@ func TestJsonnetImportsOfDevicesAreRefusedUnread(t *testing.T) {
 		case <-time.After(20 * time.Second):
 			t.Fatalf("%s: the import is being read", name)
 		}
+	}
+}
+
+// TestHiddenDirectories: a recursive walk skips directories whose names
+// start with a dot unless Walk.IncludeHidden, as Argo CD's
+// ARGOCD_REPO_SERVER_INCLUDE_HIDDEN_DIRECTORIES; dot files never count.
+func TestHiddenDirectories(t *testing.T) {
+	fsys := fstest.MapFS{
+		"app/cm.yaml":          {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shown}\n")},
+		"app/.hidden/cm.yaml":  {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hidden}\n")},
+		"app/.dotfile.yaml":    {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dotfile}\n")},
+		"app/sub/.x/deep.yaml": {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deep}\n")},
+	}
+	app, _ := fs.Sub(fsys, "app")
+	names := func(walk Walk) string {
+		t.Helper()
+		objs, err := RenderFS(context.Background(), app, "app", &v1alpha1.ApplicationSourceDirectory{Recurse: true}, walk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, o := range objs {
+			out = append(out, o.GetName())
+		}
+		sort.Strings(out)
+		return strings.Join(out, ",")
+	}
+	if got := names(Walk{}); got != "shown" {
+		t.Errorf("default walk: %s, want shown", got)
+	}
+	if got := names(Walk{IncludeHidden: true}); got != "deep,hidden,shown" {
+		t.Errorf("with hidden directories: %s, want deep,hidden,shown", got)
 	}
 }

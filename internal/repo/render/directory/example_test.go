@@ -21,7 +21,7 @@ func ExampleRenderFS() {
 		"extra/ns.yaml": {Data: []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: web}\n")},
 	}
 	for _, recurse := range []bool{false, true} {
-		objs, err := directory.RenderFS(context.Background(), web, "web", &v1alpha1.ApplicationSourceDirectory{Recurse: recurse})
+		objs, err := directory.RenderFS(context.Background(), web, "web", &v1alpha1.ApplicationSourceDirectory{Recurse: recurse}, directory.Walk{})
 		if err != nil {
 			fmt.Println(err)
 			return
