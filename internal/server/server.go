@@ -139,6 +139,7 @@ type Server struct {
 	mux      *routeMux
 
 	ui       http.Handler
+	gzip     gzipper // nil: responses as they are
 	ssoCache ssoCache
 	limits   *limits
 	encoded  encodedApps
@@ -197,6 +198,11 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		opts.Log.Warn("authentication is disabled (server.disable.auth): every caller is an administrator")
 	}
 	s := &Server{opts: opts, watcher: watcher, state: state, secret: secret, sessions: sessions, mux: newRouteMux(), limits: newLimits(), rbac: map[string]*rbac.Enforcer{}, ui: page}
+	if opts.EnableGZip {
+		if s.gzip, err = newGzipper(); err != nil {
+			return nil, err
+		}
+	}
 	s.routes()
 	if err := s.argoRoutes(); err != nil {
 		return nil, err
@@ -264,8 +270,8 @@ func (s *Server) Handler() http.Handler {
 		h = http.StripPrefix(s.opts.RootPath, s.mux)
 	}
 	h = s.limit(s.browserSafe(h))
-	if s.opts.EnableGZip {
-		h = compressed(h)
+	if s.gzip != nil {
+		h = s.gzip(h)
 	}
 	if tracing.Enabled() {
 		// A span per call, named by method and path, continuing a caller's trace.

@@ -192,3 +192,57 @@ func TestAdminCommands(t *testing.T) {
 		t.Errorf("appset list: %d %s", code, errOut)
 	}
 }
+
+// TestReconcileResults: get-reconcile-results writes each Application's
+// sync status, health and conditions in Argo CD's file format, and
+// diff-reconcile-results shows what changed between two such files.
+func TestReconcileResults(t *testing.T) {
+	localcluster.Need(t)
+	f := startCapstan(t, false)
+	ctx := context.Background()
+	kube := []string{"--kubeconfig", kubeCluster.KubeconfigPath, "-n", f.ns}
+	for _, name := range []string{"web", "api"} {
+		app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns, Labels: map[string]string{"team": name}},
+			Spec: v1alpha1.ApplicationSpec{Project: "default", Source: &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/a.git", Path: name},
+				Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: name}}}
+		if err := f.c.Create(ctx, app); err != nil {
+			t.Fatal(err)
+		}
+		app.Status.Sync.Status, app.Status.Health.Status = v1alpha1.SyncStatusCodeSynced, v1alpha1.HealthStatusHealthy
+		if err := f.c.Update(ctx, app); err != nil { // the CRD has no status subresource, as Argo CD's
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	before, after := filepath.Join(dir, "before.yaml"), filepath.Join(dir, "after.json")
+	f.expect(0, append([]string{"admin", "app", "get-reconcile-results", before}, kube...)...)
+	data, err := os.ReadFile(before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "applications:\n- conditions: null\n  health: Healthy\n  name: api\n  sync:\n"; !strings.HasPrefix(string(data), want) {
+		t.Errorf("results file:\n%s", data)
+	}
+	web := &v1alpha1.Application{}
+	if err := f.c.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "web"}, web); err != nil {
+		t.Fatal(err)
+	}
+	web.Status.Health.Status = v1alpha1.HealthStatusDegraded
+	if err := f.c.Update(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	f.expect(0, append([]string{"admin", "app", "get-reconcile-results", after, "--o", "json"}, kube...)...)
+	out := f.expect(0, "admin", "app", "diff-reconcile-results", before, after)
+	if !strings.Contains(out, "-health: Healthy\n+health: Degraded\n") || !strings.HasPrefix(out, "api\nweb\n") {
+		t.Errorf("diff-reconcile-results:\n%s", out)
+	}
+	if out := f.expect(0, append([]string{"admin", "app", "get-reconcile-results", after, "--l", "team=api"}, kube...)...); out != "" {
+		t.Errorf("output: %s", out)
+	}
+	if data, _ := os.ReadFile(after); strings.Contains(string(data), "name: web") {
+		t.Errorf("the selector kept web:\n%s", data)
+	}
+	if code, _, errOut := f.run(append([]string{"admin", "app", "get-reconcile-results", after, "--refresh"}, kube...)...); code == 0 || !strings.Contains(errOut, "not supported") {
+		t.Errorf("--refresh: %d %s", code, errOut)
+	}
+}
