@@ -1,7 +1,6 @@
 package admin
 
 import (
-
 	"github.com/spf13/cobra"
 
 	"github.com/capstan-cd/capstan/cmd/capstan/commands/cli"
