@@ -92,6 +92,15 @@ func appCommandsEndToEnd(t *testing.T, flags ...string) {
 	if out := expect(0, "app", "list", "-l", "team=web", "-o", "name"); strings.TrimSpace(out) != f.ns+"/web" {
 		t.Errorf("app list by label: %q", out)
 	}
+	if out := expect(0, "app", "list", "-P", "elsewhere", "-o", "name"); strings.TrimSpace(out) != "" {
+		t.Errorf("app list by another path: %q", out)
+	}
+	if out := expect(0, "app", "list", "--path", "app", "-o", "name"); strings.TrimSpace(out) != f.ns+"/web" {
+		t.Errorf("app list by path: %q", out)
+	}
+	if out := expect(0, "app", "resources", "web", "-N", f.ns); !strings.Contains(out, "settings") {
+		t.Errorf("app resources -N:\n%s", out)
+	}
 
 	expect(0, "app", "set", "web", "--sync-policy", "automated", "--self-heal", "--sync-option", "CreateNamespace=true")
 	app := &v1alpha1.Application{}

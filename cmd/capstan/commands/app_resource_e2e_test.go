@@ -87,6 +87,9 @@ func TestAppResourceCommands(t *testing.T) {
 	if out := expect(0, "app", "get-resource", "ops", "--kind", "CronJob", "--filter-fields", "spec.schedule"); !strings.Contains(out, "schedule: '@hourly'") || strings.Contains(out, "jobTemplate") {
 		t.Errorf("get-resource --filter-fields:\n%s", out)
 	}
+	if out := expect(0, "app", "get-resource", "ops", "-N", f.ns, "--group", "batch", "--kind", "CronJob", "--filter-fields", "spec.schedule"); !strings.Contains(out, "schedule: '@hourly'") {
+		t.Errorf("get-resource -N --group:\n%s", out)
+	}
 	expect(0, "app", "delete-resource", "ops", "--kind", "CronJob", "--resource-name", "nightly", "--orphan")
 	cron := &batchv1.CronJob{}
 	if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: dest, Name: "nightly"}, cron); !apierrors.IsNotFound(err) && cron.DeletionTimestamp == nil {

@@ -58,6 +58,7 @@ func startCapstan(t *testing.T, withController bool) *capstanFixture {
 	ns := kubeCluster.NewNamespace(t)
 	renderer := repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Second})
 	srv, err := server.New(ctx, server.Options{Client: c, Config: kubeCluster.Config, Renderer: renderer, Namespace: ns,
+		EnableGZip:    true, // as capstan server runs by default
 		AppSetPreview: cmdutil.AppSetPreview(renderer, c, ns, applicationset.SCMPolicy{})})
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -153,5 +154,49 @@ func TestProjEditCommands(t *testing.T) {
 	argocd.Expect(0, "login", f.addr, "--username", "admin", "--password", f.password, "--insecure")
 	if out := argocd.Expect(0, "proj", "windows", "list", "team-b"); !strings.Contains(out, "0 22 * * *") || !strings.Contains(out, "Enabled") {
 		t.Errorf("Argo CD's proj windows list:\n%s", out)
+	}
+}
+
+// TestProjSourceIntegrityCommands: proj source-integrity git policies
+// adds, lists, updates and deletes a project's signature policies as
+// Argo CD 3.5's CLI does, and refuses bad key IDs, modes and IDs.
+func TestProjSourceIntegrityCommands(t *testing.T) {
+	f := startCapstan(t, false)
+	f.login()
+	policies := []string{"proj", "source-integrity", "git", "policies"}
+	run := func(want int, args ...string) string {
+		t.Helper()
+		return f.expect(want, append(slices.Clone(policies), args...)...)
+	}
+	if code, _, errOut := f.run(append(slices.Clone(policies), "list", "default")...); code == 0 || !strings.Contains(errOut, `no source integrity git policies defined for project "default"`) {
+		t.Errorf("list without policies: %d %s", code, errOut)
+	}
+	out := run(0, "add", "default", "--repo-url", "https://github.com/team-a/*", "--gpg-mode", "strict", "--gpg-key", "d56c4fca57a46444")
+	if !strings.Contains(out, "0   strict    D56C4FCA57A46444  https://github.com/team-a/*") {
+		t.Errorf("add:\n%s", out)
+	}
+	run(0, "add", "default", "--repo-url", "https://github.com/team-b/*", "--gpg-mode", "head", "--gpg-key", "0123456789ABCDEF0123456789ABCDEF01234567")
+	for _, bad := range [][]string{{"add", "default", "--gpg-mode", "sometimes"}, {"add", "default", "--gpg-mode", "head", "--gpg-key", "xyz"},
+		{"update", "default", "7", "--gpg-mode", "none", "--yes"}, {"delete", "default", "x", "--yes"}} {
+		if code, _, _ := f.run(append(slices.Clone(policies), bad...)...); code == 0 {
+			t.Errorf("%v was accepted", bad)
+		}
+	}
+	run(0, "update", "default", "0", "--add-repo-url", "https://github.com/team-c/*", "--delete-gpg-key", "D56C4FCA57A46444", "--add-gpg-key", "1111222233334444", "--yes")
+	p := &v1alpha1.AppProject{}
+	if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: f.ns, Name: "default"}, p); err != nil {
+		t.Fatal(err)
+	}
+	got := p.Spec.SourceIntegrity.Git.Policies
+	if len(got) != 2 || len(got[0].Repos) != 2 || got[0].Repos[1].URL != "https://github.com/team-c/*" ||
+		!slices.Equal(got[0].GPG.Keys, []string{"1111222233334444"}) || !slices.Equal(got[1].GPG.Keys, []string{"89ABCDEF01234567"}) {
+		t.Errorf("policies after update: %+v", got)
+	}
+	run(0, "delete", "default", "0", "1", "--yes")
+	if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: f.ns, Name: "default"}, p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Spec.SourceIntegrity != nil {
+		t.Errorf("source integrity after deleting every policy: %+v", p.Spec.SourceIntegrity)
 	}
 }

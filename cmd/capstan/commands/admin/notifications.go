@@ -128,6 +128,9 @@ func newAdminNotificationsCommand() *cobra.Command {
 	pf.StringVar(&o.repo.Addr, "argocd-repo-server", "argocd-repo-server:8081", "repo server address, for templates that read commits")
 	pf.BoolVar(&o.repo.Plaintext, "argocd-repo-server-plaintext", false, "reach the repo server without TLS")
 	pf.BoolVar(&o.repo.Strict, "argocd-repo-server-strict-tls", false, "check the repo server's certificate")
+	pf.StringVar(&o.repo.CACertPath, "repo-server-ca-cert-path", "", "file of the CA certificates the repo server's certificate must chain to")
+	pf.StringVar(&o.repo.ClientCertPath, "repo-server-client-cert-path", "", "certificate shown to a repo server that asks for one (mutual TLS)")
+	pf.StringVar(&o.repo.ClientKeyPath, "repo-server-client-cert-key-path", "", "key of --repo-server-client-cert-path")
 	o.repo.CADir = "reposerver/tls"
 	o.kube = cmdutil.AddKubeFlags(pf)
 	template := &cobra.Command{Use: "template", Short: "Notification templates"}

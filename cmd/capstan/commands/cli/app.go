@@ -27,9 +27,27 @@ func newAppCommand(f *clientFlags) *cobra.Command {
 	cmd := &cobra.Command{Use: "app", Short: "Manage Applications through the API server"}
 	cmd.AddCommand(newAppListCommand(f), newAppGetCommand(f), newAppCreateCommand(f), newAppSetCommand(f), newAppUnsetCommand(f),
 		newAppSyncCommand(f), newAppWaitCommand(f), newAppDiffCommand(f), newAppHistoryCommand(f), newAppRollbackCommand(f),
-		newAppManifestsCommand(f), newAppResourcesCommand(f), newAppTerminateOpCommand(f), newAppDeleteCommand(f),
-		newAppLogsCommand(f), newAppActionsCommand(f), newAppPatchResourceCommand(f), newAppDeleteResourceCommand(f), newAppGetResourceCommand(f),
+		withAppNamespace(newAppManifestsCommand(f)), withAppNamespace(newAppResourcesCommand(f)), withAppNamespace(newAppTerminateOpCommand(f)),
+		newAppDeleteCommand(f), withAppNamespace(newAppLogsCommand(f)), newAppActionsCommand(f), withAppNamespace(newAppPatchResourceCommand(f)),
+		withAppNamespace(newAppDeleteResourceCommand(f)), withAppNamespace(newAppGetResourceCommand(f)),
 		newAppPatchCommand(f), newAppEditCommand(f), newAppConfirmDeletionCommand(f), newAppRemoveSourceCommand(f), newAppAddSourceCommand(f))
+	return cmd
+}
+
+// withAppNamespace gives a command whose first argument is an Application
+// name Argo CD's --app-namespace (-N): the name is then taken in that
+// namespace, as "namespace/name" is.
+func withAppNamespace(cmd *cobra.Command) *cobra.Command {
+	var ns string
+	cmd.Flags().StringVarP(&ns, "app-namespace", "N", "", "namespace of the Application")
+	run := cmd.RunE
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			args = slices.Clone(args)
+			args[0] = qualified(args[0], ns)
+		}
+		return run(cmd, args)
+	}
 	return cmd
 }
 
@@ -63,7 +81,7 @@ func getApp(ctx context.Context, c *apiclient.Client, name string) (*v1alpha1.Ap
 }
 
 func newAppListCommand(f *clientFlags) *cobra.Command {
-	var output, selector, appNamespace, cluster, repoURL string
+	var output, selector, appNamespace, cluster, repoURL, path string
 	var projects []string
 	cmd := &cobra.Command{
 		Use:     "list",
@@ -81,6 +99,11 @@ func newAppListCommand(f *clientFlags) *cobra.Command {
 					return a.Spec.Destination.Server != cluster && a.Spec.Destination.Name != cluster
 				})
 			}
+			if path != "" {
+				apps.Items = slices.DeleteFunc(apps.Items, func(a v1alpha1.Application) bool {
+					return !slices.ContainsFunc(a.Spec.GetSources(), func(src v1alpha1.ApplicationSource) bool { return src.Path == path })
+				})
+			}
 			return printApps(cmd.OutOrStdout(), apps.Items, output)
 		}),
 	}
@@ -91,6 +114,7 @@ func newAppListCommand(f *clientFlags) *cobra.Command {
 	fl.StringVarP(&appNamespace, "app-namespace", "N", "", "only the Applications of this namespace")
 	fl.StringVarP(&cluster, "cluster", "c", "", "only the Applications deploying to this cluster (server URL or name)")
 	fl.StringVarP(&repoURL, "repo", "r", "", "only the Applications with a source from this repository")
+	fl.StringVarP(&path, "path", "P", "", "only the Applications with a source of this path in its repository")
 	return cmd
 }
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -88,6 +89,7 @@ func newAppDiffCommand(f *clientFlags) *cobra.Command {
 	cmd.Flags().StringVarP(&appNamespace, "app-namespace", "N", "", "namespace of the Application")
 	targets.add(cmd.Flags(), "compare with this revision of the source instead of its target revision")
 	cmd.Flags().BoolVar(&serverSide, "server-side-diff", false, "compare through a server-side dry run of the sync, which Capstan always does")
+	serverSideBatches(cmd)
 	cmd.Flags().BoolVar(&targets.serverSideGenerate, "server-side-generate", false, "with --local, send the directory's files to the server, which renders them")
 	cmd.Flags().StringArrayVar(&targets.localIncludes, "local-include", []string{"*.yaml", "*.yml", "*.json"},
 		"with --server-side-generate, the file names (patterns) of --local's files to send")
@@ -149,4 +151,23 @@ func toYAML(state string) (string, error) {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// serverSideBatches adds Argo CD's flags that split a server-side diff
+// into batches of requests. Capstan's server diffs an Application in one
+// request, so they only have their values checked.
+func serverSideBatches(cmd *cobra.Command) {
+	var concurrency, batchKB int
+	cmd.Flags().IntVar(&concurrency, "server-side-diff-concurrency", -1, "accepted for Argo CD's scripts: Capstan's server diffs an Application in one request (0 is refused)")
+	cmd.Flags().IntVar(&batchKB, "server-side-diff-max-batch-kb", 250, "accepted for Argo CD's scripts: Capstan's server diffs an Application in one request")
+	pre := cmd.PreRunE
+	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
+		if concurrency == 0 {
+			return errors.New("invalid value for --server-side-diff-concurrency: 0 is not allowed (use -1 for unlimited, or a positive number to limit concurrency)")
+		}
+		if pre != nil {
+			return pre(cmd, args)
+		}
+		return nil
+	}
 }

@@ -168,6 +168,7 @@ func newAppGetResourceCommand(f *clientFlags) *cobra.Command {
 			})
 		}),
 	}
+	cmd.Flags().StringVar(&r.group, "group", "", "group of the objects")
 	cmd.Flags().StringVar(&r.kind, "kind", "", "kind of the objects")
 	cmd.Flags().StringVar(&r.name, "resource-name", "", "name of the object")
 	cmd.Flags().StringVar(&r.project, "project", "", "project of the Application")
@@ -273,7 +274,7 @@ func newAppActionsCommand(f *clientFlags) *cobra.Command {
 		}),
 	}
 	rr.add(run, "resource-name", true)
-	cmd.AddCommand(list, run)
+	cmd.AddCommand(withAppNamespace(list), withAppNamespace(run))
 	return cmd
 }
 

@@ -25,7 +25,7 @@ func applyFlags(t *testing.T, app *v1alpha1.Application, args ...string) error {
 
 func TestSourceFlags(t *testing.T) {
 	app := &v1alpha1.Application{}
-	err := applyFlags(t, app, "--repo", "https://example.com/r.git", "--path", "p",
+	err := applyFlags(t, app, "--repo", "https://example.com/r.git", "--path", "p", "--revision", ">=1.0", "--tag-prefix", "web/v",
 		"--helm-skip-crds", "--helm-set-file", "cert=files/ca.pem", "--helm-namespace", "web", "--helm-api-versions", "v1", "--ignore-missing-value-files",
 		"--nameprefix", "pre-", "--kustomize-common-label", "team=web", "--kustomize-replica", "api=3", "--kustomize-force-common-label",
 		"--directory-exclude", "*.json", "--jsonnet-tla-code", "n=1+1", "--jsonnet-ext-var-str", "env=prod", "--jsonnet-libs", "vendor",
@@ -43,7 +43,7 @@ func TestSourceFlags(t *testing.T) {
 		t.Errorf("kustomize: %+v", src.Kustomize)
 	case src.Directory.Exclude != "*.json" || !src.Directory.Jsonnet.TLAs[0].Code || src.Directory.Jsonnet.ExtVars[0].Value != "prod" || src.Directory.Jsonnet.Libs[0] != "vendor":
 		t.Errorf("directory: %+v", src.Directory)
-	case src.Plugin.Name != "cmp" || src.Plugin.Env[0].Value != "bar" || src.Ref != "values" || src.Name != "main":
+	case src.Plugin.Name != "cmp" || src.Plugin.Env[0].Value != "bar" || src.Ref != "values" || src.Name != "main" || src.TagPrefix != "web/v":
 		t.Errorf("source: %+v", src)
 	case !spec.SyncPolicy.Automated.AllowEmpty || spec.SyncPolicy.Retry.Limit != 4 || *spec.RevisionHistoryLimit != 3:
 		t.Errorf("spec: %+v %+v", spec.SyncPolicy, spec.RevisionHistoryLimit)

@@ -22,6 +22,7 @@ import (
 // spec.
 type specFlags struct {
 	repo, path, revision, chart, releaseName     string
+	tagPrefix                                    string
 	destServer, destName, destNamespace, project string
 	syncPolicy                                   string
 	autoPrune, selfHeal, recurse                 bool
@@ -43,6 +44,7 @@ func (s *specFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&s.repo, "repo", "", "repository URL (Git, or a Helm repository with --helm-chart)")
 	fs.StringVar(&s.path, "path", "", "directory of the manifests in the repository")
 	fs.StringVar(&s.revision, "revision", "", "branch, tag, commit or chart version to follow (default HEAD)")
+	fs.StringVar(&s.tagPrefix, "tag-prefix", "", "keep only Git tags with this prefix when --revision is a semantic version constraint")
 	fs.StringVar(&s.chart, "helm-chart", "", "chart name, for a Helm repository source")
 	fs.StringVar(&s.releaseName, "release-name", "", "Helm release name (default: the Application's name)")
 	fs.StringVar(&s.destServer, "dest-server", "", "destination cluster's API server URL")
@@ -86,7 +88,7 @@ func (s *specFlags) apply(fs *pflag.FlagSet, app *v1alpha1.Application) error {
 			src = &spec.Sources[s.sourcePosition-1]
 		case s.sourcePosition > len(spec.Sources):
 			return fmt.Errorf("--source-position %d: application %s has %d sources", s.sourcePosition, app.Name, len(spec.Sources))
-		case changed("repo") || changed("path") || changed("revision") || changed("helm-chart") || changed("helm-set") || changed("parameter") ||
+		case changed("repo") || changed("path") || changed("revision") || changed("tag-prefix") || changed("helm-chart") || changed("helm-set") || changed("parameter") ||
 			changed("helm-set-string") || changed("values") || changed("kustomize-image") || changed("directory-recurse") || changed("release-name"):
 			return fmt.Errorf("application %s has several sources: pick one with --source-position", app.Name)
 		default:
@@ -108,6 +110,7 @@ func (s *specFlags) apply(fs *pflag.FlagSet, app *v1alpha1.Application) error {
 	set("repo", &src.RepoURL, s.repo)
 	set("path", &src.Path, s.path)
 	set("revision", &src.TargetRevision, s.revision)
+	set("tag-prefix", &src.TagPrefix, s.tagPrefix)
 	set("helm-chart", &src.Chart, s.chart)
 	set("dest-server", &spec.Destination.Server, s.destServer)
 	set("dest-name", &spec.Destination.Name, s.destName)
@@ -427,7 +430,7 @@ func (u *unsetFlags) apply(src *v1alpha1.ApplicationSource) {
 
 func newAppUnsetCommand(f *clientFlags) *cobra.Command {
 	u := &unsetFlags{}
-	var appNamespace string
+	var appNamespace, sourceName string
 	var sourcePosition int
 	cmd := &cobra.Command{
 		Use:   "unset NAME",
@@ -444,8 +447,15 @@ func newAppUnsetCommand(f *clientFlags) *cobra.Command {
 					u.apply(app.Spec.Source)
 					return nil
 				}
+				if sourceName != "" {
+					i := slices.IndexFunc(app.Spec.Sources, func(src v1alpha1.ApplicationSource) bool { return src.Name == sourceName })
+					if i < 0 {
+						return fmt.Errorf("application %s has no source named %s", app.Name, sourceName)
+					}
+					sourcePosition = i + 1
+				}
 				if sourcePosition < 1 || sourcePosition > len(app.Spec.Sources) {
-					return fmt.Errorf("application %s has %d sources: pick one with --source-position (from 1)", app.Name, len(app.Spec.Sources))
+					return fmt.Errorf("application %s has %d sources: pick one with --source-position (from 1) or --source-name", app.Name, len(app.Spec.Sources))
 				}
 				u.apply(&app.Spec.Sources[sourcePosition-1])
 				return nil
@@ -469,6 +479,7 @@ func newAppUnsetCommand(f *clientFlags) *cobra.Command {
 	fl.StringArrayVar(&u.pluginEnv, "plugin-env", nil, "plugin environment variable NAME to remove (repeatable)")
 	fl.BoolVar(&u.ref, "ref", false, "remove the source's ref name")
 	fl.IntVar(&sourcePosition, "source-position", -1, "the source (from 1) of a multi-source Application")
+	fl.StringVar(&sourceName, "source-name", "", "the source of a multi-source Application, by its name")
 	fl.StringVarP(&appNamespace, "app-namespace", "N", "", "namespace of the Application")
 	return cmd
 }

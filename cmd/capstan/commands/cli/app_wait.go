@@ -130,6 +130,7 @@ func newAppSyncCommand(f *clientFlags) *cobra.Command {
 	fl.StringVar(&local, "local", "", "sync what this local directory (the source's path) renders instead of the repository (not with automated sync, but for --dry-run)")
 	fl.StringVar(&localRepoRoot, "local-repo-root", "/", "the local repository's root, which --local lies in")
 	cmdutil.Unsupported(cmd, map[string]string{"ignore-normalizer-jq-execution-timeout": "duration"})
+	serverSideBatches(cmd)
 	return cmd
 }
 

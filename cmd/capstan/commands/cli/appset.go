@@ -1,24 +1,27 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/cmd/capstan/commands/cmdutil"
 	"github.com/capstan-cd/capstan/internal/apiclient"
 	"github.com/capstan-cd/capstan/internal/repo/manifest"
 )
 
-// ApplicationSets are handled as Argo CD's API shapes them, without Go
-// types of their own: the API server answers Unimplemented until Capstan
-// has an ApplicationSet controller, and these commands then work as they
-// are.
+// ApplicationSets are handled as Argo CD's API shapes them (maps, not Go
+// types), so a field the API adds passes through unchanged.
 
 func newApplicationSetCommand(f *clientFlags) *cobra.Command {
 	cmd := &cobra.Command{Use: "appset", Short: "Manage ApplicationSets"}
@@ -59,8 +62,8 @@ func readAppSets(files []string) ([]*unstructured.Unstructured, error) {
 }
 
 func newAppSetCreateCommand(f *clientFlags) *cobra.Command {
-	var upsert, dryRun bool
-	var output string
+	var upsert, dryRun, wait bool
+	var output, namespace string
 	cmd := &cobra.Command{
 		Use:     "create FILE...",
 		Short:   "Create ApplicationSets from files",
@@ -72,6 +75,7 @@ func newAppSetCreateCommand(f *clientFlags) *cobra.Command {
 				return err
 			}
 			for _, set := range sets {
+				inNamespace(cmd, set, namespace)
 				var created map[string]any
 				q := url.Values{"upsert": {fmt.Sprint(upsert)}, "dryRun": {fmt.Sprint(dryRun)}}
 				if err := c.Do(cmd.Context(), "POST", apiclient.Path("/api/v1/applicationsets").With(q), set.Object, &created); err != nil {
@@ -84,18 +88,25 @@ func newAppSetCreateCommand(f *clientFlags) *cobra.Command {
 					continue
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "ApplicationSet '%s' created%s\n", set.GetName(), map[bool]string{true: " (dry run)", false: ""}[dryRun])
+				if wait && !dryRun {
+					if err := waitAppSet(cmd.Context(), c, qualified(set.GetName(), set.GetNamespace()), appSetUpToDate); err != nil {
+						return err
+					}
+				}
 			}
 			return nil
 		}),
 	}
 	cmd.Flags().BoolVar(&upsert, "upsert", false, "replace an existing ApplicationSet with a different spec")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "check without creating")
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait until the ApplicationSet's Applications are up to date (for ever while it has errors)")
+	cmd.Flags().StringVarP(&namespace, "appset-namespace", "N", "", "namespace of ApplicationSets whose file names none")
 	cmd.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide, json or yaml")
 	return cmd
 }
 
 func newAppSetGetCommand(f *clientFlags) *cobra.Command {
-	var output string
+	var output, namespace string
 	var showParams bool
 	cmd := &cobra.Command{
 		Use:     "get APPSETNAME",
@@ -104,7 +115,7 @@ func newAppSetGetCommand(f *clientFlags) *cobra.Command {
 		Args:    cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			var set map[string]any
-			if err := c.Do(cmd.Context(), "GET", appSetPath(args[0]), nil, &set); err != nil {
+			if err := c.Do(cmd.Context(), "GET", appSetPath(qualified(args[0], namespace)), nil, &set); err != nil {
 				return fmt.Errorf("getting ApplicationSet %s: %w", args[0], err)
 			}
 			if output != "wide" {
@@ -116,6 +127,7 @@ func newAppSetGetCommand(f *clientFlags) *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide, json or yaml")
 	cmd.Flags().BoolVar(&showParams, "show-params", false, "show the generators' parameters")
+	cmd.Flags().StringVarP(&namespace, "appset-namespace", "N", "", "namespace of the ApplicationSet (a namespace/name wins)")
 	return cmd
 }
 
@@ -191,7 +203,8 @@ func newAppSetListCommand(f *clientFlags) *cobra.Command {
 }
 
 func newAppSetDeleteCommand(f *clientFlags) *cobra.Command {
-	var yes bool
+	var yes, wait bool
+	var namespace string
 	cmd := &cobra.Command{
 		Use:     "delete APPSETNAME...",
 		Short:   "Delete ApplicationSets",
@@ -199,6 +212,7 @@ func newAppSetDeleteCommand(f *clientFlags) *cobra.Command {
 		Args:    cobra.MinimumNArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
 			for _, name := range args {
+				name = qualified(name, namespace)
 				if !f.confirm(cmd, yes, fmt.Sprintf("Are you sure you want to delete '%s' and all its Applications? [y/n] ", name)) {
 					fmt.Fprintf(cmd.OutOrStdout(), "The command to delete '%s' was cancelled.\n", name)
 					continue
@@ -206,17 +220,24 @@ func newAppSetDeleteCommand(f *clientFlags) *cobra.Command {
 				if err := c.Do(cmd.Context(), "DELETE", appSetPath(name), nil, nil); err != nil {
 					return fmt.Errorf("deleting ApplicationSet %s: %w", name, err)
 				}
+				if wait {
+					if err := waitAppSet(cmd.Context(), c, name, appSetGone); err != nil {
+						return err
+					}
+				}
 				fmt.Fprintf(cmd.OutOrStdout(), "ApplicationSet '%s' deleted\n", name)
 			}
 			return nil
 		}),
 	}
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait until each ApplicationSet is gone (its finalizers done)")
+	cmd.Flags().StringVarP(&namespace, "appset-namespace", "N", "", "namespace of the ApplicationSets (a namespace/name wins)")
 	return cmd
 }
 
 func newAppSetGenerateCommand(f *clientFlags) *cobra.Command {
-	var output string
+	var output, namespace string
 	cmd := &cobra.Command{
 		Use:     "generate FILE",
 		Short:   "Print the Applications an ApplicationSet would make, without creating them",
@@ -230,6 +251,7 @@ func newAppSetGenerateCommand(f *clientFlags) *cobra.Command {
 			if len(sets) != 1 {
 				return fmt.Errorf("%s holds %d ApplicationSets, not one", args[0], len(sets))
 			}
+			inNamespace(cmd, sets[0], namespace)
 			var resp struct {
 				Applications []map[string]any `json:"applications"`
 			}
@@ -246,6 +268,60 @@ func newAppSetGenerateCommand(f *clientFlags) *cobra.Command {
 			return cmdutil.PrintObject(cmd.OutOrStdout(), resp.Applications, output)
 		}),
 	}
+	cmd.Flags().StringVarP(&namespace, "appset-namespace", "N", "", "namespace to generate in when the file names none")
 	cmd.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide, json or yaml")
 	return cmd
+}
+
+// inNamespace puts an ApplicationSet whose file names no namespace in
+// namespace (--appset-namespace), saying so, as Argo CD's CLI does.
+func inNamespace(cmd *cobra.Command, set *unstructured.Unstructured, namespace string) {
+	if namespace != "" && set.GetNamespace() == "" {
+		fmt.Fprintf(cmd.OutOrStdout(), "ApplicationSet YAML file does not have namespace; using --appset-namespace=%q.\n", namespace)
+		set.SetNamespace(namespace)
+	}
+}
+
+// appSetPoll is how often --wait looks at an ApplicationSet.
+const appSetPoll = time.Second
+
+// waitAppSet polls the ApplicationSet until done says it is (nil: it no
+// longer exists) or ctx ends.
+func waitAppSet(ctx context.Context, c *apiclient.Client, name string, done func(set map[string]any, err error) (bool, error)) error {
+	for {
+		var set map[string]any
+		err := c.Do(ctx, "GET", appSetPath(name), nil, &set)
+		if ok, err := done(set, err); ok || err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for ApplicationSet %s: %w", name, ctx.Err())
+		case <-time.After(appSetPoll):
+		}
+	}
+}
+
+// appSetGone is done once the API says the ApplicationSet does not exist.
+func appSetGone(_ map[string]any, err error) (bool, error) {
+	var e *apiclient.Error
+	if errors.As(err, &e) && e.Status == http.StatusNotFound {
+		return true, nil
+	}
+	return false, nil
+}
+
+// appSetUpToDate is done once the ApplicationSet reports its Applications
+// up to date (the ResourcesUpToDate condition), and fails if it is gone.
+func appSetUpToDate(set map[string]any, err error) (bool, error) {
+	if gone, _ := appSetGone(set, err); gone {
+		return false, errors.New("the ApplicationSet was deleted before its Applications were up to date")
+	}
+	conds, _, _ := unstructured.NestedSlice(set, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == string(v1alpha1.ApplicationSetConditionResourcesUpToDate) && m["status"] == "True" {
+			return true, nil
+		}
+	}
+	return false, nil
 }

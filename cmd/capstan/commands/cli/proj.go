@@ -27,7 +27,8 @@ func newProjCommand(f *clientFlags) *cobra.Command {
 				}
 				return nil
 			}),
-		newProjAddDestinationCommand(f), newProjSetCommand(f), newProjWindowsCommand(f), newProjRoleCommand(f), newProjYAMLEditCommand(f))
+		newProjAddDestinationCommand(f), newProjSetCommand(f), newProjWindowsCommand(f), newProjRoleCommand(f), newProjYAMLEditCommand(f),
+		newProjSourceIntegrityCommand(f))
 	cmd.AddCommand(newProjListCommands(f)...)
 	cmd.AddCommand(newProjResourceCommands(f)...)
 	return cmd

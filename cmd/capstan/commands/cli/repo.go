@@ -215,14 +215,17 @@ func (r *repoAddFlags) add(cmd *cobra.Command, template bool) {
 	} else {
 		fs.BoolVar(&r.ignoreHostKey, "insecure-ignore-host-key", false, "skip SSH host key checks (the same as --insecure-skip-server-verification)")
 		fs.StringVar(&repo.NoProxy, "no-proxy", "", "hosts reached without the proxy (comma-separated)")
-		cmdutil.Unsupported(cmd, map[string]string{"enable-lfs": "bool", "insecure-oci-force-http": "bool"})
+		cmdutil.Unsupported(cmd, map[string]string{"enable-lfs": "bool", "depth": "int64", "webhook-manifest-cache-warm-disabled": "bool"})
 	}
+	cmdutil.Unsupported(cmd, map[string]string{"insecure-oci-force-http": "bool"})
 	fs.StringVar(&repo.Proxy, proxyFlag, "", "HTTP(S) proxy to reach the repository through")
 	fs.Int64Var(&r.appID, "github-app-id", 0, "ID of the GitHub App whose installation reaches the repository over HTTPS")
 	fs.Int64Var(&r.appInstallationID, "github-app-installation-id", 0, "the GitHub App's installation ID")
 	fs.StringVar(&r.appKeyPath, "github-app-private-key-path", "", "file with the GitHub App's private key (PEM)")
 	fs.StringVar(&repo.EnterpriseBaseURL, "github-app-enterprise-base-url", "", "API URL of a GitHub Enterprise Server (https://ghe.example.com/api/v3)")
-	cmdutil.Unsupported(cmd, map[string]string{"gcp-service-account-key-path": "string", "use-azure-workload-identity": "bool"})
+	cmdutil.Unsupported(cmd, map[string]string{"gcp-service-account-key-path": "string", "use-azure-workload-identity": "bool",
+		"azure-service-principal-client-id": "string", "azure-service-principal-client-secret": "string",
+		"azure-service-principal-tenant-id": "string", "azure-active-directory-endpoint": "string"})
 }
 
 // build makes the repository at url the flags describe, reading the key
