@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -35,6 +36,17 @@ func gitPolicies(p *v1alpha1.AppProject) ([]v1alpha1.SourceIntegrityGitPolicy, e
 		return nil, fmt.Errorf("no source integrity git policies defined for project %q", p.Name)
 	}
 	return p.Spec.SourceIntegrity.Git.Policies, nil
+}
+
+// projPolicies reads the project name and its Git policies (Argo CD's
+// error when it has none).
+func projPolicies(ctx context.Context, c *apiclient.Client, name string) (*v1alpha1.AppProject, []v1alpha1.SourceIntegrityGitPolicy, error) {
+	p, err := getProj(ctx, c, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	policies, err := gitPolicies(p)
+	return p, policies, err
 }
 
 // policyIndex reads a POLICY_ID: the policy's index in the list.
@@ -122,11 +134,7 @@ func newIntegrityListCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan proj source-integrity git policies list team-a",
 		Args:    cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			p, err := getProj(cmd.Context(), c, args[0])
-			if err != nil {
-				return err
-			}
-			policies, err := gitPolicies(p)
+			_, policies, err := projPolicies(cmd.Context(), c, args[0])
 			if err != nil {
 				return err
 			}
@@ -188,11 +196,7 @@ func newIntegrityDeleteCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan proj source-integrity git policies delete team-a 1 3 --yes",
 		Args:    cobra.MinimumNArgs(2),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			p, err := getProj(cmd.Context(), c, args[0])
-			if err != nil {
-				return err
-			}
-			policies, err := gitPolicies(p)
+			p, policies, err := projPolicies(cmd.Context(), c, args[0])
 			if err != nil {
 				return err
 			}
@@ -294,11 +298,7 @@ func newIntegrityUpdateCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan proj source-integrity git policies update team-a 0 --add-repo-url 'https://github.com/team-b/*'\n  capstan proj source-integrity git policies update team-a 0 --gpg-mode strict --add-gpg-key D56C4FCA57A46444 --yes",
 		Args:    cobra.ExactArgs(2),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			p, err := getProj(cmd.Context(), c, args[0])
-			if err != nil {
-				return err
-			}
-			policies, err := gitPolicies(p)
+			p, policies, err := projPolicies(cmd.Context(), c, args[0])
 			if err != nil {
 				return err
 			}
