@@ -27,27 +27,18 @@ type SelfHealBackoff struct {
 
 // delay is the wait after the n-th self-heal sync in a row.
 func (b SelfHealBackoff) delay(n int64) time.Duration {
-	if b.Initial <= 0 {
-		if n == 0 {
-			return 0
-		}
+	switch {
+	case n == 0:
+		return 0
+	case b.Initial <= 0:
 		return b.Fixed
 	}
-	if n == 0 {
-		return 0
-	}
-	factor := b.Factor
-	if factor < 1 {
-		factor = 1
-	}
+	factor := max(b.Factor, 1)
 	d := float64(b.Initial)
-	for i := int64(1); i < n; i++ {
+	for i := int64(1); i < n && (b.Cap <= 0 || d < float64(b.Cap)); i++ {
 		d *= factor
-		if b.Cap > 0 && d >= float64(b.Cap) {
-			return b.Cap
-		}
 	}
-	if b.Cap > 0 && time.Duration(d) > b.Cap {
+	if b.Cap > 0 && d > float64(b.Cap) {
 		return b.Cap
 	}
 	return time.Duration(d)
