@@ -230,8 +230,10 @@ func revisionInfo(obj *unstructured.Unstructured) []InfoItem {
 const maxHosts = 100
 
 // hosts are the cluster nodes the tree's Pods run on, with what the
-// app's Pods request of them. A node that cannot be read is left out.
-func hosts(ctx context.Context, d *engine.Destination, pods []*corev1.Pod) []HostInfo {
+// app's Pods request of them, and those of their labels that
+// application.allowedNodeLabels allows. A node that cannot be read is
+// left out.
+func hosts(ctx context.Context, d *engine.Destination, pods []*corev1.Pod, allowedLabels []string) []HostInfo {
 	requested := map[string]map[corev1.ResourceName]int64{}
 	var names []string
 	for _, p := range pods {
@@ -262,7 +264,16 @@ func hosts(ctx context.Context, d *engine.Destination, pods []*corev1.Pod) []Hos
 		if runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &node) != nil {
 			continue
 		}
-		out = append(out, HostInfo{Name: name, SystemInfo: node.Status.NodeInfo, Labels: node.Labels, ResourcesInfo: []HostResourceInfo{
+		var labels map[string]string
+		for _, k := range allowedLabels {
+			if v, ok := node.Labels[k]; ok {
+				if labels == nil {
+					labels = map[string]string{}
+				}
+				labels[k] = v
+			}
+		}
+		out = append(out, HostInfo{Name: name, SystemInfo: node.Status.NodeInfo, Labels: labels, ResourcesInfo: []HostResourceInfo{
 			{ResourceName: corev1.ResourceCPU, RequestedByApp: requested[name][corev1.ResourceCPU], Capacity: node.Status.Capacity.Cpu().MilliValue()},
 			{ResourceName: corev1.ResourceMemory, RequestedByApp: requested[name][corev1.ResourceMemory], Capacity: node.Status.Capacity.Memory().Value()},
 		}})

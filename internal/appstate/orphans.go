@@ -10,7 +10,6 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/engine"
-	"github.com/capstan-cd/capstan/internal/engine/health"
 	"github.com/capstan-cd/capstan/internal/engine/tracking"
 	"github.com/capstan-cd/capstan/internal/project"
 	"github.com/capstan-cd/capstan/internal/settings"
@@ -19,7 +18,7 @@ import (
 // orphanedNodes are the orphaned resources (project.IsOrphan) of the
 // Application's destination namespace, when its project monitors them:
 // each kind that can be one is listed there.
-func (r *Reader) orphanedNodes(ctx context.Context, app *v1alpha1.Application, d *engine.Destination, cm *settings.ArgoCD, checker *health.Checker) ([]ResourceNode, error) {
+func (r *Reader) orphanedNodes(ctx context.Context, app *v1alpha1.Application, d *engine.Destination, cm *settings.ArgoCD, describe describer) ([]ResourceNode, error) {
 	ns := app.Spec.Destination.Namespace
 	proj, err := project.Load(ctx, r.Client, r.Namespace, cmp.Or(app.Spec.Project, v1alpha1.DefaultAppProjectName))
 	if err != nil || !project.MonitorsOrphans(proj) || ns == "" {
@@ -52,7 +51,7 @@ func (r *Reader) orphanedNodes(ctx context.Context, app *v1alpha1.Application, d
 		}
 		for i := range list.Items {
 			if obj := &list.Items[i]; project.IsOrphan(proj, obj, tracking.App(method, obj)) {
-				nodes = append(nodes, node(obj, checker))
+				nodes = append(nodes, describe.node(obj))
 			}
 		}
 	}

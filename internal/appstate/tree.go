@@ -48,6 +48,7 @@ func (r *Reader) Tree(ctx context.Context, app *v1alpha1.Application) (*Tree, er
 		return nil, err
 	}
 	checker, _ := health.NewChecker(cm.Data) // a broken check makes its kinds Unknown, naming it
+	describe := describer{checker: checker, customLabels: cm.CustomLabels()}
 	filter, err := cm.ResourceFilter()
 	if err != nil {
 		return nil, err
@@ -73,7 +74,7 @@ func (r *Reader) Tree(ctx context.Context, app *v1alpha1.Application) (*Tree, er
 		if live == nil {
 			continue
 		}
-		n := node(live, checker)
+		n := describe.node(live)
 		if st.Health != nil {
 			n.Health = &v1alpha1.HealthStatus{Status: st.Health.Status, Message: st.Health.Message}
 		}
@@ -122,7 +123,7 @@ func (r *Reader) Tree(ctx context.Context, app *v1alpha1.Application) (*Tree, er
 			if len(parents) == 0 {
 				continue
 			}
-			n := node(obj, checker)
+			n := describe.node(obj)
 			n.ParentRefs = parents
 			tree.Nodes = append(tree.Nodes, n)
 			addPod(obj)
@@ -133,10 +134,10 @@ func (r *Reader) Tree(ctx context.Context, app *v1alpha1.Application) (*Tree, er
 	sort.Slice(tree.Nodes, func(i, j int) bool {
 		return tree.Nodes[i].key().Less(tree.Nodes[j].key())
 	})
-	if tree.OrphanedNodes, err = r.orphanedNodes(ctx, app, d, cm, checker); err != nil {
+	if tree.OrphanedNodes, err = r.orphanedNodes(ctx, app, d, cm, describe); err != nil {
 		return nil, err
 	}
-	tree.Hosts = hosts(ctx, d, pods)
+	tree.Hosts = hosts(ctx, d, pods, cm.AllowedNodeLabels())
 	return tree, nil
 }
 
@@ -184,25 +185,41 @@ func readManaged(ctx context.Context, d *engine.Destination, resources []v1alpha
 	return out, nil
 }
 
-// node describes one live object.
-func node(obj *unstructured.Unstructured, checker *health.Checker) ResourceNode {
+// describer turns live objects into tree nodes.
+type describer struct {
+	checker *health.Checker
+	// customLabels are resource.customLabels: label keys shown as
+	// information beside the objects that have them.
+	customLabels []string
+}
+
+// node describes one live object: its health, images and networking, and
+// the information Argo CD shows beside it, in Argo CD's order (the
+// rollout revision, the custom labels, then what its kind adds).
+func (d describer) node(obj *unstructured.Unstructured) ResourceNode {
 	gvk := obj.GroupVersionKind()
 	created := obj.GetCreationTimestamp()
 	n := ResourceNode{
 		ResourceRef:     ResourceRef{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: string(obj.GetUID())},
 		ResourceVersion: obj.GetResourceVersion(),
 		Images:          manifest.Images([]*unstructured.Unstructured{obj}),
-		Health:          healthOf(checker, obj),
+		Health:          healthOf(d.checker, obj),
 		CreatedAt:       &created,
 	}
 	n.NetworkingInfo = networking(obj)
-	switch {
-	case gvk.Kind == "Pod" && gvk.Group == "":
-		if pod := asPod(obj); pod != nil {
-			n.Info = podInfo(pod)
-		}
-	case gvk.Group == "apps" && (gvk.Kind == "Deployment" || gvk.Kind == "ReplicaSet"):
+	if gvk.Group == "apps" && (gvk.Kind == "Deployment" || gvk.Kind == "ReplicaSet") {
 		n.Info = revisionInfo(obj)
+	}
+	labels := obj.GetLabels()
+	for _, k := range d.customLabels {
+		if v, ok := labels[k]; ok {
+			n.Info = append(n.Info, InfoItem{Name: k, Value: v})
+		}
+	}
+	if gvk.Kind == "Pod" && gvk.Group == "" {
+		if pod := asPod(obj); pod != nil {
+			n.Info = append(n.Info, podInfo(pod)...)
+		}
 	}
 	return n
 }

@@ -239,7 +239,7 @@ func run(ctx context.Context, opts Options, identity string) error {
 	if err != nil {
 		return err
 	}
-	recorder, err := newEventRecorder(ctx, opts.Config, scheme)
+	recorder, err := newEventRecorder(ctx, opts.Config, scheme, mgr.GetClient(), opts.Namespace)
 	if err != nil {
 		return err
 	}

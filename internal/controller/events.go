@@ -10,6 +10,10 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/project"
 )
 
 // eventComponent is the source of the controller's Events, as Argo CD's.
@@ -20,14 +24,17 @@ const eventComponent = "argocd-application-controller"
 // (a full queue drops the Event), limits each Application's Events with
 // its spam filter, and remembers recent Events in a bounded cache, where
 // the events.k8s.io broadcaster keeps every Event of the last six minutes
-// in memory (tens of MiB when thousands of apps sync).
-func newEventRecorder(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme) (events.EventRecorder, error) {
+// in memory (tens of MiB when thousands of apps sync). An Application's
+// Events carry the labels argocd-cm asks for (project.EventLabels), read
+// through r, the controller's cache.
+func newEventRecorder(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, r client.Reader, namespace string) (events.EventRecorder, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
 	b := record.NewBroadcaster(record.WithContext(ctx)) // shut down when ctx ends
-	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
+	sink := &typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")}
+	b.StartRecordingToSink(labellingSink{EventSink: sink, ctx: ctx, reader: r, namespace: namespace})
 	return coreRecorder{b.NewRecorder(scheme, corev1.EventSource{Component: eventComponent})}, nil
 }
 
@@ -40,4 +47,26 @@ type coreRecorder struct {
 
 func (c coreRecorder) Eventf(regarding, _ runtime.Object, eventtype, reason, _, note string, args ...any) {
 	c.rec.Eventf(regarding, eventtype, reason, note, args...)
+}
+
+// labellingSink adds to each new Event about an Application the labels
+// argocd-cm asks for. An Application that cannot be read gets none.
+type labellingSink struct {
+	record.EventSink
+	ctx       context.Context
+	reader    client.Reader
+	namespace string
+}
+
+func (s labellingSink) Create(ev *corev1.Event) (*corev1.Event, error) {
+	if ref := ev.InvolvedObject; ref.Kind == "Application" && ref.APIVersion == v1alpha1.GroupVersion.String() {
+		app := &v1alpha1.Application{}
+		if s.reader.Get(s.ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, app) == nil {
+			if labels, err := project.EventLabels(s.ctx, s.reader, s.namespace, app); err == nil && len(labels) > 0 {
+				ev = ev.DeepCopy()
+				ev.Labels = labels
+			}
+		}
+	}
+	return s.EventSink.Create(ev)
 }

@@ -9,6 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/project"
 )
 
 // auditComponent is the source of the API server's Events, as Argo CD
@@ -27,6 +30,8 @@ const (
 // audit records what a caller did to an Application or AppProject as a
 // Kubernetes Event on it ("admin initiated sync to main"), as Argo CD's
 // API server does: the application's and project's Events lists show it.
+// An Application's Event carries the labels argocd-cm asks for
+// (project.EventLabels).
 // A failure to record is logged, never the caller's error.
 func (s *Server) audit(ctx context.Context, c *caller, obj client.Object, reason, action string) {
 	gvk, err := apiutil.GVKForObject(obj, s.opts.Client.Scheme())
@@ -50,6 +55,11 @@ func (s *Server) audit(ctx context.Context, c *caller, obj client.Object, reason
 	// The caller's request may end before the Event is written.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
+	if app, ok := obj.(*v1alpha1.Application); ok {
+		if ev.Labels, err = project.EventLabels(ctx, s.opts.Client, s.opts.Namespace, app); err != nil {
+			s.opts.Log.Warn("labelling an audit event", "object", "Application/"+app.Namespace+"/"+app.Name, "error", err)
+		}
+	}
 	if err := s.opts.Client.Create(ctx, ev); err != nil {
 		s.opts.Log.Warn("recording an audit event", "object", gvk.Kind+"/"+obj.GetNamespace()+"/"+obj.GetName(), "error", err)
 	}

@@ -19,7 +19,8 @@ import (
 // evaluated for an app, its resources and its project (conditions, sprig,
 // a broken link left out); globalProjects gives a project the settings of
 // the global project that selects it, which its apps are held to; the
-// API's own actions show as Events of the app and the project.
+// API's own actions show as Events of the app and the project, an app's
+// with the labels resource.includeEventLabelKeys asks for.
 func TestDeepLinksGlobalProjectsAndEvents(t *testing.T) {
 	t.Parallel()
 	localcluster.Need(t)
@@ -48,6 +49,8 @@ func TestDeepLinksGlobalProjectsAndEvents(t *testing.T) {
 - url: https://wiki.example.com/teams/{{.project.metadata.name}}
   title: Team wiki
 `,
+		"resource.includeEventLabelKeys": "tier, team-*",
+		"resource.excludeEventLabelKeys": "team-secret",
 		"globalProjects": `
 - projectName: shared
   labelSelector:
@@ -66,7 +69,7 @@ func TestDeepLinksGlobalProjectsAndEvents(t *testing.T) {
 		}
 	}
 	// The global project's repositories are allowed to the team's apps.
-	app := `{"metadata":{"name":"web"},"spec":{"project":"team","source":{"repoURL":"https://git.example.com/shared/base.git","path":"."},"destination":{"name":"in-cluster","namespace":"web"}}}`
+	app := `{"metadata":{"name":"web","labels":{"team-name":"pay","team-secret":"x","other":"y"}},"spec":{"project":"team","source":{"repoURL":"https://git.example.com/shared/base.git","path":"."},"destination":{"name":"in-cluster","namespace":"web"}}}`
 	if code := f.call("POST", "/api/v1/applications", app, admin, nil); code != 200 {
 		t.Fatalf("creating an app from the global project's repository: %d", code)
 	}
@@ -100,6 +103,13 @@ func TestDeepLinksGlobalProjectsAndEvents(t *testing.T) {
 		t.Errorf("project links: %+v", got.Items)
 	}
 
+	// The app's Event carries the labels argocd-cm asks for, its
+	// project's (tier) among them.
+	var appEvents corev1.EventList
+	f.pollCall(t, "GET", "/api/v1/applications/web/events", admin, &appEvents, func() bool { return len(appEvents.Items) > 0 })
+	if l := appEvents.Items[0].Labels; len(l) != 2 || l["team-name"] != "pay" || l["tier"] != "team" {
+		t.Errorf("labels of the app's Event: %v, want team-name and tier", l)
+	}
 	f.call("DELETE", "/api/v1/applications/web?cascade=false", "", admin, nil)
 	var events corev1.EventList
 	f.pollCall(t, "GET", "/api/v1/projects/team/events", admin, &events, func() bool {

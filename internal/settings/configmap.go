@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -231,6 +232,35 @@ func (a *ArgoCD) URLs() []string {
 // Secrets' data. Default none.
 func (a *ArgoCD) SensitiveAnnotations() []string {
 	return commaList(a.Data["resource.sensitive.mask.annotations"])
+}
+
+// CustomLabels is resource.customLabels: the label keys whose values the
+// resource tree shows beside each object that has them, as Argo CD's UI
+// shows them. Default none.
+func (a *ArgoCD) CustomLabels() []string {
+	return commaList(a.Data["resource.customLabels"])
+}
+
+// AllowedNodeLabels is application.allowedNodeLabels: the labels of the
+// cluster nodes the resource tree's hosts (the pods view) show. A key that
+// is not a valid label key is left out. Default none: a node's labels can
+// name zones, instance types and tenants, so none is shown unless asked.
+func (a *ArgoCD) AllowedNodeLabels() []string {
+	var out []string
+	for _, k := range commaList(a.Data["application.allowedNodeLabels"]) {
+		if len(validation.IsQualifiedName(k)) == 0 {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// EventLabelKeys are resource.includeEventLabelKeys and
+// resource.excludeEventLabelKeys: glob patterns of the Application's (and
+// its project's) label keys that the Events recorded for it carry, and of
+// those it must not. Default none: Events carry no labels.
+func (a *ArgoCD) EventLabelKeys() (include, exclude []string) {
+	return commaList(a.Data["resource.includeEventLabelKeys"]), commaList(a.Data["resource.excludeEventLabelKeys"])
 }
 
 // commaList splits a comma-separated setting, dropping empty entries.

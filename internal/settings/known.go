@@ -44,14 +44,10 @@ var (
 	// does nothing is never silent.
 	noEffectKeys = map[string]string{
 		"dex.storage":                      "the bundled Dex is configured by dex.config alone",
-		"resource.customLabels":            "the web UI does not show custom labels of resources",
-		"resource.includeEventLabelKeys":   "the Events recorded for Applications carry no labels",
-		"resource.excludeEventLabelKeys":   "the Events recorded for Applications carry no labels",
 		"resource.respectRBAC":             "the controller watches every kind the resource inclusions and exclusions allow, without checking its own permissions first",
 		"kustomize.enable":                 "every source type is detected and rendered; a tool cannot be turned off",
 		"jsonnet.enable":                   "every source type is detected and rendered; a tool cannot be turned off",
 		"helm.enable":                      "every source type is detected and rendered; a tool cannot be turned off",
-		"application.allowedNodeLabels":    "the pods view does not show the labels of nodes",
 		"ui.loginButtonText":               "the login page's SSO button names the provider of oidc.config or dex.config",
 		"webhook.refresh.jitter":           "a webhook makes one check of the repository that every affected Application follows, so there is no burst of refreshes to spread",
 		"webhook.refresh.jitter.threshold": "a webhook makes one check of the repository that every affected Application follows, so there is no burst of refreshes to spread",

@@ -1,0 +1,49 @@
+package settings
+
+import (
+	"maps"
+	"testing"
+)
+
+func TestEventLabels(t *testing.T) {
+	app := map[string]string{"team": "payments", "env": "prod", "secret-ish": "x", "tier": "web"}
+	proj := map[string]string{"team": "platform", "cost-center": "42"}
+	for _, tt := range []struct {
+		name, include, exclude string
+		want                   map[string]string
+	}{
+		{name: "none asked", want: nil},
+		{name: "one key", include: "env", want: map[string]string{"env": "prod"}},
+		{name: "all but excluded", include: "*", exclude: "secret-*, tier",
+			want: map[string]string{"team": "payments", "env": "prod", "cost-center": "42"}},
+		{name: "the app's label wins over its project's", include: "team", want: map[string]string{"team": "payments"}},
+		{name: "project only", include: "cost-*", want: map[string]string{"cost-center": "42"}},
+		{name: "excluded everything", include: "*", exclude: "*", want: nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &ArgoCD{Data: map[string]string{}}
+			if tt.include != "" {
+				a.Data["resource.includeEventLabelKeys"] = tt.include
+			}
+			if tt.exclude != "" {
+				a.Data["resource.excludeEventLabelKeys"] = tt.exclude
+			}
+			if got := a.EventLabels(app, proj); !maps.Equal(got, tt.want) {
+				t.Errorf("EventLabels = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestAllowedNodeLabelsAndCustomLabels(t *testing.T) {
+	a := &ArgoCD{Data: map[string]string{
+		"application.allowedNodeLabels": "topology.kubernetes.io/zone, bad key!,kubernetes.io/arch",
+		"resource.customLabels":         "team,env",
+	}}
+	if got := a.AllowedNodeLabels(); len(got) != 2 || got[0] != "topology.kubernetes.io/zone" || got[1] != "kubernetes.io/arch" {
+		t.Errorf("AllowedNodeLabels = %q", got)
+	}
+	if got := a.CustomLabels(); len(got) != 2 || got[1] != "env" {
+		t.Errorf("CustomLabels = %q", got)
+	}
+}
