@@ -277,6 +277,17 @@ func run(ctx context.Context, opts Options, identity string) error {
 	err = mgr.Add(&revisionPoller{
 		namespaces: namespaces, renderer: opts.Renderer,
 		interval: opts.RepoPoll, changes: opts.RepoChanges, log: opts.Log, hydrating: opts.Hydrator != nil,
+		jitter: func(ctx context.Context) settings.RefreshJitter {
+			j := settings.RefreshJitter{Threshold: settings.DefaultWebhookJitterThreshold}
+			cm, err := settings.LoadArgoCD(ctx, mgr.GetClient(), opts.Namespace)
+			if err == nil {
+				j, err = cm.WebhookRefreshJitter()
+			}
+			if err != nil {
+				opts.Log.Warn("reading the webhook refresh jitter", "error", err)
+			}
+			return j
+		},
 		enqueue: func(ctx context.Context, app *v1alpha1.Application) {
 			select {
 			case events <- event.GenericEvent{Object: app}:

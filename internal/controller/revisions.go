@@ -8,11 +8,13 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/repo/git"
+	"github.com/capstan-cd/capstan/internal/settings"
 )
 
 // commitSHA is a revision pinned to one commit, which never moves.
@@ -33,6 +35,9 @@ type revisionPoller struct {
 	log     *slog.Logger
 	// hydrating follows the dry sources of source hydrators too.
 	hydrating bool
+	// jitter, if set, spreads the re-queues one webhook causes (argocd-cm
+	// webhook.refresh.jitter); polls are not spread.
+	jitter func(context.Context) settings.RefreshJitter
 }
 
 // drySource is the index standing for a source hydrator's dry source.
@@ -125,12 +130,16 @@ func (p *revisionPoller) poll(ctx context.Context, change repo.Change) {
 			g.apps = append(g.apps, newFollower(app, j, src, change))
 		}
 	}
+	q := &requeues{enqueue: p.enqueue}
+	if repoURL != "" && p.jitter != nil {
+		q.jitter = p.jitter(ctx)
+	}
 	work := make(chan *followed)
 	var wg sync.WaitGroup
 	for range min(8, len(groups)) {
 		wg.Go(func() {
 			for g := range work {
-				p.check(ctx, g)
+				p.check(ctx, g, q)
 			}
 		})
 	}
@@ -144,7 +153,7 @@ func (p *revisionPoller) poll(ctx context.Context, change repo.Change) {
 // check resolves one revision and re-queues the Applications behind it.
 // A revision that cannot be resolved is left to each Application's own
 // reconcile, which reports the error on its status.
-func (p *revisionPoller) check(ctx context.Context, g *followed) {
+func (p *revisionPoller) check(ctx context.Context, g *followed, q *requeues) {
 	resp, err := p.renderer.Resolve(ctx, &g.req)
 	if err != nil {
 		p.log.Debug("resolving a followed revision", "repo", git.RedactURL(g.req.RepoURL), "revision", g.req.Revision, "error", err)
@@ -153,10 +162,27 @@ func (p *revisionPoller) check(ctx context.Context, g *followed) {
 	for _, first := range []bool{true, false} {
 		for _, f := range g.apps {
 			if f.touched == first && comparedRevision(f.app, f.source) != resp.Revision {
-				p.enqueue(ctx, f.app)
+				q.add(ctx, f.app)
 			}
 		}
 	}
+}
+
+// requeues re-queues the Applications one poll found behind, counting
+// them: beyond the jitter's threshold each waits its random delay first.
+type requeues struct {
+	enqueue func(context.Context, *v1alpha1.Application)
+	jitter  settings.RefreshJitter
+	n       atomic.Int64
+}
+
+func (q *requeues) add(ctx context.Context, app *v1alpha1.Application) {
+	d := q.jitter.Delay(int(q.n.Add(1)))
+	if d == 0 {
+		q.enqueue(ctx, app)
+		return
+	}
+	time.AfterFunc(d, func() { q.enqueue(ctx, app) })
 }
 
 // newFollower is source j (src) of app, following a repository change.

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/repo/git"
+	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
@@ -182,8 +184,48 @@ func TestTouchedApplicationsAreQueuedFirst(t *testing.T) {
 	for _, a := range []*v1alpha1.Application{app("a", "apps/a"), app("b", "./apps/b/"), app("c", "apps/c"), app("root", "")} {
 		g.apps = append(g.apps, newFollower(a, 0, *a.Spec.Source, change))
 	}
-	p.check(context.Background(), g)
+	p.check(context.Background(), g, &requeues{enqueue: p.enqueue})
 	if got, want := fmt.Sprint(queued), "[b root a c]"; got != want {
 		t.Errorf("queued %s, want %s", got, want)
+	}
+}
+
+// TestWebhookRequeuesAreSpread: beyond webhook.refresh.jitter.threshold,
+// the Applications one webhook re-queues wait a random part of the jitter.
+func TestWebhookRequeuesAreSpread(t *testing.T) {
+	var mu sync.Mutex
+	var queued []string
+	enqueue := func(_ context.Context, a *v1alpha1.Application) {
+		mu.Lock()
+		defer mu.Unlock()
+		queued = append(queued, a.Name)
+	}
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(queued)
+	}
+	p := &revisionPoller{renderer: resolvedAt("new"), enqueue: enqueue}
+	g := &followed{}
+	for _, name := range []string{"a", "b", "c", "d"} {
+		a := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: v1alpha1.ApplicationSpec{Source: &v1alpha1.ApplicationSource{RepoURL: "https://example.com/r.git"}}}
+		g.apps = append(g.apps, newFollower(a, 0, *a.Spec.Source, repo.Change{}))
+	}
+	// A jitter of an hour: only the threshold's two are queued now.
+	p.check(context.Background(), g, &requeues{enqueue: enqueue, jitter: settings.RefreshJitter{Max: time.Hour, Threshold: 2}})
+	if got := count(); got != 2 {
+		t.Fatalf("%d queued at once, want the threshold's 2", got)
+	}
+	mu.Lock()
+	queued = nil
+	mu.Unlock()
+	p.check(context.Background(), g, &requeues{enqueue: enqueue, jitter: settings.RefreshJitter{Max: 20 * time.Millisecond, Threshold: 2}})
+	deadline := time.Now().Add(10 * time.Second)
+	for count() < 4 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := count(); got != 4 {
+		t.Errorf("%d queued after the jitter, want all 4", got)
 	}
 }

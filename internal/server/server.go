@@ -124,6 +124,14 @@ type Options struct {
 	// the web UI's own files (compressed once at start) are left as they
 	// are. Default false; `capstan server` turns it on, as Argo CD does.
 	EnableGZip bool
+	// WebhookParallelism is how many Git webhooks are handled at once, as
+	// Argo CD's server.webhook.parallelism.limit; later ones wait their
+	// turn. Default 50.
+	WebhookParallelism int
+	// WebhookRefreshWorkers is how many refresh annotations the webhooks
+	// write at once, without an in-process controller, as Argo CD's
+	// server.webhook.refresh.workers. Default 20.
+	WebhookRefreshWorkers int
 	// StaticAssetsDir adds a directory's files to the web UI's (see
 	// ui.Options), as Argo CD's server.staticassets. Default: none.
 	StaticAssetsDir string
@@ -146,6 +154,7 @@ type Server struct {
 	feeds    appFeeds
 	ownApps  kube.Index[*v1alpha1.Application]
 	conns    connections
+	hooks    *webhookWork
 
 	rbacMu sync.Mutex
 	rbac   map[string]*rbac.Enforcer // by policy (and project) version
@@ -197,7 +206,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.DisableAuth {
 		opts.Log.Warn("authentication is disabled (server.disable.auth): every caller is an administrator")
 	}
-	s := &Server{opts: opts, watcher: watcher, state: state, secret: secret, sessions: sessions, mux: newRouteMux(), limits: newLimits(), rbac: map[string]*rbac.Enforcer{}, ui: page}
+	s := &Server{opts: opts, watcher: watcher, state: state, secret: secret, sessions: sessions, mux: newRouteMux(), limits: newLimits(), rbac: map[string]*rbac.Enforcer{}, ui: page,
+		hooks: newWebhookWork(ctx, opts.WebhookParallelism, opts.WebhookRefreshWorkers)}
 	if opts.EnableGZip {
 		if s.gzip, err = newGzipper(); err != nil {
 			return nil, err

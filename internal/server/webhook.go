@@ -73,6 +73,11 @@ func (cs pushedCommits) files() []string {
 // event refreshes ApplicationSets with a plugin generator, as Argo CD's
 // does.
 func (s *Server) webhook(w http.ResponseWriter, r *http.Request) error {
+	done, err := s.hooks.enter(r.Context())
+	if err != nil {
+		return err
+	}
+	defer done()
 	body, err := io.ReadAll(r.Body) // bounded by limit
 	if err != nil {
 		return withStatus(http.StatusBadRequest, fmt.Errorf("reading the webhook payload: %w", err))
@@ -304,7 +309,8 @@ func checkHMAC(body []byte, secret, signature, prefix string, h func() hash.Hash
 // repository at the pushed branch or tag, but for those whose
 // manifest-generate-paths the pushed files do not touch: through the
 // in-process controller's repository check when there is one, otherwise
-// with the refresh annotation, as Argo CD's API server does.
+// with the refresh annotation, as Argo CD's API server does, spread by
+// argocd-cm's webhook.refresh.jitter.
 func (s *Server) refreshFollowers(r *http.Request, p *push) error {
 	if s.opts.RepoChanged != nil {
 		for _, u := range p.urls {
@@ -318,17 +324,23 @@ func (s *Server) refreshFollowers(r *http.Request, p *push) error {
 	if err := s.opts.Client.List(r.Context(), &list, client.InNamespace(s.opts.Namespace)); err != nil {
 		return err
 	}
+	var followers []*v1alpha1.Application
 	for i := range list.Items {
-		app := &list.Items[i]
-		if !follows(app, p) {
-			continue
-		}
-		patch := []byte(`{"metadata":{"annotations":{"` + v1alpha1.AnnotationRefresh + `":"normal"}}}`)
-		if err := s.opts.Client.Patch(r.Context(), app, client.RawPatch("application/merge-patch+json", patch)); err != nil {
-			return fmt.Errorf("refreshing Application/%s/%s: %w", app.Namespace, app.Name, err)
+		if follows(&list.Items[i], p) {
+			followers = append(followers, &list.Items[i])
 		}
 	}
-	return nil
+	cm, err := settings.LoadArgoCD(r.Context(), s.opts.Client, s.opts.Namespace)
+	if err != nil {
+		return err
+	}
+	jitter, err := cm.WebhookRefreshJitter()
+	if err != nil {
+		s.opts.Log.Warn("reading the webhook refresh jitter", "error", err)
+	}
+	return s.hooks.refresh(r.Context(), s.opts.Client, followers, jitter, func(err error) {
+		s.opts.Log.Warn("refreshing an Application after a webhook", "error", err)
+	})
 }
 
 // follows reports whether one of app's sources is the pushed repository

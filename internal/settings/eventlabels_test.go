@@ -3,6 +3,7 @@ package settings
 import (
 	"maps"
 	"testing"
+	"time"
 )
 
 func TestEventLabels(t *testing.T) {
@@ -45,5 +46,35 @@ func TestAllowedNodeLabelsAndCustomLabels(t *testing.T) {
 	}
 	if got := a.CustomLabels(); len(got) != 2 || got[1] != "env" {
 		t.Errorf("CustomLabels = %q", got)
+	}
+}
+
+func TestWebhookRefreshJitter(t *testing.T) {
+	for _, tt := range []struct {
+		jitter, threshold string
+		want              RefreshJitter
+		err               bool
+	}{
+		{want: RefreshJitter{Threshold: 10}},
+		{jitter: "1m", threshold: "2", want: RefreshJitter{Max: time.Minute, Threshold: 2}},
+		{jitter: "soon", threshold: "-1", want: RefreshJitter{Threshold: 10}, err: true},
+	} {
+		a := &ArgoCD{Data: map[string]string{"webhook.refresh.jitter": tt.jitter, "webhook.refresh.jitter.threshold": tt.threshold}}
+		got, err := a.WebhookRefreshJitter()
+		if got != tt.want || (err != nil) != tt.err {
+			t.Errorf("%q/%q: %+v, %v; want %+v", tt.jitter, tt.threshold, got, err, tt.want)
+		}
+	}
+	j := RefreshJitter{Max: time.Second, Threshold: 2}
+	if j.Delay(1) != 0 || j.Delay(2) != 0 {
+		t.Error("refreshes within the threshold wait")
+	}
+	for n := 3; n < 100; n++ {
+		if d := j.Delay(n); d < 0 || d >= time.Second {
+			t.Fatalf("Delay(%d) = %s, want within [0, 1s)", n, d)
+		}
+	}
+	if (RefreshJitter{Threshold: 0}).Delay(50) != 0 {
+		t.Error("no jitter configured, yet a wait")
 	}
 }

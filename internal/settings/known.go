@@ -43,19 +43,17 @@ var (
 	// logs each one set, once per version of argocd-cm: a setting that
 	// does nothing is never silent.
 	noEffectKeys = map[string]string{
-		"dex.storage":                      "the bundled Dex is configured by dex.config alone",
-		"resource.respectRBAC":             "the controller watches every kind the resource inclusions and exclusions allow, without checking its own permissions first",
-		"kustomize.enable":                 "every source type is detected and rendered; a tool cannot be turned off",
-		"jsonnet.enable":                   "every source type is detected and rendered; a tool cannot be turned off",
-		"helm.enable":                      "every source type is detected and rendered; a tool cannot be turned off",
-		"ui.loginButtonText":               "the login page's SSO button names the provider of oidc.config or dex.config",
-		"webhook.refresh.jitter":           "a webhook makes one check of the repository that every affected Application follows, so there is no burst of refreshes to spread",
-		"webhook.refresh.jitter.threshold": "a webhook makes one check of the repository that every affected Application follows, so there is no burst of refreshes to spread",
-		"extension.config":                 "proxy extensions are not served",
-		"extension.config.":                "proxy extensions are not served",
-		"configManagementPlugins":          "plugins are ConfigManagementPlugin sidecars, as in Argo CD since 2.8; argocd-cm plugins are not run",
-		"ga.trackingid":                    "the settings API passes it on, but Capstan's web UI sends no analytics",
-		"ga.anonymizeusers":                "the settings API passes it on, but Capstan's web UI sends no analytics",
+		"dex.storage":             "the bundled Dex is configured by dex.config alone",
+		"resource.respectRBAC":    "the controller watches every kind the resource inclusions and exclusions allow, without checking its own permissions first",
+		"kustomize.enable":        "every source type is detected and rendered; a tool cannot be turned off",
+		"jsonnet.enable":          "every source type is detected and rendered; a tool cannot be turned off",
+		"helm.enable":             "every source type is detected and rendered; a tool cannot be turned off",
+		"ui.loginButtonText":      "the login page's SSO button names the provider of oidc.config or dex.config",
+		"extension.config":        "proxy extensions are not served",
+		"extension.config.":       "proxy extensions are not served",
+		"configManagementPlugins": "plugins are ConfigManagementPlugin sidecars, as in Argo CD since 2.8; argocd-cm plugins are not run",
+		"ga.trackingid":           "the settings API passes it on, but Capstan's web UI sends no analytics",
+		"ga.anonymizeusers":       "the settings API passes it on, but Capstan's web UI sends no analytics",
 	}
 )
 

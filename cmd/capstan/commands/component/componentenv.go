@@ -47,6 +47,8 @@ var (
 		"disable-auth":                     "ARGOCD_SERVER_DISABLE_AUTH",
 		"enable-gzip":                      "ARGOCD_SERVER_ENABLE_GZIP",
 		"staticassets":                     "ARGOCD_SERVER_STATIC_ASSETS",
+		"webhook-parallelism-limit":        "ARGOCD_SERVER_WEBHOOK_PARALLELISM_LIMIT",
+		"webhook-refresh-workers":          "ARGOCD_SERVER_WEBHOOK_REFRESH_WORKERS",
 	}
 	// serverNoEffect are the API server's variables in noEffect.
 	serverNoEffect = []string{
@@ -59,8 +61,6 @@ var (
 		"ARGOCD_K8SCLIENT_RETRY_BASE_BACKOFF", "ARGOCD_K8SCLIENT_RETRY_MAX",
 
 		"ARGOCD_SERVER_REPO_SERVER_TIMEOUT_SECONDS",
-		"ARGOCD_SERVER_WEBHOOK_PARALLELISM_LIMIT",
-		"ARGOCD_SERVER_WEBHOOK_REFRESH_WORKERS",
 		"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_GITHUB_API_METRICS", "ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_NEW_GIT_FILE_GLOBBING",
 	}
 	repoServerEnv = map[string]string{

@@ -90,8 +90,6 @@ var noEffect = map[string]string{
 	"ARGOCD_SERVER_GLOB_CACHE_SIZE":                                 "RBAC globs are compiled with the policy",
 	"ARGOCD_SERVER_ENABLE_PROXY_EXTENSION":                          "proxy extensions are not supported",
 	"ARGOCD_MAX_COOKIE_NUMBER":                                      "a session is one cookie",
-	"ARGOCD_SERVER_WEBHOOK_PARALLELISM_LIMIT":                       "webhooks are handled as they come",
-	"ARGOCD_SERVER_WEBHOOK_REFRESH_WORKERS":                         "a webhook refreshes through the controller's repository check",
 	"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_NEW_GIT_FILE_GLOBBING": "the API server generates no Applications",
 }
 

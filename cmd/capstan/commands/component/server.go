@@ -45,6 +45,8 @@ type serverFlags struct {
 	disableAuth  bool
 	gzip         bool
 	staticAssets string
+	hooks        int
+	hookWorkers  int
 }
 
 func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
@@ -64,6 +66,8 @@ func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
 	cmd.Flags().StringVar(&f.extensions, prefix+"ui-extensions-dir", ui.DefaultExtensionsDir, "directory whose extension*.js files the web UI loads, as Argo CD's UI extensions")
 	cmd.Flags().StringVar(&f.staticAssets, prefix+"staticassets", ui.DefaultStaticAssetsDir, "directory whose files the web UI serves beside its own (a style sheet ui.cssurl names)")
 	cmd.Flags().BoolVar(&f.gzip, prefix+"enable-gzip", true, "compress the REST API's responses for clients that take gzip")
+	cmd.Flags().IntVar(&f.hooks, prefix+"webhook-parallelism-limit", 50, "how many Git webhooks are handled at once; later ones wait their turn")
+	cmd.Flags().IntVar(&f.hookWorkers, prefix+"webhook-refresh-workers", 20, "how many refresh annotations webhooks write at once (without an in-process controller)")
 	cmd.Flags().BoolVar(&f.disableAuth, prefix+"disable-auth", false, "let every caller in as an administrator, without a session or RBAC (only behind something that authenticates)")
 }
 
@@ -153,7 +157,8 @@ func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.
 	var srv *server.Server
 	err = kube.Until(ctx, log, "the API server's settings", kube.Backoff{}, func(ctx context.Context) (err error) {
 		srv, err = server.New(ctx, server.Options{Client: c, Informers: informers, Config: cfg, Renderer: r, Namespace: namespace, ApplicationNamespaces: f.appNS, Insecure: f.insecure, BaseHref: f.basehref, RootPath: f.rootpath, XFrameOptions: f.xFrame, ContentSecurityPolicy: f.csp, ExtensionsDir: f.extensions, DisableSyncReplace: !f.replace, HydratorEnabled: f.hydrator, TLS: *f.tls,
-			DisableAuth: f.disableAuth, EnableGZip: f.gzip, StaticAssetsDir: f.staticAssets, Log: log, RepoChanged: repoChanged, Dex: dex,
+			DisableAuth: f.disableAuth, EnableGZip: f.gzip, StaticAssetsDir: f.staticAssets, Log: log,
+			WebhookParallelism: f.hooks, WebhookRefreshWorkers: f.hookWorkers, RepoChanged: repoChanged, Dex: dex,
 			AppSetPreview: cmdutil.AppSetPreview(r, c, namespace, scm)})
 		return err
 	})
