@@ -222,9 +222,11 @@ func run(ctx context.Context, opts Options, identity string) error {
 	counts := &clusterCounts{}
 	m := metrics.New(applicationLister{namespaces: namespaces}, counts)
 	updates := &updateFilter{}
+	respectRBAC := &rbacMode{}
 	dests := engine.NewDestinations(engine.DestinationOptions{Tracking: method,
 		OnChange:      appEvents{controlNamespace: opts.Namespace, events: events}.notify,
 		IgnoreUpdate:  updates.ignore,
+		RespectRBAC:   respectRBAC.get,
 		WrapTransport: m.WrapTransport, // argocd_app_k8s_request_total
 	})
 	counts.dests = dests
@@ -244,17 +246,18 @@ func run(ctx context.Context, opts Options, identity string) error {
 		return err
 	}
 	r := &reconciler{
-		metrics:    m,
-		journal:    newJournal(direct, opts.Namespace, leaseName(opts)+"-syncs"),
-		client:     mgr.GetClient(),
-		events:     recorder,
-		opts:       opts,
-		clusters:   &cluster.Registry{Reader: mgr.GetClient(), Namespace: opts.Namespace, InCluster: opts.Config},
-		tracking:   method,
-		dests:      dests,
-		updates:    updates,
-		namespaces: namespaces,
-		operations: make(chan struct{}, opts.OperationWorkers),
+		metrics:     m,
+		journal:     newJournal(direct, opts.Namespace, leaseName(opts)+"-syncs"),
+		client:      mgr.GetClient(),
+		events:      recorder,
+		opts:        opts,
+		clusters:    &cluster.Registry{Reader: mgr.GetClient(), Namespace: opts.Namespace, InCluster: opts.Config},
+		tracking:    method,
+		dests:       dests,
+		updates:     updates,
+		respectRBAC: respectRBAC,
+		namespaces:  namespaces,
+		operations:  make(chan struct{}, opts.OperationWorkers),
 	}
 	defer dests.Stop()
 	err = ctrl.NewControllerManagedBy(mgr).

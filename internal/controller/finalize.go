@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -41,15 +43,16 @@ func (r *reconciler) finalize(ctx context.Context, app *v1alpha1.Application) er
 	if err != nil {
 		return err
 	}
-	cache, err := dest.Live()
+	// Every tracked object of the status's kinds: from the watch cache,
+	// and read one by one for a kind the controller may not list
+	// (resource.respectRBAC). A kind gone took its objects with it.
+	tracked, err := dest.Watched().Tracked(ctx, r.appKey(app), nil, app.Status.Resources)
 	if err != nil {
 		return err
 	}
-	for _, rs := range app.Status.Resources {
-		if err := cache.Watch(ctx, groupVersionKind(rs)); err != nil {
-			continue // the kind is gone, and its objects with it
-		}
-	}
+	managed := slices.SortedFunc(maps.Values(tracked), func(a, b *unstructured.Unstructured) int {
+		return strings.Compare(engine.KeyOf(a).String(), engine.KeyOf(b).String())
+	})
 	deleter, err := r.deletionClient(ctx, app, dest)
 	if err != nil {
 		return err
@@ -60,7 +63,7 @@ func (r *reconciler) finalize(ctx context.Context, app *v1alpha1.Application) er
 	}
 	remaining := 0
 	var awaiting []string
-	for _, obj := range cache.ManagedBy(r.appKey(app)) {
+	for _, obj := range managed {
 		own, err := apply.ParseOptions(obj.GetAnnotations()[v1alpha1.AnnotationSyncOptions])
 		if err == nil && own.Delete != nil && !*own.Delete {
 			continue // Delete=false: left in place, as Argo CD does

@@ -4,14 +4,9 @@ import (
 	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 )
-
-func groupVersionKind(s v1alpha1.ResourceStatus) schema.GroupVersionKind {
-	return schema.GroupVersionKind{Group: s.Group, Version: s.Version, Kind: s.Kind}
-}
 
 // isHook reports whether an object is a sync hook; hooks are run by syncs,
 // not compared or pruned.

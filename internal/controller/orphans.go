@@ -1,11 +1,13 @@
 package controller
 
 import (
+	"errors"
 	"context"
 	"fmt"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/engine"
+	"github.com/capstan-cd/capstan/internal/engine/live"
 	"github.com/capstan-cd/capstan/internal/engine/tracking"
 	"github.com/capstan-cd/capstan/internal/project"
 )
@@ -31,6 +33,10 @@ func (r *reconciler) orphans(ctx context.Context, app *v1alpha1.Application, pro
 			continue
 		}
 		if err := cache.Watch(ctx, gvk); err != nil {
+			var restricted *live.RestrictedError
+			if errors.As(err, &restricted) {
+				continue // not visible to the controller (resource.respectRBAC): not counted
+			}
 			return 0, fmt.Errorf("watching %s for orphaned resources: %w", gvk.Kind, err)
 		}
 	}

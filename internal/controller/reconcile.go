@@ -23,6 +23,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/cluster"
 	"github.com/capstan-cd/capstan/internal/engine"
 	"github.com/capstan-cd/capstan/internal/engine/health"
+	"github.com/capstan-cd/capstan/internal/engine/live"
 	"github.com/capstan-cd/capstan/internal/engine/tracking"
 	"github.com/capstan-cd/capstan/internal/metrics"
 	"github.com/capstan-cd/capstan/internal/project"
@@ -60,6 +61,8 @@ type reconciler struct {
 	derived   *derived
 	// updates is told argocd-cm's ignoreResourceUpdates when it changes.
 	updates *updateFilter
+	// respectRBAC is resource.respectRBAC, for the live caches.
+	respectRBAC *rbacMode
 	// cmdParamsVersion is the version of argocd-cmd-params-cm last checked.
 	cmdParamsVersion string
 	// hardRefreshed is when each Application was last rendered afresh
@@ -292,6 +295,13 @@ func (r *reconciler) settings(ctx context.Context) (*derived, error) {
 	}
 	if r.updates != nil {
 		r.updates.set(rules)
+	}
+	mode, err := live.ParseRBACMode(cm.Data["resource.respectRBAC"])
+	if err != nil {
+		r.opts.Log.Warn("argocd-cm's resource.respectRBAC cannot be read; kinds the controller may not list are errors", "error", err)
+	}
+	if r.respectRBAC != nil {
+		r.respectRBAC.set(mode)
 	}
 	for _, k := range cm.UnknownKeys() {
 		r.opts.Log.Warn("argocd-cm has a key Argo CD does not document; it is ignored", "key", k)

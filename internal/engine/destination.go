@@ -47,6 +47,10 @@ type DestinationOptions struct {
 	// WrapTransport, if set, wraps the transport of each destination's
 	// clients (request metrics, say), given the cluster's server URL.
 	WrapTransport func(server string) func(http.RoundTripper) http.RoundTripper
+	// RespectRBAC, read at each watch, says what watching a kind the
+	// controller may not list does (live.Options.RespectRBAC). Default:
+	// such a kind is an error.
+	RespectRBAC func() live.RBACMode
 }
 
 // Destinations keeps the clients of each destination cluster, made on
@@ -159,7 +163,8 @@ func (d *Destination) Live() (*live.Cache, error) {
 	if d.live != nil {
 		return d.live, nil
 	}
-	c, err := live.New(d.config, live.Options{Tracking: d.opts.Tracking, Namespaces: d.Cluster.Namespaces, OnChange: d.opts.OnChange, IgnoreUpdate: d.opts.IgnoreUpdate, Mapper: d.Mapper})
+	c, err := live.New(d.config, live.Options{Tracking: d.opts.Tracking, Namespaces: d.Cluster.Namespaces, OnChange: d.opts.OnChange, IgnoreUpdate: d.opts.IgnoreUpdate, Mapper: d.Mapper,
+		RespectRBAC: d.opts.RespectRBAC})
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", d.Cluster.Server, err)
 	}

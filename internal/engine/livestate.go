@@ -2,12 +2,15 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"maps"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/engine/live"
 	"github.com/capstan-cd/capstan/internal/engine/tracking"
 )
 
@@ -26,7 +29,10 @@ type LiveReader interface {
 }
 
 // Watched returns a LiveReader of the destination's watch cache: it starts
-// watching each kind asked for and waits for its first listing.
+// watching each kind asked for and waits for its first listing. A kind the
+// controller may not list (live.RestrictedError, with resource.respectRBAC)
+// is read object by object instead, as Argo CD reads a kind its cache
+// leaves out.
 func (d *Destination) Watched() LiveReader { return watched{d} }
 
 // Direct returns a LiveReader that reads each object from the API server;
@@ -48,6 +54,7 @@ func (w watched) Tracked(ctx context.Context, app string, kinds []schema.GroupVe
 		all[schema.GroupVersionKind{Group: rs.Group, Version: rs.Version, Kind: rs.Kind}] = true
 	}
 	c := w.d.Cluster
+	restricted := map[schema.GroupVersionKind]bool{}
 	for gvk := range all {
 		m, mapErr := cache.Mapping(gvk)
 		if mapErr != nil {
@@ -57,12 +64,29 @@ func (w watched) Tracked(ctx context.Context, app string, kinds []schema.GroupVe
 			continue // not managed there: never watched, refused by a sync
 		}
 		if err := cache.Watch(ctx, gvk); err != nil {
-			return nil, err
+			var r *live.RestrictedError
+			if !errors.As(err, &r) {
+				return nil, err
+			}
+			restricted[gvk] = true
 		}
 	}
 	out := map[ObjectKey]*unstructured.Unstructured{}
 	for _, obj := range cache.ManagedBy(app) {
 		out[KeyOf(obj)] = obj
+	}
+	if len(restricted) > 0 {
+		var unwatched []v1alpha1.ResourceStatus
+		for _, rs := range known {
+			if restricted[schema.GroupVersionKind{Group: rs.Group, Version: rs.Version, Kind: rs.Kind}] {
+				unwatched = append(unwatched, rs)
+			}
+		}
+		read, err := readTracked(ctx, w.d, app, w.d.opts.Tracking, unwatched)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(out, read)
 	}
 	return out, nil
 }
@@ -71,6 +95,9 @@ func (w watched) Get(ctx context.Context, gvk schema.GroupVersionKind, namespace
 	cache, err := w.d.Live()
 	if err != nil {
 		return nil, err
+	}
+	if cache.Restricted(gvk) {
+		return w.d.Read(ctx, gvk, namespace, name)
 	}
 	obj, found, err := cache.Get(gvk, namespace, name)
 	if err != nil || !found {
@@ -88,13 +115,19 @@ type direct struct {
 // still tracked: the API server has no index of every object by tracking
 // id, and objects rendered now are read by Get.
 func (r direct) Tracked(ctx context.Context, app string, _ []schema.GroupVersionKind, known []v1alpha1.ResourceStatus) (map[ObjectKey]*unstructured.Unstructured, error) {
+	return readTracked(ctx, r.d, app, r.method, known)
+}
+
+// readTracked reads the listed objects (hooks aside) one by one and keeps
+// those app still tracks; one that cannot be read is left out.
+func readTracked(ctx context.Context, d *Destination, app string, method tracking.Method, resources []v1alpha1.ResourceStatus) (map[ObjectKey]*unstructured.Unstructured, error) {
 	out := map[ObjectKey]*unstructured.Unstructured{}
-	for _, rs := range known {
+	for _, rs := range resources {
 		if rs.Hook {
 			continue
 		}
-		obj, err := r.d.Read(ctx, schema.GroupVersionKind{Group: rs.Group, Version: rs.Version, Kind: rs.Kind}, rs.Namespace, rs.Name)
-		if err != nil || obj == nil || tracking.App(r.method, obj) != app {
+		obj, err := d.Read(ctx, schema.GroupVersionKind{Group: rs.Group, Version: rs.Version, Kind: rs.Kind}, rs.Namespace, rs.Name)
+		if err != nil || obj == nil || tracking.App(method, obj) != app {
 			continue
 		}
 		out[KeyOf(obj)] = obj

@@ -44,7 +44,6 @@ var (
 	// does nothing is never silent.
 	noEffectKeys = map[string]string{
 		"dex.storage":             "the bundled Dex is configured by dex.config alone",
-		"resource.respectRBAC":    "the controller watches every kind the resource inclusions and exclusions allow, without checking its own permissions first",
 		"kustomize.enable":        "every source type is detected and rendered; a tool cannot be turned off",
 		"jsonnet.enable":          "every source type is detected and rendered; a tool cannot be turned off",
 		"helm.enable":             "every source type is detected and rendered; a tool cannot be turned off",

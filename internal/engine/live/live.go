@@ -15,8 +15,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -24,6 +26,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
+	authorizationv1 "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
@@ -51,6 +54,10 @@ type Options struct {
 	Namespaces []string
 	// Mapper maps kinds to resources. Default: a discovery mapper of its own.
 	Mapper *kube.DiscoveryMapper
+	// RespectRBAC, read at each Watch, says what watching a kind the
+	// controller may not list does (argocd-cm resource.respectRBAC).
+	// Default: RBACIgnored.
+	RespectRBAC func() RBACMode
 }
 
 // Cache is the live state of one cluster.
@@ -63,9 +70,23 @@ type Cache struct {
 	// clusterScoped watches cluster-scoped kinds.
 	clusterScoped dynamicinformer.DynamicSharedInformerFactory
 
+	authz   authorizationv1.SelfSubjectAccessReviewInterface
+
 	mu       sync.Mutex
-	watching map[schema.GroupVersionResource][]cache.SharedIndexInformer
-	stop     chan struct{}
+	watching map[schema.GroupVersionResource]*watch
+	// restricted are the kinds left unwatched as the controller may not
+	// list them (RBACNormal, RBACStrict), until the cache is made anew.
+	restricted map[schema.GroupVersionResource]*RestrictedError
+	stop       chan struct{}
+}
+
+// watch is one kind's informers: one per namespace, or one for all.
+type watch struct {
+	informers []cache.SharedIndexInformer
+	// stop ends this kind's informers alone.
+	stop chan struct{}
+	// failed is the latest error of a listing or watch not yet reported.
+	failed atomic.Pointer[error]
 }
 
 // New returns a Cache for the cluster cfg reaches. Nothing is watched yet.
@@ -84,13 +105,19 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	if opts.Mapper == nil {
 		opts.Mapper = kube.NewDiscoveryMapper(disc)
 	}
+	authz, err := authorizationv1.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
 	c := &Cache{
-		opts:     opts,
-		client:   client,
-		disc:     disc,
-		mapper:   opts.Mapper,
-		watching: map[schema.GroupVersionResource][]cache.SharedIndexInformer{},
-		stop:     make(chan struct{}),
+		opts:       opts,
+		client:     client,
+		disc:       disc,
+		mapper:     opts.Mapper,
+		authz:      authz.SelfSubjectAccessReviews(),
+		watching:   map[schema.GroupVersionResource]*watch{},
+		restricted: map[schema.GroupVersionResource]*RestrictedError{},
+		stop:       make(chan struct{}),
 	}
 	namespaces := opts.Namespaces
 	if len(namespaces) == 0 {
@@ -124,42 +151,152 @@ func (c *Cache) Mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) 
 }
 
 // Watch starts watching the kind, if not already, and waits until its
-// objects are listed.
+// objects are listed. A kind the controller may not list is an error at
+// once; with RespectRBAC it is a *RestrictedError, and the kind is left
+// unwatched.
 func (c *Cache) Watch(ctx context.Context, gvk schema.GroupVersionKind) error {
 	m, err := c.Mapping(gvk)
 	if err != nil {
 		return err
 	}
 	c.mu.Lock()
-	informers, ok := c.watching[m.Resource]
+	if r, ok := c.restricted[m.Resource]; ok {
+		c.mu.Unlock()
+		return r
+	}
+	w, ok := c.watching[m.Resource]
 	if !ok {
-		factories := c.factory
-		if m.Scope.Name() != meta.RESTScopeNameNamespace {
-			// Cluster-scoped kinds are watched whole, whatever namespaces
-			// the cache is limited to.
-			factories = []dynamicinformer.DynamicSharedInformerFactory{c.clusterScoped}
+		if w, err = c.start(m); err != nil {
+			c.mu.Unlock()
+			return err
 		}
-		for _, f := range factories {
-			inf := f.ForResource(m.Resource).Informer()
-			if err := c.configure(inf); err != nil {
-				c.mu.Unlock()
-				return err
-			}
-			informers = append(informers, inf)
-			go inf.Run(c.stop)
-		}
-		c.watching[m.Resource] = informers
+		c.watching[m.Resource] = w
 	}
 	c.mu.Unlock()
-	// A kind that cannot be listed (no permission) would never sync.
+	return c.waitListed(ctx, m, w)
+}
+
+// start makes and runs a kind's informers. Called with mu held.
+func (c *Cache) start(m *meta.RESTMapping) (*watch, error) {
+	factories := c.factory
+	if m.Scope.Name() != meta.RESTScopeNameNamespace {
+		// Cluster-scoped kinds are watched whole, whatever namespaces
+		// the cache is limited to.
+		factories = []dynamicinformer.DynamicSharedInformerFactory{c.clusterScoped}
+	}
+	w := &watch{stop: make(chan struct{})}
+	for _, f := range factories {
+		inf := f.ForResource(m.Resource).Informer()
+		if err := c.configure(inf); err != nil {
+			return nil, err
+		}
+		if err := inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+			w.failed.Store(&err)
+			cache.DefaultWatchErrorHandler(ctx, r, err)
+		}); err != nil {
+			return nil, err
+		}
+		w.informers = append(w.informers, inf)
+	}
+	stop := make(chan struct{})
+	go func() {
+		select {
+		case <-c.stop:
+		case <-w.stop:
+		}
+		close(stop)
+	}()
+	for _, inf := range w.informers {
+		go inf.Run(stop)
+	}
+	return w, nil
+}
+
+// waitListed waits until a kind's informers have listed its objects, or
+// its listing is refused.
+func (c *Cache) waitListed(ctx context.Context, m *meta.RESTMapping, w *watch) error {
 	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
 	defer cancel()
-	for _, inf := range informers {
-		if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-			return fmt.Errorf("listing %s: not done after %s (is it allowed?)", m.Resource.GroupResource(), syncTimeout)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if w.synced() {
+			return nil
+		}
+		if err := w.refused(); err != nil {
+			mode := c.mode()
+			if mode == RBACIgnored {
+				return fmt.Errorf("listing %s: %w", m.Resource.GroupResource(), err)
+			}
+			allowed := false
+			if mode == RBACStrict {
+				var reviewErr error
+				if allowed, reviewErr = c.mayList(ctx, m); reviewErr != nil {
+					return fmt.Errorf("listing %s: %w; asking whether it is allowed: %w", m.Resource.GroupResource(), err, reviewErr)
+				}
+			}
+			if !allowed {
+				return c.restrict(m.Resource, w, err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("listing %s: not done after %s", m.Resource.GroupResource(), syncTimeout)
+		case <-tick.C:
 		}
 	}
-	return nil
+}
+
+func (w *watch) synced() bool {
+	for _, inf := range w.informers {
+		if !inf.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
+// refused takes the latest error of the kind's informers, if the API
+// server refused them.
+func (w *watch) refused() error {
+	p := w.failed.Swap(nil)
+	if p == nil || !(apierrors.IsForbidden(*p) || apierrors.IsUnauthorized(*p)) {
+		return nil
+	}
+	return *p
+}
+
+func (c *Cache) mode() RBACMode {
+	if c.opts.RespectRBAC == nil {
+		return RBACIgnored
+	}
+	return c.opts.RespectRBAC()
+}
+
+// restrict stops watching a kind the controller may not list.
+func (c *Cache) restrict(r schema.GroupVersionResource, w *watch, err error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.watching[r] == w {
+		delete(c.watching, r)
+		close(w.stop)
+	}
+	re := &RestrictedError{Resource: r.GroupResource(), Err: err}
+	c.restricted[r] = re
+	return re
+}
+
+// Restricted reports whether a kind is left unwatched as the controller
+// may not list it.
+func (c *Cache) Restricted(gvk schema.GroupVersionKind) bool {
+	m, err := c.Mapping(gvk)
+	if err != nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.restricted[m.Resource]
+	return ok
 }
 
 // configure strips stored objects, indexes them by Application and reports
@@ -242,8 +379,8 @@ func (c *Cache) ManagedBy(app string) []*unstructured.Unstructured {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out []*unstructured.Unstructured
-	for _, informers := range c.watching {
-		for _, inf := range informers {
+	for _, w := range c.watching {
+		for _, inf := range w.informers {
 			objs, _ := inf.GetIndexer().ByIndex(byApp, app)
 			for _, o := range objs {
 				out = append(out, o.(*unstructured.Unstructured))
@@ -260,11 +397,12 @@ func (c *Cache) Get(gvk schema.GroupVersionKind, namespace, name string) (*unstr
 		return nil, false, err
 	}
 	c.mu.Lock()
-	informers, ok := c.watching[m.Resource]
+	w, ok := c.watching[m.Resource]
 	c.mu.Unlock()
 	if !ok {
 		return nil, false, fmt.Errorf("kind %s is not watched", gvk)
 	}
+	informers := w.informers
 	key := name
 	if m.Scope.Name() == meta.RESTScopeNameNamespace {
 		key = namespace + "/" + name
@@ -285,8 +423,8 @@ func (c *Cache) Get(gvk schema.GroupVersionKind, namespace, name string) (*unstr
 func (c *Cache) Stats() (objects, kinds int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, infs := range c.watching {
-		for _, inf := range infs {
+	for _, w := range c.watching {
+		for _, inf := range w.informers {
 			objects += len(inf.GetStore().ListKeys())
 		}
 	}
@@ -321,8 +459,8 @@ func (c *Cache) InNamespace(namespace string) []*unstructured.Unstructured {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out []*unstructured.Unstructured
-	for _, informers := range c.watching {
-		for _, inf := range informers {
+	for _, w := range c.watching {
+		for _, inf := range w.informers {
 			objs, _ := inf.GetIndexer().ByIndex(cache.NamespaceIndex, namespace)
 			for _, o := range objs {
 				out = append(out, o.(*unstructured.Unstructured))

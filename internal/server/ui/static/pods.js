@@ -47,8 +47,9 @@ export function pods(nodes, hosts, by, onBy, onSelect) {
     sections.length ? sections : h('p', { class: 'empty' }, 'This application has no Pods.'));
 }
 
-// hostSummary shows a node's system and how much of its CPU and memory
-// the app's Pods request.
+// hostSummary shows a node's system, the labels argocd-cm's
+// application.allowedNodeLabels lets through, and how much of its CPU and
+// memory the app's Pods request.
 function hostSummary(host) {
   if (!host) return '';
   const sys = host.systemInfo || {};
@@ -59,7 +60,9 @@ function hostSummary(host) {
     return h('div', { class: 'usage', 'data-resource': r.resourceName }, h('span', {}, `${r.resourceName === 'cpu' ? 'CPU' : 'Memory'}: ${amount} requested`),
       h('meter', { min: '0', max: '100', value: String(share), 'aria-label': `${r.resourceName} requested, percent of capacity` }));
   });
-  return h('div', { class: 'host' }, h('p', { class: 'count' }, [sys.osImage, sys.kernelVersion, sys.kubeletVersion && 'kubelet ' + sys.kubeletVersion].filter(Boolean).join(' · ')), bars);
+  const labels = Object.entries(host.labels || {}).map(([k, v]) => `${k}=${v}`).join(', ');
+  return h('div', { class: 'host' }, h('p', { class: 'count' }, [sys.osImage, sys.kernelVersion, sys.kubeletVersion && 'kubelet ' + sys.kubeletVersion].filter(Boolean).join(' · ')),
+    labels ? h('p', { class: 'count host-labels' }, labels) : '', bars);
 }
 
 function mebibytes(bytes) {
