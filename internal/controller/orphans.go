@@ -1,8 +1,8 @@
 package controller
 
 import (
-	"errors"
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"

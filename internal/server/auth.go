@@ -80,6 +80,19 @@ type caller struct {
 	enforcer *rbac.Enforcer
 	// project is set for a project role token: its project.
 	project string
+	// email is the session's email claim, if any (an SSO user's).
+	email string
+}
+
+// identity is the caller's email, if any, and the groups its policy
+// judges it by: the subjects besides its own name.
+func (c *caller) identity() (email string, groups []string) {
+	for _, s := range c.subjects {
+		if s != c.claims.Subject {
+			groups = append(groups, s)
+		}
+	}
+	return c.email, groups
 }
 
 // can reports whether the caller may take action on object. A project role
@@ -164,6 +177,7 @@ func (s *Server) caller(r *http.Request) (*caller, error) {
 		return nil, err
 	}
 	c := &caller{claims: claims, subjects: enf.Subjects(raw), enforcer: enf}
+	c.email, _ = raw["email"].(string)
 	if rest, ok := strings.CutPrefix(claims.Subject, projectSubjectPrefix); ok {
 		c.project, _, _ = strings.Cut(rest, ":")
 	}

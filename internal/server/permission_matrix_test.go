@@ -76,7 +76,7 @@ type matrix struct {
 func newMatrix(t *testing.T) *matrix {
 	localcluster.Need(t)
 	t.Helper()
-	f := startWith(t, Options{Insecure: true, HydratorEnabled: true})
+	f := startWith(t, Options{Insecure: true, HydratorEnabled: true, EnableProxyExtension: true})
 	ctx := context.Background()
 	m := &matrix{fixture: f, destA: kubeCluster.NewNamespace(t), destB: kubeCluster.NewNamespace(t)}
 	remote := gitserver.NewLocalRepo(t)
@@ -242,6 +242,9 @@ func (m *matrix) rows() []matrixRow {
 		{method: "POST", path: "/api/v1/session", body: `{"username":"nobody","password":"x"}`, want: everyone(401)},
 		{method: "DELETE", path: "/api/v1/session", want: everyone(200)},
 		{method: "GET", path: "/api/v1/session/userinfo", want: everyone(200)},
+		// A proxy extension call without the headers naming its
+		// Application (TestProxyExtensions has the rest).
+		{method: "GET", path: "/extensions/metrics/x", want: allow(400, 400, 400, 400, 400, 401)},
 
 		// Applications of team-b.
 		{method: "GET", path: "/api/v1/applications", want: allow(200, 200, 200, 200, 200, 401)},

@@ -132,6 +132,10 @@ type Options struct {
 	// write at once, without an in-process controller, as Argo CD's
 	// server.webhook.refresh.workers. Default 20.
 	WebhookRefreshWorkers int
+	// EnableProxyExtension serves argocd-cm's proxy extensions
+	// (extension.config) under /extensions/, as Argo CD's
+	// server.enable.proxy.extension. Default false.
+	EnableProxyExtension bool
 	// StaticAssetsDir adds a directory's files to the web UI's (see
 	// ui.Options), as Argo CD's server.staticassets. Default: none.
 	StaticAssetsDir string
@@ -155,6 +159,8 @@ type Server struct {
 	ownApps  kube.Index[*v1alpha1.Application]
 	conns    connections
 	hooks    *webhookWork
+	// extensions are the proxy extensions' proxies.
+	extensions proxies
 
 	rbacMu sync.Mutex
 	rbac   map[string]*rbac.Enforcer // by policy (and project) version
@@ -248,6 +254,7 @@ func (s *Server) routes() {
 	s.certificateRoutes()
 	s.gpgKeyRoutes()
 	s.notificationRoutes()
+	s.extensionRoutes()
 	s.uiRoutes()
 }
 

@@ -48,8 +48,6 @@ var (
 		"jsonnet.enable":          "every source type is detected and rendered; a tool cannot be turned off",
 		"helm.enable":             "every source type is detected and rendered; a tool cannot be turned off",
 		"ui.loginButtonText":      "the login page's SSO button names the provider of oidc.config or dex.config",
-		"extension.config":        "proxy extensions are not served",
-		"extension.config.":       "proxy extensions are not served",
 		"configManagementPlugins": "plugins are ConfigManagementPlugin sidecars, as in Argo CD since 2.8; argocd-cm plugins are not run",
 		"ga.trackingid":           "the settings API passes it on, but Capstan's web UI sends no analytics",
 		"ga.anonymizeusers":       "the settings API passes it on, but Capstan's web UI sends no analytics",

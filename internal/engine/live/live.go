@@ -70,7 +70,7 @@ type Cache struct {
 	// clusterScoped watches cluster-scoped kinds.
 	clusterScoped dynamicinformer.DynamicSharedInformerFactory
 
-	authz   authorizationv1.SelfSubjectAccessReviewInterface
+	authz authorizationv1.SelfSubjectAccessReviewInterface
 
 	mu       sync.Mutex
 	watching map[schema.GroupVersionResource]*watch

@@ -88,7 +88,6 @@ var noEffect = map[string]string{
 	"ARGOCD_SERVER_CONNECTION_STATUS_CACHE_EXPIRATION":              whyNoRedisCache,
 	"ARGOCD_SERVER_OIDC_CACHE_EXPIRATION":                           whyNoRedisCache,
 	"ARGOCD_SERVER_GLOB_CACHE_SIZE":                                 "RBAC globs are compiled with the policy",
-	"ARGOCD_SERVER_ENABLE_PROXY_EXTENSION":                          "proxy extensions are not supported",
 	"ARGOCD_MAX_COOKIE_NUMBER":                                      "a session is one cookie",
 	"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_NEW_GIT_FILE_GLOBBING": "the API server generates no Applications",
 }

@@ -47,6 +47,7 @@ type serverFlags struct {
 	staticAssets string
 	hooks        int
 	hookWorkers  int
+	proxyExt     bool
 }
 
 func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
@@ -68,6 +69,7 @@ func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
 	cmd.Flags().BoolVar(&f.gzip, prefix+"enable-gzip", true, "compress the REST API's responses for clients that take gzip")
 	cmd.Flags().IntVar(&f.hooks, prefix+"webhook-parallelism-limit", 50, "how many Git webhooks are handled at once; later ones wait their turn")
 	cmd.Flags().IntVar(&f.hookWorkers, prefix+"webhook-refresh-workers", 20, "how many refresh annotations webhooks write at once (without an in-process controller)")
+	cmd.Flags().BoolVar(&f.proxyExt, prefix+"enable-proxy-extension", false, "forward the web UI's extension requests to the backends argocd-cm's extension.config names, under /extensions/")
 	cmd.Flags().BoolVar(&f.disableAuth, prefix+"disable-auth", false, "let every caller in as an administrator, without a session or RBAC (only behind something that authenticates)")
 }
 
@@ -158,7 +160,7 @@ func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.
 	err = kube.Until(ctx, log, "the API server's settings", kube.Backoff{}, func(ctx context.Context) (err error) {
 		srv, err = server.New(ctx, server.Options{Client: c, Informers: informers, Config: cfg, Renderer: r, Namespace: namespace, ApplicationNamespaces: f.appNS, Insecure: f.insecure, BaseHref: f.basehref, RootPath: f.rootpath, XFrameOptions: f.xFrame, ContentSecurityPolicy: f.csp, ExtensionsDir: f.extensions, DisableSyncReplace: !f.replace, HydratorEnabled: f.hydrator, TLS: *f.tls,
 			DisableAuth: f.disableAuth, EnableGZip: f.gzip, StaticAssetsDir: f.staticAssets, Log: log,
-			WebhookParallelism: f.hooks, WebhookRefreshWorkers: f.hookWorkers, RepoChanged: repoChanged, Dex: dex,
+			WebhookParallelism: f.hooks, WebhookRefreshWorkers: f.hookWorkers, EnableProxyExtension: f.proxyExt, RepoChanged: repoChanged, Dex: dex,
 			AppSetPreview: cmdutil.AppSetPreview(r, c, namespace, scm)})
 		return err
 	})
