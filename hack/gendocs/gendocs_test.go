@@ -52,7 +52,7 @@ func TestReferencesAreComplete(t *testing.T) {
 	}
 	for name, wants := range map[string][]string{
 		"cli.md":                  {"## capstan app create", "## capstan proj role create-token", "## capstan admin settings resource-overrides ignore-differences", "--sync-timeout int"},
-		"argocd-cm.md":            {"`timeout.reconciliation`", "`resource.customizations.health.`", "no effect: proxy extensions are not served"},
+		"argocd-cm.md":            {"`timeout.reconciliation`", "`resource.customizations.health.`", "no effect: the bundled Dex is configured by dex.config alone"},
 		"argocd-cmd-params-cm.md": {"`controller.sync.timeout.seconds`", "`server.disable.auth`", "`reposerver.git.request.timeout`"},
 		"api.md":                  {"## application.ApplicationService", "`GET /api/v1/applications`", "not served: 501"},
 		"metrics.md":              {"`argocd_app_info`", "`argocd_notifications_deliveries_total`", "`argocd_image_updater_images_updated_total`"},
