@@ -54,7 +54,7 @@ func TestReferencesAreComplete(t *testing.T) {
 		"cli.md":                  {"## capstan app create", "## capstan proj role create-token", "## capstan admin settings resource-overrides ignore-differences", "--sync-timeout int"},
 		"argocd-cm.md":            {"`timeout.reconciliation`", "`resource.customizations.health.`", "no effect: the bundled Dex is configured by dex.config alone"},
 		"argocd-cmd-params-cm.md": {"`controller.sync.timeout.seconds`", "`server.disable.auth`", "`reposerver.git.request.timeout`"},
-		"api.md":                  {"## application.ApplicationService", "`GET /api/v1/applications`", "not served: 501"},
+		"api.md":                  {"## application.ApplicationService", "`GET /api/v1/applications`", "`GET /api/v1/applications/{name}/revisions/{revision}/ocimetadata` | served"},
 		"metrics.md":              {"`argocd_app_info`", "`argocd_notifications_deliveries_total`", "`argocd_image_updater_images_updated_total`"},
 	} {
 		for _, want := range wants {

@@ -17,6 +17,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/repo/chartrepo"
 	"github.com/capstan-cd/capstan/internal/repo/git"
+	"github.com/capstan-cd/capstan/internal/repo/ocisource"
 	"github.com/capstan-cd/capstan/internal/repo/pathsafe"
 	"github.com/capstan-cd/capstan/internal/repo/render/kustomize"
 )
@@ -31,6 +32,7 @@ type Explorer interface {
 	AppDetails(ctx context.Context, req *AppDetailsRequest) (*AppDetails, error)
 	RevisionMetadata(ctx context.Context, req *RevisionMetadataRequest) (*RevisionMetadata, error)
 	ChartDetails(ctx context.Context, req *ChartDetailsRequest) (*chartrepo.Details, error)
+	OCIMetadata(ctx context.Context, req *OCIMetadataRequest) (*ocisource.Metadata, error)
 	Charts(ctx context.Context, req *ChartsRequest) (*ChartsResponse, error)
 	Plugins(ctx context.Context, req *PluginsRequest) (*PluginsResponse, error)
 }
@@ -447,6 +449,24 @@ func (s *Service) RevisionMetadata(ctx context.Context, req *RevisionMetadataReq
 	}
 	date := metav1.NewTime(c.Date)
 	return &RevisionMetadata{Author: c.Author, Date: &date, Tags: c.Tags, Message: c.Message}, nil
+}
+
+// OCIMetadataRequest names an OCI source's revision (tag, digest or
+// constraint).
+type OCIMetadataRequest struct {
+	RepoURL  string `json:"repoURL"`
+	Revision string `json:"revision"`
+	// Project picks the stored credentials: the project's, then unscoped.
+	Project string `json:"project,omitempty"`
+}
+
+// OCIMetadata reads what an OCI artifact's annotations say of it.
+func (s *Service) OCIMetadata(ctx context.Context, req *OCIMetadataRequest) (*ocisource.Metadata, error) {
+	creds, err := s.creds(ctx, req.RepoURL, req.Project)
+	if err != nil {
+		return nil, err
+	}
+	return s.oci.Metadata(ctx, req.RepoURL, req.Revision, creds)
 }
 
 // ChartDetails reads a chart version's description, home and maintainers.

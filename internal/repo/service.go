@@ -22,6 +22,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/repo/chartrepo"
 	"github.com/capstan-cd/capstan/internal/repo/git"
 	"github.com/capstan-cd/capstan/internal/repo/manifest"
+	"github.com/capstan-cd/capstan/internal/repo/ocisource"
 	"github.com/capstan-cd/capstan/internal/repo/render/directory"
 	"github.com/capstan-cd/capstan/internal/repo/render/plugin"
 	"github.com/capstan-cd/capstan/internal/tracing"
@@ -68,6 +69,10 @@ type Options struct {
 	// reposerver.parallelism.limit; the others wait their turn. Default 0:
 	// no bound (beyond Isolation's workers).
 	ParallelismLimit int
+	// OCI bounds the OCI sources unpacked (see ocisource.Options: the
+	// extraction bound and the layer media types allowed). Root and
+	// PlainHTTP are the Service's. Default: Argo CD's bounds.
+	OCI ocisource.Options
 	// Plugins configure the config management plugins sources may render
 	// with. Default: the sockets in Argo CD's plugin directory
 	// (plugin.DefaultSocketDir), none when it does not exist.
@@ -80,6 +85,7 @@ type Service struct {
 	opts    Options
 	git     *git.Store
 	charts  *chartrepo.Client
+	oci     *ocisource.Client
 	plugins *plugin.Client
 	workers *pool         // nil: render in-process
 	turns   chan struct{} // nil: no ParallelismLimit
@@ -113,6 +119,9 @@ func NewService(opts Options) *Service {
 			RequestTimeout: opts.GitRequestTimeout}),
 		charts: chartrepo.NewClient(chartrepo.Options{Root: filepath.Join(opts.Root, "charts"), IndexTTL: opts.RefsTTL, PlainHTTP: opts.OCIPlainHTTP}),
 	}
+	oci := opts.OCI
+	oci.Root, oci.PlainHTTP, oci.TagsTTL = filepath.Join(opts.Root, "oci"), opts.OCIPlainHTTP, cmp.Or(oci.TagsTTL, opts.RefsTTL)
+	s.oci = ocisource.New(oci)
 	plugins := opts.Plugins
 	plugins.MaxArchiveBytes = cmp.Or(plugins.MaxArchiveBytes, opts.MaxCheckoutBytes)
 	plugins.MaxManifestBytes = cmp.Or(plugins.MaxManifestBytes, opts.MaxManifestBytes)
@@ -224,6 +233,13 @@ func (s *Service) Resolve(ctx context.Context, req *ResolveRequest) (*ResolveRes
 	var rev string
 	if req.Chart != "" {
 		rev, err = s.charts.Resolve(ctx, req.RepoURL, req.Chart, req.Revision, creds, true)
+	} else if ocisource.IsSource(v1alpha1.ApplicationSource{RepoURL: req.RepoURL}) {
+		if req.Credentials != nil && req.Revision == "HEAD" {
+			// A connection test names no artifact: the tags are listed.
+			_, err = s.oci.Tags(ctx, req.RepoURL, creds)
+			return &ResolveResponse{}, err
+		}
+		rev, err = s.oci.Resolve(ctx, req.RepoURL, req.Revision, creds, true)
 	} else if err = validGitSource(req.RepoURL, req.Revision); err == nil {
 		rev, err = s.git.Repo(req.RepoURL, creds).ResolveTagged(ctx, req.Revision, req.TagPrefix, true)
 	}
@@ -237,8 +253,10 @@ func (s *Service) Resolve(ctx context.Context, req *ResolveRequest) (*ResolveRes
 type resolved struct {
 	source   v1alpha1.ApplicationSource
 	revision string
-	repo     *git.Repo // nil for Helm chart repositories
+	repo     *git.Repo // nil for Helm chart repositories and OCI sources
 	creds    git.Creds
+	// oci: an OCI source, whose revision is its artifact's digest.
+	oci bool
 }
 
 func (s *Service) resolveAll(ctx context.Context, req *Request) ([]resolved, error) {
@@ -256,6 +274,13 @@ func (s *Service) resolveAll(ctx context.Context, req *Request) ([]resolved, err
 		out[i].creds = creds
 		if src.Chart != "" {
 			if out[i].revision, err = s.charts.Resolve(ctx, src.RepoURL, src.Chart, rev, creds, req.NoCache || req.NoRevisionCache); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if ocisource.IsSource(src) {
+			out[i].oci = true
+			if out[i].revision, err = s.oci.Resolve(ctx, src.RepoURL, rev, creds, req.NoCache || req.NoRevisionCache); err != nil {
 				return nil, err
 			}
 			continue
@@ -286,7 +311,7 @@ func (s *Service) render(ctx context.Context, req *Request, sources []resolved) 
 	for i := range sources {
 		// Charts, and sources whose files others refer to ($ref), are on
 		// disk before any source renders; the others only when they need it.
-		if sources[i].source.Chart != "" || sources[i].source.Ref != "" {
+		if sources[i].source.Chart != "" || sources[i].source.Ref != "" || sources[i].oci {
 			if err := s.fetchSource(ctx, &sources[i], &roots[i], refs); err != nil {
 				return nil, err
 			}
@@ -338,10 +363,21 @@ func (s *Service) renderOne(ctx context.Context, req *Request, src *resolved, ro
 	})
 }
 
-// fetchSource puts a source's files on disk: a chart unpacked, or a
-// commit checked out; root is set to where, and refs to it for a source
-// others refer to.
+// fetchSource puts a source's files on disk: a chart or an OCI artifact
+// unpacked, or a commit checked out; root is set to where, and refs to it
+// for a source others refer to.
 func (s *Service) fetchSource(ctx context.Context, src *resolved, root *string, refs map[string]string) error {
+	if src.oci {
+		dir, err := s.oci.Fetch(ctx, src.source.RepoURL, src.revision, src.creds)
+		if err != nil {
+			return err
+		}
+		*root = dir
+		if src.source.Ref != "" {
+			refs[src.source.Ref] = dir
+		}
+		return nil
+	}
 	if src.source.Chart != "" {
 		chartDir, err := s.charts.Fetch(ctx, src.source.RepoURL, src.source.Chart, src.revision, src.creds)
 		if err != nil {

@@ -27,9 +27,7 @@ import (
 // Unimplemented are Argo CD's operations whose feature Capstan lacks,
 // by full RPC name: they answer Argo CD's Unimplemented error (501). The
 // list only shrinks (TestUnimplementedOnlyShrinks).
-var Unimplemented = []string{
-	"application.ApplicationService.GetOCIMetadata",
-}
+var Unimplemented = []string{}
 
 func (s *Server) argoRoutes() error {
 	schema, err := argoapi.Load()

@@ -284,6 +284,7 @@ func (m *matrix) rows() []matrixRow {
 		{method: "GET", path: b1 + "/resource/links" + strings.TrimPrefix(resource, "/resource"), want: allow(200, 200, 403, 403, 200, 401)},
 		{method: "GET", path: b1 + "/revisions/HEAD/metadata", want: allow(200, 200, 403, 403, 200, 401)},
 		{method: "GET", path: b1 + "/revisions/HEAD/chartdetails", want: allow(400, 400, 403, 403, 400, 401)},
+		{method: "GET", path: b1 + "/revisions/HEAD/ocimetadata", want: allow(400, 400, 403, 403, 400, 401)},
 		{method: "GET", path: "/api/v1/ui/applications", want: allow(200, 200, 200, 200, 200, 401)},
 
 		// Projects.

@@ -79,6 +79,9 @@ func (s *Server) connection(ctx context.Context, r *settings.Repository, force b
 		// An OCI registry has no index to fetch without a chart's name:
 		// only the credentials can be checked.
 		_, err = r.Resolve(ctx)
+	case r.Type == "oci":
+		// An OCI source's repository: its tags can be listed.
+		_, err = s.opts.Renderer.Refs(ctx, &reposvc.RefsRequest{RepoURL: r.URL, Project: r.Project, OCI: true})
 	case r.Type == "helm":
 		_, err = s.opts.Renderer.Charts(ctx, &reposvc.ChartsRequest{RepoURL: r.URL, Project: r.Project})
 	default:

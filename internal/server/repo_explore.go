@@ -16,6 +16,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/rbac"
 	reposvc "github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/repo/git"
+	"github.com/capstan-cd/capstan/internal/repo/ocisource"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
 
@@ -23,7 +24,7 @@ import (
 // server: GET /api/v1/repositories/{repo}/refs, …/oci-tags, …/apps,
 // …/helmcharts, POST …/{source.repoURL}/appdetails, and of an app's
 // revisions GET /api/v1/applications/{name}/revisions/{revision}/metadata
-// and …/chartdetails. The caller needs repositories get on the repository
+// …/chartdetails and …/ocimetadata. The caller needs repositories get on the repository
 // (stored or not: a public one need not be).
 
 func (s *Server) exploreRoutes() {
@@ -34,6 +35,7 @@ func (s *Server) exploreRoutes() {
 	s.mux.HandleFunc("POST /api/v1/repositories/{url}/appdetails", s.api(s.repositoryAppDetails))
 	s.mux.HandleFunc("GET /api/v1/applications/{name}/revisions/{revision}/metadata", s.api(s.revisionMetadata))
 	s.mux.HandleFunc("GET /api/v1/applications/{name}/revisions/{revision}/chartdetails", s.api(s.chartDetails))
+	s.mux.HandleFunc("GET /api/v1/applications/{name}/revisions/{revision}/ocimetadata", s.api(s.ociMetadata))
 }
 
 // mayExplore checks the caller may read the repository at url (the
@@ -268,4 +270,23 @@ func (s *Server) chartDetails(r *http.Request, c *caller) (any, error) {
 	}
 	details, err := s.opts.Renderer.ChartDetails(r.Context(), &reposvc.ChartDetailsRequest{RepoURL: src.RepoURL, Chart: src.Chart, Revision: r.PathValue("revision"), Project: app.Spec.Project})
 	return details, fromRepo(err)
+}
+
+// ociMetadata answers what an OCI source's artifact at a revision says of
+// itself (its org.opencontainers.image annotations), as Argo CD's
+// GetOCIMetadata: the caller needs applications get on the app.
+func (s *Server) ociMetadata(r *http.Request, c *caller) (any, error) {
+	app, err := s.loadApp(r, c, rbac.ActionGet)
+	if err != nil {
+		return nil, err
+	}
+	src, err := revisionSource(app, r)
+	if err != nil {
+		return nil, badRequest("error getting app source by source index and version ID: " + err.Error())
+	}
+	if !ocisource.IsSource(*src) {
+		return nil, badRequest(fmt.Sprintf("source %s of application %s is not an OCI source", git.RedactURL(src.RepoURL), app.Name))
+	}
+	meta, err := s.opts.Renderer.OCIMetadata(r.Context(), &reposvc.OCIMetadataRequest{RepoURL: src.RepoURL, Revision: r.PathValue("revision"), Project: app.Spec.Project})
+	return meta, fromRepo(err)
 }

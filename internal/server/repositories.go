@@ -188,8 +188,8 @@ func (rr *repositoryRoutes) create(r *http.Request, c *caller) (any, error) {
 	if repo.URL == "" {
 		return nil, badRequest("repo URL is required")
 	}
-	if repo.Type != "" && repo.Type != "git" && repo.Type != "helm" {
-		return nil, badRequest(fmt.Sprintf("repository type %q: use git or helm", repo.Type))
+	if repo.Type != "" && repo.Type != "git" && repo.Type != "helm" && repo.Type != "oci" {
+		return nil, badRequest(fmt.Sprintf("repository type %q: use git, helm or oci", repo.Type))
 	}
 	repo.Template, repo.Write = rr.templates, rr.write
 	if err := c.may(rr.resource, rbac.ActionCreate, repoObject(repo)); err != nil {

@@ -85,7 +85,9 @@ func serve(t testing.TB, opts Options, cached bool) *fixture {
 			t.Fatal(err)
 		}
 	}
-	opts.Renderer = repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Second})
+	if opts.Renderer == nil {
+		opts.Renderer = repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Second})
+	}
 	if opts.AppSetPreview == nil { // as the server component wires it
 		opts.AppSetPreview = applicationset.Previewer{Sources: applicationset.Sources{Git: opts.Renderer, Reader: opts.Client, Namespace: ns}}.Preview
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/project"
 	"github.com/capstan-cd/capstan/internal/repo/chartrepo"
 	"github.com/capstan-cd/capstan/internal/repo/git"
+	"github.com/capstan-cd/capstan/internal/repo/ocisource"
 	"github.com/capstan-cd/capstan/internal/safetext"
 )
 
@@ -79,11 +80,17 @@ func sourceProblems(spec v1alpha1.ApplicationSpec) []string {
 			}
 			continue
 		}
-		if err := git.ValidateURL(src.RepoURL); err != nil {
-			out = append(out, err.Error())
-		}
-		if err := git.ValidateRevision(src.TargetRevision); err != nil {
-			out = append(out, fmt.Sprintf("%s.targetRevision: %v", field, err))
+		if ocisource.IsSource(src) {
+			if err := ocisource.Validate(src.RepoURL, src.TargetRevision); err != nil {
+				out = append(out, err.Error())
+			}
+		} else {
+			if err := git.ValidateURL(src.RepoURL); err != nil {
+				out = append(out, err.Error())
+			}
+			if err := git.ValidateRevision(src.TargetRevision); err != nil {
+				out = append(out, fmt.Sprintf("%s.targetRevision: %v", field, err))
+			}
 		}
 		if outside(src.Path) {
 			out = append(out, fmt.Sprintf("%s.path %q is outside the repository", field, src.Path))

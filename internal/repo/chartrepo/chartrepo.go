@@ -7,8 +7,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -250,13 +248,9 @@ func httpGet(ctx context.Context, repoURL, u string, creds git.Creds) ([]byte, e
 
 // httpClient is an HTTP client with a repository's TLS options.
 func httpClient(repoURL string, creds git.Creds) (*http.Client, error) {
-	tlsConf := &tls.Config{InsecureSkipVerify: creds.Insecure} // the repository's own insecure setting
-	if len(creds.CAData) > 0 {
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(creds.CAData) {
-			return nil, fmt.Errorf("chart repository %s: its CA data holds no PEM certificate", git.RedactURL(repoURL))
-		}
-		tlsConf.RootCAs = pool
+	tlsConf, err := creds.TLSConfig()
+	if err != nil {
+		return nil, fmt.Errorf("chart repository %s: %w", git.RedactURL(repoURL), err)
 	}
 	return &http.Client{
 		Timeout:   60 * time.Second,

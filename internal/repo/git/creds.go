@@ -2,8 +2,11 @@ package git
 
 import (
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -157,4 +160,20 @@ func (c Creds) env(dir string) ([]string, error) {
 		env = append(env, "GIT_SSH_COMMAND="+ssh)
 	}
 	return env, nil
+}
+
+// TLSConfig is the TLS client configuration of the credentials, for
+// clients other than git (chart repositories, OCI registries): the
+// repository's insecure setting, and its CA certificates when it has
+// some.
+func (c Creds) TLSConfig() (*tls.Config, error) {
+	conf := &tls.Config{InsecureSkipVerify: c.Insecure} //nolint:gosec // the repository's own insecure setting
+	if len(c.CAData) > 0 {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(c.CAData) {
+			return nil, errors.New("the repository's CA data holds no PEM certificate")
+		}
+		conf.RootCAs = pool
+	}
+	return conf, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/repo/chartrepo"
+	"github.com/capstan-cd/capstan/internal/repo/ocisource"
 	"github.com/capstan-cd/capstan/internal/tracing"
 )
 
@@ -69,6 +70,11 @@ func (c *Client) AppDetails(ctx context.Context, req *repo.AppDetailsRequest) (*
 // RevisionMetadata asks the repo server for a commit's metadata.
 func (c *Client) RevisionMetadata(ctx context.Context, req *repo.RevisionMetadataRequest) (*repo.RevisionMetadata, error) {
 	return call[repo.RevisionMetadata](ctx, c, "RevisionMetadata", req)
+}
+
+// OCIMetadata asks the repo server what an OCI artifact's annotations say.
+func (c *Client) OCIMetadata(ctx context.Context, req *repo.OCIMetadataRequest) (*ocisource.Metadata, error) {
+	return call[ocisource.Metadata](ctx, c, "OCIMetadata", req)
 }
 
 // ChartDetails asks the repo server what a chart's Chart.yaml says.

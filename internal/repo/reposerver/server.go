@@ -39,6 +39,7 @@ var serviceDesc = grpc.ServiceDesc{
 		unary("AppDetails", repo.Server.AppDetails),
 		unary("RevisionMetadata", repo.Server.RevisionMetadata),
 		unary("ChartDetails", repo.Server.ChartDetails),
+		unary("OCIMetadata", repo.Server.OCIMetadata),
 		unary("Charts", repo.Server.Charts),
 		unary("RenderFiles", repo.Server.RenderFiles),
 		unary("GitDirectories", repo.Server.GitDirectories),

@@ -32,6 +32,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/repo/cache"
+	"github.com/capstan-cd/capstan/internal/repo/ocisource"
 	"github.com/capstan-cd/capstan/internal/repo/render/directory"
 	"github.com/capstan-cd/capstan/internal/repo/render/plugin"
 	"github.com/capstan-cd/capstan/internal/repo/reposerver"
@@ -52,6 +53,10 @@ type repoFlags struct {
 	cacheTTL      time.Duration
 	gitTimeout    time.Duration
 	hiddenDirs    bool
+	// ociMaxExtracted, ociNoMax and ociMediaTypes bound OCI sources.
+	ociMaxExtracted string
+	ociNoMax        bool
+	ociMediaTypes   []string
 	// askPass serves Git credentials to plugins (the repo server's own).
 	askPass *plugin.AskPass
 }
@@ -66,6 +71,9 @@ func (f *repoFlags) add(cmd *cobra.Command, defaultRoot string) {
 	cmd.Flags().BoolVar(&f.hiddenDirs, "include-hidden-directories", false, "recurse into directories whose names start with a dot in directory sources")
 	cmd.Flags().DurationVar(&f.gitTimeout, "git-request-timeout", 15*time.Second, "how long a Git remote may take to list its refs (0: no bound)")
 	cmd.Flags().DurationVar(&f.cacheTTL, "default-cache-expiration", 24*time.Hour, "how long a rendered source is kept in the manifest cache")
+	cmd.Flags().StringVar(&f.ociMaxExtracted, "oci-manifest-max-extracted-size", "1G", "how large the files of one OCI source's artifact may be once unpacked")
+	cmd.Flags().BoolVar(&f.ociNoMax, "disable-oci-manifest-max-extracted-size", false, "unpack OCI artifacts of any size")
+	cmd.Flags().StringSliceVar(&f.ociMediaTypes, "oci-layer-media-types", ocisource.DefaultLayerMediaTypes, "media types of the OCI layers that may be unpacked")
 	cmd.Flags().StringArrayVar(&f.pluginExclude, "plugin-tar-exclude", envList("ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS", ";"),
 		"globs of repository paths not sent to config management plugins (repeatable; ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS, ;-separated)")
 }
@@ -175,8 +183,16 @@ func newRepoService(ctx context.Context, namespace string, f *repoFlags) (*repo.
 	if err != nil {
 		return nil, nil, err
 	}
+	maxExtracted, err := resource.ParseQuantity(f.ociMaxExtracted)
+	if err != nil || maxExtracted.Value() <= 0 {
+		return nil, nil, fmt.Errorf("--oci-manifest-max-extracted-size %q: want a quantity such as 1G", f.ociMaxExtracted)
+	}
+	oci := ocisource.Options{MaxExtractedBytes: maxExtracted.Value(), LayerMediaTypes: f.ociMediaTypes}
+	if f.ociNoMax {
+		oci.MaxExtractedBytes = -1
+	}
 	opts := repo.Options{Root: f.root, Credentials: creds, ParallelismLimit: f.parallelism, Plugins: plugins, CacheTTL: f.cacheTTL, GitRequestTimeout: f.gitTimeout,
-		Directories: directory.Walk{IncludeHidden: f.hiddenDirs}}
+		Directories: directory.Walk{IncludeHidden: f.hiddenDirs}, OCI: oci}
 	if f.isolate {
 		self, err := os.Executable()
 		if err != nil {
