@@ -44,6 +44,9 @@ func (s *Service) plainObjects(ctx context.Context, src resolved, dir string, re
 	if err != nil {
 		return nil, false
 	}
+	if _, err := fs.Stat(tree, ".gitmodules"); err == nil && s.opts.Submodules {
+		return nil, false // submodules are in the checkout only
+	}
 	appDir, err := fs.Sub(tree, dir)
 	if err != nil {
 		return nil, false

@@ -69,6 +69,10 @@ type Options struct {
 	// reposerver.parallelism.limit; the others wait their turn. Default 0:
 	// no bound (beyond Isolation's workers).
 	ParallelismLimit int
+	// Submodules checks out the submodules of Git sources, recursively, as
+	// Argo CD's ARGOCD_GIT_MODULES_ENABLED (see git.Store.CheckoutRecursive).
+	// Default false; `capstan repo-server` turns it on, as Argo CD does.
+	Submodules bool
 	// OCI bounds the OCI sources unpacked (see ocisource.Options: the
 	// extraction bound and the layer media types allowed). Root and
 	// PlainHTTP are the Service's. Default: Argo CD's bounds.
@@ -388,7 +392,13 @@ func (s *Service) fetchSource(ctx context.Context, src *resolved, root *string, 
 		src.source.Path = filepath.Base(chartDir)
 		return nil
 	}
-	dir, err := src.repo.Checkout(ctx, src.revision)
+	checkout := src.repo.Checkout
+	if s.opts.Submodules {
+		checkout = func(ctx context.Context, sha string) (string, error) {
+			return s.git.CheckoutRecursive(ctx, src.repo, sha)
+		}
+	}
+	dir, err := checkout(ctx, src.revision)
 	if err != nil {
 		return err
 	}

@@ -389,11 +389,13 @@ func (s *Server) AuthURL(r *Repo) string {
 }
 
 // RawEntry is one entry of a tree written as it is, checks or not: a file
-// (Body), a symbolic link (Link) or a directory (Entries).
+// (Body), a symbolic link (Link), a directory (Entries) or a submodule's
+// pinned commit (Gitlink, a full SHA).
 type RawEntry struct {
 	Name    string
 	Body    string
 	Link    string
+	Gitlink string
 	Entries []RawEntry
 }
 
@@ -418,6 +420,8 @@ func (r *Repo) rawTree(t testing.TB, entries []RawEntry) string {
 			mode, sha = "40000", r.rawTree(t, e.Entries)
 		case e.Link != "":
 			mode, sha = "120000", r.rawObject(t, "blob", []byte(e.Link))
+		case e.Gitlink != "":
+			mode, sha = "160000", e.Gitlink
 		default:
 			sha = r.rawObject(t, "blob", []byte(e.Body))
 		}

@@ -17,7 +17,7 @@ const (
 	whyNoClientRetry = "Kubernetes requests are not retried by the client; a failed reconcile is retried whole"
 	whyNoSCM         = "the GitHub API calls of the SCM provider and pull request generators are not counted in metrics"
 	whyNoRedisCache  = "the state it names is kept in memory, not in a Redis cache with an expiry"
-	whyNoSubmodules  = "Git submodules are not fetched"
+	whyNoSubmodules  = "git generators read files through the repo server, whose reposerver.enable.git.submodule applies"
 	whyCooldown      = "Argo CD deprecated it and ignores it too: a self-heal count starts again with a new revision"
 )
 

@@ -57,6 +57,7 @@ type repoFlags struct {
 	ociMaxExtracted string
 	ociNoMax        bool
 	ociMediaTypes   []string
+	submodules      bool
 	// askPass serves Git credentials to plugins (the repo server's own).
 	askPass *plugin.AskPass
 }
@@ -74,6 +75,7 @@ func (f *repoFlags) add(cmd *cobra.Command, defaultRoot string) {
 	cmd.Flags().StringVar(&f.ociMaxExtracted, "oci-manifest-max-extracted-size", "1G", "how large the files of one OCI source's artifact may be once unpacked")
 	cmd.Flags().BoolVar(&f.ociNoMax, "disable-oci-manifest-max-extracted-size", false, "unpack OCI artifacts of any size")
 	cmd.Flags().StringSliceVar(&f.ociMediaTypes, "oci-layer-media-types", ocisource.DefaultLayerMediaTypes, "media types of the OCI layers that may be unpacked")
+	cmd.Flags().BoolVar(&f.submodules, "git-submodules", true, "check out the submodules of Git sources, recursively")
 	cmd.Flags().StringArrayVar(&f.pluginExclude, "plugin-tar-exclude", envList("ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS", ";"),
 		"globs of repository paths not sent to config management plugins (repeatable; ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS, ;-separated)")
 }
@@ -192,7 +194,7 @@ func newRepoService(ctx context.Context, namespace string, f *repoFlags) (*repo.
 		oci.MaxExtractedBytes = -1
 	}
 	opts := repo.Options{Root: f.root, Credentials: creds, ParallelismLimit: f.parallelism, Plugins: plugins, CacheTTL: f.cacheTTL, GitRequestTimeout: f.gitTimeout,
-		Directories: directory.Walk{IncludeHidden: f.hiddenDirs}, OCI: oci}
+		Directories: directory.Walk{IncludeHidden: f.hiddenDirs}, OCI: oci, Submodules: f.submodules}
 	if f.isolate {
 		self, err := os.Executable()
 		if err != nil {
