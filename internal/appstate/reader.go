@@ -76,6 +76,7 @@ func (r *Reader) Manifests(ctx context.Context, app *v1alpha1.Application, revis
 	}
 	req := repo.RequestFor(app)
 	req.Revisions, req.KustomizeBuildOptions, req.HelmValuesFileSchemes = revisions, cm.KustomizeBuildOptions(), cm.HelmValuesFileSchemes()
+	req.DisabledTools = cm.DisabledTools()
 	req.KustomizeVersions = cm.KustomizeVersions()
 	if len(req.Sources) == 0 {
 		return nil, fmt.Errorf("application %s has no source", app.Name)

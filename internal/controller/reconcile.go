@@ -444,6 +444,7 @@ func (r *reconciler) renderRequest(app *v1alpha1.Application, set *derived, srcs
 	req := repo.RequestFor(app)
 	req.Sources = srcs
 	req.KustomizeBuildOptions, req.HelmValuesFileSchemes = set.cm.KustomizeBuildOptions(), set.cm.HelmValuesFileSchemes()
+	req.DisabledTools = set.cm.DisabledTools()
 	req.KustomizeVersions = set.cm.KustomizeVersions()
 	return req
 }

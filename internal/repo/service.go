@@ -440,7 +440,7 @@ func (s *Service) verify(ctx context.Context, req *Request, src resolved, out *S
 func cacheKey(req *Request, sources []resolved) string {
 	h := sha256.New()
 	enc := json.NewEncoder(h)
-	_ = enc.Encode([]any{req.AppName, req.Namespace, req.KubeVersion, req.APIVersions, req.VerifySignature, req.KustomizeBuildOptions, req.Project, req.HelmValuesFileSchemes, req.KustomizeVersions, req.VerifyHistory})
+	_ = enc.Encode([]any{req.AppName, req.Namespace, req.KubeVersion, req.APIVersions, req.VerifySignature, req.KustomizeBuildOptions, req.Project, req.HelmValuesFileSchemes, req.KustomizeVersions, req.VerifyHistory, req.DisabledTools})
 	for _, s := range sources {
 		_ = enc.Encode([]any{git.NormalizeURL(s.source.RepoURL), s.revision, s.source})
 	}

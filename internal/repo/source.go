@@ -44,7 +44,7 @@ func renderSource(ctx context.Context, in *sourceInput) ([]*unstructured.Unstruc
 	if err != nil {
 		return nil, "", err
 	}
-	typ, err := sourceType(&src, os.DirFS(appDir))
+	typ, err := in.sourceType(&src, os.DirFS(appDir))
 	if err != nil {
 		return nil, "", err
 	}
@@ -54,7 +54,7 @@ func renderSource(ctx context.Context, in *sourceInput) ([]*unstructured.Unstruc
 	case v1alpha1.SourceTypeKustomize:
 		objs, err = in.renderKustomize(ctx, &src, env)
 	case v1alpha1.SourceTypeDirectory:
-		objs, err = directory.Render(ctx, in.root, src.Path, src.Directory, env, in.walk)
+		objs, err = directory.Render(ctx, in.root, src.Path, src.Directory, env, in.directoryWalk())
 	case v1alpha1.SourceTypeHelm:
 		objs, err = helm.Render(ctx, helm.Input{
 			Root: in.root, Path: src.Path, Refs: in.refs, Helm: src.Helm,
@@ -124,10 +124,10 @@ func (in *sourceInput) runsRepositoryCode(ctx context.Context) bool {
 	if err != nil {
 		return true
 	}
-	if typ, err := sourceType(&src, os.DirFS(appDir)); err != nil || typ != v1alpha1.SourceTypeDirectory {
+	if typ, err := in.sourceType(&src, os.DirFS(appDir)); err != nil || typ != v1alpha1.SourceTypeDirectory {
 		return true
 	}
-	jsonnet, err := directory.EvaluatesJsonnet(ctx, in.root, src.Path, src.Directory, in.walk)
+	jsonnet, err := directory.EvaluatesJsonnet(ctx, in.root, src.Path, src.Directory, in.directoryWalk())
 	return err != nil || jsonnet
 }
 
@@ -170,6 +170,28 @@ func mergeOverrideFiles(src *v1alpha1.ApplicationSource, appDir fs.FS, appName s
 		*src = out
 	}
 	return nil
+}
+
+// sourceType is the source's type, as sourceType decides it, but a
+// plain directory when argocd-cm turns that type's tool off.
+func (in *sourceInput) sourceType(src *v1alpha1.ApplicationSource, appDir fs.FS) (v1alpha1.ApplicationSourceType, error) {
+	typ, err := sourceType(src, appDir)
+	if err != nil {
+		return typ, err
+	}
+	off := in.req.DisabledTools
+	if (typ == v1alpha1.SourceTypeHelm && slices.Contains(off, ToolHelm)) || (typ == v1alpha1.SourceTypeKustomize && slices.Contains(off, ToolKustomize)) {
+		return v1alpha1.SourceTypeDirectory, nil
+	}
+	return typ, nil
+}
+
+// directoryWalk is how this source's directory is walked: the Service's
+// way, leaving Jsonnet files out when argocd-cm turns Jsonnet off.
+func (in *sourceInput) directoryWalk() directory.Walk {
+	w := in.walk
+	w.NoJsonnet = w.NoJsonnet || slices.Contains(in.req.DisabledTools, ToolJsonnet)
+	return w
 }
 
 // sourceType is the source's explicit type or, without one, what the path

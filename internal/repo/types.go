@@ -103,7 +103,19 @@ type Request struct {
 	// HelmValuesFileSchemes are argocd-cm's helm.valuesFileSchemes (nil:
 	// Argo CD's default, see helm.DefaultValuesFileSchemes).
 	HelmValuesFileSchemes []string
+	// DisabledTools are the tools argocd-cm turns off (ToolHelm,
+	// ToolKustomize, ToolJsonnet, from its <tool>.enable keys): a source
+	// Helm or Kustomize would render is rendered as a plain directory, and
+	// Jsonnet files are left out, as in Argo CD. Default none.
+	DisabledTools []string
 }
+
+// The tools argocd-cm can turn off, named as its <tool>.enable keys.
+const (
+	ToolHelm      = "helm"
+	ToolKustomize = "kustomize"
+	ToolJsonnet   = "jsonnet"
+)
 
 // RequestFor is the request rendering app's sources at their target
 // revisions: its name, destination namespace and project.

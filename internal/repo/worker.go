@@ -44,6 +44,8 @@ type renderJob struct {
 	HelmValuesFileSchemes []string `json:"helmValuesFileSchemes"`
 	// Walk is the Service's Options.Directories.
 	Walk directory.Walk `json:"walk"`
+	// DisabledTools are the tools argocd-cm turns off.
+	DisabledTools []string `json:"disabledTools,omitempty"`
 }
 
 type fetchRequest struct {
@@ -70,13 +72,15 @@ const maxControlFrame = 1 << 20
 func jobOf(in *sourceInput) *renderJob {
 	return &renderJob{Root: in.root, Source: in.source, Revision: in.revision, Refs: in.refs,
 		AppName: in.req.AppName, Namespace: in.req.Namespace, Project: in.req.Project, KubeVersion: in.req.KubeVersion, APIVersions: in.req.APIVersions,
-		KustomizeBuildOptions: in.req.KustomizeBuildOptions, KustomizeVersions: in.req.KustomizeVersions, HelmValuesFileSchemes: in.req.HelmValuesFileSchemes, Walk: in.walk}
+		KustomizeBuildOptions: in.req.KustomizeBuildOptions, KustomizeVersions: in.req.KustomizeVersions, HelmValuesFileSchemes: in.req.HelmValuesFileSchemes, Walk: in.walk,
+		DisabledTools: in.req.DisabledTools}
 }
 
 func (j *renderJob) input(deps pipeFetcher) *sourceInput {
 	return &sourceInput{root: j.Root, source: j.Source, revision: j.Revision, refs: j.Refs, deps: deps, walk: j.Walk,
 		req: &Request{AppName: j.AppName, Namespace: j.Namespace, Project: j.Project, KubeVersion: j.KubeVersion, APIVersions: j.APIVersions,
-			KustomizeBuildOptions: j.KustomizeBuildOptions, KustomizeVersions: j.KustomizeVersions, HelmValuesFileSchemes: j.HelmValuesFileSchemes}}
+			KustomizeBuildOptions: j.KustomizeBuildOptions, KustomizeVersions: j.KustomizeVersions, HelmValuesFileSchemes: j.HelmValuesFileSchemes,
+			DisabledTools: j.DisabledTools}}
 }
 
 func writeFrame(w io.Writer, f *frame) error {

@@ -263,6 +263,20 @@ func (a *ArgoCD) EventLabelKeys() (include, exclude []string) {
 	return commaList(a.Data["resource.includeEventLabelKeys"]), commaList(a.Data["resource.excludeEventLabelKeys"])
 }
 
+// DisabledTools are the config management tools argocd-cm turns off with
+// helm.enable, kustomize.enable or jsonnet.enable: a set value other than
+// "true" turns its tool off, as in Argo CD; unset keeps it on. Named as
+// the keys' prefixes, in that order.
+func (a *ArgoCD) DisabledTools() []string {
+	var off []string
+	for _, tool := range []string{"helm", "kustomize", "jsonnet"} {
+		if v := a.Data[tool+".enable"]; v != "" && v != "true" {
+			off = append(off, tool)
+		}
+	}
+	return off
+}
+
 // commaList splits a comma-separated setting, dropping empty entries.
 func commaList(raw string) []string {
 	var out []string

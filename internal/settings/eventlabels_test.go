@@ -78,3 +78,13 @@ func TestWebhookRefreshJitter(t *testing.T) {
 		t.Error("no jitter configured, yet a wait")
 	}
 }
+
+func TestDisabledTools(t *testing.T) {
+	a := &ArgoCD{Data: map[string]string{"helm.enable": "true", "kustomize.enable": "false", "jsonnet.enable": "no"}}
+	if got := a.DisabledTools(); len(got) != 2 || got[0] != "kustomize" || got[1] != "jsonnet" {
+		t.Errorf("DisabledTools = %v, want kustomize and jsonnet", got)
+	}
+	if got := (&ArgoCD{}).DisabledTools(); got != nil {
+		t.Errorf("unset keys turned %v off", got)
+	}
+}

@@ -44,9 +44,6 @@ var (
 	// does nothing is never silent.
 	noEffectKeys = map[string]string{
 		"dex.storage":             "the bundled Dex is configured by dex.config alone",
-		"kustomize.enable":        "every source type is detected and rendered; a tool cannot be turned off",
-		"jsonnet.enable":          "every source type is detected and rendered; a tool cannot be turned off",
-		"helm.enable":             "every source type is detected and rendered; a tool cannot be turned off",
 		"ui.loginButtonText":      "the login page's SSO button names the provider of oidc.config or dex.config",
 		"configManagementPlugins": "plugins are ConfigManagementPlugin sidecars, as in Argo CD since 2.8; argocd-cm plugins are not run",
 		"ga.trackingid":           "the settings API passes it on, but Capstan's web UI sends no analytics",

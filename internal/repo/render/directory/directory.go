@@ -77,6 +77,9 @@ type Walk struct {
 	// dot, as Argo CD's ARGOCD_REPO_SERVER_INCLUDE_HIDDEN_DIRECTORIES.
 	// Default false: they are skipped. Dot files are never manifests.
 	IncludeHidden bool
+	// NoJsonnet leaves .jsonnet files out, as argocd-cm's jsonnet.enable
+	// "false". Default false: they are evaluated.
+	NoJsonnet bool
 }
 
 // File is a manifest file of a directory source.
@@ -168,7 +171,7 @@ func list(ctx context.Context, fsys fs.FS, path string, opts *v1alpha1.Applicati
 			}
 			return nil
 		}
-		if !isManifestFile(d.Name()) {
+		if !isManifestFile(d.Name()) || (walk.NoJsonnet && isJsonnet(d.Name())) {
 			return nil
 		}
 		if exclude != nil && exclude.Match(rel) {
