@@ -205,8 +205,8 @@ $(KUSTOMIZE_BIN)/kustomize: tools/kustomize/go.mod tools/kustomize/go.sum
 	cd tools/kustomize && go build -trimpath -ldflags='-s -w' -o $(KUSTOMIZE_BIN)/ tool
 
 .PHONY: argocd-api
-argocd-api: ## Rewrite Argo CD's API schema (internal/argoapi/argocd.binpb) and CLI tree (cmd/capstan/commands/testdata/argocd-cli.txt) from the Argo CD module tools/argocd pins.
-	cd tools/argocd && go run ./cmd/argocd-api $(CURDIR)/internal/argoapi/argocd.binpb
+argocd-api: ## Rewrite Argo CD's API schema (internal/argoapi/argocd.binpb) from the newest Argo CD module Capstan's go.mod requires, and the CLI tree (cmd/capstan/commands/testdata/argocd-cli.txt) from the one tools/argocd pins.
+	cd tools/argocd && go run ./cmd/argocd-api -source "$$(cd $(CURDIR) && go list -m -f '{{.Dir}}' github.com/argoproj/argo-cd/v3)" $(CURDIR)/internal/argoapi/argocd.binpb
 	cd tools/argocd && go run ./cmd/argocd-cli $(CURDIR)/cmd/capstan/commands/testdata/argocd-cli.txt
 
 .PHONY: deps

@@ -1,7 +1,8 @@
 // Package argoapi is Argo CD's API schema: its gRPC services, their
 // messages with Argo CD's field numbers, and each method's REST binding,
-// as argocd.binpb holds them (written by tools/argocd's argocd-api from the
-// Argo CD module that tools module pins). It converts messages to and from
+// as argocd.binpb holds them (written by `make argocd-api` from the
+// generated code of the Argo CD module Capstan's go.mod requires, the
+// newest release). It converts messages to and from
 // the JSON of the REST API, with Kubernetes' JSON forms of its types.
 //
 //	s, err := argoapi.Load()

@@ -4,12 +4,20 @@
 // module this tools module pins. Capstan serves its gRPC API from that
 // schema, so what goes over the wire is Argo CD's.
 //
-//	go run ./cmd/argocd-api ../../internal/argoapi/argocd.binpb
+// With -source, the schema files are read instead from the generated Go
+// files of a newer Argo CD module's source (the module Capstan's go.mod
+// requires, which cannot be built from the module proxy): each one holds
+// its schema file, gzipped, as a byte literal. Files it does not hold
+// (Kubernetes', whose newer generated code no longer carries them; the
+// Google API annotations) still come from the pinned module's.
+//
+//	go run ./cmd/argocd-api [-source DIR] ../../internal/argoapi/argocd.binpb
 package main
 
 import (
 	"bytes"
 	"compress/gzip"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -66,9 +74,18 @@ var services = []string{
 }
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: argocd-api OUTPUT")
+	source := flag.String("source", "", "root of a newer Argo CD module whose generated Go files hold the schema files")
+	flag.Parse()
+	if flag.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, "usage: argocd-api [-source DIR] OUTPUT")
 		os.Exit(2)
+	}
+	if *source != "" {
+		var err error
+		if fromSource, err = scanSource(*source); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
 	}
 	files := map[string]*descriptorpb.FileDescriptorProto{}
 	for _, name := range services {
@@ -85,7 +102,7 @@ func main() {
 	}
 	data, err := proto.MarshalOptions{Deterministic: true}.Marshal(set)
 	if err == nil {
-		err = os.WriteFile(os.Args[1], data, 0o644)
+		err = os.WriteFile(flag.Arg(0), data, 0o644)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -119,7 +136,13 @@ func collect(name string, files map[string]*descriptorpb.FileDescriptorProto) (s
 // protobuf runtime Argo CD's generated code uses, else from the standard
 // one (the Google API annotations).
 func registered(name string) (*descriptorpb.FileDescriptorProto, error) {
-	gz := gogoproto.FileDescriptor(name)
+	gz := fromSource[name]
+	if gz == nil {
+		gz = fromSource[strings.TrimPrefix(name, "github.com/argoproj/argo-cd/v3/")]
+	}
+	if gz == nil {
+		gz = gogoproto.FileDescriptor(name)
+	}
 	if gz == nil {
 		gz = gogoproto.FileDescriptor(path.Base(name)) // gogo.proto registers under its base name
 	}
