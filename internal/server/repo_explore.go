@@ -241,15 +241,25 @@ func revisionSource(app *v1alpha1.Application, r *http.Request) (*v1alpha1.Appli
 	return &sources[index], nil
 }
 
-// revisionMetadata answers a commit's author, date, tags and message.
-func (s *Server) revisionMetadata(r *http.Request, c *caller) (any, error) {
+// appRevisionSource reads the app the caller may get and the source a
+// revision query is about (sourceIndex, versionId).
+func (s *Server) appRevisionSource(r *http.Request, c *caller) (*v1alpha1.Application, *v1alpha1.ApplicationSource, error) {
 	app, err := s.loadApp(r, c, rbac.ActionGet)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	src, err := revisionSource(app, r)
 	if err != nil {
-		return nil, badRequest("error getting app source by source index and version ID: " + err.Error())
+		return nil, nil, badRequest("error getting app source by source index and version ID: " + err.Error())
+	}
+	return app, src, nil
+}
+
+// revisionMetadata answers a commit's author, date, tags and message.
+func (s *Server) revisionMetadata(r *http.Request, c *caller) (any, error) {
+	app, src, err := s.appRevisionSource(r, c)
+	if err != nil {
+		return nil, err
 	}
 	meta, err := s.opts.Renderer.RevisionMetadata(r.Context(), &reposvc.RevisionMetadataRequest{RepoURL: src.RepoURL, Revision: r.PathValue("revision"), Project: app.Spec.Project})
 	return meta, fromRepo(err)
@@ -257,13 +267,9 @@ func (s *Server) revisionMetadata(r *http.Request, c *caller) (any, error) {
 
 // chartDetails answers what a chart version's Chart.yaml says.
 func (s *Server) chartDetails(r *http.Request, c *caller) (any, error) {
-	app, err := s.loadApp(r, c, rbac.ActionGet)
+	app, src, err := s.appRevisionSource(r, c)
 	if err != nil {
 		return nil, err
-	}
-	src, err := revisionSource(app, r)
-	if err != nil {
-		return nil, badRequest("error getting app source by source index and version ID: " + err.Error())
 	}
 	if src.Chart == "" {
 		return nil, badRequest("no chart found for application: " + app.Name)
@@ -276,13 +282,9 @@ func (s *Server) chartDetails(r *http.Request, c *caller) (any, error) {
 // itself (its org.opencontainers.image annotations), as Argo CD's
 // GetOCIMetadata: the caller needs applications get on the app.
 func (s *Server) ociMetadata(r *http.Request, c *caller) (any, error) {
-	app, err := s.loadApp(r, c, rbac.ActionGet)
+	app, src, err := s.appRevisionSource(r, c)
 	if err != nil {
 		return nil, err
-	}
-	src, err := revisionSource(app, r)
-	if err != nil {
-		return nil, badRequest("error getting app source by source index and version ID: " + err.Error())
 	}
 	if !ocisource.IsSource(*src) {
 		return nil, badRequest(fmt.Sprintf("source %s of application %s is not an OCI source", git.RedactURL(src.RepoURL), app.Name))

@@ -10,7 +10,6 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
@@ -74,14 +73,5 @@ func (r *Registry) PushArtifact(t testing.TB, repo string, a Artifact, tags ...s
 	if len(a.Annotations) > 0 {
 		img = mutate.Annotations(img, a.Annotations).(v1.Image)
 	}
-	for _, tag := range tags {
-		if err := remote.Write(r.Ref(t, repo+":"+tag), img, r.pushOptions()...); err != nil {
-			t.Fatalf("pushing %s:%s: %v", repo, tag, err)
-		}
-	}
-	d, err := img.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
+	return r.push(t, repo, img, tags)
 }

@@ -158,6 +158,12 @@ func (r *Registry) PushImage(t testing.TB, repo string, created time.Time, tags 
 	if img, err = mutate.CreatedAt(img, v1.Time{Time: created}); err != nil {
 		t.Fatal(err)
 	}
+	return r.push(t, repo, img, tags)
+}
+
+// push writes img under every tag given and returns its digest.
+func (r *Registry) push(t testing.TB, repo string, img v1.Image, tags []string) v1.Hash {
+	t.Helper()
 	for _, tag := range tags {
 		if err := remote.Write(r.Ref(t, repo+":"+tag), img, r.pushOptions()...); err != nil {
 			t.Fatalf("pushing %s:%s: %v", repo, tag, err)
