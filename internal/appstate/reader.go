@@ -112,26 +112,27 @@ func (r *Reader) DiffWith(ctx context.Context, app *v1alpha1.Application, desire
 	return r.compare(ctx, app, desired, true)
 }
 
-// compare runs the engine's comparison of desired with the app's live
-// state; managedOnly limits the live reads to the app's managed resources.
-func (r *Reader) compare(ctx context.Context, app *v1alpha1.Application, desired []*unstructured.Unstructured, managedOnly bool) ([]ResourceDiff, error) {
+// comparison is the engine's comparison of desired with the app's live
+// state, with the argocd-cm it was made under; managedOnly limits the live
+// reads to the app's managed resources.
+func (r *Reader) comparison(ctx context.Context, app *v1alpha1.Application, desired []*unstructured.Unstructured, managedOnly bool) (*engine.Comparison, *settings.ArgoCD, error) {
 	d, err := r.dest(ctx, app)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cm, err := settings.LoadArgoCD(ctx, r.Client, r.Namespace)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	method, err := tracking.FromSettings(cm.TrackingMethod(), cm.InstanceLabelKey())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	checker, _ := health.NewChecker(cm.Data)  // a broken check makes its kinds Unknown, naming it
 	ignore, _ := cm.IgnoreDifferencesFor(app) // as the controller: a broken customization is left out
 	filter, err := cm.ResourceFilter()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var live engine.LiveReader = d.Direct(method)
 	if managedOnly {
@@ -143,6 +144,16 @@ func (r *Reader) compare(ctx context.Context, app *v1alpha1.Application, desired
 		Desired: desired, Known: app.Status.Resources, IgnoreDifferences: ignore, SyncOptions: app.Spec.GetSyncOptions(),
 		Permit: r.permit(ctx, app, d), Health: checker, Live: live,
 	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return comparison, cm, nil
+}
+
+// compare runs the engine's comparison of desired with the app's live
+// state; managedOnly limits the live reads to the app's managed resources.
+func (r *Reader) compare(ctx context.Context, app *v1alpha1.Application, desired []*unstructured.Unstructured, managedOnly bool) ([]ResourceDiff, error) {
+	comparison, cm, err := r.comparison(ctx, app, desired, managedOnly)
 	if err != nil {
 		return nil, err
 	}

@@ -13,10 +13,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/cmd/capstan/commands/cmdutil"
 	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
@@ -242,7 +244,52 @@ func TestReconcileResults(t *testing.T) {
 	if data, _ := os.ReadFile(after); strings.Contains(string(data), "name: web") {
 		t.Errorf("the selector kept web:\n%s", data)
 	}
-	if code, _, errOut := f.run(append([]string{"admin", "app", "get-reconcile-results", after, "--refresh"}, kube...)...); code == 0 || !strings.Contains(errOut, "not supported") {
-		t.Errorf("--refresh: %d %s", code, errOut)
+
+	// --refresh reconciles now instead of reading the recorded status:
+	// a source that cannot be fetched is a ComparisonError; a real one is
+	// compared with the cluster, at the commit its branch points at.
+	remote := gitserver.NewLocalRepo(t)
+	sha := remote.Commit(t, "cm", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: refreshed}\ndata: {a: b}\n"})
+	dest := kubeCluster.NewNamespace(t)
+	local := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "local", Namespace: f.ns, Labels: map[string]string{"team": "local"}},
+		Spec: v1alpha1.ApplicationSpec{Project: "default", Source: &v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "app", TargetRevision: "main"},
+			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest}}}
+	if err := f.c.Create(ctx, local); err != nil {
+		t.Fatal(err)
+	}
+	refreshed := func(selector string) reconcileFile {
+		t.Helper()
+		path := filepath.Join(dir, "refreshed-"+selector+".yaml")
+		f.expect(0, append([]string{"admin", "app", "get-reconcile-results", path, "--refresh", "--l", selector}, kube...)...)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res reconcileFile
+		if err := yaml.Unmarshal(data, &res); err != nil || len(res.Applications) != 1 {
+			t.Fatalf("results of %s: %v\n%s", selector, err, data)
+		}
+		return res
+	}
+	res := refreshed("team=local").Applications[0]
+	if res.Health != v1alpha1.HealthStatusMissing || res.Sync.Status != v1alpha1.SyncStatusCodeOutOfSync || res.Sync.Revision != sha {
+		t.Errorf("local before a sync: %+v", res)
+	}
+	res = refreshed("team=web").Applications[0]
+	if res.Sync.Status != v1alpha1.SyncStatusCodeUnknown || len(res.Conditions) != 1 || res.Conditions[0].Type != v1alpha1.ApplicationConditionComparisonError {
+		t.Errorf("web, whose repository does not exist: %+v", res)
+	}
+	if got := &(v1alpha1.Application{}); f.c.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "web"}, got) != nil || got.Status.Health.Status != v1alpha1.HealthStatusDegraded {
+		t.Errorf("--refresh wrote the app's status: %+v", got.Status)
+	}
+}
+
+// reconcileFile is a get-reconcile-results file.
+type reconcileFile struct {
+	Applications []struct {
+		Name       string
+		Health     v1alpha1.HealthStatusCode
+		Sync       v1alpha1.SyncStatus
+		Conditions []v1alpha1.ApplicationCondition
 	}
 }

@@ -33,11 +33,11 @@ func TestTracesReachAnOTLPCollector(t *testing.T) {
 	f.expect(0, "app", "create", "traced", "--repo", remote.URL, "--path", "app", "--dest-server", "https://kubernetes.default.svc",
 		"--dest-namespace", dest, "--sync-policy", "automated")
 	f.expect(0, "app", "wait", "traced", "--timeout", "60")
-	if err := stop(ctx); err != nil { // flushes what is left
-		t.Fatal(err)
-	}
+	// Spans are exported in batches each second while the provider runs:
+	// a reconcile may end after the app is seen synced (the sync runs in
+	// it), so the collector is watched before the provider stops.
 	want := map[string]bool{"reconcile": false, "render": false, "POST /api/v1/applications": false}
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		for _, s := range collector.Spans() {
 			if _, ok := want[s.Name]; ok && s.Service == "capstan" && (s.Name != "reconcile" || s.Attrs["application"] == f.ns+"/traced") {
@@ -45,6 +45,9 @@ func TestTracesReachAnOTLPCollector(t *testing.T) {
 			}
 		}
 		if !slices.Contains(valuesOf(want), false) {
+			if err := stop(ctx); err != nil { // flushes what is left
+				t.Fatal(err)
+			}
 			return
 		}
 		time.Sleep(200 * time.Millisecond)

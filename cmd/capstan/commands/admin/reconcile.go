@@ -17,6 +17,8 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/cmd/capstan/commands/cmdutil"
+	"github.com/capstan-cd/capstan/internal/appstate"
+	"github.com/capstan-cd/capstan/internal/cluster"
 )
 
 // reconcileResult is one Application's reconciled state, as Argo CD's
@@ -38,7 +40,8 @@ const maxResultsBytes = 64 << 20
 
 func newReconcileResultsCommand() *cobra.Command {
 	var k *cmdutil.KubeFlags
-	var selector, format string
+	var selector, format, repoServer string
+	var refresh bool
 	cmd := &cobra.Command{
 		Use:     "get-reconcile-results PATH",
 		Short:   "Write every Application's sync status, health and conditions to a file, to compare two installs or two versions",
@@ -60,11 +63,21 @@ func newReconcileResultsCommand() *cobra.Command {
 			if err := c.List(cmd.Context(), &apps, client.InNamespace(k.Namespace()), client.MatchingLabelsSelector{Selector: sel}); err != nil {
 				return fmt.Errorf("listing Applications in %s: %w", k.Namespace(), err)
 			}
+			result := recorded
+			if refresh {
+				reader, done, err := refreshReader(k, c, repoServer)
+				if err != nil {
+					return err
+				}
+				defer done()
+				result = func(app *v1alpha1.Application) reconcileResult {
+					rec := reader.Reconcile(cmd.Context(), app)
+					return reconcileResult{Name: app.Name, Health: rec.Health, Sync: &rec.Sync, Conditions: rec.Conditions}
+				}
+			}
 			res := reconcileResults{Applications: []reconcileResult{}}
 			for i := range apps.Items {
-				app := &apps.Items[i]
-				res.Applications = append(res.Applications, reconcileResult{Name: app.Name, Health: app.Status.Health.Status,
-					Sync: &app.Status.Sync, Conditions: app.Status.Conditions})
+				res.Applications = append(res.Applications, result(&apps.Items[i]))
 			}
 			sort.Slice(res.Applications, func(i, j int) bool { return res.Applications[i].Name < res.Applications[j].Name })
 			var data []byte
@@ -82,12 +95,42 @@ func newReconcileResultsCommand() *cobra.Command {
 	cmd.Flags().StringVar(&selector, "l", "", "label selector of the Applications")
 	cmd.Flags().StringVar(&format, "o", "yaml", "output format: yaml or json")
 	cmd.Flags().Bool("server-side-diff", false, "has no effect: Capstan always compares with a server-side dry run")
-	cmd.Flags().Duration("ignore-normalizer-jq-execution-timeout", 0, "has no effect without --refresh")
-	// A refresh here would reconcile every Application in this process,
-	// beside the controller: not done yet.
-	cmdutil.Unsupported(cmd, map[string]string{"refresh": "bool", "repo-server": "string"})
+	cmd.Flags().Duration("ignore-normalizer-jq-execution-timeout", 0, "has no effect: ignoreDifferences jq expressions are bounded by Capstan's own limits")
+	cmd.Flags().BoolVar(&refresh, "refresh", false, "reconcile each Application now (render its sources, compare them with the cluster) instead of reading its recorded status; nothing is written")
+	cmd.Flags().StringVar(&repoServer, "repo-server", "", "with --refresh, render through this repo server (host:port, over TLS) instead of in this process")
 	k = cmdutil.AddKubeFlags(cmd.Flags())
 	return cmd
+}
+
+// recorded is an Application's results as its status records them.
+func recorded(app *v1alpha1.Application) reconcileResult {
+	return reconcileResult{Name: app.Name, Health: app.Status.Health.Status, Sync: &app.Status.Sync, Conditions: app.Status.Conditions}
+}
+
+// refreshReader reconciles Applications in this process: sources rendered
+// here, or by the repo server at repoServer, compared with the clusters
+// the install's Secrets name.
+func refreshReader(k *cmdutil.KubeFlags, c client.Client, repoServer string) (*appstate.Reader, func(), error) {
+	cfg, err := k.RestConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	reader := &appstate.Reader{Client: c, Namespace: k.Namespace(),
+		Clusters: &cluster.Registry{Reader: c, Namespace: k.Namespace(), InCluster: cfg}}
+	if repoServer != "" {
+		rc, err := (&cmdutil.RepoClientFlags{Addr: repoServer}).Dial()
+		if err != nil {
+			return nil, nil, fmt.Errorf("--repo-server %s: %w", repoServer, err)
+		}
+		reader.Renderer = rc
+		return reader, func() { _ = rc.Close() }, nil
+	}
+	renderer, cleanup, err := cmdutil.LocalRenderer(c, k.Namespace())
+	if err != nil {
+		return nil, nil, err
+	}
+	reader.Renderer = renderer
+	return reader, cleanup, nil
 }
 
 func newDiffReconcileResultsCommand() *cobra.Command {

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/internal/applicationset"
 	"github.com/capstan-cd/capstan/internal/kube"
@@ -24,12 +25,10 @@ func CoreServer(ctx context.Context, cfg *rest.Config, ns string) (srv *server.S
 	if err != nil {
 		return nil, cleanup, err
 	}
-	cache, err := os.MkdirTemp("", "capstan-core-")
+	renderer, cleanup, err := LocalRenderer(c, ns)
 	if err != nil {
 		return nil, cleanup, err
 	}
-	cleanup = func() { _ = os.RemoveAll(cache) }
-	renderer := repo.NewService(repo.Options{Root: cache, Credentials: &settings.RepoCredentials{Reader: c, Namespace: ns}})
 	srv, err = server.New(ctx, server.Options{Client: c, Config: cfg, Namespace: ns, Renderer: renderer, Insecure: true, Headless: true,
 		Log:           slog.New(slog.DiscardHandler),
 		AppSetPreview: AppSetPreview(renderer, c, ns, applicationset.SCMPolicy{})})
@@ -38,4 +37,16 @@ func CoreServer(ctx context.Context, cfg *rest.Config, ns string) (srv *server.S
 		return nil, func() {}, err
 	}
 	return srv, cleanup, nil
+}
+
+// LocalRenderer renders sources in this process, with the repository
+// credentials of the install in namespace ns, into a temporary directory
+// that cleanup removes.
+func LocalRenderer(c client.Reader, ns string) (renderer *repo.Service, cleanup func(), err error) {
+	cache, err := os.MkdirTemp("", "capstan-core-")
+	if err != nil {
+		return nil, func() {}, err
+	}
+	cleanup = func() { _ = os.RemoveAll(cache) }
+	return repo.NewService(repo.Options{Root: cache, Credentials: &settings.RepoCredentials{Reader: c, Namespace: ns}}), cleanup, nil
 }
