@@ -239,9 +239,6 @@ func (c *Cache) waitListed(ctx context.Context, m *meta.RESTMapping, w *watch) e
 				return c.restrict(m.Resource, w, err)
 			}
 		}
-		if r := c.restrictedErr(m.Resource); r != nil {
-			return r // another caller found the kind refused meanwhile
-		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("listing %s: not done after %s", m.Resource.GroupResource(), syncTimeout)
@@ -289,16 +286,6 @@ func (c *Cache) restrict(r schema.GroupVersionResource, w *watch, err error) err
 	return re
 }
 
-// restrictedErr is why a kind is left unwatched, nil when it is not.
-func (c *Cache) restrictedErr(r schema.GroupVersionResource) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if re, ok := c.restricted[r]; ok {
-		return re
-	}
-	return nil
-}
-
 // Restricted reports whether a kind is left unwatched as the controller
 // may not list it.
 func (c *Cache) Restricted(gvk schema.GroupVersionKind) bool {
@@ -306,7 +293,10 @@ func (c *Cache) Restricted(gvk schema.GroupVersionKind) bool {
 	if err != nil {
 		return false
 	}
-	return c.restrictedErr(m.Resource) != nil
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.restricted[m.Resource]
+	return ok
 }
 
 // configure strips stored objects, indexes them by Application and reports
