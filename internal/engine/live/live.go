@@ -239,6 +239,9 @@ func (c *Cache) waitListed(ctx context.Context, m *meta.RESTMapping, w *watch) e
 				return c.restrict(m.Resource, w, err)
 			}
 		}
+		if r := c.restrictedErr(m.Resource); r != nil {
+			return r // another caller found the kind refused meanwhile
+		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("listing %s: not done after %s", m.Resource.GroupResource(), syncTimeout)
@@ -286,6 +289,16 @@ func (c *Cache) restrict(r schema.GroupVersionResource, w *watch, err error) err
 	return re
 }
 
+// restrictedErr is why a kind is left unwatched, nil when it is not.
+func (c *Cache) restrictedErr(r schema.GroupVersionResource) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if re, ok := c.restricted[r]; ok {
+		return re
+	}
+	return nil
+}
+
 // Restricted reports whether a kind is left unwatched as the controller
 // may not list it.
 func (c *Cache) Restricted(gvk schema.GroupVersionKind) bool {
@@ -293,10 +306,7 @@ func (c *Cache) Restricted(gvk schema.GroupVersionKind) bool {
 	if err != nil {
 		return false
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, ok := c.restricted[m.Resource]
-	return ok
+	return c.restrictedErr(m.Resource) != nil
 }
 
 // configure strips stored objects, indexes them by Application and reports
