@@ -63,6 +63,7 @@ func metricsReference() (string, error) {
 		d    describer
 	}{
 		{"application controller (:8082)", metrics.New(nothing{}, nothing{})},
+		{"API server (:8083)", metrics.NewServer("")},
 		{"notifications controller (:9001)", notifications.NewMetrics()},
 		{"image updater", images},
 	}

@@ -1,6 +1,8 @@
-// Package metrics exposes the application controller's Prometheus metrics
-// under Argo CD's names and labels, so dashboards and alerts written for
-// Argo CD's argocd-metrics endpoint work unchanged:
+// Package metrics exposes the application controller's and the API
+// server's Prometheus metrics under Argo CD's names and labels, so
+// dashboards and alerts written for Argo CD's argocd-metrics and
+// argocd-server-metrics endpoints work unchanged. The controller's
+// (Metrics):
 //
 //	argocd_app_info{namespace, name, project, autosync_enabled, repo, dest_server, dest_namespace, sync_status, health_status, operation}  gauge, 1 per Application
 //	argocd_app_condition{namespace, name, project, condition}  gauge, number of conditions of that type
@@ -10,7 +12,8 @@
 //	argocd_cluster_api_resource_objects{server}, argocd_cluster_api_resources{server}, argocd_cluster_cache_age_seconds{server}  gauges
 //
 // plus the Go runtime and process collectors. Each Metrics has a registry
-// of its own, so several controllers can share a process.
+// of its own, so several controllers can share a process. The API
+// server's metrics are a Server's (see NewServer).
 //
 //	m := metrics.New(apps, clusters)
 //	cfg.Wrap(m.WrapTransport(cfg.Host))

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/felixge/httpsnoop"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -90,7 +91,10 @@ func (s *Server) callExtension(w http.ResponseWriter, r *http.Request, c *caller
 		UserID: c.claims.Subject, Username: cmp.Or(email, c.claims.Subject), Groups: groups}
 	s.opts.Log.Info("sending proxy extension request", "extension", name, "path", r.URL.Path,
 		"application", app.Namespace+":"+app.Name, "user", req.Username)
-	switch err := reg.Forward(w, r, req); {
+	took := httpsnoop.CaptureMetricsFn(w, func(w http.ResponseWriter) { err = reg.Forward(w, r, req) })
+	switch {
+	case err == nil:
+		s.opts.Metrics.ExtensionRequest(name, took.Code, took.Duration)
 	case errors.Is(err, extproxy.ErrUnknown):
 		http.Error(w, "Extension not found", http.StatusNotFound)
 	case errors.Is(err, extproxy.ErrNoBackend):

@@ -14,6 +14,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/metrics"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
@@ -46,7 +47,8 @@ func TestProxyExtensions(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(seen)
 	}))
 	defer backend.Close()
-	f := startWith(t, Options{Insecure: true, EnableProxyExtension: true})
+	counts := metrics.NewServer("v0.0.0-test")
+	f := startWith(t, Options{Insecure: true, EnableProxyExtension: true, Metrics: counts})
 	f.setSecret("metrics.token", "backend-secret")
 	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns}, Data: map[string]string{
 		"accounts.viewer": "apiKey", "accounts.invoker": "apiKey",
@@ -126,6 +128,14 @@ func TestProxyExtensions(t *testing.T) {
 	}
 	if code, _ := call("/extensions/unknown/x", invoker, appHeader, "default"); code != 404 {
 		t.Errorf("an extension no configuration names: %d, want 404", code)
+	}
+	// Only the forwarded request is counted, with the backend's status.
+	page := scrape(t, counts.Handler())
+	for _, want := range []string{`argocd_proxy_extension_request_total{extension="metrics",status="200"} 1`,
+		`argocd_proxy_extension_request_duration_seconds_count{extension="metrics"} 1`} {
+		if !strings.Contains(page, want+"\n") {
+			t.Errorf("the metrics lack %s:\n%s", want, grepLines(page, "argocd_proxy"))
+		}
 	}
 }
 

@@ -139,7 +139,25 @@ type Options struct {
 	// StaticAssetsDir adds a directory's files to the web UI's (see
 	// ui.Options), as Argo CD's server.staticassets. Default: none.
 	StaticAssetsDir string
+	// Metrics counts logins and proxy extension requests (a
+	// metrics.Server). Default: nothing is counted.
+	Metrics Metrics
 }
+
+// Metrics records what the API server's metrics count.
+type Metrics interface {
+	// Login counts a local account's login attempt.
+	Login(ok bool)
+	// ExtensionRequest counts a request a proxy extension's backend
+	// answered, with its status and duration.
+	ExtensionRequest(extension string, status int, took time.Duration)
+}
+
+// noMetrics counts nothing.
+type noMetrics struct{}
+
+func (noMetrics) Login(bool)                                  {}
+func (noMetrics) ExtensionRequest(string, int, time.Duration) {}
 
 // Server serves the API.
 type Server struct {
@@ -174,6 +192,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	if opts.Log == nil {
 		opts.Log = slog.Default()
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = noMetrics{}
 	}
 	if err := opts.TLS.Apply(&tls.Config{}); err != nil { //nolint:gosec // only checks the policy
 		return nil, err
@@ -337,8 +358,15 @@ type loginRequest struct {
 }
 
 // login checks a local account's password and returns a session token
-// (also set as the argocd.token cookie).
+// (also set as the argocd.token cookie). Each attempt is counted, as
+// Argo CD's argocd_login_request_total counts them.
 func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
+	err := s.createSession(w, r)
+	s.opts.Metrics.Login(err == nil)
+	return err
+}
+
+func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	var req loginRequest
 	if err := decode(r, &req, "login request", false); err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
@@ -23,6 +24,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/applicationset"
 	"github.com/capstan-cd/capstan/internal/certs"
 	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/metrics"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
@@ -202,7 +204,8 @@ func TestTLSVersionAndRedirect(t *testing.T) {
 func TestLoginSessionsAndAPIKeys(t *testing.T) {
 	t.Parallel()
 	localcluster.Need(t)
-	f := start(t, false)
+	counts := metrics.NewServer("v0.0.0-test")
+	f := startWith(t, Options{Metrics: counts})
 	var failed map[string]any
 	if code := f.call("POST", "/api/v1/session", `{"username":"admin","password":"wrong"}`, "", &failed); code != 401 || failed["code"] != float64(16) {
 		t.Errorf("wrong password: %d %v", code, failed)
@@ -257,6 +260,35 @@ func TestLoginSessionsAndAPIKeys(t *testing.T) {
 		!strings.Contains(locked["message"].(string), "too many failed login attempts") {
 		t.Errorf("login after repeated failures: %d %v", code, locked)
 	}
+	// Every attempt is counted, as Argo CD's argocd_login_request_total.
+	page := scrape(t, counts.Handler())
+	for _, want := range []string{`argocd_login_request_total{status="success"} 1`, `argocd_login_request_total{status="failure"} 8`, `argocd_info{version="v0.0.0-test"} 1`} {
+		if !strings.Contains(page, want+"\n") {
+			t.Errorf("the metrics lack %s:\n%s", want, grepLines(page, "argocd_"))
+		}
+	}
+}
+
+// scrape reads a metrics handler's page.
+func scrape(t *testing.T, h http.Handler) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("metrics: %d %s", rec.Code, rec.Body)
+	}
+	return rec.Body.String()
+}
+
+// grepLines returns the lines of page that start with prefix.
+func grepLines(page, prefix string) string {
+	var out []string
+	for _, l := range strings.Split(page, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 func TestInsecureServesPlainHTTP(t *testing.T) {

@@ -21,9 +21,11 @@ import (
 	"github.com/capstan-cd/capstan/cmd/capstan/commands/cmdutil"
 	"github.com/capstan-cd/capstan/internal/certs"
 	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/metrics"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/server"
 	"github.com/capstan-cd/capstan/internal/server/ui"
+	"github.com/capstan-cd/capstan/internal/version"
 )
 
 type serverFlags struct {
@@ -48,6 +50,9 @@ type serverFlags struct {
 	hooks        int
 	hookWorkers  int
 	proxyExt     bool
+	// recorder counts logins and extension requests for the metrics
+	// port; nil in the controller's in-process API server.
+	recorder *metrics.Server
 }
 
 func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
@@ -76,7 +81,7 @@ func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
 func newServerCommand() *cobra.Command {
 	f := &serverFlags{}
 	var namespace string
-	metrics := &metricsFlags{}
+	mf := &metricsFlags{}
 	rc := &cmdutil.RepoClientFlags{}
 	lf := &logFlags{}
 	tr := &otlpFlags{}
@@ -103,7 +108,8 @@ func newServerCommand() *cobra.Command {
 				return err
 			}
 			defer client.Close()
-			metrics.serve(ctx, log)
+			f.recorder = metrics.NewServer(version.Get().Version)
+			mf.serveHandler(ctx, log, f.recorder.Handler())
 			return runServer(ctx, f, namespace, log, client, nil, nil)
 		},
 	}
@@ -114,12 +120,20 @@ func newServerCommand() *cobra.Command {
 	cmd.Flags().StringSliceVar(&f.appNS, "application-namespaces", nil, "other namespaces (globs) whose Applications are served; their projects must list them in sourceNamespaces")
 	cmd.Flags().BoolVar(&f.hydrator, "hydrator-enabled", false, "serve the source hydrator's push credentials (write-repositories, write-repocreds; argocd-cmd-params-cm hydrator.enabled)")
 	rc.Add(cmd, "server/tls")
-	metrics.add(cmd, 8083)
+	mf.add(cmd, 8083)
 	bindEnv(cmd, serverEnv)
 	readsEnv(cmd, envKubeQPS, envKubeBurst, // and the SCM policy of ApplicationSet previews:
 		cmdutil.EnvAllowedSCMProviders, cmdutil.EnvEnableSCMProviders, cmdutil.EnvTokenRefStrictMode, cmdutil.EnvSCMRootCAPath)
 	acceptEnv(cmd, serverNoEffect...)
 	return cmd
+}
+
+// metricsRecorder is what counts for the metrics port, if anything.
+func (f *serverFlags) metricsRecorder() server.Metrics {
+	if f.recorder == nil {
+		return nil
+	}
+	return f.recorder
 }
 
 // runServer serves the API until ctx ends; repoChanged, if set, hears of
@@ -160,7 +174,7 @@ func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.
 	err = kube.Until(ctx, log, "the API server's settings", kube.Backoff{}, func(ctx context.Context) (err error) {
 		srv, err = server.New(ctx, server.Options{Client: c, Informers: informers, Config: cfg, Renderer: r, Namespace: namespace, ApplicationNamespaces: f.appNS, Insecure: f.insecure, BaseHref: f.basehref, RootPath: f.rootpath, XFrameOptions: f.xFrame, ContentSecurityPolicy: f.csp, ExtensionsDir: f.extensions, DisableSyncReplace: !f.replace, HydratorEnabled: f.hydrator, TLS: *f.tls,
 			DisableAuth: f.disableAuth, EnableGZip: f.gzip, StaticAssetsDir: f.staticAssets, Log: log,
-			WebhookParallelism: f.hooks, WebhookRefreshWorkers: f.hookWorkers, EnableProxyExtension: f.proxyExt, RepoChanged: repoChanged, Dex: dex,
+			WebhookParallelism: f.hooks, WebhookRefreshWorkers: f.hookWorkers, EnableProxyExtension: f.proxyExt, Metrics: f.metricsRecorder(), RepoChanged: repoChanged, Dex: dex,
 			AppSetPreview: cmdutil.AppSetPreview(r, c, namespace, scm)})
 		return err
 	})

@@ -1,0 +1,103 @@
+package metrics
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// extensionBuckets are argocd_proxy_extension_request_duration_seconds'
+// buckets, in seconds, as Argo CD's.
+var extensionBuckets = []float64{0.1, 0.25, .5, 1, 2, 5, 10}
+
+// Login outcomes, the status label of argocd_login_request_total.
+const (
+	LoginSuccess = "success"
+	LoginFailure = "failure"
+)
+
+// Server holds the API server's metrics, under Argo CD's names on its
+// argocd-server-metrics port (8083):
+//
+//	argocd_info{version}  gauge, 1
+//	argocd_login_request_total{status}  counter, local logins ("success", "failure")
+//	argocd_proxy_extension_request_total{extension, status}  counter, by HTTP status
+//	argocd_proxy_extension_request_duration_seconds{extension}  histogram
+//
+// Its methods are safe for concurrent use; a nil *Server records nothing.
+type Server struct {
+	registry  *prometheus.Registry
+	own       []prometheus.Collector
+	logins    *prometheus.CounterVec
+	extCalls  *prometheus.CounterVec
+	extTiming *prometheus.HistogramVec
+}
+
+// NewServer returns the API server's metrics for a server of the version
+// given. The Go runtime and process metrics come from the process's
+// default registry, which Handler serves too.
+func NewServer(version string) *Server {
+	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "argocd_info", Help: "Version of the API server.",
+	}, []string{"version"})
+	info.WithLabelValues(version).Set(1)
+	s := &Server{
+		registry: prometheus.NewRegistry(),
+		logins: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "argocd_login_request_total", Help: "Number of login requests to the API server.",
+		}, []string{"status"}),
+		extCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "argocd_proxy_extension_request_total", Help: "Number of requests sent to the configured proxy extensions.",
+		}, []string{"extension", "status"}),
+		extTiming: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "argocd_proxy_extension_request_duration_seconds",
+			Help:    "Request duration in seconds between the API server and the proxy extension backend.",
+			Buckets: extensionBuckets,
+		}, []string{"extension"}),
+	}
+	s.own = []prometheus.Collector{info, s.logins, s.extCalls, s.extTiming}
+	s.registry.MustRegister(s.own...)
+	return s
+}
+
+// Describe sends the descriptions of the API server's own metrics, without
+// the Go runtime's and the process's (for the metrics reference).
+func (s *Server) Describe(ch chan<- *prometheus.Desc) {
+	for _, c := range s.own {
+		c.Describe(ch)
+	}
+}
+
+// Login counts a local account's login attempt.
+func (s *Server) Login(ok bool) {
+	if s == nil {
+		return
+	}
+	status := LoginFailure
+	if ok {
+		status = LoginSuccess
+	}
+	s.logins.WithLabelValues(status).Inc()
+}
+
+// ExtensionRequest counts one request forwarded to a proxy extension's
+// backend, with the HTTP status it answered and how long it took.
+func (s *Server) ExtensionRequest(extension string, status int, took time.Duration) {
+	if s == nil {
+		return
+	}
+	s.extCalls.WithLabelValues(extension, strconv.Itoa(status)).Inc()
+	s.extTiming.WithLabelValues(extension).Observe(took.Seconds())
+}
+
+// Handler serves the metrics in Prometheus' text format, with those the
+// process's default registry holds (client-go's, for one).
+func (s *Server) Handler() http.Handler {
+	return promhttp.HandlerFor(prometheus.Gatherers{s.registry, prometheus.DefaultGatherer}, promhttp.HandlerOpts{
+		ErrorLog:      slogPrinter{},
+		ErrorHandling: promhttp.ContinueOnError,
+	})
+}

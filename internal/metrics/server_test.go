@@ -1,0 +1,40 @@
+package metrics_test
+
+import (
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"time"
+
+	"github.com/capstan-cd/capstan/internal/metrics"
+)
+
+// The API server counts local logins and proxy extension requests; its
+// handler serves them beside the process's default registry.
+func ExampleServer() {
+	m := metrics.NewServer("v1.2.3")
+	m.Login(true)
+	m.Login(false)
+	m.Login(false)
+	m.ExtensionRequest("metrics", 200, 30*time.Millisecond)
+	m.ExtensionRequest("metrics", 502, 2*time.Second)
+
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, line := range strings.Split(rec.Body.String(), "\n") {
+		if strings.HasPrefix(line, "argocd_login") || strings.HasPrefix(line, "argocd_info") ||
+			strings.HasPrefix(line, "argocd_proxy_extension_request_total") ||
+			strings.HasPrefix(line, "argocd_proxy_extension_request_duration_seconds_count") {
+			fmt.Println(line)
+		}
+	}
+	var none *metrics.Server // counts nothing, and does not fail
+	none.Login(true)
+	// Output:
+	// argocd_info{version="v1.2.3"} 1
+	// argocd_login_request_total{status="failure"} 2
+	// argocd_login_request_total{status="success"} 1
+	// argocd_proxy_extension_request_duration_seconds_count{extension="metrics"} 2
+	// argocd_proxy_extension_request_total{extension="metrics",status="200"} 1
+	// argocd_proxy_extension_request_total{extension="metrics",status="502"} 1
+}
