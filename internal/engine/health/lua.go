@@ -18,7 +18,7 @@ type customCheck struct {
 	key    string
 	group  glob.Glob
 	kind   glob.Glob
-	script string
+	program *script.Program
 	// broken is why the script cannot run (it does not compile): the
 	// kinds it is for are Unknown with this error, and no others suffer.
 	broken error
@@ -51,8 +51,8 @@ func addCheck(checks *[]customCheck, c settings.Customization) error {
 	if err != nil {
 		return fmt.Errorf("argocd-cm %s: kind %q: %w", c.Key, c.Kind, err)
 	}
-	check := customCheck{key: c.Key, group: gg, kind: kg, script: c.Value}
-	if err := compileLua(c.Value); err != nil {
+	check := customCheck{key: c.Key, group: gg, kind: kg}
+	if check.program, err = compileLua(c.Value); err != nil {
 		check.broken = fmt.Errorf("argocd-cm %s: %w", c.Key, err)
 	}
 	*checks = append(*checks, check)
@@ -68,11 +68,13 @@ func (c *Checker) customFor(gk schema.GroupKind) (customCheck, bool) {
 	return customCheck{}, false
 }
 
-func compileLua(src string) error {
-	if err := script.Compile(src); err != nil {
-		return fmt.Errorf("health.lua does not compile: %w", err)
+// compileLua compiles a health check once, for every object it judges.
+func compileLua(src string) (*script.Program, error) {
+	p, err := script.Prepare(src)
+	if err != nil {
+		return nil, fmt.Errorf("health.lua does not compile: %w", err)
 	}
-	return nil
+	return p, nil
 }
 
 // run executes the script with the object as the global obj, as Argo CD's
@@ -81,7 +83,7 @@ func (c customCheck) run(obj *unstructured.Unstructured) (Status, error) {
 	if c.broken != nil {
 		return Status{}, c.broken
 	}
-	ret, err := script.Run(context.Background(), c.script, obj.Object, nil)
+	ret, err := c.program.Run(context.Background(), obj.Object, nil)
 	if err != nil {
 		return Status{}, fmt.Errorf("%s: %w", c.key, err)
 	}

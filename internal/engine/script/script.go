@@ -10,8 +10,6 @@ package script
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -58,65 +56,23 @@ func Run(ctx context.Context, src string, obj map[string]any, globals map[string
 	return p.Run(ctx, obj, globals)
 }
 
-// Run runs the program as the function Run does, in a sandbox of its own.
+// Run runs the program as the function Run does, in a sandbox no other
+// run holds: sandboxes are reused, with whatever a run left in them put
+// back as it was.
 func (p *Program) Run(ctx context.Context, obj map[string]any, globals map[string]any) (any, error) {
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
-	L := sandbox(ctx)
-	defer L.Close()
-	L.SetGlobal("obj", toLua(L, obj))
-	for k, v := range globals {
-		L.SetGlobal(k, toLua(L, v))
-	}
-	top := L.GetTop()
-	L.Push(L.NewFunctionFromProto(p.proto))
-	if err := L.PCall(0, lua.MultRet, nil); err != nil {
-		var apiErr *lua.ApiError
-		if errors.As(err, &apiErr) && apiErr.Type == lua.ApiErrorRun {
-			// The stack trace names Capstan's internals, not the script's lines.
-			return nil, fmt.Errorf("%v", apiErr.Object)
-		}
+	sb := sandboxes.Get().(*sandbox)
+	ret, err := sb.run(ctx, p.proto, obj, globals)
+	if err != nil {
+		// A run that failed, or was stopped, may have left the state half
+		// way through a call: it is dropped rather than reused.
+		sb.L.Close()
 		return nil, err
 	}
-	if L.GetTop() == top {
-		return nil, nil
-	}
-	return ToGo(L.Get(-1)), nil
-}
-
-// safeOs are the os functions a script may call.
-var safeOs = []string{"time", "date", "clock"}
-
-// sandbox is a Lua state with the libraries scripts may use.
-func sandbox(ctx context.Context) *lua.LState {
-	L := lua.NewState(lua.Options{SkipOpenLibs: true})
-	for _, lib := range []struct {
-		name string
-		open lua.LGFunction
-	}{{lua.BaseLibName, lua.OpenBase}, {lua.TabLibName, lua.OpenTable}, {lua.StringLibName, lua.OpenString},
-		{lua.MathLibName, lua.OpenMath}, {lua.OsLibName, lua.OpenOs}} {
-		L.Push(L.NewFunction(lib.open))
-		L.Push(lua.LString(lib.name))
-		L.Call(1, 0)
-	}
-	full, _ := L.GetGlobal(lua.OsLibName).(*lua.LTable)
-	os := L.NewTable()
-	for _, name := range safeOs {
-		os.RawSetString(name, full.RawGetString(name))
-	}
-	L.SetGlobal(lua.OsLibName, os)
-	for _, unsafe := range []string{"dofile", "loadfile", "load", "loadstring", "module"} {
-		L.SetGlobal(unsafe, lua.LNil)
-	}
-	L.SetGlobal("require", L.NewFunction(func(L *lua.LState) int {
-		if name := L.CheckString(1); name != lua.OsLibName {
-			L.RaiseError("module %q is not available", name)
-		}
-		L.Push(os)
-		return 1
-	}))
-	L.SetContext(ctx)
-	return L
+	sb.reset()
+	sandboxes.Put(sb)
+	return ret, nil
 }
 
 // toLua converts a JSON-like value to Lua: maps to tables, lists to

@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -44,4 +45,57 @@ func TestRun(t *testing.T) {
 			t.Errorf("%s: %v; want %q", src, err, want)
 		}
 	}
+}
+
+// TestSandboxReuse: a reused sandbox shows a run nothing an earlier run
+// left behind, whatever that run changed.
+func TestSandboxReuse(t *testing.T) {
+	leave, err := Prepare(`
+		hs = {status = "Degraded"}          -- a global, as health checks write them
+		string.upper = function() return "changed" end
+		table.insert = nil
+		os.time = function() return 0 end
+		getmetatable("").__index = {len = function() return -1 end}
+		setmetatable(_G, {__index = function() return "anything" end})
+		obj.spec.replicas = 0
+		return hs`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	look, err := Prepare(`
+		return {hs = hs == nil, upper = string.upper("a"), insert = table.insert ~= nil,
+			time = os.time() > 0, len = ("abc"):len(), missing = undefinedGlobal == nil, obj = obj.spec == nil}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"hs": true, "upper": "A", "insert": true, "time": true, "len": int64(3), "missing": true, "obj": true}
+	sb := newSandbox()
+	defer sb.L.Close()
+	obj := map[string]any{"spec": map[string]any{"replicas": int64(2)}}
+	if _, err := sb.run(context.Background(), leave.proto, obj, nil); err != nil {
+		t.Fatal(err)
+	}
+	sb.reset()
+	got, err := sb.run(context.Background(), look.proto, nil, nil)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("after a run that changed the sandbox: %#v, %v; want %#v", got, err, want)
+	}
+	if obj["spec"].(map[string]any)["replicas"] != int64(2) {
+		t.Errorf("a script changed the Go object it was given: %v", obj)
+	}
+	// Through the pool, from many goroutines at once (run with -race).
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 50 {
+				if _, err := leave.Run(context.Background(), obj, nil); err != nil {
+					t.Error(err)
+				}
+				if got, err := look.Run(context.Background(), nil, nil); err != nil || !reflect.DeepEqual(got, want) {
+					t.Errorf("a pooled sandbox: %#v, %v", got, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
