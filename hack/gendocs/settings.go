@@ -62,6 +62,13 @@ func cmdParamsReference(install []byte) (string, error) {
 		}
 		fmt.Fprintf(&b, "| `%s` | `%s` | `%s` | %s |\n", u.key, u.variable, u.command, cell(what))
 	}
+	b.WriteString("\n## Keys no component reads\n\n")
+	b.WriteString("Keys Argo CD documents that the install hands to no Capstan component. " +
+		"The application controller logs each one set, once per version of the ConfigMap, with the reason below.\n\n")
+	b.WriteString("| Key | Why it has no effect |\n|---|---|\n")
+	for _, k := range settings.UnreadCmdParams() {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", k.Key, cell(k.Reason))
+	}
 	return b.String(), nil
 }
 

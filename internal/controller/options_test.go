@@ -490,7 +490,8 @@ func TestHardResync(t *testing.T) {
 
 // TestUnknownArgoCDKeyLoggedOnce: a key of argocd-cm or of
 // argocd-cmd-params-cm Argo CD does not document (a misspelling) is logged
-// as ignored, once, however many reconciles follow.
+// as ignored, once, however many reconciles follow; so is a documented
+// argocd-cmd-params-cm key no component reads, with its reason.
 func TestUnknownArgoCDKeyLoggedOnce(t *testing.T) {
 	localcluster.Need(t)
 	if err := kube.InstallCRDs(context.Background(), testCluster.Config); err != nil {
@@ -504,7 +505,7 @@ func TestUnknownArgoCDKeyLoggedOnce(t *testing.T) {
 	e.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: ns},
 		Data: map[string]string{"timeout.reconcilation": "3m", "users.session.duration": "1h"}})
 	e.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CmdParamsName, Namespace: ns},
-		Data: map[string]string{"controller.status.processers": "5", "server.insecure": "true"}})
+		Data: map[string]string{"controller.status.processers": "5", "server.insecure": "true", "commitserver.log.level": "debug"}})
 	remote := gitserver.NewLocalRepo(t)
 	remote.Commit(t, "one", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n"})
 	e.create(newApp(e, "logged", "default", remote.URL, "app", v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: testCluster.NewNamespace(t)}))
@@ -522,6 +523,10 @@ func TestUnknownArgoCDKeyLoggedOnce(t *testing.T) {
 	}
 	if n := strings.Count(logs.String(), `"key":"controller.status.processers"`); n != 1 {
 		t.Errorf("the unknown argocd-cmd-params-cm key was logged %d times:\n%s", n, logs.String())
+	}
+	// A documented key no component reads is logged as having no effect, once.
+	if n := strings.Count(logs.String(), `"key":"commitserver.log.level","reason":"Capstan has no commit server`); n != 1 {
+		t.Errorf("the key no component reads was logged %d times:\n%s", n, logs.String())
 	}
 	for _, k := range []string{"users.session.duration", "server.insecure"} {
 		if strings.Contains(logs.String(), `"key":"`+k+`"`) {

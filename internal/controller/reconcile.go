@@ -323,7 +323,8 @@ func nextResync(resync, jitter time.Duration) time.Duration {
 }
 
 // checkCmdParams logs, once per version of argocd-cmd-params-cm, each of
-// its keys Argo CD does not document: nothing reads them. It runs under
+// its keys Argo CD does not document, and each documented one no Capstan
+// component reads: nothing reads either. It runs under
 // derivedMu, with argocd-cm's checks.
 func (r *reconciler) checkCmdParams(ctx context.Context) {
 	p, err := settings.LoadCmdParams(ctx, r.client, r.opts.Namespace)
@@ -333,6 +334,9 @@ func (r *reconciler) checkCmdParams(ctx context.Context) {
 	r.cmdParamsVersion = p.Version
 	for _, k := range p.UnknownKeys() {
 		r.opts.Log.Warn(settings.CmdParamsName+" has a key Argo CD does not document; it is ignored", "key", k)
+	}
+	for _, k := range p.UnreadKeys() {
+		r.opts.Log.Info(settings.CmdParamsName+" sets a key that has no effect in Capstan", "key", k.Key, "reason", k.Reason)
 	}
 }
 

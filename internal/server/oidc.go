@@ -32,7 +32,7 @@ const stateCookie = "oauthstate"
 type ssoProvider struct {
 	key      string // the configuration it was built from
 	cfg      *settings.OIDCConfig
-	url      string
+	sso      *settings.SSO // url and additionalUrls
 	provider *oidc.Provider
 	client   *http.Client
 }
@@ -73,7 +73,7 @@ func (s *Server) sso(ctx context.Context) (*ssoProvider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("OIDC provider %s: %w", conf.OIDC.Issuer, err)
 	}
-	s.ssoCache.p = &ssoProvider{key: key, cfg: conf.OIDC, url: conf.URL, provider: provider, client: httpClient}
+	s.ssoCache.p = &ssoProvider{key: key, cfg: conf.OIDC, sso: conf, provider: provider, client: httpClient}
 	return s.ssoCache.p, nil
 }
 
@@ -105,9 +105,13 @@ func (p *ssoProvider) verify(ctx context.Context, raw string) (map[string]any, e
 	return nil, lastErr
 }
 
-// callbackURL is where the provider sends the browser back: below
-// argocd-cm's url, never a host the request names.
-func callbackURL(p *ssoProvider) string { return p.url + "/auth/callback" }
+// baseURL is the external URL r came through: argocd-cm's url, or the
+// one of additionalUrls with r's host, never a host only the request names.
+func (p *ssoProvider) baseURL(r *http.Request) string { return p.sso.URLFor(r.Host, r.URL.Path) }
+
+// callbackURL is where the provider sends the browser back: below the
+// external URL the login came through, as Argo CD does.
+func (p *ssoProvider) callbackURL(r *http.Request) string { return p.baseURL(r) + "/auth/callback" }
 
 // errNoURL refuses SSO when argocd-cm's url is unset: the address the
 // provider sends the browser back to would come from the request.
@@ -123,10 +127,10 @@ func (s *Server) ssoLogin(w http.ResponseWriter, r *http.Request) error {
 	if p == nil {
 		return badRequest("SSO is not configured (oidc.config in argocd-cm)")
 	}
-	if p.url == "" {
+	if p.sso.URL == "" {
 		return badRequest(errNoURL)
 	}
-	returnURL := safeReturnURL(r.URL.Query().Get("return_url"), p.url)
+	returnURL := safeReturnURL(r.URL.Query().Get("return_url"), p.baseURL(r))
 	state, verifier := newID(), oauth2.GenerateVerifier()
 	http.SetCookie(w, &http.Cookie{Name: stateCookie, Value: s.sign(state + "|" + verifier + "|" + returnURL), Path: "/auth",
 		MaxAge: 300, HttpOnly: true, Secure: !s.opts.Insecure, SameSite: http.SameSiteLaxMode})
@@ -135,7 +139,7 @@ func (s *Server) ssoLogin(w http.ResponseWriter, r *http.Request) error {
 		claims, _ := json.Marshal(map[string]any{"id_token": p.cfg.RequestedIDTokenClaims})
 		opts = append(opts, oauth2.SetAuthURLParam("claims", string(claims)))
 	}
-	http.Redirect(w, r, p.oauth2(callbackURL(p)).AuthCodeURL(state, opts...), http.StatusSeeOther)
+	http.Redirect(w, r, p.oauth2(p.callbackURL(r)).AuthCodeURL(state, opts...), http.StatusSeeOther)
 	return nil
 }
 
@@ -147,7 +151,7 @@ func (s *Server) ssoCallback(w http.ResponseWriter, r *http.Request) error {
 	if err != nil || p == nil {
 		return badRequest(fmt.Sprintf("SSO is not configured: %v", err))
 	}
-	if p.url == "" {
+	if p.sso.URL == "" {
 		return badRequest(errNoURL)
 	}
 	q := r.URL.Query()
@@ -164,7 +168,7 @@ func (s *Server) ssoCallback(w http.ResponseWriter, r *http.Request) error {
 		return badRequest("invalid login state")
 	}
 	ctx := oidc.ClientContext(r.Context(), p.client)
-	tok, err := p.oauth2(callbackURL(p)).Exchange(ctx, q.Get("code"), oauth2.VerifierOption(parts[1]))
+	tok, err := p.oauth2(p.callbackURL(r)).Exchange(ctx, q.Get("code"), oauth2.VerifierOption(parts[1]))
 	if err != nil {
 		return unauthorized("redeeming the authorization code: " + err.Error())
 	}
@@ -242,7 +246,7 @@ func (s *Server) settings(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := settingsResponse{PublicSettings: cm.Public(otherLogins), ControllerNamespace: s.opts.Namespace}
 	if p != nil {
-		out.URL = p.url
+		out.URL = p.sso.URL
 		out.OIDCConfig = &oidcClientInfo{Name: p.cfg.Name, Issuer: p.cfg.Issuer, ClientID: p.cfg.ClientID, CLIClientID: p.cfg.CLIClientID, Scopes: p.cfg.Scopes()}
 	}
 	writeJSON(w, http.StatusOK, out)

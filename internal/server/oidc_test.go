@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/http/cookiejar"
 	"net/url"
 	"strings"
@@ -75,6 +76,52 @@ func TestSSOLoginThroughDex(t *testing.T) {
 	}
 }
 
+// TestSSOLoginThroughAdditionalURL: a browser that reaches the server at
+// one of argocd-cm's additionalUrls is sent back there by the provider,
+// and its return URL may be under that address, as in Argo CD; Dex's
+// generated configuration lists that callback too.
+func TestSSOLoginThroughAdditionalURL(t *testing.T) {
+	t.Parallel()
+	localcluster.Need(t)
+	f := start(t, true)
+	other := strings.Replace(f.base, "127.0.0.1", "localhost", 1)
+	if other == f.base {
+		t.Skipf("the server's address %s has no second name", f.base)
+	}
+	f.withDexCallbacks(other + "/auth/callback")
+	cm := &corev1.ConfigMap{}
+	if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: f.ns, Name: settings.CMName}, cm); err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["additionalUrls"] = "- " + other + "\n"
+	if err := f.c.Update(context.Background(), cm); err != nil {
+		t.Fatal(err)
+	}
+	token, visited := f.browserLoginAt(other)
+	if !strings.Contains(strings.Join(visited, " "), url.QueryEscape(other+"/auth/callback")) {
+		t.Errorf("the provider was not asked to come back through %s: %v", other, visited)
+	}
+	var info apiwire.UserInfo
+	if f.call("GET", "/api/v1/session/userinfo", "", token, &info); !info.LoggedIn {
+		t.Errorf("no session after the login through %s: %+v", other, info)
+	}
+	// A return URL under the additional address is kept; one elsewhere is not.
+	p, err := f.srv.sso(context.Background())
+	if err != nil || p == nil {
+		t.Fatal(p, err)
+	}
+	r := httptest.NewRequest("GET", other+"/auth/login", nil)
+	if got := safeReturnURL(other+"/applications/x", p.baseURL(r)); got != other+"/applications/x" {
+		t.Errorf("a return URL under the additional address became %q", got)
+	}
+	if got := safeReturnURL("https://evil.example.com/x", p.baseURL(r)); got != "/" {
+		t.Errorf("a foreign return URL became %q", got)
+	}
+	if got := p.baseURL(httptest.NewRequest("GET", "http://evil.example.com/auth/login", nil)); got != f.base {
+		t.Errorf("a request naming an unknown host is answered under %q, want url %q", got, f.base)
+	}
+}
+
 // browserLogin logs in as a browser would: it follows the redirects from
 // /auth/login through the identity provider and back, keeping cookies,
 // and returns the session cookie's token and the URLs visited.
@@ -82,10 +129,17 @@ func TestSSOLoginThroughDex(t *testing.T) {
 // oidc.config in argocd-cm (its client secret a reference into
 // argocd-secret), with Dex's group mapped to role:admin.
 func (f *fixture) withDex() *dexserver.Dex {
+	f.t.Helper()
+	return f.withDexCallbacks()
+}
+
+// withDexCallbacks is withDex with more callbacks Dex accepts for the
+// server's client.
+func (f *fixture) withDexCallbacks(more ...string) *dexserver.Dex {
 	t := f.t
 	t.Helper()
 	ctx := context.Background()
-	dex := dexserver.Start(t, dexserver.Client{ID: "capstan", Secret: "dex-client-secret", RedirectURIs: []string{f.base + "/auth/callback"}})
+	dex := dexserver.Start(t, dexserver.Client{ID: "capstan", Secret: "dex-client-secret", RedirectURIs: append([]string{f.base + "/auth/callback"}, more...)})
 
 	// The client secret is a reference into argocd-secret, as Argo CD's.
 	sec := &corev1.Secret{}
@@ -112,6 +166,12 @@ func (f *fixture) withDex() *dexserver.Dex {
 
 func (f *fixture) browserLogin() (string, []string) {
 	f.t.Helper()
+	return f.browserLoginAt(f.base)
+}
+
+// browserLoginAt is browserLogin through the server's address at.
+func (f *fixture) browserLoginAt(at string) (string, []string) {
+	f.t.Helper()
 	jar, _ := cookiejar.New(nil)
 	var visited []string
 	browser := &http.Client{Jar: jar, Timeout: 30 * time.Second, CheckRedirect: func(req *http.Request, _ []*http.Request) error {
@@ -121,7 +181,7 @@ func (f *fixture) browserLogin() (string, []string) {
 		}
 		return nil
 	}}
-	resp, err := browser.Get(f.base + "/auth/login?return_url=/applications")
+	resp, err := browser.Get(at + "/auth/login?return_url=/applications")
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -129,7 +189,7 @@ func (f *fixture) browserLogin() (string, []string) {
 	if resp.StatusCode != http.StatusSeeOther {
 		f.t.Fatalf("login ended with %d after %v", resp.StatusCode, visited)
 	}
-	base, _ := url.Parse(f.base)
+	base, _ := url.Parse(at)
 	for _, c := range jar.Cookies(base) {
 		if c.Name == tokenCookie {
 			return c.Value, visited

@@ -97,6 +97,36 @@ var cmdParamKeys = []string{
 	"server.webhook.parallelism.limit", "server.webhook.refresh.workers", "server.x.frame.options",
 }
 
+// unreadCmdParams are documented keys no Capstan component reads, each
+// with why: the install hands them to none, and the controller logs each
+// one set.
+var unreadCmdParams = map[string]string{
+	"commitserver.listen.address":                 noCommitServer,
+	"commitserver.log.format":                     noCommitServer,
+	"commitserver.log.level":                      noCommitServer,
+	"commitserver.metrics.listen.address":         noCommitServer,
+	"commitserver.grpc.enable.txt.service.config": noCommitServer,
+	"controller.profile.enabled":                  noProfiler,
+	"server.profile.enabled":                      noProfiler,
+	"reposerver.profile.enabled":                  noProfiler,
+	"applicationsetcontroller.profile.enabled":    noProfiler,
+}
+
+const (
+	noCommitServer = "Capstan has no commit server: the application controller writes the hydrator's commits itself"
+	noProfiler     = "Capstan's components serve no pprof endpoints on their metrics ports"
+)
+
+// UnreadCmdParams are the documented argocd-cmd-params-cm keys no Capstan
+// component reads, each with why. Sorted by key.
+func UnreadCmdParams() []KeyReason {
+	var out []KeyReason
+	for _, k := range sortedKeys(unreadCmdParams) {
+		out = append(out, KeyReason{Key: k, Reason: unreadCmdParams[k]})
+	}
+	return out
+}
+
 // CmdParams is argocd-cmd-params-cm as read.
 type CmdParams struct {
 	Data map[string]string
@@ -116,6 +146,18 @@ func LoadCmdParams(ctx context.Context, c client.Reader, namespace string) (*Cmd
 		return nil, err
 	}
 	return &CmdParams{Data: cm.Data, Version: cm.ResourceVersion}, nil
+}
+
+// UnreadKeys are the keys set that Argo CD documents but no Capstan
+// component reads, each with why. Sorted by key.
+func (p *CmdParams) UnreadKeys() []KeyReason {
+	var out []KeyReason
+	for _, k := range sortedKeys(p.Data) {
+		if why, ok := unreadCmdParams[k]; ok {
+			out = append(out, KeyReason{Key: k, Reason: why})
+		}
+	}
+	return out
 }
 
 // UnknownKeys are the keys Argo CD does not document: most often a

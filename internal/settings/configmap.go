@@ -214,15 +214,28 @@ func (a *ArgoCD) ExecShells() []string {
 }
 
 // URLs are argocd-cm's url and additionalUrls: the addresses users reach
-// Argo CD at. Entries that are not absolute URLs are left out.
+// Argo CD at.
 func (a *ArgoCD) URLs() []string {
 	var out []string
 	if u := strings.TrimSpace(a.Data["url"]); u != "" {
 		out = append(out, u)
 	}
+	return append(out, a.AdditionalURLs()...)
+}
+
+// AdditionalURLs is additionalUrls: other addresses users reach Argo CD
+// at, besides url (a YAML list). SSO logins come back to the one a browser
+// used. Default none; a value that is not a list reads as none.
+func (a *ArgoCD) AdditionalURLs() []string {
 	var more []string
-	if err := yaml.Unmarshal([]byte(a.Data["additionalUrls"]), &more); err == nil {
-		out = append(out, more...)
+	if err := yaml.Unmarshal([]byte(a.Data["additionalUrls"]), &more); err != nil {
+		return nil
+	}
+	out := make([]string, 0, len(more))
+	for _, u := range more {
+		if u = strings.TrimSuffix(strings.TrimSpace(u), "/"); u != "" {
+			out = append(out, u)
+		}
 	}
 	return out
 }

@@ -98,7 +98,7 @@ func DexConfig(ctx context.Context, c client.Reader, namespace string, serve Dex
 		oauth2["skipApprovalScreen"] = true
 	}
 	cfg["oauth2"] = oauth2
-	addArgoClients(cfg, url, key)
+	addArgoClients(cfg, append([]string{url}, (&ArgoCD{Data: cm.Data}).AdditionalURLs()...), key)
 	if err := setConnectorRedirects(cfg, url); err != nil {
 		return nil, fmt.Errorf("%s: %w", ref, err)
 	}
@@ -110,10 +110,15 @@ func DexConfig(ctx context.Context, c client.Reader, namespace string, serve Dex
 }
 
 // addArgoClients puts the API server's and the CLI's clients ahead of
-// the user's static clients.
-func addArgoClients(cfg map[string]any, url string, serverKey []byte) {
+// the user's static clients. The API server's may send browsers back under
+// each of its URLs (url, then additionalUrls).
+func addArgoClients(cfg map[string]any, urls []string, serverKey []byte) {
+	callbacks := make([]any, 0, len(urls))
+	for _, u := range urls {
+		callbacks = append(callbacks, u+"/auth/callback")
+	}
 	clients := []any{
-		map[string]any{"id": DexClientID, "name": "Argo CD", "secret": DexClientSecret(serverKey), "redirectURIs": []any{url + "/auth/callback"}},
+		map[string]any{"id": DexClientID, "name": "Argo CD", "secret": DexClientSecret(serverKey), "redirectURIs": callbacks},
 		map[string]any{"id": DexCLIClientID, "name": "Argo CD CLI", "public": true, "redirectURIs": []any{"http://localhost", "http://localhost:8085/auth/callback"}},
 	}
 	if theirs, ok := cfg["staticClients"].([]any); ok {

@@ -29,6 +29,7 @@ func TestDexConfig(t *testing.T) {
 		t.Fatalf("without dex.config: %s, %v; want nothing", out, err)
 	}
 
+	cm.Data["additionalUrls"] = "- https://cd.internal.example.com/\n"
 	cm.Data["dex.config"] = `
 connectors:
 - type: github
@@ -83,7 +84,7 @@ oauth2: {skipApprovalScreen: false}
 		{"clients", len(got.Clients), 3},
 		{"first client", got.Clients[0].ID, DexClientID},
 		{"its secret", got.Clients[0].Secret, DexClientSecret([]byte("k3y"))},
-		{"its redirect", got.Clients[0].RedirectURIs[0], "https://cd.example.com/auth/callback"},
+		{"its redirects, url's and additionalUrls'", strings.Join(got.Clients[0].RedirectURIs, " "), "https://cd.example.com/auth/callback https://cd.internal.example.com/auth/callback"},
 		{"the CLI's client", got.Clients[1].ID + " public " + map[bool]string{true: "yes", false: "no"}[got.Clients[1].Public], DexCLIClientID + " public yes"},
 		{"the user's client", got.Clients[2].ID, "grafana"},
 		{"GitHub's redirect", got.Conns[0].Config["redirectURI"], "https://cd.example.com/api/dex/callback"},

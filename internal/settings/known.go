@@ -28,7 +28,7 @@ var (
 		"application.sync.impersonation.enabled", "application.sync.impersonation.enforced",
 		"application.sync.requireOverridePrivilegeForRevisionSync",
 		"commit.author.name", "commit.author.email", "sourceHydrator.commitMessageTemplate", "sourceHydrator.readmeMessageTemplate",
-		// Older keys Argo CD still reads.
+		// Older keys, no longer read by Argo CD 3 either.
 		"repositories", "repository.credentials", "configManagementPlugins",
 	}
 	knownPrefixes = []string{
@@ -48,6 +48,10 @@ var (
 		"configManagementPlugins": "plugins are ConfigManagementPlugin sidecars, as in Argo CD since 2.8; argocd-cm plugins are not run",
 		"ga.trackingid":           "the settings API passes it on, but Capstan's web UI sends no analytics",
 		"ga.anonymizeusers":       "the settings API passes it on, but Capstan's web UI sends no analytics",
+		"repositories":            "Argo CD 3 no longer reads repositories from argocd-cm; declare them as repository Secrets",
+		"repository.credentials":  "Argo CD 3 no longer reads credential templates from argocd-cm; declare them as repo-creds Secrets",
+		"resource.customizations.useOpenLibs.": "Lua scripts always have the base, table, string, math and safe os libraries, " +
+			"and never the io or full os ones: no script reaches files or programs",
 	}
 )
 

@@ -3,6 +3,7 @@ package settings
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -52,6 +53,9 @@ func (o *OIDCConfig) Scopes() []string {
 type SSO struct {
 	// URL is Capstan's external URL (argocd-cm url); callbacks go under it.
 	URL string
+	// AdditionalURLs are argocd-cm's additionalUrls: other external URLs,
+	// whose own callbacks serve browsers that came through them.
+	AdditionalURLs []string
 	// OIDC is nil when no OIDC provider is configured.
 	OIDC *OIDCConfig
 	// Dex is true when OIDC is the bundled Dex of dex.config, reached
@@ -71,7 +75,8 @@ func LoadSSO(ctx context.Context, c client.Reader, namespace string) (*SSO, erro
 	if err != nil {
 		return nil, err
 	}
-	sso := &SSO{URL: strings.TrimSuffix(cm.Data["url"], "/"), InsecureSkipVerify: cm.Data["oidc.tls.insecure.skip.verify"] == "true"}
+	sso := &SSO{URL: strings.TrimSuffix(cm.Data["url"], "/"), AdditionalURLs: (&ArgoCD{Data: cm.Data}).AdditionalURLs(),
+		InsecureSkipVerify: cm.Data["oidc.tls.insecure.skip.verify"] == "true"}
 	raw := cm.Data["oidc.config"]
 	if strings.TrimSpace(raw) == "" {
 		if sso.URL == "" || strings.TrimSpace(cm.Data["dex.config"]) == "" {
@@ -143,4 +148,21 @@ func lookupSecretRef(ctx context.Context, c client.Reader, namespace, value stri
 	}
 	v, ok := s.Data[key]
 	return string(v), ok, nil
+}
+
+// URLFor is the external URL a request came through: the first of url and
+// additionalUrls with the request's host whose path the request is under,
+// or url when none is. Only configured URLs are returned, never one the
+// request names.
+func (s *SSO) URLFor(host, path string) string {
+	for _, candidate := range append([]string{s.URL}, s.AdditionalURLs...) {
+		u, err := url.Parse(candidate)
+		if err != nil || u.Host == "" {
+			continue
+		}
+		if strings.EqualFold(u.Host, host) && strings.HasPrefix(path, u.Path) {
+			return candidate
+		}
+	}
+	return s.URL
 }

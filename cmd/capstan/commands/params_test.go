@@ -64,6 +64,7 @@ func documentedParams(t *testing.T) map[string]string {
 func TestEveryParamIsRead(t *testing.T) {
 	documented := documentedParams(t)
 	checked := 0
+	passed := map[string]bool{} // keys the install hands to a component
 	for workload, containers := range installContainers(t) {
 		c := containers[0]
 		if len(c.Command) == 0 {
@@ -88,6 +89,7 @@ func TestEveryParamIsRead(t *testing.T) {
 					continue
 				}
 				checked++
+				passed[ref.ConfigMapKeyRef.Key] = true
 				if !slices.Contains(reads, e.Name) {
 					t.Errorf("%s (key %s) is set by the install but not read by %s", e.Name, ref.ConfigMapKeyRef.Key, cmd.CommandPath())
 				}
@@ -115,6 +117,20 @@ func TestEveryParamIsRead(t *testing.T) {
 				}
 			}
 		})
+	}
+	// A documented key no component is handed is one no component reads:
+	// it must be listed, with its reason, for the controller to log it.
+	unread := map[string]bool{}
+	for _, k := range settings.UnreadCmdParams() {
+		unread[k.Key] = true
+		if passed[k.Key] {
+			t.Errorf("%s is listed as read by no component, but the install hands it to one", k.Key)
+		}
+	}
+	for key := range documented {
+		if !passed[key] && !unread[key] {
+			t.Errorf("Argo CD documents %s, which no component is handed and none is said not to read: it would be silent", key)
+		}
 	}
 	if checked < 150 {
 		t.Errorf("only %d variables checked", checked)

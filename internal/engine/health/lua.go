@@ -15,9 +15,9 @@ import (
 
 // customCheck is a Lua health script for kinds matching group/kind globs.
 type customCheck struct {
-	key    string
-	group  glob.Glob
-	kind   glob.Glob
+	key     string
+	group   glob.Glob
+	kind    glob.Glob
 	program *script.Program
 	// broken is why the script cannot run (it does not compile): the
 	// kinds it is for are Unknown with this error, and no others suffer.
