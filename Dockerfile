@@ -4,6 +4,8 @@
 # argocd-application-controller, argocd-dex, argocd) are linked to, and Dex.
 #   docker build -t capstan .
 FROM golang:1.26-bookworm AS build
+# go.mod names Go 1.27; the go command fetches it from the module proxy.
+ENV GOTOOLCHAIN=go1.27.3
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download

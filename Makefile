@@ -3,6 +3,11 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := build
 
+# go.mod names Go 1.27 (Argo CD 3.6's module needs it). The go command
+# fetches this release of it from the module proxy on first use (about
+# 76 MB), whatever Go the machine starts with.
+export GOTOOLCHAIN := go1.27.3
+
 # The Kubernetes release the local clusters run; tools/kube/go.mod pins the same one.
 KUBE_VERSION ?= v1.36.3
 KUBE_BIN     := $(CURDIR)/bin/kube/$(KUBE_VERSION)

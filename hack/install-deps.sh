@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Capstan's build and tests need, when missing.
-# Go itself is expected on PATH (the module's go directive names the version).
+# Go itself is expected on PATH; the Makefile has it fetch the Go release
+# go.mod needs (GOTOOLCHAIN) from the module proxy.
 set -euo pipefail
 
 # command -> Debian package

@@ -52,7 +52,7 @@ func (nothing) ClusterObjectCounts() []metrics.ClusterCount { return nil }
 
 // descFields reads a prometheus.Desc's name, help and labels from its
 // String form, the only way client_golang shows them.
-var descFields = regexp.MustCompile(`fqName: "([^"]*)", help: "((?:[^"\\]|\\.)*)", constLabels: \{[^}]*\}, variableLabels: \{([^}]*)\}`)
+var descFields = regexp.MustCompile(`fqName: "([^"]*)", help: "((?:[^"\\]|\\.)*)",(?: unit: "[^"]*",)? constLabels: \{[^}]*\}, variableLabels: \{([^}]*)\}`)
 
 // metricsReference lists the metrics each component serves.
 func metricsReference() (string, error) {

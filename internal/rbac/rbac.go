@@ -232,7 +232,7 @@ func (e *Enforcer) Subjects(claims map[string]any) []string {
 	return out
 }
 
-// compiled holds compiled patterns (glob.Glob or *regexp.Regexp, nil for
+// compiled holds compiled patterns (*glob.Pattern or *regexp.Regexp, nil for
 // a pattern that does not compile), as every request matches them again.
 var compiled sync.Map
 
@@ -248,7 +248,7 @@ func globMatch(pattern, value string) bool {
 		}
 		g, _ = compiled.LoadOrStore("glob:"+pattern, c)
 	}
-	m, _ := g.(glob.Glob)
+	m, _ := g.(*glob.Pattern)
 	return m != nil && m.Match(value)
 }
 

@@ -139,12 +139,12 @@ func (s *Service) GitFiles(ctx context.Context, req *GitFilesRequest) (*GitFiles
 }
 
 // compileGlobs compiles file patterns, "/" a separator when pathAware.
-func compileGlobs(patterns []string, pathAware bool) ([]glob.Glob, error) {
+func compileGlobs(patterns []string, pathAware bool) ([]*glob.Pattern, error) {
 	var seps []rune
 	if pathAware {
 		seps = []rune{'/'}
 	}
-	out := make([]glob.Glob, 0, len(patterns))
+	out := make([]*glob.Pattern, 0, len(patterns))
 	for _, p := range patterns {
 		g, err := glob.Compile(p, seps...)
 		if err != nil {
@@ -155,7 +155,7 @@ func compileGlobs(patterns []string, pathAware bool) ([]glob.Glob, error) {
 	return out, nil
 }
 
-func anyMatch(globs []glob.Glob, s string) bool {
+func anyMatch(globs []*glob.Pattern, s string) bool {
 	for _, g := range globs {
 		if g.Match(s) {
 			return true

@@ -104,3 +104,19 @@ func TestSwaggerServed(t *testing.T) {
 		t.Errorf("swagger-ui: %d", resp.StatusCode)
 	}
 }
+
+// TestSwaggerUIDisabled: server.disable.swagger.ui leaves both unserved,
+// as in Argo CD.
+func TestSwaggerUIDisabled(t *testing.T) {
+	t.Parallel()
+	localcluster.Need(t)
+	f := startWith(t, Options{DisableSwaggerUI: true})
+	for _, path := range []string{"/swagger.json", "/swagger-ui"} {
+		resp := f.send(context.Background(), "GET", path, "", "")
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound || strings.Contains(string(page), "ApplicationService_Sync") {
+			t.Errorf("%s with the Swagger UI off: %d", path, resp.StatusCode)
+		}
+	}
+}

@@ -139,6 +139,9 @@ type Options struct {
 	// StaticAssetsDir adds a directory's files to the web UI's (see
 	// ui.Options), as Argo CD's server.staticassets. Default: none.
 	StaticAssetsDir string
+	// DisableSwaggerUI leaves /swagger-ui and /swagger.json unserved, as
+	// Argo CD's server.disable.swagger.ui. Default false.
+	DisableSwaggerUI bool
 	// Metrics counts logins and proxy extension requests (a
 	// metrics.Server). Default: nothing is counted.
 	Metrics Metrics
@@ -256,8 +259,10 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /api/logout", s.logoutRedirect)
 	s.mux.HandleFunc("GET /healthz", healthz)
 	s.mux.HandleFunc("GET /api/badge", s.badge)
-	s.mux.HandleFunc("GET /swagger.json", s.swaggerJSON)
-	s.mux.HandleFunc("GET /swagger-ui", s.swaggerUI)
+	if !s.opts.DisableSwaggerUI {
+		s.mux.HandleFunc("GET /swagger.json", s.swaggerJSON)
+		s.mux.HandleFunc("GET /swagger-ui", s.swaggerUI)
+	}
 	s.mux.HandleFunc("GET /api/v1/session/userinfo", s.userInfo)
 	s.mux.HandleFunc("POST "+webhookPath, s.public(s.webhook))
 	s.mux.HandleFunc("GET /api/v1/settings", s.public(s.settings))

@@ -35,7 +35,7 @@ type ResourceFilter struct {
 	exclusions, inclusions []compiledRule
 }
 
-type compiledRule struct{ groups, kinds, clusters []glob.Glob }
+type compiledRule struct{ groups, kinds, clusters []*glob.Pattern }
 
 // ResourceFilter reads resource.exclusions and resource.inclusions. A
 // list that cannot be read is an error: guessing which kinds to leave
@@ -66,7 +66,7 @@ func compileRule(r FilteredResource) (compiledRule, error) {
 	var c compiledRule
 	for _, part := range []struct {
 		patterns []string
-		to       *[]glob.Glob
+		to       *[]*glob.Pattern
 	}{{r.APIGroups, &c.groups}, {r.Kinds, &c.kinds}, {r.Clusters, &c.clusters}} {
 		for _, p := range part.patterns {
 			g, err := glob.Compile(p)
@@ -79,7 +79,7 @@ func compileRule(r FilteredResource) (compiledRule, error) {
 	return c, nil
 }
 
-func anyMatch(globs []glob.Glob, s string) bool {
+func anyMatch(globs []*glob.Pattern, s string) bool {
 	if len(globs) == 0 {
 		return true
 	}

@@ -42,6 +42,19 @@ type Options struct {
 	// Attrs are key:value attributes of every span's resource
 	// (--otlp-attrs).
 	Attrs []string
+	// SampleRatio is the share of traces recorded, from 0 (none) to 1
+	// (all) (--otlp-sample-ratio). A span whose caller sent a sampling
+	// decision follows it, so a trace is kept or dropped whole across
+	// components. Default 0, read as 1: every trace, as Argo CD's default.
+	SampleRatio float64
+}
+
+// sampler is the sampler of ratio (0 or more than 1: every trace).
+func sampler(ratio float64) sdktrace.Sampler {
+	if ratio <= 0 || ratio >= 1 {
+		return sdktrace.ParentBased(sdktrace.AlwaysSample())
+	}
+	return sdktrace.ParentBased(sdktrace.TraceIDRatioBased(ratio))
 }
 
 // enabled is whether Start set up an exporter: callers wrap handlers only
@@ -74,7 +87,7 @@ func Start(ctx context.Context, opts Options) (stop func(context.Context) error,
 		return nil, fmt.Errorf("OTLP exporter to %s: %w", opts.Address, err)
 	}
 	provider := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter, sdktrace.WithBatchTimeout(time.Second)),
-		sdktrace.WithResource(resource.NewSchemaless(attrs...)))
+		sdktrace.WithResource(resource.NewSchemaless(attrs...)), sdktrace.WithSampler(sampler(opts.SampleRatio)))
 	otel.SetTracerProvider(provider)
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 	enabled.Store(true)

@@ -13,7 +13,8 @@ import (
 func ExampleTypeKey() {
 	key := "GitRepositoryNotFoundException"
 	fmt.Println(azuredevopsgit.TypeKey(azuredevops.WrappedError{TypeKey: &key}))
-	fmt.Println(azuredevopsgit.TypeKey(fmt.Errorf("listing branches: %w", &azuredevops.WrappedError{TypeKey: &key})))
+	var asPointer error = &azuredevops.WrappedError{TypeKey: &key}
+	fmt.Println(azuredevopsgit.TypeKey(fmt.Errorf("listing branches: %w", asPointer)))
 	fmt.Printf("%q\n", azuredevopsgit.TypeKey(fmt.Errorf("timeout")))
 	// Output:
 	// GitRepositoryNotFoundException

@@ -27,7 +27,7 @@ type Set struct {
 
 // customKind is one argocd-cm action customization.
 type customKind struct {
-	group, kind glob.Glob
+	group, kind *glob.Pattern
 	merge       bool
 	scripts
 }

@@ -11,15 +11,8 @@ import (
 // each read their own way, written from each project's documented status:
 // the kinds Argo CD's library (library.go) has no script for.
 var crdKinds = map[schema.GroupKind]rule{
-	{Group: "argoproj.io", Kind: "Workflow"}:               phaseHealth(phases{progressing: "Pending Running", healthy: "Succeeded", degraded: "Failed Error"}),
-	{Group: "velero.io", Kind: "Backup"}:                   phaseHealth(veleroPhases),
-	{Group: "velero.io", Kind: "Restore"}:                  phaseHealth(veleroPhases),
-	{Group: "velero.io", Kind: "Schedule"}:                 phaseHealth(phases{progressing: "New", healthy: "Enabled", degraded: "FailedValidation", suspended: "Paused"}),
-	{Group: "velero.io", Kind: "BackupStorageLocation"}:    phaseHealth(phases{healthy: "Available", degraded: "Unavailable"}),
-	{Group: "tekton.dev", Kind: "PipelineRun"}:             runHealth,
-	{Group: "tekton.dev", Kind: "TaskRun"}:                 runHealth,
-	{Group: "monitoring.coreos.com", Kind: "Alertmanager"}: prometheusOperatorHealth,
-	{Group: "monitoring.coreos.com", Kind: "ThanosRuler"}:  prometheusOperatorHealth,
+	{Group: "argoproj.io", Kind: "Workflow"}:            phaseHealth(phases{progressing: "Pending Running", healthy: "Succeeded", degraded: "Failed Error"}),
+	{Group: "velero.io", Kind: "BackupStorageLocation"}: phaseHealth(phases{healthy: "Available", degraded: "Unavailable"}),
 }
 
 // crdGroups are health rules for the kinds of a group whose kinds report
@@ -192,47 +185,9 @@ func istioHealth(obj *unstructured.Unstructured) (Status, error) {
 	return healthy(""), nil
 }
 
-// prometheusOperatorHealth reads the Prometheus operator's Available and
-// Reconciled conditions.
-func prometheusOperatorHealth(obj *unstructured.Unstructured) (Status, error) {
-	conds := conditionsOf(obj)
-	if c, ok := conds["Reconciled"]; ok && c.Status == "False" {
-		return degraded(c.Message), nil
-	}
-	if stale(obj) {
-		return progressing("Waiting for the spec to be observed"), nil
-	}
-	switch c, ok := conds["Available"]; {
-	case !ok || c.Status == "Unknown":
-		return progressing("Waiting to become available"), nil
-	case c.Status == "True":
-		return healthy(c.Message), nil
-	default: // False, or Degraded: some replicas are not available
-		return degraded(c.Message), nil
-	}
-}
-
-// runHealth reads Tekton's runs by their Succeeded condition.
-func runHealth(obj *unstructured.Unstructured) (Status, error) {
-	c, ok := conditionsOf(obj)["Succeeded"]
-	switch {
-	case !ok || c.Status == "Unknown":
-		if strings.HasSuffix(c.Reason, "Cancelled") || c.Reason == "PipelineRunPending" {
-			return suspended(cmpOr(c.Message, c.Reason)), nil
-		}
-		return progressing(cmpOr(c.Message, "Running")), nil
-	case c.Status == "True":
-		return healthy(c.Message), nil
-	}
-	return degraded(c.Message), nil
-}
-
 // phases lists, space-separated, the values of status.phase that mean
 // each health; an unlisted phase (or none) is Progressing.
 type phases struct{ progressing, healthy, degraded, suspended string }
-
-var veleroPhases = phases{progressing: "New InProgress WaitingForPluginOperations WaitingForPluginOperationsPartiallyFailed Finalizing FinalizingPartiallyFailed",
-	healthy: "Completed", degraded: "PartiallyFailed Failed FailedValidation"}
 
 // phaseHealth reads status.phase by p, with status.message as the reason.
 func phaseHealth(p phases) rule {

@@ -35,20 +35,10 @@ func TestCustomResourceHealth(t *testing.T) {
 		{"virtual service invalid", "{apiVersion: networking.istio.io/v1, kind: VirtualService, status: {validationMessages: [{level: ERROR, type: {code: IST0101, name: ReferencedResourceNotFound}}]}}", D},
 		{"virtual service not yet pushed", "{apiVersion: networking.istio.io/v1, kind: VirtualService, status: {conditions: [{type: Reconciled, status: 'False'}]}}", P},
 		// Prometheus operator
-		{"alertmanager not reconciled", "{apiVersion: monitoring.coreos.com/v1, kind: Alertmanager, status: {conditions: [{type: Reconciled, status: 'False', message: bad config}]}}", D},
-		{"alertmanager starting", "{apiVersion: monitoring.coreos.com/v1, kind: Alertmanager}", P},
 		{"service monitor", "{apiVersion: monitoring.coreos.com/v1, kind: ServiceMonitor, spec: {}}", H},
 		// Velero
-		{"backup in progress", "{apiVersion: velero.io/v1, kind: Backup, status: {phase: InProgress}}", P},
-		{"backup completed", "{apiVersion: velero.io/v1, kind: Backup, status: {phase: Completed}}", H},
-		{"backup partially failed", "{apiVersion: velero.io/v1, kind: Backup, status: {phase: PartiallyFailed}}", D},
-		{"restore failed", "{apiVersion: velero.io/v1, kind: Restore, status: {phase: Failed}}", D},
-		{"schedule paused", "{apiVersion: velero.io/v1, kind: Schedule, status: {phase: Paused}}", S},
+		{"backup storage location unavailable", "{apiVersion: velero.io/v1, kind: BackupStorageLocation, status: {phase: Unavailable}}", D},
 		// Tekton
-		{"pipeline run running", "{apiVersion: tekton.dev/v1, kind: PipelineRun, status: {conditions: [{type: Succeeded, status: Unknown, reason: Running}]}}", P},
-		{"pipeline run succeeded", "{apiVersion: tekton.dev/v1, kind: PipelineRun, status: {conditions: [{type: Succeeded, status: 'True'}]}}", H},
-		{"task run failed", "{apiVersion: tekton.dev/v1, kind: TaskRun, status: {conditions: [{type: Succeeded, status: 'False', reason: Failed}]}}", D},
-		{"pipeline run pending", "{apiVersion: tekton.dev/v1, kind: PipelineRun, status: {conditions: [{type: Succeeded, status: Unknown, reason: PipelineRunPending}]}}", S},
 		{"pipeline", "{apiVersion: tekton.dev/v1, kind: Pipeline, spec: {}}", H},
 	}
 	checker, err := NewChecker(nil)

@@ -40,7 +40,7 @@ type library struct {
 }
 
 type libraryPattern struct {
-	group, kind glob.Glob
+	group, kind *glob.Pattern
 	libraryScript
 }
 

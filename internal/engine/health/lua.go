@@ -16,8 +16,8 @@ import (
 // customCheck is a Lua health script for kinds matching group/kind globs.
 type customCheck struct {
 	key     string
-	group   glob.Glob
-	kind    glob.Glob
+	group   *glob.Pattern
+	kind    *glob.Pattern
 	program *script.Program
 	// broken is why the script cannot run (it does not compile): the
 	// kinds it is for are Unknown with this error, and no others suffer.

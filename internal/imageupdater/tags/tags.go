@@ -67,7 +67,7 @@ type Filter struct {
 	Ignore []string
 
 	allow  *regexp.Regexp
-	ignore []glob.Glob
+	ignore []*glob.Pattern
 }
 
 // Compile checks the filter's patterns. Errors name the pattern.

@@ -22,9 +22,11 @@ var (
 		"otlp-insecure":                    "ARGOCD_SERVER_OTLP_INSECURE",
 		"otlp-headers":                     "ARGOCD_SERVER_OTLP_HEADERS",
 		"otlp-attrs":                       "ARGOCD_SERVER_OTLP_ATTRS",
+		"otlp-sample-ratio":                "ARGOCD_SERVER_OTLP_SAMPLE_RATIO",
 		"tlsminversion":                    "ARGOCD_TLS_MIN_VERSION",
 		"tlsmaxversion":                    "ARGOCD_TLS_MAX_VERSION",
 		"tlsciphers":                       "ARGOCD_TLS_CIPHERS",
+		"tlscurvepreferences":              "ARGOCD_TLS_CURVE_PREFERENCES",
 		"application-namespaces":           "ARGOCD_APPLICATION_NAMESPACES",
 		"basehref":                         "ARGOCD_SERVER_BASEHREF",
 		"rootpath":                         "ARGOCD_SERVER_ROOTPATH",
@@ -50,6 +52,7 @@ var (
 		"webhook-parallelism-limit":        "ARGOCD_SERVER_WEBHOOK_PARALLELISM_LIMIT",
 		"webhook-refresh-workers":          "ARGOCD_SERVER_WEBHOOK_REFRESH_WORKERS",
 		"enable-proxy-extension":           "ARGOCD_SERVER_ENABLE_PROXY_EXTENSION",
+		"disable-swagger-ui":               "ARGOCD_SERVER_DISABLE_SWAGGER_UI",
 	}
 	// serverNoEffect are the API server's variables in noEffect.
 	serverNoEffect = []string{
@@ -84,9 +87,11 @@ var (
 		"otlp-insecure":                           "ARGOCD_REPO_SERVER_OTLP_INSECURE",
 		"otlp-headers":                            "ARGOCD_REPO_SERVER_OTLP_HEADERS",
 		"otlp-attrs":                              "ARGOCD_REPO_SERVER_OTLP_ATTRS",
+		"otlp-sample-ratio":                       "ARGOCD_REPO_SERVER_OTLP_SAMPLE_RATIO",
 		"tlsminversion":                           "ARGOCD_TLS_MIN_VERSION",
 		"tlsmaxversion":                           "ARGOCD_TLS_MAX_VERSION",
 		"tlsciphers":                              "ARGOCD_TLS_CIPHERS",
+		"tlscurvepreferences":                     "ARGOCD_TLS_CURVE_PREFERENCES",
 		"default-cache-expiration":                "ARGOCD_DEFAULT_CACHE_EXPIRATION",
 		"plugin-tar-exclude":                      "ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS",
 	}
@@ -131,6 +136,7 @@ var (
 		"otlp-insecure":                     "ARGOCD_APPLICATION_CONTROLLER_OTLP_INSECURE",
 		"otlp-headers":                      "ARGOCD_APPLICATION_CONTROLLER_OTLP_HEADERS",
 		"otlp-attrs":                        "ARGOCD_APPLICATION_CONTROLLER_OTLP_ATTRS",
+		"otlp-sample-ratio":                 "ARGOCD_APPLICATION_CONTROLLER_OTLP_SAMPLE_RATIO",
 	}
 	// controllerNoEffect are the application controller's variables in noEffect.
 	controllerNoEffect = []string{

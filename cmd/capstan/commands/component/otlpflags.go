@@ -21,6 +21,7 @@ func (f *otlpFlags) add(cmd *cobra.Command, service string) {
 	cmd.Flags().BoolVar(&f.opts.Insecure, "otlp-insecure", true, "reach the OTLP collector without TLS")
 	cmd.Flags().StringToStringVar(&f.headers, "otlp-headers", nil, "headers sent with each export, as key=value pairs")
 	cmd.Flags().StringSliceVar(&f.opts.Attrs, "otlp-attrs", nil, "key:value attributes of every span's resource")
+	cmd.Flags().Float64Var(&f.opts.SampleRatio, "otlp-sample-ratio", 1, "share of traces to record, from 0.0 (none) to 1.0 (all); a caller's sampling decision is followed")
 }
 
 // start exports traces while ctx lasts; the returned function flushes

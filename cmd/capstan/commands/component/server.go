@@ -50,6 +50,7 @@ type serverFlags struct {
 	hooks        int
 	hookWorkers  int
 	proxyExt     bool
+	noSwagger    bool
 	// recorder counts logins and extension requests for the metrics
 	// port; nil in the controller's in-process API server.
 	recorder *metrics.Server
@@ -75,6 +76,7 @@ func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
 	cmd.Flags().IntVar(&f.hooks, prefix+"webhook-parallelism-limit", 50, "how many Git webhooks are handled at once; later ones wait their turn")
 	cmd.Flags().IntVar(&f.hookWorkers, prefix+"webhook-refresh-workers", 20, "how many refresh annotations webhooks write at once (without an in-process controller)")
 	cmd.Flags().BoolVar(&f.proxyExt, prefix+"enable-proxy-extension", false, "forward the web UI's extension requests to the backends argocd-cm's extension.config names, under /extensions/")
+	cmd.Flags().BoolVar(&f.noSwagger, prefix+"disable-swagger-ui", false, "serve neither the Swagger UI (/swagger-ui) nor its document (/swagger.json)")
 	cmd.Flags().BoolVar(&f.disableAuth, prefix+"disable-auth", false, "let every caller in as an administrator, without a session or RBAC (only behind something that authenticates)")
 }
 
@@ -174,7 +176,7 @@ func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.
 	err = kube.Until(ctx, log, "the API server's settings", kube.Backoff{}, func(ctx context.Context) (err error) {
 		srv, err = server.New(ctx, server.Options{Client: c, Informers: informers, Config: cfg, Renderer: r, Namespace: namespace, ApplicationNamespaces: f.appNS, Insecure: f.insecure, BaseHref: f.basehref, RootPath: f.rootpath, XFrameOptions: f.xFrame, ContentSecurityPolicy: f.csp, ExtensionsDir: f.extensions, DisableSyncReplace: !f.replace, HydratorEnabled: f.hydrator, TLS: *f.tls,
 			DisableAuth: f.disableAuth, EnableGZip: f.gzip, StaticAssetsDir: f.staticAssets, Log: log,
-			WebhookParallelism: f.hooks, WebhookRefreshWorkers: f.hookWorkers, EnableProxyExtension: f.proxyExt, Metrics: f.metricsRecorder(), RepoChanged: repoChanged, Dex: dex,
+			WebhookParallelism: f.hooks, WebhookRefreshWorkers: f.hookWorkers, EnableProxyExtension: f.proxyExt, DisableSwaggerUI: f.noSwagger, Metrics: f.metricsRecorder(), RepoChanged: repoChanged, Dex: dex,
 			AppSetPreview: cmdutil.AppSetPreview(r, c, namespace, scm)})
 		return err
 	})

@@ -216,7 +216,7 @@ func isManifestFile(name string) bool {
 	return false
 }
 
-func compileGlob(what, pattern string) (glob.Glob, error) {
+func compileGlob(what, pattern string) (*glob.Pattern, error) {
 	if pattern == "" {
 		return nil, nil
 	}
