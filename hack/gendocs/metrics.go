@@ -62,7 +62,7 @@ func metricsReference() (string, error) {
 		name string
 		d    describer
 	}{
-		{"application controller (:8082)", metrics.New(nothing{}, nothing{})},
+		{"application controller (:8082)", metrics.New(nothing{}, nothing{}, metrics.Options{AppLabels: []string{"team"}})},
 		{"API server (:8083)", metrics.NewServer("")},
 		{"notifications controller (:9001)", notifications.NewMetrics()},
 		{"image updater", images},
@@ -76,7 +76,9 @@ func metricsReference() (string, error) {
 			if m == nil {
 				return "", fmt.Errorf("cannot read %s", d)
 			}
-			all = append(all, metric{name: m[1], help: strings.ReplaceAll(m[2], `\"`, `"`), labels: m[3], component: c.name})
+			// argocd_app_labels' own labels are the ones asked for.
+			labels := strings.ReplaceAll(m[3], "label_team", "label_<name>...")
+			all = append(all, metric{name: m[1], help: strings.ReplaceAll(m[2], `\"`, `"`), labels: labels, component: c.name})
 		}
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].name < all[j].name })

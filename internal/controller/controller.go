@@ -98,6 +98,9 @@ type Options struct {
 	// MetricsAddr, if set, serves Prometheus metrics at /metrics there
 	// (Argo CD's names; its controller uses :8082).
 	MetricsAddr string
+	// Metrics chooses the metrics' optional series (Application labels,
+	// condition types). Default: metrics.Options' defaults.
+	Metrics metrics.Options
 	// ApplicationNamespaces are namespaces (globs), besides Namespace,
 	// whose Applications are reconciled; their projects must list them in
 	// sourceNamespaces. Default none.
@@ -220,7 +223,7 @@ func run(ctx context.Context, opts Options, identity string) error {
 	namespaces.informers = mgr.GetCache()
 	events := make(chan event.GenericEvent, 10000)
 	counts := &clusterCounts{}
-	m := metrics.New(applicationLister{namespaces: namespaces}, counts)
+	m := metrics.New(applicationLister{namespaces: namespaces}, counts, opts.Metrics)
 	updates := &updateFilter{}
 	respectRBAC := &rbacMode{}
 	dests := engine.NewDestinations(engine.DestinationOptions{Tracking: method,

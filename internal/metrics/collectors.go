@@ -2,6 +2,8 @@ package metrics
 
 import (
 	"net/url"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,15 +27,38 @@ var (
 		[]string{"server"}, nil)
 )
 
-// appCollector computes argocd_app_info and argocd_app_condition from the
-// Applications at scrape time, so deleted Applications leave no series.
+// appCollector computes argocd_app_info, argocd_app_condition and
+// argocd_app_labels from the Applications at scrape time, so deleted
+// Applications leave no series.
 type appCollector struct {
-	apps AppLister
+	apps       AppLister
+	labels     []string         // Options.AppLabels
+	labelsDesc *prometheus.Desc // nil without labels
+	conditions []string         // Options.AppConditions; none: every type
 }
+
+func newAppCollector(apps AppLister, opts Options) *appCollector {
+	c := &appCollector{apps: apps, labels: opts.AppLabels, conditions: opts.AppConditions}
+	if len(c.labels) > 0 {
+		names := []string{"namespace", "name", "project"}
+		for _, l := range c.labels {
+			names = append(names, "label_"+invalidLabelChars.ReplaceAllString(l, "_"))
+		}
+		c.labelsDesc = prometheus.NewDesc("argocd_app_labels", "Argo Application labels converted to Prometheus labels.", names, nil)
+	}
+	return c
+}
+
+// invalidLabelChars are the characters Prometheus does not allow in a
+// label name.
+var invalidLabelChars = regexp.MustCompile(`[^a-zA-Z0-9_]`)
 
 func (c *appCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- appInfoDesc
 	ch <- appConditionDesc
+	if c.labelsDesc != nil {
+		ch <- c.labelsDesc
+	}
 }
 
 func (c *appCollector) Collect(ch chan<- prometheus.Metric) {
@@ -49,9 +74,19 @@ func (c *appCollector) Collect(ch chan<- prometheus.Metric) {
 			string(orDefault(app.Status.Health.Status, v1alpha1.HealthStatusUnknown)),
 			operation(app),
 		)
+		if c.labelsDesc != nil {
+			values := []string{app.Namespace, app.Name, proj}
+			for _, l := range c.labels {
+				values = append(values, app.Labels[l])
+			}
+			ch <- gauge(c.labelsDesc, 1, values...)
+		}
 		counts := map[v1alpha1.ApplicationConditionType]int{}
 		var order []v1alpha1.ApplicationConditionType
 		for _, cond := range app.Status.Conditions {
+			if len(c.conditions) > 0 && !slices.Contains(c.conditions, string(cond.Type)) {
+				continue
+			}
 			if counts[cond.Type] == 0 {
 				order = append(order, cond.Type)
 			}

@@ -6,6 +6,7 @@
 //
 //	argocd_app_info{namespace, name, project, autosync_enabled, repo, dest_server, dest_namespace, sync_status, health_status, operation}  gauge, 1 per Application
 //	argocd_app_condition{namespace, name, project, condition}  gauge, number of conditions of that type
+//	argocd_app_labels{namespace, name, project, label_<name>...}  gauge, 1 per Application (Options.AppLabels)
 //	argocd_app_reconcile{namespace, dest_server}  histogram, seconds
 //	argocd_app_sync_total{namespace, name, project, dest_server, phase, dry_run}  counter, completed operations
 //	argocd_app_k8s_request_total{namespace, name, project, server, response_code, verb, resource_kind, resource_namespace, dry_run}  counter
@@ -15,15 +16,15 @@
 // of its own, so several controllers can share a process. The API
 // server's metrics are a Server's (see NewServer).
 //
-//	m := metrics.New(apps, clusters)
+//	m := metrics.New(apps, clusters, metrics.Options{AppLabels: []string{"team"}})
 //	cfg.Wrap(m.WrapTransport(cfg.Host))
 //	go m.Serve(ctx, ":8082")
 //
 // Where Capstan and Argo CD 3.x differ: dest_server is the Application's
 // spec.destination.server as written ("" for a destination given by name;
 // Argo CD 3 resolves the name to the cluster's URL, as Argo CD 2 did not);
-// argocd_app_condition reports every condition type present, where Argo CD
-// reports only those listed in --metrics-application-conditions; and the
+// argocd_app_condition reports every condition type present unless
+// Options.AppConditions names some, where Argo CD then reports none; and the
 // pre-release labels hydrator_status and phase of argocd_app_info are left
 // out.
 package metrics
@@ -92,9 +93,22 @@ type ClusterCount struct {
 	SyncedAt time.Time
 }
 
+// Options choose the optional series.
+type Options struct {
+	// AppLabels are the Application labels argocd_app_labels exports,
+	// each as label_<name> with characters Prometheus does not allow in a
+	// label name made "_" (--metrics-application-labels). Default none:
+	// no argocd_app_labels.
+	AppLabels []string
+	// AppConditions are the condition types argocd_app_condition reports
+	// (--metrics-application-conditions). Default: every type (Argo CD
+	// reports none then).
+	AppConditions []string
+}
+
 // New returns Metrics that describe apps and clusters at every scrape.
 // Either may be nil; its metrics are then left out.
-func New(apps AppLister, clusters ClusterStats) *Metrics {
+func New(apps AppLister, clusters ClusterStats, opts Options) *Metrics {
 	m := &Metrics{
 		registry: prometheus.NewRegistry(),
 		reconcile: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -109,7 +123,7 @@ func New(apps AppLister, clusters ClusterStats) *Metrics {
 	}
 	m.own = []prometheus.Collector{m.reconcile, m.syncs, m.k8sRequests}
 	if apps != nil {
-		m.own = append(m.own, &appCollector{apps: apps})
+		m.own = append(m.own, newAppCollector(apps, opts))
 	}
 	if clusters != nil {
 		m.own = append(m.own, &clusterCollector{stats: clusters})

@@ -113,7 +113,7 @@ func TestScrape(t *testing.T) {
 		{Server: inCluster, Objects: 120, APIs: 42, SyncedAt: fixed.Add(-90*time.Second - 700*time.Millisecond)},
 		{Server: "https://10.0.0.1:6443"}, // not synced yet
 		{Server: inCluster, Objects: 1},   // a duplicate, ignored
-	})
+	}, Options{})
 
 	m.ObserveReconcile(guestbook, 1500*time.Millisecond)
 	m.ObserveReconcile(guestbook, 250*time.Millisecond) // le="0.25" is inclusive
@@ -297,7 +297,7 @@ func TestSyncDryRunFromOperationState(t *testing.T) {
 			Phase:     v1alpha1.OperationError,
 		}},
 	}
-	m := New(nil, nil)
+	m := New(nil, nil, Options{})
 	m.IncSync(app, v1alpha1.OperationError)
 	if got := m.syncs.value("argocd", "a", "default", inCluster, "Error", "true"); got != 1 {
 		t.Errorf("argocd_app_sync_total{dry_run=\"true\",phase=\"Error\"} = %v, want 1", got)
@@ -310,7 +310,7 @@ func TestSyncDryRunFromOperationState(t *testing.T) {
 // TestNilSources: without listers the app and cluster metrics are absent
 // and the rest is still served.
 func TestNilSources(t *testing.T) {
-	srv := httptest.NewServer(New(nil, nil).Handler())
+	srv := httptest.NewServer(New(nil, nil, Options{}).Handler())
 	defer srv.Close()
 	families := scrape(t, srv.URL)
 	for _, n := range []string{"argocd_app_info", "argocd_app_condition", "argocd_cluster_api_resource_objects"} {
@@ -327,7 +327,7 @@ func TestServe(t *testing.T) {
 	t.Run("stops with its context", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
-		go func() { done <- New(nil, nil).Serve(ctx, "127.0.0.1:0") }()
+		go func() { done <- New(nil, nil, Options{}).Serve(ctx, "127.0.0.1:0") }()
 		cancel()
 		select {
 		case err := <-done:
@@ -344,7 +344,7 @@ func TestServe(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer ln.Close()
-		err = New(nil, nil).Serve(context.Background(), ln.Addr().String())
+		err = New(nil, nil, Options{}).Serve(context.Background(), ln.Addr().String())
 		var opErr *net.OpError
 		if !errors.As(err, &opErr) || !strings.Contains(err.Error(), ln.Addr().String()) {
 			t.Errorf("Serve on a busy address = %v, want a listen error naming %s", err, ln.Addr())
@@ -370,7 +370,7 @@ func TestRepoLabel(t *testing.T) {
 }
 
 func ExampleMetrics_WrapTransport() {
-	m := New(nil, nil)
+	m := New(nil, nil, Options{})
 	cfg := &rest.Config{Host: "https://kubernetes.default.svc"}
 	cfg.Wrap(m.WrapTransport(cfg.Host))
 	fmt.Println(cfg.WrapTransport != nil)
@@ -382,7 +382,7 @@ func ExampleMetrics_WrapTransport() {
 func TestInvalidLabelValues(t *testing.T) {
 	bad := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: "bad\xff"}}
 	good := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: "good"}}
-	m := New(appList{bad, good}, nil)
+	m := New(appList{bad, good}, nil, Options{})
 	rt := m.WrapTransport("https://c1")(failingTransport{})
 	_, _ = rt.RoundTrip(httptest.NewRequest("GET", "https://c1/api/v1/namespaces/%FF/pods/p", nil))
 
@@ -396,4 +396,37 @@ func TestInvalidLabelValues(t *testing.T) {
 	if families["argocd_app_k8s_request_total"] != nil {
 		t.Error("a request with an invalid path was counted")
 	}
+}
+
+// TestAppLabelsAndConditions: --metrics-application-labels adds
+// argocd_app_labels with a label per Application label asked for ("" when
+// an Application lacks it), and --metrics-application-conditions keeps
+// only the condition types it names.
+func TestAppLabelsAndConditions(t *testing.T) {
+	guestbook, helm, _ := testApps()
+	guestbook.Labels = map[string]string{"team": "web", "app.kubernetes.io/part-of": "shop"}
+	m := New(appList{guestbook, helm}, nil, Options{AppLabels: []string{"team", "app.kubernetes.io/part-of"}, AppConditions: []string{"SyncError"}})
+	page := scrapeOf(m)
+	for _, want := range []string{
+		`argocd_app_labels{label_app_kubernetes_io_part_of="shop",label_team="web",name="guestbook",namespace="argocd",project="default"} 1`,
+		`argocd_app_labels{label_app_kubernetes_io_part_of="",label_team="",name="helm",namespace="argocd",project="team"} 1`,
+		`argocd_app_condition{condition="SyncError",name="guestbook",namespace="argocd",project="default"} 2`,
+	} {
+		if !strings.Contains(page, want+"\n") {
+			t.Errorf("missing %s", want)
+		}
+	}
+	if strings.Contains(page, "SharedResourceWarning") {
+		t.Error("a condition type not asked for is reported")
+	}
+	if strings.Contains(scrapeOf(New(appList{guestbook}, nil, Options{})), "argocd_app_labels") {
+		t.Error("argocd_app_labels without labels asked for")
+	}
+}
+
+// scrapeOf is m's metrics page.
+func scrapeOf(m *Metrics) string {
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", Path, nil))
+	return rec.Body.String()
 }

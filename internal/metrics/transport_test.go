@@ -57,7 +57,7 @@ func (failingTransport) RoundTrip(*http.Request) (*http.Response, error) {
 // TestTransportError: a request that got no response counts with
 // response_code "0", and the error reaches the caller unchanged.
 func TestTransportError(t *testing.T) {
-	m := New(nil, nil)
+	m := New(nil, nil, Options{})
 	rt := m.WrapTransport("https://c1")(failingTransport{})
 	req := httptest.NewRequest("GET", "https://c1/api/v1/namespaces/x/pods/p", nil)
 	if _, err := rt.RoundTrip(req); err == nil || err.Error() != "connection refused" {

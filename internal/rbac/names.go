@@ -56,6 +56,7 @@ const (
 	ActionUpdate   Action = "update"
 	ActionDelete   Action = "delete"
 	ActionSync     Action = "sync"
+	ActionRollback Action = "rollback"
 	ActionOverride Action = "override"
 	ActionAction   Action = "action"
 	ActionInvoke   Action = "invoke"

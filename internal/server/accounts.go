@@ -79,7 +79,15 @@ func (s *Server) findAccount(r *http.Request, name string) (*settings.Account, e
 // with {"value": "yes"|"no"}.
 func (s *Server) canI(r *http.Request, c *caller) (any, error) {
 	answer := "no"
-	if c.can(rbac.Resource(r.PathValue("resource")), rbac.Action(r.PathValue("action")), r.PathValue("object")) {
+	resource, action := rbac.Resource(r.PathValue("resource")), rbac.Action(r.PathValue("action"))
+	if resource == rbac.ResourceApplications && action == rbac.ActionRollback {
+		// Asked of what a rollback needs, as Argo CD answers it.
+		var err error
+		if action, err = s.rollbackAction(r.Context()); err != nil {
+			return nil, err
+		}
+	}
+	if c.can(resource, action, r.PathValue("object")) {
 		answer = "yes"
 	}
 	return map[string]string{"value": answer}, nil

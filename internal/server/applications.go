@@ -244,7 +244,7 @@ func (s *Server) checkRevisions(ctx context.Context, c *caller, app *v1alpha1.Ap
 // which the controller runs, and returns the Application.
 func (s *Server) syncApplication(r *http.Request, c *caller) (any, error) {
 	var req syncRequest
-	return s.startOperation(r, c, &req, "sync request", func(app *v1alpha1.Application) (*v1alpha1.Operation, string, error) {
+	return s.startOperation(r, c, rbac.ActionSync, &req, "sync request", func(app *v1alpha1.Application) (*v1alpha1.Operation, string, error) {
 		if err := s.checkSyncWindows(r, app); err != nil {
 			return nil, "", err
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/apiwire"
 	"github.com/capstan-cd/capstan/internal/appstate"
 	"github.com/capstan-cd/capstan/internal/rbac"
+	"github.com/capstan-cd/capstan/internal/settings"
 	reposvc "github.com/capstan-cd/capstan/internal/repo"
 )
 
@@ -36,7 +37,11 @@ type rollbackRequest struct {
 // which would undo the rollback at once.
 func (s *Server) rollbackApplication(r *http.Request, c *caller) (any, error) {
 	var req rollbackRequest
-	return s.startOperation(r, c, &req, "rollback request", func(app *v1alpha1.Application) (*v1alpha1.Operation, string, error) {
+	action, err := s.rollbackAction(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	return s.startOperation(r, c, action, &req, "rollback request", func(app *v1alpha1.Application) (*v1alpha1.Operation, string, error) {
 		if app.Spec.SyncPolicy.IsAutomatedSyncEnabled() && !req.DryRun {
 			return nil, "", badRequest("rollback cannot be initiated when auto-sync is enabled")
 		}
@@ -62,20 +67,20 @@ func (s *Server) rollbackApplication(r *http.Request, c *caller) (any, error) {
 }
 
 // startOperation decodes the request body (which may be empty) into req,
-// loads the Application, lets build make the operation (and the action
+// loads the Application (the caller needs the action need on it), lets build make the operation (and the action
 // the audit Event names) from it, or say why it cannot start, and sets
 // it, which the controller runs; the answer is the Application. An
 // operation already in progress is refused; when the Application changed
 // meanwhile (the controller wrote its status), the operation is made again
 // on the newer copy, as Argo CD's server does, so two callers still cannot
 // both start one.
-func (s *Server) startOperation(r *http.Request, c *caller, req any, what string, build func(*v1alpha1.Application) (*v1alpha1.Operation, string, error)) (any, error) {
+func (s *Server) startOperation(r *http.Request, c *caller, need rbac.Action, req any, what string, build func(*v1alpha1.Application) (*v1alpha1.Operation, string, error)) (any, error) {
 	if err := decode(r, req, what, true); err != nil {
 		return nil, err
 	}
 	const attempts = 10
 	for attempt := 1; ; attempt++ {
-		app, err := s.loadApp(r, c, rbac.ActionSync)
+		app, err := s.loadApp(r, c, need)
 		if err != nil {
 			return nil, err
 		}
@@ -103,6 +108,19 @@ func (s *Server) startOperation(r *http.Request, c *caller, req any, what string
 		s.audit(r.Context(), c, app, reasonOperation, action)
 		return app, nil
 	}
+}
+
+// rollbackAction is the action a rollback needs: rollback when argocd-cm's
+// server.rbac.rollback.enforce.enable says so, else sync, as in Argo CD.
+func (s *Server) rollbackAction(ctx context.Context) (rbac.Action, error) {
+	cm, err := settings.LoadArgoCD(ctx, s.opts.Client, s.opts.Namespace)
+	if err != nil {
+		return "", err
+	}
+	if cm.RollbackActionEnforced() {
+		return rbac.ActionRollback, nil
+	}
+	return rbac.ActionSync, nil
 }
 
 // terminateOperation answers DELETE /api/v1/applications/{name}/operation:

@@ -36,7 +36,9 @@ func TestSSOThroughBundledDex(t *testing.T) {
 	}
 	for _, cm := range []*corev1.ConfigMap{
 		{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns}, Data: map[string]string{"url": f.base,
-			"dex.config": "logger: {level: error}\nconnectors:\n- {type: mockCallback, id: mock, name: Mock}\n"}},
+			// Two connectors: dex.auth.connectorId picks one, or Dex would ask.
+			"dex.config":           "logger: {level: error}\nconnectors:\n- {type: mockCallback, id: mock, name: Mock}\n- {type: mockCallback, id: other, name: Other}\n",
+			"dex.auth.connectorId": "mock"}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "argocd-rbac-cm", Namespace: f.ns}, Data: map[string]string{"policy.csv": "g, " + dexserver.Group + ", role:admin\n"}},
 	} {
 		if err := testobj.Put(ctx, f.c, cm); err != nil {
@@ -58,6 +60,9 @@ func TestSSOThroughBundledDex(t *testing.T) {
 	token, visited := f.browserLogin()
 	if !strings.Contains(strings.Join(visited, " "), f.base+settings.DexPath+"/auth") {
 		t.Errorf("the browser did not reach Dex through the API server: %v", visited)
+	}
+	if !strings.Contains(strings.Join(visited, " "), "connector_id=mock") {
+		t.Errorf("the login did not name dex.auth.connectorId's connector: %v", visited)
 	}
 	var info apiwire.UserInfo
 	if f.call("GET", "/api/v1/session/userinfo", "", token, &info); !info.LoggedIn || info.Username != dexserver.Email || info.Issuer != issuer {

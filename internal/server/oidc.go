@@ -135,6 +135,9 @@ func (s *Server) ssoLogin(w http.ResponseWriter, r *http.Request) error {
 	http.SetCookie(w, &http.Cookie{Name: stateCookie, Value: s.sign(state + "|" + verifier + "|" + returnURL), Path: "/auth",
 		MaxAge: 300, HttpOnly: true, Secure: !s.opts.Insecure, SameSite: http.SameSiteLaxMode})
 	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier)}
+	if p.sso.Dex && p.sso.DexConnectorID != "" {
+		opts = append(opts, oauth2.SetAuthURLParam("connector_id", p.sso.DexConnectorID))
+	}
 	if len(p.cfg.RequestedIDTokenClaims) > 0 {
 		claims, _ := json.Marshal(map[string]any{"id_token": p.cfg.RequestedIDTokenClaims})
 		opts = append(opts, oauth2.SetAuthURLParam("claims", string(claims)))

@@ -21,6 +21,14 @@ const CmdParamsName = "argocd-cmd-params-cm"
 // the ones that change nothing).
 var cmdParamKeys = []string{
 	"application.namespaces",
+	// New in Argo CD 3.6.
+	"applicationsetcontroller.wq.backoff.factor", "applicationsetcontroller.wq.basedelay.ns",
+	"applicationsetcontroller.wq.bucket.qps", "applicationsetcontroller.wq.bucket.size",
+	"applicationsetcontroller.wq.cooldown.ns", "applicationsetcontroller.wq.maxdelay.ns",
+	"commitserver.signing.key.passphrase.file", "commitserver.signing.key.path",
+	"controller.metrics.application.conditions", "controller.metrics.application.labels",
+	"controller.metrics.cluster.labels", "otlp.sample.ratio", "redis.sentinel.hosts", "redis.sentinel.master",
+	"server.disable.swagger.ui", "redis.key.prefix", "server.tls.curvepreferences", "reposerver.tls.curvepreferences",
 	"applicationsetcontroller.allowed.scm.providers", "applicationsetcontroller.concurrent.reconciliations.max",
 	"applicationsetcontroller.debug", "applicationsetcontroller.dryrun", "applicationsetcontroller.enable.git.submodule",
 	"applicationsetcontroller.enable.github.api.metrics", "applicationsetcontroller.enable.leader.election",
@@ -106,6 +114,8 @@ var unreadCmdParams = map[string]string{
 	"commitserver.log.level":                      noCommitServer,
 	"commitserver.metrics.listen.address":         noCommitServer,
 	"commitserver.grpc.enable.txt.service.config": noCommitServer,
+	"commitserver.signing.key.path":               noCommitServer,
+	"commitserver.signing.key.passphrase.file":    noCommitServer,
 	"controller.profile.enabled":                  noProfiler,
 	"server.profile.enabled":                      noProfiler,
 	"reposerver.profile.enabled":                  noProfiler,

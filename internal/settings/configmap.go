@@ -339,6 +339,13 @@ func (a *ArgoCD) RevisionSyncNeedsOverride() bool {
 	return a.Data["application.sync.requireOverridePrivilegeForRevisionSync"] == "true"
 }
 
+// RollbackActionEnforced is server.rbac.rollback.enforce.enable: a
+// rollback needs the applications rollback action; otherwise, as by
+// default, it needs sync.
+func (a *ArgoCD) RollbackActionEnforced() bool {
+	return a.Data["server.rbac.rollback.enforce.enable"] == "true"
+}
+
 // SessionDurationKey is how long a local user's session lasts.
 const SessionDurationKey = "users.session.duration"
 

@@ -28,6 +28,9 @@ var (
 		"application.sync.impersonation.enabled", "application.sync.impersonation.enforced",
 		"application.sync.requireOverridePrivilegeForRevisionSync",
 		"commit.author.name", "commit.author.email", "sourceHydrator.commitMessageTemplate", "sourceHydrator.readmeMessageTemplate",
+		// New in Argo CD 3.6.
+		"dex.auth.connectorId", "resource.manifest.compression.enabled", "resource.selectors",
+		"server.rbac.rollback.enforce.enable", "ui.view.resources.disabled",
 		// Older keys, no longer read by Argo CD 3 either.
 		"repositories", "repository.credentials", "configManagementPlugins",
 	}
@@ -43,13 +46,16 @@ var (
 	// logs each one set, once per version of argocd-cm: a setting that
 	// does nothing is never silent.
 	noEffectKeys = map[string]string{
-		"dex.storage":             "the bundled Dex is configured by dex.config alone",
-		"ui.loginButtonText":      "the login page's SSO button names the provider of oidc.config or dex.config",
-		"configManagementPlugins": "plugins are ConfigManagementPlugin sidecars, as in Argo CD since 2.8; argocd-cm plugins are not run",
-		"ga.trackingid":           "the settings API passes it on, but Capstan's web UI sends no analytics",
-		"ga.anonymizeusers":       "the settings API passes it on, but Capstan's web UI sends no analytics",
-		"repositories":            "Argo CD 3 no longer reads repositories from argocd-cm; declare them as repository Secrets",
-		"repository.credentials":  "Argo CD 3 no longer reads credential templates from argocd-cm; declare them as repo-creds Secrets",
+		"dex.storage":                           "the bundled Dex is configured by dex.config alone",
+		"ui.loginButtonText":                    "the login page's SSO button names the provider of oidc.config or dex.config",
+		"configManagementPlugins":               "plugins are ConfigManagementPlugin sidecars, as in Argo CD since 2.8; argocd-cm plugins are not run",
+		"ga.trackingid":                         "the settings API passes it on, but Capstan's web UI sends no analytics",
+		"ga.anonymizeusers":                     "the settings API passes it on, but Capstan's web UI sends no analytics",
+		"resource.manifest.compression.enabled": "the live cache holds each object once, decoded; it is not kept serialized or compressed",
+		"resource.selectors":                    "every object of a watched kind is cached; watches are not narrowed by label selectors",
+		"ui.view.resources.disabled":            "Capstan's web UI has no managed Resources view to turn off",
+		"repositories":                          "Argo CD 3 no longer reads repositories from argocd-cm; declare them as repository Secrets",
+		"repository.credentials":                "Argo CD 3 no longer reads credential templates from argocd-cm; declare them as repo-creds Secrets",
 		"resource.customizations.useOpenLibs.": "Lua scripts always have the base, table, string, math and safe os libraries, " +
 			"and never the io or full os ones: no script reaches files or programs",
 	}

@@ -61,6 +61,10 @@ type SSO struct {
 	// Dex is true when OIDC is the bundled Dex of dex.config, reached
 	// through the API server at DexPath.
 	Dex bool
+	// DexConnectorID is dex.auth.connectorId: with the bundled Dex, the
+	// connector logins go straight to, without Dex's choice of connectors.
+	// Default none.
+	DexConnectorID string
 	// InsecureSkipVerify is oidc.tls.insecure.skip.verify: the external
 	// provider's TLS certificate is not checked. Default false.
 	InsecureSkipVerify bool
@@ -76,7 +80,7 @@ func LoadSSO(ctx context.Context, c client.Reader, namespace string) (*SSO, erro
 		return nil, err
 	}
 	sso := &SSO{URL: strings.TrimSuffix(cm.Data["url"], "/"), AdditionalURLs: (&ArgoCD{Data: cm.Data}).AdditionalURLs(),
-		InsecureSkipVerify: cm.Data["oidc.tls.insecure.skip.verify"] == "true"}
+		InsecureSkipVerify: cm.Data["oidc.tls.insecure.skip.verify"] == "true", DexConnectorID: strings.TrimSpace(cm.Data["dex.auth.connectorId"])}
 	raw := cm.Data["oidc.config"]
 	if strings.TrimSpace(raw) == "" {
 		if sso.URL == "" || strings.TrimSpace(cm.Data["dex.config"]) == "" {

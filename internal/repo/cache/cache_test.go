@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,5 +58,42 @@ func TestRedis(t *testing.T) {
 	}
 	if _, err := NewRedis(ctx, RedisOptions{Addr: "127.0.0.1:1"}); err == nil {
 		t.Error("connecting to a closed port succeeded")
+	}
+}
+
+// TestRedisThroughSentinel: with Sentinels the cache reaches the master
+// they name (Argo CD's --sentinel and --sentinelmaster), and a key prefix
+// keeps two installs' keys apart in one Redis.
+func TestRedisThroughSentinel(t *testing.T) {
+	ctx := context.Background()
+	master := redisserver.Start(t)
+	sentinel := redisserver.StartSentinel(t, master, "argocd")
+	a, err := NewRedis(ctx, RedisOptions{SentinelAddrs: []string{sentinel}, SentinelMaster: "argocd", KeyPrefix: "a|"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := NewRedis(ctx, RedisOptions{Addr: master, KeyPrefix: "b|"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := a.Set(ctx, "k", []byte("from a"), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := b.Get(ctx, "k"); ok {
+		t.Error("another prefix sees the key")
+	}
+	same, err := NewRedis(ctx, RedisOptions{Addr: master, KeyPrefix: "a|"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer same.Close()
+	if v, ok, err := same.Get(ctx, "k"); !ok || err != nil || string(v) != "from a" {
+		t.Errorf("the master itself holds %q, %v, %v: the sentinel's client wrote elsewhere", v, ok, err)
+	}
+	if _, err := NewRedis(ctx, RedisOptions{SentinelAddrs: []string{sentinel}, SentinelMaster: "unknown"}); err == nil ||
+		!strings.Contains(err.Error(), `master "unknown" of sentinels`) {
+		t.Errorf("a master the sentinel does not know: %v", err)
 	}
 }

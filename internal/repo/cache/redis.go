@@ -1,9 +1,11 @@
 package cache
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -24,16 +26,35 @@ type RedisOptions struct {
 	Password string
 	// DB is the database number, as Argo CD's REDISDB. Default 0.
 	DB int
+	// SentinelAddrs are Redis Sentinels' host:port (Argo CD's --sentinel,
+	// REDIS_SENTINEL_HOSTS): the server is the master they name, found
+	// again after a failover, and Addr is not used. Default none.
+	SentinelAddrs []string
+	// SentinelMaster is the master's name at the Sentinels
+	// (--sentinelmaster, REDIS_SENTINEL_MASTER). Default "master".
+	SentinelMaster string
+	// KeyPrefix goes before every key, so installs can share one Redis
+	// (ARGOCD_REDIS_KEY_PREFIX). Default none.
+	KeyPrefix string
 }
 
 // NewRedis connects to the Redis server of opts and checks it answers.
 func NewRedis(ctx context.Context, opts RedisOptions) (*Redis, error) {
-	c := redis.NewClient(&redis.Options{Addr: opts.Addr, Password: opts.Password, DB: opts.DB})
+	var c *redis.Client
+	where := opts.Addr
+	if len(opts.SentinelAddrs) > 0 {
+		master := cmp.Or(opts.SentinelMaster, "master")
+		c = redis.NewFailoverClient(&redis.FailoverOptions{MasterName: master, SentinelAddrs: opts.SentinelAddrs,
+			Password: opts.Password, DB: opts.DB})
+		where = fmt.Sprintf("master %q of sentinels %s", master, strings.Join(opts.SentinelAddrs, ","))
+	} else {
+		c = redis.NewClient(&redis.Options{Addr: opts.Addr, Password: opts.Password, DB: opts.DB})
+	}
 	if err := c.Ping(ctx).Err(); err != nil {
 		_ = c.Close()
-		return nil, fmt.Errorf("redis %s: %w", opts.Addr, err)
+		return nil, fmt.Errorf("redis %s: %w", where, err)
 	}
-	return &Redis{client: c, prefix: "capstan|"}, nil
+	return &Redis{client: c, prefix: opts.KeyPrefix + "capstan|"}, nil
 }
 
 // Get implements Cache.

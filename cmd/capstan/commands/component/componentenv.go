@@ -56,6 +56,7 @@ var (
 	}
 	// serverNoEffect are the API server's variables in noEffect.
 	serverNoEffect = []string{
+		"REDIS_SENTINEL_HOSTS", "REDIS_SENTINEL_MASTER", "ARGOCD_REDIS_KEY_PREFIX",
 
 		"REDIS_COMPRESSION", "REDISDB", "REDIS_SERVER", "ARGOCD_API_CONTENT_TYPES", "ARGOCD_APP_STATE_CACHE_EXPIRATION",
 		"ARGOCD_SERVER_CONNECTION_STATUS_CACHE_EXPIRATION", "ARGOCD_DEFAULT_CACHE_EXPIRATION", "ARGOCD_SERVER_OIDC_CACHE_EXPIRATION",
@@ -82,6 +83,8 @@ var (
 		"loglevel":                                "ARGOCD_REPO_SERVER_LOGLEVEL",
 		"logformat":                               "ARGOCD_REPO_SERVER_LOGFORMAT",
 		"redisdb":                                 "REDISDB",
+		"sentinel":                                "REDIS_SENTINEL_HOSTS",
+		"sentinelmaster":                          "REDIS_SENTINEL_MASTER",
 		"client-ca-path":                          "ARGOCD_REPO_SERVER_CLIENT_CA_PATH",
 		"otlp-address":                            "ARGOCD_REPO_SERVER_OTLP_ADDRESS",
 		"otlp-insecure":                           "ARGOCD_REPO_SERVER_OTLP_INSECURE",
@@ -137,6 +140,8 @@ var (
 		"otlp-headers":                      "ARGOCD_APPLICATION_CONTROLLER_OTLP_HEADERS",
 		"otlp-attrs":                        "ARGOCD_APPLICATION_CONTROLLER_OTLP_ATTRS",
 		"otlp-sample-ratio":                 "ARGOCD_APPLICATION_CONTROLLER_OTLP_SAMPLE_RATIO",
+		"metrics-application-labels":        "ARGOCD_APPLICATION_CONTROLLER_METRICS_APPLICATION_LABELS",
+		"metrics-application-conditions":    "ARGOCD_APPLICATION_CONTROLLER_METRICS_APPLICATION_CONDITIONS",
 	}
 	// controllerNoEffect are the application controller's variables in noEffect.
 	controllerNoEffect = []string{
@@ -151,7 +156,8 @@ var (
 		"ARGOCD_APPLICATION_CONTROLLER_REPO_SERVER_TIMEOUT_SECONDS", "ARGOCD_APPLICATION_CONTROLLER_PERSIST_RESOURCE_HEALTH",
 		"ARGOCD_APPLICATION_CONTROLLER_SELF_HEAL_BACKOFF_COOLDOWN_SECONDS",
 
-		"REDIS_COMPRESSION", "REDISDB", "REDIS_SERVER",
+		"REDIS_COMPRESSION", "REDISDB", "REDIS_SERVER", "REDIS_SENTINEL_HOSTS", "REDIS_SENTINEL_MASTER", "ARGOCD_REDIS_KEY_PREFIX",
+		"ARGOCD_APPLICATION_CONTROLLER_METRICS_CLUSTER_LABELS",
 	}
 )
 

@@ -21,6 +21,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/cluster"
 	"github.com/capstan-cd/capstan/internal/controller"
 	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/metrics"
 	"github.com/capstan-cd/capstan/internal/notifications"
 	"github.com/capstan-cd/capstan/internal/repo"
 )
@@ -42,6 +43,7 @@ type controllerFlags struct {
 	crds        bool
 	metrics     int
 	metricsHost string
+	metricsOpts metrics.Options
 	appNS       []string
 	hydrator    bool
 	syncTimeout int // seconds, as Argo CD's
@@ -70,6 +72,8 @@ func (f *controllerFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringSliceVar(&f.appNS, "application-namespaces", envList("ARGOCD_APPLICATION_NAMESPACES", ","), "other namespaces (globs) whose Applications are reconciled; their projects must list them in sourceNamespaces")
 	cmd.Flags().IntVar(&f.metrics, "metrics-port", 8082, "serve Prometheus metrics on this port (0: off)")
 	cmd.Flags().StringVar(&f.metricsHost, "metrics-address", "", "address to serve metrics on (default: every address)")
+	cmd.Flags().StringSliceVar(&f.metricsOpts.AppLabels, "metrics-application-labels", nil, "Application labels argocd_app_labels exports, each as label_<name> (default: no argocd_app_labels)")
+	cmd.Flags().StringSliceVar(&f.metricsOpts.AppConditions, "metrics-application-conditions", nil, "condition types argocd_app_condition reports (default: every type)")
 	cmd.Flags().BoolVar(&f.elect, "leader-elect", true, "wait for a Lease (one per shard) so standby replicas can take over")
 	cmd.Flags().BoolVar(&f.hydrator, "hydrator-enabled", false, "run the source hydrator: push each spec.sourceHydrator's rendered dry source to its hydrated branch (argocd-cmd-params-cm hydrator.enabled)")
 	cmd.Flags().IntVar(&f.syncTimeout, "sync-timeout", 0, "seconds after which a sync, counted across its retries, is terminated (0: no timeout)")
@@ -208,7 +212,7 @@ func runController(ctx context.Context, f *controllerFlags, r repo.Renderer, cha
 	return controller.Run(ctx, controller.Options{
 		Config: cfg, Namespace: f.namespace, Renderer: r, Workers: f.workers, OperationWorkers: f.opWorkers, Resync: f.resync, ResyncJitter: f.jitter,
 		SyncTimeout: time.Duration(f.syncTimeout) * time.Second, SyncWaveDelay: time.Duration(f.waveDelay) * time.Second, SelfHeal: f.selfHeal.backoff(), HardResync: f.hardResync, RepoPoll: f.repoPoll,
-		Replicas: f.replicas, Shard: shard, Sharding: sharding, LeaderElection: f.elect, MetricsAddr: f.metricsAddr(),
+		Replicas: f.replicas, Shard: shard, Sharding: sharding, LeaderElection: f.elect, MetricsAddr: f.metricsAddr(), Metrics: f.metricsOpts,
 		ApplicationNamespaces: f.appNS, RepoChanges: changes, InstallCRDs: f.crds, Hydrator: hydrator,
 		Log: log, Cache: shared,
 	})

@@ -48,11 +48,13 @@ type repoFlags struct {
 	maxMemory   string
 	parallelism int
 	// pluginExclude are reposerver.plugin.tar.exclusions.
-	pluginExclude []string
-	redisDB       int
-	cacheTTL      time.Duration
-	gitTimeout    time.Duration
-	hiddenDirs    bool
+	pluginExclude  []string
+	redisDB        int
+	sentinels      []string
+	sentinelMaster string
+	cacheTTL       time.Duration
+	gitTimeout     time.Duration
+	hiddenDirs     bool
 	// ociMaxExtracted, ociNoMax and ociMediaTypes bound OCI sources.
 	ociMaxExtracted string
 	ociNoMax        bool
@@ -62,6 +64,10 @@ type repoFlags struct {
 	askPass *plugin.AskPass
 }
 
+// envRedisKeyPrefix prefixes the manifest cache's Redis keys, as Argo CD's
+// variable of the name (there is no flag).
+const envRedisKeyPrefix = "ARGOCD_REDIS_KEY_PREFIX"
+
 func (f *repoFlags) add(cmd *cobra.Command, defaultRoot string) {
 	cmd.Flags().StringVar(&f.root, "root", filepath.Join(os.TempDir(), defaultRoot), "directory for repository clones and charts")
 	cmd.Flags().StringVar(&f.redis, "redis", "", "Redis host:port for a manifest cache shared by replicas (default: in memory)")
@@ -69,6 +75,8 @@ func (f *repoFlags) add(cmd *cobra.Command, defaultRoot string) {
 	cmd.Flags().StringVar(&f.maxMemory, "render-max-memory", "1Gi", "memory limit of each render worker")
 	cmd.Flags().IntVar(&f.parallelism, "parallelismlimit", 0, "sources rendered at once; the others wait (0: no limit beyond the render workers)")
 	cmd.Flags().IntVar(&f.redisDB, "redisdb", 0, "Redis database of the manifest cache")
+	cmd.Flags().StringSliceVar(&f.sentinels, "sentinel", nil, "Redis Sentinels (host:port) that name the manifest cache's Redis master, instead of --redis")
+	cmd.Flags().StringVar(&f.sentinelMaster, "sentinelmaster", "master", "the Redis master's name at the Sentinels")
 	cmd.Flags().BoolVar(&f.hiddenDirs, "include-hidden-directories", false, "recurse into directories whose names start with a dot in directory sources")
 	cmd.Flags().DurationVar(&f.gitTimeout, "git-request-timeout", 15*time.Second, "how long a Git remote may take to list its refs (0: no bound)")
 	cmd.Flags().DurationVar(&f.cacheTTL, "default-cache-expiration", 24*time.Hour, "how long a rendered source is kept in the manifest cache")
@@ -153,7 +161,7 @@ func newRepoServerCommand() *cobra.Command {
 	tr.add(cmd, "argocd-repo-server")
 	bindEnv(cmd, repoServerEnv)
 	// The flags' defaults and the plugin client read these themselves.
-	readsEnv(cmd, "REDIS_PASSWORD", "ARGOCD_PLUGINSOCKFILEPATH", "ARGOCD_CMP_CHUNK_SIZE", "ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS", plugin.AskPassSocketEnv)
+	readsEnv(cmd, "REDIS_PASSWORD", envRedisKeyPrefix, "ARGOCD_PLUGINSOCKFILEPATH", "ARGOCD_CMP_CHUNK_SIZE", "ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS", plugin.AskPassSocketEnv)
 	acceptEnv(cmd, repoServerNoEffect...)
 	return cmd
 }
@@ -207,10 +215,11 @@ func newRepoService(ctx context.Context, namespace string, f *repoFlags) (*repo.
 		opts.Isolation = &repo.Isolation{Command: []string{self, "repo-render-worker"}, MaxMemory: limit.Value()}
 	}
 	closeCache := func() {}
-	if f.redis != "" {
+	if f.redis != "" || len(f.sentinels) > 0 {
 		// The password comes only from the environment (the argocd-redis
 		// Secret in the install), never from the command line.
-		rc, err := cache.NewRedis(ctx, cache.RedisOptions{Addr: f.redis, Password: os.Getenv("REDIS_PASSWORD"), DB: f.redisDB})
+		rc, err := cache.NewRedis(ctx, cache.RedisOptions{Addr: f.redis, Password: os.Getenv("REDIS_PASSWORD"), DB: f.redisDB,
+			SentinelAddrs: f.sentinels, SentinelMaster: f.sentinelMaster, KeyPrefix: os.Getenv(envRedisKeyPrefix)})
 		if err != nil {
 			return nil, nil, err
 		}
