@@ -291,6 +291,12 @@ type ApplicationSourceDirectory struct {
 	// Include is a glob (with {a,b} alternatives) of the only files to read.
 	// +optional
 	Include string `json:"include,omitempty"`
+	// DisableExtensionFilter reads files whatever their extension (as YAML
+	// unless they end in .json or .jsonnet), for manifests such as
+	// *.yaml.sealed that Include and Exclude then pick; otherwise only
+	// .yaml, .yml, .json and .jsonnet files are read. Dot files never are.
+	// +optional
+	DisableExtensionFilter bool `json:"disableExtensionFilter,omitempty"`
 }
 
 // ApplicationSourceJsonnet holds the options for Jsonnet evaluation.

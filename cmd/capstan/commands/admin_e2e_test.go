@@ -57,7 +57,8 @@ func TestAdminCommands(t *testing.T) {
 	newApp := func(name string) *v1alpha1.Application {
 		app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns, Finalizers: []string{v1alpha1.ResourcesFinalizerName}},
 			Spec: v1alpha1.ApplicationSpec{Project: "default", Source: &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/x.git", Path: name},
-				Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "x"}}}
+				Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "x"}},
+			Status: v1alpha1.ApplicationStatus{Sync: v1alpha1.SyncStatus{Status: v1alpha1.SyncStatusCodeSynced}}}
 		if err := f.c.Create(ctx, app); err != nil {
 			t.Fatal(err)
 		}
@@ -74,6 +75,13 @@ func TestAdminCommands(t *testing.T) {
 	}
 	if strings.Contains(string(data), "resourceVersion") || strings.Contains(string(data), "uid:") {
 		t.Error("the backup keeps server-set metadata")
+	}
+	// --strip-status leaves the status out, for manifests to create anew.
+	stripped := filepath.Join(dir, "stripped.yaml")
+	admin(0, "export", "-o", stripped, "--strip-status")
+	sdata, _ := os.ReadFile(stripped)
+	if !strings.Contains(string(data), "\nstatus:") || strings.Contains(string(sdata), "\nstatus:") || !strings.Contains(string(sdata), "name: web") {
+		t.Errorf("--strip-status: the plain backup has a status %v, the stripped one %v", strings.Contains(string(data), "\nstatus:"), strings.Contains(string(sdata), "\nstatus:"))
 	}
 
 	// Lose an app and a setting, gain an app: import puts things back.

@@ -112,6 +112,7 @@ func portable(o *unstructured.Unstructured, ns string) {
 func newAdminExportCommand() *cobra.Command {
 	var out string
 	var appNamespaces, appSetNamespaces []string
+	var stripStatus bool
 	var k *cmdutil.KubeFlags
 	cmd := &cobra.Command{
 		Use:     "export",
@@ -139,6 +140,9 @@ func newAdminExportCommand() *cobra.Command {
 			bw := bufio.NewWriter(w)
 			for _, o := range objs {
 				portable(o, k.Namespace())
+				if stripStatus {
+					delete(o.Object, "status")
+				}
 				data, err := yaml.Marshal(o.Object)
 				if err != nil {
 					return err
@@ -151,6 +155,7 @@ func newAdminExportCommand() *cobra.Command {
 	cmd.Flags().StringVarP(&out, "out", "o", "-", "file to write the backup to (- for standard output)")
 	cmd.Flags().StringSliceVar(&appNamespaces, "application-namespaces", nil, "other namespaces whose Applications to include")
 	cmd.Flags().StringSliceVar(&appSetNamespaces, "applicationset-namespaces", nil, "other namespaces whose ApplicationSets to include")
+	cmd.Flags().BoolVar(&stripStatus, "strip-status", false, "leave every object's status out, for a clean set of manifests to create anew")
 	k = cmdutil.AddKubeFlags(cmd.Flags())
 	return cmd
 }

@@ -29,6 +29,7 @@ type sourceFlags struct {
 	forceLabels, forceAnnotations, withoutSelector     bool
 	includeTemplates, ignoreMissingComponents          bool
 	dirExclude, dirInclude                             string
+	anyExtension                                       bool
 	extVarStr, extVarCode, tlaStr, tlaCode, libs       []string
 	plugin                                             string
 	pluginEnv                                          []string
@@ -64,6 +65,7 @@ func (s *sourceFlags) add(fs *pflag.FlagSet) {
 	fs.BoolVar(&s.ignoreMissingComponents, "ignore-missing-components", false, "ignore Kustomize components that do not exist")
 	fs.StringVar(&s.dirExclude, "directory-exclude", "", "glob of the manifests to leave out, such as '{config.json,env-usw2/*}'")
 	fs.StringVar(&s.dirInclude, "directory-include", "", "glob of the manifests to read, such as '*.yaml'")
+	fs.BoolVar(&s.anyExtension, "directory-disable-extension-filter", false, "read files of any extension (such as *.yaml.sealed), left to --directory-include and --directory-exclude to pick; otherwise only .yaml, .yml, .json and .jsonnet files")
 	fs.StringArrayVar(&s.extVarStr, "jsonnet-ext-var-str", nil, "Jsonnet external variable NAME=VALUE (repeatable)")
 	fs.StringArrayVar(&s.extVarCode, "jsonnet-ext-var-code", nil, "Jsonnet external variable NAME=CODE (repeatable)")
 	fs.StringArrayVar(&s.tlaStr, "jsonnet-tla-str", nil, "Jsonnet top-level argument NAME=VALUE (repeatable)")
@@ -219,7 +221,7 @@ func (s *sourceFlags) applyKustomize(fs *pflag.FlagSet, src *v1alpha1.Applicatio
 }
 
 func (s *sourceFlags) applyDirectory(fs *pflag.FlagSet, src *v1alpha1.ApplicationSource, str func(string, *string, string)) error {
-	names := []string{"directory-exclude", "directory-include", "jsonnet-ext-var-str", "jsonnet-ext-var-code", "jsonnet-tla-str", "jsonnet-tla-code", "jsonnet-libs"}
+	names := []string{"directory-exclude", "directory-include", "directory-disable-extension-filter", "jsonnet-ext-var-str", "jsonnet-ext-var-code", "jsonnet-tla-str", "jsonnet-tla-code", "jsonnet-libs"}
 	if !anyChanged(fs, names) {
 		return nil
 	}
@@ -229,6 +231,9 @@ func (s *sourceFlags) applyDirectory(fs *pflag.FlagSet, src *v1alpha1.Applicatio
 	d := src.Directory
 	str("directory-exclude", &d.Exclude, s.dirExclude)
 	str("directory-include", &d.Include, s.dirInclude)
+	if fs.Changed("directory-disable-extension-filter") {
+		d.DisableExtensionFilter = s.anyExtension
+	}
 	d.Jsonnet.Libs = append(d.Jsonnet.Libs, s.libs...)
 	for _, v := range []struct {
 		flag   string

@@ -28,7 +28,7 @@ func TestSourceFlags(t *testing.T) {
 	err := applyFlags(t, app, "--repo", "https://example.com/r.git", "--path", "p", "--revision", ">=1.0", "--tag-prefix", "web/v",
 		"--helm-skip-crds", "--helm-set-file", "cert=files/ca.pem", "--helm-namespace", "web", "--helm-api-versions", "v1", "--ignore-missing-value-files",
 		"--nameprefix", "pre-", "--kustomize-common-label", "team=web", "--kustomize-replica", "api=3", "--kustomize-force-common-label",
-		"--directory-exclude", "*.json", "--jsonnet-tla-code", "n=1+1", "--jsonnet-ext-var-str", "env=prod", "--jsonnet-libs", "vendor",
+		"--directory-exclude", "*.json", "--directory-disable-extension-filter", "--jsonnet-tla-code", "n=1+1", "--jsonnet-ext-var-str", "env=prod", "--jsonnet-libs", "vendor",
 		"--config-management-plugin", "cmp", "--plugin-env", "FOO=bar", "--ref", "values", "--source-name", "main",
 		"--sync-policy", "automated", "--allow-empty", "--sync-retry-limit", "4", "--revision-history-limit", "3")
 	if err != nil {
@@ -41,7 +41,7 @@ func TestSourceFlags(t *testing.T) {
 		t.Errorf("helm: %+v", src.Helm)
 	case src.Kustomize.NamePrefix != "pre-" || src.Kustomize.CommonLabels["team"] != "web" || src.Kustomize.Replicas[0].Count.IntValue() != 3 || !src.Kustomize.ForceCommonLabels:
 		t.Errorf("kustomize: %+v", src.Kustomize)
-	case src.Directory.Exclude != "*.json" || !src.Directory.Jsonnet.TLAs[0].Code || src.Directory.Jsonnet.ExtVars[0].Value != "prod" || src.Directory.Jsonnet.Libs[0] != "vendor":
+	case src.Directory.Exclude != "*.json" || !src.Directory.DisableExtensionFilter || !src.Directory.Jsonnet.TLAs[0].Code || src.Directory.Jsonnet.ExtVars[0].Value != "prod" || src.Directory.Jsonnet.Libs[0] != "vendor":
 		t.Errorf("directory: %+v", src.Directory)
 	case src.Plugin.Name != "cmp" || src.Plugin.Env[0].Value != "bar" || src.Ref != "values" || src.Name != "main" || src.TagPrefix != "web/v":
 		t.Errorf("source: %+v", src)

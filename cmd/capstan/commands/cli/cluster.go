@@ -35,6 +35,7 @@ func clusterPath(server, sub string) apiclient.Path {
 // clusterAddFlags are cluster add's options beyond the context.
 type clusterAddFlags struct {
 	kubeconfig, name, project, serviceAccount, systemNamespace, proxyURL, endpoint string
+	serverProxyURL                                                                 string
 	namespaces, labels, annotations                                                []string
 	clusterResources, yes, upsert, inCluster, disableCompression                   bool
 	shard                                                                          int64
@@ -80,6 +81,7 @@ func newClusterAddCommand(f *clientFlags) *cobra.Command {
 	cmd.Flags().BoolVarP(&o.yes, "yes", "y", false, "do not ask for confirmation")
 	cmd.Flags().BoolVar(&o.upsert, "upsert", false, "replace an existing cluster with different settings")
 	cmd.Flags().StringVar(&o.proxyURL, "proxy-url", "", "HTTP(S) or SOCKS5 proxy to reach the cluster through")
+	cmd.Flags().StringVar(&o.serverProxyURL, "server-proxy-url", "", `proxy the server reaches the cluster through, instead of --proxy-url's ("" for none)`)
 	return cmd
 }
 
@@ -155,6 +157,12 @@ func (o *clusterAddFlags) spec(cmd *cobra.Command, context string) (*cluster.Spe
 	}
 	spec.Config.TLSClientConfig = cluster.TLSClientConfig{Insecure: cfg.Insecure, ServerName: cfg.ServerName, CAData: caData}
 	spec.Config.ProxyURL, spec.Config.DisableCompression = o.proxyURL, o.disableCompression
+	if cmd.Flags().Changed("server-proxy-url") {
+		if err := checkProxyURL(o.serverProxyURL); err != nil {
+			return nil, fmt.Errorf("--server-proxy-url: %w", err)
+		}
+		spec.Config.ProxyURL = o.serverProxyURL
+	}
 	return spec, nil
 }
 
@@ -330,4 +338,20 @@ func newClusterRotateAuthCommand(f *clientFlags) *cobra.Command {
 			return nil
 		}),
 	}
+}
+
+// checkProxyURL accepts "" (no proxy) or an http, https or socks5 URL
+// with a host.
+func checkProxyURL(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return err
+	}
+	if (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "socks5") || u.Host == "" {
+		return fmt.Errorf("%q is not an http, https or socks5 URL with a host", raw)
+	}
+	return nil
 }

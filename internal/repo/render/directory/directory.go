@@ -171,7 +171,7 @@ func list(ctx context.Context, fsys fs.FS, path string, opts *v1alpha1.Applicati
 			}
 			return nil
 		}
-		if !isManifestFile(d.Name()) || (walk.NoJsonnet && isJsonnet(d.Name())) {
+		if !isManifestFile(d.Name(), opts.DisableExtensionFilter) || (walk.NoJsonnet && isJsonnet(d.Name())) {
 			return nil
 		}
 		if exclude != nil && exclude.Match(rel) {
@@ -203,11 +203,15 @@ func list(ctx context.Context, fsys fs.FS, path string, opts *v1alpha1.Applicati
 func isJsonnet(path string) bool { return strings.HasSuffix(strings.ToLower(path), ".jsonnet") }
 
 // isManifestFile says whether a file name is one the directory renderer
-// reads. Dot files, such as the .argocd-source*.yaml parameter overrides,
-// are never manifests.
-func isManifestFile(name string) bool {
+// reads: one with a manifest's extension, or any name when anyExtension
+// (directory.disableExtensionFilter). Dot files, such as the
+// .argocd-source*.yaml parameter overrides, are never manifests.
+func isManifestFile(name string, anyExtension bool) bool {
 	if strings.HasPrefix(name, ".") {
 		return false
+	}
+	if anyExtension {
+		return true
 	}
 	switch strings.ToLower(filepath.Ext(name)) {
 	case ".yaml", ".yml", ".json", ".jsonnet":

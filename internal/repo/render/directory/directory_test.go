@@ -214,3 +214,38 @@ func TestHiddenDirectories(t *testing.T) {
 		t.Errorf("with hidden directories: %s, want deep,hidden,shown", got)
 	}
 }
+
+// TestDisableExtensionFilter: directory.disableExtensionFilter reads
+// files of any extension (as Argo CD 3.6 does for *.yaml.sealed and the
+// like), which include and exclude then pick; text that holds no object
+// is skipped, and dot files are never read.
+func TestDisableExtensionFilter(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"cm.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain}\n",
+		"secret.yaml.sealed":  "apiVersion: bitnami.com/v1alpha1\nkind: SealedSecret\nmetadata: {name: sealed}\n",
+		"notes.txt":           "just some words\n",
+		".argocd-source.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hidden}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		opts *v1alpha1.ApplicationSourceDirectory
+		want []string
+	}{
+		{"the filter on", &v1alpha1.ApplicationSourceDirectory{Include: "*.sealed"}, []string{}},
+		{"off, with an include", &v1alpha1.ApplicationSourceDirectory{DisableExtensionFilter: true, Include: "*.sealed"}, []string{"SealedSecret/sealed"}},
+		{"off, every file", &v1alpha1.ApplicationSourceDirectory{DisableExtensionFilter: true}, []string{"ConfigMap/plain", "SealedSecret/sealed"}},
+	} {
+		objs, err := Render(context.Background(), dir, ".", tc.opts, nil, Walk{})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := names(objs); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
