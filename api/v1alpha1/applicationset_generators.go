@@ -42,6 +42,8 @@ type ApplicationSetTerminalGenerator struct {
 	PullRequest *PullRequestGenerator `json:"pullRequest,omitempty"`
 	// +optional
 	Plugin *PluginGenerator `json:"plugin,omitempty"`
+	// +optional
+	OCI *OCIGenerator `json:"oci,omitempty"`
 	// Selector keeps only the parameter sets whose values match.
 	// +optional
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
@@ -89,6 +91,29 @@ type GitGenerator struct {
 	// +optional
 	Template *ApplicationSetTemplate `json:"template,omitempty"`
 	// PathParamPrefix prefixes the path parameters, for matrices of two Git generators.
+	// +optional
+	PathParamPrefix string `json:"pathParamPrefix,omitempty"`
+	// +optional
+	Values map[string]string `json:"values,omitempty"`
+}
+
+// OCIGenerator yields parameter sets from an OCI artifact's directories
+// or from the contents of its JSON/YAML files, as the Git generator does
+// from a commit (Argo CD 3.6). RepoURL is an oci:// reference; Revision
+// a tag, a digest or a semver constraint.
+type OCIGenerator struct {
+	RepoURL string `json:"repoURL"`
+	// +optional
+	Directories []GitDirectoryGeneratorItem `json:"directories,omitempty"`
+	// +optional
+	Files    []GitFileGeneratorItem `json:"files,omitempty"`
+	Revision string                 `json:"revision"`
+	// RequeueAfterSeconds overrides the default re-poll period (3 minutes).
+	// +optional
+	RequeueAfterSeconds *int64 `json:"requeueAfterSeconds,omitempty"`
+	// +optional
+	Template *ApplicationSetTemplate `json:"template,omitempty"`
+	// PathParamPrefix prefixes the path parameters.
 	// +optional
 	PathParamPrefix string `json:"pathParamPrefix,omitempty"`
 	// +optional

@@ -26,6 +26,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+	"github.com/capstan-cd/capstan/internal/testing/registryserver"
 )
 
 var testCluster *localcluster.Cluster
@@ -493,4 +494,63 @@ func TestRefreshAnnotation(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// TestOCIGenerator: the OCI generator (Argo CD 3.6) reads a real
+// registry's artifact, with the credentials of a repository Secret, as
+// the Git generator reads a commit: its directories and its files.
+func TestOCIGenerator(t *testing.T) {
+	localcluster.Need(t)
+	reg := registryserver.Start(t)
+	repoURL := "oci://" + reg.Host + "/org/envs"
+	reg.PushArtifact(t, "org/envs", registryserver.Artifact{Files: map[string]string{
+		"envs/dev/kustomization.yaml":  "resources: []\n",
+		"envs/prod/kustomization.yaml": "resources: []\n",
+		"envs/old/kustomization.yaml":  "resources: []\n",
+		"teams/web.yaml":               "team: {name: web, namespace: web-ns}\n",
+	}}, "1.0.0")
+	e := start(t, func(o *applicationset.Options) {
+		c, err := kube.NewClient(testCluster.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Git = repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Second, OCIPlainHTTP: true,
+			Credentials: &settings.RepoCredentials{Reader: c, Namespace: o.Namespace}})
+	})
+	ctx := context.Background()
+	if err := e.client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "envs-repo", Namespace: e.ns,
+		Labels: map[string]string{"argocd.argoproj.io/secret-type": "repository"}},
+		StringData: map[string]string{"type": "oci", "url": repoURL, "username": reg.Username, "password": reg.Password}}); err != nil {
+		t.Fatal(err)
+	}
+	tmpl := func(name, path string) v1alpha1.ApplicationSetTemplate {
+		return v1alpha1.ApplicationSetTemplate{
+			ApplicationSetTemplateMeta: v1alpha1.ApplicationSetTemplateMeta{Name: name},
+			Spec: v1alpha1.ApplicationSpec{Project: "default",
+				Source:      &v1alpha1.ApplicationSource{RepoURL: repoURL, Path: path, TargetRevision: "1.0.0"},
+				Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "x"}},
+		}
+	}
+	for _, as := range []*v1alpha1.ApplicationSet{
+		{ObjectMeta: metav1.ObjectMeta{Name: "oci-dirs", Namespace: e.ns}, Spec: v1alpha1.ApplicationSetSpec{
+			Generators: []v1alpha1.ApplicationSetGenerator{{ApplicationSetTerminalGenerator: v1alpha1.ApplicationSetTerminalGenerator{
+				OCI: &v1alpha1.OCIGenerator{RepoURL: repoURL, Revision: "1.x",
+					Directories: []v1alpha1.GitDirectoryGeneratorItem{{Path: "envs/*"}, {Path: "envs/old", Exclude: true}}}}}},
+			Template: tmpl("env-{{path.basename}}", "{{path}}")}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "oci-files", Namespace: e.ns}, Spec: v1alpha1.ApplicationSetSpec{
+			Generators: []v1alpha1.ApplicationSetGenerator{{ApplicationSetTerminalGenerator: v1alpha1.ApplicationSetTerminalGenerator{
+				OCI: &v1alpha1.OCIGenerator{RepoURL: repoURL, Revision: "1.0.0", Files: []v1alpha1.GitFileGeneratorItem{{Path: "teams/*.yaml"}}}}}},
+			Template: tmpl("team-{{team.name}}", "{{path}}")}},
+	} {
+		if err := e.client.Create(ctx, as); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apps := e.waitApps("env-dev", "env-prod", "team-web")
+	if p := apps["env-prod"].Spec.Source.Path; p != "envs/prod" {
+		t.Errorf("directory path = %s", p)
+	}
+	if p := apps["team-web"].Spec.Source.Path; p != "teams" {
+		t.Errorf("file path = %s", p)
+	}
 }

@@ -139,7 +139,11 @@ func (g *generation) terminal(gen *v1alpha1.ApplicationSetTerminalGenerator) ([]
 		return g.clusters(gen.Clusters)
 	case gen.Git != nil:
 		g.wantRequeue(gen.Git.RequeueAfterSeconds)
-		return g.git(gen.Git)
+		return g.git(gen.Git, "git")
+	case gen.OCI != nil:
+		// The OCI generator reads an artifact as the Git one reads a commit.
+		g.wantRequeue(gen.OCI.RequeueAfterSeconds)
+		return g.git((*v1alpha1.GitGenerator)(gen.OCI), "oci")
 	case gen.SCMProvider != nil:
 		return g.scmProvider(gen.SCMProvider)
 	case gen.PullRequest != nil:
@@ -149,7 +153,7 @@ func (g *generation) terminal(gen *v1alpha1.ApplicationSetTerminalGenerator) ([]
 	case gen.Plugin != nil:
 		return g.pluginGenerator(gen.Plugin)
 	}
-	return nil, fmt.Errorf("a generator names no known generator (list, clusters, git, matrix, merge, scmProvider, pullRequest, clusterDecisionResource, plugin)")
+	return nil, fmt.Errorf("a generator names no known generator (list, clusters, git, oci, matrix, merge, scmProvider, pullRequest, clusterDecisionResource, plugin)")
 }
 
 // selectParams keeps the parameter sets a generator's selector matches,
@@ -185,6 +189,8 @@ func templateOf(gen *v1alpha1.ApplicationSetGenerator) *v1alpha1.ApplicationSetT
 		return t.Clusters.Template
 	case t.Git != nil:
 		return t.Git.Template
+	case t.OCI != nil:
+		return t.OCI.Template
 	case t.SCMProvider != nil:
 		return t.SCMProvider.Template
 	case t.PullRequest != nil:

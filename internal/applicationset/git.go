@@ -15,10 +15,11 @@ import (
 )
 
 // git yields one parameter set per matching directory, or per object in
-// each matching JSON/YAML file, of a revision.
-func (g *generation) git(gen *v1alpha1.GitGenerator) ([]Params, error) {
+// each matching JSON/YAML file, of a revision: a Git commit's, or an OCI
+// artifact's for the generator kind "oci".
+func (g *generation) git(gen *v1alpha1.GitGenerator, kind string) ([]Params, error) {
 	if g.src.Git == nil {
-		return nil, fmt.Errorf("the git generator needs a repo server")
+		return nil, fmt.Errorf("the %s generator needs a repo server", kind)
 	}
 	var params []Params
 	var err error
@@ -28,7 +29,7 @@ func (g *generation) git(gen *v1alpha1.GitGenerator) ([]Params, error) {
 	case len(gen.Files) > 0:
 		params, err = g.gitFiles(gen)
 	default:
-		return nil, fmt.Errorf("the git generator for %s lists neither directories nor files", gen.RepoURL)
+		return nil, fmt.Errorf("the %s generator for %s lists neither directories nor files", kind, gen.RepoURL)
 	}
 	if err != nil {
 		return nil, err

@@ -10,7 +10,9 @@ import (
 
 	"github.com/gobwas/glob"
 
+	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/repo/git"
+	"github.com/capstan-cd/capstan/internal/repo/ocisource"
 )
 
 // Bounds of what the Git generator's calls return.
@@ -66,8 +68,22 @@ type GitFilesResponse struct {
 }
 
 // freshCheckout resolves a revision without reusing a recent ls-remote,
-// since a generator asks for what the branch holds now.
+// since a generator asks for what the branch holds now, and returns its
+// files' directory and the commit. An OCI artifact's (an oci:// URL, for
+// the OCI generator) is resolved to its digest and unpacked.
 func (s *Service) freshCheckout(ctx context.Context, repoURL, revision, project string) (string, string, error) {
+	if ocisource.IsSource(v1alpha1.ApplicationSource{RepoURL: repoURL}) {
+		creds, err := s.opts.Credentials.ForRepo(ctx, repoURL, project)
+		if err != nil {
+			return "", "", fmt.Errorf("credentials for %s: %w", repoURL, err)
+		}
+		digest, err := s.oci.Resolve(ctx, repoURL, revision, creds, true)
+		if err != nil {
+			return "", "", err
+		}
+		dir, err := s.oci.Fetch(ctx, repoURL, digest, creds)
+		return dir, digest, err
+	}
 	repo, err := s.gitRepo(ctx, repoURL, revision, project)
 	if err != nil {
 		return "", "", err
