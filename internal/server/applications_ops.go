@@ -21,8 +21,8 @@ import (
 	"github.com/capstan-cd/capstan/internal/apiwire"
 	"github.com/capstan-cd/capstan/internal/appstate"
 	"github.com/capstan-cd/capstan/internal/rbac"
-	"github.com/capstan-cd/capstan/internal/settings"
 	reposvc "github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/settings"
 )
 
 // rollbackRequest is the body of POST /api/v1/applications/{name}/rollback.
