@@ -64,6 +64,7 @@ func metricsReference() (string, error) {
 	}{
 		{"application controller (:8082)", metrics.New(nothing{}, nothing{}, metrics.Options{AppLabels: []string{"team"}})},
 		{"API server (:8083)", metrics.NewServer("")},
+		{"repo server (:8084)", metrics.NewRepoServer()},
 		{"notifications controller (:9001)", notifications.NewMetrics()},
 		{"image updater", images},
 	}

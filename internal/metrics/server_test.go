@@ -38,3 +38,27 @@ func ExampleServer() {
 	// argocd_proxy_extension_request_total{extension="metrics",status="200"} 1
 	// argocd_proxy_extension_request_total{extension="metrics",status="502"} 1
 }
+
+// The repo server counts its requests to Git remotes by kind, with their
+// duration, and the failed ones apart.
+func ExampleRepoServer() {
+	m := metrics.NewRepoServer()
+	m.GitRequest("https://git.example.com/org/app.git", "ls-remote", 120*time.Millisecond, false)
+	m.GitRequest("https://git.example.com/org/app.git", "fetch", 2*time.Second, false)
+	m.GitRequest("https://git.example.com/org/app.git", "fetch", 30*time.Second, true)
+
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, line := range strings.Split(rec.Body.String(), "\n") {
+		if strings.HasPrefix(line, "argocd_git_request_total") || strings.HasPrefix(line, "argocd_git_fetch_fail_total") ||
+			strings.HasPrefix(line, "argocd_git_request_duration_seconds_count") {
+			fmt.Println(line)
+		}
+	}
+	// Output:
+	// argocd_git_fetch_fail_total{repo="https://git.example.com/org/app.git",revision=""} 1
+	// argocd_git_request_duration_seconds_count{repo="https://git.example.com/org/app.git",request_type="fetch"} 2
+	// argocd_git_request_duration_seconds_count{repo="https://git.example.com/org/app.git",request_type="ls-remote"} 1
+	// argocd_git_request_total{repo="https://git.example.com/org/app.git",request_type="fetch"} 2
+	// argocd_git_request_total{repo="https://git.example.com/org/app.git",request_type="ls-remote"} 1
+}

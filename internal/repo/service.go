@@ -61,6 +61,9 @@ type Options struct {
 	// GitRequestTimeout bounds each ls-remote (see git.Options). Default
 	// 0: none beyond the caller's.
 	GitRequestTimeout time.Duration
+	// ObserveGit, if set, hears of each request to a Git remote (see
+	// git.Options.Observe). Default: none.
+	ObserveGit func(git.Request)
 	// Isolation, when set, renders each source in a worker process with a
 	// memory limit (see Isolation). Default nil: in-process, for tests and
 	// the command line's local renders.
@@ -120,7 +123,7 @@ func NewService(opts Options) *Service {
 	s := &Service{
 		opts: opts,
 		git: git.NewStore(git.Options{Root: filepath.Join(opts.Root, "git"), RefsTTL: opts.RefsTTL, MaxCheckoutBytes: opts.MaxCheckoutBytes,
-			RequestTimeout: opts.GitRequestTimeout}),
+			RequestTimeout: opts.GitRequestTimeout, Observe: opts.ObserveGit}),
 		charts: chartrepo.NewClient(chartrepo.Options{Root: filepath.Join(opts.Root, "charts"), IndexTTL: opts.RefsTTL, PlainHTTP: opts.OCIPlainHTTP}),
 	}
 	oci := opts.OCI

@@ -3,8 +3,11 @@ package commands
 import (
 	"bytes"
 	"context"
+	"io"
 	"net"
+	"net/http"
 	"os"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -62,12 +65,19 @@ func TestRepoServerUsesRepositorySecrets(t *testing.T) {
 	addr := lis.Addr().String()
 	_ = lis.Close()
 	host, port, _ := net.SplitHostPort(addr)
+	metricsLis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, metricsPort, _ := net.SplitHostPort(metricsLis.Addr().String())
+	_ = metricsLis.Close()
 	t.Setenv("KUBECONFIG", kubeCluster.KubeconfigPath)
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
 		root := NewRoot()
-		root.SetArgs([]string{"repo-server", "--address", host, "--port", port, "--metrics-port", "0", "--root", t.TempDir(), "--namespace", ns, "--redis", redisAddr})
+		root.SetArgs([]string{"repo-server", "--address", host, "--port", port, "--metrics-address", "127.0.0.1", "--metrics-port", metricsPort,
+			"--root", t.TempDir(), "--namespace", ns, "--redis", redisAddr})
 		root.SetErr(&bytes.Buffer{})
 		done <- root.ExecuteContext(runCtx)
 	}()
@@ -104,5 +114,18 @@ func TestRepoServerUsesRepositorySecrets(t *testing.T) {
 	defer rc.Close()
 	if n, err := rc.Keys(ctx); err != nil || n == 0 {
 		t.Errorf("the render was not cached in Redis: %d keys, %v", n, err)
+	}
+	// Its metrics port counts the Git requests, as Argo CD's repo server's.
+	resp2, err := http.Get("http://127.0.0.1:" + metricsPort + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp2.Body)
+	resp2.Body.Close()
+	for _, want := range []string{`argocd_git_request_total{repo="` + remote.URL + `",request_type="ls-remote"}`,
+		`argocd_git_request_total{repo="` + remote.URL + `",request_type="fetch"}`, "go_goroutines"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the repo server's metrics lack %s", want)
+		}
 	}
 }

@@ -92,7 +92,10 @@ func (r *Repo) ensureCommit(ctx context.Context, sha string) error {
 		return nil
 	}
 	r.fetches.Add(1)
-	if _, err := r.git(ctx, true, "fetch", "--quiet", "--", r.url, sha); err != nil || !r.hasCommit(ctx, sha) {
+	start := time.Now()
+	_, err := r.git(ctx, true, "fetch", "--quiet", "--", r.url, sha)
+	r.observe(RequestFetch, start, err)
+	if err != nil || !r.hasCommit(ctx, sha) {
 		return fmt.Errorf("%w: commit %s in repository %s", ErrRevisionNotFound, sha, RedactURL(r.url))
 	}
 	return nil

@@ -213,7 +213,9 @@ func (r *Repo) LsRemote(ctx context.Context, force bool) (Refs, error) {
 			ctx, cancel = context.WithTimeout(ctx, r.opts.RequestTimeout)
 			defer cancel()
 		}
+		start := time.Now()
 		out, err := r.git(ctx, false, "ls-remote", "--symref", "--", r.url)
+		r.observe(RequestLsRemote, start, err)
 		if err != nil {
 			return nil, err
 		}
@@ -301,9 +303,19 @@ func (r *Repo) fetchLocked(ctx context.Context) error {
 		return err
 	}
 	r.fetches.Add(1)
+	start := time.Now()
 	_, err := r.git(ctx, true, "fetch", "--quiet", "--force", "--prune", "--no-recurse-submodules", "--", r.url,
 		"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
+	r.observe(RequestFetch, start, err)
 	return err
+}
+
+// observe tells Options.Observe of a request to the remote that began at
+// start and ended now with err.
+func (r *Repo) observe(kind RequestKind, start time.Time, err error) {
+	if r.opts.Observe != nil {
+		r.opts.Observe(Request{URL: RedactURL(r.url), Kind: kind, Took: time.Since(start), Err: err})
+	}
 }
 
 func (r *Repo) hasCommit(ctx context.Context, sha string) bool {

@@ -352,3 +352,40 @@ func TestObjectsAreCheckedWhenFetched(t *testing.T) {
 		t.Errorf("got %v, want git's duplicateEntries refusal", err)
 	}
 }
+
+// TestObserveRequests: Options.Observe hears of each ls-remote and fetch,
+// with the URL its credentials left out and the error of one that failed.
+func TestObserveRequests(t *testing.T) {
+	srv := gitserver.New(t)
+	remote := srv.NewRepo(t, "app")
+	sha := remote.Commit(t, "c", map[string]string{"x.yaml": "x: 1\n"})
+	var mu sync.Mutex
+	var seen []Request
+	store := NewStore(Options{Root: t.TempDir(), RefsTTL: time.Minute, Observe: func(r Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, r)
+	}})
+	ctx := context.Background()
+	repo := store.Repo(remote.URL, Creds{Username: srv.Username, Password: srv.Password})
+	if _, err := repo.Resolve(ctx, "HEAD"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.Checkout(ctx, sha); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Repo(srv.URL+"/missing.git", Creds{Username: srv.Username, Password: srv.Password}).Resolve(ctx, "HEAD"); err == nil {
+		t.Fatal("a missing repository resolved")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 3 || seen[0].Kind != RequestLsRemote || seen[1].Kind != RequestFetch || seen[2].Kind != RequestLsRemote ||
+		seen[0].Err != nil || seen[1].Err != nil || seen[2].Err == nil || seen[0].Took <= 0 {
+		t.Fatalf("requests seen: %+v", seen)
+	}
+	for _, r := range seen {
+		if strings.Contains(r.URL, srv.Password) {
+			t.Errorf("the URL handed on holds the password: %s", r.URL)
+		}
+	}
+}

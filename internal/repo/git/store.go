@@ -27,6 +27,30 @@ type Options struct {
 	// for its refs (Argo CD's ARGOCD_GIT_REQUEST_TIMEOUT). Default 0:
 	// only the caller's context; `capstan repo-server` sets Argo CD's 15s.
 	RequestTimeout time.Duration
+	// Observe, if set, hears of each request made to a remote, when it
+	// ends (Argo CD's argocd_git_request_* metrics). Default: none.
+	Observe func(Request)
+}
+
+// RequestKind is the kind of a request to a remote, named as Argo CD's
+// request_type label names it.
+type RequestKind string
+
+// The requests a Repo makes to its remote.
+const (
+	RequestLsRemote RequestKind = "ls-remote"
+	RequestFetch    RequestKind = "fetch"
+)
+
+// Request is one request made to a remote.
+type Request struct {
+	// URL is the repository's, with any credentials left out.
+	URL  string
+	Kind RequestKind
+	// Took is how long it ran.
+	Took time.Duration
+	// Err is why it failed; nil when it did not.
+	Err error
 }
 
 // Store holds one Repo per normalized repository URL and set of

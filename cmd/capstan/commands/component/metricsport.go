@@ -7,14 +7,13 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 )
 
-// metricsFlags place a component's process metrics: the process's default
-// Prometheus registry (Go runtime and process collectors, and what
-// packages register there) at /metrics. The API server and repo server
-// use them on Argo CD's ports 8083 and 8084.
+// metricsFlags place a component's metrics at /metrics: its own (a
+// metrics.Server's or metrics.RepoServer's handler) with the process's
+// default Prometheus registry (Go runtime and process collectors). The API
+// server and repo server use them on Argo CD's ports 8083 and 8084.
 type metricsFlags struct {
 	address string
 	port    int
@@ -23,11 +22,6 @@ type metricsFlags struct {
 func (f *metricsFlags) add(cmd *cobra.Command, port int) {
 	cmd.Flags().StringVar(&f.address, "metrics-address", "", "address to serve metrics on (default: every address)")
 	cmd.Flags().IntVar(&f.port, "metrics-port", port, "serve Prometheus metrics on this port (0: off)")
-}
-
-// serve serves the metrics in the background until ctx ends.
-func (f *metricsFlags) serve(ctx context.Context, log *slog.Logger) {
-	f.serveHandler(ctx, log, promhttp.Handler())
 }
 
 // serveHandler serves h as /metrics in the background until ctx ends.

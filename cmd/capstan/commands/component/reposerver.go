@@ -30,8 +30,10 @@ import (
 	"github.com/capstan-cd/capstan/cmd/capstan/commands/cmdutil"
 	"github.com/capstan-cd/capstan/internal/certs"
 	"github.com/capstan-cd/capstan/internal/kube"
+	capmetrics "github.com/capstan-cd/capstan/internal/metrics"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/repo/cache"
+	"github.com/capstan-cd/capstan/internal/repo/git"
 	"github.com/capstan-cd/capstan/internal/repo/ocisource"
 	"github.com/capstan-cd/capstan/internal/repo/render/directory"
 	"github.com/capstan-cd/capstan/internal/repo/render/plugin"
@@ -42,6 +44,9 @@ import (
 
 // repoFlags configure the repo server, alone or inside `capstan run`.
 type repoFlags struct {
+	// observeGit counts Git requests for the repo server's metrics; set by
+	// the command, not a flag (nil in the controller's in-process one).
+	observeGit  func(git.Request)
 	root        string
 	redis       string
 	isolate     bool
@@ -133,12 +138,14 @@ func newRepoServerCommand() *cobra.Command {
 				defer ask.Close()
 				rf.askPass = ask
 			}
+			counts := capmetrics.NewRepoServer()
+			rf.observeGit = func(r git.Request) { counts.GitRequest(r.URL, string(r.Kind), r.Took, r.Err != nil) }
 			svc, closeCache, err := newRepoService(ctx, namespace, rf)
 			if err != nil {
 				return err
 			}
 			defer closeCache()
-			metrics.serve(ctx, log)
+			metrics.serveHandler(ctx, log, counts.Handler())
 			flush, err := tr.start(ctx, log)
 			if err != nil {
 				return err
@@ -225,6 +232,7 @@ func newRepoService(ctx context.Context, namespace string, f *repoFlags) (*repo.
 		}
 		opts.Cache, closeCache = rc, func() { _ = rc.Close() }
 	}
+	opts.ObserveGit = f.observeGit
 	return repo.NewService(opts), closeCache, nil
 }
 
