@@ -148,7 +148,8 @@ argocd: $(ARGOCD_BIN)/argocd ## Build Argo CD's CLI (the compatibility tests' cl
 $(ARGOCD_BIN)/argocd: tools/argocd/go.mod tools/argocd/go.sum
 	@echo "Building Argo CD's CLI into $(ARGOCD_BIN) (several minutes the first time)..."
 	@mkdir -p $(ARGOCD_BIN)
-	cd tools/argocd && go build -trimpath -ldflags='-s -w' -o $(ARGOCD_BIN)/argocd github.com/argoproj/argo-cd/v3/cmd
+	cd tools/argocd && v=$$(go list -m -f '{{.Version}}' github.com/argoproj/argo-cd/v3) && \
+	  go build -trimpath -ldflags="-s -w -X github.com/argoproj/argo-cd/v3/common.version=$${v#v}" -o $(ARGOCD_BIN)/argocd github.com/argoproj/argo-cd/v3/cmd
 
 .PHONY: argocd-manifests
 argocd-manifests: $(ARGOCD_MANIFESTS)/.fetched $(ARGOCD_MANIFESTS)/notifications-catalog.yaml $(ARGOCD_MANIFESTS)/docs/.fetched ## Copy Argo CD's install manifests, CRDs, notifications catalog and documented ConfigMaps (the takeover, notification and settings tests' reference) into bin/argocd-manifests.
