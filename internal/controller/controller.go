@@ -74,6 +74,11 @@ type Options struct {
 	// ARGOCD_SYNC_WAVE_DELAY). Default 0: the next wave starts once the
 	// last is healthy; Argo CD waits 2 s.
 	SyncWaveDelay time.Duration
+	// IgnoreJQTimeout bounds each jq path expression of ignoreDifferences
+	// and ignoreResourceUpdates (Argo CD's
+	// --ignore-normalizer-jq-execution-timeout-seconds): one that runs
+	// longer fails the comparison. Default 1 s.
+	IgnoreJQTimeout time.Duration
 	// SelfHeal spaces the self-heal syncs of one revision. Default: none
 	// (`capstan controller` sets Argo CD's 2 s, factor 3, cap 5 min).
 	SelfHeal SelfHealBackoff
@@ -224,12 +229,13 @@ func run(ctx context.Context, opts Options, identity string) error {
 	events := make(chan event.GenericEvent, 10000)
 	counts := &clusterCounts{}
 	m := metrics.New(applicationLister{namespaces: namespaces}, counts, opts.Metrics)
-	updates := &updateFilter{}
+	updates := &updateFilter{jqTimeout: opts.IgnoreJQTimeout}
 	respectRBAC := &rbacMode{}
 	dests := engine.NewDestinations(engine.DestinationOptions{Tracking: method,
 		OnChange:      appEvents{controlNamespace: opts.Namespace, events: events}.notify,
 		IgnoreUpdate:  updates.ignore,
 		RespectRBAC:   respectRBAC.get,
+		JQTimeout:     opts.IgnoreJQTimeout,
 		WrapTransport: m.WrapTransport, // argocd_app_k8s_request_total
 	})
 	counts.dests = dests

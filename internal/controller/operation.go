@@ -435,7 +435,7 @@ func (r *reconciler) sync(ctx context.Context, app *v1alpha1.Application, op *v1
 		desired = outOfSyncOnly(desired, comp)
 	}
 	if opts.RespectIgnoreDiff {
-		if desired, err = keepIgnored(desired, comp, app.Spec.IgnoreDifferences); err != nil {
+		if desired, err = keepIgnored(desired, comp, app.Spec.IgnoreDifferences, r.opts.IgnoreJQTimeout); err != nil {
 			return &operationResult{Result: &apply.Result{Phase: v1alpha1.OperationError, Message: err.Error()}, comp: comp}
 		}
 	}
@@ -795,14 +795,14 @@ func outOfSyncOnly(desired []*unstructured.Unstructured, comp *comparison) []*un
 
 // keepIgnored gives each desired object the live values of the fields
 // ignoreDifferences ignores (RespectIgnoreDifferences=true).
-func keepIgnored(desired []*unstructured.Unstructured, comp *comparison, ignore []v1alpha1.ResourceIgnoreDifferences) ([]*unstructured.Unstructured, error) {
+func keepIgnored(desired []*unstructured.Unstructured, comp *comparison, ignore []v1alpha1.ResourceIgnoreDifferences, jqTimeout time.Duration) ([]*unstructured.Unstructured, error) {
 	live := map[engine.ObjectKey]*unstructured.Unstructured{}
 	for _, res := range comp.Resources {
 		live[res.Key] = res.Live
 	}
 	out := make([]*unstructured.Unstructured, len(desired))
 	for i, obj := range desired {
-		kept, err := diff.KeepIgnored(obj, live[engine.KeyOf(obj)], ignore)
+		kept, err := diff.KeepIgnored(obj, live[engine.KeyOf(obj)], ignore, jqTimeout)
 		if err != nil {
 			return nil, err
 		}

@@ -579,3 +579,36 @@ func TestIgnoreResourceUpdates(t *testing.T) {
 		return ""
 	})
 }
+
+// TestIgnoreJQTimeout: Options.IgnoreJQTimeout
+// (--ignore-normalizer-jq-execution-timeout-seconds) bounds the jq path
+// expressions of an Application's ignoreDifferences: one that never ends
+// fails the comparison with the configured bound named, not the default.
+func TestIgnoreJQTimeout(t *testing.T) {
+	c, ns := controlNamespace(t)
+	e := startWith(t, ns, func(o *Options) { o.IgnoreJQTimeout = 40 * time.Millisecond })
+	ctx := context.Background()
+	remote := gitserver.NewLocalRepo(t)
+	remote.Commit(t, "one", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {v: one}\n"})
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "endless", Namespace: ns}, Spec: v1alpha1.ApplicationSpec{
+		Project:           "default",
+		Source:            &v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "app"},
+		Destination:       v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: testCluster.NewNamespace(t)},
+		IgnoreDifferences: []v1alpha1.ResourceIgnoreDifferences{{Kind: "ConfigMap", JQPathExpressions: []string{"def f: f; f"}}},
+	}}
+	if err := c.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.kube.CoreV1().ConfigMaps(app.Spec.Destination.Namespace).Create(ctx,
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}, Data: map[string]string{"v": "two"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("a comparison error naming the bound", func() string {
+		for _, cond := range e.app("endless").Status.Conditions {
+			if cond.Type == v1alpha1.ApplicationConditionComparisonError && strings.Contains(cond.Message, "within 40ms") {
+				return ""
+			}
+		}
+		return fmt.Sprint(e.app("endless").Status.Conditions)
+	})
+}

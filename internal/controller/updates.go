@@ -2,6 +2,7 @@ package controller
 
 import (
 	"sync/atomic"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -15,6 +16,8 @@ import (
 // every update does.
 type updateFilter struct {
 	rules atomic.Pointer[[]v1alpha1.ResourceIgnoreDifferences]
+	// jqTimeout bounds each jq path expression (Options.IgnoreJQTimeout).
+	jqTimeout time.Duration
 }
 
 // set replaces the rules; nil turns the filter off.
@@ -30,5 +33,5 @@ func (f *updateFilter) set(rules []v1alpha1.ResourceIgnoreDifferences) {
 // rules leave out.
 func (f *updateFilter) ignore(old, o *unstructured.Unstructured) bool {
 	rules := f.rules.Load()
-	return rules != nil && diff.Unchanged(old, o, *rules)
+	return rules != nil && diff.Unchanged(old, o, *rules, f.jqTimeout)
 }

@@ -51,6 +51,9 @@ type DestinationOptions struct {
 	// controller may not list does (live.Options.RespectRBAC). Default:
 	// such a kind is an error.
 	RespectRBAC func() live.RBACMode
+	// JQTimeout bounds each jq path expression of an ignore rule in a
+	// comparison (diff.Options.JQTimeout). Default 1 s.
+	JQTimeout time.Duration
 }
 
 // Destinations keeps the clients of each destination cluster, made on
@@ -150,7 +153,7 @@ func newDestination(c *cluster.Cluster, fp string, opts DestinationOptions) (*De
 	mapper := kube.NewDiscoveryMapper(disc)
 	return &Destination{
 		Cluster: c, Created: time.Now(), Client: client, Mapper: mapper,
-		Differ: diff.New(client, mapper, diff.Options{FieldManager: FieldManager}),
+		Differ: diff.New(client, mapper, diff.Options{FieldManager: FieldManager, JQTimeout: opts.JQTimeout}),
 		config: cfg, credentials: fp, opts: opts,
 	}, nil
 }

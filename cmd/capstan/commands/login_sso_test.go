@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,7 +39,8 @@ func loginWithSSO(t *testing.T, flags ...string) {
 	_ = l.Close()
 	dex := dexserver.Start(t,
 		dexserver.Client{ID: "capstan", Secret: "server-secret", RedirectURIs: []string{"https://" + f.addr + "/auth/callback"}},
-		dexserver.Client{ID: "capstan-cli", Public: true, RedirectURIs: []string{fmt.Sprintf("http://localhost:%d/auth/callback", port)}})
+		dexserver.Client{ID: "capstan-cli", Public: true, RedirectURIs: []string{fmt.Sprintf("http://localhost:%d/auth/callback", port),
+			fmt.Sprintf("http://127.0.0.1:%d/auth/callback", port)}})
 	for _, cm := range []*corev1.ConfigMap{
 		{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns}, Data: map[string]string{
 			"url":         "https://" + f.addr,
@@ -51,42 +53,52 @@ func loginWithSSO(t *testing.T, flags ...string) {
 		}
 	}
 
-	pr, pw := io.Pipe()
-	lines := make(chan string, 16)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			lines <- sc.Text()
+	// browse runs an SSO login command and plays the browser: Dex's mock
+	// connector logs in at once and sends the browser back to the CLI's
+	// callback, whose address the login address must name.
+	browse := func(callback string, args ...string) {
+		t.Helper()
+		pr, pw := io.Pipe()
+		lines := make(chan string, 16)
+		go func() {
+			sc := bufio.NewScanner(pr)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+			close(lines)
+		}()
+		var stderr bytes.Buffer
+		exit := make(chan int, 1)
+		go func() {
+			exit <- Execute(append(args, flags...), pw, &stderr)
+			_ = pw.Close()
+		}()
+		var authURL string
+		select {
+		case line := <-lines:
+			_, authURL, _ = strings.Cut(line, "SSO login: ")
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%v printed no login address; stderr %s", args, stderr.String())
 		}
-		close(lines)
-	}()
-	var stderr bytes.Buffer
-	exit := make(chan int, 1)
-	go func() {
-		exit <- Execute(append([]string{"login", f.addr, "--sso", "--sso-port", strconv.Itoa(port), "--sso-launch-browser=false", "--insecure", "--config", f.config}, flags...), pw, &stderr)
-		_ = pw.Close()
-	}()
-	var authURL string
-	select {
-	case line := <-lines:
-		_, authURL, _ = strings.Cut(line, "SSO login: ")
-	case <-time.After(30 * time.Second):
-		t.Fatalf("the CLI printed no login address; stderr %s", stderr.String())
+		if !strings.HasPrefix(authURL, dex.Issuer) || !strings.Contains(authURL, "code_challenge=") ||
+			!strings.Contains(authURL, "redirect_uri="+url.QueryEscape(callback+"/auth/callback")) {
+			t.Fatalf("%v: login address %q", args, authURL)
+		}
+		resp, err := (&http.Client{Timeout: 30 * time.Second}).Get(authURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if code := <-exit; code != 0 || !strings.Contains(string(body), "Logged in") {
+			t.Fatalf("%v: exit %d, browser saw %q, stderr %s", args, code, body, stderr.String())
+		}
 	}
-	if !strings.HasPrefix(authURL, dex.Issuer) || !strings.Contains(authURL, "code_challenge=") {
-		t.Fatalf("login address %q", authURL)
-	}
-	// The browser: Dex's mock connector logs in at once and sends the
-	// browser back to the CLI's callback.
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Get(authURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if code := <-exit; code != 0 || !strings.Contains(string(body), "Logged in") {
-		t.Fatalf("login --sso: exit %d, browser saw %q, stderr %s", code, body, stderr.String())
-	}
+	browse(fmt.Sprintf("http://localhost:%d", port),
+		"login", f.addr, "--sso", "--sso-port", strconv.Itoa(port), "--sso-launch-browser=false", "--insecure", "--config", f.config)
+	// relogin --callback: the provider sends the browser back to that address.
+	browse(fmt.Sprintf("http://127.0.0.1:%d", port),
+		"relogin", "--sso-port", strconv.Itoa(port), "--callback", fmt.Sprintf("http://127.0.0.1:%d", port), "--sso-launch-browser=false", "--config", f.config)
 	if code, out, _ := f.run("account", "get-user-info"); code != 0 || !strings.Contains(out, "Username: "+dexserver.Email) || !strings.Contains(out, "Groups: "+dexserver.Group) {
 		t.Errorf("get-user-info after SSO: %d\n%s", code, out)
 	}

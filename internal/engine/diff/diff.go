@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -37,6 +38,10 @@ type Options struct {
 	// CacheSize bounds the cached dry-run results and field manager
 	// reads, at most one of each kind per live object. Default 10,000.
 	CacheSize int
+	// JQTimeout bounds each jq path expression of an ignore rule (Argo
+	// CD's ignore normalizer timeout): one that runs longer fails the
+	// comparison. Default objpath.JQTimeout, 1 s.
+	JQTimeout time.Duration
 }
 
 // Differ compares desired and live objects of one cluster.
@@ -135,10 +140,10 @@ func (d *Differ) Diff(ctx context.Context, desired, live *unstructured.Unstructu
 	}
 	p, l := normalize(predicted), normalize(live)
 	rules := matching(ignore, desired)
-	if err := removeIgnored(p, rules); err != nil {
+	if err := removeIgnored(p, rules, d.opts.JQTimeout); err != nil {
 		return nil, err
 	}
-	if err := removeIgnored(l, rules); err != nil {
+	if err := removeIgnored(l, rules, d.opts.JQTimeout); err != nil {
 		return nil, err
 	}
 	if names := managers(rules); len(names) > 0 {

@@ -3,6 +3,7 @@ package diff
 import (
 	"context"
 	"reflect"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -31,8 +32,9 @@ func matching(rules []v1alpha1.ResourceIgnoreDifferences, obj *unstructured.Unst
 }
 
 // removeIgnored deletes the fields the rules point at (JSON pointers and
-// jq path expressions) from obj.
-func removeIgnored(obj *unstructured.Unstructured, rules []v1alpha1.ResourceIgnoreDifferences) error {
+// jq path expressions, each bounded by jqTimeout, objpath.JQTimeout when 0)
+// from obj.
+func removeIgnored(obj *unstructured.Unstructured, rules []v1alpha1.ResourceIgnoreDifferences, jqTimeout time.Duration) error {
 	for _, r := range rules {
 		for _, p := range r.JSONPointers {
 			path, err := objpath.Pointer(p)
@@ -42,7 +44,7 @@ func removeIgnored(obj *unstructured.Unstructured, rules []v1alpha1.ResourceIgno
 			objpath.Remove(obj.Object, path)
 		}
 		for _, expr := range r.JQPathExpressions {
-			paths, err := objpath.JQ(context.Background(), obj.Object, expr, objpath.JQTimeout)
+			paths, err := objpath.JQ(context.Background(), obj.Object, expr, jqTimeout)
 			if err != nil {
 				return err
 			}
@@ -57,11 +59,12 @@ func removeIgnored(obj *unstructured.Unstructured, rules []v1alpha1.ResourceIgno
 // WithoutIgnored is a copy of obj without the fields the rules that
 // apply to it point at (JSON pointers and jq path expressions; the
 // managed-fields rules need the live object and are left out), and
-// whether any rule applies.
-func WithoutIgnored(obj *unstructured.Unstructured, rules []v1alpha1.ResourceIgnoreDifferences) (*unstructured.Unstructured, bool, error) {
+// whether any rule applies. jqTimeout bounds each jq path expression
+// (objpath.JQTimeout when 0).
+func WithoutIgnored(obj *unstructured.Unstructured, rules []v1alpha1.ResourceIgnoreDifferences, jqTimeout time.Duration) (*unstructured.Unstructured, bool, error) {
 	applies := matching(rules, obj)
 	out := obj.DeepCopy()
-	if err := removeIgnored(out, applies); err != nil {
+	if err := removeIgnored(out, applies, jqTimeout); err != nil {
 		return nil, false, err
 	}
 	return out, len(applies) > 0, nil
@@ -69,10 +72,11 @@ func WithoutIgnored(obj *unstructured.Unstructured, rules []v1alpha1.ResourceIgn
 
 // Unchanged reports whether an update from old to new changed only fields
 // the rules leave out (argocd-cm's ignoreResourceUpdates): such a change
-// need not refresh the Application.
-func Unchanged(old, new *unstructured.Unstructured, rules []v1alpha1.ResourceIgnoreDifferences) bool {
+// need not refresh the Application. jqTimeout bounds each jq path
+// expression (objpath.JQTimeout when 0); one that fails counts as a change.
+func Unchanged(old, new *unstructured.Unstructured, rules []v1alpha1.ResourceIgnoreDifferences, jqTimeout time.Duration) bool {
 	a, b := old.DeepCopy(), new.DeepCopy()
-	if removeIgnored(a, matching(rules, a)) != nil || removeIgnored(b, matching(rules, b)) != nil {
+	if removeIgnored(a, matching(rules, a), jqTimeout) != nil || removeIgnored(b, matching(rules, b), jqTimeout) != nil {
 		return false
 	}
 	return reflect.DeepEqual(a.Object, b.Object)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -20,7 +21,7 @@ func TestPointersAndPaths(t *testing.T) {
 	}}
 	rules := []v1alpha1.ResourceIgnoreDifferences{{JSONPointers: []string{
 		"/metadata/annotations/a~1b", "/metadata/annotations/c~0d", "/spec/list/1", "/missing/path", "/spec/list/9"}}}
-	if err := removeIgnored(obj, rules); err != nil {
+	if err := removeIgnored(obj, rules, 0); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]any{
@@ -31,7 +32,7 @@ func TestPointersAndPaths(t *testing.T) {
 		t.Errorf("got %v, want %v", obj.Object, want)
 	}
 	bad := []v1alpha1.ResourceIgnoreDifferences{{JSONPointers: []string{"no-slash"}}}
-	if err := removeIgnored(obj, bad); err == nil {
+	if err := removeIgnored(obj, bad, 0); err == nil {
 		t.Error("pointer without a leading slash accepted")
 	}
 }
@@ -40,15 +41,20 @@ func TestPointersAndPaths(t *testing.T) {
 // objpath.JQTimeout instead of stalling the comparison.
 func TestJQPathsAreBounded(t *testing.T) {
 	obj := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"a": int64(1), "b": int64(2)}}}
-	if err := removeIgnored(obj, []v1alpha1.ResourceIgnoreDifferences{{JQPathExpressions: []string{".spec.a"}}}); err != nil {
+	if err := removeIgnored(obj, []v1alpha1.ResourceIgnoreDifferences{{JQPathExpressions: []string{".spec.a"}}}, 0); err != nil {
 		t.Fatal(err)
 	}
 	if want := map[string]any{"spec": map[string]any{"b": int64(2)}}; !reflect.DeepEqual(obj.Object, want) {
 		t.Errorf("after .spec.a: %v", obj.Object)
 	}
-	err := removeIgnored(obj, []v1alpha1.ResourceIgnoreDifferences{{JQPathExpressions: []string{"def f: f; f"}}})
-	if !errors.Is(err, objpath.ErrTimeout) {
-		t.Errorf("an endless expression: %v", err)
+	endless := []v1alpha1.ResourceIgnoreDifferences{{JQPathExpressions: []string{"def f: f; f"}}}
+	for _, timeout := range []time.Duration{0, 20 * time.Millisecond} { // the default, and a configured bound
+		if err := removeIgnored(obj, endless, timeout); !errors.Is(err, objpath.ErrTimeout) {
+			t.Errorf("an endless expression within %v: %v", timeout, err)
+		}
+	}
+	if _, _, err := WithoutIgnored(obj, endless, 20*time.Millisecond); !errors.Is(err, objpath.ErrTimeout) {
+		t.Errorf("WithoutIgnored: %v", err)
 	}
 }
 
@@ -67,7 +73,7 @@ func TestAggregatedRoleRule(t *testing.T) {
 	}
 	for _, aggregated := range []bool{true, false} {
 		u := role(aggregated)
-		if err := removeIgnored(u, matching(rule, u)); err != nil {
+		if err := removeIgnored(u, matching(rule, u), 0); err != nil {
 			t.Fatal(err)
 		}
 		if _, has := u.Object["rules"]; has == aggregated {

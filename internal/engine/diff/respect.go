@@ -3,6 +3,7 @@ package diff
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -16,7 +17,8 @@ import (
 // with RespectIgnoreDifferences=true applies, so that it leaves ignored
 // differences as they are. A field live lacks is left out. desired is
 // returned as it is when live is nil (a creation) or no rule applies.
-func KeepIgnored(desired, live *unstructured.Unstructured, ignore []v1alpha1.ResourceIgnoreDifferences) (*unstructured.Unstructured, error) {
+// jqTimeout bounds each jq path expression (objpath.JQTimeout when 0).
+func KeepIgnored(desired, live *unstructured.Unstructured, ignore []v1alpha1.ResourceIgnoreDifferences, jqTimeout time.Duration) (*unstructured.Unstructured, error) {
 	rules := matching(ignore, desired)
 	if live == nil || len(rules) == 0 {
 		return desired, nil
@@ -33,7 +35,7 @@ func KeepIgnored(desired, live *unstructured.Unstructured, ignore []v1alpha1.Res
 		}
 		for _, expr := range r.JQPathExpressions {
 			for _, obj := range []map[string]any{desired.Object, live.Object} {
-				found, err := objpath.JQ(context.Background(), obj, expr, objpath.JQTimeout)
+				found, err := objpath.JQ(context.Background(), obj, expr, jqTimeout)
 				if err != nil {
 					return nil, err
 				}

@@ -54,7 +54,7 @@ func TestKeepIgnored(t *testing.T) {
 			if tc.live != "" {
 				l = fromYAML(t, tc.live)
 			}
-			got, err := KeepIgnored(d, l, []v1alpha1.ResourceIgnoreDifferences{tc.rule})
+			got, err := KeepIgnored(d, l, []v1alpha1.ResourceIgnoreDifferences{tc.rule}, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

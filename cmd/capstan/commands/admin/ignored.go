@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"time"
 
 	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
@@ -11,8 +12,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
-	"github.com/capstan-cd/capstan/cmd/capstan/commands/cmdutil"
 	"github.com/capstan-cd/capstan/internal/engine/diff"
+	"github.com/capstan-cd/capstan/internal/objpath"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
 
@@ -22,15 +23,13 @@ import (
 // resource-overrides commands of that name do.
 func ignoredFieldsCommand(sf *settingsFlags, use, short, title, key string,
 	rules func(*settings.ArgoCD) ([]v1alpha1.ResourceIgnoreDifferences, error)) *cobra.Command {
-	return &cobra.Command{
+	var jqTimeout time.Duration
+	cmd := &cobra.Command{
 		Use:     use + " RESOURCE_YAML_PATH",
 		Short:   short,
 		Example: "  capstan admin settings resource-overrides " + use + " deploy.yaml --argocd-cm-path argocd-cm.yaml",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := cmdutil.RefuseUnsupported(cmd); err != nil {
-				return err
-			}
 			obj, cm, err := sf.objectAndCM(cmd.Context(), args[0])
 			if err != nil {
 				return err
@@ -40,7 +39,7 @@ func ignoredFieldsCommand(sf *settingsFlags, use, short, title, key string,
 				return err
 			}
 			out := cmd.OutOrStdout()
-			kept, applies, err := diff.WithoutIgnored(obj, list)
+			kept, applies, err := diff.WithoutIgnored(obj, list, jqTimeout)
 			switch gvk := obj.GroupVersionKind(); {
 			case err != nil:
 				return err
@@ -55,7 +54,13 @@ func ignoredFieldsCommand(sf *settingsFlags, use, short, title, key string,
 			return printIgnored(out, obj, kept)
 		},
 	}
+	cmd.Flags().DurationVar(&jqTimeout, jqTimeoutFlag, objpath.JQTimeout, "how long each jq path expression may run")
+	return cmd
 }
+
+// jqTimeoutFlag bounds each jq path expression of ignore rules evaluated
+// in this process, as Argo CD's flag of that name does.
+const jqTimeoutFlag = "ignore-normalizer-jq-execution-timeout"
 
 // printIgnored prints a unified diff of the object and what is kept of it.
 func printIgnored(w io.Writer, obj, kept *unstructured.Unstructured) error {

@@ -54,4 +54,19 @@ data:
 			}
 		}
 	}
+
+	// --ignore-normalizer-jq-execution-timeout bounds each expression.
+	endless := write("endless-cm.yaml", `apiVersion: v1
+kind: ConfigMap
+metadata: {name: argocd-cm}
+data:
+  resource.customizations.ignoreResourceUpdates.apps_Deployment: |
+    jqPathExpressions: ['def f: f; f']
+`)
+	cmd := newAdminSettingsCommand()
+	cmd.SetOut(&bytes.Buffer{})
+	cmd.SetArgs([]string{"resource-overrides", "--argocd-cm-path", endless, "ignore-resource-updates", deploy, "--ignore-normalizer-jq-execution-timeout", "30ms"})
+	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "within 30ms") {
+		t.Errorf("an endless expression within 30ms: %v", err)
+	}
 }

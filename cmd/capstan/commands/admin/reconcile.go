@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
@@ -19,6 +20,8 @@ import (
 	"github.com/capstan-cd/capstan/cmd/capstan/commands/cmdutil"
 	"github.com/capstan-cd/capstan/internal/appstate"
 	"github.com/capstan-cd/capstan/internal/cluster"
+	"github.com/capstan-cd/capstan/internal/engine"
+	"github.com/capstan-cd/capstan/internal/objpath"
 )
 
 // reconcileResult is one Application's reconciled state, as Argo CD's
@@ -42,6 +45,7 @@ func newReconcileResultsCommand() *cobra.Command {
 	var k *cmdutil.KubeFlags
 	var selector, format, repoServer string
 	var refresh bool
+	var jqTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:     "get-reconcile-results PATH",
 		Short:   "Write every Application's sync status, health and conditions to a file, to compare two installs or two versions",
@@ -65,7 +69,7 @@ func newReconcileResultsCommand() *cobra.Command {
 			}
 			result := recorded
 			if refresh {
-				reader, done, err := refreshReader(k, c, repoServer)
+				reader, done, err := refreshReader(k, c, repoServer, jqTimeout)
 				if err != nil {
 					return err
 				}
@@ -95,7 +99,7 @@ func newReconcileResultsCommand() *cobra.Command {
 	cmd.Flags().StringVar(&selector, "l", "", "label selector of the Applications")
 	cmd.Flags().StringVar(&format, "o", "yaml", "output format: yaml or json")
 	cmd.Flags().Bool("server-side-diff", false, "has no effect: Capstan always compares with a server-side dry run")
-	cmd.Flags().Duration("ignore-normalizer-jq-execution-timeout", 0, "has no effect: ignoreDifferences jq expressions are bounded by Capstan's own limits")
+	cmd.Flags().DurationVar(&jqTimeout, jqTimeoutFlag, objpath.JQTimeout, "with --refresh, how long each jq path expression of ignoreDifferences may run")
 	cmd.Flags().BoolVar(&refresh, "refresh", false, "reconcile each Application now (render its sources, compare them with the cluster) instead of reading its recorded status; nothing is written")
 	cmd.Flags().StringVar(&repoServer, "repo-server", "", "with --refresh, render through this repo server (host:port, over TLS) instead of in this process")
 	k = cmdutil.AddKubeFlags(cmd.Flags())
@@ -110,13 +114,14 @@ func recorded(app *v1alpha1.Application) reconcileResult {
 // refreshReader reconciles Applications in this process: sources rendered
 // here, or by the repo server at repoServer, compared with the clusters
 // the install's Secrets name.
-func refreshReader(k *cmdutil.KubeFlags, c client.Client, repoServer string) (*appstate.Reader, func(), error) {
+func refreshReader(k *cmdutil.KubeFlags, c client.Client, repoServer string, jqTimeout time.Duration) (*appstate.Reader, func(), error) {
 	cfg, err := k.RestConfig()
 	if err != nil {
 		return nil, nil, err
 	}
 	reader := &appstate.Reader{Client: c, Namespace: k.Namespace(),
-		Clusters: &cluster.Registry{Reader: c, Namespace: k.Namespace(), InCluster: cfg}}
+		Clusters:     &cluster.Registry{Reader: c, Namespace: k.Namespace(), InCluster: cfg},
+		Destinations: engine.NewDestinations(engine.DestinationOptions{JQTimeout: jqTimeout})}
 	if repoServer != "" {
 		rc, err := (&cmdutil.RepoClientFlags{Addr: repoServer}).Dial()
 		if err != nil {

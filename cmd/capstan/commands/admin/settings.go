@@ -118,7 +118,6 @@ func newAdminSettingsCommand() *cobra.Command {
 	overrides := &cobra.Command{Use: "resource-overrides", Short: "Try argocd-cm's resource customizations on a local object"}
 	ignoreUpdates := ignoredFieldsCommand(sf, "ignore-resource-updates", "Print the fields whose changes do not refresh an Application (ignoreResourceUpdates)",
 		"Ignore resource updates", "ignoreResourceUpdates", ignoreResourceUpdatesRules)
-	cmdutil.Unsupported(ignoreUpdates, map[string]string{"ignore-normalizer-jq-execution-timeout": "duration"})
 	overrides.AddCommand(newAdminOverrideHealthCommand(sf), newAdminListActionsCommand(sf), newAdminRunActionCommand(sf),
 		ignoredFieldsCommand(sf, "ignore-differences", "Print the fields argocd-cm's ignoreDifferences leave out of comparisons", "Ignore differences", "ignoreDifferences", ignoreDifferencesRules),
 		ignoreUpdates)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/capstan-cd/capstan/cmd/capstan/commands/cmdutil"
 	"github.com/capstan-cd/capstan/internal/appstate"
+	"github.com/capstan-cd/capstan/internal/objpath"
 )
 
 // Exit codes of app diff, as Argo CD's.
@@ -39,6 +40,7 @@ func newAppDiffCommand(f *clientFlags) *cobra.Command {
 			if err := cmdutil.RefuseUnsupported(cmd); err != nil {
 				return cmdutil.ExitError{Code: diffError, Err: err}
 			}
+			noteServerJQTimeout(cmd)
 			c, err := f.client()
 			if err != nil {
 				return cmdutil.ExitError{Code: diffError, Err: err}
@@ -93,8 +95,29 @@ func newAppDiffCommand(f *clientFlags) *cobra.Command {
 	cmd.Flags().BoolVar(&targets.serverSideGenerate, "server-side-generate", false, "with --local, send the directory's files to the server, which renders them")
 	cmd.Flags().StringArrayVar(&targets.localIncludes, "local-include", []string{"*.yaml", "*.yml", "*.json"},
 		"with --server-side-generate, the file names (patterns) of --local's files to send")
-	cmdutil.Unsupported(cmd, map[string]string{"ignore-normalizer-jq-execution-timeout": "duration"})
+	serverJQTimeout(cmd)
 	return cmd
+}
+
+// jqTimeoutFlag is Argo CD's bound on each jq path expression of
+// ignoreDifferences, for the differences its CLI computes itself.
+const jqTimeoutFlag = "ignore-normalizer-jq-execution-timeout"
+
+// serverJQTimeout adds --ignore-normalizer-jq-execution-timeout to a
+// command whose differences the server computes, so that Argo CD's
+// scripts run unchanged.
+func serverJQTimeout(cmd *cobra.Command) {
+	cmd.Flags().Duration(jqTimeoutFlag, objpath.JQTimeout,
+		"the server computes the differences, with its own bound on jq path expressions (the controller's --ignore-normalizer-jq-execution-timeout-seconds)")
+}
+
+// noteServerJQTimeout tells, when serverJQTimeout's flag was given, that
+// the server's bound applies instead.
+func noteServerJQTimeout(cmd *cobra.Command) {
+	if cmd.Flags().Changed(jqTimeoutFlag) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "--%s: the server computes the differences, under its own bound on jq path expressions "+
+			"(the controller's --ignore-normalizer-jq-execution-timeout-seconds)\n", jqTimeoutFlag)
+	}
 }
 
 // printDiff prints one resource's difference as a unified diff of YAML,

@@ -38,6 +38,7 @@ func newAppSyncCommand(f *clientFlags) *cobra.Command {
 			if err := cmdutil.RefuseUnsupported(cmd); err != nil {
 				return err
 			}
+			noteServerJQTimeout(cmd)
 			names, err := syncTargets(cmd.Context(), c, args, selector, projects)
 			if err != nil {
 				return err
@@ -129,7 +130,7 @@ func newAppSyncCommand(f *clientFlags) *cobra.Command {
 	fl.BoolVar(&force, "force", false, "delete and recreate what cannot be changed in place (with Replace=true, everything synced)")
 	fl.StringVar(&local, "local", "", "sync what this local directory (the source's path) renders instead of the repository (not with automated sync, but for --dry-run)")
 	fl.StringVar(&localRepoRoot, "local-repo-root", "/", "the local repository's root, which --local lies in")
-	cmdutil.Unsupported(cmd, map[string]string{"ignore-normalizer-jq-execution-timeout": "duration"})
+	serverJQTimeout(cmd)
 	serverSideBatches(cmd)
 	return cmd
 }

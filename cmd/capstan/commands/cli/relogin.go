@@ -39,12 +39,9 @@ func newReloginCommand(f *clientFlags) *cobra.Command {
 			}
 			subject := claims.Subject
 			if !claims.local() {
-				if callback != "" {
-					return errors.New("--callback is not supported by Capstan's CLI: the browser returns to --sso-port on localhost")
-				}
 				ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Minute)
 				defer cancel()
-				if token, err = ssoLogin(ctx, s, ssoPort, "", launch, cmd.OutOrStdout()); err != nil {
+				if token, err = ssoLogin(ctx, s, ssoPort, callback, launch, cmd.OutOrStdout()); err != nil {
 					return fmt.Errorf("SSO login to %s: %w", s.Server, err)
 				}
 			} else {
@@ -73,7 +70,7 @@ func newReloginCommand(f *clientFlags) *cobra.Command {
 	cmd.Flags().StringVar(&password, "password", "", "the account's password")
 	cmd.Flags().IntVar(&ssoPort, "sso-port", 8085, "localhost port the browser returns to after an SSO login")
 	cmd.Flags().BoolVar(&launch, "sso-launch-browser", true, "open the browser for an SSO login (otherwise only print the address)")
-	cmd.Flags().StringVar(&callback, "callback", "", "SSO callback URL (not supported: the browser returns to --sso-port)")
+	cmd.Flags().StringVar(&callback, "callback", "", "scheme, host and port the provider sends the browser back to after an SSO login (default http://localhost:--sso-port)")
 	return cmd
 }
 

@@ -47,7 +47,6 @@ var noEffect = map[string]string{
 	"ARGOCD_CLUSTER_CACHE_EVENTS_PROCESSING_INTERVAL":                  "the live cache applies watch events as they arrive",
 	"ARGOCD_APPLICATION_CONTROLLER_SERVER_SIDE_DIFF":                   "Capstan always compares against a server-side dry-run apply",
 	"ARGOCD_APPLICATION_CONTROLLER_HYDRATION_PROCESSORS":               "hydration runs within the status processors, one Application at a time",
-	"ARGOCD_IGNORE_NORMALIZER_JQ_TIMEOUT":                              "jq path expressions run under Capstan's own bound",
 	"ARGOCD_APPLICATION_CONTROLLER_KUBECTL_PARALLELISM_LIMIT":          "syncs apply in-process (no kubectl), bounded by the operation processors",
 	"ARGOCD_APPLICATION_CONTROLLER_METRICS_CACHE_EXPIRATION":           "metrics are computed from the live state, not cached",
 	"ARGOCD_REPO_ERROR_GRACE_PERIOD_SECONDS":                           "a render error is shown at once",
