@@ -9,6 +9,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/repo/git"
 	"github.com/capstan-cd/capstan/internal/repo/ocisource"
+	"github.com/capstan-cd/capstan/internal/testing/chartserver"
 	"github.com/capstan-cd/capstan/internal/testing/registryserver"
 )
 
@@ -81,5 +82,34 @@ func TestOCISources(t *testing.T) {
 	}
 	if _, err := render("2.0.0", "."); err == nil {
 		t.Error("a tag that does not exist rendered")
+	}
+}
+
+// TestInsecureOCIForceHTTP: without the service-wide plain-HTTP option, a
+// repository whose Secret says insecureOCIForceHttp (git.Creds.PlainHTTP)
+// is reached over HTTP: OCI sources and Helm charts in OCI registries
+// alike. (Registries on loopback addresses are reached over HTTP anyway,
+// so that the option is what turns TLS off for other hosts is shown by
+// ocisource's TestPlainHTTPScheme.)
+func TestInsecureOCIForceHTTP(t *testing.T) {
+	reg := registryserver.Start(t)
+	sourceURL := "oci://" + reg.Host + "/org/manifests"
+	reg.PushArtifact(t, "org/manifests", registryserver.Artifact{
+		Files: map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: one}\n"}}, "1.0.0")
+	charts := chartserver.NewOCIRegistry(t, chartserver.Chart{Name: "web", Version: "1.2.0", Files: map[string]string{
+		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: chart}\n"}})
+	creds := credsByURL{
+		sourceURL:  git.Creds{Username: reg.Username, Password: reg.Password, PlainHTTP: true},
+		charts.URL: git.Creds{PlainHTTP: true},
+	}
+	svc := NewService(Options{Root: t.TempDir(), Credentials: creds})
+	for name, src := range map[string]v1alpha1.ApplicationSource{
+		"source": {RepoURL: sourceURL, TargetRevision: "1.0.0", Path: "."},
+		"chart":  {RepoURL: charts.URL, Chart: "web", TargetRevision: "1.2.0"},
+	} {
+		resp, err := svc.Render(context.Background(), &Request{AppName: "plain", Sources: []v1alpha1.ApplicationSource{src}})
+		if err != nil || len(resp.Objects) != 1 {
+			t.Errorf("%s with insecureOCIForceHttp: %v", name, err)
+		}
 	}
 }

@@ -163,6 +163,9 @@ func (rr *repositoryRoutes) decode(r *http.Request) (*settings.Repository, error
 	}
 	repo := body.Repository
 	repo.URL = cmp.Or(repo.URL, body.CredsURL)
+	if repo.Depth < 0 {
+		return nil, badRequest(fmt.Sprintf("repository depth %d: want 0 or more", repo.Depth))
+	}
 	return &repo, nil
 }
 

@@ -62,6 +62,16 @@ type Repository struct {
 	// ForceHTTPBasicAuth sends basic auth without waiting to be asked,
 	// which Capstan always does.
 	ForceHTTPBasicAuth bool `json:"forceHttpBasicAuth,omitempty"`
+	// InsecureOCIForceHTTP reaches an OCI registry over plain HTTP, with
+	// no TLS at all (OCI repositories only).
+	InsecureOCIForceHTTP bool `json:"insecureOCIForceHttp,omitempty"`
+	// Depth, above 0, fetches Git commits shallowly, with that much history.
+	// Default 0: the whole history.
+	Depth FlexInt `json:"depth,omitempty"`
+	// WebhookManifestCacheWarmDisabled is kept for Argo CD, whose webhook
+	// copies cached manifests to a pushed revision that leaves an
+	// Application's paths alone. Capstan never does, so it changes nothing.
+	WebhookManifestCacheWarmDisabled bool `json:"webhookManifestCacheWarmDisabled,omitempty"`
 	// Unsupported names the Secret's credential keys Capstan cannot use
 	// (GitHub App, Google Cloud and Azure credentials).
 	Unsupported []string `json:"-"`
@@ -143,7 +153,8 @@ func (r *Repository) Creds() (git.Creds, error) {
 		return git.Creds{}, fmt.Errorf("repository %s: its %s credentials are not supported by Capstan yet", git.RedactURL(r.URL), strings.Join(r.Unsupported, ", "))
 	}
 	return git.Creds{Username: r.Username, Password: r.Password, SSHPrivateKey: r.SSHPrivateKey, Insecure: r.Insecure,
-		TLSClientCert: r.TLSClientCertData, TLSClientKey: r.TLSClientCertKey, BearerToken: r.BearerToken, Proxy: r.Proxy, NoProxy: r.NoProxy}, nil
+		TLSClientCert: r.TLSClientCertData, TLSClientKey: r.TLSClientCertKey, BearerToken: r.BearerToken, Proxy: r.Proxy, NoProxy: r.NoProxy,
+		PlainHTTP: r.InsecureOCIForceHTTP, Depth: int(r.Depth)}, nil
 }
 
 func repositoryFromSecret(s *corev1.Secret) (*Repository, error) {
@@ -166,7 +177,7 @@ func repositoryFromSecret(s *corev1.Secret) (*Repository, error) {
 		NoProxy:           str("noProxy"),
 		GitHubApp:         GitHubApp{PrivateKey: string(s.Data["githubAppPrivateKey"]), EnterpriseBaseURL: str("githubAppEnterpriseBaseUrl")},
 	}
-	for key, dst := range map[string]*FlexInt{"githubAppID": &r.GitHubApp.ID, "githubAppInstallationID": &r.GitHubApp.InstallationID} {
+	for key, dst := range map[string]*FlexInt{"githubAppID": &r.GitHubApp.ID, "githubAppInstallationID": &r.GitHubApp.InstallationID, "depth": &r.Depth} {
 		if v := str(key); v != "" {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {
@@ -180,7 +191,8 @@ func repositoryFromSecret(s *corev1.Secret) (*Repository, error) {
 			r.Unsupported = append(r.Unsupported, key)
 		}
 	}
-	for key, dst := range map[string]*bool{"insecure": &r.Insecure, "enableOCI": &r.EnableOCI, "forceHttpBasicAuth": &r.ForceHTTPBasicAuth} {
+	for key, dst := range map[string]*bool{"insecure": &r.Insecure, "enableOCI": &r.EnableOCI, "forceHttpBasicAuth": &r.ForceHTTPBasicAuth,
+		"insecureOCIForceHttp": &r.InsecureOCIForceHTTP, "webhookManifestCacheWarmDisabled": &r.WebhookManifestCacheWarmDisabled} {
 		if v := str(key); v != "" {
 			b, err := strconv.ParseBool(v)
 			if err != nil {
@@ -191,6 +203,9 @@ func repositoryFromSecret(s *corev1.Secret) (*Repository, error) {
 	}
 	if r.URL == "" {
 		return nil, fmt.Errorf("repository %s: no url", secretRef(s))
+	}
+	if r.Depth < 0 {
+		return nil, fmt.Errorf("repository %s: depth is %d, want 0 or more", secretRef(s), r.Depth)
 	}
 	if r.Type == "" {
 		r.Type = "git"
@@ -304,6 +319,7 @@ func (r *RepoCredentials) Lookup(ctx context.Context, repoURL, project string) (
 		merged.Username, merged.Password, merged.SSHPrivateKey = template.Username, template.Password, template.SSHPrivateKey
 		merged.TLSClientCertData, merged.TLSClientCertKey, merged.BearerToken = template.TLSClientCertData, template.TLSClientCertKey, template.BearerToken
 		merged.GitHubApp, merged.Unsupported = template.GitHubApp, template.Unsupported
+		merged.InsecureOCIForceHTTP = merged.InsecureOCIForceHTTP || template.InsecureOCIForceHTTP
 		if merged.Proxy == "" {
 			merged.Proxy, merged.NoProxy = template.Proxy, template.NoProxy
 		}
@@ -323,14 +339,14 @@ func templateCovers(prefix, repoURL string) bool {
 // loosens reports whether a repository Secret would send a credential
 // template's credentials another way than the template itself does: a
 // Secret of a project (whose administrators may write it) that inherits
-// an unscoped template and sets another proxy or turns off TLS
-// verification the template keeps on.
+// an unscoped template and sets another proxy, or turns off TLS
+// verification or TLS itself where the template keeps them on.
 func loosens(repo, template *Repository) bool {
 	if repo.Project == "" || repo.Project == template.Project {
 		return false
 	}
 	return (repo.Proxy != "" && repo.Proxy != template.Proxy) || (repo.NoProxy != "" && repo.NoProxy != template.NoProxy) ||
-		(repo.Insecure && !template.Insecure)
+		(repo.Insecure && !template.Insecure) || (repo.InsecureOCIForceHTTP && !template.InsecureOCIForceHTTP)
 }
 
 // betterScoped reports whether candidate should replace current as the
@@ -431,8 +447,14 @@ func (r *Repository) Secret(namespace string) *corev1.Secret {
 	if r.EnableOCI {
 		data["enableOCI"] = []byte("true")
 	}
-	if r.ForceHTTPBasicAuth {
-		data["forceHttpBasicAuth"] = []byte("true")
+	for key, on := range map[string]bool{"forceHttpBasicAuth": r.ForceHTTPBasicAuth, "insecureOCIForceHttp": r.InsecureOCIForceHTTP,
+		"webhookManifestCacheWarmDisabled": r.WebhookManifestCacheWarmDisabled} {
+		if on {
+			data[key] = []byte("true")
+		}
+	}
+	if r.Depth > 0 {
+		data["depth"] = []byte(strconv.FormatInt(int64(r.Depth), 10))
 	}
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", prefix, h.Sum32()), Namespace: namespace,

@@ -151,6 +151,42 @@ func TestRepositoryCreds(t *testing.T) {
 	if _, err := repositoryFromSecret(secret(map[string]string{"url": "https://github.com/org/a.git", "githubAppID": "one"})); err == nil {
 		t.Error("a GitHub App ID that is not a number is read")
 	}
+
+	// Argo CD 3.3's connection keys: read, passed on, written back alike.
+	opts := map[string]string{"url": "oci://registry.example.com/org/manifests", "type": "oci", "insecureOCIForceHttp": "true",
+		"depth": "5", "webhookManifestCacheWarmDisabled": "true"}
+	r, err = repositoryFromSecret(secret(opts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if creds, err := r.Creds(); err != nil || !creds.PlainHTTP || creds.Depth != 5 || !r.WebhookManifestCacheWarmDisabled {
+		t.Errorf("connection keys read as %+v, creds %+v, %v", r, creds, err)
+	}
+	for k, v := range opts {
+		if got := string(r.Secret("argocd").Data[k]); got != v {
+			t.Errorf("written back, %s is %q, want %q", k, got, v)
+		}
+	}
+	for _, bad := range []string{"-1", "deep"} {
+		if _, err := repositoryFromSecret(secret(map[string]string{"url": "https://x/y", "depth": bad})); err == nil || !strings.Contains(err.Error(), "depth") {
+			t.Errorf("depth %q: %v", bad, err)
+		}
+	}
+}
+
+// TestProjectSecretCannotDropTLS: a project's repository Secret that asks
+// for plain HTTP to a registry never gets an unscoped template's
+// credentials, which would then travel unencrypted.
+func TestProjectSecretCannotDropTLS(t *testing.T) {
+	repo := &Repository{URL: "oci://registry.example.com/team/app", Project: "team", InsecureOCIForceHTTP: true}
+	template := &Repository{URL: "oci://registry.example.com", Template: true, Username: "u", Password: "p"}
+	if !loosens(repo, template) {
+		t.Error("a project's Secret turning TLS off takes the template's credentials")
+	}
+	template.InsecureOCIForceHTTP = true
+	if loosens(repo, template) {
+		t.Error("a template that is itself plain HTTP is refused")
+	}
 }
 
 // TestRepoWriteCredentials: push credentials come from repository-write

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/testing/argocdcli"
 	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
@@ -95,8 +96,14 @@ func TestArgoCDCLIScript(t *testing.T) {
 			argocd.Expect(0, "login", f.addr, "--username", "admin", "--password", f.password, "--insecure")
 			argocd.Expect(0, "account", "update-password", "--current-password", f.password, "--new-password", "a-new-password-1")
 			argocd.Expect(0, "login", f.addr, "--username", "admin", "--password", "a-new-password-1", "--insecure")
-			if out := argocd.Expect(0, "repo", "add", remote.URL); !strings.Contains(out, "added") {
+			// A shallow clone (Argo CD 3.3's --depth) serves every render below.
+			if out := argocd.Expect(0, "repo", "add", remote.URL, "--depth", "1"); !strings.Contains(out, "added") {
 				t.Errorf("repo add:\n%s", out)
+			}
+			var repoSecrets corev1.SecretList
+			if err := f.c.List(context.Background(), &repoSecrets, client.InNamespace(f.ns), client.MatchingLabels{v1alpha1.LabelSecretType: v1alpha1.SecretTypeRepository}); err != nil ||
+				len(repoSecrets.Items) != 1 || string(repoSecrets.Items[0].Data["depth"]) != "1" {
+				t.Errorf("the repository Secret of repo add --depth 1: %v %v", err, repoSecrets.Items)
 			}
 			if out := argocd.Expect(0, "repo", "list"); !strings.Contains(out, remote.URL) {
 				t.Errorf("repo list:\n%s", out)

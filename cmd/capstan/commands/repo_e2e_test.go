@@ -43,12 +43,17 @@ func repoCommandsWriteArgoCDSecrets(t *testing.T, flags ...string) {
 	if n := len(secrets(v1alpha1.SecretTypeRepository)); n != 0 {
 		t.Errorf("a repository that could not be reached was stored (%d Secrets)", n)
 	}
-	if code, out, errOut := f.run("repo", "add", url, "--username", server.Username, "--password", server.Password, "--project", "default"); code != 0 {
+	if code, _, errOut := f.run("repo", "add", url, "--insecure-oci-force-http"); code != 1 || !strings.Contains(errOut, "requires --type oci or --enable-oci") {
+		t.Errorf("--insecure-oci-force-http for a Git repository: %d %s", code, errOut)
+	}
+	if code, out, errOut := f.run("repo", "add", url, "--username", server.Username, "--password", server.Password, "--project", "default",
+		"--depth", "2", "--webhook-manifest-cache-warm-disabled"); code != 0 {
 		t.Fatalf("repo add: %d %s%s", code, out, errOut)
 	}
 	repos := secrets(v1alpha1.SecretTypeRepository)
 	if len(repos) != 1 || !strings.HasPrefix(repos[0].Name, "repo-") || string(repos[0].Data["url"]) != url ||
-		string(repos[0].Data["password"]) != server.Password || string(repos[0].Data["project"]) != "default" {
+		string(repos[0].Data["password"]) != server.Password || string(repos[0].Data["project"]) != "default" ||
+		string(repos[0].Data["depth"]) != "2" || string(repos[0].Data["webhookManifestCacheWarmDisabled"]) != "true" {
 		t.Fatalf("repository Secret: %+v", repos)
 	}
 	if code, _, errOut := f.run("repo", "add", url, "--username", server.Username, "--password", server.Password, "--project", "default", "--name", "other"); code != 1 ||

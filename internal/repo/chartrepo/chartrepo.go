@@ -307,7 +307,7 @@ func ociRef(repoURL, chart string) string {
 
 func (c *Client) registryClient(creds git.Creds) (*registry.Client, error) {
 	opts := []registry.ClientOption{registry.ClientOptWriter(&bytes.Buffer{})}
-	if c.opts.PlainHTTP {
+	if c.opts.PlainHTTP || creds.PlainHTTP {
 		opts = append(opts, registry.ClientOptPlainHTTP())
 	}
 	if creds.Username != "" || creds.Password != "" {

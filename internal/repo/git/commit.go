@@ -93,7 +93,7 @@ func (r *Repo) ensureCommit(ctx context.Context, sha string) error {
 	}
 	r.fetches.Add(1)
 	start := time.Now()
-	_, err := r.git(ctx, true, "fetch", "--quiet", "--", r.url, sha)
+	_, err := r.git(ctx, true, slices.Concat([]string{"fetch", "--quiet"}, r.depth(), []string{"--", r.url, sha})...)
 	r.observe(RequestFetch, start, err)
 	if err != nil || !r.hasCommit(ctx, sha) {
 		return fmt.Errorf("%w: commit %s in repository %s", ErrRevisionNotFound, sha, RedactURL(r.url))

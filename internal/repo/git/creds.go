@@ -38,6 +38,12 @@ type Creds struct {
 	// Proxy is the HTTP(S) proxy URL to reach the repository through, and
 	// NoProxy the hosts reached directly (comma-separated, as NO_PROXY).
 	Proxy, NoProxy string
+	// PlainHTTP reaches an OCI registry over HTTP, without TLS (a
+	// repository Secret's insecureOCIForceHttp). Git ignores it.
+	PlainHTTP bool
+	// Depth, above 0, fetches commits with only that much history (a
+	// repository Secret's depth). Default 0: the whole history.
+	Depth int
 	// Identity names credentials whose secret is renewed (a GitHub App's
 	// installation token): the Store keeps their clone by it in place of
 	// the password, so a new token does not mean a new clone.
@@ -55,8 +61,12 @@ func (c Creds) identity() string {
 	if c.Identity != "" {
 		password = "identity:" + c.Identity
 	}
-	for _, field := range []string{c.Username, password, c.SSHPrivateKey, c.KnownHosts, strconv.FormatBool(c.Insecure), string(c.CAData),
-		c.TLSClientCert, c.TLSClientKey, c.BearerToken, c.Proxy, c.NoProxy} {
+	fields := []string{c.Username, password, c.SSHPrivateKey, c.KnownHosts, strconv.FormatBool(c.Insecure), string(c.CAData),
+		c.TLSClientCert, c.TLSClientKey, c.BearerToken, c.Proxy, c.NoProxy}
+	if c.Depth > 0 {
+		fields = append(fields, "depth="+strconv.Itoa(c.Depth)) // a shallow clone is never a full one's
+	}
+	for _, field := range fields {
 		fmt.Fprintf(h, "%d:%s;", len(field), field)
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])

@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -304,10 +306,19 @@ func (r *Repo) fetchLocked(ctx context.Context) error {
 	}
 	r.fetches.Add(1)
 	start := time.Now()
-	_, err := r.git(ctx, true, "fetch", "--quiet", "--force", "--prune", "--no-recurse-submodules", "--", r.url,
-		"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
+	_, err := r.git(ctx, true, slices.Concat([]string{"fetch", "--quiet", "--force", "--prune", "--no-recurse-submodules"}, r.depth(),
+		[]string{"--", r.url, "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"})...)
 	r.observe(RequestFetch, start, err)
 	return err
+}
+
+// depth is the fetch option of a shallow repository (Creds.Depth), none
+// for a full one.
+func (r *Repo) depth() []string {
+	if r.creds.Depth <= 0 {
+		return nil
+	}
+	return []string{"--depth=" + strconv.Itoa(r.creds.Depth)}
 }
 
 // observe tells Options.Observe of a request to the remote that began at

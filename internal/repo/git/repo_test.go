@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -387,5 +388,55 @@ func TestObserveRequests(t *testing.T) {
 		if strings.Contains(r.URL, srv.Password) {
 			t.Errorf("the URL handed on holds the password: %s", r.URL)
 		}
+	}
+}
+
+// TestShallowFetch: with Creds.Depth (a repository Secret's depth), the
+// clone holds only that much history of each fetched commit, an older
+// commit named by SHA is still fetched on its own, and the shallow clone is
+// kept apart from a full clone of the same URL.
+func TestShallowFetch(t *testing.T) {
+	srv := gitserver.New(t)
+	remote := srv.NewRepo(t, "app")
+	first := remote.Commit(t, "first", map[string]string{"a.yaml": "kind: ConfigMap\n"})
+	remote.Commit(t, "second", map[string]string{"a.yaml": "kind: Secret\n"})
+	third := remote.Commit(t, "third", map[string]string{"b.yaml": "kind: Service\n"})
+	ctx := context.Background()
+	store := newStore(t)
+	creds := Creds{Username: srv.Username, Password: srv.Password}
+	shallow := creds
+	shallow.Depth = 1
+	history := func(repo *Repo, sha string) int {
+		t.Helper()
+		out, err := repo.git(ctx, true, "rev-list", "--count", sha)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := strconv.Atoi(strings.TrimSpace(string(out)))
+		return n
+	}
+	repo := store.Repo(remote.URL, shallow)
+	if _, err := repo.Checkout(ctx, third); err != nil {
+		t.Fatal(err)
+	}
+	if n := history(repo, third); n != 1 {
+		t.Errorf("depth 1: %d commits of history, want 1", n)
+	}
+	dir, err := repo.Checkout(ctx, first)
+	if err != nil {
+		t.Fatalf("an older commit of a shallow clone: %v", err)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "a.yaml")); err != nil || string(data) != "kind: ConfigMap\n" {
+		t.Errorf("the older commit's file: %q, %v", data, err)
+	}
+	full := store.Repo(remote.URL, creds)
+	if full.dir == repo.dir {
+		t.Fatal("the shallow and the full clone share a directory")
+	}
+	if _, err := full.Checkout(ctx, third); err != nil {
+		t.Fatal(err)
+	}
+	if n := history(full, third); n != 3 {
+		t.Errorf("full clone: %d commits of history, want 3", n)
 	}
 }

@@ -26,7 +26,7 @@ import (
 // one content layer, a content layer of a media type not allowed, and
 // files adding up to more than the extraction bound.
 func (c *Client) Fetch(ctx context.Context, repoURL, digest string, creds git.Creds) (string, error) {
-	repo, err := c.repository(repoURL)
+	repo, err := c.repository(repoURL, creds)
 	if err != nil {
 		return "", err
 	}

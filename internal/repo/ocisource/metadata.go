@@ -30,7 +30,7 @@ func (c *Client) Metadata(ctx context.Context, repoURL, revision string, creds g
 	if err != nil {
 		return nil, err
 	}
-	repo, err := c.repository(repoURL)
+	repo, err := c.repository(repoURL, creds)
 	if err != nil {
 		return nil, err
 	}

@@ -105,11 +105,12 @@ func IsSource(src v1alpha1.ApplicationSource) bool {
 	return src.Chart == "" && strings.HasPrefix(src.RepoURL, "oci://")
 }
 
-// repository parses an oci:// URL into the registry's repository.
-func (c *Client) repository(repoURL string) (name.Repository, error) {
+// repository parses an oci:// URL into the registry's repository, reached
+// over plain HTTP when the options or the repository's creds say so.
+func (c *Client) repository(repoURL string, creds git.Creds) (name.Repository, error) {
 	path := strings.TrimSuffix(strings.TrimPrefix(repoURL, "oci://"), "/")
 	var opts []name.Option
-	if c.opts.PlainHTTP {
+	if c.opts.PlainHTTP || creds.PlainHTTP {
 		opts = append(opts, name.Insecure)
 	}
 	repo, err := name.NewRepository(path, append(opts, name.StrictValidation)...)
@@ -137,7 +138,7 @@ func remoteOptions(ctx context.Context, creds git.Creds) ([]remote.Option, error
 // as it is, a tag's digest, or the digest of the highest tag a semantic
 // version constraint allows. fresh lists the tags again.
 func (c *Client) Resolve(ctx context.Context, repoURL, revision string, creds git.Creds, fresh bool) (string, error) {
-	repo, err := c.repository(repoURL)
+	repo, err := c.repository(repoURL, creds)
 	if err != nil {
 		return "", err
 	}
@@ -223,7 +224,7 @@ func highest(tags []string, constraint *semver.Constraints) (string, bool) {
 // Tags lists the repository's tags afresh: a connection test of an OCI
 // repository, which names no artifact.
 func (c *Client) Tags(ctx context.Context, repoURL string, creds git.Creds) ([]string, error) {
-	repo, err := c.repository(repoURL)
+	repo, err := c.repository(repoURL, creds)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +239,7 @@ func (c *Client) Tags(ctx context.Context, repoURL string, creds git.Creds) ([]s
 // and a revision longer than a tag or holding whitespace or control
 // characters, before either reaches a registry.
 func Validate(repoURL, revision string) error {
-	if _, err := (&Client{}).repository(repoURL); err != nil {
+	if _, err := (&Client{}).repository(repoURL, git.Creds{}); err != nil {
 		return err
 	}
 	if len(revision) > 256 || strings.IndexFunc(revision, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {

@@ -3,6 +3,7 @@ package cli
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -192,7 +193,7 @@ type repoAddFlags struct {
 	repo                                       settings.Repository
 	keyPath, certPath, certKeyPath, appKeyPath string
 	ignoreHostKey                              bool
-	appID, appInstallationID                   int64
+	appID, appInstallationID, depth            int64
 }
 
 func (r *repoAddFlags) add(cmd *cobra.Command, template bool) {
@@ -201,7 +202,7 @@ func (r *repoAddFlags) add(cmd *cobra.Command, template bool) {
 	fs.StringVar(&repo.Password, "password", "", "password or token for HTTPS")
 	fs.StringVar(&r.keyPath, "ssh-private-key-path", "", "file with the SSH private key")
 	fs.BoolVar(&repo.Insecure, "insecure-skip-server-verification", false, "skip TLS verification and SSH host key checks")
-	fs.StringVar(&repo.Type, "type", "git", "git or helm")
+	fs.StringVar(&repo.Type, "type", "git", "git, helm or oci")
 	fs.StringVar(&repo.Name, "name", "", "name (needed for Helm repositories)")
 	fs.BoolVar(&repo.EnableOCI, "enable-oci", false, "the Helm repository is an OCI registry")
 	fs.StringVar(&repo.Project, "project", "", "limit the repository to one project")
@@ -215,9 +216,12 @@ func (r *repoAddFlags) add(cmd *cobra.Command, template bool) {
 	} else {
 		fs.BoolVar(&r.ignoreHostKey, "insecure-ignore-host-key", false, "skip SSH host key checks (the same as --insecure-skip-server-verification)")
 		fs.StringVar(&repo.NoProxy, "no-proxy", "", "hosts reached without the proxy (comma-separated)")
-		cmdutil.Unsupported(cmd, map[string]string{"enable-lfs": "bool", "depth": "int64", "webhook-manifest-cache-warm-disabled": "bool"})
+		fs.Int64Var(&r.depth, "depth", 0, "fetch Git commits with only this much history (0: the whole history)")
+		fs.BoolVar(&repo.WebhookManifestCacheWarmDisabled, "webhook-manifest-cache-warm-disabled", false,
+			"kept for Argo CD, whose webhook copies cached manifests to a pushed revision; Capstan never does")
+		cmdutil.Unsupported(cmd, map[string]string{"enable-lfs": "bool"})
 	}
-	cmdutil.Unsupported(cmd, map[string]string{"insecure-oci-force-http": "bool"})
+	fs.BoolVar(&repo.InsecureOCIForceHTTP, "insecure-oci-force-http", false, "reach the OCI registry over plain HTTP, without TLS (with --type oci or --enable-oci)")
 	fs.StringVar(&repo.Proxy, proxyFlag, "", "HTTP(S) proxy to reach the repository through")
 	fs.Int64Var(&r.appID, "github-app-id", 0, "ID of the GitHub App whose installation reaches the repository over HTTPS")
 	fs.Int64Var(&r.appInstallationID, "github-app-installation-id", 0, "the GitHub App's installation ID")
@@ -251,6 +255,13 @@ func (r *repoAddFlags) build(url string) (*settings.Repository, error) {
 	if (repo.TLSClientCertData == "") != (repo.TLSClientCertKey == "") {
 		return nil, fmt.Errorf("--tls-client-cert-path and --tls-client-cert-key-path go together")
 	}
+	if repo.InsecureOCIForceHTTP && repo.Type != "oci" && (repo.Type != "helm" || !repo.EnableOCI) {
+		return nil, errors.New("--insecure-oci-force-http requires --type oci or --enable-oci")
+	}
+	if r.depth < 0 {
+		return nil, fmt.Errorf("--depth %d: want 0 or more", r.depth)
+	}
+	repo.Depth = settings.FlexInt(r.depth)
 	repo.ID, repo.InstallationID = settings.FlexInt(r.appID), settings.FlexInt(r.appInstallationID)
 	if app := r.appID != 0 || r.appInstallationID != 0 || repo.PrivateKey != ""; app && (r.appID == 0 || r.appInstallationID == 0 || repo.PrivateKey == "") {
 		return nil, fmt.Errorf("--github-app-id, --github-app-installation-id and --github-app-private-key-path go together")
