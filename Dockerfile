@@ -16,7 +16,7 @@ RUN cd tools/dex && go build -trimpath -ldflags='-s -w' -o /out/ tool
 
 FROM debian:bookworm-slim
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git openssh-client ca-certificates \
+ && apt-get install -y --no-install-recommends git git-lfs openssh-client ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --gid 999 argocd \
  && useradd --uid 999 --gid 999 --home-dir /home/argocd --create-home --shell /usr/sbin/nologin argocd

@@ -7,6 +7,7 @@ set -euo pipefail
 # command -> Debian package
 declare -A want=(
 	[git]=git
+	[git-lfs]=git-lfs           # repositories with enableLfs, and their tests
 	[make]=make
 	[gcc]=gcc   # go test -race needs cgo
 	[redis-server]=redis-server # the Redis manifest cache's tests

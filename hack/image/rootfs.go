@@ -17,9 +17,10 @@ const (
 	homeDir  = "/home/argocd"
 )
 
-// packages are what Capstan runs besides itself: git for repositories,
+// packages are what Capstan runs besides itself: git (and git-lfs, for
+// repositories with enableLfs) for repositories,
 // ssh for Git over SSH, and the CA certificates HTTPS needs.
-var packages = []string{"git", "openssh-client", "ca-certificates"}
+var packages = []string{"git", "git-lfs", "openssh-client", "ca-certificates"}
 
 // makeRootFS writes a minimal Debian root file system of the host's
 // release, with packages and the image's user, as a tar file at out.

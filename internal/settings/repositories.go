@@ -62,6 +62,9 @@ type Repository struct {
 	// ForceHTTPBasicAuth sends basic auth without waiting to be asked,
 	// which Capstan always does.
 	ForceHTTPBasicAuth bool `json:"forceHttpBasicAuth,omitempty"`
+	// EnableLFS puts the content of Git LFS files in checkouts in place of
+	// their pointers (Git repositories only).
+	EnableLFS bool `json:"enableLfs,omitempty"`
 	// InsecureOCIForceHTTP reaches an OCI registry over plain HTTP, with
 	// no TLS at all (OCI repositories only).
 	InsecureOCIForceHTTP bool `json:"insecureOCIForceHttp,omitempty"`
@@ -154,7 +157,7 @@ func (r *Repository) Creds() (git.Creds, error) {
 	}
 	return git.Creds{Username: r.Username, Password: r.Password, SSHPrivateKey: r.SSHPrivateKey, Insecure: r.Insecure,
 		TLSClientCert: r.TLSClientCertData, TLSClientKey: r.TLSClientCertKey, BearerToken: r.BearerToken, Proxy: r.Proxy, NoProxy: r.NoProxy,
-		PlainHTTP: r.InsecureOCIForceHTTP, Depth: int(r.Depth)}, nil
+		PlainHTTP: r.InsecureOCIForceHTTP, Depth: int(r.Depth), LFS: r.EnableLFS}, nil
 }
 
 func repositoryFromSecret(s *corev1.Secret) (*Repository, error) {
@@ -192,7 +195,7 @@ func repositoryFromSecret(s *corev1.Secret) (*Repository, error) {
 		}
 	}
 	for key, dst := range map[string]*bool{"insecure": &r.Insecure, "enableOCI": &r.EnableOCI, "forceHttpBasicAuth": &r.ForceHTTPBasicAuth,
-		"insecureOCIForceHttp": &r.InsecureOCIForceHTTP, "webhookManifestCacheWarmDisabled": &r.WebhookManifestCacheWarmDisabled} {
+		"insecureOCIForceHttp": &r.InsecureOCIForceHTTP, "webhookManifestCacheWarmDisabled": &r.WebhookManifestCacheWarmDisabled, "enableLfs": &r.EnableLFS} {
 		if v := str(key); v != "" {
 			b, err := strconv.ParseBool(v)
 			if err != nil {
@@ -448,7 +451,7 @@ func (r *Repository) Secret(namespace string) *corev1.Secret {
 		data["enableOCI"] = []byte("true")
 	}
 	for key, on := range map[string]bool{"forceHttpBasicAuth": r.ForceHTTPBasicAuth, "insecureOCIForceHttp": r.InsecureOCIForceHTTP,
-		"webhookManifestCacheWarmDisabled": r.WebhookManifestCacheWarmDisabled} {
+		"webhookManifestCacheWarmDisabled": r.WebhookManifestCacheWarmDisabled, "enableLfs": r.EnableLFS} {
 		if on {
 			data[key] = []byte("true")
 		}

@@ -154,12 +154,12 @@ func TestRepositoryCreds(t *testing.T) {
 
 	// Argo CD 3.3's connection keys: read, passed on, written back alike.
 	opts := map[string]string{"url": "oci://registry.example.com/org/manifests", "type": "oci", "insecureOCIForceHttp": "true",
-		"depth": "5", "webhookManifestCacheWarmDisabled": "true"}
+		"depth": "5", "webhookManifestCacheWarmDisabled": "true", "enableLfs": "true"}
 	r, err = repositoryFromSecret(secret(opts))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if creds, err := r.Creds(); err != nil || !creds.PlainHTTP || creds.Depth != 5 || !r.WebhookManifestCacheWarmDisabled {
+	if creds, err := r.Creds(); err != nil || !creds.PlainHTTP || creds.Depth != 5 || !creds.LFS || !r.WebhookManifestCacheWarmDisabled {
 		t.Errorf("connection keys read as %+v, creds %+v, %v", r, creds, err)
 	}
 	for k, v := range opts {

@@ -47,13 +47,13 @@ func repoCommandsWriteArgoCDSecrets(t *testing.T, flags ...string) {
 		t.Errorf("--insecure-oci-force-http for a Git repository: %d %s", code, errOut)
 	}
 	if code, out, errOut := f.run("repo", "add", url, "--username", server.Username, "--password", server.Password, "--project", "default",
-		"--depth", "2", "--webhook-manifest-cache-warm-disabled"); code != 0 {
+		"--depth", "2", "--webhook-manifest-cache-warm-disabled", "--enable-lfs"); code != 0 {
 		t.Fatalf("repo add: %d %s%s", code, out, errOut)
 	}
 	repos := secrets(v1alpha1.SecretTypeRepository)
 	if len(repos) != 1 || !strings.HasPrefix(repos[0].Name, "repo-") || string(repos[0].Data["url"]) != url ||
 		string(repos[0].Data["password"]) != server.Password || string(repos[0].Data["project"]) != "default" ||
-		string(repos[0].Data["depth"]) != "2" || string(repos[0].Data["webhookManifestCacheWarmDisabled"]) != "true" {
+		string(repos[0].Data["depth"]) != "2" || string(repos[0].Data["webhookManifestCacheWarmDisabled"]) != "true" || string(repos[0].Data["enableLfs"]) != "true" {
 		t.Fatalf("repository Secret: %+v", repos)
 	}
 	if code, _, errOut := f.run("repo", "add", url, "--username", server.Username, "--password", server.Password, "--project", "default", "--name", "other"); code != 1 ||

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 )
 
@@ -44,6 +45,9 @@ type Creds struct {
 	// Depth, above 0, fetches commits with only that much history (a
 	// repository Secret's depth). Default 0: the whole history.
 	Depth int
+	// LFS puts the content of Git LFS files in checkouts in place of their
+	// pointers (a repository Secret's enableLfs). Default false.
+	LFS bool
 	// Identity names credentials whose secret is renewed (a GitHub App's
 	// installation token): the Store keeps their clone by it in place of
 	// the password, so a new token does not mean a new clone.
@@ -66,6 +70,9 @@ func (c Creds) identity() string {
 	if c.Depth > 0 {
 		fields = append(fields, "depth="+strconv.Itoa(c.Depth)) // a shallow clone is never a full one's
 	}
+	if c.LFS {
+		fields = append(fields, "lfs") // nor are checkouts with LFS content
+	}
 	for _, field := range fields {
 		fmt.Fprintf(h, "%d:%s;", len(field), field)
 	}
@@ -76,6 +83,16 @@ func (c Creds) identity() string {
 // duplicate names, a ".git" entry or a path climbing out is refused before
 // it is stored. Malformed author lines, which old histories hold and
 // which harm nothing, stay accepted.
+// noLFSFilter turns off the Git LFS filter a system's git configuration
+// may set up (Debian's git-lfs package does), so that checkouts hold LFS
+// pointers as git stores them unless enableLfs asks for the content, which
+// smudgeLFS then fetches itself.
+var noLFSFilter = [][2]string{
+	{"filter.lfs.process", ""},
+	{"filter.lfs.smudge", ""},
+	{"filter.lfs.required", "false"},
+}
+
 var objectChecks = [][2]string{
 	{"fetch.fsckObjects", "true"},
 	{"fetch.fsck.hasDot", "error"},
@@ -99,7 +116,7 @@ var objectChecks = [][2]string{
 // env returns the environment that gives git these credentials without
 // putting secrets in command-line arguments, writing key files into dir.
 func (c Creds) env(dir string) ([]string, error) {
-	config := append([][2]string(nil), objectChecks...)
+	config := slices.Concat(objectChecks, noLFSFilter)
 	var env []string
 	switch {
 	case c.BearerToken != "":

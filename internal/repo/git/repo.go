@@ -384,6 +384,9 @@ func (r *Repo) extract(ctx context.Context, sha, dst string) error {
 	err = r.gitStream(ctx, true, func(stream io.Reader) error {
 		return archive.Untar(stream, tmp, archive.Options{MaxBytes: r.opts.MaxCheckoutBytes, Symlinks: true})
 	}, "archive", "--format=tar", sha)
+	if err == nil && r.creds.LFS {
+		err = r.smudgeLFS(ctx, sha, tmp)
+	}
 	if err != nil {
 		_ = os.RemoveAll(tmp)
 		return err

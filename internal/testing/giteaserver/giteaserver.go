@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,7 +108,10 @@ HTTP_PORT = %[2]d
 ROOT_URL = http://127.0.0.1:%[2]d/
 DISABLE_SSH = true
 OFFLINE_MODE = true
-LFS_START_SERVER = false
+LFS_START_SERVER = true
+LFS_JWT_SECRET = Y2Fwc3Rhbi10ZXN0LWxmcy1qd3Qtc2VjcmV0LWtleTA
+[lfs]
+PATH = %[1]s/lfs
 [security]
 INSTALL_LOCK = true
 SECRET_KEY = capstan-test-secret-key
@@ -149,6 +153,19 @@ func waitReady(t testing.TB, url string) {
 	}
 	t.Fatalf("gitea did not answer on %s", url)
 }
+
+// CloneURL is the Git URL of org/name with the administrator's
+// credentials in it, for tests that push with git (Git LFS files, say).
+func (s *Server) CloneURL(org, name string) string {
+	return strings.Replace(s.URL, "http://", "http://"+adminUser+":"+adminPassword+"@", 1) + "/" + org + "/" + name + ".git"
+}
+
+// Username and Password are the administrator's, for clients that
+// authenticate with basic auth.
+const (
+	Username = adminUser
+	Password = adminPassword
+)
 
 // Org creates an organization.
 func (s *Server) Org(t testing.TB, name string) {

@@ -89,7 +89,7 @@ func newRepoCommand(f *clientFlags, templates bool) *cobra.Command {
 				return cmdutil.PrintObject(cmd.OutOrStdout(), items, output)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "TYPE\tNAME\tREPO\tINSECURE\tOCI\tPROJECT\tCREDS\tSTATUS\tMESSAGE")
+			fmt.Fprintln(tw, "TYPE\tNAME\tREPO\tINSECURE\tOCI\tLFS\tCREDS\tSTATUS\tMESSAGE\tPROJECT")
 			for i, r := range items {
 				creds := "false"
 				if r.Username != "" {
@@ -99,7 +99,7 @@ func newRepoCommand(f *clientFlags, templates bool) *cobra.Command {
 				if st := resp.Items[i].ConnectionState; st != nil {
 					status, message = st.Status, st.Message
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%t\t%s\t%s\t%s\t%s\n", r.Type, r.Name, r.URL, r.Insecure, r.EnableOCI, r.Project, creds, status, message)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%t\t%t\t%s\t%s\t%s\t%s\n", r.Type, r.Name, r.URL, r.Insecure, r.EnableOCI, r.EnableLFS, creds, status, message, r.Project)
 			}
 			return tw.Flush()
 		}),
@@ -219,7 +219,7 @@ func (r *repoAddFlags) add(cmd *cobra.Command, template bool) {
 		fs.Int64Var(&r.depth, "depth", 0, "fetch Git commits with only this much history (0: the whole history)")
 		fs.BoolVar(&repo.WebhookManifestCacheWarmDisabled, "webhook-manifest-cache-warm-disabled", false,
 			"kept for Argo CD, whose webhook copies cached manifests to a pushed revision; Capstan never does")
-		cmdutil.Unsupported(cmd, map[string]string{"enable-lfs": "bool"})
+		fs.BoolVar(&repo.EnableLFS, "enable-lfs", false, "check out the content of Git LFS files, not their pointers")
 	}
 	fs.BoolVar(&repo.InsecureOCIForceHTTP, "insecure-oci-force-http", false, "reach the OCI registry over plain HTTP, without TLS (with --type oci or --enable-oci)")
 	fs.StringVar(&repo.Proxy, proxyFlag, "", "HTTP(S) proxy to reach the repository through")
