@@ -134,7 +134,7 @@ func (r *Repo) smudgeLFS(ctx context.Context, sha, dir string) error {
 func (r *Repo) placeLFSObject(p lfsPointer) error {
 	src, err := os.Open(filepath.Join(r.bareDir(), "lfs", "objects", p.oid[:2], p.oid[2:4], p.oid))
 	if err != nil {
-		return fmt.Errorf("Git LFS object %s of %s: not fetched: %w", p.oid, RedactURL(r.url), err)
+		return fmt.Errorf("the Git LFS object %s of %s was not fetched: %w", p.oid, RedactURL(r.url), err)
 	}
 	defer src.Close()
 	dst, err := os.OpenFile(p.path, os.O_WRONLY|os.O_TRUNC|syscall.O_NOFOLLOW, 0)
@@ -150,7 +150,7 @@ func (r *Repo) placeLFSObject(p lfsPointer) error {
 		return err
 	}
 	if n != p.size || hex.EncodeToString(h.Sum(nil)) != p.oid {
-		return fmt.Errorf("Git LFS object %s of %s: the content does not match its pointer", p.oid, RedactURL(r.url))
+		return fmt.Errorf("the Git LFS object %s of %s does not match its pointer", p.oid, RedactURL(r.url))
 	}
 	return nil
 }

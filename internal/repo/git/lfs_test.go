@@ -94,8 +94,8 @@ func TestLFSCheckout(t *testing.T) {
 func TestLFSPointers(t *testing.T) {
 	oid := strings.Repeat("ab", 32)
 	for text, want := range map[string]bool{
-		lfsVersion + "\noid sha256:" + oid + "\nsize 12\n": true,
-		lfsVersion + "\noid sha256:" + oid + "\n":           false, // no size
+		lfsVersion + "\noid sha256:" + oid + "\nsize 12\n":   true,
+		lfsVersion + "\noid sha256:" + oid + "\n":            false, // no size
 		lfsVersion + "\noid sha1:" + oid[:40] + "\nsize 1\n": false,
 		"version 2\noid sha256:" + oid + "\nsize 12\n":       false,
 		"kind: ConfigMap\n":                                  false,
