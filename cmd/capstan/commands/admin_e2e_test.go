@@ -183,6 +183,11 @@ func TestAdminCommands(t *testing.T) {
 	if shards := admin(0, "cluster", "shards", "--replicas", "2"); !regexp.MustCompile(`(?m)^1\s+` + regexp.QuoteMeta(server)).MatchString(shards) {
 		t.Errorf("cluster shards:\n%s", shards)
 	}
+	// Argo CD's Redis flags are accepted, and said to change nothing.
+	if code, stats, errOut := f.run(append([]string{"admin", "cluster", "stats", "--redis", "argocd-redis:6379"}, kube...)...); code != 0 ||
+		!strings.Contains(stats, server) || !strings.Contains(errOut, "--redis has no effect") {
+		t.Errorf("cluster stats --redis: %d\n%s%s", code, stats, errOut)
+	}
 
 	if err := f.c.Create(ctx, &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Name: "team-a", Namespace: f.ns},
 		Spec: v1alpha1.AppProjectSpec{Roles: []v1alpha1.ProjectRole{{Name: "deployer"}, {Name: "viewer"}}}}); err != nil {

@@ -143,9 +143,10 @@ func newAdminClusterShardsCommand(stats bool) *cobra.Command {
 	cmd.Flags().IntVar(&replicas, "replicas", 1, "how many controller replicas share the clusters")
 	cmd.Flags().IntVar(&shard, "shard", -1, "only this shard's clusters")
 	cmd.Flags().StringVar(&method, "sharding-method", "legacy", "how clusters are assigned to shards: legacy (a hash of the cluster Secret), round-robin or consistent-hashing")
-	cmdutil.Unsupported(cmd, map[string]string{"redis": "string", "redisdb": "int", "sentinel": "stringArray", "sentinelmaster": "string",
+	cmdutil.NoEffect(cmd, map[string]string{"redis": "string", "redisdb": "int", "sentinel": "stringArray", "sentinelmaster": "string",
 		"redis-use-tls": "bool", "redis-ca-certificate": "string", "redis-client-certificate": "string", "redis-client-key": "string",
-		"redis-insecure-skip-tls-verify": "bool", "port-forward-redis": "bool", "app-state-cache-expiration": "duration", "default-cache-expiration": "duration"})
+		"redis-insecure-skip-tls-verify": "bool", "port-forward-redis": "bool", "app-state-cache-expiration": "duration", "default-cache-expiration": "duration"},
+		"the figures come from the Applications' status in the cluster, not from a Redis cache of the controller's")
 	k = cmdutil.AddKubeFlags(cmd.Flags())
 	return cmd
 }

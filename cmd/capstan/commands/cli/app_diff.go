@@ -15,7 +15,6 @@ import (
 
 	"github.com/capstan-cd/capstan/cmd/capstan/commands/cmdutil"
 	"github.com/capstan-cd/capstan/internal/appstate"
-	"github.com/capstan-cd/capstan/internal/objpath"
 )
 
 // Exit codes of app diff, as Argo CD's.
@@ -37,10 +36,6 @@ func newAppDiffCommand(f *clientFlags) *cobra.Command {
 			"  capstan app diff guestbook || echo \"out of sync\"",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := cmdutil.RefuseUnsupported(cmd); err != nil {
-				return cmdutil.ExitError{Code: diffError, Err: err}
-			}
-			noteServerJQTimeout(cmd)
 			c, err := f.client()
 			if err != nil {
 				return cmdutil.ExitError{Code: diffError, Err: err}
@@ -99,25 +94,11 @@ func newAppDiffCommand(f *clientFlags) *cobra.Command {
 	return cmd
 }
 
-// jqTimeoutFlag is Argo CD's bound on each jq path expression of
-// ignoreDifferences, for the differences its CLI computes itself.
-const jqTimeoutFlag = "ignore-normalizer-jq-execution-timeout"
-
-// serverJQTimeout adds --ignore-normalizer-jq-execution-timeout to a
-// command whose differences the server computes, so that Argo CD's
-// scripts run unchanged.
+// serverJQTimeout adds Argo CD's --ignore-normalizer-jq-execution-timeout
+// to a command whose differences the server computes, under its own bound.
 func serverJQTimeout(cmd *cobra.Command) {
-	cmd.Flags().Duration(jqTimeoutFlag, objpath.JQTimeout,
-		"the server computes the differences, with its own bound on jq path expressions (the controller's --ignore-normalizer-jq-execution-timeout-seconds)")
-}
-
-// noteServerJQTimeout tells, when serverJQTimeout's flag was given, that
-// the server's bound applies instead.
-func noteServerJQTimeout(cmd *cobra.Command) {
-	if cmd.Flags().Changed(jqTimeoutFlag) {
-		fmt.Fprintf(cmd.ErrOrStderr(), "--%s: the server computes the differences, under its own bound on jq path expressions "+
-			"(the controller's --ignore-normalizer-jq-execution-timeout-seconds)\n", jqTimeoutFlag)
-	}
+	cmdutil.NoEffect(cmd, map[string]string{"ignore-normalizer-jq-execution-timeout": "duration"},
+		"the server computes the differences, under its own bound on jq path expressions (the controller's --ignore-normalizer-jq-execution-timeout-seconds)")
 }
 
 // printDiff prints one resource's difference as a unified diff of YAML,

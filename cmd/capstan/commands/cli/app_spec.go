@@ -333,9 +333,6 @@ func newAppSetCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan app set guestbook --revision v1.2.0\n  capstan app set web --helm-set image.tag=1.28 --sync-policy automated --auto-prune",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := cmdutil.RefuseUnsupported(cmd); err != nil {
-				return err
-			}
 			return editApp(cmd.Context(), f, args[0], url.Values{"appNamespace": {appNamespace}, "validate": {strconv.FormatBool(validate)}},
 				func(app *v1alpha1.Application) error { return s.apply(cmd.Flags(), app) })
 		},
@@ -357,9 +354,6 @@ func newAppAddSourceCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan app add-source guestbook --repo https://github.com/example/values.git --ref values\n  capstan app add-source web --repo https://charts.example.com --helm-chart web --revision 1.2.0",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := cmdutil.RefuseUnsupported(cmd); err != nil {
-				return err
-			}
 			q := url.Values{"appNamespace": {appNamespace}, "validate": {strconv.FormatBool(validate)}}
 			return editApp(cmd.Context(), f, args[0], q, func(app *v1alpha1.Application) error {
 				added := &v1alpha1.Application{ObjectMeta: app.ObjectMeta}

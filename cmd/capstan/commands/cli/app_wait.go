@@ -17,7 +17,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
-	"github.com/capstan-cd/capstan/cmd/capstan/commands/cmdutil"
 	"github.com/capstan-cd/capstan/internal/apiclient"
 	"github.com/capstan-cd/capstan/internal/appstate"
 )
@@ -35,10 +34,6 @@ func newAppSyncCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan app sync guestbook\n  capstan app sync guestbook --prune --revision v1.2.0\n" +
 			"  capstan app sync guestbook --resource apps:Deployment:guestbook-ui --async\n  capstan app sync -l team=web --server-side --retry-limit 3",
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			if err := cmdutil.RefuseUnsupported(cmd); err != nil {
-				return err
-			}
-			noteServerJQTimeout(cmd)
 			names, err := syncTargets(cmd.Context(), c, args, selector, projects)
 			if err != nil {
 				return err

@@ -83,7 +83,7 @@ func (f *clientFlags) add(root *cobra.Command) {
 		if envErr != nil {
 			return envErr
 		}
-		if err := cmdutil.RefuseUnsupported(cmd); err != nil {
+		if err := cmdutil.CheckFlags(cmd); err != nil {
 			return err
 		}
 		return f.setLogging(cmd)

@@ -13,14 +13,27 @@ import (
 // does not have yet.
 const UnsupportedAnnotation = "capstan-unsupported"
 
+// NoEffectAnnotation marks an Argo CD flag that Capstan accepts but that
+// changes nothing; its value says why.
+const NoEffectAnnotation = "capstan-no-effect"
+
 // Unsupported registers Argo CD flags (name to pflag type, with "/x" for a
-// shorthand) that Capstan
-// accepts on the command line but refuses with a clear error when given,
-// rather than ignoring them.
+// shorthand) that Capstan accepts on the command line but refuses with a
+// clear error when given, rather than ignoring them.
 func Unsupported(cmd *cobra.Command, flags map[string]string) {
+	addFlags(cmd, flags, "not supported by Capstan yet: using it is an error", UnsupportedAnnotation, "true")
+}
+
+// NoEffect registers Argo CD flags (as Unsupported takes them) that change
+// nothing in Capstan, for why: given, they are accepted, so that Argo CD's
+// scripts run unchanged, and CheckFlags says so on stderr.
+func NoEffect(cmd *cobra.Command, flags map[string]string, why string) {
+	addFlags(cmd, flags, "has no effect: "+why, NoEffectAnnotation, why)
+}
+
+func addFlags(cmd *cobra.Command, flags map[string]string, usage, annotation, value string) {
 	fs := cmd.Flags()
 	for name, typ := range flags {
-		usage := "not supported by Capstan yet: using it is an error"
 		typ, short, _ := strings.Cut(typ, "/")
 		switch typ {
 		case "bool":
@@ -42,16 +55,21 @@ func Unsupported(cmd *cobra.Command, flags map[string]string) {
 		default:
 			panic("unsupported flag type " + typ)
 		}
-		_ = fs.SetAnnotation(name, UnsupportedAnnotation, []string{"true"})
+		_ = fs.SetAnnotation(name, annotation, []string{value})
 	}
 }
 
-// RefuseUnsupported fails when a flag registered by unsupported was given.
-func RefuseUnsupported(cmd *cobra.Command) error {
+// CheckFlags fails when a flag registered by Unsupported was given, and
+// says on stderr why each given flag registered by NoEffect changes
+// nothing.
+func CheckFlags(cmd *cobra.Command) error {
 	var given []string
 	cmd.Flags().Visit(func(f *pflag.Flag) {
 		if _, ok := f.Annotations[UnsupportedAnnotation]; ok {
 			given = append(given, "--"+f.Name)
+		}
+		if why, ok := f.Annotations[NoEffectAnnotation]; ok {
+			fmt.Fprintf(cmd.ErrOrStderr(), "--%s has no effect: %s\n", f.Name, strings.Join(why, ""))
 		}
 	})
 	if len(given) == 0 {
