@@ -43,6 +43,9 @@ type Cluster struct {
 	ID string
 	// Config reaches the cluster's API server.
 	Config *rest.Config
+	// Labels are the cluster Secret's labels but its secret-type label
+	// (what argocd_cluster_labels reports).
+	Labels map[string]string
 	// RefreshRequested is when its cache was last asked to be rebuilt
 	// (the Secret's refresh annotation); a new value rebuilds it.
 	RefreshRequested string

@@ -53,6 +53,14 @@ func fromSecret(s *corev1.Secret) (*Cluster, error) {
 	if c.Server == "" {
 		return nil, fmt.Errorf("cluster %s: no server", ref)
 	}
+	for k, v := range s.Labels {
+		if k != v1alpha1.LabelSecretType {
+			if c.Labels == nil {
+				c.Labels = map[string]string{}
+			}
+			c.Labels[k] = v
+		}
+	}
 	if c.Name == "" {
 		c.Name = c.Server
 	}

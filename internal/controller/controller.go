@@ -236,7 +236,8 @@ func run(ctx context.Context, opts Options, identity string) error {
 		IgnoreUpdate:  updates.ignore,
 		RespectRBAC:   respectRBAC.get,
 		JQTimeout:     opts.IgnoreJQTimeout,
-		WrapTransport: m.WrapTransport, // argocd_app_k8s_request_total
+		WrapTransport: m.WrapTransport,       // argocd_app_k8s_request_total
+		EventCounter:  m.ClusterEventCounter, // argocd_cluster_events_total
 	})
 	counts.dests = dests
 	if opts.Hydrator != nil {
@@ -254,13 +255,14 @@ func run(ctx context.Context, opts Options, identity string) error {
 	if err != nil {
 		return err
 	}
+	counts.clusters = &cluster.Registry{Reader: mgr.GetClient(), Namespace: opts.Namespace, InCluster: opts.Config}
 	r := &reconciler{
 		metrics:     m,
 		journal:     newJournal(direct, opts.Namespace, leaseName(opts)+"-syncs"),
 		client:      mgr.GetClient(),
 		events:      recorder,
 		opts:        opts,
-		clusters:    &cluster.Registry{Reader: mgr.GetClient(), Namespace: opts.Namespace, InCluster: opts.Config},
+		clusters:    counts.clusters,
 		tracking:    method,
 		dests:       dests,
 		updates:     updates,

@@ -438,6 +438,7 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 		r.opts.Log.Warn("looking for orphaned resources", "application", app.Namespace+"/"+app.Name, "error", err)
 	} else {
 		comp.orphaned = orphanWarning(proj, n)
+		r.metrics.SetOrphanedResources(app, n)
 	}
 	return comp, nil
 }

@@ -54,6 +54,10 @@ type DestinationOptions struct {
 	// JQTimeout bounds each jq path expression of an ignore rule in a
 	// comparison (diff.Options.JQTimeout). Default 1 s.
 	JQTimeout time.Duration
+	// EventCounter, if set, gives the live caches the function counting
+	// each watch event of a kind of the cluster at server
+	// (live.Options.EventCounter). Default: events are not counted.
+	EventCounter func(server string, gvk schema.GroupVersionKind) func()
 }
 
 // Destinations keeps the clients of each destination cluster, made on
@@ -96,6 +100,8 @@ type Destination struct {
 	mu   sync.Mutex
 	live *live.Cache
 	kube kubernetes.Interface
+
+	version versionProbe
 }
 
 // Get returns the destination of a cluster, by server URL and name.
@@ -166,8 +172,13 @@ func (d *Destination) Live() (*live.Cache, error) {
 	if d.live != nil {
 		return d.live, nil
 	}
+	var counter func(schema.GroupVersionKind) func()
+	if d.opts.EventCounter != nil {
+		server := d.Cluster.Server
+		counter = func(gvk schema.GroupVersionKind) func() { return d.opts.EventCounter(server, gvk) }
+	}
 	c, err := live.New(d.config, live.Options{Tracking: d.opts.Tracking, Namespaces: d.Cluster.Namespaces, OnChange: d.opts.OnChange, IgnoreUpdate: d.opts.IgnoreUpdate, Mapper: d.Mapper,
-		RespectRBAC: d.opts.RespectRBAC})
+		RespectRBAC: d.opts.RespectRBAC, EventCounter: counter})
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", d.Cluster.Server, err)
 	}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -18,13 +18,8 @@ var (
 		[]string{"namespace", "name", "project", "autosync_enabled", "repo", "dest_server", "dest_namespace", "sync_status", "health_status", "operation"}, nil)
 	appConditionDesc = prometheus.NewDesc("argocd_app_condition", "Report application conditions.",
 		[]string{"namespace", "name", "project", "condition"}, nil)
-
-	clusterObjectsDesc = prometheus.NewDesc("argocd_cluster_api_resource_objects", "Number of k8s resource objects in the cache.",
-		[]string{"server"}, nil)
-	clusterAPIsDesc = prometheus.NewDesc("argocd_cluster_api_resources", "Number of monitored kubernetes API resources.",
-		[]string{"server"}, nil)
-	clusterCacheAgeDesc = prometheus.NewDesc("argocd_cluster_cache_age_seconds", "Cluster cache age in seconds.",
-		[]string{"server"}, nil)
+	orphansDesc = prometheus.NewDesc("argocd_app_orphaned_resources_count", "Number of orphaned resources per application",
+		[]string{"namespace", "name", "project"}, nil)
 )
 
 // appCollector computes argocd_app_info, argocd_app_condition and
@@ -32,21 +27,30 @@ var (
 // Applications leave no series.
 type appCollector struct {
 	apps       AppLister
+	orphans    *orphanCounts
 	labels     []string         // Options.AppLabels
 	labelsDesc *prometheus.Desc // nil without labels
 	conditions []string         // Options.AppConditions; none: every type
 }
 
-func newAppCollector(apps AppLister, opts Options) *appCollector {
-	c := &appCollector{apps: apps, labels: opts.AppLabels, conditions: opts.AppConditions}
+func newAppCollector(apps AppLister, orphans *orphanCounts, opts Options) *appCollector {
+	c := &appCollector{apps: apps, orphans: orphans, labels: opts.AppLabels, conditions: opts.AppConditions}
 	if len(c.labels) > 0 {
-		names := []string{"namespace", "name", "project"}
-		for _, l := range c.labels {
-			names = append(names, "label_"+invalidLabelChars.ReplaceAllString(l, "_"))
-		}
-		c.labelsDesc = prometheus.NewDesc("argocd_app_labels", "Argo Application labels converted to Prometheus labels.", names, nil)
+		c.labelsDesc = labelsDesc("argocd_app_labels", "Argo Application labels converted to Prometheus labels.",
+			[]string{"namespace", "name", "project"}, c.labels)
 	}
 	return c
+}
+
+// labelsDesc describes a metric of the fixed labels and one label_<name>
+// per name, with characters Prometheus does not allow in a label name
+// made "_", as Argo CD names them.
+func labelsDesc(name, help string, fixed, names []string) *prometheus.Desc {
+	labels := slices.Clone(fixed)
+	for _, l := range names {
+		labels = append(labels, "label_"+invalidLabelChars.ReplaceAllString(l, "_"))
+	}
+	return prometheus.NewDesc(name, help, labels, nil)
 }
 
 // invalidLabelChars are the characters Prometheus does not allow in a
@@ -56,14 +60,20 @@ var invalidLabelChars = regexp.MustCompile(`[^a-zA-Z0-9_]`)
 func (c *appCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- appInfoDesc
 	ch <- appConditionDesc
+	ch <- orphansDesc
 	if c.labelsDesc != nil {
 		ch <- c.labelsDesc
 	}
 }
 
 func (c *appCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, app := range c.apps.ListApplications() {
+	apps := c.apps.ListApplications()
+	orphans := c.orphans.keep(apps)
+	for _, app := range apps {
 		proj := project(app)
+		if n, ok := orphans[orphanKey(app)]; ok {
+			ch <- gauge(orphansDesc, float64(n), app.Namespace, app.Name, proj)
+		}
 		ch <- gauge(appInfoDesc, 1,
 			app.Namespace, app.Name, proj,
 			strconv.FormatBool(autoSync(app)),
@@ -171,34 +181,37 @@ func orDefault[T ~string](v, def T) T {
 	return v
 }
 
-// clock tells the cluster collector the time; tests pin it.
-var clock = time.Now
-
-// clusterCollector computes the argocd_cluster_* gauges at scrape time.
-type clusterCollector struct {
-	stats ClusterStats
+// orphanCounts are the Applications' orphaned resource counts, as the
+// controller last found them.
+type orphanCounts struct {
+	mu    sync.Mutex
+	byApp map[string]int // by orphanKey
 }
 
-func (c *clusterCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- clusterObjectsDesc
-	ch <- clusterAPIsDesc
-	ch <- clusterCacheAgeDesc
+func orphanKey(app *v1alpha1.Application) string { return app.Namespace + "/" + app.Name }
+
+func (o *orphanCounts) set(app *v1alpha1.Application, n int) {
+	o.mu.Lock()
+	o.byApp[orphanKey(app)] = n
+	o.mu.Unlock()
 }
 
-func (c *clusterCollector) Collect(ch chan<- prometheus.Metric) {
-	now := clock()
-	seen := map[string]bool{}
-	for _, cl := range c.stats.ClusterObjectCounts() {
-		if seen[cl.Server] {
-			continue // one series per server; a second would fail the scrape
-		}
-		seen[cl.Server] = true
-		age := -1.0
-		if !cl.SyncedAt.IsZero() {
-			age = float64(int64(now.Sub(cl.SyncedAt).Seconds())) // whole seconds, as Argo CD
-		}
-		ch <- gauge(clusterObjectsDesc, float64(cl.Objects), cl.Server)
-		ch <- gauge(clusterAPIsDesc, float64(cl.APIs), cl.Server)
-		ch <- gauge(clusterCacheAgeDesc, age, cl.Server)
+// keep forgets the counts of Applications not among apps and returns a
+// copy of the others'.
+func (o *orphanCounts) keep(apps []*v1alpha1.Application) map[string]int {
+	present := make(map[string]bool, len(apps))
+	for _, app := range apps {
+		present[orphanKey(app)] = true
 	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := make(map[string]int, len(o.byApp))
+	for k, n := range o.byApp {
+		if !present[k] {
+			delete(o.byApp, k)
+			continue
+		}
+		out[k] = n
+	}
+	return out
 }

@@ -7,10 +7,16 @@
 //	argocd_app_info{namespace, name, project, autosync_enabled, repo, dest_server, dest_namespace, sync_status, health_status, operation}  gauge, 1 per Application
 //	argocd_app_condition{namespace, name, project, condition}  gauge, number of conditions of that type
 //	argocd_app_labels{namespace, name, project, label_<name>...}  gauge, 1 per Application (Options.AppLabels)
+//	argocd_app_orphaned_resources_count{namespace, name, project}  gauge, orphaned resources (0 unless the project monitors them)
 //	argocd_app_reconcile{namespace, dest_server}  histogram, seconds
 //	argocd_app_sync_total{namespace, name, project, dest_server, phase, dry_run}  counter, completed operations
+//	argocd_app_sync_duration_seconds_total{namespace, name, project, dest_server}  counter, seconds of completed operations
 //	argocd_app_k8s_request_total{namespace, name, project, server, response_code, verb, resource_kind, resource_namespace, dry_run}  counter
+//	argocd_cluster_info{server, k8s_version, name}  gauge, 1 per destination cluster
+//	argocd_cluster_connection_status{server, k8s_version}  gauge, 1 when the cluster last answered
+//	argocd_cluster_labels{server, name, label_<name>...}  gauge, 1 per cluster (Options.ClusterLabels)
 //	argocd_cluster_api_resource_objects{server}, argocd_cluster_api_resources{server}, argocd_cluster_cache_age_seconds{server}  gauges
+//	argocd_cluster_events_total{server, group, kind}  counter, watch events of the live caches
 //
 // plus the Go runtime and process collectors. Each Metrics has a registry
 // of its own, so several controllers can share a process. The API
@@ -42,6 +48,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/httpserve"
@@ -57,11 +64,14 @@ var reconcileBuckets = []float64{0.25, 0.5, 1, 2, 4, 8, 16}
 // Metrics holds the controller's collectors, registered on its own
 // prometheus.Registry. Its methods are safe for concurrent use.
 type Metrics struct {
-	registry    *prometheus.Registry
-	own         []prometheus.Collector // registered, but the Go and process collectors
-	reconcile   *prometheus.HistogramVec
-	syncs       *counterTable
-	k8sRequests *counterTable
+	registry      *prometheus.Registry
+	own           []prometheus.Collector // registered, but the Go and process collectors
+	reconcile     *prometheus.HistogramVec
+	syncs         *counterTable
+	syncDurations *counterTable
+	k8sRequests   *counterTable
+	clusterEvents *prometheus.CounterVec
+	orphans       *orphanCounts
 }
 
 // AppLister lists the Applications argocd_app_info describes. It is called
@@ -81,6 +91,17 @@ type ClusterStats interface {
 type ClusterCount struct {
 	// Server is the cluster's API server URL, the server label.
 	Server string
+	// Name is the cluster's name (argocd_cluster_info's name).
+	Name string
+	// Version is its Kubernetes version, major.minor (k8s_version), and
+	// Connected whether it answered when last asked; VersionKnown is false
+	// until it was first asked, and then neither argocd_cluster_info nor
+	// argocd_cluster_connection_status is reported for it.
+	Version      string
+	Connected    bool
+	VersionKnown bool
+	// Labels are the cluster Secret's labels (argocd_cluster_labels).
+	Labels map[string]string
 	// Objects is how many objects the cache holds
 	// (argocd_cluster_api_resource_objects).
 	Objects int
@@ -104,6 +125,10 @@ type Options struct {
 	// (--metrics-application-conditions). Default: every type (Argo CD
 	// reports none then).
 	AppConditions []string
+	// ClusterLabels are the cluster Secret labels argocd_cluster_labels
+	// exports, each as label_<name> (--metrics-cluster-labels). Default
+	// none: no argocd_cluster_labels.
+	ClusterLabels []string
 }
 
 // New returns Metrics that describe apps and clusters at every scrape.
@@ -118,15 +143,21 @@ func New(apps AppLister, clusters ClusterStats, opts Options) *Metrics {
 		}, []string{"namespace", "dest_server"}),
 		syncs: newCounterTable("argocd_app_sync_total", "Number of application syncs.",
 			"namespace", "name", "project", "dest_server", "phase", "dry_run"),
+		syncDurations: newCounterTable("argocd_app_sync_duration_seconds_total", "Application sync performance in seconds total.",
+			"namespace", "name", "project", "dest_server"),
 		k8sRequests: newCounterTable("argocd_app_k8s_request_total", "Number of kubernetes requests executed during application reconciliation.",
 			"namespace", "name", "project", "server", "response_code", "verb", "resource_kind", "resource_namespace", "dry_run"),
+		clusterEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "argocd_cluster_events_total", Help: "Number of processes k8s resource events.",
+		}, []string{"server", "group", "kind"}),
+		orphans: &orphanCounts{byApp: map[string]int{}},
 	}
-	m.own = []prometheus.Collector{m.reconcile, m.syncs, m.k8sRequests}
+	m.own = []prometheus.Collector{m.reconcile, m.syncs, m.syncDurations, m.k8sRequests, m.clusterEvents}
 	if apps != nil {
-		m.own = append(m.own, newAppCollector(apps, opts))
+		m.own = append(m.own, newAppCollector(apps, m.orphans, opts))
 	}
 	if clusters != nil {
-		m.own = append(m.own, &clusterCollector{stats: clusters})
+		m.own = append(m.own, newClusterCollector(clusters, opts.ClusterLabels))
 	}
 	m.registry.MustRegister(m.own...)
 	m.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -163,6 +194,23 @@ func (m *Metrics) IncSync(app *v1alpha1.Application, phase v1alpha1.OperationPha
 	}
 	_ = m.syncs.Inc(app.Namespace, app.Name, project(app), app.Spec.Destination.Server,
 		string(phase), strconv.FormatBool(dryRun))
+	if st := app.Status.OperationState; st != nil && st.FinishedAt != nil {
+		_ = m.syncDurations.Add(float64(st.FinishedAt.Unix()-st.StartedAt.Unix()),
+			app.Namespace, app.Name, project(app), app.Spec.Destination.Server)
+	}
+}
+
+// SetOrphanedResources records that app has n orphaned resources
+// (argocd_app_orphaned_resources_count; 0 when its project does not
+// monitor them). The series goes with the Application.
+func (m *Metrics) SetOrphanedResources(app *v1alpha1.Application, n int) {
+	m.orphans.set(app, max(n, 0))
+}
+
+// ClusterEventCounter returns the function that counts one watch event of
+// kind gvk on the cluster at server (argocd_cluster_events_total).
+func (m *Metrics) ClusterEventCounter(server string, gvk schema.GroupVersionKind) func() {
+	return m.clusterEvents.WithLabelValues(server, gvk.Group, gvk.Kind).Inc
 }
 
 // Handler serves the registry in the Prometheus exposition formats.

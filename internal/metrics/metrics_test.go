@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -110,10 +111,23 @@ func TestScrape(t *testing.T) {
 
 	guestbook, helm, leaving := testApps()
 	m := New(appList{guestbook, helm, leaving}, clusterList{
-		{Server: inCluster, Objects: 120, APIs: 42, SyncedAt: fixed.Add(-90*time.Second - 700*time.Millisecond)},
-		{Server: "https://10.0.0.1:6443"}, // not synced yet
-		{Server: inCluster, Objects: 1},   // a duplicate, ignored
-	}, Options{})
+		{Server: inCluster, Name: "in-cluster", Objects: 120, APIs: 42, SyncedAt: fixed.Add(-90*time.Second - 700*time.Millisecond),
+			Version: "1.36", Connected: true, VersionKnown: true, Labels: map[string]string{"env": "prod", "team": "a"}},
+		{Server: "https://10.0.0.1:6443", Name: "edge", Version: "1.35", VersionKnown: true}, // not synced yet, not answering
+		{Server: inCluster, Objects: 1},                // a duplicate, ignored
+		{Server: "https://10.0.0.2:6443", Name: "new"}, // not asked its version yet
+	}, Options{ClusterLabels: []string{"env"}})
+	started := metav1.NewTime(fixed.Add(-12 * time.Second))
+	finished := metav1.NewTime(fixed)
+	guestbook.Status.OperationState = &v1alpha1.OperationState{Phase: v1alpha1.OperationSucceeded, StartedAt: started, FinishedAt: &finished}
+	m.SetOrphanedResources(guestbook, 3)
+	m.SetOrphanedResources(helm, -1) // not monitored
+	gone := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: "gone"}}
+	m.SetOrphanedResources(gone, 5) // deleted since: no series
+	deployments := m.ClusterEventCounter(inCluster, schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"})
+	deployments()
+	deployments()
+	m.ClusterEventCounter(inCluster, schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"})()
 
 	m.ObserveReconcile(guestbook, 1500*time.Millisecond)
 	m.ObserveReconcile(guestbook, 250*time.Millisecond) // le="0.25" is inclusive
@@ -184,6 +198,10 @@ argocd_app_info{autosync_enabled="false",dest_namespace="",dest_server="",health
 # TYPE argocd_app_condition gauge
 argocd_app_condition{condition="SyncError",name="guestbook",namespace="argocd",project="default"} 2
 argocd_app_condition{condition="SharedResourceWarning",name="guestbook",namespace="argocd",project="default"} 1
+# HELP argocd_app_orphaned_resources_count Number of orphaned resources per application
+# TYPE argocd_app_orphaned_resources_count gauge
+argocd_app_orphaned_resources_count{name="guestbook",namespace="argocd",project="default"} 3
+argocd_app_orphaned_resources_count{name="helm",namespace="argocd",project="team"} 0
 # HELP argocd_app_reconcile Application reconciliation performance in seconds.
 # TYPE argocd_app_reconcile histogram
 argocd_app_reconcile_bucket{dest_server="https://kubernetes.default.svc",namespace="argocd",le="0.25"} 1
@@ -210,6 +228,9 @@ argocd_app_reconcile_count{dest_server="https://10.0.0.1:6443",namespace="argocd
 # TYPE argocd_app_sync_total counter
 argocd_app_sync_total{dest_server="https://kubernetes.default.svc",dry_run="false",name="guestbook",namespace="argocd",phase="Succeeded",project="default"} 2
 argocd_app_sync_total{dest_server="https://10.0.0.1:6443",dry_run="true",name="helm",namespace="argocd",phase="Failed",project="team"} 1
+# HELP argocd_app_sync_duration_seconds_total Application sync performance in seconds total.
+# TYPE argocd_app_sync_duration_seconds_total counter
+argocd_app_sync_duration_seconds_total{dest_server="https://kubernetes.default.svc",name="guestbook",namespace="argocd",project="default"} 24
 # HELP argocd_app_k8s_request_total Number of kubernetes requests executed during application reconciliation.
 # TYPE argocd_app_k8s_request_total counter
 argocd_app_k8s_request_total{dry_run="false",name="",namespace="",project="",resource_kind="configmaps",resource_namespace="x",response_code="200",server="https://kubernetes.default.svc",verb="Get"} 2
@@ -218,23 +239,44 @@ argocd_app_k8s_request_total{dry_run="false",name="",namespace="",project="",res
 argocd_app_k8s_request_total{dry_run="false",name="guestbook",namespace="argocd",project="default",resource_kind="applications",resource_namespace="argocd",response_code="200",server="https://kubernetes.default.svc",verb="Patch"} 1
 argocd_app_k8s_request_total{dry_run="true",name="helm",namespace="argocd",project="team",resource_kind="configmaps",resource_namespace="x",response_code="200",server="https://kubernetes.default.svc",verb="Get"} 1
 argocd_app_k8s_request_total{dry_run="false",name="",namespace="",project="",resource_kind="namespaces",resource_namespace="",response_code="200",server="` + api.URL + `",verb="List"} 1
+# HELP argocd_cluster_info Information about cluster.
+# TYPE argocd_cluster_info gauge
+argocd_cluster_info{k8s_version="1.36",name="in-cluster",server="https://kubernetes.default.svc"} 1
+argocd_cluster_info{k8s_version="1.35",name="edge",server="https://10.0.0.1:6443"} 1
+# HELP argocd_cluster_connection_status The k8s cluster current connection status.
+# TYPE argocd_cluster_connection_status gauge
+argocd_cluster_connection_status{k8s_version="1.36",server="https://kubernetes.default.svc"} 1
+argocd_cluster_connection_status{k8s_version="1.35",server="https://10.0.0.1:6443"} 0
+# HELP argocd_cluster_labels Argo Cluster labels converted to Prometheus labels
+# TYPE argocd_cluster_labels gauge
+argocd_cluster_labels{label_env="prod",name="in-cluster",server="https://kubernetes.default.svc"} 1
+argocd_cluster_labels{label_env="",name="edge",server="https://10.0.0.1:6443"} 1
+argocd_cluster_labels{label_env="",name="new",server="https://10.0.0.2:6443"} 1
 # HELP argocd_cluster_api_resource_objects Number of k8s resource objects in the cache.
 # TYPE argocd_cluster_api_resource_objects gauge
 argocd_cluster_api_resource_objects{server="https://kubernetes.default.svc"} 120
 argocd_cluster_api_resource_objects{server="https://10.0.0.1:6443"} 0
+argocd_cluster_api_resource_objects{server="https://10.0.0.2:6443"} 0
 # HELP argocd_cluster_api_resources Number of monitored kubernetes API resources.
 # TYPE argocd_cluster_api_resources gauge
 argocd_cluster_api_resources{server="https://kubernetes.default.svc"} 42
 argocd_cluster_api_resources{server="https://10.0.0.1:6443"} 0
+argocd_cluster_api_resources{server="https://10.0.0.2:6443"} 0
 # HELP argocd_cluster_cache_age_seconds Cluster cache age in seconds.
 # TYPE argocd_cluster_cache_age_seconds gauge
 argocd_cluster_cache_age_seconds{server="https://kubernetes.default.svc"} 90
 argocd_cluster_cache_age_seconds{server="https://10.0.0.1:6443"} -1
+argocd_cluster_cache_age_seconds{server="https://10.0.0.2:6443"} -1
+# HELP argocd_cluster_events_total Number of processes k8s resource events.
+# TYPE argocd_cluster_events_total counter
+argocd_cluster_events_total{group="apps",kind="Deployment",server="https://kubernetes.default.svc"} 2
+argocd_cluster_events_total{group="",kind="ConfigMap",server="https://kubernetes.default.svc"} 1
 `
 	names := []string{
-		"argocd_app_info", "argocd_app_condition", "argocd_app_reconcile", "argocd_app_sync_total",
-		"argocd_app_k8s_request_total", "argocd_cluster_api_resource_objects",
-		"argocd_cluster_api_resources", "argocd_cluster_cache_age_seconds",
+		"argocd_app_info", "argocd_app_condition", "argocd_app_orphaned_resources_count", "argocd_app_reconcile", "argocd_app_sync_total",
+		"argocd_app_sync_duration_seconds_total", "argocd_app_k8s_request_total", "argocd_cluster_info", "argocd_cluster_connection_status",
+		"argocd_cluster_labels", "argocd_cluster_api_resource_objects", "argocd_cluster_api_resources", "argocd_cluster_cache_age_seconds",
+		"argocd_cluster_events_total",
 	}
 	if err := testutil.ScrapeAndCompare(url, strings.NewReader(want), names...); err != nil {
 		t.Error(err)

@@ -38,7 +38,10 @@ func newCounterTable(name, help string, labels ...string) *counterTable {
 
 // Inc adds one to the series of values; values that are not valid UTF-8
 // or not one per label are refused, and nothing is counted.
-func (t *counterTable) Inc(values ...string) error {
+func (t *counterTable) Inc(values ...string) error { return t.Add(1, values...) }
+
+// Add adds v to the series of values, refusing values as Inc does.
+func (t *counterTable) Add(v float64, values ...string) error {
 	if len(values) != t.labels {
 		return fmt.Errorf("%s: %d label values for %d labels", t.desc, len(values), t.labels)
 	}
@@ -49,7 +52,7 @@ func (t *counterTable) Inc(values ...string) error {
 	}
 	key := strings.Join(values, sep)
 	t.mu.Lock()
-	t.series[key]++
+	t.series[key] += v
 	t.mu.Unlock()
 	return nil
 }

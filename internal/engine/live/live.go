@@ -58,6 +58,10 @@ type Options struct {
 	// controller may not list does (argocd-cm resource.respectRBAC).
 	// Default: RBACIgnored.
 	RespectRBAC func() RBACMode
+	// EventCounter, if set, is asked once per watched kind for the function
+	// called on each of its watch events, added, updated or deleted
+	// (argocd_cluster_events_total). Default: events are not counted.
+	EventCounter func(gvk schema.GroupVersionKind) func()
 }
 
 // Cache is the live state of one cluster.
@@ -187,7 +191,7 @@ func (c *Cache) start(m *meta.RESTMapping) (*watch, error) {
 	w := &watch{stop: make(chan struct{})}
 	for _, f := range factories {
 		inf := f.ForResource(m.Resource).Informer()
-		if err := c.configure(inf); err != nil {
+		if err := c.configure(inf, m.GroupVersionKind); err != nil {
 			return nil, err
 		}
 		if err := inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
@@ -311,7 +315,7 @@ func (c *Cache) Restricted(gvk schema.GroupVersionKind) bool {
 
 // configure strips stored objects, indexes them by Application and reports
 // changes to tracked ones.
-func (c *Cache) configure(inf cache.SharedIndexInformer) error {
+func (c *Cache) configure(inf cache.SharedIndexInformer, gvk schema.GroupVersionKind) error {
 	if err := inf.SetTransform(strip); err != nil {
 		return err
 	}
@@ -325,7 +329,12 @@ func (c *Cache) configure(inf cache.SharedIndexInformer) error {
 	}}); err != nil {
 		return err
 	}
+	count := func() {}
+	if c.opts.EventCounter != nil {
+		count = c.opts.EventCounter(gvk)
+	}
 	notify := func(objs ...any) {
+		count()
 		if c.opts.OnChange == nil {
 			return
 		}
@@ -346,6 +355,7 @@ func (c *Cache) configure(inf cache.SharedIndexInformer) error {
 		AddFunc: func(o any) { notify(o) },
 		UpdateFunc: func(old, o any) {
 			if c.ignored(old, o) {
+				count()
 				return
 			}
 			notify(old, o)

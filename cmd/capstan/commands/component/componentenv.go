@@ -143,6 +143,7 @@ var (
 		"otlp-sample-ratio":                              "ARGOCD_APPLICATION_CONTROLLER_OTLP_SAMPLE_RATIO",
 		"metrics-application-labels":                     "ARGOCD_APPLICATION_CONTROLLER_METRICS_APPLICATION_LABELS",
 		"metrics-application-conditions":                 "ARGOCD_APPLICATION_CONTROLLER_METRICS_APPLICATION_CONDITIONS",
+		"metrics-cluster-labels":                         "ARGOCD_APPLICATION_CONTROLLER_METRICS_CLUSTER_LABELS",
 	}
 	// controllerNoEffect are the application controller's variables in noEffect.
 	controllerNoEffect = []string{
@@ -158,7 +159,6 @@ var (
 		"ARGOCD_APPLICATION_CONTROLLER_SELF_HEAL_BACKOFF_COOLDOWN_SECONDS",
 
 		"REDIS_COMPRESSION", "REDISDB", "REDIS_SERVER", "REDIS_SENTINEL_HOSTS", "REDIS_SENTINEL_MASTER", "ARGOCD_REDIS_KEY_PREFIX",
-		"ARGOCD_APPLICATION_CONTROLLER_METRICS_CLUSTER_LABELS",
 	}
 )
 

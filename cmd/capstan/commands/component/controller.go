@@ -75,6 +75,7 @@ func (f *controllerFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.metricsHost, "metrics-address", "", "address to serve metrics on (default: every address)")
 	cmd.Flags().StringSliceVar(&f.metricsOpts.AppLabels, "metrics-application-labels", nil, "Application labels argocd_app_labels exports, each as label_<name> (default: no argocd_app_labels)")
 	cmd.Flags().StringSliceVar(&f.metricsOpts.AppConditions, "metrics-application-conditions", nil, "condition types argocd_app_condition reports (default: every type)")
+	cmd.Flags().StringSliceVar(&f.metricsOpts.ClusterLabels, "metrics-cluster-labels", nil, "cluster Secret labels argocd_cluster_labels exports, each as label_<name> (default: no argocd_cluster_labels)")
 	cmd.Flags().BoolVar(&f.elect, "leader-elect", true, "wait for a Lease (one per shard) so standby replicas can take over")
 	cmd.Flags().BoolVar(&f.hydrator, "hydrator-enabled", false, "run the source hydrator: push each spec.sourceHydrator's rendered dry source to its hydrated branch (argocd-cmd-params-cm hydrator.enabled)")
 	cmd.Flags().IntVar(&f.syncTimeout, "sync-timeout", 0, "seconds after which a sync, counted across its retries, is terminated (0: no timeout)")

@@ -57,7 +57,6 @@ var noEffect = map[string]string{
 	"REDIS_SENTINEL_HOSTS":    whyNoRedis,
 	"REDIS_SENTINEL_MASTER":   whyNoRedis,
 	"ARGOCD_REDIS_KEY_PREFIX": whyNoRedis,
-	"ARGOCD_APPLICATION_CONTROLLER_METRICS_CLUSTER_LABELS": "argocd_cluster_labels is not served; the cluster metrics are labelled by server",
 
 	// Dex.
 	"DEX_CONTINUE_ON_CONNECTOR_FAILURE": "the Dex release the image carries stops on a connector failure",
