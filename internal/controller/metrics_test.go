@@ -57,6 +57,9 @@ func TestMetricsDescribeApplications(t *testing.T) {
 		`argocd_cluster_events_total{group="",kind="ConfigMap",server="https://kubernetes.default.svc"}`,
 		fmt.Sprintf(`argocd_app_sync_duration_seconds_total{dest_server="https://kubernetes.default.svc",name="measured",namespace="%s",project="default"}`, e.ns),
 		fmt.Sprintf(`argocd_app_orphaned_resources_count{name="measured",namespace="%s",project="default"} 0`, e.ns),
+		// client-go's request metrics, of every client of the process.
+		`argocd_kubectl_requests_total{code="200",host="`,
+		`argocd_kubectl_request_duration_seconds_bucket{host="`,
 	}
 	e.eventually("metrics", func() string {
 		resp, err := http.Get("http://" + addr + "/metrics")

@@ -17,6 +17,7 @@
 //	argocd_cluster_labels{server, name, label_<name>...}  gauge, 1 per cluster (Options.ClusterLabels)
 //	argocd_cluster_api_resource_objects{server}, argocd_cluster_api_resources{server}, argocd_cluster_cache_age_seconds{server}  gauges
 //	argocd_cluster_events_total{server, group, kind}  counter, watch events of the live caches
+//	argocd_kubectl_request_duration_seconds{host, verb}, argocd_kubectl_requests_total{host, method, code}, ...  client-go's request metrics, of the whole process
 //
 // plus the Go runtime and process collectors. Each Metrics has a registry
 // of its own, so several controllers can share a process. The API
@@ -152,7 +153,7 @@ func New(apps AppLister, clusters ClusterStats, opts Options) *Metrics {
 		}, []string{"server", "group", "kind"}),
 		orphans: &orphanCounts{byApp: map[string]int{}},
 	}
-	m.own = []prometheus.Collector{m.reconcile, m.syncs, m.syncDurations, m.k8sRequests, m.clusterEvents}
+	m.own = append([]prometheus.Collector{m.reconcile, m.syncs, m.syncDurations, m.k8sRequests, m.clusterEvents}, kubectlCollectors...)
 	if apps != nil {
 		m.own = append(m.own, newAppCollector(apps, m.orphans, opts))
 	}

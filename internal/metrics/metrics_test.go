@@ -285,6 +285,21 @@ argocd_cluster_events_total{group="",kind="ConfigMap",server="https://kubernetes
 	// The whole page parses, and carries the Go and process collectors
 	// and nothing this package does not define.
 	families := scrape(t, url)
+	// client-go's own request metrics count the test's client.
+	var counted float64
+	for _, m := range families["argocd_kubectl_requests_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "host" && "http://"+l.GetValue() == api.URL {
+				counted += m.GetCounter().GetValue()
+			}
+		}
+	}
+	if counted < 7 {
+		t.Errorf("argocd_kubectl_requests_total counts %v requests to the API server, want at least 7", counted)
+	}
+	if families["argocd_kubectl_request_duration_seconds"] == nil {
+		t.Error("no argocd_kubectl_request_duration_seconds")
+	}
 	for _, n := range append(names, "go_goroutines", "go_memstats_alloc_bytes", "process_start_time_seconds") {
 		if families[n] == nil {
 			t.Errorf("%s is missing from the scrape", n)
