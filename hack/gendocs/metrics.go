@@ -62,7 +62,8 @@ func metricsReference() (string, error) {
 		name string
 		d    describer
 	}{
-		{"application controller (:8082)", metrics.New(nothing{}, nothing{}, metrics.Options{AppLabels: []string{"team"}})},
+		{"application controller (:8082)", metrics.New(nothing{}, nothing{}, metrics.Options{AppLabels: []string{"team"}, ClusterLabels: []string{"env"}})},
+		{"ApplicationSet controller (:8080)", &recorder{collectors: metrics.NewAppSets([]string{"team"}).Collectors()}},
 		{"API server (:8083)", metrics.NewServer("")},
 		{"repo server (:8084)", metrics.NewRepoServer()},
 		{"notifications controller (:9001)", notifications.NewMetrics()},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -20,12 +21,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/metrics"
 	"github.com/capstan-cd/capstan/internal/project"
 	"github.com/capstan-cd/capstan/internal/repo"
 )
@@ -74,6 +77,10 @@ type Options struct {
 	// MetricsAddr and ProbeAddr serve /metrics and /healthz, /readyz
 	// (Argo CD's :8080 and :8081). Default: off.
 	MetricsAddr, ProbeAddr string
+	// MetricsLabels are the ApplicationSet labels argocd_appset_labels
+	// exports (--metrics-applicationset-labels); the first controller of a
+	// process decides. Default none.
+	MetricsLabels []string
 	// Log receives the controller's lines. Default: slog's default logger.
 	Log *slog.Logger
 	// Cache, if set, is the process's shared cache of the control cluster
@@ -203,8 +210,9 @@ func run(ctx context.Context, opts Options) error {
 		override = *opts.PolicyOverride
 	}
 	c := &appsetController{
-		client: mgr.GetClient(),
-		opts:   opts,
+		client:  mgr.GetClient(),
+		opts:    opts,
+		metrics: processMetrics(opts.MetricsLabels),
 		r: &Reconciler{
 			Client: mgr.GetClient(),
 			Sources: Sources{Git: opts.Git, Reader: mgr.GetClient(), Namespace: opts.Namespace, PathAwareGlobs: opts.PathAwareGlobs,
@@ -214,6 +222,7 @@ func run(ctx context.Context, opts Options) error {
 			DryRun: opts.DryRun, MaxResourcesStatus: opts.MaxResourcesStatus, Log: opts.Log, ProgressiveSyncs: opts.ProgressiveSyncs,
 		},
 	}
+	c.metrics.SetLister(c)
 	inScope := predicate.NewPredicateFuncs(func(o client.Object) bool { return c.allowed(o.GetNamespace()) })
 	err = ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.ApplicationSet{}, builder.WithPredicates(inScope, predicate.Or[client.Object](
@@ -257,9 +266,45 @@ func appChanged() predicate.Funcs {
 
 // appsetController is the reconcile.Reconciler of ApplicationSets.
 type appsetController struct {
-	client client.Client
-	opts   Options
-	r      *Reconciler
+	client  client.Client
+	opts    Options
+	r       *Reconciler
+	metrics *metrics.AppSets
+}
+
+// appSetMetricsOnce holds the process's ApplicationSet metrics, registered
+// once with controller-runtime's registry, which the manager serves.
+var appSetMetricsOnce struct {
+	sync.Once
+	m *metrics.AppSets
+}
+
+// processMetrics returns the process's ApplicationSet metrics, made with
+// labels by the first caller.
+func processMetrics(labels []string) *metrics.AppSets {
+	appSetMetricsOnce.Do(func() {
+		appSetMetricsOnce.m = metrics.NewAppSets(labels)
+		for _, c := range appSetMetricsOnce.m.Collectors() {
+			ctrlmetrics.Registry.MustRegister(c)
+		}
+	})
+	return appSetMetricsOnce.m
+}
+
+// ListApplicationSets implements metrics.AppSetLister: the ApplicationSets
+// in scope, from the manager's cache.
+func (c *appsetController) ListApplicationSets() []*v1alpha1.ApplicationSet {
+	var list v1alpha1.ApplicationSetList
+	if err := c.client.List(context.Background(), &list); err != nil {
+		return nil
+	}
+	out := make([]*v1alpha1.ApplicationSet, 0, len(list.Items))
+	for i := range list.Items {
+		if c.allowed(list.Items[i].Namespace) {
+			out = append(out, &list.Items[i])
+		}
+	}
+	return out
 }
 
 func (c *appsetController) allowed(ns string) bool {
@@ -299,7 +344,9 @@ func (c *appsetController) Reconcile(ctx context.Context, req reconcile.Request)
 	if err := c.r.ensureFinalizer(ctx, &as); err != nil {
 		return reconcile.Result{}, err
 	}
+	start := time.Now()
 	_, requeue, err := c.r.Reconcile(ctx, &as)
+	c.metrics.ObserveReconcile(&as, time.Since(start))
 	if err != nil {
 		return reconcile.Result{}, fmt.Errorf("ApplicationSet/%s/%s: %w", as.Namespace, as.Name, err)
 	}

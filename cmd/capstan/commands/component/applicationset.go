@@ -32,6 +32,7 @@ type appSetFlags struct {
 	preservedLbl   []string
 	elect          bool
 	metricsAddr    string
+	metricsLabels  []string
 	probeAddr      string
 	qps            float32
 	burst          int
@@ -105,6 +106,7 @@ func (f *appSetFlags) add(cmd *cobra.Command) {
 	fl.StringSliceVar(&f.preservedLbl, "preserved-labels", nil, "labels of generated Applications kept as found, for every ApplicationSet")
 	fl.BoolVar(&f.elect, "enable-leader-election", false, "wait for the controller's Lease, so standby replicas can take over")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", ":8080", "address of /metrics")
+	fl.StringSliceVar(&f.metricsLabels, "metrics-applicationset-labels", nil, "ApplicationSet labels argocd_appset_labels exports, each as label_<name> (default: no argocd_appset_labels)")
 	fl.StringVar(&f.probeAddr, "probe-addr", ":8081", "address of /healthz and /readyz")
 	fl.Float32Var(&f.qps, "kube-api-qps", 50, "requests per second to the Kubernetes API server")
 	fl.IntVar(&f.burst, "kube-api-burst", 100, "request burst to the Kubernetes API server")
@@ -137,7 +139,7 @@ func (f *appSetFlags) options(cfg *rest.Config, git repo.GitLister, log *slog.Lo
 		Policy: policy, PolicyOverride: &f.policyOverride, DryRun: f.dryRun, PathAwareGlobs: f.newGlobbing,
 		PreservedAnnotations: f.preservedAnn, PreservedLabels: f.preservedLbl,
 		Workers: f.workers, MaxResourcesStatus: f.maxResources, LeaderElection: f.elect,
-		MetricsAddr: f.metricsAddr, ProbeAddr: f.probeAddr, Log: log, ProgressiveSyncs: f.progressive,
+		MetricsAddr: f.metricsAddr, ProbeAddr: f.probeAddr, MetricsLabels: f.metricsLabels, Log: log, ProgressiveSyncs: f.progressive,
 	}, nil
 }
 

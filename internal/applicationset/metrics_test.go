@@ -1,0 +1,69 @@
+package applicationset_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/applicationset"
+	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+)
+
+// TestMetrics: the controller's /metrics serves Argo CD's ApplicationSet
+// metrics for a real ApplicationSet (its info, the Applications it owns,
+// its reconciles) and client-go's request metrics.
+func TestMetrics(t *testing.T) {
+	localcluster.Need(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	e := start(t, func(o *applicationset.Options) { o.MetricsAddr = addr })
+	as := &v1alpha1.ApplicationSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "measured", Namespace: e.ns},
+		Spec: v1alpha1.ApplicationSetSpec{
+			Generators: []v1alpha1.ApplicationSetGenerator{{ApplicationSetTerminalGenerator: v1alpha1.ApplicationSetTerminalGenerator{
+				List: &v1alpha1.ListGenerator{Elements: elements(t, map[string]any{"n": "a"}, map[string]any{"n": "b"})},
+			}}},
+			Template: v1alpha1.ApplicationSetTemplate{
+				ApplicationSetTemplateMeta: v1alpha1.ApplicationSetTemplateMeta{Name: "measured-{{n}}"},
+				Spec: v1alpha1.ApplicationSpec{Project: "default",
+					Source:      &v1alpha1.ApplicationSource{RepoURL: "https://git.example/r", Path: "{{n}}"},
+					Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "{{n}}"}},
+			},
+		},
+	}
+	if err := e.client.Create(context.Background(), as); err != nil {
+		t.Fatal(err)
+	}
+	e.waitApps("measured-a", "measured-b")
+	want := []string{
+		fmt.Sprintf(`argocd_appset_info{name="measured",namespace="%s",resource_update_status="ApplicationSetUpToDate"} 1`, e.ns),
+		fmt.Sprintf(`argocd_appset_owned_applications{name="measured",namespace="%s"} 2`, e.ns),
+		fmt.Sprintf(`argocd_appset_reconcile_count{name="measured",namespace="%s"}`, e.ns),
+		`argocd_kubectl_requests_total{code="200",host="`,
+	}
+	e.eventually("metrics", func() string {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return err.Error()
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		for _, w := range want {
+			if !strings.Contains(string(body), w) {
+				return "no " + w
+			}
+		}
+		return ""
+	})
+}
