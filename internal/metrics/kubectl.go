@@ -73,7 +73,9 @@ func (h latencyHook) Observe(ctx context.Context, verb string, u url.URL, d time
 	h.hist.WithLabelValues(u.Host, verb).Observe(d.Seconds())
 }
 
-type resolverHook struct{ prev clientmetrics.ResolverLatencyMetric }
+type resolverHook struct {
+	prev clientmetrics.ResolverLatencyMetric
+}
 
 func (h resolverHook) Observe(ctx context.Context, host string, d time.Duration) {
 	h.prev.Observe(ctx, host, d)
@@ -111,14 +113,18 @@ func (h retryHook) IncrementRetry(ctx context.Context, code, method, host string
 	kubectlRetries.WithLabelValues(host, method, code).Inc()
 }
 
-type transportHook struct{ prev clientmetrics.TransportCacheMetric }
+type transportHook struct {
+	prev clientmetrics.TransportCacheMetric
+}
 
 func (h transportHook) Observe(n int) {
 	h.prev.Observe(n)
 	kubectlTransport.Set(float64(n))
 }
 
-type createHook struct{ prev clientmetrics.TransportCreateCallsMetric }
+type createHook struct {
+	prev clientmetrics.TransportCreateCallsMetric
+}
 
 func (h createHook) Increment(result string) {
 	h.prev.Increment(result)
