@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,6 +20,12 @@ var gitBuckets = []float64{0.1, 0.25, .5, 1, 2, 4, 10, 20}
 //	argocd_git_request_duration_seconds{repo, request_type}  histogram
 //	argocd_git_fetch_fail_total{repo, revision}  counter (revision: "" for a fetch of every branch)
 //	argocd_git_lsremote_fail_total{repo, revision}  counter
+//	argocd_oci_request_total{repo, request_type}  counter ("resolve-revision", "get-tags", "extract", "digest-metadata", "test-repo")
+//	argocd_oci_request_duration_seconds{repo, request_type}  histogram
+//	argocd_oci_resolve_revision_fail_total, argocd_oci_extract_fail_total, argocd_oci_digest_metadata_fail_total{repo, revision}  counters
+//	argocd_oci_get_tags_fail_total, argocd_oci_test_repo_fail_total{repo}  counters
+//	argocd_redis_request_total{initiator, command, failed}  counter, commands to the manifest cache's Redis
+//	argocd_redis_request_duration_seconds{initiator}  histogram
 //
 // Its methods are safe for concurrent use.
 type RepoServer struct {
@@ -28,7 +35,21 @@ type RepoServer struct {
 	timing   *prometheus.HistogramVec
 	fetchErr *prometheus.CounterVec
 	lsErr    *prometheus.CounterVec
+
+	ociRequests *prometheus.CounterVec
+	ociTiming   *prometheus.HistogramVec
+	// ociFailures are the failure counters by request type; those of
+	// resolve-revision, extract and digest-metadata are labelled by
+	// revision too.
+	ociFailures map[string]*prometheus.CounterVec
+
+	redisRequests *prometheus.CounterVec
+	redisTiming   *prometheus.HistogramVec
 }
+
+// redisInitiator is the initiator label of the repo server's Redis
+// commands, as Argo CD names the component.
+const redisInitiator = "argocd-repo-server"
 
 // NewRepoServer returns the repo server's metrics. The Go runtime and
 // process metrics come from the process's default registry, which
@@ -49,7 +70,36 @@ func NewRepoServer() *RepoServer {
 			Name: "argocd_git_lsremote_fail_total", Help: "Number of git ls-remote requests failures by repo server",
 		}, []string{"repo", "revision"}),
 	}
-	m.own = []prometheus.Collector{m.requests, m.timing, m.fetchErr, m.lsErr}
+	m.ociRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "argocd_oci_request_total", Help: "Number of OCI requests performed by repo server",
+	}, []string{"repo", "request_type"})
+	m.ociTiming = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "argocd_oci_request_duration_seconds", Help: "OCI requests duration seconds.", Buckets: gitBuckets,
+	}, []string{"repo", "request_type"})
+	m.ociFailures = map[string]*prometheus.CounterVec{}
+	for _, f := range []struct{ kind, name, help string }{
+		{"resolve-revision", "argocd_oci_resolve_revision_fail_total", "Number of OCI resolve revision failures by repo server"},
+		{"extract", "argocd_oci_extract_fail_total", "Number of OCI extract requests failures by repo server"},
+		{"digest-metadata", "argocd_oci_digest_metadata_fail_total", "Number of OCI digest metadata failures by repo server"},
+		{"get-tags", "argocd_oci_get_tags_fail_total", "Number of OCI get tags requests failures by repo server"},
+		{"test-repo", "argocd_oci_test_repo_fail_total", "Number of OCI test repo requests failures by repo server"},
+	} {
+		labels := []string{"repo"}
+		if f.kind != "get-tags" && f.kind != "test-repo" {
+			labels = append(labels, "revision")
+		}
+		m.ociFailures[f.kind] = prometheus.NewCounterVec(prometheus.CounterOpts{Name: f.name, Help: f.help}, labels)
+	}
+	m.redisRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "argocd_redis_request_total", Help: "Number of kubernetes requests executed during application reconciliation.",
+	}, []string{"initiator", "command", "failed"})
+	m.redisTiming = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "argocd_redis_request_duration_seconds", Help: "Redis requests duration seconds.", Buckets: []float64{0.1, 0.25, .5, 1, 2},
+	}, []string{"initiator"})
+	m.own = []prometheus.Collector{m.requests, m.timing, m.fetchErr, m.lsErr, m.ociRequests, m.ociTiming, m.redisRequests, m.redisTiming}
+	for _, kind := range []string{"resolve-revision", "extract", "digest-metadata", "get-tags", "test-repo"} {
+		m.own = append(m.own, m.ociFailures[kind])
+	}
 	m.registry.MustRegister(m.own...)
 	return m
 }
@@ -76,6 +126,29 @@ func (m *RepoServer) GitRequest(repo, kind string, took time.Duration, failed bo
 	case "ls-remote":
 		m.lsErr.WithLabelValues(repo, "").Inc()
 	}
+}
+
+// OCIRequest counts one request to an OCI registry of the kind given (see
+// the package comment), for revision, how long it took, and whether it
+// failed.
+func (m *RepoServer) OCIRequest(repo, kind, revision string, took time.Duration, failed bool) {
+	m.ociRequests.WithLabelValues(repo, kind).Inc()
+	m.ociTiming.WithLabelValues(repo, kind).Observe(took.Seconds())
+	fail, ok := m.ociFailures[kind]
+	switch {
+	case !failed || !ok:
+	case kind == "get-tags" || kind == "test-repo":
+		fail.WithLabelValues(repo).Inc()
+	default:
+		fail.WithLabelValues(repo, revision).Inc()
+	}
+}
+
+// RedisRequest counts one command to the manifest cache's Redis, how long
+// it took, and whether it failed (a missing key is no failure).
+func (m *RepoServer) RedisRequest(command string, took time.Duration, failed bool) {
+	m.redisRequests.WithLabelValues(redisInitiator, command, strconv.FormatBool(failed)).Inc()
+	m.redisTiming.WithLabelValues(redisInitiator).Observe(took.Seconds())
 }
 
 // Handler serves the metrics in Prometheus' text format, with those the

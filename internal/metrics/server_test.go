@@ -39,19 +39,22 @@ func ExampleServer() {
 	// argocd_proxy_extension_request_total{extension="metrics",status="502"} 1
 }
 
-// The repo server counts its requests to Git remotes by kind, with their
-// duration, and the failed ones apart.
+// The repo server counts its requests to Git remotes and OCI registries
+// by kind, with their duration, and the failed ones apart.
 func ExampleRepoServer() {
 	m := metrics.NewRepoServer()
 	m.GitRequest("https://git.example.com/org/app.git", "ls-remote", 120*time.Millisecond, false)
 	m.GitRequest("https://git.example.com/org/app.git", "fetch", 2*time.Second, false)
 	m.GitRequest("https://git.example.com/org/app.git", "fetch", 30*time.Second, true)
+	m.OCIRequest("oci://registry.example.com/org/manifests", "resolve-revision", "1.*", time.Second, true)
+	m.OCIRequest("oci://registry.example.com/org/manifests", "get-tags", "", time.Second, true)
 
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	for _, line := range strings.Split(rec.Body.String(), "\n") {
 		if strings.HasPrefix(line, "argocd_git_request_total") || strings.HasPrefix(line, "argocd_git_fetch_fail_total") ||
-			strings.HasPrefix(line, "argocd_git_request_duration_seconds_count") {
+			strings.HasPrefix(line, "argocd_git_request_duration_seconds_count") || strings.HasPrefix(line, "argocd_oci_request_total") ||
+			strings.HasPrefix(line, "argocd_oci_resolve_revision_fail_total") || strings.HasPrefix(line, "argocd_oci_get_tags_fail_total") {
 			fmt.Println(line)
 		}
 	}
@@ -61,4 +64,8 @@ func ExampleRepoServer() {
 	// argocd_git_request_duration_seconds_count{repo="https://git.example.com/org/app.git",request_type="ls-remote"} 1
 	// argocd_git_request_total{repo="https://git.example.com/org/app.git",request_type="fetch"} 2
 	// argocd_git_request_total{repo="https://git.example.com/org/app.git",request_type="ls-remote"} 1
+	// argocd_oci_get_tags_fail_total{repo="oci://registry.example.com/org/manifests"} 1
+	// argocd_oci_request_total{repo="oci://registry.example.com/org/manifests",request_type="get-tags"} 1
+	// argocd_oci_request_total{repo="oci://registry.example.com/org/manifests",request_type="resolve-revision"} 1
+	// argocd_oci_resolve_revision_fail_total{repo="oci://registry.example.com/org/manifests",revision="1.*"} 1
 }

@@ -64,6 +64,9 @@ type Options struct {
 	// ObserveGit, if set, hears of each request to a Git remote (see
 	// git.Options.Observe). Default: none.
 	ObserveGit func(git.Request)
+	// ObserveOCI, if set, hears of each request to an OCI registry for an
+	// OCI source (see ocisource.Options.Observe). Default: none.
+	ObserveOCI func(ocisource.Request)
 	// Isolation, when set, renders each source in a worker process with a
 	// memory limit (see Isolation). Default nil: in-process, for tests and
 	// the command line's local renders.
@@ -128,6 +131,9 @@ func NewService(opts Options) *Service {
 	}
 	oci := opts.OCI
 	oci.Root, oci.PlainHTTP, oci.TagsTTL = filepath.Join(opts.Root, "oci"), opts.OCIPlainHTTP, cmp.Or(oci.TagsTTL, opts.RefsTTL)
+	if oci.Observe == nil {
+		oci.Observe = opts.ObserveOCI
+	}
 	s.oci = ocisource.New(oci)
 	plugins := opts.Plugins
 	plugins.MaxArchiveBytes = cmp.Or(plugins.MaxArchiveBytes, opts.MaxCheckoutBytes)

@@ -97,3 +97,37 @@ func TestRedisThroughSentinel(t *testing.T) {
 		t.Errorf("a master the sentinel does not know: %v", err)
 	}
 }
+
+// TestRedisObserve: every command sent to a real Redis reaches
+// RedisOptions.Observe by name; a missing key is no failure, a command
+// to a stopped server is one.
+func TestRedisObserve(t *testing.T) {
+	ctx := context.Background()
+	var seen []string
+	r, err := NewRedis(ctx, RedisOptions{Addr: redisserver.Start(t), Observe: func(command string, _ time.Duration, err error) {
+		seen = append(seen, fmt.Sprintf("%s %t", command, err != nil))
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := r.Get(ctx, "missing"); ok || err != nil {
+		t.Fatalf("missing key: %v %v", ok, err)
+	}
+	if err := r.Set(ctx, "k", []byte("v"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := r.Get(ctx, "k"); !ok || err != nil {
+		t.Fatalf("k: %v %v", ok, err)
+	}
+	_ = r.Close()
+	_, _, _ = r.Get(ctx, "k") // the pool is closed: a failure
+	var cache []string        // the cache's own commands, without the connection's handshake
+	for _, c := range seen {
+		if strings.HasPrefix(c, "get ") || strings.HasPrefix(c, "set ") {
+			cache = append(cache, c)
+		}
+	}
+	if want := "get false,set false,get false,get true"; strings.Join(cache, ",") != want {
+		t.Errorf("commands %q, want %q", strings.Join(seen, ","), want)
+	}
+}

@@ -36,6 +36,34 @@ type RedisOptions struct {
 	// KeyPrefix goes before every key, so installs can share one Redis
 	// (ARGOCD_REDIS_KEY_PREFIX). Default none.
 	KeyPrefix string
+	// Observe, if set, hears of each command sent, when it ends: its name
+	// ("get", "set"), how long it took and its error (a missing key is
+	// none). Argo CD's argocd_redis_request_* metrics. Default: none.
+	Observe func(command string, took time.Duration, err error)
+}
+
+// observeHook tells RedisOptions.Observe of each command.
+type observeHook struct {
+	observe func(command string, took time.Duration, err error)
+}
+
+func (h observeHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h observeHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		start := time.Now()
+		err := next(ctx, cmd)
+		failed := err
+		if errors.Is(err, redis.Nil) {
+			failed = nil // a cache miss
+		}
+		h.observe(cmd.Name(), time.Since(start), failed)
+		return err
+	}
+}
+
+func (h observeHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
 }
 
 // NewRedis connects to the Redis server of opts and checks it answers.
@@ -49,6 +77,9 @@ func NewRedis(ctx context.Context, opts RedisOptions) (*Redis, error) {
 		where = fmt.Sprintf("master %q of sentinels %s", master, strings.Join(opts.SentinelAddrs, ","))
 	} else {
 		c = redis.NewClient(&redis.Options{Addr: opts.Addr, Password: opts.Password, DB: opts.DB})
+	}
+	if opts.Observe != nil {
+		c.AddHook(observeHook{opts.Observe})
 	}
 	if err := c.Ping(ctx).Err(); err != nil {
 		_ = c.Close()

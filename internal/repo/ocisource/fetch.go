@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -25,7 +26,7 @@ import (
 // same directory. Refused, naming why: more than ten layers, not exactly
 // one content layer, a content layer of a media type not allowed, and
 // files adding up to more than the extraction bound.
-func (c *Client) Fetch(ctx context.Context, repoURL, digest string, creds git.Creds) (string, error) {
+func (c *Client) Fetch(ctx context.Context, repoURL, digest string, creds git.Creds) (_ string, err error) {
 	repo, err := c.repository(repoURL, creds)
 	if err != nil {
 		return "", err
@@ -40,6 +41,7 @@ func (c *Client) Fetch(ctx context.Context, repoURL, digest string, creds git.Cr
 	if _, err := os.Stat(filepath.Join(dir, "files")); err == nil {
 		return filepath.Join(dir, "files"), nil
 	}
+	defer func(start time.Time) { c.observe(RequestExtract, repoURL, digest, start, err) }(time.Now())
 	opts, err := remoteOptions(ctx, creds)
 	if err != nil {
 		return "", err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 
@@ -25,7 +26,7 @@ type Metadata struct {
 
 // Metadata reads the annotations of the artifact a revision (tag, digest
 // or constraint) names.
-func (c *Client) Metadata(ctx context.Context, repoURL, revision string, creds git.Creds) (*Metadata, error) {
+func (c *Client) Metadata(ctx context.Context, repoURL, revision string, creds git.Creds) (_ *Metadata, err error) {
 	digest, err := c.Resolve(ctx, repoURL, revision, creds, false)
 	if err != nil {
 		return nil, err
@@ -38,6 +39,7 @@ func (c *Client) Metadata(ctx context.Context, repoURL, revision string, creds g
 	if err != nil {
 		return nil, fmt.Errorf("revision %q: %w", digest, err)
 	}
+	defer func(start time.Time) { c.observe(RequestDigestMetadata, repoURL, digest, start, err) }(time.Now())
 	opts, err := remoteOptions(ctx, creds)
 	if err != nil {
 		return nil, err

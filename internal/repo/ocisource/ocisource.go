@@ -69,6 +69,42 @@ type Options struct {
 	// TagsTTL is how long a repository's tag list is reused to resolve a
 	// version constraint. Default 3 minutes.
 	TagsTTL time.Duration
+	// Observe, if set, hears of each request to a registry, when it ends
+	// (Argo CD's argocd_oci_* metrics). Default: none.
+	Observe func(Request)
+}
+
+// RequestKind is the kind of a request to a registry, named as Argo CD's
+// request_type label names it.
+type RequestKind string
+
+// The requests a Client makes to registries.
+const (
+	RequestResolveRevision RequestKind = "resolve-revision"
+	RequestGetTags         RequestKind = "get-tags"
+	RequestExtract         RequestKind = "extract"
+	RequestDigestMetadata  RequestKind = "digest-metadata"
+	RequestTestRepo        RequestKind = "test-repo"
+)
+
+// Request is one request to a registry, as Options.Observe hears of it.
+type Request struct {
+	// URL is the oci:// repository URL, without credentials.
+	URL  string
+	Kind RequestKind
+	// Revision is the tag, digest or constraint asked for; empty for tag
+	// lists.
+	Revision string
+	Took     time.Duration
+	Err      error
+}
+
+// observe tells Options.Observe of a request that began at start and
+// ended now with err.
+func (c *Client) observe(kind RequestKind, repoURL, revision string, start time.Time, err error) {
+	if c.opts.Observe != nil {
+		c.opts.Observe(Request{URL: git.RedactURL(repoURL), Kind: kind, Revision: revision, Took: time.Since(start), Err: err})
+	}
 }
 
 // Client resolves and fetches OCI sources.
@@ -137,7 +173,8 @@ func remoteOptions(ctx context.Context, creds git.Creds) ([]remote.Option, error
 // Resolve returns the digest revision names in the repository: a digest
 // as it is, a tag's digest, or the digest of the highest tag a semantic
 // version constraint allows. fresh lists the tags again.
-func (c *Client) Resolve(ctx context.Context, repoURL, revision string, creds git.Creds, fresh bool) (string, error) {
+func (c *Client) Resolve(ctx context.Context, repoURL, revision string, creds git.Creds, fresh bool) (_ string, err error) {
+	defer func(start time.Time) { c.observe(RequestResolveRevision, repoURL, revision, start, err) }(time.Now())
 	repo, err := c.repository(repoURL, creds)
 	if err != nil {
 		return "", err
@@ -163,7 +200,7 @@ func (c *Client) Resolve(ctx context.Context, repoURL, revision string, creds gi
 	if cErr != nil {
 		return "", err
 	}
-	tags, tErr := c.listTags(repo, opts, fresh)
+	tags, tErr := c.listTags(repoURL, repo, opts, fresh)
 	if tErr != nil {
 		return "", tErr
 	}
@@ -188,14 +225,16 @@ func (c *Client) tagDigest(repo name.Repository, tag string, opts []remote.Optio
 }
 
 // listTags lists a repository's tags, reusing a recent list.
-func (c *Client) listTags(repo name.Repository, opts []remote.Option, fresh bool) ([]string, error) {
+func (c *Client) listTags(repoURL string, repo name.Repository, opts []remote.Option, fresh bool) ([]string, error) {
 	c.mu.Lock()
 	cached, ok := c.tags[repo.Name()]
 	c.mu.Unlock()
 	if ok && !fresh && time.Since(cached.at) < c.opts.TagsTTL {
 		return cached.tags, nil
 	}
+	start := time.Now()
 	tags, err := remote.List(repo, opts...)
+	c.observe(RequestGetTags, repoURL, "", start, err)
 	if err != nil {
 		return nil, fmt.Errorf("listing the tags of %s: %w", repo.Name(), err)
 	}
@@ -223,7 +262,8 @@ func highest(tags []string, constraint *semver.Constraints) (string, bool) {
 
 // Tags lists the repository's tags afresh: a connection test of an OCI
 // repository, which names no artifact.
-func (c *Client) Tags(ctx context.Context, repoURL string, creds git.Creds) ([]string, error) {
+func (c *Client) Tags(ctx context.Context, repoURL string, creds git.Creds) (_ []string, err error) {
+	defer func(start time.Time) { c.observe(RequestTestRepo, repoURL, "", start, err) }(time.Now())
 	repo, err := c.repository(repoURL, creds)
 	if err != nil {
 		return nil, err
@@ -232,7 +272,7 @@ func (c *Client) Tags(ctx context.Context, repoURL string, creds git.Creds) ([]s
 	if err != nil {
 		return nil, err
 	}
-	return c.listTags(repo, opts, true)
+	return c.listTags(repoURL, repo, opts, true)
 }
 
 // Validate refuses an OCI source's URL that names no registry repository,

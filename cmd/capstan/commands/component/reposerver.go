@@ -44,14 +44,18 @@ import (
 
 // repoFlags configure the repo server, alone or inside `capstan run`.
 type repoFlags struct {
-	// observeGit counts Git requests for the repo server's metrics; set by
-	// the command, not a flag (nil in the controller's in-process one).
-	observeGit  func(git.Request)
-	root        string
-	redis       string
-	isolate     bool
-	maxMemory   string
-	parallelism int
+	// observeGit and observeOCI count requests to Git remotes and OCI
+	// registries for the repo server's metrics; set by the command, not a
+	// flag (nil in the controller's in-process one).
+	observeGit func(git.Request)
+	observeOCI func(ocisource.Request)
+	// observeRedis counts the manifest cache's Redis commands, likewise.
+	observeRedis func(command string, took time.Duration, err error)
+	root         string
+	redis        string
+	isolate      bool
+	maxMemory    string
+	parallelism  int
 	// pluginExclude are reposerver.plugin.tar.exclusions.
 	pluginExclude  []string
 	redisDB        int
@@ -140,6 +144,8 @@ func newRepoServerCommand() *cobra.Command {
 			}
 			counts := capmetrics.NewRepoServer()
 			rf.observeGit = func(r git.Request) { counts.GitRequest(r.URL, string(r.Kind), r.Took, r.Err != nil) }
+			rf.observeOCI = func(r ocisource.Request) { counts.OCIRequest(r.URL, string(r.Kind), r.Revision, r.Took, r.Err != nil) }
+			rf.observeRedis = func(command string, took time.Duration, err error) { counts.RedisRequest(command, took, err != nil) }
 			svc, closeCache, err := newRepoService(ctx, namespace, rf)
 			if err != nil {
 				return err
@@ -226,13 +232,13 @@ func newRepoService(ctx context.Context, namespace string, f *repoFlags) (*repo.
 		// The password comes only from the environment (the argocd-redis
 		// Secret in the install), never from the command line.
 		rc, err := cache.NewRedis(ctx, cache.RedisOptions{Addr: f.redis, Password: os.Getenv("REDIS_PASSWORD"), DB: f.redisDB,
-			SentinelAddrs: f.sentinels, SentinelMaster: f.sentinelMaster, KeyPrefix: os.Getenv(envRedisKeyPrefix)})
+			SentinelAddrs: f.sentinels, SentinelMaster: f.sentinelMaster, KeyPrefix: os.Getenv(envRedisKeyPrefix), Observe: f.observeRedis})
 		if err != nil {
 			return nil, nil, err
 		}
 		opts.Cache, closeCache = rc, func() { _ = rc.Close() }
 	}
-	opts.ObserveGit = f.observeGit
+	opts.ObserveGit, opts.ObserveOCI = f.observeGit, f.observeOCI
 	return repo.NewService(opts), closeCache, nil
 }
 
