@@ -2,7 +2,9 @@ package metrics
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,6 +28,9 @@ const (
 //	argocd_login_request_total{status}  counter, local logins ("success", "failure")
 //	argocd_proxy_extension_request_total{extension, status}  counter, by HTTP status
 //	argocd_proxy_extension_request_duration_seconds{extension}  histogram
+//	grpc_server_started_total{grpc_type, grpc_service, grpc_method}  counter, calls of Argo CD's gRPC API
+//	grpc_server_handled_total{grpc_type, grpc_service, grpc_method, grpc_code}  counter
+//	grpc_server_msg_received_total, grpc_server_msg_sent_total{grpc_type, grpc_service, grpc_method}  counters
 //
 // Its methods are safe for concurrent use; a nil *Server records nothing.
 type Server struct {
@@ -34,6 +39,10 @@ type Server struct {
 	logins    *prometheus.CounterVec
 	extCalls  *prometheus.CounterVec
 	extTiming *prometheus.HistogramVec
+	started   *prometheus.CounterVec
+	handled   *prometheus.CounterVec
+	received  *prometheus.CounterVec
+	sent      *prometheus.CounterVec
 }
 
 // NewServer returns the API server's metrics for a server of the version
@@ -58,7 +67,20 @@ func NewServer(version string) *Server {
 			Buckets: extensionBuckets,
 		}, []string{"extension"}),
 	}
-	s.own = []prometheus.Collector{info, s.logins, s.extCalls, s.extTiming}
+	rpc := []string{"grpc_type", "grpc_service", "grpc_method"}
+	s.started = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "grpc_server_started_total", Help: "Total number of RPCs started on the server.",
+	}, rpc)
+	s.handled = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "grpc_server_handled_total", Help: "Total number of RPCs completed on the server, regardless of success or failure.",
+	}, append(slices.Clone(rpc), "grpc_code"))
+	s.received = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "grpc_server_msg_received_total", Help: "Total number of RPC stream messages received on the server.",
+	}, rpc)
+	s.sent = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "grpc_server_msg_sent_total", Help: "Total number of gRPC stream messages sent by the server.",
+	}, rpc)
+	s.own = []prometheus.Collector{info, s.logins, s.extCalls, s.extTiming, s.started, s.handled, s.received, s.sent}
 	s.registry.MustRegister(s.own...)
 	return s
 }
@@ -91,6 +113,36 @@ func (s *Server) ExtensionRequest(extension string, status int, took time.Durati
 	}
 	s.extCalls.WithLabelValues(extension, strconv.Itoa(status)).Inc()
 	s.extTiming.WithLabelValues(extension).Observe(took.Seconds())
+}
+
+// RPCStarted counts a call of the gRPC API to procedure
+// ("/package.Service/Method") of kind (grpc_type: "unary",
+// "server_stream", …).
+func (s *Server) RPCStarted(procedure, kind string) {
+	if s == nil {
+		return
+	}
+	service, method := splitProcedure(procedure)
+	s.started.WithLabelValues(kind, service, method).Inc()
+}
+
+// RPCHandled counts the end of a call: its gRPC code ("OK", "NotFound", …)
+// and the messages it received and sent.
+func (s *Server) RPCHandled(procedure, kind, code string, received, sent int) {
+	if s == nil {
+		return
+	}
+	service, method := splitProcedure(procedure)
+	s.handled.WithLabelValues(kind, service, method, code).Inc()
+	s.received.WithLabelValues(kind, service, method).Add(float64(received))
+	s.sent.WithLabelValues(kind, service, method).Add(float64(sent))
+}
+
+// splitProcedure splits "/package.Service/Method" into the service's full
+// name and the method.
+func splitProcedure(procedure string) (service, method string) {
+	service, method, _ = strings.Cut(strings.TrimPrefix(procedure, "/"), "/")
+	return service, method
 }
 
 // Handler serves the metrics in Prometheus' text format, with those the

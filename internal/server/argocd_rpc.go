@@ -47,6 +47,7 @@ func (s *Server) argoRoutes() error {
 		opts := []connect.HandlerOption{
 			connect.WithSchema(md), connect.WithRequestInitializer(newDynamic),
 			connect.WithReadMaxBytes(maxBody), // refused from its declared length, before it is read
+			connect.WithInterceptors(rpcMetrics{s.opts.Metrics}),
 		}
 		var h http.Handler
 		bindings := argoapi.BindingsOf(md)

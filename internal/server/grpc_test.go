@@ -16,7 +16,9 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/argoapi"
+	"github.com/capstan-cd/capstan/internal/metrics"
 	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
@@ -253,4 +255,69 @@ func TestRPCManagesProjectsRepositoriesClustersAndTokens(t *testing.T) {
 func fmtJSON(v any) string {
 	data, _ := json.Marshal(v)
 	return string(data)
+}
+
+// TestRPCMetrics: calls of Argo CD's gRPC API are counted under
+// go-grpc-middleware's names, as Argo CD's API server counts them: by
+// type, service and method, with the gRPC code and the messages of a
+// stream.
+func TestRPCMetrics(t *testing.T) {
+	t.Parallel()
+	localcluster.Need(t)
+	counts := metrics.NewServer("v0.0.0-test")
+	f := startWith(t, Options{Insecure: true, Metrics: counts})
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Protocols = new(http.Protocols)
+	tr.Protocols.SetUnencryptedHTTP2(true)
+	rpc := newRPCClient(t, &http.Client{Transport: tr, Timeout: 30 * time.Second}, f.base, connect.WithGRPC())
+	if err := rpc.call("version.VersionService/Version", `{}`, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := rpc.call("application.ApplicationService/List", `{}`, nil); connect.CodeOf(err) != connect.CodeUnauthenticated {
+		t.Fatalf("List without a token: %v", err)
+	}
+	var login struct{ Token string }
+	if err := rpc.call("session.SessionService/Create", `{"username":"admin","password":"`+f.initialPassword()+`"}`, &login); err != nil {
+		t.Fatal(err)
+	}
+	rpc.token = login.Token
+	if err := rpc.call("application.ApplicationService/Get", `{"name":"missing"}`, nil); connect.CodeOf(err) != connect.CodeNotFound {
+		t.Fatalf("Get of a missing app: %v", err)
+	}
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "watched", Namespace: f.ns},
+		Spec: v1alpha1.ApplicationSpec{Project: "default", Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "x"},
+			Source: &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/x.git", Path: "x"}}}
+	if err := f.c.Create(context.Background(), app); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	watch := rpc.method("application.ApplicationService/Watch")
+	stream, err := rpc.client(watch).CallServerStream(ctx, rpc.request(watch, `{"name":"watched"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !stream.Receive() {
+		t.Fatalf("watch: %v", stream.Err())
+	}
+	cancel()
+	_ = stream.Close()
+	want := []string{
+		`grpc_server_handled_total{grpc_code="OK",grpc_method="Version",grpc_service="version.VersionService",grpc_type="unary"} 1`,
+		`grpc_server_handled_total{grpc_code="Unauthenticated",grpc_method="List",grpc_service="application.ApplicationService",grpc_type="unary"} 1`,
+		`grpc_server_handled_total{grpc_code="NotFound",grpc_method="Get",grpc_service="application.ApplicationService",grpc_type="unary"} 1`,
+		`grpc_server_started_total{grpc_method="Create",grpc_service="session.SessionService",grpc_type="unary"} 1`,
+		`grpc_server_msg_received_total{grpc_method="Watch",grpc_service="application.ApplicationService",grpc_type="server_stream"} 1`,
+	}
+	eventually.String(t, "the gRPC metrics", func() string {
+		page := scrape(t, counts.Handler())
+		for _, w := range want {
+			if !strings.Contains(page, w+"\n") {
+				return "no " + w + " in\n" + grepLines(page, "grpc_server_")
+			}
+		}
+		if !strings.Contains(page, `grpc_server_msg_sent_total{grpc_method="Watch",grpc_service="application.ApplicationService",grpc_type="server_stream"}`) {
+			return "no messages sent by Watch"
+		}
+		return ""
+	})
 }

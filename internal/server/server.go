@@ -142,7 +142,7 @@ type Options struct {
 	// DisableSwaggerUI leaves /swagger-ui and /swagger.json unserved, as
 	// Argo CD's server.disable.swagger.ui. Default false.
 	DisableSwaggerUI bool
-	// Metrics counts logins and proxy extension requests (a
+	// Metrics counts logins, proxy extension requests and gRPC calls (a
 	// metrics.Server). Default: nothing is counted.
 	Metrics Metrics
 }
@@ -154,6 +154,13 @@ type Metrics interface {
 	// ExtensionRequest counts a request a proxy extension's backend
 	// answered, with its status and duration.
 	ExtensionRequest(extension string, status int, took time.Duration)
+	// RPCStarted counts a call of Argo CD's gRPC API to procedure
+	// ("/application.ApplicationService/Get") of kind ("unary",
+	// "server_stream", "client_stream").
+	RPCStarted(procedure, kind string)
+	// RPCHandled counts that call's end: its gRPC code ("OK",
+	// "PermissionDenied", …) and the messages it received and sent.
+	RPCHandled(procedure, kind, code string, received, sent int)
 }
 
 // noMetrics counts nothing.
@@ -161,6 +168,8 @@ type noMetrics struct{}
 
 func (noMetrics) Login(bool)                                  {}
 func (noMetrics) ExtensionRequest(string, int, time.Duration) {}
+func (noMetrics) RPCStarted(string, string)                   {}
+func (noMetrics) RPCHandled(string, string, string, int, int) {}
 
 // Server serves the API.
 type Server struct {
