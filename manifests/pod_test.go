@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/capstan-cd/capstan/internal/profiler"
 	"github.com/capstan-cd/capstan/internal/testing/eventually"
 )
 
@@ -316,6 +317,10 @@ func (k *kubelet) mount(t *testing.T, p *pod, c corev1.Container, env map[string
 			if m.MountPath == pluginSocketDir {
 				env["ARGOCD_PLUGINSOCKFILEPATH"] = dir
 			}
+		case m.MountPath == filepath.Dir(profiler.DefaultPath) && v.ConfigMap != nil:
+			dir := t.TempDir() // the profiler setting, read where the variable says
+			k.writeVolume(t, p, v, dir)
+			env[profiler.PathEnv] = filepath.Join(dir, filepath.Base(profiler.DefaultPath))
 		case m.SubPath != "":
 			dir := t.TempDir()
 			k.writeVolume(t, p, v, dir)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/capstan-cd/capstan/cmd/capstan/commands"
 	"github.com/capstan-cd/capstan/cmd/capstan/commands/component"
+	"github.com/capstan-cd/capstan/internal/profiler"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
 
@@ -52,7 +53,7 @@ func cmdParamsReference(install []byte) (string, error) {
 	var b strings.Builder
 	b.WriteString("# argocd-cmd-params-cm keys\n\n")
 	b.WriteString("Every key of `argocd-cmd-params-cm` the install passes to a component, as the environment variable Argo CD's " +
-		"manifests name. A key Capstan acts on sets the component's flag of the same meaning (a flag given on the command line wins); " +
+		"manifests name, or the file they mount it as. A key Capstan acts on sets the component's flag of the same meaning (a flag given on the command line wins); " +
 		"one with no effect is logged once when the component starts, with the reason below.\n\n")
 	b.WriteString("| Key | Variable | Component | In Capstan |\n|---|---|---|---|\n")
 	for _, u := range uses {
@@ -114,6 +115,17 @@ func paramUses(install []byte) ([]paramUse, error) {
 				}
 				uses = append(uses, u)
 			}
+			// Keys mounted as files (the profiler setting), read by the
+			// workload's first container.
+			for _, v := range obj.Spec.Template.Spec.Volumes {
+				if v.ConfigMap == nil || v.ConfigMap.Name != settings.CmdParamsName {
+					continue
+				}
+				for _, item := range v.ConfigMap.Items {
+					uses = append(uses, paramUse{key: item.Key, variable: profiler.DefaultPath, command: cmd.CommandPath()})
+				}
+			}
+			break // the first container is the component
 		}
 	}
 	sort.Slice(uses, func(i, j int) bool {

@@ -29,6 +29,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/metrics"
+	"github.com/capstan-cd/capstan/internal/profiler"
 	"github.com/capstan-cd/capstan/internal/project"
 	"github.com/capstan-cd/capstan/internal/repo"
 )
@@ -189,7 +190,7 @@ func run(ctx context.Context, opts Options) error {
 		Scheme:                        scheme,
 		Cache:                         cacheOpts,
 		NewCache:                      newCache,
-		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
+		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr, ExtraHandlers: profiler.Handlers(profiler.Path())},
 		HealthProbeBindAddress:        opts.ProbeAddr,
 		LeaderElection:                opts.LeaderElection,
 		LeaderElectionID:              LeaseName,

@@ -53,6 +53,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/httpserve"
+	"github.com/capstan-cd/capstan/internal/profiler"
 )
 
 // Path is where Serve publishes the metrics, as Argo CD does.
@@ -222,9 +223,11 @@ func (m *Metrics) Handler() http.Handler {
 	})
 }
 
-// Serve serves Handler at Path on addr until ctx ends, then shuts down,
-// letting scrapes in flight finish (for up to five seconds). It returns
-// nil after a shutdown and an error when addr cannot be listened on.
+// Serve serves Handler at Path on addr, with the pprof endpoints while the
+// install's controller.profile.enabled is on (profiler.Path), until ctx
+// ends, then shuts down, letting scrapes in flight finish (for up to five
+// seconds). It returns nil after a shutdown and an error when addr cannot
+// be listened on.
 func (m *Metrics) Serve(ctx context.Context, addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -237,6 +240,7 @@ func (m *Metrics) Serve(ctx context.Context, addr string) error {
 func (m *Metrics) serve(ctx context.Context, ln net.Listener) error {
 	mux := http.NewServeMux()
 	mux.Handle(Path, m.Handler())
+	profiler.Register(mux, profiler.Path()) // controller.profile.enabled
 	if err := httpserve.Serve(ctx, ln, mux); err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}

@@ -116,15 +116,10 @@ var unreadCmdParams = map[string]string{
 	"commitserver.grpc.enable.txt.service.config": noCommitServer,
 	"commitserver.signing.key.path":               noCommitServer,
 	"commitserver.signing.key.passphrase.file":    noCommitServer,
-	"controller.profile.enabled":                  noProfiler,
-	"server.profile.enabled":                      noProfiler,
-	"reposerver.profile.enabled":                  noProfiler,
-	"applicationsetcontroller.profile.enabled":    noProfiler,
 }
 
 const (
 	noCommitServer = "Capstan has no commit server: the application controller writes the hydrator's commits itself"
-	noProfiler     = "Capstan's components serve no pprof endpoints on their metrics ports"
 )
 
 // UnreadCmdParams are the documented argocd-cmd-params-cm keys no Capstan

@@ -15,6 +15,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/capstan-cd/capstan/cmd/capstan/commands/component"
+	"github.com/capstan-cd/capstan/internal/profiler"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/toolbin"
 )
@@ -23,12 +24,49 @@ import (
 // workload name.
 func installContainers(t *testing.T) map[string][]corev1.Container {
 	t.Helper()
+	out := map[string][]corev1.Container{}
+	for name, pod := range installPods(t) {
+		out[name] = pod.Containers
+	}
+	return out
+}
+
+// mountedParams are the argocd-cmd-params-cm keys the install mounts as
+// files where a component reads them (the profiler settings at
+// profiler.DefaultPath).
+func mountedParams(t *testing.T) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	for workload, pod := range installPods(t) {
+		for _, v := range pod.Volumes {
+			if v.ConfigMap == nil || v.ConfigMap.Name != settings.CmdParamsName {
+				continue
+			}
+			mounted := false
+			for _, m := range pod.Containers[0].VolumeMounts {
+				mounted = mounted || (m.Name == v.Name && m.MountPath == filepath.Dir(profiler.DefaultPath))
+			}
+			for _, item := range v.ConfigMap.Items {
+				if !mounted || item.Path != filepath.Base(profiler.DefaultPath) {
+					t.Errorf("%s mounts %s of %s where nothing reads it", workload, item.Key, settings.CmdParamsName)
+					continue
+				}
+				out[item.Key] = true
+			}
+		}
+	}
+	return out
+}
+
+// installPods are the pod templates of install.yaml's workloads, by name.
+func installPods(t *testing.T) map[string]corev1.PodSpec {
+	t.Helper()
 	f, err := os.Open(filepath.Join("..", "..", "..", "manifests", "install.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	out := map[string][]corev1.Container{}
+	out := map[string]corev1.PodSpec{}
 	dec := utilyaml.NewYAMLOrJSONDecoder(f, 1<<20)
 	for {
 		var obj struct {
@@ -44,7 +82,7 @@ func installContainers(t *testing.T) map[string][]corev1.Container {
 			t.Fatal(err)
 		}
 		if obj.Kind == "Deployment" || obj.Kind == "StatefulSet" {
-			out[obj.Metadata.Name] = obj.Spec.Template.Spec.Containers
+			out[obj.Metadata.Name] = obj.Spec.Template.Spec
 		}
 	}
 }
@@ -117,6 +155,9 @@ func TestEveryParamIsRead(t *testing.T) {
 				}
 			}
 		})
+	}
+	for key := range mountedParams(t) {
+		passed[key] = true
 	}
 	// A documented key no component is handed is one no component reads:
 	// it must be listed, with its reason, for the controller to log it.

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/profiler"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/repo/cache"
 	"github.com/capstan-cd/capstan/internal/repo/reposerver"
@@ -72,6 +74,9 @@ func TestRepoServerUsesRepositorySecrets(t *testing.T) {
 	_, metricsPort, _ := net.SplitHostPort(metricsLis.Addr().String())
 	_ = metricsLis.Close()
 	t.Setenv("KUBECONFIG", kubeCluster.KubeconfigPath)
+	// reposerver.profile.enabled, as the install mounts it.
+	profilerSetting := filepath.Join(t.TempDir(), "profiler.enabled")
+	t.Setenv(profiler.PathEnv, profilerSetting)
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
@@ -123,9 +128,29 @@ func TestRepoServerUsesRepositorySecrets(t *testing.T) {
 	page, _ := io.ReadAll(resp2.Body)
 	resp2.Body.Close()
 	for _, want := range []string{`argocd_git_request_total{repo="` + remote.URL + `",request_type="ls-remote"}`,
-		`argocd_git_request_total{repo="` + remote.URL + `",request_type="fetch"}`, "go_goroutines"} {
+		`argocd_git_request_total{repo="` + remote.URL + `",request_type="fetch"}`, "go_goroutines",
+		`argocd_redis_request_total{command="set",failed="false",initiator="argocd-repo-server"}`} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("the repo server's metrics lack %s", want)
+		}
+	}
+	// The pprof endpoints answer only while the profiler setting is "true".
+	for _, tc := range []struct {
+		setting string
+		want    int
+	}{{"", http.StatusUnauthorized}, {"true", http.StatusOK}, {"false", http.StatusUnauthorized}} {
+		if tc.setting != "" {
+			if err := os.WriteFile(profilerSetting, []byte(tc.setting), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		resp, err := http.Get("http://127.0.0.1:" + metricsPort + "/debug/pprof/cmdline")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("pprof with the setting %q: %d, want %d", tc.setting, resp.StatusCode, tc.want)
 		}
 	}
 }

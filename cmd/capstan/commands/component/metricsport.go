@@ -8,6 +8,9 @@ import (
 	"strconv"
 
 	"github.com/spf13/cobra"
+
+	"github.com/capstan-cd/capstan/internal/httpserve"
+	"github.com/capstan-cd/capstan/internal/profiler"
 )
 
 // metricsFlags place a component's metrics at /metrics: its own (a
@@ -24,14 +27,18 @@ func (f *metricsFlags) add(cmd *cobra.Command, port int) {
 	cmd.Flags().IntVar(&f.port, "metrics-port", port, "serve Prometheus metrics on this port (0: off)")
 }
 
-// serveHandler serves h as /metrics in the background until ctx ends.
+// serveHandler serves h as /metrics, and the pprof endpoints while the
+// install's profiler setting is on, in the background until ctx ends.
 func (f *metricsFlags) serveHandler(ctx context.Context, log *slog.Logger, h http.Handler) {
 	if f.port <= 0 {
 		return
 	}
 	addr := net.JoinHostPort(f.address, strconv.Itoa(f.port))
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", h)
+	profiler.Register(mux, profiler.Path()) // Argo CD's <component>.profile.enabled
 	go func() {
-		if err := serveAt(ctx, addr, "/metrics", h); err != nil {
+		if err := httpserve.ListenAndServe(ctx, addr, mux); err != nil {
 			log.Error("metrics server stopped", "error", err.Error(), "address", addr)
 		}
 	}()
