@@ -33,10 +33,9 @@ type AppSetLister interface {
 // plus client-go's argocd_kubectl_* request metrics. The ApplicationSets
 // are listed at scrape time, so a deleted one leaves no info series.
 type AppSets struct {
-	lister     atomic.Pointer[AppSetLister]
-	labels     []string
-	labelsDesc *prometheus.Desc
-	reconcile  *prometheus.HistogramVec
+	lister    atomic.Pointer[AppSetLister]
+	labels    *labelsMetric // nil without labels
+	reconcile *prometheus.HistogramVec
 }
 
 // NewAppSets returns the metrics, with argocd_appset_labels for the
@@ -44,13 +43,10 @@ type AppSets struct {
 // is listed until SetLister.
 func NewAppSets(labels []string) *AppSets {
 	a := &AppSets{
-		labels: labels,
+		labels: newLabelsMetric("argocd_appset_labels", "Applicationset labels translated to Prometheus labels", []string{"namespace", "name"}, labels),
 		reconcile: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "argocd_appset_reconcile", Help: "Application reconciliation performance in seconds.",
 		}, []string{"namespace", "name"}),
-	}
-	if len(labels) > 0 {
-		a.labelsDesc = labelsDesc("argocd_appset_labels", "Applicationset labels translated to Prometheus labels", []string{"namespace", "name"}, labels)
 	}
 	return a
 }
@@ -76,8 +72,8 @@ type appSetCollector struct{ a *AppSets }
 func (c appSetCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- appSetInfoDesc
 	ch <- appSetOwnedDesc
-	if c.a.labelsDesc != nil {
-		ch <- c.a.labelsDesc
+	if c.a.labels != nil {
+		ch <- c.a.labels.desc
 	}
 }
 
@@ -95,12 +91,8 @@ func (c appSetCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- gauge(appSetInfoDesc, 1, as.Namespace, as.Name, status)
 		ch <- gauge(appSetOwnedDesc, float64(len(as.Status.Resources)), as.Namespace, as.Name)
-		if c.a.labelsDesc != nil {
-			values := []string{as.Namespace, as.Name}
-			for _, l := range c.a.labels {
-				values = append(values, as.Labels[l])
-			}
-			ch <- gauge(c.a.labelsDesc, 1, values...)
+		if c.a.labels != nil {
+			ch <- c.a.labels.sample(as.Labels, as.Namespace, as.Name)
 		}
 	}
 }

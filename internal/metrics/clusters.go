@@ -24,17 +24,13 @@ var clock = time.Now
 
 // clusterCollector computes the argocd_cluster_* gauges at scrape time.
 type clusterCollector struct {
-	stats      ClusterStats
-	labels     []string         // Options.ClusterLabels
-	labelsDesc *prometheus.Desc // nil without labels
+	stats  ClusterStats
+	labels *labelsMetric // Options.ClusterLabels; nil without
 }
 
 func newClusterCollector(stats ClusterStats, labels []string) *clusterCollector {
-	c := &clusterCollector{stats: stats, labels: labels}
-	if len(labels) > 0 {
-		c.labelsDesc = labelsDesc("argocd_cluster_labels", "Argo Cluster labels converted to Prometheus labels", []string{"server", "name"}, labels)
-	}
-	return c
+	return &clusterCollector{stats: stats,
+		labels: newLabelsMetric("argocd_cluster_labels", "Argo Cluster labels converted to Prometheus labels", []string{"server", "name"}, labels)}
 }
 
 func (c *clusterCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -43,8 +39,8 @@ func (c *clusterCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- clusterObjectsDesc
 	ch <- clusterAPIsDesc
 	ch <- clusterCacheAgeDesc
-	if c.labelsDesc != nil {
-		ch <- c.labelsDesc
+	if c.labels != nil {
+		ch <- c.labels.desc
 	}
 }
 
@@ -71,12 +67,8 @@ func (c *clusterCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- gauge(clusterObjectsDesc, float64(cl.Objects), cl.Server)
 		ch <- gauge(clusterAPIsDesc, float64(cl.APIs), cl.Server)
 		ch <- gauge(clusterCacheAgeDesc, age, cl.Server)
-		if c.labelsDesc != nil {
-			values := []string{cl.Server, cl.Name}
-			for _, l := range c.labels {
-				values = append(values, cl.Labels[l])
-			}
-			ch <- gauge(c.labelsDesc, 1, values...)
+		if c.labels != nil {
+			ch <- c.labels.sample(cl.Labels, cl.Server, cl.Name)
 		}
 	}
 }

@@ -28,29 +28,46 @@ var (
 type appCollector struct {
 	apps       AppLister
 	orphans    *orphanCounts
-	labels     []string         // Options.AppLabels
-	labelsDesc *prometheus.Desc // nil without labels
-	conditions []string         // Options.AppConditions; none: every type
+	labels     *labelsMetric // Options.AppLabels; nil without
+	conditions []string      // Options.AppConditions; none: every type
 }
 
 func newAppCollector(apps AppLister, orphans *orphanCounts, opts Options) *appCollector {
-	c := &appCollector{apps: apps, orphans: orphans, labels: opts.AppLabels, conditions: opts.AppConditions}
-	if len(c.labels) > 0 {
-		c.labelsDesc = labelsDesc("argocd_app_labels", "Argo Application labels converted to Prometheus labels.",
-			[]string{"namespace", "name", "project"}, c.labels)
-	}
-	return c
+	return &appCollector{apps: apps, orphans: orphans, conditions: opts.AppConditions,
+		labels: newLabelsMetric("argocd_app_labels", "Argo Application labels converted to Prometheus labels.",
+			[]string{"namespace", "name", "project"}, opts.AppLabels)}
 }
 
-// labelsDesc describes a metric of the fixed labels and one label_<name>
-// per name, with characters Prometheus does not allow in a label name
-// made "_", as Argo CD names them.
-func labelsDesc(name, help string, fixed, names []string) *prometheus.Desc {
+// labelsMetric is a gauge of 1 per object with some of the object's
+// Kubernetes labels as Prometheus labels (argocd_app_labels,
+// argocd_cluster_labels, argocd_appset_labels).
+type labelsMetric struct {
+	desc  *prometheus.Desc
+	names []string // the Kubernetes labels exported
+}
+
+// newLabelsMetric describes a metric of the fixed labels and one
+// label_<name> per name, with characters Prometheus does not allow in a
+// label name made "_", as Argo CD names them; nil without names.
+func newLabelsMetric(name, help string, fixed, names []string) *labelsMetric {
+	if len(names) == 0 {
+		return nil
+	}
 	labels := slices.Clone(fixed)
 	for _, l := range names {
 		labels = append(labels, "label_"+invalidLabelChars.ReplaceAllString(l, "_"))
 	}
-	return prometheus.NewDesc(name, help, labels, nil)
+	return &labelsMetric{desc: prometheus.NewDesc(name, help, labels, nil), names: names}
+}
+
+// sample is the metric of an object of those labels, with the fixed
+// labels' values.
+func (m *labelsMetric) sample(labels map[string]string, fixed ...string) prometheus.Metric {
+	values := fixed
+	for _, l := range m.names {
+		values = append(values, labels[l])
+	}
+	return gauge(m.desc, 1, values...)
 }
 
 // invalidLabelChars are the characters Prometheus does not allow in a
@@ -61,8 +78,8 @@ func (c *appCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- appInfoDesc
 	ch <- appConditionDesc
 	ch <- orphansDesc
-	if c.labelsDesc != nil {
-		ch <- c.labelsDesc
+	if c.labels != nil {
+		ch <- c.labels.desc
 	}
 }
 
@@ -84,12 +101,8 @@ func (c *appCollector) Collect(ch chan<- prometheus.Metric) {
 			string(orDefault(app.Status.Health.Status, v1alpha1.HealthStatusUnknown)),
 			operation(app),
 		)
-		if c.labelsDesc != nil {
-			values := []string{app.Namespace, app.Name, proj}
-			for _, l := range c.labels {
-				values = append(values, app.Labels[l])
-			}
-			ch <- gauge(c.labelsDesc, 1, values...)
+		if c.labels != nil {
+			ch <- c.labels.sample(app.Labels, app.Namespace, app.Name, proj)
 		}
 		counts := map[v1alpha1.ApplicationConditionType]int{}
 		var order []v1alpha1.ApplicationConditionType
