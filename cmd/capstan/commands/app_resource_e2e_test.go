@@ -111,9 +111,16 @@ func TestAppResourceCommands(t *testing.T) {
 		!slices.Contains(app.Status.OperationState.Operation.Sync.SyncOptions, "ApplyOutOfSyncOnly=true") {
 		t.Errorf("the operation of a sync by selector: %v %+v", err, app.Status.OperationState)
 	}
-	if code, _, errOut := f.run("app", "sync", "ops", "--ignore-normalizer-jq-execution-timeout", "1s"); code != 1 ||
-		!strings.Contains(errOut, "--ignore-normalizer-jq-execution-timeout: not supported by Capstan yet") {
+	// The server computes the differences: Argo CD's bound for the CLI's
+	// own is accepted, and said to change nothing.
+	if code, _, errOut := f.run("app", "sync", "ops", "--ignore-normalizer-jq-execution-timeout", "1s", "--timeout", "60"); code != 0 ||
+		!strings.Contains(errOut, "--ignore-normalizer-jq-execution-timeout has no effect: the server computes the differences") {
 		t.Errorf("app sync --ignore-normalizer-jq-execution-timeout: exit %d, %s", code, errOut)
+	}
+	// A flag whose feature Capstan lacks is refused by name.
+	if code, _, errOut := f.run("repo", "add", "https://source.developers.google.com/p/x/r/y", "--gcp-service-account-key-path", "key.json"); code != 1 ||
+		!strings.Contains(errOut, "--gcp-service-account-key-path: not supported by Capstan yet") {
+		t.Errorf("repo add --gcp-service-account-key-path: exit %d, %s", code, errOut)
 	}
 	// A live change to the Deployment: the app differs from Git.
 	expect(0, "app", "patch-resource", "ops", "--kind", "Deployment", "--resource-name", "api",
