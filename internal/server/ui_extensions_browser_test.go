@@ -96,7 +96,8 @@ func TestUIExtensions(t *testing.T) {
 	p.Until("its failure in its own box", `!!document.querySelector('#resource-extension') && document.querySelector('#resource-extension').innerText === 'The extension failed: boom'`, 5*time.Second)
 
 	p.Do("the page of its own", chromedp.Click(chromedp.CSS(`a.nav-extension[data-extension="costs"]`)))
-	p.Until("drawn", `location.pathname === '/costs' && document.querySelector('main h1').innerText === 'Costs' && !!document.querySelector('#ext-system')`, 5*time.Second)
+	// Loading the page's module can take a while on a busy machine.
+	p.Until("drawn", `location.pathname === '/costs' && document.querySelector('main h1').innerText === 'Costs' && !!document.querySelector('#ext-system')`, 20*time.Second)
 	p.Do("opened by its URL", chromedp.Navigate(f.base+"/costs"))
 	p.Until("drawn again", `!!document.querySelector('#ext-system')`, 10*time.Second)
 }
