@@ -160,6 +160,10 @@ func TestUISettingsPages(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#create-project")))
 	p.Until("its page", `location.pathname.endsWith('/settings/projects/shop') && !!document.querySelector('#project-summary') &&
 		!!document.querySelector('#project-links a[href="https://wiki.example.com/shop"]')`, 10*time.Second)
+	// Saving draws the page again when the API answers; the windows tab is
+	// opened only after that, so the redraw cannot reset its form midway.
+	drawn := `String(performance.getEntriesByName('capstan:project').length)`
+	before := p.Eval(drawn)
 	p.Do("its summary edited", chromedp.SetValue(chromedp.CSS("#clusterAllow"), "/Namespace"), chromedp.SetValue(chromedp.CSS("#namespaceDeny"), "/Secret\nnetworking.k8s.io/NetworkPolicy"),
 		chromedp.Click(chromedp.CSS("#opt-orphansOn")), chromedp.Click(chromedp.CSS("#opt-orphansWarn")), chromedp.SetValue(chromedp.CSS("#signatureKeys"), key.ID()),
 		chromedp.Click(chromedp.CSS("#save-project")))
@@ -177,6 +181,7 @@ func TestUISettingsPages(t *testing.T) {
 		}
 		return ""
 	})
+	p.Until("the page drawn again", drawn+` !== '`+before+`'`, 10*time.Second)
 	p.Do("a sync window", chromedp.Click(chromedp.CSS("#project-tab-windows")), chromedp.WaitVisible(chromedp.CSS("#window-form")),
 		chromedp.SetValue(chromedp.CSS("#windowKind"), "deny"), chromedp.SendKeys(chromedp.CSS("#windowSchedule"), "0 22 * * *"),
 		chromedp.SendKeys(chromedp.CSS("#windowDuration"), "1h"), chromedp.SetValue(chromedp.CSS("#windowApps"), "web"), chromedp.Click(chromedp.CSS("#add-window")))
@@ -184,7 +189,7 @@ func TestUISettingsPages(t *testing.T) {
 	p.Screenshot("project")
 	if err := f.c.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "shop"}, shop); err != nil || len(shop.Spec.SyncWindows) != 1 ||
 		shop.Spec.SyncWindows[0].Kind != "deny" || shop.Spec.SyncWindows[0].Applications[0] != "web" || len(shop.Spec.Destinations) != 2 {
-		t.Errorf("the project's windows: %v %+v", err, shop.Spec)
+		t.Errorf("the project's windows: %v %+v, destinations %+v", err, shop.Spec.SyncWindows, shop.Spec.Destinations)
 	}
 	p.Do("its events", chromedp.Click(chromedp.CSS("#project-tab-events")))
 	p.Until("its events", `!!document.querySelector('#project-events')`, 10*time.Second)
