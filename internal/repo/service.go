@@ -241,7 +241,9 @@ func (s *Service) Resolve(ctx context.Context, req *ResolveRequest) (*ResolveRes
 		return nil, fmt.Errorf("credentials for %s: %w", git.RedactURL(req.RepoURL), err)
 	}
 	if c := req.Credentials; c != nil {
-		c.apply(&creds)
+		if err := c.apply(ctx, &creds); err != nil {
+			return nil, fmt.Errorf("credentials for %s: %w", git.RedactURL(req.RepoURL), err)
+		}
 	}
 	var rev string
 	if req.Chart != "" {

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/cloudauth"
 	"github.com/capstan-cd/capstan/internal/repo/git"
 )
 
@@ -48,15 +49,25 @@ type TestCredentials struct {
 	BearerToken   string `json:"bearerToken,omitempty"`
 	Proxy         string `json:"proxy,omitempty"`
 	NoProxy       string `json:"noProxy,omitempty"`
+	// Cloud, when set, buys the token the repository is reached with
+	// here, in the repo server, which holds the Azure workload identity.
+	Cloud *cloudauth.Credentials `json:"cloud,omitempty"`
 }
 
 // apply puts the credentials in place of creds', keeping the trusted
-// certificates and SSH host keys settings give.
-func (c *TestCredentials) apply(creds *git.Creds) {
+// certificates and SSH host keys settings give; cloud credentials buy
+// their token.
+func (c *TestCredentials) apply(ctx context.Context, creds *git.Creds) error {
 	ca, known := creds.CAData, creds.KnownHosts
 	*creds = git.Creds{Username: c.Username, Password: c.Password, SSHPrivateKey: c.SSHPrivateKey, Insecure: c.Insecure,
 		TLSClientCert: c.TLSClientCert, TLSClientKey: c.TLSClientKey, BearerToken: c.BearerToken, Proxy: c.Proxy, NoProxy: c.NoProxy,
 		CAData: ca, KnownHosts: known}
+	if c.Cloud == nil {
+		return nil
+	}
+	bought, err := cloudauth.Default.Buy(ctx, *c.Cloud, "")
+	creds.Username, creds.Password, creds.BearerToken, creds.Identity = bought.Username, bought.Password, bought.BearerToken, bought.Identity
+	return err
 }
 
 // ResolveResponse is what a revision resolved to.

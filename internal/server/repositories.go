@@ -261,13 +261,20 @@ const repoTestTimeout = 30 * time.Second
 func (s *Server) testRepository(ctx context.Context, repo *settings.Repository) error {
 	ctx, cancel := context.WithTimeout(ctx, repoTestTimeout)
 	defer cancel()
-	creds, err := repo.Resolve(ctx)
+	// Cloud credentials buy their token in the repo server, which holds
+	// the Azure workload identity, as it does for stored repositories.
+	own := *repo
+	own.CloudCreds = settings.CloudCreds{}
+	creds, err := own.Resolve(ctx)
 	if err != nil {
 		return err
 	}
-	_, err = s.opts.Renderer.Resolve(ctx, &reposvc.ResolveRequest{RepoURL: repo.URL, Revision: "HEAD", Credentials: &reposvc.TestCredentials{
-		Username: creds.Username, Password: creds.Password, SSHPrivateKey: creds.SSHPrivateKey, Insecure: creds.Insecure,
-		TLSClientCert: creds.TLSClientCert, TLSClientKey: creds.TLSClientKey, BearerToken: creds.BearerToken, Proxy: creds.Proxy, NoProxy: creds.NoProxy}})
+	test := &reposvc.TestCredentials{Username: creds.Username, Password: creds.Password, SSHPrivateKey: creds.SSHPrivateKey, Insecure: creds.Insecure,
+		TLSClientCert: creds.TLSClientCert, TLSClientKey: creds.TLSClientKey, BearerToken: creds.BearerToken, Proxy: creds.Proxy, NoProxy: creds.NoProxy}
+	if cloud := repo.Cloud(); cloud.Any() && test.Username == "" && test.Password == "" && test.BearerToken == "" && test.SSHPrivateKey == "" {
+		test.Cloud = &cloud
+	}
+	_, err = s.opts.Renderer.Resolve(ctx, &reposvc.ResolveRequest{RepoURL: repo.URL, Revision: "HEAD", Credentials: test})
 	if err != nil {
 		return fmt.Errorf("unable to connect to repository %s: %w", repo.URL, err)
 	}
@@ -303,6 +310,7 @@ func (s *Server) validateRepositoryAs(r *http.Request, c *caller, resource rbac.
 		Proxy             string `json:"proxy"`
 		NoProxy           string `json:"noProxy"`
 		settings.GitHubApp
+		settings.CloudCreds
 	}
 	// Argo CD's gateway takes the URL as the body and the rest in the
 	// query; its web UI sends them all in a JSON object.
@@ -317,6 +325,9 @@ func (s *Server) validateRepositoryAs(r *http.Request, c *caller, resource rbac.
 		q.TLSClientCertData, q.TLSClientCertKey, q.BearerToken = qs.Get("tlsClientCertData"), qs.Get("tlsClientCertKey"), qs.Get("bearerToken")
 		q.Proxy, q.NoProxy, q.GitHubApp.PrivateKey = qs.Get("proxy"), qs.Get("noProxy"), qs.Get("githubAppPrivateKey")
 		q.GitHubApp.EnterpriseBaseURL = qs.Get("githubAppEnterpriseBaseUrl")
+		q.CloudCreds = settings.CloudCreds{GCPServiceAccountKey: qs.Get("gcpServiceAccountKey"), UseAzureWorkloadIdentity: qs.Get("useAzureWorkloadIdentity") == "true",
+			AzureServicePrincipalClientID: qs.Get("azureServicePrincipalClientId"), AzureServicePrincipalClientSecret: qs.Get("azureServicePrincipalClientSecret"),
+			AzureServicePrincipalTenantID: qs.Get("azureServicePrincipalTenantId"), AzureActiveDirectoryEndpoint: qs.Get("azureActiveDirectoryEndpoint")}
 		for key, dst := range map[string]*settings.FlexInt{"githubAppID": &q.GitHubApp.ID, "githubAppInstallationID": &q.GitHubApp.InstallationID} {
 			if err := dst.UnmarshalJSON([]byte(qs.Get(key))); err != nil {
 				return nil, badRequest(fmt.Sprintf("%s: %v", key, err))
@@ -326,7 +337,7 @@ func (s *Server) validateRepositoryAs(r *http.Request, c *caller, resource rbac.
 	repo := &settings.Repository{URL: r.PathValue("url"), Type: q.Type, Name: q.Name, Username: q.Username, Password: q.Password,
 		SSHPrivateKey: q.SSHPrivateKey, Insecure: q.Insecure, Project: q.Project, EnableOCI: q.EnableOCI,
 		TLSClientCertData: q.TLSClientCertData, TLSClientCertKey: q.TLSClientCertKey, BearerToken: q.BearerToken, Proxy: q.Proxy, NoProxy: q.NoProxy,
-		GitHubApp: q.GitHubApp}
+		GitHubApp: q.GitHubApp, CloudCreds: q.CloudCreds}
 	if object := repoObject(repo); !c.can(resource, rbac.ActionCreate, object) {
 		return nil, c.forbidden(resource, rbac.ActionCreate, object)
 	}
@@ -363,8 +374,8 @@ func useStoredCredentials(repo, stored *settings.Repository) error {
 		return fmt.Errorf("the stored credentials for %s are not sent with TLS verification off when the stored repository has it on: give the credentials, or leave insecure unset", repo.URL)
 	}
 	repo.Username, repo.Password, repo.SSHPrivateKey = stored.Username, stored.Password, stored.SSHPrivateKey
-	repo.TLSClientCertData, repo.TLSClientCertKey, repo.BearerToken, repo.Unsupported = stored.TLSClientCertData, stored.TLSClientCertKey, stored.BearerToken, stored.Unsupported
-	repo.GitHubApp = stored.GitHubApp
+	repo.TLSClientCertData, repo.TLSClientCertKey, repo.BearerToken = stored.TLSClientCertData, stored.TLSClientCertKey, stored.BearerToken
+	repo.GitHubApp, repo.CloudCreds = stored.GitHubApp, stored.CloudCreds
 	repo.Proxy, repo.NoProxy, repo.Insecure = stored.Proxy, stored.NoProxy, stored.Insecure
 	return nil
 }

@@ -122,8 +122,14 @@ func TestUISettingsPages(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS("#creds-githubAppInstallationID"), "456"), chromedp.SetValue(chromedp.CSS("#creds-githubAppPrivateKey"), sshKey),
 		chromedp.Click(chromedp.CSS("#creds-submit")))
 	p.Until("the GitHub App template listed", `!!document.querySelector('#repocreds tr.repo[data-repo="https://github.com/shop"]')`, 10*time.Second)
-	if strings.Contains(p.Eval(`document.body.innerText`), "PRIVATE KEY") {
-		t.Error("a private key is shown")
+	p.Do("an Azure service principal template", chromedp.SetValue(chromedp.CSS("#creds-method"), "azureServicePrincipal"))
+	p.Eval(`(document.querySelector('#creds-method').dispatchEvent(new Event('change')), '')`)
+	p.Do("filling it", chromedp.SendKeys(chromedp.CSS("#creds-url"), "https://dev.azure.com/shop"), chromedp.SendKeys(chromedp.CSS("#creds-azureServicePrincipalTenantId"), "tenant-1"),
+		chromedp.SendKeys(chromedp.CSS("#creds-azureServicePrincipalClientId"), "client-1"), chromedp.SendKeys(chromedp.CSS("#creds-azureServicePrincipalClientSecret"), "sp-secret-1"),
+		chromedp.Click(chromedp.CSS("#creds-submit")))
+	p.Until("the Azure template listed", `!!document.querySelector('#repocreds tr.repo[data-repo="https://dev.azure.com/shop"]')`, 10*time.Second)
+	if text := p.Eval(`document.body.innerText`); strings.Contains(text, "PRIVATE KEY") || strings.Contains(text, "sp-secret-1") {
+		t.Error("a private key or client secret is shown")
 	}
 	eventually.String(t, "the templates' Secrets", func() string {
 		var list corev1.SecretList
@@ -138,7 +144,11 @@ func TestUISettingsPages(t *testing.T) {
 			}
 			got[m["url"]] = m
 		}
-		ssh, tls, app := got["git@ssh.example.com:"], got["https://git.example.com/shop"], got["https://github.com/shop"]
+		ssh, tls, app, azure := got["git@ssh.example.com:"], got["https://git.example.com/shop"], got["https://github.com/shop"], got["https://dev.azure.com/shop"]
+		if azure == nil || azure["azureServicePrincipalTenantId"] != "tenant-1" || azure["azureServicePrincipalClientId"] != "client-1" ||
+			azure["azureServicePrincipalClientSecret"] != "sp-secret-1" || azure["password"] != "" {
+			return fmt.Sprintf("the Azure template %v", azure)
+		}
 		if ssh == nil || ssh["sshPrivateKey"] != sshKey || ssh["project"] != "default" || ssh["password"] != "" {
 			return fmt.Sprintf("the SSH template %v", ssh)
 		}

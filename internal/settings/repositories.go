@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/cloudauth"
 	"github.com/capstan-cd/capstan/internal/githubapp"
 	"github.com/capstan-cd/capstan/internal/repo/git"
 )
@@ -75,9 +76,35 @@ type Repository struct {
 	// copies cached manifests to a pushed revision that leaves an
 	// Application's paths alone. Capstan never does, so it changes nothing.
 	WebhookManifestCacheWarmDisabled bool `json:"webhookManifestCacheWarmDisabled,omitempty"`
-	// Unsupported names the Secret's credential keys Capstan cannot use
-	// (GitHub App, Google Cloud and Azure credentials).
-	Unsupported []string `json:"-"`
+	// CloudCreds buy short-lived tokens from Google's or Azure's identity
+	// service.
+	CloudCreds
+}
+
+// CloudCreds are credentials a cloud's identity service exchanges for a
+// short-lived token, as Argo CD's repository Secrets hold them.
+type CloudCreds struct {
+	// GCPServiceAccountKey is a Google service account key (JSON): Git
+	// sends the account's e-mail and an access token it buys.
+	GCPServiceAccountKey string `json:"gcpServiceAccountKey,omitempty"`
+	// UseAzureWorkloadIdentity buys an Entra ID token with the repo
+	// server's own Azure identity (Git: for Azure DevOps; Helm: exchanged
+	// for the Azure Container Registry's refresh token).
+	UseAzureWorkloadIdentity bool `json:"useAzureWorkloadIdentity,omitempty"`
+	// The Azure service principal whose client secret buys an Entra ID
+	// token for Azure DevOps; the endpoint defaults to Azure's public
+	// cloud, https://login.microsoftonline.com.
+	AzureServicePrincipalClientID     string `json:"azureServicePrincipalClientId,omitempty"`
+	AzureServicePrincipalClientSecret string `json:"azureServicePrincipalClientSecret,omitempty"`
+	AzureServicePrincipalTenantID     string `json:"azureServicePrincipalTenantId,omitempty"`
+	AzureActiveDirectoryEndpoint      string `json:"azureActiveDirectoryEndpoint,omitempty"`
+}
+
+// Cloud is the credentials as cloudauth buys tokens with them.
+func (c CloudCreds) Cloud() cloudauth.Credentials {
+	return cloudauth.Credentials{GoogleKey: c.GCPServiceAccountKey, AzureWorkloadIdentity: c.UseAzureWorkloadIdentity,
+		ServicePrincipal: cloudauth.ServicePrincipal{TenantID: c.AzureServicePrincipalTenantID, ClientID: c.AzureServicePrincipalClientID,
+			ClientSecret: c.AzureServicePrincipalClientSecret, Endpoint: c.AzureActiveDirectoryEndpoint}}
 }
 
 // GitHubApp are a GitHub App's credentials, as Argo CD's repository
@@ -117,47 +144,63 @@ func (f *FlexInt) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// unsupportedCredentials are credential keys of Argo CD's repository
-// Secrets that Capstan does not use yet; a repository that relies on
-// them is refused by name rather than reached without credentials.
-var unsupportedCredentials = []string{"gcpServiceAccountKey", "useAzureWorkloadIdentity"}
-
 // HasCredentials reports whether the Secret carries any credential.
 func (r *Repository) HasCredentials() bool {
 	return r.Username != "" || r.Password != "" || r.SSHPrivateKey != "" || r.BearerToken != "" || r.TLSClientCertKey != "" ||
-		r.GitHubApp.PrivateKey != "" || len(r.Unsupported) > 0
+		r.GitHubApp.PrivateKey != "" || r.Cloud().Any()
 }
 
-// Resolve returns the credentials git is given, as Creds, with a GitHub
-// App's installation token for the repository's user "x-access-token";
-// the clone is kept by the app and installation, not by the token, which
-// is renewed hourly.
+// Resolve returns the credentials git (or Helm) is given, as Creds. When
+// the repository has no user, password, token or SSH key of its own, a
+// token is bought, in Argo CD's order: a GitHub App's installation token
+// (user "x-access-token"), a Google service account's access token (user:
+// the account's e-mail), an Entra ID token of the repo server's Azure
+// workload identity, then of an Azure service principal (sent as a Bearer
+// token; for a Helm repository, workload identity's token is exchanged
+// for the Azure Container Registry's). The clone is kept by who the
+// credentials are, not by the token, which is renewed hourly.
 func (r *Repository) Resolve(ctx context.Context) (git.Creds, error) {
-	creds, err := r.Creds()
-	if err != nil {
-		return creds, err
-	}
-	app := r.GitHubApp.app()
-	if app == nil {
+	creds := r.Creds()
+	if creds.Username != "" || creds.Password != "" || creds.BearerToken != "" || creds.SSHPrivateKey != "" {
 		return creds, nil
 	}
-	token, err := githubapp.Token(ctx, *app)
+	if app := r.GitHubApp.app(); app != nil {
+		token, err := githubapp.Token(ctx, *app)
+		if err != nil {
+			return git.Creds{}, fmt.Errorf("repository %s: %w", git.RedactURL(r.URL), err)
+		}
+		creds.Username, creds.Password = "x-access-token", token
+		creds.Identity = fmt.Sprintf("github-app/%d/%d", app.ID, app.InstallationID)
+		return creds, nil
+	}
+	helmRegistry := ""
+	if r.Type == "helm" {
+		helmRegistry = registryHost(r.URL)
+	}
+	bought, err := cloudauth.Default.Buy(ctx, r.Cloud(), helmRegistry)
 	if err != nil {
 		return git.Creds{}, fmt.Errorf("repository %s: %w", git.RedactURL(r.URL), err)
 	}
-	creds.Username, creds.Password = "x-access-token", token
-	creds.Identity = fmt.Sprintf("github-app/%d/%d", app.ID, app.InstallationID)
+	creds.Username, creds.Password, creds.BearerToken, creds.Identity = bought.Username, bought.Password, bought.BearerToken, bought.Identity
 	return creds, nil
 }
 
-// Creds are the credentials and options git is given for the repository.
-func (r *Repository) Creds() (git.Creds, error) {
-	if len(r.Unsupported) > 0 {
-		return git.Creds{}, fmt.Errorf("repository %s: its %s credentials are not supported by Capstan yet", git.RedactURL(r.URL), strings.Join(r.Unsupported, ", "))
+// registryHost is the host of a Helm repository's URL, with or without
+// its scheme (oci://registry/charts, https://registry/helm/v1/repo,
+// registry/charts).
+func registryHost(repoURL string) string {
+	if _, rest, ok := strings.Cut(repoURL, "://"); ok {
+		repoURL = rest
 	}
+	host, _, _ := strings.Cut(repoURL, "/")
+	return host
+}
+
+// Creds are the credentials and options git is given for the repository.
+func (r *Repository) Creds() git.Creds {
 	return git.Creds{Username: r.Username, Password: r.Password, SSHPrivateKey: r.SSHPrivateKey, Insecure: r.Insecure,
 		TLSClientCert: r.TLSClientCertData, TLSClientKey: r.TLSClientCertKey, BearerToken: r.BearerToken, Proxy: r.Proxy, NoProxy: r.NoProxy,
-		PlainHTTP: r.InsecureOCIForceHTTP, Depth: int(r.Depth), LFS: r.EnableLFS}, nil
+		PlainHTTP: r.InsecureOCIForceHTTP, Depth: int(r.Depth), LFS: r.EnableLFS}
 }
 
 func repositoryFromSecret(s *corev1.Secret) (*Repository, error) {
@@ -179,6 +222,9 @@ func repositoryFromSecret(s *corev1.Secret) (*Repository, error) {
 		Proxy:             str("proxy"),
 		NoProxy:           str("noProxy"),
 		GitHubApp:         GitHubApp{PrivateKey: string(s.Data["githubAppPrivateKey"]), EnterpriseBaseURL: str("githubAppEnterpriseBaseUrl")},
+		CloudCreds: CloudCreds{GCPServiceAccountKey: string(s.Data["gcpServiceAccountKey"]), AzureServicePrincipalClientID: str("azureServicePrincipalClientId"),
+			AzureServicePrincipalClientSecret: string(s.Data["azureServicePrincipalClientSecret"]), AzureServicePrincipalTenantID: str("azureServicePrincipalTenantId"),
+			AzureActiveDirectoryEndpoint: str("azureActiveDirectoryEndpoint")},
 	}
 	for key, dst := range map[string]*FlexInt{"githubAppID": &r.GitHubApp.ID, "githubAppInstallationID": &r.GitHubApp.InstallationID, "depth": &r.Depth} {
 		if v := str(key); v != "" {
@@ -189,13 +235,9 @@ func repositoryFromSecret(s *corev1.Secret) (*Repository, error) {
 			*dst = FlexInt(n)
 		}
 	}
-	for _, key := range unsupportedCredentials {
-		if v := str(key); v != "" && v != "false" {
-			r.Unsupported = append(r.Unsupported, key)
-		}
-	}
 	for key, dst := range map[string]*bool{"insecure": &r.Insecure, "enableOCI": &r.EnableOCI, "forceHttpBasicAuth": &r.ForceHTTPBasicAuth,
-		"insecureOCIForceHttp": &r.InsecureOCIForceHTTP, "webhookManifestCacheWarmDisabled": &r.WebhookManifestCacheWarmDisabled, "enableLfs": &r.EnableLFS} {
+		"insecureOCIForceHttp": &r.InsecureOCIForceHTTP, "webhookManifestCacheWarmDisabled": &r.WebhookManifestCacheWarmDisabled, "enableLfs": &r.EnableLFS,
+		"useAzureWorkloadIdentity": &r.UseAzureWorkloadIdentity} {
 		if v := str(key); v != "" {
 			b, err := strconv.ParseBool(v)
 			if err != nil {
@@ -321,7 +363,7 @@ func (r *RepoCredentials) Lookup(ctx context.Context, repoURL, project string) (
 		merged := *exact
 		merged.Username, merged.Password, merged.SSHPrivateKey = template.Username, template.Password, template.SSHPrivateKey
 		merged.TLSClientCertData, merged.TLSClientCertKey, merged.BearerToken = template.TLSClientCertData, template.TLSClientCertKey, template.BearerToken
-		merged.GitHubApp, merged.Unsupported = template.GitHubApp, template.Unsupported
+		merged.GitHubApp, merged.CloudCreds = template.GitHubApp, template.CloudCreds
 		merged.InsecureOCIForceHTTP = merged.InsecureOCIForceHTTP || template.InsecureOCIForceHTTP
 		if merged.Proxy == "" {
 			merged.Proxy, merged.NoProxy = template.Proxy, template.NoProxy
@@ -433,7 +475,10 @@ func (r *Repository) Secret(namespace string) *corev1.Secret {
 	for k, v := range map[string]string{"type": r.Type, "name": r.Name, "username": r.Username, "password": r.Password,
 		"sshPrivateKey": r.SSHPrivateKey, "project": r.Project, "tlsClientCertData": r.TLSClientCertData, "tlsClientCertKey": r.TLSClientCertKey,
 		"bearerToken": r.BearerToken, "proxy": r.Proxy, "noProxy": r.NoProxy,
-		"githubAppPrivateKey": r.GitHubApp.PrivateKey, "githubAppEnterpriseBaseUrl": r.GitHubApp.EnterpriseBaseURL} {
+		"githubAppPrivateKey": r.GitHubApp.PrivateKey, "githubAppEnterpriseBaseUrl": r.GitHubApp.EnterpriseBaseURL,
+		"gcpServiceAccountKey": r.GCPServiceAccountKey, "azureServicePrincipalClientId": r.AzureServicePrincipalClientID,
+		"azureServicePrincipalClientSecret": r.AzureServicePrincipalClientSecret, "azureServicePrincipalTenantId": r.AzureServicePrincipalTenantID,
+		"azureActiveDirectoryEndpoint": r.AzureActiveDirectoryEndpoint} {
 		if v != "" {
 			data[k] = []byte(v)
 		}
@@ -451,7 +496,7 @@ func (r *Repository) Secret(namespace string) *corev1.Secret {
 		data["enableOCI"] = []byte("true")
 	}
 	for key, on := range map[string]bool{"forceHttpBasicAuth": r.ForceHTTPBasicAuth, "insecureOCIForceHttp": r.InsecureOCIForceHTTP,
-		"webhookManifestCacheWarmDisabled": r.WebhookManifestCacheWarmDisabled, "enableLfs": r.EnableLFS} {
+		"webhookManifestCacheWarmDisabled": r.WebhookManifestCacheWarmDisabled, "enableLfs": r.EnableLFS, "useAzureWorkloadIdentity": r.UseAzureWorkloadIdentity} {
 		if on {
 			data[key] = []byte("true")
 		}
@@ -467,10 +512,11 @@ func (r *Repository) Secret(namespace string) *corev1.Secret {
 	}
 }
 
-// Redacted returns the repository without its password, keys and token,
-// as the API shows repositories.
+// Redacted returns the repository without its password, keys, tokens and
+// client secrets, as the API shows repositories.
 func (r Repository) Redacted() Repository {
 	r.Password, r.SSHPrivateKey, r.TLSClientCertKey, r.BearerToken, r.GitHubApp.PrivateKey = "", "", "", "", ""
+	r.GCPServiceAccountKey, r.AzureServicePrincipalClientSecret = "", ""
 	return r
 }
 

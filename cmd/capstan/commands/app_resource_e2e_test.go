@@ -118,9 +118,9 @@ func TestAppResourceCommands(t *testing.T) {
 		t.Errorf("app sync --ignore-normalizer-jq-execution-timeout: exit %d, %s", code, errOut)
 	}
 	// A flag whose feature Capstan lacks is refused by name.
-	if code, _, errOut := f.run("repo", "add", "https://source.developers.google.com/p/x/r/y", "--gcp-service-account-key-path", "key.json"); code != 1 ||
-		!strings.Contains(errOut, "--gcp-service-account-key-path: not supported by Capstan yet") {
-		t.Errorf("repo add --gcp-service-account-key-path: exit %d, %s", code, errOut)
+	if code, _, errOut := f.run("cluster", "add", "eks", "--aws-cluster-name", "prod"); code != 1 ||
+		!strings.Contains(errOut, "--aws-cluster-name: not supported by Capstan yet") {
+		t.Errorf("cluster add --aws-cluster-name: exit %d, %s", code, errOut)
 	}
 	// A live change to the Deployment: the app differs from Git.
 	expect(0, "app", "patch-resource", "ops", "--kind", "Deployment", "--resource-name", "api",

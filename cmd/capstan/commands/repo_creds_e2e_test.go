@@ -20,8 +20,8 @@ import (
 // a TLS client certificate, a bearer token or a proxy to reach, as
 // Argo CD's repo add flags give them: the API tries each with what it is
 // given before storing it, stores them in Argo CD's Secret keys, and
-// never shows a key or token back. GitHub App credentials are refused by
-// name.
+// never shows a key or token back; so with GitHub App and cloud
+// credentials.
 func TestRepoAddWithClientCertsTokensAndProxies(t *testing.T) {
 	overBothAPIs(t, repoAddWithClientCertsTokensAndProxies)
 }
@@ -104,6 +104,65 @@ func repoAddWithClientCertsTokensAndProxies(t *testing.T, flags ...string) {
 		"--github-app-private-key-path", write("app.pem", app.PrivateKeyPEM), "--github-app-enterprise-base-url", github.URL)
 	if out := f.expect(0, "repo", "list", "-o", "json"); strings.Contains(out, "PRIVATE KEY") || !strings.Contains(out, appRepo.URL) {
 		t.Errorf("repo list after a GitHub App repository:\n%s", out)
+	}
+	repoAddWithCloudCredentials(t, f, write)
+}
+
+// repoAddWithCloudCredentials adds repositories reached with a Google
+// service account key, an Azure service principal and the Azure workload
+// identity, each tried with the token it buys before it is stored, and a
+// credential template with a Google service account key; the key and the
+// client secret are stored, never shown.
+func repoAddWithCloudCredentials(t *testing.T, f *capstanFixture, write func(string, []byte) string) {
+	ts := useTokenServer(t)
+	google, azure := cloudGitServers(t, ts)
+	spRepo, wiRepo := azure.NewRepo(t, "sp"), azure.NewRepo(t, "wi")
+	for _, r := range []*gitserver.Repo{spRepo, wiRepo} {
+		r.Commit(t, "c", map[string]string{"README": "cloud"})
+	}
+	keyFile := write("gcp.json", []byte(ts.GoogleKey))
+	if code, _, errOut := f.run("repo", "add", "http://source.example.com/r", "--gcp-service-account-key-path", keyFile); code != 1 ||
+		!strings.Contains(errOut, "only supported for HTTPS repositories") {
+		t.Errorf("a Google key for a plain-HTTP URL: %d %s", code, errOut)
+	}
+	sp := []string{"--azure-service-principal-tenant-id", ts.Tenant, "--azure-service-principal-client-id", ts.ClientID,
+		"--azure-active-directory-endpoint", ts.URL}
+	if code, _, errOut := f.run(append([]string{"repo", "add", spRepo.URL, "--azure-service-principal-client-secret", "wrong"}, sp...)...); code != 1 ||
+		!strings.Contains(errOut, "400 Bad Request") || strings.Contains(errOut, "wrong") {
+		t.Errorf("a wrong client secret: %d %s", code, errOut)
+	}
+	f.expect(0, append([]string{"repo", "add", spRepo.URL, "--azure-service-principal-client-secret", ts.ClientSecret}, sp...)...)
+	f.expect(0, "repo", "add", wiRepo.URL, "--use-azure-workload-identity")
+	f.expect(0, "repocreds", "add", google.URL, "--gcp-service-account-key-path", keyFile, "--insecure-skip-server-verification")
+	out := f.expect(0, "repo", "list", "-o", "json")
+	for _, secret := range []string{ts.ClientSecret, "PRIVATE KEY"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("repo list shows a secret (%.12s…):\n%s", secret, out)
+		}
+	}
+	if !strings.Contains(out, `"useAzureWorkloadIdentity": true`) || !strings.Contains(out, `"azureServicePrincipalClientId": "`+ts.ClientID) {
+		t.Errorf("repo list lacks the cloud credentials' public fields:\n%s", out)
+	}
+	if out := f.expect(0, "repocreds", "list", "-o", "json"); strings.Contains(out, "PRIVATE KEY") || !strings.Contains(out, google.URL) {
+		t.Errorf("repocreds list shows the key, or not the template:\n%s", out)
+	}
+	list := &corev1.SecretList{}
+	if err := f.c.List(context.Background(), list, client.InNamespace(f.ns), client.HasLabels{v1alpha1.LabelSecretType}); err != nil {
+		t.Fatal(err)
+	}
+	byURL := map[string]map[string][]byte{}
+	for _, s := range list.Items {
+		byURL[string(s.Data["url"])] = s.Data
+	}
+	if d := byURL[spRepo.URL]; string(d["azureServicePrincipalClientSecret"]) != ts.ClientSecret || string(d["azureServicePrincipalTenantId"]) != ts.Tenant ||
+		string(d["azureActiveDirectoryEndpoint"]) != ts.URL {
+		t.Errorf("service principal Secret: %v", keys(d))
+	}
+	if d := byURL[wiRepo.URL]; string(d["useAzureWorkloadIdentity"]) != "true" {
+		t.Errorf("workload identity Secret: %v", keys(d))
+	}
+	if d := byURL[google.URL]; string(d["gcpServiceAccountKey"]) != ts.GoogleKey {
+		t.Errorf("Google credential template: %v", keys(d))
 	}
 }
 

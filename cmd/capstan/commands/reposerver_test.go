@@ -60,56 +60,10 @@ func TestRepoServerUsesRepositorySecrets(t *testing.T) {
 	}
 
 	redisAddr := redisserver.Start(t)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := lis.Addr().String()
-	_ = lis.Close()
-	host, port, _ := net.SplitHostPort(addr)
-	metricsLis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, metricsPort, _ := net.SplitHostPort(metricsLis.Addr().String())
-	_ = metricsLis.Close()
-	t.Setenv("KUBECONFIG", kubeCluster.KubeconfigPath)
-	// reposerver.profile.enabled, as the install mounts it.
 	profilerSetting := filepath.Join(t.TempDir(), "profiler.enabled")
-	t.Setenv(profiler.PathEnv, profilerSetting)
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		root := NewRoot()
-		root.SetArgs([]string{"repo-server", "--address", host, "--port", port, "--metrics-address", "127.0.0.1", "--metrics-port", metricsPort,
-			"--root", t.TempDir(), "--namespace", ns, "--redis", redisAddr})
-		root.SetErr(&bytes.Buffer{})
-		done <- root.ExecuteContext(runCtx)
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("repo-server exited with %v", err)
-		}
-	}()
-
-	client, err := reposerver.Dial(addr, reposerver.ClientTLS{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	req := &repo.Request{AppName: "p", Sources: []v1alpha1.ApplicationSource{{RepoURL: remote.URL, Path: "app"}}}
-	var resp *repo.Response
-	eventually.String(t, "the repo server serving", func() string {
-		if resp, err = client.Render(ctx, req); reposerver.IsCode(err, "Unavailable") {
-			return err.Error()
-		}
-		return ""
-	})
-	if err != nil {
-		t.Fatalf("render through the repo server: %v", err)
-	}
-	if len(resp.Objects) != 1 || resp.Objects[0].GetName() != "private" {
+	t.Setenv(profiler.PathEnv, profilerSetting) // reposerver.profile.enabled, as the install mounts it
+	client, metricsPort := startRepoServer(t, ns, redisAddr)
+	if resp := renderThrough(t, client, remote.URL); len(resp.Objects) != 1 || resp.Objects[0].GetName() != "private" {
 		t.Errorf("objects = %v", resp.Objects)
 	}
 	rc, err := cache.NewRedis(ctx, cache.RedisOptions{Addr: redisAddr})
@@ -153,4 +107,65 @@ func TestRepoServerUsesRepositorySecrets(t *testing.T) {
 			t.Errorf("pprof with the setting %q: %d, want %d", tc.setting, resp.StatusCode, tc.want)
 		}
 	}
+}
+
+// startRepoServer runs `capstan repo-server` for the control namespace ns
+// until the test ends, and dials it; it returns the client and the
+// metrics port.
+func startRepoServer(t *testing.T, ns, redisAddr string) (*reposerver.Client, string) {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	_ = lis.Close()
+	host, port, _ := net.SplitHostPort(addr)
+	metricsLis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, metricsPort, _ := net.SplitHostPort(metricsLis.Addr().String())
+	_ = metricsLis.Close()
+	t.Setenv("KUBECONFIG", kubeCluster.KubeconfigPath)
+	runCtx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		root := NewRoot()
+		root.SetArgs([]string{"repo-server", "--address", host, "--port", port, "--metrics-address", "127.0.0.1", "--metrics-port", metricsPort,
+			"--root", t.TempDir(), "--namespace", ns, "--redis", redisAddr})
+		root.SetErr(&bytes.Buffer{})
+		done <- root.ExecuteContext(runCtx)
+	}()
+	client, err := reposerver.Dial(addr, reposerver.ClientTLS{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		client.Close()
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("repo-server exited with %v", err)
+		}
+	})
+	return client, metricsPort
+}
+
+// renderThrough renders the app directory of repoURL through the repo
+// server, waiting for it to serve.
+func renderThrough(t *testing.T, client *reposerver.Client, repoURL string) *repo.Response {
+	t.Helper()
+	req := &repo.Request{AppName: "p", Sources: []v1alpha1.ApplicationSource{{RepoURL: repoURL, Path: "app"}}}
+	var resp *repo.Response
+	var err error
+	eventually.String(t, "the repo server serving", func() string {
+		if resp, err = client.Render(context.Background(), req); reposerver.IsCode(err, "Unavailable") {
+			return err.Error()
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatalf("render %s through the repo server: %v", repoURL, err)
+	}
+	return resp
 }

@@ -49,8 +49,9 @@ type Creds struct {
 	// pointers (a repository Secret's enableLfs). Default false.
 	LFS bool
 	// Identity names credentials whose secret is renewed (a GitHub App's
-	// installation token): the Store keeps their clone by it in place of
-	// the password, so a new token does not mean a new clone.
+	// installation token, a cloud's access token): the Store keeps their
+	// clone by it in place of the password or bearer token, so a new token
+	// does not mean a new clone.
 	Identity string
 }
 
@@ -61,12 +62,12 @@ func (c Creds) identity() string {
 		return ""
 	}
 	h := sha256.New()
-	password := c.Password
+	password, bearer := c.Password, c.BearerToken
 	if c.Identity != "" {
-		password = "identity:" + c.Identity
+		password, bearer = "identity:"+c.Identity, ""
 	}
 	fields := []string{c.Username, password, c.SSHPrivateKey, c.KnownHosts, strconv.FormatBool(c.Insecure), string(c.CAData),
-		c.TLSClientCert, c.TLSClientKey, c.BearerToken, c.Proxy, c.NoProxy}
+		c.TLSClientCert, c.TLSClientKey, bearer, c.Proxy, c.NoProxy}
 	if c.Depth > 0 {
 		fields = append(fields, "depth="+strconv.Itoa(c.Depth)) // a shallow clone is never a full one's
 	}

@@ -44,9 +44,10 @@ type Server struct {
 	// must present when Options asked for client certificates.
 	ClientCert, ClientKey []byte
 
-	root    string
-	fetches atomic.Int64
-	srv     *httptest.Server
+	authorize func(*http.Request) bool
+	root      string
+	fetches   atomic.Int64
+	srv       *httptest.Server
 }
 
 // Options shape a server.
@@ -58,6 +59,10 @@ type Options struct {
 	ClientCerts bool
 	// BearerToken, if set, is accepted in place of basic auth.
 	BearerToken string
+	// Authorize, if set, decides which requests are served in place of
+	// the basic auth and bearer token checks (tokens a test's token
+	// service issued, say).
+	Authorize func(*http.Request) bool
 }
 
 // New starts a plain-HTTP server that stops when the test ends.
@@ -79,7 +84,7 @@ func NewWith(t testing.TB, opts Options) *Server {
 	if err != nil {
 		t.Fatalf("git --exec-path: %v", err)
 	}
-	s := &Server{Username: "git-user", Password: "s3cret-pa55", BearerToken: opts.BearerToken, root: t.TempDir()}
+	s := &Server{Username: "git-user", Password: "s3cret-pa55", BearerToken: opts.BearerToken, authorize: opts.Authorize, root: t.TempDir()}
 	backend := &cgi.Handler{
 		Path: filepath.Join(strings.TrimSpace(string(execPath)), "git-http-backend"),
 		Env:  []string{"GIT_PROJECT_ROOT=" + s.root, "GIT_HTTP_EXPORT_ALL=1"},
@@ -121,6 +126,9 @@ func NewWith(t testing.TB, opts Options) *Server {
 
 // authorized checks a request's basic auth, or its bearer token.
 func (s *Server) authorized(r *http.Request) bool {
+	if s.authorize != nil {
+		return s.authorize(r)
+	}
 	if token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && s.BearerToken != "" {
 		return subtle.ConstantTimeCompare([]byte(token), []byte(s.BearerToken)) == 1
 	}

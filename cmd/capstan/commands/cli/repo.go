@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -190,10 +191,10 @@ func repoBody(repo *settings.Repository, template bool) (any, error) {
 // repoAddFlags are what repo add, repocreds add and admin repo
 // generate-spec make a repository from.
 type repoAddFlags struct {
-	repo                                       settings.Repository
-	keyPath, certPath, certKeyPath, appKeyPath string
-	ignoreHostKey                              bool
-	appID, appInstallationID, depth            int64
+	repo                                                   settings.Repository
+	keyPath, certPath, certKeyPath, appKeyPath, gcpKeyPath string
+	ignoreHostKey                                          bool
+	appID, appInstallationID, depth                        int64
 }
 
 func (r *repoAddFlags) add(cmd *cobra.Command, template bool) {
@@ -227,9 +228,12 @@ func (r *repoAddFlags) add(cmd *cobra.Command, template bool) {
 	fs.Int64Var(&r.appInstallationID, "github-app-installation-id", 0, "the GitHub App's installation ID")
 	fs.StringVar(&r.appKeyPath, "github-app-private-key-path", "", "file with the GitHub App's private key (PEM)")
 	fs.StringVar(&repo.EnterpriseBaseURL, "github-app-enterprise-base-url", "", "API URL of a GitHub Enterprise Server (https://ghe.example.com/api/v3)")
-	cmdutil.Unsupported(cmd, map[string]string{"gcp-service-account-key-path": "string", "use-azure-workload-identity": "bool",
-		"azure-service-principal-client-id": "string", "azure-service-principal-client-secret": "string",
-		"azure-service-principal-tenant-id": "string", "azure-active-directory-endpoint": "string"})
+	fs.StringVar(&r.gcpKeyPath, "gcp-service-account-key-path", "", "file with a Google service account key (JSON), whose tokens reach Google Cloud over HTTPS")
+	fs.BoolVar(&repo.UseAzureWorkloadIdentity, "use-azure-workload-identity", false, "reach Azure DevOps (or, for Helm, an Azure Container Registry) as the repo server's Azure workload identity")
+	fs.StringVar(&repo.AzureServicePrincipalClientID, "azure-service-principal-client-id", "", "client ID of the Azure service principal that reaches Azure DevOps")
+	fs.StringVar(&repo.AzureServicePrincipalClientSecret, "azure-service-principal-client-secret", "", "the Azure service principal's client secret")
+	fs.StringVar(&repo.AzureServicePrincipalTenantID, "azure-service-principal-tenant-id", "", "the Azure service principal's tenant ID")
+	fs.StringVar(&repo.AzureActiveDirectoryEndpoint, "azure-active-directory-endpoint", "", "Microsoft Entra ID endpoint of the service principal (default: https://login.microsoftonline.com)")
 }
 
 // build makes the repository at url the flags describe, reading the key
@@ -242,7 +246,8 @@ func (r *repoAddFlags) build(url string) (*settings.Repository, error) {
 		path, what string
 		into       *string
 	}{{r.keyPath, "the SSH private key", &repo.SSHPrivateKey}, {r.certPath, "the TLS client certificate", &repo.TLSClientCertData},
-		{r.certKeyPath, "the TLS client certificate's key", &repo.TLSClientCertKey}, {r.appKeyPath, "the GitHub App's private key", &repo.PrivateKey}} {
+		{r.certKeyPath, "the TLS client certificate's key", &repo.TLSClientCertKey}, {r.appKeyPath, "the GitHub App's private key", &repo.PrivateKey},
+		{r.gcpKeyPath, "the Google service account key", &repo.GCPServiceAccountKey}} {
 		if file.path == "" {
 			continue
 		}
@@ -257,6 +262,9 @@ func (r *repoAddFlags) build(url string) (*settings.Repository, error) {
 	}
 	if repo.InsecureOCIForceHTTP && repo.Type != "oci" && (repo.Type != "helm" || !repo.EnableOCI) {
 		return nil, errors.New("--insecure-oci-force-http requires --type oci or --enable-oci")
+	}
+	if r.gcpKeyPath != "" && !strings.HasPrefix(strings.ToLower(url), "https://") {
+		return nil, errors.New("--gcp-service-account-key-path is only supported for HTTPS repositories")
 	}
 	if r.depth < 0 {
 		return nil, fmt.Errorf("--depth %d: want 0 or more", r.depth)

@@ -42,14 +42,25 @@ function repoTable(id, path, items, withState) {
 // methods are the ways to connect, as Argo CD's form offers them, and
 // the fields each shows.
 const methods = {
-  https: { label: 'HTTPS', fields: ['username', 'password', 'tlsClientCertData', 'tlsClientCertKey', 'forceHttpBasicAuth', 'proxy', 'noProxy'] },
+  https: { label: 'HTTPS', fields: ['username', 'password', 'tlsClientCertData', 'tlsClientCertKey', 'forceHttpBasicAuth', 'useAzureWorkloadIdentity', 'proxy', 'noProxy'] },
   ssh: { label: 'SSH', fields: ['sshPrivateKey'] },
   githubApp: { label: 'GitHub App', fields: ['githubAppID', 'githubAppInstallationID', 'githubAppEnterpriseBaseUrl', 'githubAppPrivateKey', 'proxy', 'noProxy'] },
+  googleCloud: { label: 'Google Cloud', fields: ['gcpServiceAccountKey', 'proxy', 'noProxy'] },
+  azureServicePrincipal: { label: 'Azure service principal', fields: ['azureServicePrincipalTenantId', 'azureServicePrincipalClientId',
+    'azureServicePrincipalClientSecret', 'azureActiveDirectoryEndpoint', 'proxy', 'noProxy'] },
 };
 
 // secretFields are the credentials the API never shows: editing a
 // repository writes them anew, as Argo CD's update does.
-const secretFields = ['password', 'tlsClientCertKey', 'sshPrivateKey', 'githubAppPrivateKey'];
+const secretFields = ['password', 'tlsClientCertKey', 'sshPrivateKey', 'githubAppPrivateKey', 'gcpServiceAccountKey', 'azureServicePrincipalClientSecret'];
+
+// methodOf is the connection method of a stored repository.
+function methodOf(r) {
+  if (r.githubAppID) return 'githubApp';
+  if (r.azureServicePrincipalClientId) return 'azureServicePrincipal';
+  if (/^(ssh:\/\/|[^/:]+@)/.test(r.url || r.repo || '')) return 'ssh';
+  return 'https';
+}
 
 // repoForm adds a repository (its connection testable first) or a
 // credential template; its edit(r) turns it into the form editing r.
@@ -78,6 +89,11 @@ function repoForm(prefix, title, path, testable, projects) {
     input('githubAppID', 'GitHub App ID', { inputmode: 'numeric' }), input('githubAppInstallationID', 'GitHub App installation ID', { inputmode: 'numeric' }),
     input('githubAppEnterpriseBaseUrl', 'GitHub Enterprise base URL', { placeholder: 'https://ghe.example.com/api/v3' }),
     area('githubAppPrivateKey', 'GitHub App private key'),
+    box('useAzureWorkloadIdentity', 'Use Azure workload identity'),
+    area('gcpServiceAccountKey', 'Google Cloud service account key (JSON)'),
+    input('azureServicePrincipalTenantId', 'Azure tenant ID', { autocomplete: 'off' }), input('azureServicePrincipalClientId', 'Azure client ID', { autocomplete: 'off' }),
+    input('azureServicePrincipalClientSecret', 'Azure client secret', { type: 'password', autocomplete: 'new-password' }),
+    input('azureActiveDirectoryEndpoint', 'Microsoft Entra ID endpoint', { placeholder: 'https://login.microsoftonline.com' }),
     input('proxy', 'Proxy', { placeholder: 'https://proxy.example.com:3128' }), input('noProxy', 'No proxy for', { placeholder: '.internal.example.com' }),
   ];
   const showMethod = () => {
@@ -129,7 +145,7 @@ function repoForm(prefix, title, path, testable, projects) {
     editing = r;
     form.querySelector('h2').textContent = 'Edit ' + (r.url || r.repo);
     form.querySelector('.edit-note').hidden = false;
-    el('method').value = r.githubAppID ? 'githubApp' : /^(ssh:\/\/|[^/:]+@)/.test(r.url || r.repo || '') ? 'ssh' : 'https';
+    el('method').value = methodOf(r);
     el('type').value = r.type || 'git';
     el('url').value = r.url || r.repo;
     el('url').readOnly = true;

@@ -1,0 +1,139 @@
+package cloudauth_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/capstan-cd/capstan/internal/cloudauth"
+	"github.com/capstan-cd/capstan/internal/testing/tokenserver"
+)
+
+func TestGoogle(t *testing.T) {
+	ts := tokenserver.New(t)
+	src := cloudauth.New(cloudauth.Options{HTTPClient: ts.Client()})
+	email, token, err := src.Google(context.Background(), ts.GoogleKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if email != ts.GoogleEmail || ts.Scope(token) != cloudauth.GoogleScope {
+		t.Errorf("got %s and a token for %q, want %s and a cloud-platform token", email, ts.Scope(token), ts.GoogleEmail)
+	}
+	// The token is reused until it expires.
+	if _, again, err := src.Google(context.Background(), ts.GoogleKey); err != nil || again != token || ts.Requests("google") != 1 {
+		t.Errorf("second call: %v, same token %v, %d requests; want the cached token and 1 request", err, again == token, ts.Requests("google"))
+	}
+}
+
+func TestGoogleRefusesOtherKeys(t *testing.T) {
+	ts := tokenserver.New(t)
+	src := cloudauth.New(cloudauth.Options{HTTPClient: ts.Client()})
+	var key map[string]string
+	if err := json.Unmarshal([]byte(ts.GoogleKey), &key); err != nil {
+		t.Fatal(err)
+	}
+	with := func(field, value string) string {
+		changed := map[string]string{}
+		for k, v := range key {
+			changed[k] = v
+		}
+		changed[field] = value
+		out, _ := json.Marshal(changed)
+		return string(out)
+	}
+	for _, tc := range []struct{ name, key, want string }{
+		{"an external account, which reads files", with("type", "external_account"), "service_account"},
+		{"a plain-HTTP token endpoint", with("token_uri", strings.Replace(ts.URL, "https", "http", 1)+"/google/token"), "not an https URL"},
+		{"another account's key", with("client_email", "intruder@example.iam.gserviceaccount.com"), "400 Bad Request"},
+		{"not JSON", "{", "reading the Google service account key"},
+		{"too large", strings.Repeat(" ", 70<<10), "larger than"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := src.Google(context.Background(), tc.key)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error saying %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "refused by the test token service") {
+				t.Errorf("the endpoint's answer is shown: %v", err)
+			}
+		})
+	}
+}
+
+func TestAzureServicePrincipal(t *testing.T) {
+	ts := tokenserver.New(t)
+	src := cloudauth.New(cloudauth.Options{HTTPClient: ts.Client()})
+	sp := cloudauth.ServicePrincipal{TenantID: ts.Tenant, ClientID: ts.ClientID, ClientSecret: ts.ClientSecret, Endpoint: ts.URL}
+	token, err := src.AzureServicePrincipal(context.Background(), sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ts.Scope(token); got != cloudauth.AzureDevOpsScope {
+		t.Errorf("token for %q, want %q", got, cloudauth.AzureDevOpsScope)
+	}
+	if again, err := src.AzureServicePrincipal(context.Background(), sp); err != nil || again != token || ts.Requests("entra") != 1 {
+		t.Errorf("second call: %v, same token %v, %d requests; want the cached token and 1 request", err, again == token, ts.Requests("entra"))
+	}
+	sp.ClientSecret = "wrong"
+	if _, err := src.AzureServicePrincipal(context.Background(), sp); err == nil || !strings.Contains(err.Error(), "400") ||
+		strings.Contains(err.Error(), "refused by the test token service") {
+		t.Errorf("a wrong secret: %v, want the endpoint's status only", err)
+	}
+	if _, err := src.AzureServicePrincipal(context.Background(), cloudauth.ServicePrincipal{ClientID: "x"}); err == nil {
+		t.Error("an incomplete service principal was taken")
+	}
+}
+
+// workloadIdentity sets the environment Azure's workload identity webhook
+// gives a pod, for the token server's service principal.
+func workloadIdentity(t *testing.T, ts *tokenserver.Server) {
+	file := filepath.Join(t.TempDir(), "azure-identity-token")
+	if err := os.WriteFile(file, []byte(ts.FederatedToken), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("AZURE_CLIENT_ID", ts.ClientID)
+	t.Setenv("AZURE_TENANT_ID", ts.Tenant)
+	t.Setenv("AZURE_FEDERATED_TOKEN_FILE", file)
+	t.Setenv("AZURE_AUTHORITY_HOST", ts.URL)
+	t.Setenv("AZURE_TOKEN_CREDENTIALS", "WorkloadIdentityCredential")
+}
+
+func TestAzureWorkloadIdentity(t *testing.T) {
+	ts := tokenserver.New(t)
+	workloadIdentity(t, ts)
+	src := cloudauth.New(cloudauth.Options{HTTPClient: ts.Client()})
+	token, err := src.AzureWorkloadIdentity(context.Background(), cloudauth.AzureDevOpsScope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ts.Scope(token); got != cloudauth.AzureDevOpsScope {
+		t.Errorf("token for %q, want %q", got, cloudauth.AzureDevOpsScope)
+	}
+}
+
+func TestAzureContainerRegistry(t *testing.T) {
+	ts := tokenserver.New(t)
+	workloadIdentity(t, ts)
+	src := cloudauth.New(cloudauth.Options{HTTPClient: ts.Client()})
+	token, err := src.AzureContainerRegistry(context.Background(), ts.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ts.Scope(token); got != "registry:"+ts.Host {
+		t.Errorf("refresh token for %q, want the registry's", got)
+	}
+	if again, err := src.AzureContainerRegistry(context.Background(), ts.Host); err != nil || again != token || ts.Requests("exchange") != 1 {
+		t.Errorf("second call: %v, same token %v, %d exchanges; want the cached token and 1 exchange", err, again == token, ts.Requests("exchange"))
+	}
+}
+
+func ExampleSource_Google() {
+	// A repository Secret's gcpServiceAccountKey buys Git's credentials:
+	// the account's e-mail as the user, the access token as the password.
+	key, _ := os.ReadFile("service-account-key.json")
+	email, token, err := cloudauth.Default.Google(context.Background(), string(key))
+	_, _, _ = email, token, err
+}
