@@ -1,7 +1,8 @@
 # Capstan's image for those who build with Docker; `make image` builds the
 # same image without a Docker daemon. Every component is the one capstan
 # binary, which Argo CD's command names (argocd-server, argocd-repo-server,
-# argocd-application-controller, argocd-dex, argocd) are linked to, and Dex.
+# argocd-application-controller, argocd-dex, argocd-k8s-auth, argocd, …) are
+# linked to, and Dex.
 #   docker build -t capstan .
 FROM golang:1.26-bookworm AS build
 # go.mod names Go 1.27; the go command fetches it from the module proxy.
@@ -22,7 +23,7 @@ RUN apt-get update \
  && useradd --uid 999 --gid 999 --home-dir /home/argocd --create-home --shell /usr/sbin/nologin argocd
 COPY --from=build /out/capstan /out/dex /usr/local/bin/
 RUN for name in argocd argocd-server argocd-repo-server argocd-application-controller argocd-dex \
-      argocd-applicationset-controller argocd-notifications; do \
+      argocd-applicationset-controller argocd-notifications argocd-image-updater argocd-k8s-auth; do \
       ln -s capstan /usr/local/bin/$name; done
 USER 999:999
 WORKDIR /home/argocd

@@ -46,7 +46,7 @@ const Repository = "ghcr.io/capstan-cd/capstan"
 
 // commandNames are linked to capstan in /usr/local/bin: the names Argo
 // CD's manifests run it by.
-var commandNames = []string{"argocd", "argocd-server", "argocd-repo-server", "argocd-application-controller", "argocd-dex", "argocd-applicationset-controller", "argocd-notifications", "argocd-image-updater"}
+var commandNames = []string{"argocd", "argocd-server", "argocd-repo-server", "argocd-application-controller", "argocd-dex", "argocd-applicationset-controller", "argocd-notifications", "argocd-image-updater", "argocd-k8s-auth"}
 
 // Build makes the image (see the package documentation).
 func Build(ctx context.Context, o Options) error {

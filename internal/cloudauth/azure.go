@@ -56,7 +56,7 @@ func (s *Source) AzureServicePrincipal(ctx context.Context, sp ServicePrincipal)
 	if err != nil {
 		return "", fmt.Errorf("getting a token as the Azure service principal %s: %w", sp.ClientID, err)
 	}
-	return token, nil
+	return token.Token, nil
 }
 
 // AzureWorkloadIdentity returns a token for scope bought with the pod's
@@ -64,6 +64,12 @@ func (s *Source) AzureServicePrincipal(ctx context.Context, sp ServicePrincipal)
 // it (workload identity's AZURE_CLIENT_ID, AZURE_TENANT_ID and
 // AZURE_FEDERATED_TOKEN_FILE first, then a managed identity).
 func (s *Source) AzureWorkloadIdentity(ctx context.Context, scope string) (string, error) {
+	token, err := s.workloadIdentity(ctx, scope)
+	return token.Token, err
+}
+
+// workloadIdentity is AzureWorkloadIdentity's token with its expiry.
+func (s *Source) workloadIdentity(ctx context.Context, scope string) (azcore.AccessToken, error) {
 	env := make([]string, 0, 4)
 	for _, name := range []string{"AZURE_CLIENT_ID", "AZURE_TENANT_ID", "AZURE_FEDERATED_TOKEN_FILE", "AZURE_AUTHORITY_HOST"} {
 		env = append(env, os.Getenv(name))
@@ -74,18 +80,18 @@ func (s *Source) AzureWorkloadIdentity(ctx context.Context, scope string) (strin
 		return azidentity.NewDefaultAzureCredential(opts)
 	})
 	if err != nil {
-		return "", fmt.Errorf("getting a token as the Azure workload identity: %w", err)
+		return azcore.AccessToken{}, fmt.Errorf("getting a token as the Azure workload identity: %w", err)
 	}
 	token, err := s.azureToken(ctx, cred, scope)
 	if err != nil {
-		return "", fmt.Errorf("getting a token as the Azure workload identity: %w", err)
+		return azcore.AccessToken{}, fmt.Errorf("getting a token as the Azure workload identity: %w", err)
 	}
 	return token, nil
 }
 
 // azureToken asks cred for a token of scope (the credential keeps it until
 // shortly before it expires), within the Source's timeout.
-func (s *Source) azureToken(ctx context.Context, cred azcore.TokenCredential, scope string) (string, error) {
+func (s *Source) azureToken(ctx context.Context, cred azcore.TokenCredential, scope string) (azcore.AccessToken, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	token, err := cred.GetToken(ctx, policy.TokenRequestOptions{Scopes: []string{scope}})
@@ -93,11 +99,11 @@ func (s *Source) azureToken(ctx context.Context, cred azcore.TokenCredential, sc
 		var failed *azidentity.AuthenticationFailedError
 		if errors.As(err, &failed) && failed.RawResponse != nil {
 			// Not the answer's body: the endpoint may be the credentials'.
-			return "", fmt.Errorf("the token endpoint answered %s", failed.RawResponse.Status)
+			return azcore.AccessToken{}, fmt.Errorf("the token endpoint answered %s", failed.RawResponse.Status)
 		}
-		return "", err
+		return azcore.AccessToken{}, err
 	}
-	return token.Token, nil
+	return token, nil
 }
 
 // clientOptions sends the Azure SDK's requests with the Source's client,

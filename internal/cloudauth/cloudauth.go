@@ -21,7 +21,8 @@ const maxBody = 1 << 20
 
 // Options shape a Source.
 type Options struct {
-	// HTTPClient sends every token request. Default: a client on
+	// HTTPClient sends every token request but AWS's, which the AWS SDK
+	// sends itself (trusting AWS_CA_BUNDLE). Default: a client on
 	// http.DefaultTransport (the system's trusted certificates and the
 	// environment's proxy).
 	HTTPClient *http.Client

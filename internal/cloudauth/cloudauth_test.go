@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/capstan-cd/capstan/internal/cloudauth"
+	"github.com/capstan-cd/capstan/internal/testing/stsserver"
 	"github.com/capstan-cd/capstan/internal/testing/tokenserver"
 )
 
@@ -136,4 +138,54 @@ func ExampleSource_Google() {
 	key, _ := os.ReadFile("service-account-key.json")
 	email, token, err := cloudauth.Default.Google(context.Background(), string(key))
 	_, _, _ = email, token, err
+}
+
+// awsEnvironment points the AWS SDK at a local STS whose certificate it
+// trusts, with the user's keys in a shared credentials file's profile eks.
+func awsEnvironment(t *testing.T, sts *stsserver.Server) {
+	dir := t.TempDir()
+	creds := filepath.Join(dir, "credentials")
+	if err := os.WriteFile(creds, []byte("[eks]\naws_access_key_id = "+sts.AccessKeyID+"\naws_secret_access_key = "+sts.SecretAccessKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"AWS_ENDPOINT_URL_STS": sts.URL, "AWS_CA_BUNDLE": sts.CAFile(t, dir), "AWS_REGION": "eu-west-1",
+		"AWS_SHARED_CREDENTIALS_FILE": creds, "AWS_CONFIG_FILE": filepath.Join(dir, "config"), "AWS_EC2_METADATA_DISABLED": "true",
+		"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_SESSION_TOKEN": "", "AWS_PROFILE": ""} {
+		t.Setenv(k, v)
+	}
+}
+
+func TestEKS(t *testing.T) {
+	sts := stsserver.New(t)
+	awsEnvironment(t, sts)
+	for _, tc := range []struct {
+		name    string
+		cluster cloudauth.AWSCluster
+		want    string
+	}{
+		{"as the profile's user", cloudauth.AWSCluster{ClusterName: sts.ClusterName, Profile: "eks"}, ":user/deployer"},
+		{"as an assumed role", cloudauth.AWSCluster{ClusterName: sts.ClusterName, Profile: "eks", RoleARN: sts.RoleARN}, ":assumed-role/capstan-deployer/"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			token, err := cloudauth.Default.EKS(context.Background(), tc.cluster)
+			if err != nil {
+				t.Fatal(err)
+			}
+			arn, err := sts.Authenticate(token.Token)
+			if err != nil || !strings.Contains(arn, tc.want) {
+				t.Errorf("STS says the token is %q (%v), want %q", arn, err, tc.want)
+			}
+			if time.Until(token.Expires) < 13*time.Minute {
+				t.Errorf("the token expires at %s, want in 14 minutes", token.Expires)
+			}
+		})
+	}
+	// A token signed for another cluster's name is refused.
+	other, err := cloudauth.Default.EKS(context.Background(), cloudauth.AWSCluster{ClusterName: "staging", Profile: "eks"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if arn, err := sts.Authenticate(other.Token); err == nil {
+		t.Errorf("a token for another cluster is taken as %s", arn)
+	}
 }

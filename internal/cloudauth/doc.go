@@ -15,4 +15,9 @@
 //
 // Tokens are cached until shortly before they expire; the Sources keep the
 // credentials they built, keyed by a digest of their inputs.
+//
+// It also makes the tokens managed Kubernetes services take, for capstan
+// k8s-auth: an EKS token (an STS GetCallerIdentity request presigned with
+// the environment's AWS credentials, for a cluster Secret's
+// awsAuthConfig), a GKE token and an AKS token.
 package cloudauth

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
@@ -22,6 +25,7 @@ type Config struct {
 	BearerToken        string              `json:"bearerToken,omitempty"`
 	TLSClientConfig    TLSClientConfig     `json:"tlsClientConfig"`
 	ExecProviderConfig *ExecProviderConfig `json:"execProviderConfig,omitempty"`
+	AWSAuthConfig      *AWSAuthConfig      `json:"awsAuthConfig,omitempty"`
 	DisableCompression bool                `json:"disableCompression,omitempty"`
 	ProxyURL           string              `json:"proxyUrl,omitempty"`
 }
@@ -43,6 +47,38 @@ type ExecProviderConfig struct {
 	APIVersion  string            `json:"apiVersion,omitempty"`
 	InstallHint string            `json:"installHint,omitempty"`
 }
+
+// AWSAuthConfig reaches an EKS cluster with a token signed by the
+// controller's AWS identity (after assuming RoleARN, with Profile's
+// configuration), as capstan k8s-auth aws makes it.
+type AWSAuthConfig struct {
+	ClusterName string `json:"clusterName,omitempty"`
+	RoleARN     string `json:"roleARN,omitempty"`
+	Profile     string `json:"profile,omitempty"`
+}
+
+// execArgs are the arguments of capstan k8s-auth aws for the cluster; each
+// value is joined to its flag, so none is read as a flag of its own.
+func (a *AWSAuthConfig) execArgs() []string {
+	args := []string{"k8s-auth", "aws", "--cluster-name=" + a.ClusterName}
+	if a.RoleARN != "" {
+		args = append(args, "--role-arn="+a.RoleARN)
+	}
+	if a.Profile != "" {
+		args = append(args, "--profile="+a.Profile)
+	}
+	return args
+}
+
+// SelfCommand is the program an awsAuthConfig runs as its exec plugin,
+// with k8s-auth aws: this process's executable (capstan), else
+// argocd-k8s-auth from PATH, as in Argo CD's image.
+var SelfCommand = sync.OnceValue(func() string {
+	if path, err := os.Executable(); err == nil {
+		return path
+	}
+	return "argocd-k8s-auth"
+})
 
 // fromSecret reads a cluster Secret. Errors name the Secret and the key.
 func fromSecret(s *corev1.Secret) (*Cluster, error) {
@@ -121,6 +157,15 @@ func restConfig(server string, cfg *Config) *rest.Config {
 		if u, err := url.Parse(cfg.ProxyURL); err == nil {
 			rc.Proxy = http.ProxyURL(u)
 		}
+	}
+	if a := cfg.AWSAuthConfig; a != nil && a.ClusterName != "" {
+		command, args := SelfCommand(), a.execArgs()
+		if filepath.Base(command) == "argocd-k8s-auth" {
+			args = args[1:]
+		}
+		rc.ExecProvider = &clientcmdapi.ExecConfig{Command: command, Args: args, APIVersion: "client.authentication.k8s.io/v1beta1",
+			InteractiveMode: clientcmdapi.NeverExecInteractiveMode}
+		return rc
 	}
 	if cfg.ExecProviderConfig != nil {
 		e := cfg.ExecProviderConfig

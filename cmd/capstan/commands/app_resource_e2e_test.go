@@ -117,11 +117,6 @@ func TestAppResourceCommands(t *testing.T) {
 		!strings.Contains(errOut, "--ignore-normalizer-jq-execution-timeout has no effect: the server computes the differences") {
 		t.Errorf("app sync --ignore-normalizer-jq-execution-timeout: exit %d, %s", code, errOut)
 	}
-	// A flag whose feature Capstan lacks is refused by name.
-	if code, _, errOut := f.run("cluster", "add", "eks", "--aws-cluster-name", "prod"); code != 1 ||
-		!strings.Contains(errOut, "--aws-cluster-name: not supported by Capstan yet") {
-		t.Errorf("cluster add --aws-cluster-name: exit %d, %s", code, errOut)
-	}
 	// A live change to the Deployment: the app differs from Git.
 	expect(0, "app", "patch-resource", "ops", "--kind", "Deployment", "--resource-name", "api",
 		"--patch", `{"spec":{"template":{"spec":{"containers":[{"name":"api","image":"api:2"}]}}}}`, "--patch-type", "application/merge-patch+json")

@@ -29,9 +29,10 @@ import (
 var kubeCluster *localcluster.Cluster
 
 func TestMain(m *testing.M) {
-	// The repo server's render workers are this program run again with
-	// repo-render-worker, as the capstan binary is.
-	if len(os.Args) > 1 && os.Args[1] == "repo-render-worker" {
+	// The repo server's render workers, and an EKS cluster's exec plugin,
+	// are this program run again with repo-render-worker or k8s-auth, as
+	// the capstan binary is.
+	if len(os.Args) > 1 && (os.Args[1] == "repo-render-worker" || os.Args[1] == "k8s-auth") {
 		os.Exit(Execute(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	// Workloads: Deployments get pods (kwok plays their kubelet), whose

@@ -22,6 +22,7 @@ import (
 	"github.com/capstan-cd/capstan/cmd/capstan/commands/cli"
 	"github.com/capstan-cd/capstan/cmd/capstan/commands/cmdutil"
 	"github.com/capstan-cd/capstan/cmd/capstan/commands/component"
+	"github.com/capstan-cd/capstan/cmd/capstan/commands/k8sauth"
 )
 
 // NewRoot returns the capstan command with every subcommand attached.
@@ -48,6 +49,7 @@ func newRootAs(program string) (*cobra.Command, func()) {
 	}
 	root.AddCommand(admin.NewRenderCommand(), admin.NewCommand())
 	root.AddCommand(component.Commands()...)
+	root.AddCommand(k8sauth.NewCommand())
 	// Argo CD's global client flags are the root's, as in Argo CD's CLI.
 	release := cli.AddCommands(root, program == ArgoCDName)
 	return root, release
@@ -73,6 +75,7 @@ var ComponentNames = map[string]string{
 	"argocd-cmp-server":                "cmp-server",
 	"argocd-git-ask-pass":              "git-ask-pass",
 	"argocd-image-updater":             "image-updater",
+	"argocd-k8s-auth":                  "k8s-auth",
 }
 
 // Program decides what a binary called name (its argv[0]'s base) is, and

@@ -88,7 +88,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := c.start("etcd", bins["etcd"], etcdArgs(c.Dir, etcdURL, peerURL)); err != nil {
 		return nil, err
 	}
-	if err := c.start("kube-apiserver", bins["kube-apiserver"], apiserverArgs(c.pki, etcdURL, apiPort, c.opts.Profiling)); err != nil {
+	if err := c.start("kube-apiserver", bins["kube-apiserver"], apiserverArgs(c.pki, etcdURL, apiPort, c.opts)); err != nil {
 		return nil, err
 	}
 
@@ -133,8 +133,8 @@ func etcdArgs(dir, clientURL, peerURL string) []string {
 	}
 }
 
-func apiserverArgs(p *pki, etcdURL string, port int, profiling bool) []string {
-	return []string{
+func apiserverArgs(p *pki, etcdURL string, port int, opts Options) []string {
+	args := []string{
 		"--etcd-servers=" + etcdURL,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
@@ -149,9 +149,13 @@ func apiserverArgs(p *pki, etcdURL string, port int, profiling bool) []string {
 		"--service-cluster-ip-range=" + serviceCIDR,
 		"--authorization-mode=Node,RBAC",
 		"--allow-privileged=true",
-		"--profiling=" + strconv.FormatBool(profiling),
+		"--profiling=" + strconv.FormatBool(opts.Profiling),
 		"--v=1",
 	}
+	if opts.TokenWebhookConfig != "" {
+		args = append(args, "--authentication-token-webhook-config-file="+opts.TokenWebhookConfig, "--authentication-token-webhook-version=v1")
+	}
+	return args
 }
 
 // waitReady polls /readyz until the API server answers 200.

@@ -44,6 +44,12 @@ type Options struct {
 	// Profiling serves the API server's /debug/pprof to its admins.
 	// Default false, as it costs the API server time on every request.
 	Profiling bool
+
+	// TokenWebhookConfig, when set, is the kubeconfig of a TokenReview
+	// webhook that authenticates the bearer tokens no other authenticator
+	// knows, as a managed cluster's API server asks its cloud (EKS's
+	// aws-iam-authenticator). Default: none.
+	TokenWebhookConfig string
 }
 
 func (o Options) withDefaults() (Options, error) {

@@ -83,9 +83,7 @@ func (f *clientFlags) add(root *cobra.Command) {
 		if envErr != nil {
 			return envErr
 		}
-		if err := cmdutil.CheckFlags(cmd); err != nil {
-			return err
-		}
+		cmdutil.NoteNoEffect(cmd)
 		return f.setLogging(cmd)
 	}
 }

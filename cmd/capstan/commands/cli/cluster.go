@@ -42,6 +42,8 @@ type clusterAddFlags struct {
 	execCommand, execAPIVersion, execInstallHint                                   string
 	execArgs                                                                       []string
 	execEnv                                                                        map[string]string
+	// aws, with a cluster name, reaches an EKS cluster with AWS credentials.
+	aws cluster.AWSAuthConfig
 	// bearerToken, when set, is used as it is; noToken registers none
 	// (admin cluster generate-spec without --generate-bearer-token).
 	bearerToken string
@@ -107,7 +109,9 @@ func (o *clusterAddFlags) add(cmd *cobra.Command) {
 	fl.StringToStringVar(&o.execEnv, "exec-command-env", nil, "environment of --exec-command, NAME=VALUE")
 	fl.StringVar(&o.execAPIVersion, "exec-command-api-version", "client.authentication.k8s.io/v1", "the exec plugin's API version")
 	fl.StringVar(&o.execInstallHint, "exec-command-install-hint", "", "what to tell a user whose machine lacks --exec-command")
-	cmdutil.Unsupported(cmd, map[string]string{"aws-cluster-name": "string", "aws-role-arn": "string", "aws-profile": "string"})
+	fl.StringVar(&o.aws.ClusterName, "aws-cluster-name", "", "reach an EKS cluster of this name with the controller's AWS identity (no ServiceAccount is made)")
+	fl.StringVar(&o.aws.RoleARN, "aws-role-arn", "", "with --aws-cluster-name, the IAM role to assume first")
+	fl.StringVar(&o.aws.Profile, "aws-profile", "", "with --aws-cluster-name, the AWS configuration profile")
 }
 
 // spec makes the cluster to register from a context: its server and CA,
@@ -139,6 +143,9 @@ func (o *clusterAddFlags) spec(cmd *cobra.Command, context string) (*cluster.Spe
 	case o.inCluster:
 		spec.Server = cluster.InClusterServer
 		return spec, nil
+	case o.aws.ClusterName != "":
+		aws := o.aws
+		spec.Config.AWSAuthConfig = &aws
 	case o.execCommand != "":
 		spec.Config.ExecProviderConfig = &cluster.ExecProviderConfig{Command: o.execCommand, Args: o.execArgs, Env: o.execEnv,
 			APIVersion: o.execAPIVersion, InstallHint: o.execInstallHint}
