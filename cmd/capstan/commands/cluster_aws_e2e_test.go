@@ -2,7 +2,9 @@ package commands
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,7 +28,8 @@ import (
 // CD's awsAuthConfig and makes no ServiceAccount, and Capstan reaches the
 // cluster as the assumed role, through capstan k8s-auth aws run as the
 // client's exec plugin (a token presigned with the profile's keys, which
-// the cluster's authenticator has STS check for its cluster name).
+// the cluster's authenticator has STS check for its cluster name); with
+// --cluster-endpoint kube-public, at the address the cluster publishes.
 func TestClusterAddEKS(t *testing.T) {
 	localcluster.Need(t)
 	sts := stsserver.New(t)
@@ -86,6 +89,30 @@ func TestClusterAddEKS(t *testing.T) {
 	}
 	if user := review.Status.UserInfo.Username; !strings.Contains(user, ":assumed-role/capstan-deployer/") {
 		t.Errorf("Capstan reached the cluster as %q, want the assumed role", user)
+	}
+	// --cluster-endpoint kube-public registers the address the cluster
+	// publishes in kube-public's cluster-info, with its CA.
+	host := strings.Replace(eks.Config.Host, "127.0.0.1", "localhost", 1)
+	published := fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters:\n- name: \"\"\n  cluster:\n    server: %s\n    certificate-authority-data: %s\n",
+		host, base64.StdEncoding.EncodeToString(eks.Config.CAData))
+	if _, err := admin.CoreV1().ConfigMaps("kube-public").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cluster-info"},
+		Data: map[string]string{"kubeconfig": published}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.expect(0, "cluster", "add", "capstan-local", "--kubeconfig", eks.KubeconfigPath, "--name", "eks-public", "--cluster-endpoint", "kube-public",
+		"--aws-cluster-name", sts.ClusterName, "--aws-profile", "eks", "--yes")
+	public, err := registry.Get(ctx, v1alpha1.ApplicationDestination{Name: "eks-public"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if public.Server != host {
+		t.Errorf("--cluster-endpoint kube-public registered %s, want %s", public.Server, host)
+	}
+	if cs, err := kubernetes.NewForConfig(public.Config); err != nil {
+		t.Fatal(err)
+	} else if review, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{}); err != nil ||
+		!strings.HasSuffix(review.Status.UserInfo.Username, ":user/deployer") {
+		t.Errorf("reaching the published endpoint as the profile's user: %v", err)
 	}
 	if sts.Calls("AssumeRole") == 0 || sts.Calls("GetCallerIdentity") == 0 {
 		t.Errorf("STS answered %d AssumeRole and %d GetCallerIdentity calls", sts.Calls("AssumeRole"), sts.Calls("GetCallerIdentity"))

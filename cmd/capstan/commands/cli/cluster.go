@@ -3,14 +3,19 @@ package cli
 import (
 	"bufio"
 	"cmp"
+	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -103,7 +108,7 @@ func (o *clusterAddFlags) add(cmd *cobra.Command) {
 	fl.StringVar(&o.systemNamespace, "system-namespace", cluster.ManagerNamespace, "namespace of the ServiceAccount")
 	fl.BoolVar(&o.inCluster, "in-cluster", false, "Capstan runs in this cluster: reach it as https://kubernetes.default.svc with its own ServiceAccount")
 	fl.BoolVar(&o.disableCompression, "disable-compression", false, "ask the cluster for uncompressed responses")
-	fl.StringVar(&o.endpoint, "cluster-endpoint", "kubeconfig", "the server address to register: kubeconfig (the context's)")
+	fl.StringVar(&o.endpoint, "cluster-endpoint", "kubeconfig", "the server address to register: kubeconfig (the context's), kube-public (as kube-public's cluster-info publishes it) or internal (https://kubernetes.default.svc)")
 	fl.StringVar(&o.execCommand, "exec-command", "", "command that prints the cluster's credentials (a kubeconfig exec plugin)")
 	fl.StringArrayVar(&o.execArgs, "exec-command-args", nil, "arguments of --exec-command (repeatable)")
 	fl.StringToStringVar(&o.execEnv, "exec-command-env", nil, "environment of --exec-command, NAME=VALUE")
@@ -117,8 +122,8 @@ func (o *clusterAddFlags) add(cmd *cobra.Command) {
 // spec makes the cluster to register from a context: its server and CA,
 // and credentials as the flags ask (argocd-manager's token by default).
 func (o *clusterAddFlags) spec(cmd *cobra.Command, context string) (*cluster.Spec, error) {
-	if o.endpoint != "kubeconfig" {
-		return nil, fmt.Errorf("--cluster-endpoint %s: only kubeconfig (the context's server) is supported by Capstan yet", o.endpoint)
+	if o.endpoint != "kubeconfig" && o.endpoint != "kube-public" && o.endpoint != "internal" {
+		return nil, fmt.Errorf("--cluster-endpoint %q: use kubeconfig, kube-public or internal", o.endpoint)
 	}
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = o.kubeconfig
@@ -170,7 +175,42 @@ func (o *clusterAddFlags) spec(cmd *cobra.Command, context string) (*cluster.Spe
 		}
 		spec.Config.ProxyURL = o.serverProxyURL
 	}
+	switch o.endpoint {
+	case "internal":
+		spec.Server = cluster.InClusterServer
+	case "kube-public":
+		server, ca, err := kubePublicEndpoint(cmd.Context(), cfg)
+		if err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "WARN the cluster's endpoint from kube-public: %v; using the kubeconfig context's, %s\n", err, spec.Server)
+			break
+		}
+		spec.Server, spec.Config.TLSClientConfig.CAData = server, ca
+	}
 	return spec, nil
+}
+
+// kubePublicEndpoint reads the API server's address and CA certificates
+// as the cluster publishes them, in kube-public's cluster-info ConfigMap
+// (which kubeadm writes).
+func kubePublicEndpoint(ctx context.Context, cfg *rest.Config) (string, []byte, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return "", nil, err
+	}
+	info, err := cs.CoreV1().ConfigMaps("kube-public").Get(ctx, "cluster-info", metav1.GetOptions{})
+	if err != nil {
+		return "", nil, err
+	}
+	published, err := clientcmd.Load([]byte(info.Data["kubeconfig"]))
+	if err != nil {
+		return "", nil, fmt.Errorf("ConfigMap/kube-public/cluster-info: its kubeconfig: %w", err)
+	}
+	names := slices.Sorted(maps.Keys(published.Clusters))
+	if len(names) == 0 || published.Clusters[names[0]].Server == "" {
+		return "", nil, errors.New("ConfigMap/kube-public/cluster-info: its kubeconfig names no cluster")
+	}
+	c := published.Clusters[names[0]]
+	return strings.TrimSuffix(c.Server, "/"), c.CertificateAuthorityData, nil
 }
 
 // token is the bearer token Capstan will use: argocd-manager's, made on
