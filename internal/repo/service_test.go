@@ -2,6 +2,7 @@ package repo
 
 import (
 	"context"
+	"fmt"
 	"errors"
 	"reflect"
 	"sort"
@@ -297,17 +298,17 @@ func checkHelmDependenciesFetched(t *testing.T, newService func(Options) *Servic
 	remote := srv.NewRepo(t, "umbrella")
 	remote.Commit(t, "umbrella", map[string]string{
 		"app/Chart.yaml": "apiVersion: v2\nname: app\nversion: 1.0.0\ndependencies:\n" +
-			"- name: lib\n  version: ~0.3.0\n  repository: " + httpRepo.URL + "\n" +
+			"- name: lib\n  version: ~0.3.0\n  repository: \"@libs\"\n" +
 			"- name: cache\n  version: 1.0.0\n  repository: " + oci.URL + "\n" +
 			"- name: local\n  version: 0.1.0\n  repository: file://../local\n",
 		"app/values.yaml":            "lib:\n  greeting: from-umbrella\n",
 		"local/Chart.yaml":           "apiVersion: v2\nname: local\nversion: 0.1.0\n",
 		"local/templates/local.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-local\n",
 	})
-	creds := credsByURL{
+	creds := namedCreds{credsByURL: credsByURL{
 		remote.URL:   git.Creds{Username: srv.Username, Password: srv.Password},
 		httpRepo.URL: git.Creds{Username: httpRepo.Username, Password: httpRepo.Password},
-	}
+	}, names: map[string]string{"libs": httpRepo.URL}} // the lib chart's repository is named: @libs
 	svc := newService(Options{Root: t.TempDir(), OCIPlainHTTP: true, Credentials: creds})
 	resp, err := svc.Render(context.Background(), &Request{AppName: "umb", Sources: []v1alpha1.ApplicationSource{{RepoURL: remote.URL, Path: "app"}}})
 	if err != nil {
@@ -367,6 +368,19 @@ func TestKustomizeHelmCharts(t *testing.T) {
 type credsByURL map[string]git.Creds
 
 func (c credsByURL) ForRepo(_ context.Context, url, _ string) (git.Creds, error) { return c[url], nil }
+
+// namedCreds also knows repositories by name, as Helm aliases use them.
+type namedCreds struct {
+	credsByURL
+	names map[string]string
+}
+
+func (c namedCreds) URLByName(_ context.Context, name, _ string) (string, error) {
+	if url, ok := c.names[name]; ok {
+		return url, nil
+	}
+	return "", fmt.Errorf("no repository is named %q", name)
+}
 
 func TestManifestSizeLimit(t *testing.T) {
 	remote := gitserver.NewLocalRepo(t)

@@ -291,9 +291,26 @@ type dependencyFetcher struct {
 	project string // whose credentials are used
 }
 
+// helmAlias is the repository name a Helm dependency's "@name" or
+// "alias:name" repository refers to.
+func helmAlias(repository string) (string, bool) {
+	if name, ok := strings.CutPrefix(repository, "@"); ok {
+		return name, true
+	}
+	return strings.CutPrefix(repository, "alias:")
+}
+
 func (d dependencyFetcher) FetchDependency(ctx context.Context, repoURL, name, version string) (string, error) {
-	if strings.HasPrefix(repoURL, "@") || strings.HasPrefix(repoURL, "alias:") {
-		return "", fmt.Errorf("repository %q: repository aliases are not supported; use the repository URL", repoURL)
+	if alias, ok := helmAlias(repoURL); ok {
+		names, ok := d.s.opts.Credentials.(RepoNames)
+		if !ok {
+			return "", fmt.Errorf("repository %q: no repository is named %q", repoURL, alias)
+		}
+		url, err := names.URLByName(ctx, alias, d.project)
+		if err != nil {
+			return "", fmt.Errorf("repository %q: %w", repoURL, err)
+		}
+		repoURL = url
 	}
 	creds, err := d.s.opts.Credentials.ForRepo(ctx, repoURL, d.project)
 	if err != nil {

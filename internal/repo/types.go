@@ -183,6 +183,14 @@ type Credentials interface {
 	ForRepo(ctx context.Context, url, project string) (git.Creds, error)
 }
 
+// RepoNames finds the URL of the repository Secret named name (its "name"
+// key), as a Helm dependency's "@name" or "alias:name" refers to it:
+// project's first, then those of no project. Credentials that implement
+// it let charts use such aliases.
+type RepoNames interface {
+	URLByName(ctx context.Context, name, project string) (string, error)
+}
+
 // NoCredentials is a Credentials that has none: public and file:// repositories.
 type NoCredentials struct{}
 

@@ -373,6 +373,26 @@ func (r *RepoCredentials) Lookup(ctx context.Context, repoURL, project string) (
 	return template, nil
 }
 
+// URLByName returns the URL of the repository Secret whose name is name,
+// as a Helm dependency's "@name" refers to it: the project's own first,
+// then one of no project.
+func (r *RepoCredentials) URLByName(ctx context.Context, name, project string) (string, error) {
+	repos, err := RepositorySecrets(ctx, r.Reader, r.Namespace, RepoSecretType(false, r.Write))
+	if err != nil {
+		return "", err
+	}
+	var found *Repository
+	for _, repo := range repos {
+		if repo.Name == name && (repo.Project == "" || repo.Project == project) && betterScoped(repo, found, project) {
+			found = repo
+		}
+	}
+	if found == nil {
+		return "", fmt.Errorf("no repository is named %q", name)
+	}
+	return found.URL, nil
+}
+
 // templateCovers reports whether a credential template's normalized URL
 // prefix covers a normalized repository URL: a prefix of it on the same
 // host, so https://git.example.com never covers

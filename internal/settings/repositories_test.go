@@ -282,3 +282,32 @@ func TestRepoCredentialsFollowTheProject(t *testing.T) {
 		}
 	}
 }
+
+// TestURLByName: a Helm dependency's "@name" finds the repository Secret of
+// that name, the project's own before an unscoped one, never another
+// project's.
+func TestURLByName(t *testing.T) {
+	c, ns := setup(t)
+	ctx := context.Background()
+	for _, s := range []*corev1.Secret{
+		secret(ns, "stable", v1alpha1.SecretTypeRepository, map[string]string{"url": "https://charts.example.com/stable", "type": "helm", "name": "stable"}),
+		secret(ns, "team-stable", v1alpha1.SecretTypeRepository, map[string]string{"url": "https://charts.example.com/team", "type": "helm", "name": "stable", "project": "team"}),
+		secret(ns, "other", v1alpha1.SecretTypeRepository, map[string]string{"url": "https://charts.example.com/other", "type": "helm", "name": "private", "project": "other"}),
+	} {
+		if err := c.Create(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	creds := &RepoCredentials{Reader: c, Namespace: ns}
+	for _, tc := range []struct{ name, project, want string }{
+		{"stable", "", "https://charts.example.com/stable"},
+		{"stable", "team", "https://charts.example.com/team"},
+		{"private", "team", ""},
+		{"missing", "", ""},
+	} {
+		got, err := creds.URLByName(ctx, tc.name, tc.project)
+		if got != tc.want || (tc.want == "") != (err != nil) {
+			t.Errorf("@%s for project %q: %q, %v; want %q", tc.name, tc.project, got, err, tc.want)
+		}
+	}
+}
