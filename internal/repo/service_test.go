@@ -2,8 +2,8 @@ package repo
 
 import (
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"reflect"
 	"sort"
 	"strings"
