@@ -1,11 +1,48 @@
 // Package apiwire declares, once, the messages of Argo CD's REST API that
 // the API server writes and Capstan's CLI reads, in Argo CD's JSON shape:
 // sessions, accounts and their tokens, the lists of certificates and GPG
-// keys, and one live object's manifest. Objects of Argo CD's CRDs are the
+// keys, clusters with their state, and one live object's manifest. Objects of Argo CD's CRDs are the
 // api/v1alpha1 types themselves.
 package apiwire
 
-import "github.com/capstan-cd/capstan/internal/settings"
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/capstan-cd/capstan/internal/cluster"
+	"github.com/capstan-cd/capstan/internal/settings"
+)
+
+// ConnectionState is a repository's or cluster's last connection
+// attempt: Successful, Failed (Message says why) or Unknown.
+type ConnectionState struct {
+	Status      string       `json:"status"`
+	Message     string       `json:"message,omitempty"`
+	AttemptedAt *metav1.Time `json:"attemptedAt,omitempty"`
+}
+
+// Cluster is a cluster as the cluster API shows it: its spec without
+// credentials, and what is known of its state (also under the fields
+// Argo CD keeps for older clients).
+type Cluster struct {
+	cluster.Spec
+	ServerVersion   string          `json:"serverVersion,omitempty"`
+	ConnectionState ConnectionState `json:"connectionState"`
+	Info            ClusterInfo     `json:"info"`
+}
+
+// ClusterInfo is Argo CD's ClusterInfo, as far as the API server knows it:
+// the version and connection its last request found, and how many
+// Applications deploy to the cluster.
+type ClusterInfo struct {
+	ConnectionState   ConnectionState `json:"connectionState"`
+	ServerVersion     string          `json:"serverVersion,omitempty"`
+	ApplicationsCount int             `json:"applicationsCount"`
+}
+
+// ClusterList is GET /api/v1/clusters' answer.
+type ClusterList struct {
+	Items []Cluster `json:"items"`
+}
 
 // UserInfo is GET /api/v1/session/userinfo's answer.
 type UserInfo struct {

@@ -101,7 +101,7 @@ type Destination struct {
 	live *live.Cache
 	kube kubernetes.Interface
 
-	version versionProbe
+	version cluster.VersionProbe
 }
 
 // Get returns the destination of a cluster, by server URL and name.

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/apiwire"
 	"github.com/capstan-cd/capstan/internal/cluster"
 	"github.com/capstan-cd/capstan/internal/rbac"
 )
@@ -71,13 +72,14 @@ func (s *Server) listClusters(r *http.Request, c *caller) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	items := []cluster.Spec{}
+	s.clusterProbes.keep(specs)
+	var visible []*cluster.Spec
 	for _, spec := range specs {
 		if c.can(rbac.ResourceClusters, rbac.ActionGet, clusterObject(spec)) {
-			items = append(items, spec.Redacted())
+			visible = append(visible, spec)
 		}
 	}
-	return map[string]any{"items": items}, nil
+	return apiwire.ClusterList{Items: s.clusterViews(r.Context(), visible)}, nil
 }
 
 // findCluster returns the cluster the path names by server URL (or by
@@ -116,7 +118,7 @@ func (s *Server) getCluster(r *http.Request, c *caller) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return spec.Redacted(), nil
+	return s.clusterViews(r.Context(), []*cluster.Spec{spec})[0], nil
 }
 
 // createCluster answers POST /api/v1/clusters: it writes the cluster

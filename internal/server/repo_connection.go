@@ -9,14 +9,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	reposvc "github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/apiwire"
 	"github.com/capstan-cd/capstan/internal/repo/chartrepo"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
 
-// Connection states of a repository, as Argo CD's API words them.
+// Connection states of a repository or cluster, as Argo CD's API words them.
 const (
 	connectionSuccessful = "Successful"
 	connectionFailed     = "Failed"
+	connectionUnknown    = "Unknown" // a cluster not asked yet
 )
 
 // connectionTTL is how long a repository's connection state is reused;
@@ -24,12 +26,8 @@ const (
 const connectionTTL = 3 * time.Minute
 
 // connectionState is whether Capstan can reach a repository with its
-// stored credentials, and when that was tried.
-type connectionState struct {
-	Status      string       `json:"status"`
-	Message     string       `json:"message,omitempty"`
-	AttemptedAt *metav1.Time `json:"attemptedAt,omitempty"`
-}
+// stored credentials (or a cluster), and when that was tried.
+type connectionState = apiwire.ConnectionState
 
 // connections remembers repositories' connection states.
 type connections struct {

@@ -188,7 +188,9 @@ type Server struct {
 	feeds    appFeeds
 	ownApps  kube.Index[*v1alpha1.Application]
 	conns    connections
-	hooks    *webhookWork
+	// clusterProbes ask each cluster its version, for the cluster API.
+	clusterProbes clusterProbes
+	hooks         *webhookWork
 	// extensions are the proxy extensions' proxies.
 	extensions proxies
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -150,9 +151,14 @@ func TestArgoCDCLIScript(t *testing.T) {
 			if out := argocd.Expect(0, "app", "resources", web); !strings.Contains(out, "settings") {
 				t.Errorf("app resources:\n%s", out)
 			}
-			if out := argocd.Expect(0, "cluster", "list"); !strings.Contains(out, "https://kubernetes.default.svc") {
-				t.Errorf("cluster list:\n%s", out)
-			}
+			// The cluster's version and connection, as Argo CD's CLI lists them.
+			eventually.String(t, "cluster list with the cluster's version", func() string {
+				out := argocd.Expect(0, "cluster", "list")
+				if !regexp.MustCompile(`https://kubernetes.default.svc\s+in-cluster\s+1\.\d+\s+Successful`).MatchString(out) {
+					return out
+				}
+				return ""
+			})
 			// Resource actions: restart a Deployment, suspend a CronJob.
 			argocd.Expect(0, "app", "create", web+"-actions", "--repo", remote.URL, "--path", "actions", "--revision", "main",
 				"--dest-server", "https://kubernetes.default.svc", "--dest-namespace", dest)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -19,6 +20,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/cluster"
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/stsserver"
 )
@@ -114,6 +116,17 @@ func TestClusterAddEKS(t *testing.T) {
 		!strings.HasSuffix(review.Status.UserInfo.Username, ":user/deployer") {
 		t.Errorf("reaching the published endpoint as the profile's user: %v", err)
 	}
+	// cluster list shows each cluster's version and connection, as the API
+	// server last found them (it asks again in the background).
+	eventually.String(t, "cluster list with both EKS clusters connected", func() string {
+		out := f.expect(0, "cluster", "list")
+		for _, name := range []string{"eks", "eks-public"} {
+			if !regexp.MustCompile(`\s` + name + `\s+1\.\d+\s+Successful`).MatchString(out) {
+				return out
+			}
+		}
+		return ""
+	})
 	if sts.Calls("AssumeRole") == 0 || sts.Calls("GetCallerIdentity") == 0 {
 		t.Errorf("STS answered %d AssumeRole and %d GetCallerIdentity calls", sts.Calls("AssumeRole"), sts.Calls("GetCallerIdentity"))
 	}

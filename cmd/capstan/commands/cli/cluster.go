@@ -22,6 +22,7 @@ import (
 
 	"github.com/capstan-cd/capstan/cmd/capstan/commands/cmdutil"
 	"github.com/capstan-cd/capstan/internal/apiclient"
+	"github.com/capstan-cd/capstan/internal/apiwire"
 	"github.com/capstan-cd/capstan/internal/cluster"
 )
 
@@ -259,22 +260,29 @@ func newClusterListCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan cluster list\n  capstan cluster list -o json",
 		Args:    cobra.NoArgs,
 		RunE: f.withClient(func(cmd *cobra.Command, _ []string, c *apiclient.Client) error {
-			var resp struct{ Items []cluster.Spec }
+			var resp apiwire.ClusterList
 			if err := c.Do(cmd.Context(), "GET", "/api/v1/clusters", nil, &resp); err != nil {
 				return fmt.Errorf("listing clusters: %w", err)
 			}
-			if output != "wide" {
-				return cmdutil.PrintObject(cmd.OutOrStdout(), resp.Items, output)
+			switch output {
+			case "server":
+				for _, s := range resp.Items {
+					fmt.Fprintln(cmd.OutOrStdout(), s.Server)
+				}
+				return nil
+			case "wide":
+				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+				fmt.Fprintln(tw, "SERVER\tNAME\tVERSION\tSTATUS\tMESSAGE\tPROJECT")
+				for _, s := range resp.Items {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Server, s.Name, s.Info.ServerVersion, s.Info.ConnectionState.Status,
+						s.Info.ConnectionState.Message, s.Project)
+				}
+				return tw.Flush()
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "SERVER\tNAME\tNAMESPACES\tPROJECT")
-			for _, s := range resp.Items {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Server, s.Name, strings.Join(s.Namespaces, ","), s.Project)
-			}
-			return tw.Flush()
+			return cmdutil.PrintObject(cmd.OutOrStdout(), resp.Items, output)
 		}),
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide, json or yaml")
+	cmd.Flags().StringVarP(&output, "output", "o", "wide", "output format: wide, server, json or yaml")
 	return cmd
 }
 
@@ -286,7 +294,7 @@ func newClusterGetCommand(f *clientFlags) *cobra.Command {
 		Example: "  capstan cluster get https://kubernetes.default.svc",
 		Args:    cobra.ExactArgs(1),
 		RunE: f.withClient(func(cmd *cobra.Command, args []string, c *apiclient.Client) error {
-			var spec cluster.Spec
+			var spec apiwire.Cluster
 			if err := c.Do(cmd.Context(), "GET", clusterRef(args[0], ""), nil, &spec); err != nil {
 				return fmt.Errorf("getting cluster %s: %w", args[0], err)
 			}
