@@ -8,8 +8,8 @@ import (
 	"golang.org/x/sync/errgroup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	reposvc "github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/apiwire"
+	reposvc "github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/repo/chartrepo"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
