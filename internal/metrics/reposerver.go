@@ -26,6 +26,8 @@ var gitBuckets = []float64{0.1, 0.25, .5, 1, 2, 4, 10, 20}
 //	argocd_oci_get_tags_fail_total, argocd_oci_test_repo_fail_total{repo}  counters
 //	argocd_redis_request_total{initiator, command, failed}  counter, commands to the manifest cache's Redis
 //	argocd_redis_request_duration_seconds{initiator}  histogram
+//	argocd_repo_pending_request_total{repo}  gauge, requests waiting for a repository's lock
+//	argocd_repo_parallelism_wait_duration_seconds  histogram, waits for a reposerver.parallelism.limit turn
 //
 // Its methods are safe for concurrent use.
 type RepoServer struct {
@@ -45,6 +47,9 @@ type RepoServer struct {
 
 	redisRequests *prometheus.CounterVec
 	redisTiming   *prometheus.HistogramVec
+
+	pending  *prometheus.GaugeVec
+	turnWait prometheus.Histogram
 }
 
 // redisInitiator is the initiator label of the repo server's Redis
@@ -53,6 +58,15 @@ const redisInitiator = "argocd-repo-server"
 
 // NewRepoServer returns the repo server's metrics. The Go runtime and
 // process metrics come from the process's default registry, which
+// RepoWaiting counts a request that starts (delta 1) or stops (-1)
+// waiting for the lock of the repository at url.
+func (m *RepoServer) RepoWaiting(url string, delta int) {
+	m.pending.WithLabelValues(url).Add(float64(delta))
+}
+
+// TurnWait records how long a render waited for a parallelism turn.
+func (m *RepoServer) TurnWait(took time.Duration) { m.turnWait.Observe(took.Seconds()) }
+
 // Handler serves too.
 func NewRepoServer() *RepoServer {
 	m := &RepoServer{
@@ -96,7 +110,15 @@ func NewRepoServer() *RepoServer {
 	m.redisTiming = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "argocd_redis_request_duration_seconds", Help: "Redis requests duration seconds.", Buckets: []float64{0.1, 0.25, .5, 1, 2},
 	}, []string{"initiator"})
-	m.own = []prometheus.Collector{m.requests, m.timing, m.fetchErr, m.lsErr, m.ociRequests, m.ociTiming, m.redisRequests, m.redisTiming}
+	m.pending = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "argocd_repo_pending_request_total", Help: "Number of pending requests requiring repository lock",
+	}, []string{"repo"})
+	m.turnWait = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "argocd_repo_parallelism_wait_duration_seconds", Help: "Time spent waiting for the repo-server manifest generation parallelism semaphore.",
+		Buckets: []float64{0.1, 0.25, .5, 1, 2, 4, 10, 20, 60, 120},
+	})
+	m.own = []prometheus.Collector{m.requests, m.timing, m.fetchErr, m.lsErr, m.ociRequests, m.ociTiming, m.redisRequests, m.redisTiming,
+		m.pending, m.turnWait}
 	for _, kind := range []string{"resolve-revision", "extract", "digest-metadata", "get-tags", "test-repo"} {
 		m.own = append(m.own, m.ociFailures[kind])
 	}

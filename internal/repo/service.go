@@ -67,6 +67,13 @@ type Options struct {
 	// ObserveOCI, if set, hears of each request to an OCI registry for an
 	// OCI source (see ocisource.Options.Observe). Default: none.
 	ObserveOCI func(ocisource.Request)
+	// WaitingGit, if set, hears of callers waiting for a repository's lock
+	// (see git.Options.Waiting). Default: none.
+	WaitingGit func(url string, delta int)
+	// ObserveTurnWait, if set, hears how long each render waited for one
+	// of the ParallelismLimit turns, whether it got one or gave up.
+	// Default: none.
+	ObserveTurnWait func(time.Duration)
 	// Isolation, when set, renders each source in a worker process with a
 	// memory limit (see Isolation). Default nil: in-process, for tests and
 	// the command line's local renders.
@@ -126,7 +133,7 @@ func NewService(opts Options) *Service {
 	s := &Service{
 		opts: opts,
 		git: git.NewStore(git.Options{Root: filepath.Join(opts.Root, "git"), RefsTTL: opts.RefsTTL, MaxCheckoutBytes: opts.MaxCheckoutBytes,
-			RequestTimeout: opts.GitRequestTimeout, Observe: opts.ObserveGit}),
+			RequestTimeout: opts.GitRequestTimeout, Observe: opts.ObserveGit, Waiting: opts.WaitingGit}),
 		charts: chartrepo.NewClient(chartrepo.Options{Root: filepath.Join(opts.Root, "charts"), IndexTTL: opts.RefsTTL, PlainHTTP: opts.OCIPlainHTTP}),
 	}
 	oci := opts.OCI
@@ -176,6 +183,10 @@ func (s *Service) renderSource(ctx context.Context, in *sourceInput) ([]*unstruc
 func (s *Service) turn(ctx context.Context) (release func(), err error) {
 	if s.turns == nil {
 		return func() {}, nil
+	}
+	if observe := s.opts.ObserveTurnWait; observe != nil {
+		start := time.Now()
+		defer func() { observe(time.Since(start)) }()
 	}
 	select {
 	case s.turns <- struct{}{}:

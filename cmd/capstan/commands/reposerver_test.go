@@ -63,7 +63,7 @@ func TestRepoServerUsesRepositorySecrets(t *testing.T) {
 	redisAddr := redisserver.Start(t)
 	profilerSetting := filepath.Join(t.TempDir(), "profiler.enabled")
 	t.Setenv(profiler.PathEnv, profilerSetting) // reposerver.profile.enabled, as the install mounts it
-	client, metricsPort := startRepoServer(t, ns, redisAddr)
+	client, metricsPort := startRepoServer(t, ns, redisAddr, "--parallelismlimit", "2")
 	if resp := renderThrough(t, client, remote.URL); len(resp.Objects) != 1 || resp.Objects[0].GetName() != "private" {
 		t.Errorf("objects = %v", resp.Objects)
 	}
@@ -84,7 +84,8 @@ func TestRepoServerUsesRepositorySecrets(t *testing.T) {
 	resp2.Body.Close()
 	for _, want := range []string{`argocd_git_request_total{repo="` + remote.URL + `",request_type="ls-remote"}`,
 		`argocd_git_request_total{repo="` + remote.URL + `",request_type="fetch"}`, "go_goroutines",
-		`argocd_redis_request_total{command="set",failed="false",initiator="argocd-repo-server"}`} {
+		`argocd_redis_request_total{command="set",failed="false",initiator="argocd-repo-server"}`,
+		"argocd_repo_parallelism_wait_duration_seconds_count 1"} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("the repo server's metrics lack %s", want)
 		}
@@ -111,9 +112,9 @@ func TestRepoServerUsesRepositorySecrets(t *testing.T) {
 }
 
 // startRepoServer runs `capstan repo-server` for the control namespace ns
-// until the test ends, and dials it; it returns the client and the
-// metrics port.
-func startRepoServer(t *testing.T, ns, redisAddr string) (*reposerver.Client, string) {
+// (with more flags, if given) until the test ends, and dials it; it
+// returns the client and the metrics port.
+func startRepoServer(t *testing.T, ns, redisAddr string, flags ...string) (*reposerver.Client, string) {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -133,8 +134,8 @@ func startRepoServer(t *testing.T, ns, redisAddr string) (*reposerver.Client, st
 	done := make(chan error, 1)
 	go func() {
 		root := NewRoot()
-		root.SetArgs([]string{"repo-server", "--address", host, "--port", port, "--metrics-address", "127.0.0.1", "--metrics-port", metricsPort,
-			"--root", t.TempDir(), "--namespace", ns, "--redis", redisAddr})
+		root.SetArgs(append([]string{"repo-server", "--address", host, "--port", port, "--metrics-address", "127.0.0.1", "--metrics-port", metricsPort,
+			"--root", t.TempDir(), "--namespace", ns, "--redis", redisAddr}, flags...))
 		root.SetErr(&bytes.Buffer{})
 		done <- root.ExecuteContext(runCtx)
 	}()

@@ -80,8 +80,7 @@ func (r *Repo) ensureCommit(ctx context.Context, sha string) error {
 	if r.hasCommit(ctx, sha) {
 		return nil
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.lock()()
 	if r.hasCommit(ctx, sha) {
 		return nil
 	}

@@ -274,8 +274,7 @@ func (r *Repo) ResolveTagged(ctx context.Context, revision, tagPrefix string, fr
 		return sha, nil
 	}
 	if shortSHA.MatchString(revision) {
-		r.mu.Lock()
-		defer r.mu.Unlock()
+		defer r.lock()()
 		if err := r.fetchLocked(ctx); err != nil {
 			return "", err
 		}
@@ -285,6 +284,21 @@ func (r *Repo) ResolveTagged(ctx context.Context, revision, tagPrefix string, fr
 		}
 	}
 	return "", fmt.Errorf("%w: %q in repository %s", ErrRevisionNotFound, revision, RedactURL(r.url))
+}
+
+// lock takes the repository's lock, which fetches and checkouts hold,
+// telling Options.Waiting while it waits; it returns the unlock.
+func (r *Repo) lock() (unlock func()) {
+	if r.mu.TryLock() {
+		return r.mu.Unlock
+	}
+	if waiting := r.opts.Waiting; waiting != nil {
+		url := RedactURL(r.url)
+		waiting(url, 1)
+		defer waiting(url, -1)
+	}
+	r.mu.Lock()
+	return r.mu.Unlock
 }
 
 // ensureClone creates the bare clone directory when missing.
@@ -351,8 +365,7 @@ func (r *Repo) Checkout(ctx context.Context, sha string) (string, error) {
 	if err := r.ensureCommit(ctx, sha); err != nil {
 		return "", err
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.lock()()
 	if _, err := os.Stat(dst); err == nil {
 		return dst, nil
 	}

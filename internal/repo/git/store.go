@@ -30,6 +30,11 @@ type Options struct {
 	// Observe, if set, hears of each request made to a remote, when it
 	// ends (Argo CD's argocd_git_request_* metrics). Default: none.
 	Observe func(Request)
+	// Waiting, if set, hears of each caller that starts (delta 1) and stops
+	// (-1) waiting for a repository's lock, which fetches and checkouts
+	// hold (Argo CD's argocd_repo_pending_request_total), with the URL
+	// as RedactURL gives it. Default: none.
+	Waiting func(url string, delta int)
 }
 
 // RequestKind is the kind of a request to a remote, named as Argo CD's

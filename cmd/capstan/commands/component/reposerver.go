@@ -44,13 +44,11 @@ import (
 
 // repoFlags configure the repo server, alone or inside `capstan run`.
 type repoFlags struct {
-	// observeGit and observeOCI count requests to Git remotes and OCI
-	// registries for the repo server's metrics; set by the command, not a
-	// flag (nil in the controller's in-process one).
-	observeGit func(git.Request)
-	observeOCI func(ocisource.Request)
-	// observeRedis counts the manifest cache's Redis commands, likewise.
-	observeRedis func(command string, took time.Duration, err error)
+	// metrics count requests to Git remotes, OCI registries and the
+	// manifest cache's Redis, waits for repository locks and render turns;
+	// set by the command, not a flag (nil in the controller's in-process
+	// repo server).
+	metrics      *capmetrics.RepoServer
 	root         string
 	redis        string
 	isolate      bool
@@ -143,9 +141,7 @@ func newRepoServerCommand() *cobra.Command {
 				rf.askPass = ask
 			}
 			counts := capmetrics.NewRepoServer()
-			rf.observeGit = func(r git.Request) { counts.GitRequest(r.URL, string(r.Kind), r.Took, r.Err != nil) }
-			rf.observeOCI = func(r ocisource.Request) { counts.OCIRequest(r.URL, string(r.Kind), r.Revision, r.Took, r.Err != nil) }
-			rf.observeRedis = func(command string, took time.Duration, err error) { counts.RedisRequest(command, took, err != nil) }
+			rf.metrics = counts
 			svc, closeCache, err := newRepoService(ctx, namespace, rf)
 			if err != nil {
 				return err
@@ -228,17 +224,23 @@ func newRepoService(ctx context.Context, namespace string, f *repoFlags) (*repo.
 		opts.Isolation = &repo.Isolation{Command: []string{self, "repo-render-worker"}, MaxMemory: limit.Value()}
 	}
 	closeCache := func() {}
+	var observeRedis func(string, time.Duration, error)
+	if m := f.metrics; m != nil {
+		opts.ObserveGit = func(r git.Request) { m.GitRequest(r.URL, string(r.Kind), r.Took, r.Err != nil) }
+		opts.ObserveOCI = func(r ocisource.Request) { m.OCIRequest(r.URL, string(r.Kind), r.Revision, r.Took, r.Err != nil) }
+		opts.WaitingGit, opts.ObserveTurnWait = m.RepoWaiting, m.TurnWait
+		observeRedis = func(command string, took time.Duration, err error) { m.RedisRequest(command, took, err != nil) }
+	}
 	if f.redis != "" || len(f.sentinels) > 0 {
 		// The password comes only from the environment (the argocd-redis
 		// Secret in the install), never from the command line.
 		rc, err := cache.NewRedis(ctx, cache.RedisOptions{Addr: f.redis, Password: os.Getenv("REDIS_PASSWORD"), DB: f.redisDB,
-			SentinelAddrs: f.sentinels, SentinelMaster: f.sentinelMaster, KeyPrefix: os.Getenv(envRedisKeyPrefix), Observe: f.observeRedis})
+			SentinelAddrs: f.sentinels, SentinelMaster: f.sentinelMaster, KeyPrefix: os.Getenv(envRedisKeyPrefix), Observe: observeRedis})
 		if err != nil {
 			return nil, nil, err
 		}
 		opts.Cache, closeCache = rc, func() { _ = rc.Close() }
 	}
-	opts.ObserveGit, opts.ObserveOCI = f.observeGit, f.observeOCI
 	return repo.NewService(opts), closeCache, nil
 }
 
