@@ -48,12 +48,12 @@ type repoFlags struct {
 	// manifest cache's Redis, waits for repository locks and render turns;
 	// set by the command, not a flag (nil in the controller's in-process
 	// repo server).
-	metrics      *capmetrics.RepoServer
-	root         string
-	redis        string
-	isolate      bool
-	maxMemory    string
-	parallelism  int
+	metrics     *capmetrics.RepoServer
+	root        string
+	redis       string
+	isolate     bool
+	maxMemory   string
+	parallelism int
 	// pluginExclude are reposerver.plugin.tar.exclusions.
 	pluginExclude  []string
 	redisDB        int
