@@ -82,6 +82,10 @@ type Options struct {
 	// exports (--metrics-applicationset-labels); the first controller of a
 	// process decides. Default none.
 	MetricsLabels []string
+	// GitHubAPIMetrics counts the GitHub API calls of the SCM provider and
+	// pull request generators in argocd_github_api_*
+	// (applicationsetcontroller.enable.github.api.metrics). Default false.
+	GitHubAPIMetrics bool
 	// Log receives the controller's lines. Default: slog's default logger.
 	Log *slog.Logger
 	// Cache, if set, is the process's shared cache of the control cluster
@@ -224,6 +228,9 @@ func run(ctx context.Context, opts Options) error {
 		},
 	}
 	c.metrics.SetLister(c)
+	if opts.GitHubAPIMetrics {
+		c.r.Sources.CountGitHub = c.metrics.GitHubTransport
+	}
 	inScope := predicate.NewPredicateFuncs(func(o client.Object) bool { return c.allowed(o.GetNamespace()) })
 	err = ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.ApplicationSet{}, builder.WithPredicates(inScope, predicate.Or[client.Object](

@@ -12,6 +12,21 @@ import (
 	"github.com/capstan-cd/capstan/internal/githubapp"
 )
 
+// countedGitHub is hc counting its GitHub API calls for the ApplicationSet,
+// when Sources.CountGitHub asks for it.
+func (g *generation) countedGitHub(hc *http.Client) *http.Client {
+	if g.src.CountGitHub == nil {
+		return hc
+	}
+	counted := *hc
+	next := counted.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	counted.Transport = g.src.CountGitHub(next, g.appset.Namespace, g.appset.Name)
+	return &counted
+}
+
 // githubAppClient is the HTTP client of a GitHub generator naming
 // appSecretName: it acts as the GitHub App whose credentials that
 // repository credential template (a repo-creds Secret of the control

@@ -9,11 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/applicationset"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+	"github.com/capstan-cd/capstan/internal/testing/scmserver"
 )
 
 // TestMetrics: the controller's /metrics serves Argo CD's ApplicationSet
@@ -53,6 +55,67 @@ func TestMetrics(t *testing.T) {
 		`argocd_kubectl_requests_total{code="200",host="`,
 	}
 	e.eventually("metrics", func() string {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return err.Error()
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		for _, w := range want {
+			if !strings.Contains(string(body), w) {
+				return "no " + w
+			}
+		}
+		return ""
+	})
+}
+
+// TestGitHubAPIMetrics: with GitHubAPIMetrics, the pull request
+// generator's calls to GitHub's API (go-github against a local server
+// speaking it) are counted for their ApplicationSet, with the rate limit
+// GitHub reports.
+func TestGitHubAPIMetrics(t *testing.T) {
+	localcluster.Need(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	e := start(t, func(o *applicationset.Options) { o.MetricsAddr, o.GitHubAPIMetrics = addr, true })
+	gh := scmserver.GitHub(t, "gh-token", "org", "shop")
+	gh.Add(scmserver.PullRequest{Head: "feature", Base: "main", Title: "Feature", HeadSHA: "0123456789abcdef", Author: "ana"})
+	ctx := context.Background()
+	if err := e.client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "github-token", Namespace: e.ns},
+		StringData: map[string]string{"token": "gh-token"}}); err != nil {
+		t.Fatal(err)
+	}
+	as := &v1alpha1.ApplicationSet{ObjectMeta: metav1.ObjectMeta{Name: "prs", Namespace: e.ns}, Spec: v1alpha1.ApplicationSetSpec{
+		Generators: []v1alpha1.ApplicationSetGenerator{{ApplicationSetTerminalGenerator: v1alpha1.ApplicationSetTerminalGenerator{
+			PullRequest: &v1alpha1.PullRequestGenerator{Github: &v1alpha1.PullRequestGeneratorGithub{Owner: "org", Repo: "shop", API: gh.URL,
+				TokenRef: &v1alpha1.SecretRef{SecretName: "github-token", Key: "token"}}},
+		}}},
+		Template: v1alpha1.ApplicationSetTemplate{
+			ApplicationSetTemplateMeta: v1alpha1.ApplicationSetTemplateMeta{Name: "pr-{{number}}"},
+			Spec: v1alpha1.ApplicationSpec{Project: "default",
+				Source:      &v1alpha1.ApplicationSource{RepoURL: "https://git.example/org/shop.git", Path: "deploy"},
+				Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "pr-{{number}}"}},
+		},
+	}}
+	if err := e.client.Create(ctx, as); err != nil {
+		t.Fatal(err)
+	}
+	e.waitApps("pr-1")
+	labels := fmt.Sprintf(`appset_name="prs",appset_namespace="%s",endpoint="/api/v3/repos/org/shop/pulls"`, e.ns)
+	want := []string{
+		`argocd_github_api_requests_total{` + labels + `,method="GET",status="200"}`,
+		`argocd_github_api_request_duration_seconds_count{` + labels + `,method="GET"}`,
+		`argocd_github_api_rate_limit_limit{` + labels + `,resource="core"} 5000`,
+		`argocd_github_api_rate_limit_remaining{` + labels + `,resource="core"} 49`,
+		`argocd_github_api_rate_limit_used{` + labels + `,resource="core"}`,
+		`argocd_github_api_rate_limit_reset_seconds{` + labels + `,resource="core"} 3`,
+	}
+	e.eventually("GitHub API metrics", func() string {
 		resp, err := http.Get("http://" + addr + "/metrics")
 		if err != nil {
 			return err.Error()

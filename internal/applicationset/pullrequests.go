@@ -79,7 +79,7 @@ func (g *generation) pullRequestService(gen *v1alpha1.PullRequestGenerator) (pul
 		if err != nil {
 			return nil, err
 		}
-		return pullrequest.GitHub(c.API, c.Owner, c.Repo, token, c.Labels, hc)
+		return pullrequest.GitHub(c.API, c.Owner, c.Repo, token, c.Labels, g.countedGitHub(hc))
 	case gen.GitLab != nil:
 		c := gen.GitLab
 		token, hc, err := g.reach("pullRequest.gitlab", c.API, c.TokenRef, c.Insecure, c.CARef)

@@ -65,7 +65,7 @@ func (g *generation) scmService(gen *v1alpha1.SCMProviderGenerator) (scm.Provide
 		if err != nil {
 			return nil, false, err
 		}
-		p, err := scm.GitHub(c.API, c.Organization, token, c.ExcludeArchivedRepos, hc)
+		p, err := scm.GitHub(c.API, c.Organization, token, c.ExcludeArchivedRepos, g.countedGitHub(hc))
 		return p, c.AllBranches, err
 	case gen.Gitlab != nil:
 		c := gen.Gitlab

@@ -3,6 +3,7 @@ package applicationset
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -34,6 +35,10 @@ type Sources struct {
 	// Endpoints override the addresses of hosted providers whose
 	// generators name none. Default: the providers' own.
 	Endpoints Endpoints
+	// CountGitHub, if set, wraps the transport of the GitHub API calls an
+	// ApplicationSet's generators make, to count them (Argo CD's
+	// argocd_github_api_* metrics). Default: not counted.
+	CountGitHub func(next http.RoundTripper, namespace, name string) http.RoundTripper
 }
 
 // Endpoints are addresses of hosted providers' APIs, for tests and for

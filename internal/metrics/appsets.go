@@ -30,12 +30,14 @@ type AppSetLister interface {
 //	argocd_appset_labels{namespace, name, label_<name>...}  gauge (labels given to NewAppSets)
 //	argocd_appset_reconcile{namespace, name}  histogram, seconds
 //
-// plus client-go's argocd_kubectl_* request metrics. The ApplicationSets
+// plus the GitHub API metrics of GitHubTransport and client-go's
+// argocd_kubectl_* request metrics. The ApplicationSets
 // are listed at scrape time, so a deleted one leaves no info series.
 type AppSets struct {
 	lister    atomic.Pointer[AppSetLister]
 	labels    *labelsMetric // nil without labels
 	reconcile *prometheus.HistogramVec
+	github    *githubAPI
 }
 
 // NewAppSets returns the metrics, with argocd_appset_labels for the
@@ -47,6 +49,7 @@ func NewAppSets(labels []string) *AppSets {
 		reconcile: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "argocd_appset_reconcile", Help: "Application reconciliation performance in seconds.",
 		}, []string{"namespace", "name"}),
+		github: newGitHubAPI(),
 	}
 	return a
 }
@@ -58,7 +61,7 @@ func (a *AppSets) SetLister(l AppSetLister) { a.lister.Store(&l) }
 // Collectors are the collectors to register: the ApplicationSets', and
 // client-go's request metrics.
 func (a *AppSets) Collectors() []prometheus.Collector {
-	return append([]prometheus.Collector{appSetCollector{a}, a.reconcile}, kubectlCollectors...)
+	return append(append([]prometheus.Collector{appSetCollector{a}, a.reconcile}, a.github.collectors()...), kubectlCollectors...)
 }
 
 // ObserveReconcile records that reconciling as took d.

@@ -2,8 +2,11 @@ package scmserver
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // GitHub starts a GitHub API for the repository owner/repo. Its URL is
@@ -79,7 +82,24 @@ func GitHub(t testing.TB, token, owner, repo string) *Server {
 	registerApp(mux, "/api/v3/", owner, s.app.Load)
 	return start(t, s, func(r *http.Request) bool {
 		return r.Header.Get("Authorization") == "Bearer "+token || appAuth(s.app.Load(), r)
-	}, mux).withPath("/api/v3/")
+	}, gitHubRateLimit(mux)).withPath("/api/v3/")
+}
+
+// gitHubRateLimit adds GitHub's rate limit headers to every answer: 5,000
+// calls an hour on the core resource, counted from the server's start.
+func gitHubRateLimit(next http.Handler) http.Handler {
+	var used atomic.Int64
+	reset := time.Now().Add(time.Hour).Unix()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := used.Add(1)
+		h := w.Header()
+		h.Set("X-RateLimit-Limit", "5000")
+		h.Set("X-RateLimit-Remaining", strconv.FormatInt(5000-n, 10))
+		h.Set("X-RateLimit-Used", strconv.FormatInt(n, 10))
+		h.Set("X-RateLimit-Reset", strconv.FormatInt(reset, 10))
+		h.Set("X-RateLimit-Resource", "core")
+		next.ServeHTTP(w, r)
+	})
 }
 
 func (s *Server) withPath(p string) *Server {

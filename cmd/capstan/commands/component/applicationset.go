@@ -39,6 +39,7 @@ type appSetFlags struct {
 	log            logFlags
 	debug          bool
 	progressive    bool
+	githubMetrics  bool
 	scmAllowed     []string
 	scmEnabled     bool
 	scmStrict      bool
@@ -70,6 +71,7 @@ var appSetEnv = map[string]string{
 	"logformat":                        "ARGOCD_APPLICATIONSET_CONTROLLER_LOGFORMAT",
 	"debug":                            "ARGOCD_APPLICATIONSET_CONTROLLER_DEBUG",
 	"enable-progressive-syncs":         "ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_PROGRESSIVE_SYNCS",
+	"enable-github-api-metrics":        "ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_GITHUB_API_METRICS",
 	"allowed-scm-providers":            cmdutil.EnvAllowedSCMProviders,
 	"enable-scm-providers":             cmdutil.EnvEnableSCMProviders,
 	"token-ref-strict-mode":            cmdutil.EnvTokenRefStrictMode,
@@ -85,7 +87,7 @@ var appSetNoEffect = []string{
 	"ARGOCD_APPLICATIONSET_CONTROLLER_WORKQUEUE_BUCKET_SIZE", "ARGOCD_APPLICATIONSET_CONTROLLER_WORKQUEUE_BUCKET_QPS",
 	"ARGOCD_APPLICATIONSET_CONTROLLER_WORKQUEUE_BASE_DELAY_NS", "ARGOCD_APPLICATIONSET_CONTROLLER_WORKQUEUE_MAX_DELAY_NS",
 	"ARGOCD_APPLICATIONSET_CONTROLLER_WORKQUEUE_BACKOFF_FACTOR", "ARGOCD_APPLICATIONSET_CONTROLLER_WORKQUEUE_FAILURE_COOLDOWN_NS",
-	"ARGOCD_GIT_MODULES_ENABLED", "ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_GITHUB_API_METRICS",
+	"ARGOCD_GIT_MODULES_ENABLED",
 	"GRPC_ENABLE_TXT_SERVICE_CONFIG", "ARGOCD_K8S_CLIENT_MAX_IDLE_CONNECTIONS", "ARGOCD_K8S_TCP_IDLE_TIMEOUT",
 	"ARGOCD_K8S_TCP_KEEPALIVE", "ARGOCD_K8S_TCP_TIMEOUT", "ARGOCD_K8S_TLS_HANDSHAKE_TIMEOUT",
 	"ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_TIMEOUT_SECONDS",
@@ -116,6 +118,7 @@ func (f *appSetFlags) add(cmd *cobra.Command) {
 	fl.BoolVar(&f.scmEnabled, "enable-scm-providers", true, "run the SCM provider and pull request generators")
 	fl.BoolVar(&f.scmStrict, "token-ref-strict-mode", false, "read a generator's tokenRef only from Secrets labelled argocd.argoproj.io/secret-type=scm-creds")
 	fl.StringVar(&f.scmRootCA, "scm-root-ca-path", "", "PEM file of extra root CAs trusted when reaching SCM providers")
+	fl.BoolVar(&f.githubMetrics, "enable-github-api-metrics", false, "count the GitHub API calls of the SCM provider and pull request generators in argocd_github_api_*")
 	f.log.add(cmd)
 }
 
@@ -140,6 +143,7 @@ func (f *appSetFlags) options(cfg *rest.Config, git repo.GitLister, log *slog.Lo
 		PreservedAnnotations: f.preservedAnn, PreservedLabels: f.preservedLbl,
 		Workers: f.workers, MaxResourcesStatus: f.maxResources, LeaderElection: f.elect,
 		MetricsAddr: f.metricsAddr, ProbeAddr: f.probeAddr, MetricsLabels: f.metricsLabels, Log: log, ProgressiveSyncs: f.progressive,
+		GitHubAPIMetrics: f.githubMetrics,
 	}, nil
 }
 

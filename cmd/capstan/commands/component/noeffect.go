@@ -15,7 +15,6 @@ const (
 	whyNoTxtConfig   = "gRPC service configurations are not looked up in DNS TXT records"
 	whyTransport     = "Kubernetes clients use client-go's transport defaults"
 	whyNoClientRetry = "Kubernetes requests are not retried by the client; a failed reconcile is retried whole"
-	whyNoSCM         = "the GitHub API calls of the SCM provider and pull request generators are not counted in metrics"
 	whyNoRedisCache  = "the state it names is kept in memory, not in a Redis cache with an expiry"
 	whyNoSubmodules  = "git generators read files through the repo server, whose reposerver.enable.git.submodule applies"
 	whyCooldown      = "Argo CD deprecated it and ignores it too: a self-heal count starts again with a new revision"
@@ -68,7 +67,6 @@ var noEffect = map[string]string{
 	"ARGOCD_APPLICATIONSET_CONTROLLER_WORKQUEUE_MAX_DELAY_NS":        whyWorkqueue,
 	"ARGOCD_APPLICATIONSET_CONTROLLER_WORKQUEUE_BACKOFF_FACTOR":      whyWorkqueue,
 	"ARGOCD_APPLICATIONSET_CONTROLLER_WORKQUEUE_FAILURE_COOLDOWN_NS": whyWorkqueue,
-	"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_GITHUB_API_METRICS":     whyNoSCM,
 	"ARGOCD_APPLICATIONSET_CONTROLLER_WEBHOOK_PARALLELISM_LIMIT":     "Git webhooks reach the ApplicationSet controller through the API server",
 	"ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_TIMEOUT_SECONDS":   "calls to the repo server are bounded by its own render timeout",
 	"ARGOCD_APPLICATION_CONTROLLER_REPO_SERVER_TIMEOUT_SECONDS":      "calls to the repo server are bounded by its own render timeout",
@@ -96,6 +94,7 @@ var noEffect = map[string]string{
 	"ARGOCD_SERVER_GLOB_CACHE_SIZE":                                 "RBAC globs are compiled with the policy",
 	"ARGOCD_MAX_COOKIE_NUMBER":                                      "a session is one cookie",
 	"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_NEW_GIT_FILE_GLOBBING": "the API server generates no Applications",
+	"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_GITHUB_API_METRICS":    "the ApplicationSet controller counts the GitHub API calls of its generators; the API server's previews are not counted",
 }
 
 // NoEffectReason is why the argocd-cmd-params-cm variable changes nothing
