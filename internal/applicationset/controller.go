@@ -228,6 +228,7 @@ func run(ctx context.Context, opts Options) error {
 		},
 	}
 	c.metrics.SetLister(c)
+	c.r.Rollouts = c.metrics
 	if opts.GitHubAPIMetrics {
 		c.r.Sources.CountGitHub = c.metrics.GitHubTransport
 	}

@@ -256,6 +256,18 @@ func (r *rollout) status(name string) *v1alpha1.ApplicationSetApplicationStatus 
 	return &r.statuses[i]
 }
 
+// syncSteps are the steps of the desired Applications this reconcile
+// syncs, one entry per Application, in order.
+func (r *rollout) syncSteps(desired []*v1alpha1.Application) []string {
+	var steps []string
+	for _, app := range desired {
+		if r.syncNow(app.Name) {
+			steps = append(steps, r.step(app.Name))
+		}
+	}
+	return steps
+}
+
 // syncNow reports whether the controller asks for a sync of the
 // Application in this reconcile: released, and Pending.
 func (r *rollout) syncNow(name string) bool {

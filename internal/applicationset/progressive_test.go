@@ -99,7 +99,8 @@ func (s *syncer) setHealth(name string, degraded bool) {
 // Applications lose their automated sync, and status records each
 // Application's step and state as Argo CD does.
 func TestRollingSync(t *testing.T) {
-	e := start(t, func(o *applicationset.Options) { o.ProgressiveSyncs = true })
+	addr := freeAddr(t)
+	e := start(t, func(o *applicationset.Options) { o.ProgressiveSyncs, o.MetricsAddr = true, addr })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s := &syncer{e: e, degraded: map[string]bool{"qa-2": true}}
@@ -177,6 +178,16 @@ func TestRollingSync(t *testing.T) {
 	if c := e.condition("waves", v1alpha1.ApplicationSetConditionInvalidRolloutConfig); c.Status != v1alpha1.ApplicationSetConditionStatusFalse {
 		t.Errorf("InvalidRolloutConfig %+v", c)
 	}
+	// Argo CD's progressive sync metrics: the Applications per step and
+	// state, the syncs asked per step, how soon after planning.
+	labels := fmt.Sprintf(`name="waves",namespace="%s"`, e.ns)
+	e.waitMetrics(addr,
+		`argocd_appset_progressive_sync_app_status{`+labels+`,progressiveStatus="Healthy",step="1"} 2`,
+		`argocd_appset_progressive_sync_app_status{`+labels+`,progressiveStatus="Healthy",step="2"} 2`,
+		`argocd_appset_progressive_sync_app_status{`+labels+`,progressiveStatus="Healthy",step="3"} 1`,
+		`argocd_appset_progressive_sync_syncs_triggered_total{`+labels+`,step="1"} 2`,
+		`argocd_appset_progressive_sync_syncs_triggered_total{`+labels+`,step="3"} 1`,
+		`argocd_appset_progressive_sync_detection_to_trigger_seconds_count{`+labels+`} `)
 }
 
 func sorted(s []string) []string {

@@ -39,6 +39,18 @@ type Reconciler struct {
 	Now func() time.Time
 	// ProgressiveSyncs runs the RollingSync strategy (see Options).
 	ProgressiveSyncs bool
+	// Rollouts, if set, hears of RollingSync progress, for metrics.
+	// Default: none.
+	Rollouts RolloutObserver
+}
+
+// RolloutObserver hears of ApplicationSets' progressive syncs.
+type RolloutObserver interface {
+	// RolloutStatus is told each stored status.applicationStatus.
+	RolloutStatus(as *v1alpha1.ApplicationSet)
+	// RolloutSyncs is told the steps of the Applications a reconcile
+	// asks to sync (one entry each), and how long after it began to plan.
+	RolloutSyncs(as *v1alpha1.ApplicationSet, steps []string, sinceDetection time.Duration)
 }
 
 // policyOf is the policy that applies to an ApplicationSet.
@@ -83,6 +95,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, as *v1alpha1.ApplicationSet)
 	var changes []Change
 	var out outcome
 	if r.ProgressiveSyncs && rollingSync(as) {
+		detected := time.Now()
 		if out.rollout = r.roll(ctx, as, a, desired, owned); out.rollout.noSteps {
 			// Nothing is applied: every Application would sync at once.
 			return nil, requeueOnError(requeue), r.writeStatus(ctx, as, out, nil)
@@ -94,6 +107,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, as *v1alpha1.ApplicationSet)
 			return nil, requeue, err
 		}
 		requeue = out.rollout.requeue(requeue)
+		if r.Rollouts != nil {
+			r.Rollouts.RolloutStatus(as)
+			r.Rollouts.RolloutSyncs(as, out.rollout.syncSteps(desired), time.Since(detected))
+		}
 	}
 	fail := func(reason string, err error) {
 		if out.applyErr == nil {

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -30,14 +31,16 @@ type AppSetLister interface {
 //	argocd_appset_labels{namespace, name, label_<name>...}  gauge (labels given to NewAppSets)
 //	argocd_appset_reconcile{namespace, name}  histogram, seconds
 //
-// plus the GitHub API metrics of GitHubTransport and client-go's
+// plus the progressive sync metrics of RolloutStatus and RolloutSyncs,
+// the GitHub API metrics of GitHubTransport and client-go's
 // argocd_kubectl_* request metrics. The ApplicationSets
 // are listed at scrape time, so a deleted one leaves no info series.
 type AppSets struct {
-	lister    atomic.Pointer[AppSetLister]
-	labels    *labelsMetric // nil without labels
-	reconcile *prometheus.HistogramVec
-	github    *githubAPI
+	lister      atomic.Pointer[AppSetLister]
+	labels      *labelsMetric // nil without labels
+	reconcile   *prometheus.HistogramVec
+	github      *githubAPI
+	progressive *progressiveSync
 }
 
 // NewAppSets returns the metrics, with argocd_appset_labels for the
@@ -49,7 +52,8 @@ func NewAppSets(labels []string) *AppSets {
 		reconcile: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "argocd_appset_reconcile", Help: "Application reconciliation performance in seconds.",
 		}, []string{"namespace", "name"}),
-		github: newGitHubAPI(),
+		github:      newGitHubAPI(),
+		progressive: newProgressiveSync(),
 	}
 	return a
 }
@@ -61,7 +65,8 @@ func (a *AppSets) SetLister(l AppSetLister) { a.lister.Store(&l) }
 // Collectors are the collectors to register: the ApplicationSets', and
 // client-go's request metrics.
 func (a *AppSets) Collectors() []prometheus.Collector {
-	return append(append([]prometheus.Collector{appSetCollector{a}, a.reconcile}, a.github.collectors()...), kubectlCollectors...)
+	own := slices.Concat([]prometheus.Collector{appSetCollector{a}, a.reconcile}, a.github.collectors(), a.progressive.collectors())
+	return append(own, kubectlCollectors...)
 }
 
 // ObserveReconcile records that reconciling as took d.
