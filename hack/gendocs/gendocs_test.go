@@ -3,11 +3,14 @@ package main
 import (
 	"io/fs"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/capstan-cd/capstan/internal/metrics"
 )
 
 // repoRoot is the repository's root, from this package's directory.
@@ -130,5 +133,41 @@ func TestDocsLinksResolve(t *testing.T) {
 	}
 	if checked < 50 {
 		t.Errorf("only %d links checked", checked)
+	}
+}
+
+// argoCDMetric is a metric name in Argo CD's metrics documentation.
+var argoCDMetric = regexp.MustCompile("`((?:argocd|grpc)_[a-z_]+)`")
+
+// TestEveryArgoCDMetricDecided: each metric the metrics page of Argo CD's
+// newest release (in its module) names is in the reference: served by a
+// component, or listed as not served with why, never both.
+func TestEveryArgoCDMetricDecided(t *testing.T) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/argoproj/argo-cd/v3").Output()
+	if err != nil {
+		t.Fatalf("finding Argo CD's module: %v", err)
+	}
+	page, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), "docs", "operator-manual", "metrics.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs, err := references(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served, _, _ := strings.Cut(refs["metrics.md"], "## Argo CD metrics Capstan does not serve")
+	names := argoCDMetric.FindAllStringSubmatch(string(page), -1)
+	if len(names) < 50 {
+		t.Fatalf("Argo CD's metrics page names %d metrics", len(names))
+	}
+	for _, m := range names {
+		isServed := strings.Contains(served, "| `"+m[1]+"` |")
+		_, isNot := metrics.NotServed[m[1]]
+		switch {
+		case isServed && isNot:
+			t.Errorf("%s is served and listed as not served", m[1])
+		case !isServed && !isNot:
+			t.Errorf("%s is neither served nor listed as not served", m[1])
+		}
 	}
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -95,6 +97,10 @@ func metricsReference() (string, error) {
 			labels = "`" + strings.ReplaceAll(m.labels, ",", "`, `") + "`"
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", m.name, labels, m.component, cell(m.help))
+	}
+	b.WriteString("\n## Argo CD metrics Capstan does not serve\n\n| Metric | Why |\n|---|---|\n")
+	for _, name := range slices.Sorted(maps.Keys(metrics.NotServed)) {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", name, cell(metrics.NotServed[name]))
 	}
 	return b.String(), nil
 }
