@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,6 +32,7 @@ const (
 //	grpc_server_started_total{grpc_type, grpc_service, grpc_method}  counter, calls of Argo CD's gRPC API
 //	grpc_server_handled_total{grpc_type, grpc_service, grpc_method, grpc_code}  counter
 //	grpc_server_msg_received_total, grpc_server_msg_sent_total{grpc_type, grpc_service, grpc_method}  counters
+//	grpc_server_handling_seconds{grpc_type, grpc_service, grpc_method}  histogram, after EnableHandlingTime
 //
 // Its methods are safe for concurrent use; a nil *Server records nothing.
 type Server struct {
@@ -43,6 +45,8 @@ type Server struct {
 	handled   *prometheus.CounterVec
 	received  *prometheus.CounterVec
 	sent      *prometheus.CounterVec
+	// handling is nil until EnableHandlingTime.
+	handling atomic.Pointer[prometheus.HistogramVec]
 }
 
 // NewServer returns the API server's metrics for a server of the version
@@ -85,12 +89,32 @@ func NewServer(version string) *Server {
 	return s
 }
 
+// EnableHandlingTime serves grpc_server_handling_seconds, the time each
+// call took, as Argo CD does when ARGOCD_ENABLE_GRPC_TIME_HISTOGRAM is
+// true; off by default, as its series are many.
+func (s *Server) EnableHandlingTime() {
+	h := handlingHistogram()
+	if s.handling.CompareAndSwap(nil, h) {
+		s.registry.MustRegister(h)
+	}
+}
+
+// handlingHistogram is grpc_server_handling_seconds, with go-grpc-middleware's
+// buckets (Prometheus' defaults).
+func handlingHistogram() *prometheus.HistogramVec {
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "grpc_server_handling_seconds", Help: "Histogram of response latency (seconds) of gRPC that had been application-level handled by the server.",
+		Buckets: prometheus.DefBuckets,
+	}, []string{"grpc_type", "grpc_service", "grpc_method"})
+}
+
 // Describe sends the descriptions of the API server's own metrics, without
 // the Go runtime's and the process's (for the metrics reference).
 func (s *Server) Describe(ch chan<- *prometheus.Desc) {
 	for _, c := range s.own {
 		c.Describe(ch)
 	}
+	handlingHistogram().Describe(ch)
 }
 
 // Login counts a local account's login attempt.
@@ -126,9 +150,10 @@ func (s *Server) RPCStarted(procedure, kind string) {
 	s.started.WithLabelValues(kind, service, method).Inc()
 }
 
-// RPCHandled counts the end of a call: its gRPC code ("OK", "NotFound", …)
-// and the messages it received and sent.
-func (s *Server) RPCHandled(procedure, kind, code string, received, sent int) {
+// RPCHandled counts the end of a call: its gRPC code ("OK", "NotFound", …),
+// the messages it received and sent, and (after EnableHandlingTime) how
+// long it took.
+func (s *Server) RPCHandled(procedure, kind, code string, received, sent int, took time.Duration) {
 	if s == nil {
 		return
 	}
@@ -136,6 +161,9 @@ func (s *Server) RPCHandled(procedure, kind, code string, received, sent int) {
 	s.handled.WithLabelValues(kind, service, method, code).Inc()
 	s.received.WithLabelValues(kind, service, method).Add(float64(received))
 	s.sent.WithLabelValues(kind, service, method).Add(float64(sent))
+	if h := s.handling.Load(); h != nil {
+		h.WithLabelValues(kind, service, method).Observe(took.Seconds())
+	}
 }
 
 // splitProcedure splits "/package.Service/Method" into the service's full

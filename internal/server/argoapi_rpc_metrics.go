@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"time"
 
 	"connectrpc.com/connect"
 )
@@ -14,14 +15,14 @@ type rpcMetrics struct{ m Metrics }
 
 func (r rpcMetrics) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-		proc := req.Spec().Procedure
+		proc, start := req.Spec().Procedure, time.Now()
 		r.m.RPCStarted(proc, "unary")
 		resp, err := next(ctx, req)
 		sent := 0
 		if err == nil {
 			sent = 1
 		}
-		r.m.RPCHandled(proc, "unary", grpcCode(err), 1, sent)
+		r.m.RPCHandled(proc, "unary", grpcCode(err), 1, sent, time.Since(start))
 		return resp, err
 	}
 }
@@ -32,11 +33,11 @@ func (r rpcMetrics) WrapStreamingClient(next connect.StreamingClientFunc) connec
 
 func (r rpcMetrics) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
 	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
-		proc, kind := conn.Spec().Procedure, streamKind(conn.Spec().StreamType)
+		proc, kind, start := conn.Spec().Procedure, streamKind(conn.Spec().StreamType), time.Now()
 		r.m.RPCStarted(proc, kind)
 		counted := &countingConn{StreamingHandlerConn: conn}
 		err := next(ctx, counted)
-		r.m.RPCHandled(proc, kind, grpcCode(err), counted.received, counted.sent)
+		r.m.RPCHandled(proc, kind, grpcCode(err), counted.received, counted.sent, time.Since(start))
 		return err
 	}
 }

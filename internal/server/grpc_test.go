@@ -260,11 +260,13 @@ func fmtJSON(v any) string {
 // TestRPCMetrics: calls of Argo CD's gRPC API are counted under
 // go-grpc-middleware's names, as Argo CD's API server counts them: by
 // type, service and method, with the gRPC code and the messages of a
-// stream.
+// stream; with the handling time histogram on (ARGOCD_ENABLE_GRPC_TIME_HISTOGRAM),
+// how long each took.
 func TestRPCMetrics(t *testing.T) {
 	t.Parallel()
 	localcluster.Need(t)
 	counts := metrics.NewServer("v0.0.0-test")
+	counts.EnableHandlingTime()
 	f := startWith(t, Options{Insecure: true, Metrics: counts})
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.Protocols = new(http.Protocols)
@@ -307,6 +309,7 @@ func TestRPCMetrics(t *testing.T) {
 		`grpc_server_handled_total{grpc_code="NotFound",grpc_method="Get",grpc_service="application.ApplicationService",grpc_type="unary"} 1`,
 		`grpc_server_started_total{grpc_method="Create",grpc_service="session.SessionService",grpc_type="unary"} 1`,
 		`grpc_server_msg_received_total{grpc_method="Watch",grpc_service="application.ApplicationService",grpc_type="server_stream"} 1`,
+		`grpc_server_handling_seconds_count{grpc_method="Version",grpc_service="version.VersionService",grpc_type="unary"} 1`,
 	}
 	eventually.String(t, "the gRPC metrics", func() string {
 		page := scrape(t, counts.Handler())

@@ -159,17 +159,18 @@ type Metrics interface {
 	// "server_stream", "client_stream").
 	RPCStarted(procedure, kind string)
 	// RPCHandled counts that call's end: its gRPC code ("OK",
-	// "PermissionDenied", …) and the messages it received and sent.
-	RPCHandled(procedure, kind, code string, received, sent int)
+	// "PermissionDenied", …), the messages it received and sent, and how
+	// long it took.
+	RPCHandled(procedure, kind, code string, received, sent int, took time.Duration)
 }
 
 // noMetrics counts nothing.
 type noMetrics struct{}
 
-func (noMetrics) Login(bool)                                  {}
-func (noMetrics) ExtensionRequest(string, int, time.Duration) {}
-func (noMetrics) RPCStarted(string, string)                   {}
-func (noMetrics) RPCHandled(string, string, string, int, int) {}
+func (noMetrics) Login(bool)                                                 {}
+func (noMetrics) ExtensionRequest(string, int, time.Duration)                {}
+func (noMetrics) RPCStarted(string, string)                                  {}
+func (noMetrics) RPCHandled(string, string, string, int, int, time.Duration) {}
 
 // Server serves the API.
 type Server struct {

@@ -80,6 +80,9 @@ func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
 	cmd.Flags().BoolVar(&f.disableAuth, prefix+"disable-auth", false, "let every caller in as an administrator, without a session or RBAC (only behind something that authenticates)")
 }
 
+// envGRPCTimeHistogram, "true", serves grpc_server_handling_seconds.
+const envGRPCTimeHistogram = "ARGOCD_ENABLE_GRPC_TIME_HISTOGRAM"
+
 func newServerCommand() *cobra.Command {
 	f := &serverFlags{}
 	var namespace string
@@ -111,6 +114,9 @@ func newServerCommand() *cobra.Command {
 			}
 			defer client.Close()
 			f.recorder = metrics.NewServer(version.Get().Version)
+			if on, _ := strconv.ParseBool(os.Getenv(envGRPCTimeHistogram)); on {
+				f.recorder.EnableHandlingTime()
+			}
 			mf.serveHandler(ctx, log, f.recorder.Handler())
 			return runServer(ctx, f, namespace, log, client, nil, nil)
 		},
@@ -124,7 +130,7 @@ func newServerCommand() *cobra.Command {
 	rc.Add(cmd, "server/tls")
 	mf.add(cmd, 8083)
 	bindEnv(cmd, serverEnv)
-	readsEnv(cmd, envKubeQPS, envKubeBurst, // and the SCM policy of ApplicationSet previews:
+	readsEnv(cmd, envKubeQPS, envKubeBurst, envGRPCTimeHistogram, // and the SCM policy of ApplicationSet previews:
 		cmdutil.EnvAllowedSCMProviders, cmdutil.EnvEnableSCMProviders, cmdutil.EnvTokenRefStrictMode, cmdutil.EnvSCMRootCAPath)
 	acceptEnv(cmd, serverNoEffect...)
 	return cmd
