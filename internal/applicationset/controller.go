@@ -82,6 +82,11 @@ type Options struct {
 	// exports (--metrics-applicationset-labels); the first controller of a
 	// process decides. Default none.
 	MetricsLabels []string
+	// Workqueue, when set, rate-limits the queue of ApplicationSets as
+	// Argo CD does (applicationsetcontroller.wq.*). Default nil:
+	// controller-runtime's limiter (a failed ApplicationSet waits 5 ms,
+	// doubling to 1000 s; at most 10 a second, bursts of 100).
+	Workqueue *WorkqueueRateLimit
 	// GitHubAPIMetrics counts the GitHub API calls of the SCM provider and
 	// pull request generators in argocd_github_api_*
 	// (applicationsetcontroller.enable.github.api.metrics). Default false.
@@ -237,7 +242,7 @@ func run(ctx context.Context, opts Options) error {
 		For(&v1alpha1.ApplicationSet{}, builder.WithPredicates(inScope, predicate.Or[client.Object](
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Named("applicationset").
-		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: opts.Workers, SkipNameValidation: new(true)}).
+		WithOptions(c.controllerOptions()).
 		Watches(&v1alpha1.Application{}, handler.EnqueueRequestForOwner(scheme, mgr.GetRESTMapper(), &v1alpha1.ApplicationSet{}, handler.OnlyControllerOwner()),
 			builder.WithPredicates(inScope, appChanged())).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(c.allAppSets),
@@ -279,6 +284,15 @@ type appsetController struct {
 	opts    Options
 	r       *Reconciler
 	metrics *metrics.AppSets
+}
+
+// controllerOptions are the controller-runtime options of the queue.
+func (c *appsetController) controllerOptions() ctrlcontroller.Options {
+	o := ctrlcontroller.Options{MaxConcurrentReconciles: c.opts.Workers, SkipNameValidation: new(true)}
+	if c.opts.Workqueue != nil {
+		o.RateLimiter = c.opts.Workqueue.limiter()
+	}
+	return o
 }
 
 // appSetMetricsOnce holds the process's ApplicationSet metrics, registered

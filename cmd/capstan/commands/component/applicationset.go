@@ -40,6 +40,7 @@ type appSetFlags struct {
 	debug          bool
 	progressive    bool
 	githubMetrics  bool
+	wq             wqFlags
 	scmAllowed     []string
 	scmEnabled     bool
 	scmStrict      bool
@@ -72,6 +73,12 @@ var appSetEnv = map[string]string{
 	"debug":                            "ARGOCD_APPLICATIONSET_CONTROLLER_DEBUG",
 	"enable-progressive-syncs":         "ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_PROGRESSIVE_SYNCS",
 	"enable-github-api-metrics":        "ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_GITHUB_API_METRICS",
+	"wq-bucket-size":                   "ARGOCD_APPLICATIONSET_CONTROLLER_WORKQUEUE_BUCKET_SIZE",
+	"wq-bucket-qps":                    "ARGOCD_APPLICATIONSET_CONTROLLER_WORKQUEUE_BUCKET_QPS",
+	"wq-cooldown":                      "ARGOCD_APPLICATIONSET_CONTROLLER_WORKQUEUE_FAILURE_COOLDOWN_NS",
+	"wq-basedelay":                     "ARGOCD_APPLICATIONSET_CONTROLLER_WORKQUEUE_BASE_DELAY_NS",
+	"wq-maxdelay":                      "ARGOCD_APPLICATIONSET_CONTROLLER_WORKQUEUE_MAX_DELAY_NS",
+	"wq-backoff-factor":                "ARGOCD_APPLICATIONSET_CONTROLLER_WORKQUEUE_BACKOFF_FACTOR",
 	"allowed-scm-providers":            cmdutil.EnvAllowedSCMProviders,
 	"enable-scm-providers":             cmdutil.EnvEnableSCMProviders,
 	"token-ref-strict-mode":            cmdutil.EnvTokenRefStrictMode,
@@ -84,9 +91,6 @@ const envRequeueAfter = "ARGOCD_APPLICATIONSET_CONTROLLER_REQUEUE_AFTER"
 
 // appSetNoEffect are the ApplicationSet controller's variables in noEffect.
 var appSetNoEffect = []string{
-	"ARGOCD_APPLICATIONSET_CONTROLLER_WORKQUEUE_BUCKET_SIZE", "ARGOCD_APPLICATIONSET_CONTROLLER_WORKQUEUE_BUCKET_QPS",
-	"ARGOCD_APPLICATIONSET_CONTROLLER_WORKQUEUE_BASE_DELAY_NS", "ARGOCD_APPLICATIONSET_CONTROLLER_WORKQUEUE_MAX_DELAY_NS",
-	"ARGOCD_APPLICATIONSET_CONTROLLER_WORKQUEUE_BACKOFF_FACTOR", "ARGOCD_APPLICATIONSET_CONTROLLER_WORKQUEUE_FAILURE_COOLDOWN_NS",
 	"ARGOCD_GIT_MODULES_ENABLED",
 	"GRPC_ENABLE_TXT_SERVICE_CONFIG", "ARGOCD_K8S_CLIENT_MAX_IDLE_CONNECTIONS", "ARGOCD_K8S_TCP_IDLE_TIMEOUT",
 	"ARGOCD_K8S_TCP_KEEPALIVE", "ARGOCD_K8S_TCP_TIMEOUT", "ARGOCD_K8S_TLS_HANDSHAKE_TIMEOUT",
@@ -118,6 +122,7 @@ func (f *appSetFlags) add(cmd *cobra.Command) {
 	fl.BoolVar(&f.scmEnabled, "enable-scm-providers", true, "run the SCM provider and pull request generators")
 	fl.BoolVar(&f.scmStrict, "token-ref-strict-mode", false, "read a generator's tokenRef only from Secrets labelled argocd.argoproj.io/secret-type=scm-creds")
 	fl.StringVar(&f.scmRootCA, "scm-root-ca-path", "", "PEM file of extra root CAs trusted when reaching SCM providers")
+	f.wq.add(fl)
 	fl.BoolVar(&f.githubMetrics, "enable-github-api-metrics", false, "count the GitHub API calls of the SCM provider and pull request generators in argocd_github_api_*")
 	f.log.add(cmd)
 }
@@ -143,7 +148,7 @@ func (f *appSetFlags) options(cfg *rest.Config, git repo.GitLister, log *slog.Lo
 		PreservedAnnotations: f.preservedAnn, PreservedLabels: f.preservedLbl,
 		Workers: f.workers, MaxResourcesStatus: f.maxResources, LeaderElection: f.elect,
 		MetricsAddr: f.metricsAddr, ProbeAddr: f.probeAddr, MetricsLabels: f.metricsLabels, Log: log, ProgressiveSyncs: f.progressive,
-		GitHubAPIMetrics: f.githubMetrics,
+		GitHubAPIMetrics: f.githubMetrics, Workqueue: f.wq.limit(),
 	}, nil
 }
 

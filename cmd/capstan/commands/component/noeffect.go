@@ -18,7 +18,6 @@ const (
 	whyNoRedisCache  = "the state it names is kept in memory, not in a Redis cache with an expiry"
 	whyNoSubmodules  = "git generators read files through the repo server, whose reposerver.enable.git.submodule applies"
 	whyCooldown      = "Argo CD deprecated it and ignores it too: a self-heal count starts again with a new revision"
-	whyWorkqueue     = "ApplicationSets are requeued with controller-runtime's default rate limiter"
 )
 
 // noEffect are the argocd-cmd-params-cm variables Argo CD's manifests set
@@ -61,16 +60,10 @@ var noEffect = map[string]string{
 	"DEX_CONTINUE_ON_CONNECTOR_FAILURE": "the Dex release the image carries stops on a connector failure",
 
 	// The ApplicationSet controller.
-	"ARGOCD_APPLICATIONSET_CONTROLLER_WORKQUEUE_BUCKET_SIZE":         whyWorkqueue,
-	"ARGOCD_APPLICATIONSET_CONTROLLER_WORKQUEUE_BUCKET_QPS":          whyWorkqueue,
-	"ARGOCD_APPLICATIONSET_CONTROLLER_WORKQUEUE_BASE_DELAY_NS":       whyWorkqueue,
-	"ARGOCD_APPLICATIONSET_CONTROLLER_WORKQUEUE_MAX_DELAY_NS":        whyWorkqueue,
-	"ARGOCD_APPLICATIONSET_CONTROLLER_WORKQUEUE_BACKOFF_FACTOR":      whyWorkqueue,
-	"ARGOCD_APPLICATIONSET_CONTROLLER_WORKQUEUE_FAILURE_COOLDOWN_NS": whyWorkqueue,
-	"ARGOCD_APPLICATIONSET_CONTROLLER_WEBHOOK_PARALLELISM_LIMIT":     "Git webhooks reach the ApplicationSet controller through the API server",
-	"ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_TIMEOUT_SECONDS":   "calls to the repo server are bounded by its own render timeout",
-	"ARGOCD_APPLICATION_CONTROLLER_REPO_SERVER_TIMEOUT_SECONDS":      "calls to the repo server are bounded by its own render timeout",
-	"ARGOCD_SERVER_REPO_SERVER_TIMEOUT_SECONDS":                      "calls to the repo server are bounded by its own render timeout",
+	"ARGOCD_APPLICATIONSET_CONTROLLER_WEBHOOK_PARALLELISM_LIMIT":   "Git webhooks reach the ApplicationSet controller through the API server",
+	"ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_TIMEOUT_SECONDS": "calls to the repo server are bounded by its own render timeout",
+	"ARGOCD_APPLICATION_CONTROLLER_REPO_SERVER_TIMEOUT_SECONDS":    "calls to the repo server are bounded by its own render timeout",
+	"ARGOCD_SERVER_REPO_SERVER_TIMEOUT_SECONDS":                    "calls to the repo server are bounded by its own render timeout",
 
 	// The repo server.
 	"ARGOCD_REPO_SERVER_ALLOW_OUT_OF_BOUNDS_SYMLINKS":             "symbolic links out of a repository are always refused",
