@@ -3,10 +3,6 @@ package applicationset_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +11,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/applicationset"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+	"github.com/capstan-cd/capstan/internal/testing/metricscrape"
 	"github.com/capstan-cd/capstan/internal/testing/scmserver"
 )
 
@@ -23,7 +20,7 @@ import (
 // its reconciles) and client-go's request metrics.
 func TestMetrics(t *testing.T) {
 	localcluster.Need(t)
-	addr := freeAddr(t)
+	addr := metricscrape.Addr(t)
 	e := start(t, func(o *applicationset.Options) { o.MetricsAddr = addr })
 	as := &v1alpha1.ApplicationSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "measured", Namespace: e.ns},
@@ -49,7 +46,7 @@ func TestMetrics(t *testing.T) {
 		fmt.Sprintf(`argocd_appset_reconcile_count{name="measured",namespace="%s"}`, e.ns),
 		`argocd_kubectl_requests_total{code="200",host="`,
 	}
-	e.waitMetrics(addr, want...)
+	metricscrape.Until(t, addr, want...)
 }
 
 // TestGitHubAPIMetrics: with GitHubAPIMetrics, the pull request
@@ -58,7 +55,7 @@ func TestMetrics(t *testing.T) {
 // GitHub reports.
 func TestGitHubAPIMetrics(t *testing.T) {
 	localcluster.Need(t)
-	addr := freeAddr(t)
+	addr := metricscrape.Addr(t)
 	e := start(t, func(o *applicationset.Options) { o.MetricsAddr, o.GitHubAPIMetrics = addr, true })
 	gh := scmserver.GitHub(t, "gh-token", "org", "shop")
 	gh.Add(scmserver.PullRequest{Head: "feature", Base: "main", Title: "Feature", HeadSHA: "0123456789abcdef", Author: "ana"})
@@ -92,36 +89,5 @@ func TestGitHubAPIMetrics(t *testing.T) {
 		`argocd_github_api_rate_limit_used{` + labels + `,resource="core"}`,
 		`argocd_github_api_rate_limit_reset_seconds{` + labels + `,resource="core"} 3`,
 	}
-	e.waitMetrics(addr, want...)
-}
-
-// freeAddr is a local address nothing listens on, for a controller's
-// /metrics.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-// waitMetrics scrapes the /metrics at addr until it holds every want line
-// (a prefix of a sample is enough).
-func (e *env) waitMetrics(addr string, want ...string) {
-	e.eventually("metrics", func() string {
-		resp, err := http.Get("http://" + addr + "/metrics")
-		if err != nil {
-			return err.Error()
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		for _, w := range want {
-			if !strings.Contains(string(body), w) {
-				return "no " + w
-			}
-		}
-		return ""
-	})
+	metricscrape.Until(t, addr, want...)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/applicationset"
+	"github.com/capstan-cd/capstan/internal/testing/metricscrape"
 )
 
 // syncer stands in for the application controller: it runs each sync
@@ -99,7 +100,7 @@ func (s *syncer) setHealth(name string, degraded bool) {
 // Applications lose their automated sync, and status records each
 // Application's step and state as Argo CD does.
 func TestRollingSync(t *testing.T) {
-	addr := freeAddr(t)
+	addr := metricscrape.Addr(t)
 	e := start(t, func(o *applicationset.Options) { o.ProgressiveSyncs, o.MetricsAddr = true, addr })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -181,7 +182,7 @@ func TestRollingSync(t *testing.T) {
 	// Argo CD's progressive sync metrics: the Applications per step and
 	// state, the syncs asked per step, how soon after planning.
 	labels := fmt.Sprintf(`name="waves",namespace="%s"`, e.ns)
-	e.waitMetrics(addr,
+	metricscrape.Until(t, addr,
 		`argocd_appset_progressive_sync_app_status{`+labels+`,progressiveStatus="Healthy",step="1"} 2`,
 		`argocd_appset_progressive_sync_app_status{`+labels+`,progressiveStatus="Healthy",step="2"} 2`,
 		`argocd_appset_progressive_sync_app_status{`+labels+`,progressiveStatus="Healthy",step="3"} 1`,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -89,23 +88,9 @@ func TestAzureServicePrincipal(t *testing.T) {
 	}
 }
 
-// workloadIdentity sets the environment Azure's workload identity webhook
-// gives a pod, for the token server's service principal.
-func workloadIdentity(t *testing.T, ts *tokenserver.Server) {
-	file := filepath.Join(t.TempDir(), "azure-identity-token")
-	if err := os.WriteFile(file, []byte(ts.FederatedToken), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("AZURE_CLIENT_ID", ts.ClientID)
-	t.Setenv("AZURE_TENANT_ID", ts.Tenant)
-	t.Setenv("AZURE_FEDERATED_TOKEN_FILE", file)
-	t.Setenv("AZURE_AUTHORITY_HOST", ts.URL)
-	t.Setenv("AZURE_TOKEN_CREDENTIALS", "WorkloadIdentityCredential")
-}
-
 func TestAzureWorkloadIdentity(t *testing.T) {
 	ts := tokenserver.New(t)
-	workloadIdentity(t, ts)
+	ts.UseWorkloadIdentity(t)
 	src := cloudauth.New(cloudauth.Options{HTTPClient: ts.Client()})
 	token, err := src.AzureWorkloadIdentity(context.Background(), cloudauth.AzureDevOpsScope)
 	if err != nil {
@@ -118,7 +103,7 @@ func TestAzureWorkloadIdentity(t *testing.T) {
 
 func TestAzureContainerRegistry(t *testing.T) {
 	ts := tokenserver.New(t)
-	workloadIdentity(t, ts)
+	ts.UseWorkloadIdentity(t)
 	src := cloudauth.New(cloudauth.Options{HTTPClient: ts.Client()})
 	token, err := src.AzureContainerRegistry(context.Background(), ts.Host)
 	if err != nil {
@@ -140,24 +125,9 @@ func ExampleSource_Google() {
 	_, _, _ = email, token, err
 }
 
-// awsEnvironment points the AWS SDK at a local STS whose certificate it
-// trusts, with the user's keys in a shared credentials file's profile eks.
-func awsEnvironment(t *testing.T, sts *stsserver.Server) {
-	dir := t.TempDir()
-	creds := filepath.Join(dir, "credentials")
-	if err := os.WriteFile(creds, []byte("[eks]\naws_access_key_id = "+sts.AccessKeyID+"\naws_secret_access_key = "+sts.SecretAccessKey+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range map[string]string{"AWS_ENDPOINT_URL_STS": sts.URL, "AWS_CA_BUNDLE": sts.CAFile(t, dir), "AWS_REGION": "eu-west-1",
-		"AWS_SHARED_CREDENTIALS_FILE": creds, "AWS_CONFIG_FILE": filepath.Join(dir, "config"), "AWS_EC2_METADATA_DISABLED": "true",
-		"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_SESSION_TOKEN": "", "AWS_PROFILE": ""} {
-		t.Setenv(k, v)
-	}
-}
-
 func TestEKS(t *testing.T) {
 	sts := stsserver.New(t)
-	awsEnvironment(t, sts)
+	sts.UseFromEnvironment(t)
 	for _, tc := range []struct {
 		name    string
 		cluster cloudauth.AWSCluster

@@ -3,10 +3,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"strings"
 	"testing"
 
 	"k8s.io/client-go/kubernetes"
@@ -15,24 +11,15 @@ import (
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+	"github.com/capstan-cd/capstan/internal/testing/metricscrape"
 )
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
 
 func TestMetricsDescribeApplications(t *testing.T) {
 	localcluster.Need(t)
 	if err := kube.InstallCRDs(context.Background(), testCluster.Config); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
+	addr := metricscrape.Addr(t)
 	e := startWith(t, testCluster.NewNamespace(t), func(o *Options) { o.MetricsAddr = addr })
 	remote := gitserver.NewLocalRepo(t)
 	remote.Commit(t, "c", map[string]string{"a/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"})
@@ -61,18 +48,5 @@ func TestMetricsDescribeApplications(t *testing.T) {
 		`argocd_kubectl_requests_total{code="200",host="`,
 		`argocd_kubectl_request_duration_seconds_bucket{host="`,
 	}
-	e.eventually("metrics", func() string {
-		resp, err := http.Get("http://" + addr + "/metrics")
-		if err != nil {
-			return err.Error()
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		for _, w := range want {
-			if !strings.Contains(string(body), w) {
-				return "no " + w
-			}
-		}
-		return ""
-	})
+	metricscrape.Until(t, addr, want...)
 }

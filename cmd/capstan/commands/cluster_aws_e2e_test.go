@@ -5,8 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -35,18 +33,9 @@ import (
 func TestClusterAddEKS(t *testing.T) {
 	localcluster.Need(t)
 	sts := stsserver.New(t)
-	dir := t.TempDir()
-	creds := filepath.Join(dir, "credentials")
-	if err := os.WriteFile(creds, []byte("[eks]\naws_access_key_id = "+sts.AccessKeyID+"\naws_secret_access_key = "+sts.SecretAccessKey+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range map[string]string{"AWS_ENDPOINT_URL_STS": sts.URL, "AWS_CA_BUNDLE": sts.CAFile(t, dir), "AWS_REGION": "eu-west-1",
-		"AWS_SHARED_CREDENTIALS_FILE": creds, "AWS_CONFIG_FILE": filepath.Join(dir, "config"), "AWS_EC2_METADATA_DISABLED": "true",
-		"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_SESSION_TOKEN": "", "AWS_PROFILE": ""} {
-		t.Setenv(k, v)
-	}
+	sts.UseFromEnvironment(t)
 	ctx := context.Background()
-	eks, err := localcluster.Start(ctx, localcluster.Options{TokenWebhookConfig: sts.WebhookConfig(t, dir)})
+	eks, err := localcluster.Start(ctx, localcluster.Options{TokenWebhookConfig: sts.WebhookConfig(t, t.TempDir())})
 	if err != nil {
 		t.Fatal(err)
 	}

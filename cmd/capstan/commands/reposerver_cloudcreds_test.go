@@ -3,8 +3,6 @@ package commands
 import (
 	"context"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -91,14 +89,7 @@ func useTokenServer(t *testing.T) *tokenserver.Server {
 	old := cloudauth.Default
 	cloudauth.Default = cloudauth.New(cloudauth.Options{HTTPClient: ts.Client()})
 	t.Cleanup(func() { cloudauth.Default = old })
-	tokenFile := filepath.Join(t.TempDir(), "azure-identity-token")
-	if err := os.WriteFile(tokenFile, []byte(ts.FederatedToken), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range map[string]string{"AZURE_CLIENT_ID": ts.ClientID, "AZURE_TENANT_ID": ts.Tenant, "AZURE_FEDERATED_TOKEN_FILE": tokenFile,
-		"AZURE_AUTHORITY_HOST": ts.URL, "AZURE_TOKEN_CREDENTIALS": "WorkloadIdentityCredential"} {
-		t.Setenv(k, v)
-	}
+	ts.UseWorkloadIdentity(t)
 	return ts
 }
 

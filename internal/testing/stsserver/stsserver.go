@@ -97,6 +97,24 @@ func (s *Server) caData() []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.srv.Certificate().Raw})
 }
 
+// UseFromEnvironment points the AWS SDK of this process (and of the
+// programs it starts) at the server until the test ends: its endpoint and
+// certificate, a region, and the user's keys in the profile "eks" of a
+// shared credentials file, with no keys in the environment.
+func (s *Server) UseFromEnvironment(t *testing.T) {
+	t.Helper()
+	dir := t.TempDir()
+	creds := filepath.Join(dir, "credentials")
+	if err := os.WriteFile(creds, []byte("[eks]\naws_access_key_id = "+s.AccessKeyID+"\naws_secret_access_key = "+s.SecretAccessKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"AWS_ENDPOINT_URL_STS": s.URL, "AWS_CA_BUNDLE": s.CAFile(t, dir), "AWS_REGION": "eu-west-1",
+		"AWS_SHARED_CREDENTIALS_FILE": creds, "AWS_CONFIG_FILE": filepath.Join(dir, "config"), "AWS_EC2_METADATA_DISABLED": "true",
+		"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_SESSION_TOKEN": "", "AWS_PROFILE": ""} {
+		t.Setenv(k, v)
+	}
+}
+
 // WebhookConfig writes into dir the kubeconfig with which kube-apiserver
 // calls the token webhook (see localcluster.Options.TokenWebhookConfig).
 func (s *Server) WebhookConfig(t testing.TB, dir string) string {

@@ -21,6 +21,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -81,6 +83,21 @@ func New(t testing.TB) *Server {
 	}
 	s.GoogleKey = string(keyJSON)
 	return s
+}
+
+// UseWorkloadIdentity gives this process (and the programs it starts),
+// until the test ends, the environment Azure's workload identity webhook
+// gives a pod, for the server's service principal and authority.
+func (s *Server) UseWorkloadIdentity(t *testing.T) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "azure-identity-token")
+	if err := os.WriteFile(file, []byte(s.FederatedToken), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"AZURE_CLIENT_ID": s.ClientID, "AZURE_TENANT_ID": s.Tenant, "AZURE_FEDERATED_TOKEN_FILE": file,
+		"AZURE_AUTHORITY_HOST": s.URL, "AZURE_TOKEN_CREDENTIALS": "WorkloadIdentityCredential"} {
+		t.Setenv(k, v)
+	}
 }
 
 // Client is an HTTP client that trusts the server's certificate.
