@@ -35,6 +35,10 @@ type HydratorOptions struct {
 	// the repository-write Secrets (and repo-write-creds templates) of the
 	// control namespace.
 	Credentials repo.Credentials
+	// Signing, if set, signs every hydrated commit, which is verified
+	// before it is pushed (Argo CD's commitserver.signing.key.path; see
+	// git.ImportSigningKey). Default: unsigned.
+	Signing *git.Signing
 }
 
 // revisionMetadata reads a commit's metadata.
@@ -170,7 +174,7 @@ func (r *reconciler) push(ctx context.Context, app *v1alpha1.Application, c *hyd
 	}
 	name, email := set.cm.HydratorCommitAuthor()
 	sha, err := r.opts.Hydrator.Writer.Commit(ctx, repoURL, creds, git.Change{Base: branch, Orphan: true,
-		AuthorName: name, AuthorEmail: email, Message: msg, Edit: c.Edit})
+		AuthorName: name, AuthorEmail: email, Message: msg, Edit: c.Edit, Signing: r.opts.Hydrator.Signing})
 	if err != nil {
 		return "", fmt.Errorf("pushing to branch %s of %s: %w", branch, git.RedactURL(repoURL), err)
 	}

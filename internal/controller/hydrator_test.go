@@ -3,6 +3,9 @@ package controller
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,8 +16,10 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/repo/git"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
+	"github.com/capstan-cd/capstan/internal/testing/gpgkey"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
@@ -80,7 +85,7 @@ func TestSourceHydratorHydrates(t *testing.T) {
 	e := startWith(t, ns, func(o *Options) {
 		o.RepoPoll = time.Second
 		o.Renderer = repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Second, Credentials: &settings.RepoCredentials{Reader: c, Namespace: ns}})
-		o.Hydrator = &HydratorOptions{}
+		o.Hydrator = &HydratorOptions{Signing: signingKey(t)}
 	})
 	configMap := func(v string) map[string]string {
 		return map[string]string{"dry/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {version: \"" + v + "\"}\n"}
@@ -119,6 +124,10 @@ func TestSourceHydratorHydrates(t *testing.T) {
 	if log := remote.Log(t, "environments/dev", 1)[0]; log != first[:7]+": first dry <Argo CD argo-cd@example.com>" {
 		t.Errorf("hydrated commit %q", log)
 	}
+	// Signed with the commit signing key (commitserver.signing.key.path).
+	if err := remote.VerifyCommit(remote.Head(t, "environments/dev")); err != nil {
+		t.Errorf("the hydrated commit does not verify: %v", err)
+	}
 	e.eventually("the root path refused", func() string {
 		op := e.app("at-root").Status.SourceHydrator.CurrentOperation
 		if op == nil || op.Phase != v1alpha1.HydrateOperationPhaseFailed || !strings.Contains(op.Message, "root is not supported") {
@@ -141,4 +150,28 @@ func TestSourceHydratorHydrates(t *testing.T) {
 	if n := len(remote.Log(t, "environments/dev", 10)); n != 2 {
 		t.Errorf("%d commits on the hydrated branch, want 2", n)
 	}
+}
+
+// signingKey imports a new OpenPGP private key, with a passphrase, as the
+// hydrator's commit signing key; git verifies commits with its keyring
+// until the test ends.
+func signingKey(t *testing.T) *git.Signing {
+	t.Helper()
+	key := gpgkey.New(t, "hydrator")
+	dir := t.TempDir()
+	keyFile, passFile := filepath.Join(dir, "signingKey"), filepath.Join(dir, "passphrase")
+	if err := os.WriteFile(keyFile, []byte(key.ArmoredPrivate("s3cret")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(passFile, []byte("s3cret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(dir, "gnupg")
+	t.Cleanup(func() { _ = exec.Command("gpgconf", "--homedir", home, "--kill", "gpg-agent").Run() })
+	signing, err := git.ImportSigningKey(context.Background(), home, keyFile, passFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GNUPGHOME", home)
+	return signing
 }

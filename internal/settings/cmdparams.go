@@ -114,8 +114,6 @@ var unreadCmdParams = map[string]string{
 	"commitserver.log.level":                      noCommitServer,
 	"commitserver.metrics.listen.address":         noCommitServer,
 	"commitserver.grpc.enable.txt.service.config": noCommitServer,
-	"commitserver.signing.key.path":               noCommitServer,
-	"commitserver.signing.key.passphrase.file":    noCommitServer,
 }
 
 const (

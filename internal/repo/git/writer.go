@@ -198,12 +198,22 @@ func (t *worktree) commit(ctx context.Context, c Change) (string, error) {
 		"GIT_AUTHOR_NAME=" + c.AuthorName, "GIT_AUTHOR_EMAIL=" + c.AuthorEmail,
 		"GIT_COMMITTER_NAME=" + c.AuthorName, "GIT_COMMITTER_EMAIL=" + c.AuthorEmail,
 	}
+	if s := c.Signing; s != nil && s.GNUPGHome != "" {
+		author.env = append(author.env, "GNUPGHOME="+s.GNUPGHome)
+	}
 	args, err := c.commitArgs()
 	if err != nil {
 		return "", err
 	}
-	if err := runGit(ctx, author, func(r io.Reader) error { _, err := io.Copy(io.Discard, r); return err }, args...); err != nil {
+	discard := func(r io.Reader) error { _, err := io.Copy(io.Discard, r); return err }
+	if err := runGit(ctx, author, discard, args...); err != nil {
 		return "", err
+	}
+	if s := c.Signing; s != nil && s.GNUPGHome != "" {
+		// No unsigned or wrongly signed commit is pushed.
+		if err := runGit(ctx, author, discard, "verify-commit", "HEAD"); err != nil {
+			return "", fmt.Errorf("the signed commit does not verify with key %s: %w", s.Key, err)
+		}
 	}
 	refspec := "HEAD:refs/heads/" + target
 	if target != base {
@@ -247,6 +257,10 @@ type Signing struct {
 	// Key is the OpenPGP key's ID (8 to 40 hexadecimal digits) in the
 	// keyring of GNUPGHOME, or the absolute path of an SSH private key.
 	Key string
+	// GNUPGHome, if set, is the GnuPG home holding the OpenPGP key (see
+	// ImportSigningKey); the commit is then verified with it before it is
+	// pushed. Default: the process's GNUPGHOME, unverified.
+	GNUPGHome string
 }
 
 // Validate checks the method and the key's form.

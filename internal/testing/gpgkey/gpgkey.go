@@ -55,3 +55,35 @@ func (k *Key) Sign(payload []byte) string {
 	}
 	return buf.String()
 }
+
+// ArmoredPrivate is the ASCII-armored private key, protected by
+// passphrase when one is given, as a file GnuPG imports.
+func (k *Key) ArmoredPrivate(passphrase string) string {
+	e := k.entity
+	if passphrase != "" {
+		var copied bytes.Buffer
+		if err := k.entity.SerializePrivate(&copied, nil); err != nil {
+			k.t.Fatal(err)
+		}
+		list, err := openpgp.ReadKeyRing(&copied)
+		if err != nil || len(list) != 1 {
+			k.t.Fatalf("copying the key: %v", err)
+		}
+		e = list[0]
+		if err := e.EncryptPrivateKeys([]byte(passphrase), nil); err != nil {
+			k.t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	w, err := armor.Encode(&buf, openpgp.PrivateKeyType, nil)
+	if err == nil {
+		err = e.SerializePrivateWithoutSigning(w, nil)
+	}
+	if err == nil {
+		err = w.Close()
+	}
+	if err != nil {
+		k.t.Fatal(err)
+	}
+	return buf.String() + "\n"
+}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -24,6 +25,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/metrics"
 	"github.com/capstan-cd/capstan/internal/notifications"
 	"github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/repo/git"
 )
 
 type controllerFlags struct {
@@ -46,11 +48,14 @@ type controllerFlags struct {
 	metricsOpts metrics.Options
 	appNS       []string
 	hydrator    bool
-	syncTimeout int // seconds, as Argo CD's
-	waveDelay   int
-	jqTimeout   time.Duration
-	selfHeal    selfHealFlags
-	log         logFlags
+	// signingKey and signingPass are the hydrator's commit signing key
+	// file and its passphrase file.
+	signingKey, signingPass string
+	syncTimeout             int // seconds, as Argo CD's
+	waveDelay               int
+	jqTimeout               time.Duration
+	selfHeal                selfHealFlags
+	log                     logFlags
 	// tracing is the standalone controller's OTLP flags; capstan run has
 	// its own for the whole process.
 	tracing *otlpFlags
@@ -77,6 +82,8 @@ func (f *controllerFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringSliceVar(&f.metricsOpts.AppConditions, "metrics-application-conditions", nil, "condition types argocd_app_condition reports (default: every type)")
 	cmd.Flags().StringSliceVar(&f.metricsOpts.ClusterLabels, "metrics-cluster-labels", nil, "cluster Secret labels argocd_cluster_labels exports, each as label_<name> (default: no argocd_cluster_labels)")
 	cmd.Flags().BoolVar(&f.elect, "leader-elect", true, "wait for a Lease (one per shard) so standby replicas can take over")
+	cmd.Flags().StringVar(&f.signingKey, "commit-signing-key-path", "", "ASCII-armored OpenPGP private key that signs the source hydrator's commits (argocd-cmd-params-cm commitserver.signing.key.path); default: unsigned")
+	cmd.Flags().StringVar(&f.signingPass, "commit-signing-key-passphrase-file", "", "file holding that key's passphrase (commitserver.signing.key.passphrase.file)")
 	cmd.Flags().BoolVar(&f.hydrator, "hydrator-enabled", false, "run the source hydrator: push each spec.sourceHydrator's rendered dry source to its hydrated branch (argocd-cmd-params-cm hydrator.enabled)")
 	cmd.Flags().IntVar(&f.syncTimeout, "sync-timeout", 0, "seconds after which a sync, counted across its retries, is terminated (0: no timeout)")
 	cmd.Flags().IntVar(&f.waveDelay, "sync-wave-delay", 0, "seconds to pause between two sync waves, for other controllers to act (Argo CD waits 2)")
@@ -211,6 +218,15 @@ func runController(ctx context.Context, f *controllerFlags, r repo.Renderer, cha
 	var hydrator *controller.HydratorOptions
 	if f.hydrator {
 		hydrator = &controller.HydratorOptions{}
+		if f.signingKey != "" {
+			// Fails at start when the key cannot sign, as Argo CD's commit
+			// server does: no hydrated commit is pushed unsigned.
+			if hydrator.Signing, err = git.ImportSigningKey(ctx, filepath.Join(os.TempDir(), "capstan-hydrator-gnupg"), f.signingKey, f.signingPass); err != nil {
+				return fmt.Errorf("--commit-signing-key-path: %w", err)
+			}
+		}
+	} else if f.signingKey != "" {
+		log.Warn("a commit signing key is set, but the source hydrator is off (hydrator.enabled)")
 	}
 	return controller.Run(ctx, controller.Options{
 		Config: cfg, Namespace: f.namespace, Renderer: r, Workers: f.workers, OperationWorkers: f.opWorkers, Resync: f.resync, ResyncJitter: f.jitter,
