@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -157,5 +158,33 @@ func TestEKS(t *testing.T) {
 	}
 	if arn, err := sts.Authenticate(other.Token); err == nil {
 		t.Errorf("a token for another cluster is taken as %s", arn)
+	}
+}
+
+func TestAKS(t *testing.T) {
+	ts := tokenserver.New(t)
+	ts.UseWorkloadIdentity(t)
+	token, err := cloudauth.New(cloudauth.Options{HTTPClient: ts.Client()}).AKS(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ts.Scope(token.Token); got != cloudauth.AKSServerID+"/.default" || token.Expires.Before(time.Now()) {
+		t.Errorf("a token for %q expiring %s, want AKS's server app", got, token.Expires)
+	}
+}
+
+func TestGKE(t *testing.T) {
+	ts := tokenserver.New(t)
+	key := filepath.Join(t.TempDir(), "key.json")
+	if err := os.WriteFile(key, []byte(ts.GoogleKey), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", key)
+	token, err := cloudauth.New(cloudauth.Options{HTTPClient: ts.Client()}).GKE(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(ts.Scope(token.Token), cloudauth.GoogleScope) || token.Expires.Before(time.Now()) {
+		t.Errorf("a token the service did not issue, or expired: %+v", token)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
 )
 
@@ -90,6 +91,7 @@ var gkeScopes = []string{"https://www.googleapis.com/auth/cloud-platform", "http
 func (s *Source) GKE(ctx context.Context) (KubeToken, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, s.opts.HTTPClient)
 	creds, err := google.FindDefaultCredentials(ctx, gkeScopes...)
 	if err != nil {
 		return KubeToken{}, fmt.Errorf("finding Google credentials: %w", err)

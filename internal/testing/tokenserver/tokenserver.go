@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -152,7 +153,7 @@ func (s *Server) google(w http.ResponseWriter, r *http.Request) {
 		Exp             int64
 	}
 	if !s.verify(r.FormValue("assertion"), &claims) || claims.Iss != s.GoogleEmail || claims.Aud != s.URL+"/google/token" ||
-		claims.Scope != "https://www.googleapis.com/auth/cloud-platform" || claims.Exp < time.Now().Unix() {
+		!slices.Contains(strings.Fields(claims.Scope), "https://www.googleapis.com/auth/cloud-platform") || claims.Exp < time.Now().Unix() {
 		oauthError(w, "invalid_grant")
 		return
 	}
