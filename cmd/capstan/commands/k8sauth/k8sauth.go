@@ -38,7 +38,7 @@ func NewCommand() *cobra.Command {
 	aws.Flags().StringVar(&eks.RoleARN, "role-arn", "", "IAM role to assume first")
 	aws.Flags().StringVar(&eks.Profile, "profile", "", "AWS shared configuration profile")
 	gcp := &cobra.Command{
-		Use:   "gcp",
+		Use:     "gcp",
 		Short:   "Print a GKE token of the environment's Google credentials",
 		Example: "  GOOGLE_APPLICATION_CREDENTIALS=key.json capstan k8s-auth gcp   # as a cluster Secret's execProviderConfig runs argocd-k8s-auth gcp",
 		Args:    cobra.NoArgs,
@@ -47,7 +47,7 @@ func NewCommand() *cobra.Command {
 		},
 	}
 	azure := &cobra.Command{
-		Use:   "azure",
+		Use:     "azure",
 		Short:   "Print an AKS token of the environment's Azure workload identity (AAD_SERVER_APPLICATION_ID names the server app)",
 		Example: "  capstan k8s-auth azure   # in a pod with Azure workload identity, as argocd-k8s-auth azure",
 		Args:    cobra.NoArgs,
