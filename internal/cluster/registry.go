@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/kube/kubehttp"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
 
@@ -60,6 +61,9 @@ type Registry struct {
 	// InCluster reaches the cluster Capstan runs in, or the one its
 	// kubeconfig names when it runs outside. Nil disables in-cluster.
 	InCluster *rest.Config
+	// Transport tunes the clients of the clusters read from Secrets (the
+	// component tunes InCluster itself); zero keeps client-go's defaults.
+	Transport kubehttp.Options
 
 	mu sync.Mutex
 	// parsed are the clusters read from the Secrets, by UID, each kept
@@ -93,6 +97,7 @@ func (r *Registry) fromSecrets(secrets []corev1.Secret) ([]*Cluster, error) {
 			if err != nil {
 				return nil, err
 			}
+			r.Transport.Apply(c.Config)
 			p = parsedSecret{version: s.ResourceVersion, cluster: c}
 			r.parsed[s.UID] = p
 		}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +16,8 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/kube/kubehttp"
+	"github.com/capstan-cd/capstan/internal/testing/faultproxy"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
@@ -212,5 +216,30 @@ func TestInClusterDisabled(t *testing.T) {
 	}
 	if _, err := reg.Get(context.Background(), v1alpha1.ApplicationDestination{Server: InClusterServer}); err == nil || err.Error() != `cluster "https://kubernetes.default.svc" is disabled` {
 		t.Errorf("in-cluster by URL: %v", err)
+	}
+}
+
+// TestClustersGetTheTransportTuning: a destination read from a Secret is
+// reached with the component's ARGOCD_K8S* tuning, here a retry that
+// rides out its API server's 503.
+func TestClustersGetTheTransportTuning(t *testing.T) {
+	localcluster.Need(t)
+	ns := control.NewNamespace(t)
+	front := faultproxy.NewKubeFront(t, control.Config)
+	config, _ := json.Marshal(Config{BearerToken: "ignored", TLSClientConfig: TLSClientConfig{CAData: front.Config.CAData}})
+	clusterSecret(t, ns, "behind-a-front", map[string]string{"name": "flaky", "server": front.Config.Host, "config": string(config)})
+
+	reg := registry(t, ns)
+	reg.Transport = kubehttp.Options{RetryMax: 1, RetryBaseBackoff: time.Millisecond}
+	c, err := reg.Get(context.Background(), v1alpha1.ApplicationDestination{Name: "flaky"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	front.Fail(http.StatusServiceUnavailable)
+	if _, err := kubernetes.NewForConfigOrDie(c.Config).CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{}); err != nil {
+		t.Fatalf("reaching the cluster past one 503: %v", err)
+	}
+	if n := front.Requests(http.MethodGet); n != 2 {
+		t.Errorf("the front saw %d GETs, want 2", n)
 	}
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/engine"
 	"github.com/capstan-cd/capstan/internal/engine/tracking"
 	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/kube/kubehttp"
 	"github.com/capstan-cd/capstan/internal/metrics"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/settings"
@@ -42,6 +43,9 @@ type Options struct {
 	// Config reaches the control cluster, where Applications live; it is
 	// also the in-cluster destination.
 	Config *rest.Config
+	// KubeTransport tunes the clients of the destination clusters read
+	// from Secrets, as Config's are (ARGOCD_K8S_*). Default client-go's.
+	KubeTransport kubehttp.Options
 	// Namespace is the control namespace. Default "argocd".
 	Namespace string
 	// Renderer renders sources: repo.Service in-process or a repo server client.
@@ -255,7 +259,7 @@ func run(ctx context.Context, opts Options, identity string) error {
 	if err != nil {
 		return err
 	}
-	counts.clusters = &cluster.Registry{Reader: mgr.GetClient(), Namespace: opts.Namespace, InCluster: opts.Config}
+	counts.clusters = &cluster.Registry{Reader: mgr.GetClient(), Namespace: opts.Namespace, InCluster: opts.Config, Transport: opts.KubeTransport}
 	r := &reconciler{
 		metrics:     m,
 		journal:     newJournal(direct, opts.Namespace, leaseName(opts)+"-syncs"),

@@ -29,6 +29,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/certs"
 	"github.com/capstan-cd/capstan/internal/cluster"
 	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/kube/kubehttp"
 	"github.com/capstan-cd/capstan/internal/rbac"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/server/ui"
@@ -61,6 +62,9 @@ type Options struct {
 	// Config reaches the control cluster: watches for the stream endpoint
 	// and the in-cluster destination. Required.
 	Config *rest.Config
+	// KubeTransport tunes the clients of the destination clusters read
+	// from Secrets, as Config's are (ARGOCD_K8S_*). Default client-go's.
+	KubeTransport kubehttp.Options
 	// Renderer renders Applications' sources (manifests, diffs) and
 	// explores repositories (branches, apps, commit metadata). Required.
 	Renderer repo.Server
@@ -231,7 +235,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	state := &appstate.Reader{
 		Client: opts.Client, Namespace: opts.Namespace, Renderer: opts.Renderer,
-		Clusters: &cluster.Registry{Reader: opts.Client, Namespace: opts.Namespace, InCluster: opts.Config},
+		Clusters: &cluster.Registry{Reader: opts.Client, Namespace: opts.Namespace, InCluster: opts.Config, Transport: opts.KubeTransport},
 	}
 	opts.RootPath = strings.TrimSuffix(opts.RootPath, "/")
 	if opts.RootPath != "" && !strings.HasPrefix(opts.RootPath, "/") {

@@ -161,6 +161,21 @@ func TestDeadlinePropagates(t *testing.T) {
 	}
 }
 
+// TestCallTimeout: a client dialled with a call timeout (the components'
+// --repo-server-timeout-seconds) gives up on a repo server that does not
+// answer, though its caller set no deadline.
+func TestCallTimeout(t *testing.T) {
+	c, err := Dial(listen(t, slowRenderer{}, t.TempDir()), ClientTLS{}, WithCallTimeout(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.Resolve(context.Background(), &repo.ResolveRequest{})
+	if !IsCode(err, "DeadlineExceeded") && !IsCode(err, "Canceled") {
+		t.Errorf("got %v, want the call cut off by the timeout", err)
+	}
+}
+
 // TestExploreOverGRPCMatchesInProcess: the repo server's answers about a
 // repository cross the wire unchanged.
 func TestExploreOverGRPCMatchesInProcess(t *testing.T) {

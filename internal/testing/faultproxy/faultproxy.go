@@ -2,6 +2,8 @@
 // behind it away: Down cuts every open connection (a fetch in the middle
 // of its transfer included) and refuses new ones until Up. It stands in
 // for a Git server, a registry or Redis going away and coming back.
+// KubeFront fails chosen requests to a Kubernetes API server with chosen
+// HTTP statuses.
 package faultproxy
 
 import (

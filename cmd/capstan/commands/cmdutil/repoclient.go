@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -35,6 +36,8 @@ type RepoClientFlags struct {
 	// CACertPath, ClientCertPath and ClientKeyPath: see
 	// reposerver.ClientTLS.
 	CACertPath, ClientCertPath, ClientKeyPath string
+	// TimeoutSeconds bounds each call to the repo server; 0 never.
+	TimeoutSeconds int
 }
 
 // Add puts the flags on cmd; caDir is the mounted certificates' directory.
@@ -48,6 +51,7 @@ func (f *RepoClientFlags) Add(cmd *cobra.Command, caDir string) {
 	cmd.Flags().StringVar(&f.ClientCertPath, "repo-server-client-cert-path", AppConfigDir(repoMTLSDir+"/client.crt"),
 		"certificate shown to a repo server that asks for one (mutual TLS); none when the file does not exist")
 	cmd.Flags().StringVar(&f.ClientKeyPath, "repo-server-client-cert-key-path", AppConfigDir(repoMTLSDir+"/client.key"), "key of --repo-server-client-cert-path")
+	cmd.Flags().IntVar(&f.TimeoutSeconds, "repo-server-timeout-seconds", int(reposerver.DefaultCallTimeout/time.Second), "seconds each call to the repo server may take (0: no limit)")
 }
 
 // repoMTLSDir is where Argo CD's install mounts the repo server's mutual
@@ -60,5 +64,6 @@ func RepoServerClientCAPath() string { return AppConfigDir(repoMTLSDir + "/clien
 // Dial connects to the repo server.
 func (f *RepoClientFlags) Dial() (*reposerver.Client, error) {
 	return reposerver.Dial(f.Addr, reposerver.ClientTLS{Plaintext: f.Plaintext, Strict: f.Strict, CADir: AppConfigDir(f.CADir),
-		CACertPath: f.CACertPath, ClientCertPath: f.ClientCertPath, ClientKeyPath: f.ClientKeyPath})
+		CACertPath: f.CACertPath, ClientCertPath: f.ClientCertPath, ClientKeyPath: f.ClientKeyPath},
+		reposerver.WithCallTimeout(time.Duration(f.TimeoutSeconds)*time.Second))
 }

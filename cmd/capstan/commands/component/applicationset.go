@@ -11,11 +11,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
-	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/cmd/capstan/commands/cmdutil"
 	"github.com/capstan-cd/capstan/internal/applicationset"
+	"github.com/capstan-cd/capstan/internal/kube/kubehttp"
 	"github.com/capstan-cd/capstan/internal/repo"
 )
 
@@ -56,6 +56,7 @@ var appSetEnv = map[string]string{
 	"repo-server-ca-cert-path":         "ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_CA_CERT_PATH",
 	"repo-server-client-cert-path":     "ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_CLIENT_CERT_PATH",
 	"repo-server-client-cert-key-path": "ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_CLIENT_CERT_KEY_PATH",
+	"repo-server-timeout-seconds":      "ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_TIMEOUT_SECONDS",
 	"policy":                           "ARGOCD_APPLICATIONSET_CONTROLLER_POLICY",
 	"enable-policy-override":           "ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_POLICY_OVERRIDE",
 	"dry-run":                          "ARGOCD_APPLICATIONSET_CONTROLLER_DRY_RUN",
@@ -92,9 +93,7 @@ const envRequeueAfter = "ARGOCD_APPLICATIONSET_CONTROLLER_REQUEUE_AFTER"
 // appSetNoEffect are the ApplicationSet controller's variables in noEffect.
 var appSetNoEffect = []string{
 	"ARGOCD_GIT_MODULES_ENABLED",
-	"GRPC_ENABLE_TXT_SERVICE_CONFIG", "ARGOCD_K8S_CLIENT_MAX_IDLE_CONNECTIONS", "ARGOCD_K8S_TCP_IDLE_TIMEOUT",
-	"ARGOCD_K8S_TCP_KEEPALIVE", "ARGOCD_K8S_TCP_TIMEOUT", "ARGOCD_K8S_TLS_HANDSHAKE_TIMEOUT",
-	"ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_TIMEOUT_SECONDS",
+	"GRPC_ENABLE_TXT_SERVICE_CONFIG",
 	"ARGOCD_APPLICATIONSET_CONTROLLER_WEBHOOK_PARALLELISM_LIMIT",
 }
 
@@ -161,11 +160,10 @@ func newApplicationSetControllerCommand() *cobra.Command {
 		Short:   "Generate Applications from ApplicationSets, reading Git through a repo server",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := ctrlconfig.GetConfig()
+			cfg, _, err := kubeConfig(f.qps, f.burst)
 			if err != nil {
 				return err
 			}
-			cfg.QPS, cfg.Burst = f.qps, f.burst
 			client, err := rc.Dial()
 			if err != nil {
 				return err
@@ -198,6 +196,7 @@ func newApplicationSetControllerCommand() *cobra.Command {
 	})
 	bindEnv(cmd, appSetEnv)
 	readsEnv(cmd, envRequeueAfter)
+	readsEnv(cmd, kubehttp.Env...)
 	acceptEnv(cmd, appSetNoEffect...)
 	return cmd
 }

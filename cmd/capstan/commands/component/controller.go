@@ -22,6 +22,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/cluster"
 	"github.com/capstan-cd/capstan/internal/controller"
 	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/kube/kubehttp"
 	"github.com/capstan-cd/capstan/internal/metrics"
 	"github.com/capstan-cd/capstan/internal/notifications"
 	"github.com/capstan-cd/capstan/internal/repo"
@@ -189,6 +190,7 @@ func newControllerCommand() *cobra.Command {
 	rc.Add(cmd, "controller/tls")
 	bindEnv(cmd, controllerEnv)
 	readsEnv(cmd, "ARGOCD_APPLICATION_NAMESPACES", "ARGOCD_CONTROLLER_REPLICAS", "ARGOCD_CONTROLLER_SHARD") // flags' defaults
+	readsEnv(cmd, kubehttp.Env...)
 	acceptEnv(cmd, controllerNoEffect...)
 	return cmd
 }
@@ -198,7 +200,7 @@ func newControllerCommand() *cobra.Command {
 // runController runs the controller; shared, if set, is the process's
 // cache of the control cluster (capstan run).
 func runController(ctx context.Context, f *controllerFlags, r repo.Renderer, changes <-chan repo.Change, shared *kube.SharedCache) error {
-	cfg, err := ctrlconfig.GetConfig()
+	cfg, tuning, err := kubeConfig(f.qps, f.burst)
 	if err != nil {
 		return err
 	}
@@ -206,7 +208,6 @@ func runController(ctx context.Context, f *controllerFlags, r repo.Renderer, cha
 	if err != nil {
 		return err
 	}
-	cfg.QPS, cfg.Burst = f.qps, f.burst
 	log, err := f.log.logger()
 	if err != nil {
 		return err
@@ -229,7 +230,7 @@ func runController(ctx context.Context, f *controllerFlags, r repo.Renderer, cha
 		log.Warn("a commit signing key is set, but the source hydrator is off (hydrator.enabled)")
 	}
 	return controller.Run(ctx, controller.Options{
-		Config: cfg, Namespace: f.namespace, Renderer: r, Workers: f.workers, OperationWorkers: f.opWorkers, Resync: f.resync, ResyncJitter: f.jitter,
+		Config: cfg, KubeTransport: tuning, Namespace: f.namespace, Renderer: r, Workers: f.workers, OperationWorkers: f.opWorkers, Resync: f.resync, ResyncJitter: f.jitter,
 		SyncTimeout: time.Duration(f.syncTimeout) * time.Second, SyncWaveDelay: time.Duration(f.waveDelay) * time.Second, SelfHeal: f.selfHeal.backoff(), IgnoreJQTimeout: f.jqTimeout, HardResync: f.hardResync, RepoPoll: f.repoPoll,
 		Replicas: f.replicas, Shard: shard, Sharding: sharding, LeaderElection: f.elect, MetricsAddr: f.metricsAddr(), Metrics: f.metricsOpts,
 		ApplicationNamespaces: f.appNS, RepoChanges: changes, InstallCRDs: f.crds, Hydrator: hydrator,

@@ -11,13 +11,11 @@ import (
 
 // Reasons an argocd-cmd-params-cm setting changes nothing in Capstan.
 const (
-	whyNoRedis       = "this component keeps no Redis cache (the repo server's manifest cache is the only one)"
-	whyNoTxtConfig   = "gRPC service configurations are not looked up in DNS TXT records"
-	whyTransport     = "Kubernetes clients use client-go's transport defaults"
-	whyNoClientRetry = "Kubernetes requests are not retried by the client; a failed reconcile is retried whole"
-	whyNoRedisCache  = "the state it names is kept in memory, not in a Redis cache with an expiry"
-	whyNoSubmodules  = "git generators read files through the repo server, whose reposerver.enable.git.submodule applies"
-	whyCooldown      = "Argo CD deprecated it and ignores it too: a self-heal count starts again with a new revision"
+	whyNoRedis      = "this component keeps no Redis cache (the repo server's manifest cache is the only one)"
+	whyNoTxtConfig  = "gRPC service configurations are not looked up in DNS TXT records"
+	whyNoRedisCache = "the state it names is kept in memory, not in a Redis cache with an expiry"
+	whyNoSubmodules = "git generators read files through the repo server, whose reposerver.enable.git.submodule applies"
+	whyCooldown     = "Argo CD deprecated it and ignores it too: a self-heal count starts again with a new revision"
 )
 
 // noEffect are the argocd-cmd-params-cm variables Argo CD's manifests set
@@ -26,18 +24,11 @@ const (
 // that does nothing is never silent.
 var noEffect = map[string]string{
 	// Every component.
-	"GRPC_ENABLE_TXT_SERVICE_CONFIG":         whyNoTxtConfig,
-	"ARGOCD_K8S_CLIENT_MAX_IDLE_CONNECTIONS": whyTransport,
-	"ARGOCD_K8S_TCP_IDLE_TIMEOUT":            whyTransport,
-	"ARGOCD_K8S_TCP_KEEPALIVE":               whyTransport,
-	"ARGOCD_K8S_TCP_TIMEOUT":                 whyTransport,
-	"ARGOCD_K8S_TLS_HANDSHAKE_TIMEOUT":       whyTransport,
-	"ARGOCD_K8SCLIENT_RETRY_BASE_BACKOFF":    whyNoClientRetry,
-	"ARGOCD_K8SCLIENT_RETRY_MAX":             whyNoClientRetry,
-	"REDIS_COMPRESSION":                      "cached values are stored as they are",
-	"ARGOCD_DEFAULT_CACHE_EXPIRATION":        whyNoRedisCache,
-	"ARGOCD_APP_STATE_CACHE_EXPIRATION":      whyNoRedisCache,
-	"ARGOCD_GIT_MODULES_ENABLED":             whyNoSubmodules,
+	"GRPC_ENABLE_TXT_SERVICE_CONFIG":    whyNoTxtConfig,
+	"REDIS_COMPRESSION":                 "cached values are stored as they are",
+	"ARGOCD_DEFAULT_CACHE_EXPIRATION":   whyNoRedisCache,
+	"ARGOCD_APP_STATE_CACHE_EXPIRATION": whyNoRedisCache,
+	"ARGOCD_GIT_MODULES_ENABLED":        whyNoSubmodules,
 
 	// The application controller.
 	"ARGOCD_APPLICATION_CONTROLLER_COMMIT_SERVER":                      "the application controller commits hydrated manifests itself; there is no commit server",
@@ -60,10 +51,7 @@ var noEffect = map[string]string{
 	"DEX_CONTINUE_ON_CONNECTOR_FAILURE": "the Dex release the image carries stops on a connector failure",
 
 	// The ApplicationSet controller.
-	"ARGOCD_APPLICATIONSET_CONTROLLER_WEBHOOK_PARALLELISM_LIMIT":   "Git webhooks reach the ApplicationSet controller through the API server",
-	"ARGOCD_APPLICATIONSET_CONTROLLER_REPO_SERVER_TIMEOUT_SECONDS": "calls to the repo server are bounded by its own render timeout",
-	"ARGOCD_APPLICATION_CONTROLLER_REPO_SERVER_TIMEOUT_SECONDS":    "calls to the repo server are bounded by its own render timeout",
-	"ARGOCD_SERVER_REPO_SERVER_TIMEOUT_SECONDS":                    "calls to the repo server are bounded by its own render timeout",
+	"ARGOCD_APPLICATIONSET_CONTROLLER_WEBHOOK_PARALLELISM_LIMIT": "Git webhooks reach the ApplicationSet controller through the API server",
 
 	// The repo server.
 	"ARGOCD_REPO_SERVER_ALLOW_OUT_OF_BOUNDS_SYMLINKS":             "symbolic links out of a repository are always refused",

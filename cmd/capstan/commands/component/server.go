@@ -16,11 +16,11 @@ import (
 	"k8s.io/client-go/rest"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
 
 	"github.com/capstan-cd/capstan/cmd/capstan/commands/cmdutil"
 	"github.com/capstan-cd/capstan/internal/certs"
 	"github.com/capstan-cd/capstan/internal/kube"
+	"github.com/capstan-cd/capstan/internal/kube/kubehttp"
 	"github.com/capstan-cd/capstan/internal/metrics"
 	"github.com/capstan-cd/capstan/internal/repo"
 	"github.com/capstan-cd/capstan/internal/server"
@@ -130,7 +130,9 @@ func newServerCommand() *cobra.Command {
 	rc.Add(cmd, "server/tls")
 	mf.add(cmd, 8083)
 	bindEnv(cmd, serverEnv)
-	readsEnv(cmd, envKubeQPS, envKubeBurst, envGRPCTimeHistogram, // and the SCM policy of ApplicationSet previews:
+	readsEnv(cmd, envKubeQPS, envKubeBurst, envGRPCTimeHistogram)
+	readsEnv(cmd, kubehttp.Env...)
+	readsEnv(cmd, // and the SCM policy of ApplicationSet previews:
 		cmdutil.EnvAllowedSCMProviders, cmdutil.EnvEnableSCMProviders, cmdutil.EnvTokenRefStrictMode, cmdutil.EnvSCMRootCAPath)
 	acceptEnv(cmd, serverNoEffect...)
 	return cmd
@@ -150,12 +152,11 @@ func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.
 	if f.port <= 0 {
 		return nil
 	}
-	cfg, err := ctrlconfig.GetConfig()
+	// Argo CD's API server takes its client's rate from these, not flags.
+	cfg, tuning, err := kubeConfig(float32(envFloat(envKubeQPS, 50)), envInt(envKubeBurst, 100))
 	if err != nil {
 		return err
 	}
-	// Argo CD's API server takes its client's rate from these, not flags.
-	cfg.QPS, cfg.Burst = float32(envFloat(envKubeQPS, 50)), envInt(envKubeBurst, 100)
 	dex, err := f.dexServer()
 	if err != nil {
 		return err
@@ -180,7 +181,7 @@ func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.
 	}
 	var srv *server.Server
 	err = kube.Until(ctx, log, "the API server's settings", kube.Backoff{}, func(ctx context.Context) (err error) {
-		srv, err = server.New(ctx, server.Options{Client: c, Informers: informers, Config: cfg, Renderer: r, Namespace: namespace, ApplicationNamespaces: f.appNS, Insecure: f.insecure, BaseHref: f.basehref, RootPath: f.rootpath, XFrameOptions: f.xFrame, ContentSecurityPolicy: f.csp, ExtensionsDir: f.extensions, DisableSyncReplace: !f.replace, HydratorEnabled: f.hydrator, TLS: *f.tls,
+		srv, err = server.New(ctx, server.Options{Client: c, Informers: informers, Config: cfg, KubeTransport: tuning, Renderer: r, Namespace: namespace, ApplicationNamespaces: f.appNS, Insecure: f.insecure, BaseHref: f.basehref, RootPath: f.rootpath, XFrameOptions: f.xFrame, ContentSecurityPolicy: f.csp, ExtensionsDir: f.extensions, DisableSyncReplace: !f.replace, HydratorEnabled: f.hydrator, TLS: *f.tls,
 			DisableAuth: f.disableAuth, EnableGZip: f.gzip, StaticAssetsDir: f.staticAssets, Log: log,
 			WebhookParallelism: f.hooks, WebhookRefreshWorkers: f.hookWorkers, EnableProxyExtension: f.proxyExt, DisableSwaggerUI: f.noSwagger, Metrics: f.metricsRecorder(), RepoChanged: repoChanged, Dex: dex,
 			AppSetPreview: cmdutil.AppSetPreview(r, c, namespace, scm)})
