@@ -19,7 +19,7 @@ var rpcCodes = map[int]connect.Code{
 	http.StatusForbidden: connect.CodePermissionDenied, http.StatusNotFound: connect.CodeNotFound,
 	http.StatusConflict: connect.CodeAlreadyExists, http.StatusRequestEntityTooLarge: connect.CodeResourceExhausted,
 	http.StatusTooManyRequests: connect.CodeResourceExhausted, http.StatusNotImplemented: connect.CodeUnimplemented,
-	http.StatusGatewayTimeout: connect.CodeDeadlineExceeded,
+	http.StatusGatewayTimeout: connect.CodeDeadlineExceeded, http.StatusUnsupportedMediaType: connect.CodeInvalidArgument,
 }
 
 // rpcError is the RPC error of a REST error answer.

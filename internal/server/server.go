@@ -143,6 +143,11 @@ type Options struct {
 	// StaticAssetsDir adds a directory's files to the web UI's (see
 	// ui.Options), as Argo CD's server.staticassets. Default: none.
 	StaticAssetsDir string
+	// APIContentTypes are the body types a REST request under /api/ that
+	// is not a GET may send, as Argo CD's server.api.content.types (see
+	// contentTypes). Default: any; `capstan server` takes
+	// application/json, as Argo CD does.
+	APIContentTypes []string
 	// DisableSwaggerUI leaves /swagger-ui and /swagger.json unserved, as
 	// Argo CD's server.disable.swagger.ui. Default false.
 	DisableSwaggerUI bool
@@ -328,7 +333,7 @@ func (s *Server) Handler() http.Handler {
 	if s.opts.RootPath != "" {
 		h = http.StripPrefix(s.opts.RootPath, s.mux)
 	}
-	h = s.limit(s.browserSafe(h))
+	h = s.limit(s.browserSafe(s.contentTypes(h)))
 	if s.gzip != nil {
 		h = s.gzip(h)
 	}

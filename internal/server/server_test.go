@@ -131,6 +131,9 @@ func (f *fixture) call(method, path, body, token string, out any) int {
 func (f *fixture) send(ctx context.Context, method, path, body, token string) *http.Response {
 	f.t.Helper()
 	req, _ := http.NewRequestWithContext(ctx, method, f.base+path, strings.NewReader(body))
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json") // as every client does
+	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}

@@ -69,7 +69,6 @@ var noEffect = map[string]string{
 	"ARGOCD_REVISION_CACHE_LOCK_TIMEOUT":                          "renders of one revision are not serialised by a lock",
 
 	// The API server.
-	"ARGOCD_API_CONTENT_TYPES":                                      "the API takes JSON and YAML bodies",
 	"ARGOCD_SERVER_CONNECTION_STATUS_CACHE_EXPIRATION":              whyNoRedisCache,
 	"ARGOCD_SERVER_OIDC_CACHE_EXPIRATION":                           whyNoRedisCache,
 	"ARGOCD_SERVER_GLOB_CACHE_SIZE":                                 "RBAC globs are compiled with the policy",

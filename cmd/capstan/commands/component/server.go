@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -51,6 +52,7 @@ type serverFlags struct {
 	hookWorkers  int
 	proxyExt     bool
 	noSwagger    bool
+	contentTypes string
 	// recorder counts logins and extension requests for the metrics
 	// port; nil in the controller's in-process API server.
 	recorder *metrics.Server
@@ -77,7 +79,40 @@ func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
 	cmd.Flags().IntVar(&f.hookWorkers, prefix+"webhook-refresh-workers", 20, "how many refresh annotations webhooks write at once (without an in-process controller)")
 	cmd.Flags().BoolVar(&f.proxyExt, prefix+"enable-proxy-extension", false, "forward the web UI's extension requests to the backends argocd-cm's extension.config names, under /extensions/")
 	cmd.Flags().BoolVar(&f.noSwagger, prefix+"disable-swagger-ui", false, "serve neither the Swagger UI (/swagger-ui) nor its document (/swagger.json)")
+	cmd.Flags().StringVar(&f.contentTypes, prefix+"api-content-types", "application/json",
+		"semicolon-separated body types a REST request other than a GET may send (the UI's application/yaml is always taken; empty: any)")
 	cmd.Flags().BoolVar(&f.disableAuth, prefix+"disable-auth", false, "let every caller in as an administrator, without a session or RBAC (only behind something that authenticates)")
+}
+
+// apiContentTypes are --api-content-types' types.
+func (f *serverFlags) apiContentTypes() []string {
+	var out []string
+	for _, t := range strings.Split(f.contentTypes, ";") {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// envAPIContentTypes is server.api.content.types: set but empty, it takes
+// any type, as in Argo CD (another empty variable leaves a flag's default).
+const envAPIContentTypes = "ARGOCD_API_CONTENT_TYPES"
+
+// openContentTypes makes an empty envAPIContentTypes clear the flag.
+func (f *serverFlags) openContentTypes(cmd *cobra.Command) {
+	pre := cmd.PreRunE
+	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
+		if pre != nil {
+			if err := pre(cmd, args); err != nil {
+				return err
+			}
+		}
+		if v, set := os.LookupEnv(envAPIContentTypes); set && v == "" && !cmd.Flags().Changed("api-content-types") {
+			f.contentTypes = ""
+		}
+		return nil
+	}
 }
 
 // envGRPCTimeHistogram, "true", serves grpc_server_handling_seconds.
@@ -130,6 +165,7 @@ func newServerCommand() *cobra.Command {
 	rc.Add(cmd, "server/tls")
 	mf.add(cmd, 8083)
 	bindEnv(cmd, serverEnv)
+	f.openContentTypes(cmd)
 	readsEnv(cmd, envKubeQPS, envKubeBurst, envGRPCTimeHistogram)
 	readsEnv(cmd, kubehttp.Env...)
 	readsEnv(cmd, // and the SCM policy of ApplicationSet previews:
@@ -183,7 +219,7 @@ func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.
 	err = kube.Until(ctx, log, "the API server's settings", kube.Backoff{}, func(ctx context.Context) (err error) {
 		srv, err = server.New(ctx, server.Options{Client: c, Informers: informers, Config: cfg, KubeTransport: tuning, Renderer: r, Namespace: namespace, ApplicationNamespaces: f.appNS, Insecure: f.insecure, BaseHref: f.basehref, RootPath: f.rootpath, XFrameOptions: f.xFrame, ContentSecurityPolicy: f.csp, ExtensionsDir: f.extensions, DisableSyncReplace: !f.replace, HydratorEnabled: f.hydrator, TLS: *f.tls,
 			DisableAuth: f.disableAuth, EnableGZip: f.gzip, StaticAssetsDir: f.staticAssets, Log: log,
-			WebhookParallelism: f.hooks, WebhookRefreshWorkers: f.hookWorkers, EnableProxyExtension: f.proxyExt, DisableSwaggerUI: f.noSwagger, Metrics: f.metricsRecorder(), RepoChanged: repoChanged, Dex: dex,
+			WebhookParallelism: f.hooks, WebhookRefreshWorkers: f.hookWorkers, EnableProxyExtension: f.proxyExt, DisableSwaggerUI: f.noSwagger, APIContentTypes: f.apiContentTypes(), Metrics: f.metricsRecorder(), RepoChanged: repoChanged, Dex: dex,
 			AppSetPreview: cmdutil.AppSetPreview(r, c, namespace, scm)})
 		return err
 	})
