@@ -40,7 +40,7 @@ func (s *Service) renderFromObjects(ctx context.Context, src resolved, req *Requ
 }
 
 func (s *Service) plainObjects(ctx context.Context, src resolved, dir string, req *Request) ([]*unstructured.Unstructured, bool) {
-	tree, err := src.repo.Tree(ctx, src.revision, directory.MaxCombinedBytes)
+	tree, err := src.repo.Tree(ctx, src.revision, s.opts.Directories.MaxBytes())
 	if err != nil {
 		return nil, false
 	}

@@ -55,6 +55,12 @@ type Options struct {
 	MaxManifestBytes int
 	// MaxCheckoutBytes bounds one Git checkout. Default 2 GiB.
 	MaxCheckoutBytes int64
+	// ChartMaxExtractedBytes bounds an unpacked chart (see
+	// chartrepo.Options.MaxExtractedBytes). Default 1 GiB.
+	ChartMaxExtractedBytes int64
+	// HelmUserAgent is sent to chart repositories (see
+	// chartrepo.Options.UserAgent). Default Helm's.
+	HelmUserAgent string
 	// Directories is how directory sources are walked. Default: hidden
 	// directories skipped, as in Argo CD.
 	Directories directory.Walk
@@ -134,7 +140,8 @@ func NewService(opts Options) *Service {
 		opts: opts,
 		git: git.NewStore(git.Options{Root: filepath.Join(opts.Root, "git"), RefsTTL: opts.RefsTTL, MaxCheckoutBytes: opts.MaxCheckoutBytes,
 			RequestTimeout: opts.GitRequestTimeout, Observe: opts.ObserveGit, Waiting: opts.WaitingGit}),
-		charts: chartrepo.NewClient(chartrepo.Options{Root: filepath.Join(opts.Root, "charts"), IndexTTL: opts.RefsTTL, PlainHTTP: opts.OCIPlainHTTP}),
+		charts: chartrepo.NewClient(chartrepo.Options{Root: filepath.Join(opts.Root, "charts"), IndexTTL: opts.RefsTTL, PlainHTTP: opts.OCIPlainHTTP,
+			MaxExtractedBytes: opts.ChartMaxExtractedBytes, UserAgent: opts.HelmUserAgent}),
 	}
 	oci := opts.OCI
 	oci.Root, oci.PlainHTTP, oci.TagsTTL = filepath.Join(opts.Root, "oci"), opts.OCIPlainHTTP, cmp.Or(oci.TagsTTL, opts.RefsTTL)

@@ -484,3 +484,32 @@ func TestHiddenDirectoriesThroughTheService(t *testing.T) {
 		}
 	}
 }
+
+// TestDirectorySizeBoundThroughTheService: the combined size bound of
+// Options.Directories (reposerver.max.combined.directory.manifests.size)
+// holds from the commit's objects and from a checkout (Jsonnet).
+func TestDirectorySizeBoundThroughTheService(t *testing.T) {
+	srv := gitserver.New(t)
+	remote := srv.NewRepo(t, "apps")
+	files := map[string]string{"jsonnet/a.jsonnet": "{apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'j'}}"}
+	for i := range 3 {
+		cm := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-%d}\ndata: {blob: %q}\n", i, strings.Repeat("x", 1000))
+		files[fmt.Sprintf("app/cm-%d.yaml", i)] = cm
+		files[fmt.Sprintf("jsonnet/cm-%d.yaml", i)] = cm
+	}
+	remote.Commit(t, "c1", files)
+	for _, bound := range []int64{2500, 0} {
+		svc := NewService(Options{Root: t.TempDir(), Credentials: staticCreds{Username: srv.Username, Password: srv.Password},
+			Directories: directory.Walk{MaxCombinedBytes: bound}})
+		for _, path := range []string{"app", "jsonnet"} {
+			_, err := svc.Render(context.Background(), &Request{AppName: "a", Namespace: "default", Sources: []v1alpha1.ApplicationSource{
+				{RepoURL: remote.URL, Path: path, TargetRevision: "main"}}})
+			if bound > 0 && (err == nil || !strings.Contains(err.Error(), "over 2500 bytes")) {
+				t.Errorf("%s over a bound of %d: %v", path, bound, err)
+			}
+			if bound == 0 && err != nil {
+				t.Errorf("%s under the default bound: %v", path, err)
+			}
+		}
+	}
+}

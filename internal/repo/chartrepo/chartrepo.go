@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/Masterminds/semver/v3"
-	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/registry"
 	"helm.sh/helm/v3/pkg/repo"
 	"sigs.k8s.io/yaml"
@@ -40,7 +39,18 @@ type Options struct {
 	IndexTTL time.Duration
 	// PlainHTTP talks to OCI registries over plain HTTP (tests, local registries).
 	PlainHTTP bool
+	// MaxExtractedBytes bounds a chart's files once unpacked, as Argo CD's
+	// reposerver.helm.manifest.max.extracted.size. Default
+	// DefaultMaxExtractedBytes; negative: no bound.
+	MaxExtractedBytes int64
+	// UserAgent is sent to chart repositories and registries, as Argo CD's
+	// reposerver.helm.user.agent. Default Helm's ("Helm/<version>").
+	UserAgent string
 }
+
+// DefaultMaxExtractedBytes is Argo CD's default bound on an unpacked
+// chart (1G).
+const DefaultMaxExtractedBytes int64 = 1 << 30
 
 // Client fetches charts. It is safe for concurrent use.
 type Client struct {
@@ -130,7 +140,7 @@ func (c *Client) Fetch(ctx context.Context, repoURL, chart, version string, cred
 	if err != nil {
 		return "", err
 	}
-	if err := chartutil.Expand(tmp, bytes.NewReader(archive)); err != nil {
+	if err := c.unpack(tmp, archive); err != nil {
 		_ = os.RemoveAll(tmp)
 		return "", fmt.Errorf("unpacking %s %s from %s: %w", chart, version, git.RedactURL(repoURL), err)
 	}
@@ -164,7 +174,7 @@ func (c *Client) index(ctx context.Context, repoURL string, creds git.Creds, fre
 	if v, ok := c.cached(key, fresh); ok {
 		return v.index, nil
 	}
-	data, err := httpGet(ctx, repoURL, strings.TrimSuffix(repoURL, "/")+"/index.yaml", creds)
+	data, err := c.httpGet(ctx, repoURL, strings.TrimSuffix(repoURL, "/")+"/index.yaml", creds)
 	if err != nil {
 		return nil, fmt.Errorf("fetching index of chart repository %s: %w", git.RedactURL(repoURL), err)
 	}
@@ -193,7 +203,7 @@ func (c *Client) httpPull(ctx context.Context, repoURL, chart, version string, c
 	if err != nil {
 		return nil, err
 	}
-	data, err := httpGet(ctx, repoURL, chartURL, creds)
+	data, err := c.httpGet(ctx, repoURL, chartURL, creds)
 	if err != nil {
 		return nil, fmt.Errorf("downloading %s %s from %s: %w", chart, version, git.RedactURL(repoURL), err)
 	}
@@ -222,7 +232,7 @@ func resolveURL(repoURL, ref string) (string, error) {
 // httpGet reads u, a file of the chart repository repoURL, sending the
 // repository's credentials only when u is on the repository's host (an
 // index may point elsewhere) and reading at most MaxDownloadBytes.
-func httpGet(ctx context.Context, repoURL, u string, creds git.Creds) ([]byte, error) {
+func (c *Client) httpGet(ctx context.Context, repoURL, u string, creds git.Creds) ([]byte, error) {
 	client, err := httpClient(repoURL, creds)
 	if err != nil {
 		return nil, err
@@ -231,7 +241,7 @@ func httpGet(ctx context.Context, repoURL, u string, creds git.Creds) ([]byte, e
 	if err != nil {
 		return nil, errors.New(redactAuth(err.Error()))
 	}
-	req.Header.Set("User-Agent", "Helm/"+strings.TrimPrefix(chartutil.DefaultCapabilities.HelmVersion.Version, "v"))
+	req.Header.Set("User-Agent", c.userAgent())
 	if base, err := url.Parse(repoURL); err == nil && base.Host == req.URL.Host && (creds.Username != "" || creds.Password != "") {
 		req.SetBasicAuth(creds.Username, creds.Password)
 	}
@@ -312,6 +322,9 @@ func (c *Client) registryClient(creds git.Creds) (*registry.Client, error) {
 	}
 	if creds.Username != "" || creds.Password != "" {
 		opts = append(opts, registry.ClientOptBasicAuth(creds.Username, creds.Password))
+	}
+	if c.opts.UserAgent != "" {
+		opts = append(opts, registry.ClientOptHTTPClient(&http.Client{Transport: &userAgent{name: c.opts.UserAgent, next: registry.NewTransport(false)}}))
 	}
 	return registry.NewClient(opts...)
 }

@@ -83,3 +83,61 @@ func TestIsOCI(t *testing.T) {
 		}
 	}
 }
+
+// TestUserAgent: reposerver.helm.user.agent reaches HTTP chart
+// repositories and OCI registries; without it they see Helm's.
+func TestUserAgent(t *testing.T) {
+	srv := chartserver.NewHTTPRepo(t, charts...)
+	reg := chartserver.NewOCIRegistry(t, charts...)
+	ctx := context.Background()
+	c := NewClient(Options{Root: t.TempDir(), PlainHTTP: true, UserAgent: "acme-cd/1.0"})
+	if _, err := c.Fetch(ctx, srv.URL, "web", "1.0.0", git.Creds{Username: srv.Username, Password: srv.Password}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Resolve(ctx, reg.URL, "web", "*", git.Creds{}, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Fetch(ctx, reg.URL, "web", "1.0.0", git.Creds{}); err != nil {
+		t.Fatal(err)
+	}
+	for name, seen := range map[string][]string{"the HTTP repository": srv.UserAgents(), "the registry": reg.UserAgents()} {
+		if len(seen) == 0 {
+			t.Errorf("%s was sent nothing", name)
+		}
+		for _, ua := range seen {
+			if ua != "acme-cd/1.0" {
+				t.Errorf("%s was sent User-Agent %q", name, ua)
+			}
+		}
+	}
+	before := len(srv.UserAgents())
+	if _, err := NewClient(Options{Root: t.TempDir()}).Fetch(ctx, srv.URL, "web", "1.0.0", git.Creds{Username: srv.Username, Password: srv.Password}); err != nil {
+		t.Fatal(err)
+	}
+	if ua := srv.UserAgents()[before]; !strings.HasPrefix(ua, "Helm/") {
+		t.Errorf("default User-Agent %q", ua)
+	}
+}
+
+// TestChartExtractedSizeBound: a chart larger than the bound once
+// unpacked is refused, naming the setting; within it (or unbounded) it
+// is unpacked.
+func TestChartExtractedSizeBound(t *testing.T) {
+	big := chartserver.Chart{Name: "big", Version: "1.0.0", Files: map[string]string{"files/blob.txt": strings.Repeat("z", 4<<20)}}
+	srv := chartserver.NewHTTPRepo(t, big)
+	creds := git.Creds{Username: srv.Username, Password: srv.Password}
+	ctx := context.Background()
+	_, err := NewClient(Options{Root: t.TempDir(), MaxExtractedBytes: 1 << 20}).Fetch(ctx, srv.URL, "big", "1.0.0", creds)
+	if err == nil || !strings.Contains(err.Error(), "larger than the limit of 1048576 bytes") || !strings.Contains(err.Error(), "reposerver.helm.manifest.max.extracted.size") {
+		t.Errorf("a 4 MiB chart under a 1 MiB bound: %v", err)
+	}
+	for _, bound := range []int64{8 << 20, -1} {
+		dir, err := NewClient(Options{Root: t.TempDir(), MaxExtractedBytes: bound}).Fetch(ctx, srv.URL, "big", "1.0.0", creds)
+		if err != nil {
+			t.Fatalf("bound %d: %v", bound, err)
+		}
+		if fi, err := os.Stat(filepath.Join(dir, "files", "blob.txt")); err != nil || fi.Size() != 4<<20 {
+			t.Errorf("bound %d: unpacked %v, %v", bound, fi, err)
+		}
+	}
+}

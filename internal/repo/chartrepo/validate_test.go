@@ -75,7 +75,7 @@ func TestDownloadsAreBounded(t *testing.T) {
 		http.NotFound(w, r)
 	}))
 	defer other.Close()
-	if _, err := httpGet(context.Background(), srv.URL, other.URL+"/chart.tgz", git.Creds{Username: "u", Password: "secret"}); err == nil {
+	if _, err := NewClient(Options{}).httpGet(context.Background(), srv.URL, other.URL+"/chart.tgz", git.Creds{Username: "u", Password: "secret"}); err == nil {
 		t.Error("a 404 was taken for a chart")
 	}
 	if got := <-sawAuth; got != "" {

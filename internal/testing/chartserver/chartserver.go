@@ -11,7 +11,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
@@ -61,6 +63,29 @@ func Package(t testing.TB, c Chart, outDir string) string {
 type HTTPRepo struct {
 	URL                string
 	Username, Password string
+	agents
+}
+
+// agents records the User-Agent of every request a server was sent.
+type agents struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (a *agents) record(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a.mu.Lock()
+		a.seen = append(a.seen, r.UserAgent())
+		a.mu.Unlock()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// UserAgents are the User-Agents of the requests so far, in order.
+func (a *agents) UserAgents() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.seen)
 }
 
 // NewHTTPRepo packages charts, indexes them and serves the directory.
@@ -68,14 +93,14 @@ func NewHTTPRepo(t testing.TB, charts ...Chart) *HTTPRepo {
 	t.Helper()
 	dir := t.TempDir()
 	r := &HTTPRepo{Username: "chart-user", Password: "chart-pass"}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	srv := httptest.NewServer(r.record(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		u, p, ok := req.BasicAuth()
 		if !ok || subtle.ConstantTimeCompare([]byte(u), []byte(r.Username)) != 1 || subtle.ConstantTimeCompare([]byte(p), []byte(r.Password)) != 1 {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
 		http.FileServer(http.Dir(dir)).ServeHTTP(w, req)
-	}))
+	})))
 	t.Cleanup(srv.Close)
 	r.URL = srv.URL + "/charts"
 	chartsDir := filepath.Join(dir, "charts")
@@ -109,13 +134,15 @@ type OCIRegistry struct {
 	URL string
 	// Host is host:port.
 	Host string
+	agents
 }
 
 // NewOCIRegistry starts a registry and pushes the packaged charts to it
 // with Helm's registry client.
 func NewOCIRegistry(t testing.TB, charts ...Chart) *OCIRegistry {
 	t.Helper()
-	srv := httptest.NewServer(ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0))))
+	reg := &OCIRegistry{}
+	srv := httptest.NewServer(reg.record(ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0)))))
 	t.Cleanup(srv.Close)
 	host := strings.TrimPrefix(srv.URL, "http://")
 	rc, err := registry.NewClient(registry.ClientOptPlainHTTP(), registry.ClientOptWriter(io.Discard))
@@ -132,5 +159,7 @@ func NewOCIRegistry(t testing.TB, charts ...Chart) *OCIRegistry {
 			t.Fatalf("pushing %s %s: %v", c.Name, c.Version, err)
 		}
 	}
-	return &OCIRegistry{URL: "oci://" + host + "/charts", Host: host}
+	reg.URL, reg.Host = "oci://"+host+"/charts", host
+	reg.seen = nil // the pushes
+	return reg
 }

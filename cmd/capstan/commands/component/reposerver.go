@@ -66,7 +66,13 @@ type repoFlags struct {
 	ociMaxExtracted string
 	ociNoMax        bool
 	ociMediaTypes   []string
-	submodules      bool
+	// helmMaxExtracted and helmNoMax bound unpacked charts; maxDirectory
+	// a directory source's manifest files.
+	helmMaxExtracted string
+	helmNoMax        bool
+	maxDirectory     string
+	helmUserAgent    string
+	submodules       bool
 	// askPass serves Git credentials to plugins (the repo server's own).
 	askPass *plugin.AskPass
 }
@@ -90,9 +96,22 @@ func (f *repoFlags) add(cmd *cobra.Command, defaultRoot string) {
 	cmd.Flags().StringVar(&f.ociMaxExtracted, "oci-manifest-max-extracted-size", "1G", "how large the files of one OCI source's artifact may be once unpacked")
 	cmd.Flags().BoolVar(&f.ociNoMax, "disable-oci-manifest-max-extracted-size", false, "unpack OCI artifacts of any size")
 	cmd.Flags().StringSliceVar(&f.ociMediaTypes, "oci-layer-media-types", ocisource.DefaultLayerMediaTypes, "media types of the OCI layers that may be unpacked")
+	cmd.Flags().StringVar(&f.helmMaxExtracted, "helm-manifest-max-extracted-size", "1G", "how large the files of one Helm chart may be once unpacked")
+	cmd.Flags().BoolVar(&f.helmNoMax, "disable-helm-manifest-max-extracted-size", false, "unpack Helm charts of any size")
+	cmd.Flags().StringVar(&f.maxDirectory, "max-combined-directory-manifests-size", "10M", "how large the manifest files of one directory source may be in all")
+	cmd.Flags().StringVar(&f.helmUserAgent, "helm-user-agent", "", "User-Agent sent to Helm chart repositories and registries (default: Helm's)")
 	cmd.Flags().BoolVar(&f.submodules, "git-submodules", true, "check out the submodules of Git sources, recursively")
 	cmd.Flags().StringArrayVar(&f.pluginExclude, "plugin-tar-exclude", envList("ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS", ";"),
 		"globs of repository paths not sent to config management plugins (repeatable; ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS, ;-separated)")
+}
+
+// quantityFlag reads the size flag name's value, a quantity such as 10M.
+func quantityFlag(name, value string) (int64, error) {
+	q, err := resource.ParseQuantity(value)
+	if err != nil || q.Value() <= 0 {
+		return 0, fmt.Errorf("--%s %q: want a quantity such as 10M", name, value)
+	}
+	return q.Value(), nil
 }
 
 // pluginOptions are the plugin client's settings: the flags, and the
@@ -202,16 +221,28 @@ func newRepoService(ctx context.Context, namespace string, f *repoFlags) (*repo.
 	if err != nil {
 		return nil, nil, err
 	}
-	maxExtracted, err := resource.ParseQuantity(f.ociMaxExtracted)
-	if err != nil || maxExtracted.Value() <= 0 {
-		return nil, nil, fmt.Errorf("--oci-manifest-max-extracted-size %q: want a quantity such as 1G", f.ociMaxExtracted)
+	ociMax, err := quantityFlag("oci-manifest-max-extracted-size", f.ociMaxExtracted)
+	if err != nil {
+		return nil, nil, err
 	}
-	oci := ocisource.Options{MaxExtractedBytes: maxExtracted.Value(), LayerMediaTypes: f.ociMediaTypes}
+	oci := ocisource.Options{MaxExtractedBytes: ociMax, LayerMediaTypes: f.ociMediaTypes}
 	if f.ociNoMax {
 		oci.MaxExtractedBytes = -1
 	}
+	chartMax, err := quantityFlag("helm-manifest-max-extracted-size", f.helmMaxExtracted)
+	if err != nil {
+		return nil, nil, err
+	}
+	if f.helmNoMax {
+		chartMax = -1
+	}
+	dirMax, err := quantityFlag("max-combined-directory-manifests-size", f.maxDirectory)
+	if err != nil {
+		return nil, nil, err
+	}
 	opts := repo.Options{Root: f.root, Credentials: creds, ParallelismLimit: f.parallelism, Plugins: plugins, CacheTTL: f.cacheTTL, GitRequestTimeout: f.gitTimeout,
-		Directories: directory.Walk{IncludeHidden: f.hiddenDirs}, OCI: oci, Submodules: f.submodules}
+		Directories: directory.Walk{IncludeHidden: f.hiddenDirs, MaxCombinedBytes: dirMax}, OCI: oci, Submodules: f.submodules,
+		ChartMaxExtractedBytes: chartMax, HelmUserAgent: f.helmUserAgent}
 	if f.isolate {
 		self, err := os.Executable()
 		if err != nil {

@@ -59,13 +59,13 @@ func EvaluatesJsonnet(ctx context.Context, root, path string, opts *v1alpha1.App
 	return slices.ContainsFunc(files, func(f File) bool { return isJsonnet(f.Path) }), nil
 }
 
-// Limits of one directory source, checked from file sizes before any file
-// is read: Argo CD's default for reposerver.max.combined.directory.manifests.size
-// (10M), and a bound on the number of manifest files.
-var (
-	MaxCombinedBytes int64 = 10 << 20
-	MaxFiles               = 10000
-)
+// DefaultMaxCombinedBytes bounds the manifest files of one directory
+// source, as Argo CD's reposerver.max.combined.directory.manifests.size
+// does by default (10M).
+const DefaultMaxCombinedBytes int64 = 10 << 20
+
+// MaxFiles bounds the number of manifest files of one directory source.
+var MaxFiles = 10000
 
 // ErrTooLarge means a directory source holds more manifest files, or more
 // bytes of them, than its limits allow.
@@ -80,6 +80,18 @@ type Walk struct {
 	// NoJsonnet leaves .jsonnet files out, as argocd-cm's jsonnet.enable
 	// "false". Default false: they are evaluated.
 	NoJsonnet bool
+	// MaxCombinedBytes bounds the manifest files of one source, checked
+	// from their sizes before any is read. Default
+	// DefaultMaxCombinedBytes.
+	MaxCombinedBytes int64
+}
+
+// MaxBytes is w's bound on one source's manifest files.
+func (w Walk) MaxBytes() int64 {
+	if w.MaxCombinedBytes > 0 {
+		return w.MaxCombinedBytes
+	}
+	return DefaultMaxCombinedBytes
 }
 
 // File is a manifest file of a directory source.
@@ -184,8 +196,8 @@ func list(ctx context.Context, fsys fs.FS, path string, opts *v1alpha1.Applicati
 		if err != nil {
 			return err
 		}
-		if total += info.Size(); total > MaxCombinedBytes {
-			return fmt.Errorf("%w: the manifest files of %q are over %d bytes in all", ErrTooLarge, path, MaxCombinedBytes)
+		if total += info.Size(); total > walk.MaxBytes() {
+			return fmt.Errorf("%w: the manifest files of %q are over %d bytes in all", ErrTooLarge, path, walk.MaxBytes())
 		}
 		if len(files) >= MaxFiles {
 			return fmt.Errorf("%w: %q holds more than %d manifest files", ErrTooLarge, path, MaxFiles)

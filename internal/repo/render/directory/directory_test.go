@@ -133,12 +133,11 @@ func TestDirectoryLimits(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	defer func(b int64, n int) { MaxCombinedBytes, MaxFiles = b, n }(MaxCombinedBytes, MaxFiles)
-	MaxCombinedBytes = 2500
-	if _, err := Render(context.Background(), dir, "app", nil, nil, Walk{}); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "over 2500 bytes") {
+	defer func(n int) { MaxFiles = n }(MaxFiles)
+	if _, err := Render(context.Background(), dir, "app", nil, nil, Walk{MaxCombinedBytes: 2500}); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "over 2500 bytes") {
 		t.Errorf("combined size: %v", err)
 	}
-	MaxCombinedBytes, MaxFiles = 1<<20, 2
+	MaxFiles = 2
 	if _, err := Render(context.Background(), dir, "app", nil, nil, Walk{}); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "more than 2 manifest files") {
 		t.Errorf("file count: %v", err)
 	}
