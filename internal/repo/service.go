@@ -67,6 +67,9 @@ type Options struct {
 	// GitRequestTimeout bounds each ls-remote (see git.Options). Default
 	// 0: none beyond the caller's.
 	GitRequestTimeout time.Duration
+	// GitLsRemoteParallelism bounds the ls-remotes running at once (see
+	// git.Options). Default 0: no bound.
+	GitLsRemoteParallelism int
 	// ObserveGit, if set, hears of each request to a Git remote (see
 	// git.Options.Observe). Default: none.
 	ObserveGit func(git.Request)
@@ -139,7 +142,7 @@ func NewService(opts Options) *Service {
 	s := &Service{
 		opts: opts,
 		git: git.NewStore(git.Options{Root: filepath.Join(opts.Root, "git"), RefsTTL: opts.RefsTTL, MaxCheckoutBytes: opts.MaxCheckoutBytes,
-			RequestTimeout: opts.GitRequestTimeout, Observe: opts.ObserveGit, Waiting: opts.WaitingGit}),
+			RequestTimeout: opts.GitRequestTimeout, Observe: opts.ObserveGit, Waiting: opts.WaitingGit, LsRemoteParallelism: opts.GitLsRemoteParallelism}),
 		charts: chartrepo.NewClient(chartrepo.Options{Root: filepath.Join(opts.Root, "charts"), IndexTTL: opts.RefsTTL, PlainHTTP: opts.OCIPlainHTTP,
 			MaxExtractedBytes: opts.ChartMaxExtractedBytes, UserAgent: opts.HelmUserAgent}),
 	}

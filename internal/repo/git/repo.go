@@ -40,6 +40,8 @@ type Repo struct {
 
 	fetches  atomic.Int64
 	lsRemote atomic.Int64
+	// turns is the store's bound on ls-remotes at once (nil: none).
+	turns chan struct{}
 
 	objectsOnce sync.Once
 	objects     *objectReader // see Tree
@@ -209,6 +211,14 @@ func (r *Repo) LsRemote(ctx context.Context, force bool) (Refs, error) {
 		}
 	}
 	v, err, _ := r.refsFlight.Do("ls-remote", func() (any, error) {
+		if r.turns != nil {
+			select {
+			case r.turns <- struct{}{}:
+				defer func() { <-r.turns }()
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
 		r.lsRemote.Add(1)
 		if r.opts.RequestTimeout > 0 {
 			var cancel context.CancelFunc

@@ -3,9 +3,11 @@ package git
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -438,5 +440,50 @@ func TestShallowFetch(t *testing.T) {
 	}
 	if n := history(full, third); n != 3 {
 		t.Errorf("full clone: %d commits of history, want 3", n)
+	}
+}
+
+// TestLsRemoteParallelism: with reposerver.git.lsremote.parallelism.limit
+// 1, ls-remotes of different repositories, asked for at once, run one
+// after another.
+func TestLsRemoteParallelism(t *testing.T) {
+	srv := gitserver.New(t)
+	var mu sync.Mutex
+	type span struct{ from, to time.Time }
+	var spans []span
+	store := NewStore(Options{Root: t.TempDir(), LsRemoteParallelism: 1, Observe: func(r Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		now := time.Now()
+		spans = append(spans, span{now.Add(-r.Took), now})
+	}})
+	var repos []*Repo
+	for i := range 6 {
+		remote := srv.NewRepo(t, fmt.Sprintf("app-%d", i))
+		remote.Commit(t, "c", map[string]string{"x.yaml": "x: 1\n"})
+		repos = append(repos, store.Repo(remote.URL, Creds{Username: srv.Username, Password: srv.Password}))
+	}
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for _, repo := range repos {
+		wg.Go(func() {
+			<-start
+			if _, err := repo.Resolve(context.Background(), "HEAD"); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	slices.SortFunc(spans, func(a, b span) int { return a.from.Compare(b.from) })
+	if len(spans) != 6 {
+		t.Fatalf("%d ls-remotes", len(spans))
+	}
+	for i := 1; i < len(spans); i++ {
+		if spans[i].from.Before(spans[i-1].to) {
+			t.Errorf("ls-remotes %d and %d ran at once", i-1, i)
+		}
 	}
 }

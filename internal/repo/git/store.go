@@ -35,6 +35,10 @@ type Options struct {
 	// hold (Argo CD's argocd_repo_pending_request_total), with the URL
 	// as RedactURL gives it. Default: none.
 	Waiting func(url string, delta int)
+	// LsRemoteParallelism bounds the ls-remotes running at once across
+	// the store, as Argo CD's reposerver.git.lsremote.parallelism.limit;
+	// the others wait their turn. Default 0: no bound.
+	LsRemoteParallelism int
 }
 
 // RequestKind is the kind of a request to a remote, named as Argo CD's
@@ -67,6 +71,8 @@ type Store struct {
 	opts  Options
 	mu    sync.Mutex
 	repos map[string]*Repo
+	// lsRemoteTurns holds a token per running ls-remote (nil: unbounded).
+	lsRemoteTurns chan struct{}
 }
 
 // NewStore returns a Store rooted at opts.Root.
@@ -80,7 +86,11 @@ func NewStore(opts Options) *Store {
 	if opts.MaxCheckoutBytes == 0 {
 		opts.MaxCheckoutBytes = 2 << 30
 	}
-	return &Store{opts: opts, repos: map[string]*Repo{}}
+	s := &Store{opts: opts, repos: map[string]*Repo{}}
+	if opts.LsRemoteParallelism > 0 {
+		s.lsRemoteTurns = make(chan struct{}, opts.LsRemoteParallelism)
+	}
+	return s
 }
 
 // Repo returns the repository at url as reached with creds, creating its
@@ -100,6 +110,7 @@ func (s *Store) Repo(url string, creds Creds) *Repo {
 			dir:   filepath.Join(s.opts.Root, hex.EncodeToString(sum[:12])),
 			opts:  s.opts,
 			creds: creds,
+			turns: s.lsRemoteTurns,
 		}
 		s.repos[key] = r
 	}

@@ -58,7 +58,6 @@ var noEffect = map[string]string{
 	"ARGOCD_REPO_SERVER_STREAMED_MANIFEST_MAX_EXTRACTED_SIZE": "uploaded manifests are bounded by the API server's upload limit",
 	"ARGOCD_REPO_SERVER_STREAMED_MANIFEST_MAX_TAR_SIZE":       "uploaded manifests are bounded by the API server's upload limit",
 	"ARGOCD_REPO_SERVER_ENABLE_BUILTIN_GIT_CONFIG":            "git runs with Capstan's own fixed configuration",
-	"ARGOCD_GIT_LS_REMOTE_PARALLELISM_LIMIT":                  "ls-remote calls are shared and cached per repository",
 	"ARGOCD_GRPC_MAX_SIZE_MB":                                 "gRPC messages are bounded by the manifest limit",
 	"ARGOCD_REPO_SERVER_PLUGIN_USE_MANIFEST_GENERATE_PATHS":   "plugins are sent the whole repository",
 	"ARGOCD_REPO_CACHE_EXPIRATION":                            "revisions are resolved again after a few seconds, not cached for long",

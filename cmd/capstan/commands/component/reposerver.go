@@ -72,6 +72,7 @@ type repoFlags struct {
 	helmNoMax        bool
 	maxDirectory     string
 	helmUserAgent    string
+	lsRemoteLimit    int
 	submodules       bool
 	// askPass serves Git credentials to plugins (the repo server's own).
 	askPass *plugin.AskPass
@@ -100,6 +101,7 @@ func (f *repoFlags) add(cmd *cobra.Command, defaultRoot string) {
 	cmd.Flags().BoolVar(&f.helmNoMax, "disable-helm-manifest-max-extracted-size", false, "unpack Helm charts of any size")
 	cmd.Flags().StringVar(&f.maxDirectory, "max-combined-directory-manifests-size", "10M", "how large the manifest files of one directory source may be in all")
 	cmd.Flags().StringVar(&f.helmUserAgent, "helm-user-agent", "", "User-Agent sent to Helm chart repositories and registries (default: Helm's)")
+	cmd.Flags().IntVar(&f.lsRemoteLimit, "git-lsremote-parallelism-limit", 0, "Git ls-remotes run at once; the others wait (0: no limit)")
 	cmd.Flags().BoolVar(&f.submodules, "git-submodules", true, "check out the submodules of Git sources, recursively")
 	cmd.Flags().StringArrayVar(&f.pluginExclude, "plugin-tar-exclude", envList("ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS", ";"),
 		"globs of repository paths not sent to config management plugins (repeatable; ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS, ;-separated)")
@@ -242,7 +244,7 @@ func newRepoService(ctx context.Context, namespace string, f *repoFlags) (*repo.
 	}
 	opts := repo.Options{Root: f.root, Credentials: creds, ParallelismLimit: f.parallelism, Plugins: plugins, CacheTTL: f.cacheTTL, GitRequestTimeout: f.gitTimeout,
 		Directories: directory.Walk{IncludeHidden: f.hiddenDirs, MaxCombinedBytes: dirMax}, OCI: oci, Submodules: f.submodules,
-		ChartMaxExtractedBytes: chartMax, HelmUserAgent: f.helmUserAgent}
+		ChartMaxExtractedBytes: chartMax, HelmUserAgent: f.helmUserAgent, GitLsRemoteParallelism: f.lsRemoteLimit}
 	if f.isolate {
 		self, err := os.Executable()
 		if err != nil {
