@@ -99,7 +99,9 @@ func TestDiskFullForTheRepositoryCache(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = exec.Command("umount", "-l", root).Run() })
 	r := newRig(t)
-	c := newCapstan(t, r.ns, "--root", root)
+	// Without a repo error grace period: the full disk is to be reported
+	// as soon as it is met, not once the grace period (180 s) is over.
+	c := newCapstan(t, r.ns, "--root", root, "--repo-error-grace-period-seconds", "0")
 	c.start()
 	r.waitConverged(convergeTimeout)
 

@@ -86,6 +86,13 @@ type Options struct {
 	// SelfHeal spaces the self-heal syncs of one revision. Default: none
 	// (`capstan controller` sets Argo CD's 2 s, factor 3, cap 5 min).
 	SelfHeal SelfHealBackoff
+	// RepoErrorGracePeriod is how long a failure to render the sources of
+	// an Application that compared fine is not shown, its last comparison
+	// standing and retried every few seconds, as Argo CD's
+	// controller.repo.error.grace.period.seconds. A refresh, a requested
+	// operation, or a failure that outlasts it shows the error. Default 0:
+	// shown at once; `capstan controller` sets Argo CD's 180 s.
+	RepoErrorGracePeriod time.Duration
 	// RepoPoll is how often each repository revision the Applications
 	// follow is checked for new commits, once per repository and revision.
 	// Default 30s.
@@ -267,6 +274,7 @@ func run(ctx context.Context, opts Options, identity string) error {
 		events:      recorder,
 		opts:        opts,
 		clusters:    counts.clusters,
+		repoGrace:   repoGrace{period: opts.RepoErrorGracePeriod},
 		tracking:    method,
 		dests:       dests,
 		updates:     updates,

@@ -50,6 +50,8 @@ type reconciler struct {
 	// tracking is argocd-cm's application.resourceTrackingMethod.
 	tracking tracking.Method
 	written  writtenVersions
+	// repoGrace hides short-lived render failures (RepoErrorGracePeriod).
+	repoGrace repoGrace
 	// namespaces are the namespaces whose Applications are reconciled.
 	namespaces appNamespaces
 	// operations holds a slot per running sync (--operation-processors).
@@ -155,7 +157,12 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if pushed {
 		at = &target{fresh: true} // the sync source just moved
 	}
-	comp, condition := r.compare(ctx, app, checker, at, nil)
+	comp, condition, renderFailed := r.compareRendering(ctx, app, checker, at, nil)
+	if r.repoGrace.hide(r.appKey(app), app, renderFailed, time.Now()) {
+		r.opts.Log.Warn("Ignoring temporary failed attempt to compare app state against repo", "application", app.Namespace+"/"+app.Name,
+			"error", condition.Message)
+		return ctrl.Result{RequeueAfter: min(conditionRetry, r.opts.Resync)}, nil
+	}
 	r.writeComparison(app, comp, condition)
 	if _, refresh := app.Annotations[v1alpha1.AnnotationRefresh]; refresh {
 		// Cleared in the same write as the refresh's status, as Argo CD
@@ -354,8 +361,16 @@ func (r *reconciler) healthChecker(ctx context.Context) (*health.Checker, error)
 // non-nil condition means the comparison failed and nothing may be synced or
 // pruned.
 func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, checker *health.Checker, at *target, after *synced) (*comparison, *v1alpha1.ApplicationCondition) {
-	fail := func(t v1alpha1.ApplicationConditionType, err error) (*comparison, *v1alpha1.ApplicationCondition) {
-		return nil, &v1alpha1.ApplicationCondition{Type: t, Message: err.Error(), LastTransitionTime: ptrNow()}
+	comp, cond, _ := r.compareRendering(ctx, app, checker, at, after)
+	return comp, cond
+}
+
+// compareRendering is compare, also reporting whether a failure was one
+// to render the sources on an ordinary reconcile (no refresh asked): what
+// the repo error grace period may hide.
+func (r *reconciler) compareRendering(ctx context.Context, app *v1alpha1.Application, checker *health.Checker, at *target, after *synced) (_ *comparison, _ *v1alpha1.ApplicationCondition, renderFailed bool) {
+	fail := func(t v1alpha1.ApplicationConditionType, err error) (*comparison, *v1alpha1.ApplicationCondition, bool) {
+		return nil, &v1alpha1.ApplicationCondition{Type: t, Message: err.Error(), LastTransitionTime: ptrNow()}, false
 	}
 	c, err := r.clusters.Get(ctx, app.Spec.Destination)
 	if err != nil {
@@ -405,7 +420,8 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 		}
 		resp, err = r.opts.Renderer.Render(ctx, req)
 		if err != nil {
-			return fail(v1alpha1.ApplicationConditionComparisonError, fmt.Errorf("rendering manifests: %w", err))
+			comp, cond, _ := fail(v1alpha1.ApplicationConditionComparisonError, fmt.Errorf("rendering manifests: %w", err))
+			return comp, cond, !req.NoRevisionCache
 		}
 		if verify {
 			if err := r.verifySignatures(ctx, proj, srcs, resp); err != nil {
@@ -440,7 +456,7 @@ func (r *reconciler) compare(ctx context.Context, app *v1alpha1.Application, che
 		comp.orphaned = orphanWarning(proj, n)
 		r.metrics.SetOrphanedResources(app, n)
 	}
-	return comp, nil
+	return comp, nil, false
 }
 
 // renderRequest is the request rendering srcs for app, with argocd-cm's
