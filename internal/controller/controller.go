@@ -35,6 +35,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/kube/kubehttp"
 	"github.com/capstan-cd/capstan/internal/metrics"
 	"github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/repo/git"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
 
@@ -255,6 +256,9 @@ func run(ctx context.Context, opts Options, identity string) error {
 		h, err := opts.Hydrator.withDefaults(opts, mgr.GetClient())
 		if err != nil {
 			return err
+		}
+		if h.Writer.Observe == nil { // argocd_commitserver_git_request_*
+			h.Writer.Observe = func(r git.Request) { m.CommitGitRequest(r.URL, string(r.Kind), r.Took) }
 		}
 		opts.Hydrator = h
 	}

@@ -173,8 +173,10 @@ func (r *reconciler) push(ctx context.Context, app *v1alpha1.Application, c *hyd
 		branch = spec.HydrateTo.TargetBranch
 	}
 	name, email := set.cm.HydratorCommitAuthor()
+	done := r.metrics.CommitStarted(git.RedactURL(repoURL)) // argocd_commitserver_commit_*
 	sha, err := r.opts.Hydrator.Writer.Commit(ctx, repoURL, creds, git.Change{Base: branch, Orphan: true,
 		AuthorName: name, AuthorEmail: email, Message: msg, Edit: c.Edit, Signing: r.opts.Hydrator.Signing})
+	done(err != nil)
 	if err != nil {
 		return "", fmt.Errorf("pushing to branch %s of %s: %w", branch, git.RedactURL(repoURL), err)
 	}

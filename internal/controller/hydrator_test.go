@@ -21,6 +21,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
 	"github.com/capstan-cd/capstan/internal/testing/gpgkey"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
+	"github.com/capstan-cd/capstan/internal/testing/metricscrape"
 )
 
 // TestSourceHydratorSyncsTheHydratedBranch: an Application written for
@@ -82,10 +83,12 @@ func TestSourceHydratorHydrates(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	addr := metricscrape.Addr(t)
 	e := startWith(t, ns, func(o *Options) {
 		o.RepoPoll = time.Second
 		o.Renderer = repo.NewService(repo.Options{Root: t.TempDir(), RefsTTL: time.Second, Credentials: &settings.RepoCredentials{Reader: c, Namespace: ns}})
 		o.Hydrator = &HydratorOptions{Signing: signingKey(t)}
+		o.MetricsAddr = addr
 	})
 	configMap := func(v string) map[string]string {
 		return map[string]string{"dry/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {version: \"" + v + "\"}\n"}
@@ -150,6 +153,15 @@ func TestSourceHydratorHydrates(t *testing.T) {
 	if n := len(remote.Log(t, "environments/dev", 10)); n != 2 {
 		t.Errorf("%d commits on the hydrated branch, want 2", n)
 	}
+	// The commits are counted as Argo CD's commit server counts them.
+	repoLabel := `{repo="` + remote.URL + `"`
+	metricscrape.Until(t, addr,
+		`argocd_commitserver_commit_request_total`+repoLabel+`,response_type="success"}`,
+		`argocd_commitserver_commit_request_duration_seconds_bucket`+repoLabel+`,response_type="success"`,
+		`argocd_commitserver_commit_pending_request_total`+repoLabel+`} 0`,
+		`argocd_commitserver_git_request_total`+repoLabel+`,request_type="push"}`,
+		`argocd_commitserver_git_request_total`+repoLabel+`,request_type="fetch"}`,
+		`argocd_commitserver_git_request_duration_seconds_bucket`+repoLabel+`,request_type="push"`)
 }
 
 // signingKey imports a new OpenPGP private key, with a passphrase, as the

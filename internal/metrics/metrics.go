@@ -74,6 +74,7 @@ type Metrics struct {
 	k8sRequests   *counterTable
 	clusterEvents *prometheus.CounterVec
 	orphans       *orphanCounts
+	commits       *commits
 }
 
 // AppLister lists the Applications argocd_app_info describes. It is called
@@ -153,8 +154,10 @@ func New(apps AppLister, clusters ClusterStats, opts Options) *Metrics {
 			Name: "argocd_cluster_events_total", Help: "Number of processes k8s resource events.",
 		}, []string{"server", "group", "kind"}),
 		orphans: &orphanCounts{byApp: map[string]int{}},
+		commits: newCommits(),
 	}
 	m.own = append([]prometheus.Collector{m.reconcile, m.syncs, m.syncDurations, m.k8sRequests, m.clusterEvents}, kubectlCollectors...)
+	m.own = append(m.own, m.commits.collectors()...)
 	if apps != nil {
 		m.own = append(m.own, newAppCollector(apps, m.orphans, opts))
 	}

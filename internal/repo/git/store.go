@@ -49,6 +49,8 @@ type RequestKind string
 const (
 	RequestLsRemote RequestKind = "ls-remote"
 	RequestFetch    RequestKind = "fetch"
+	// RequestPush is a Writer's push.
+	RequestPush RequestKind = "push"
 )
 
 // Request is one request made to a remote.

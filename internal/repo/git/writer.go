@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/capstan-cd/capstan/internal/keylock"
 )
@@ -62,6 +63,11 @@ type Writer struct {
 	binary  string
 	retries int
 
+	// Observe, if set, hears of each ls-remote, fetch and push the
+	// Writer makes, when it ends (Argo CD's commit server metrics).
+	// Default: none. Set it before the first Commit.
+	Observe func(Request)
+
 	// locks make one change at a time per repository.
 	locks keylock.Locks
 }
@@ -84,7 +90,7 @@ func (w *Writer) Commit(ctx context.Context, url string, creds Creds, c Change) 
 	key := NormalizeURL(url)
 	defer w.locks.Lock(key)()
 	sum := sha256.Sum256([]byte(key))
-	t := &worktree{cmd: command{binary: w.binary, dir: filepath.Join(w.root, hex.EncodeToString(sum[:12])), creds: creds, url: url}}
+	t := &worktree{cmd: command{binary: w.binary, dir: filepath.Join(w.root, hex.EncodeToString(sum[:12])), creds: creds, url: url}, observe: w.Observe}
 	if err := t.init(ctx); err != nil {
 		return "", err
 	}
@@ -98,7 +104,18 @@ func (w *Writer) Commit(ctx context.Context, url string, creds Creds, c Change) 
 
 // worktree is a repository's work tree with the command that runs git in it.
 type worktree struct {
-	cmd command
+	cmd     command
+	observe func(Request)
+}
+
+// remote runs a git command that talks to the remote, kind of request.
+func (t *worktree) remote(ctx context.Context, kind RequestKind, args ...string) (string, error) {
+	start := time.Now()
+	out, err := t.git(ctx, args...)
+	if t.observe != nil {
+		t.observe(Request{URL: RedactURL(t.cmd.url), Kind: kind, Took: time.Since(start), Err: err})
+	}
+	return out, err
 }
 
 func (t *worktree) git(ctx context.Context, args ...string) (string, error) {
@@ -123,7 +140,7 @@ func (t *worktree) init(ctx context.Context) error {
 
 // defaultBranch asks the remote which branch HEAD points at.
 func (t *worktree) defaultBranch(ctx context.Context) (string, error) {
-	out, err := t.git(ctx, "ls-remote", "--symref", "--", t.cmd.url, "HEAD")
+	out, err := t.remote(ctx, RequestLsRemote, "ls-remote", "--symref", "--", t.cmd.url, "HEAD")
 	if err != nil {
 		return "", err
 	}
@@ -139,7 +156,7 @@ func (t *worktree) defaultBranch(ctx context.Context) (string, error) {
 // an empty tree on a new unborn branch when base does not exist and
 // orphan allows it.
 func (t *worktree) checkoutBase(ctx context.Context, base string, orphan bool) error {
-	_, err := t.git(ctx, "fetch", "--quiet", "--depth", "1", "--no-tags", "--", t.cmd.url, "+refs/heads/"+base+":refs/capstan/base")
+	_, err := t.remote(ctx, RequestFetch, "fetch", "--quiet", "--depth", "1", "--no-tags", "--", t.cmd.url, "+refs/heads/"+base+":refs/capstan/base")
 	missing := err != nil && strings.Contains(err.Error(), "couldn't find remote ref")
 	switch {
 	case missing && orphan:
@@ -222,7 +239,7 @@ func (t *worktree) commit(ctx context.Context, c Change) (string, error) {
 		}
 		refspec = "+" + refspec
 	}
-	if _, err := t.git(ctx, "push", "--quiet", "--", t.cmd.url, refspec); err != nil {
+	if _, err := t.remote(ctx, RequestPush, "push", "--quiet", "--", t.cmd.url, refspec); err != nil {
 		return "", err
 	}
 	return t.git(ctx, "rev-parse", "HEAD")
@@ -232,7 +249,7 @@ func (t *worktree) commit(ctx context.Context, c Change) (string, error) {
 // files as the commit just made (false when it does not exist or cannot
 // be read: the push decides).
 func (t *worktree) targetHolds(ctx context.Context, target string) bool {
-	if _, err := t.git(ctx, "fetch", "--quiet", "--depth", "1", "--no-tags", "--", t.cmd.url, "+refs/heads/"+target+":refs/capstan/target"); err != nil {
+	if _, err := t.remote(ctx, RequestFetch, "fetch", "--quiet", "--depth", "1", "--no-tags", "--", t.cmd.url, "+refs/heads/"+target+":refs/capstan/target"); err != nil {
 		return false
 	}
 	theirs, err1 := t.git(ctx, "rev-parse", "refs/capstan/target^{tree}")
