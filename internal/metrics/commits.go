@@ -24,7 +24,7 @@ type commits struct {
 }
 
 func newCommits() *commits {
-	return &commits{
+	c := &commits{
 		pending: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "argocd_commitserver_commit_pending_request_total", Help: "Number of pending commit requests",
 		}, []string{"repo"}),
@@ -34,13 +34,9 @@ func newCommits() *commits {
 		timing: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "argocd_commitserver_commit_request_duration_seconds", Help: "Commit request duration seconds.", Buckets: gitBuckets,
 		}, []string{"repo", "response_type"}),
-		gitRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "argocd_commitserver_git_request_total", Help: "Number of git requests performed by repo server",
-		}, []string{"repo", "request_type"}),
-		gitTiming: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "argocd_commitserver_git_request_duration_seconds", Help: "Git requests duration seconds.", Buckets: gitBuckets,
-		}, []string{"repo", "request_type"}),
 	}
+	c.gitRequests, c.gitTiming = newGitRequests("argocd_commitserver_git")
+	return c
 }
 
 func (c *commits) collectors() []prometheus.Collector {

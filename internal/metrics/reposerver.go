@@ -71,12 +71,6 @@ func (m *RepoServer) TurnWait(took time.Duration) { m.turnWait.Observe(took.Seco
 func NewRepoServer() *RepoServer {
 	m := &RepoServer{
 		registry: prometheus.NewRegistry(),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "argocd_git_request_total", Help: "Number of git requests performed by repo server",
-		}, []string{"repo", "request_type"}),
-		timing: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "argocd_git_request_duration_seconds", Help: "Git requests duration seconds.", Buckets: gitBuckets,
-		}, []string{"repo", "request_type"}),
 		fetchErr: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "argocd_git_fetch_fail_total", Help: "Number of git fetch requests failures by repo server",
 		}, []string{"repo", "revision"}),
@@ -84,6 +78,7 @@ func NewRepoServer() *RepoServer {
 			Name: "argocd_git_lsremote_fail_total", Help: "Number of git ls-remote requests failures by repo server",
 		}, []string{"repo", "revision"}),
 	}
+	m.requests, m.timing = newGitRequests("argocd_git")
 	m.ociRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "argocd_oci_request_total", Help: "Number of OCI requests performed by repo server",
 	}, []string{"repo", "request_type"})
@@ -124,6 +119,19 @@ func NewRepoServer() *RepoServer {
 	}
 	m.registry.MustRegister(m.own...)
 	return m
+}
+
+// newGitRequests are the counter and histogram of Git requests by repo
+// and request_type, named prefix_request_total and
+// prefix_request_duration_seconds as Argo CD's repo and commit servers
+// name theirs.
+func newGitRequests(prefix string) (*prometheus.CounterVec, *prometheus.HistogramVec) {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: prefix + "_request_total", Help: "Number of git requests performed by repo server",
+		}, []string{"repo", "request_type"}),
+		prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: prefix + "_request_duration_seconds", Help: "Git requests duration seconds.", Buckets: gitBuckets,
+		}, []string{"repo", "request_type"})
 }
 
 // Describe sends the descriptions of the repo server's own metrics (for

@@ -1,4 +1,4 @@
-package kubehttp_test
+package kubehttp
 
 import (
 	"context"
@@ -13,11 +13,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/capstan-cd/capstan/internal/kube/kubehttp"
 	"github.com/capstan-cd/capstan/internal/testing/faultproxy"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
@@ -39,7 +37,7 @@ func TestRetryRidesOutServerErrors(t *testing.T) {
 	ctx := context.Background()
 
 	cfg := rest.CopyConfig(front.Config)
-	kubehttp.Options{RetryMax: 2, RetryBaseBackoff: time.Millisecond}.Apply(cfg)
+	Options{RetryMax: 2, RetryBaseBackoff: time.Millisecond}.Apply(cfg)
 	front.Fail(http.StatusServiceUnavailable, http.StatusTooManyRequests)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "retried"}, Data: map[string]string{"k": "v"}}
 	if _, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
@@ -81,7 +79,7 @@ func TestRetryStopsWithTheContext(t *testing.T) {
 	localcluster.Need(t)
 	front := faultproxy.NewKubeFront(t, cluster.Config)
 	cfg := rest.CopyConfig(front.Config)
-	kubehttp.Options{RetryMax: 5, RetryBaseBackoff: time.Hour}.Apply(cfg)
+	Options{RetryMax: 5, RetryBaseBackoff: time.Hour}.Apply(cfg)
 	front.Fail(http.StatusServiceUnavailable)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
@@ -103,7 +101,7 @@ func TestRetryStopsWithTheContext(t *testing.T) {
 func TestConnectionTuning(t *testing.T) {
 	localcluster.Need(t)
 	cfg := rest.CopyConfig(cluster.Config)
-	kubehttp.Options{MaxIdleConns: 7, IdleConnTimeout: time.Minute, TCPTimeout: 5 * time.Second, TCPKeepAlive: 15 * time.Second}.Apply(cfg)
+	Options{MaxIdleConns: 7, IdleConnTimeout: time.Minute, TCPTimeout: 5 * time.Second, TCPKeepAlive: 15 * time.Second}.Apply(cfg)
 	if _, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().Namespaces().Get(context.Background(), "default", metav1.GetOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +129,7 @@ func TestConnectionTuning(t *testing.T) {
 		}
 	}()
 	mute := &rest.Config{Host: "https://" + silent.Addr().String(), TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
-	kubehttp.Options{TLSHandshakeTimeout: 50 * time.Millisecond}.Apply(mute)
+	Options{TLSHandshakeTimeout: 50 * time.Millisecond}.Apply(mute)
 	_, err = kubernetes.NewForConfigOrDie(mute).CoreV1().Namespaces().Get(context.Background(), "default", metav1.GetOptions{})
 	if err == nil || !strings.Contains(err.Error(), "TLS handshake timeout") {
 		t.Fatalf("a mute server: %v", err)
@@ -145,34 +143,29 @@ func baseTransport(t *testing.T, cfg *rest.Config) *http.Transport {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		switch r := rt.(type) {
-		case *http.Transport:
-			return r
-		case utilnet.RoundTripperWrapper:
-			rt = r.WrappedRoundTripper()
-		default:
-			t.Fatalf("%T wraps nothing", rt)
-		}
+	base := underlying(rt)
+	if base == nil {
+		t.Fatalf("%T wraps no *http.Transport", rt)
 	}
+	return base
 }
 
 func TestFromEnv(t *testing.T) {
 	for _, tc := range []struct {
 		env  map[string]string
-		want kubehttp.Options
+		want Options
 		err  string
 	}{
-		{env: nil, want: kubehttp.Options{}},
-		{env: map[string]string{kubehttp.EnvTCPTimeout: "45s", kubehttp.EnvTCPKeepAlive: "1m", kubehttp.EnvTLSHandshakeTimeout: "5s",
-			kubehttp.EnvTCPIdleTimeout: "5m", kubehttp.EnvMaxIdleConnections: "500", kubehttp.EnvRetryMax: "3", kubehttp.EnvRetryBaseBackoff: "250"},
-			want: kubehttp.Options{TCPTimeout: 45 * time.Second, TCPKeepAlive: time.Minute, TLSHandshakeTimeout: 5 * time.Second,
+		{env: nil, want: Options{}},
+		{env: map[string]string{EnvTCPTimeout: "45s", EnvTCPKeepAlive: "1m", EnvTLSHandshakeTimeout: "5s",
+			EnvTCPIdleTimeout: "5m", EnvMaxIdleConnections: "500", EnvRetryMax: "3", EnvRetryBaseBackoff: "250"},
+			want: Options{TCPTimeout: 45 * time.Second, TCPKeepAlive: time.Minute, TLSHandshakeTimeout: 5 * time.Second,
 				IdleConnTimeout: 5 * time.Minute, MaxIdleConns: 500, RetryMax: 3, RetryBaseBackoff: 250 * time.Millisecond}},
-		{env: map[string]string{kubehttp.EnvTCPTimeout: "30"}, err: `ARGOCD_K8S_TCP_TIMEOUT="30": not a duration`},
-		{env: map[string]string{kubehttp.EnvRetryMax: "-1"}, err: `ARGOCD_K8SCLIENT_RETRY_MAX="-1": not a count`},
-		{env: map[string]string{kubehttp.EnvRetryBaseBackoff: "1s"}, err: `ARGOCD_K8SCLIENT_RETRY_BASE_BACKOFF="1s": not a number of milliseconds`},
+		{env: map[string]string{EnvTCPTimeout: "30"}, err: `ARGOCD_K8S_TCP_TIMEOUT="30": not a duration`},
+		{env: map[string]string{EnvRetryMax: "-1"}, err: `ARGOCD_K8SCLIENT_RETRY_MAX="-1": not a count`},
+		{env: map[string]string{EnvRetryBaseBackoff: "1s"}, err: `ARGOCD_K8SCLIENT_RETRY_BASE_BACKOFF="1s": not a number of milliseconds`},
 	} {
-		got, err := kubehttp.FromEnv(func(k string) string { return tc.env[k] })
+		got, err := FromEnv(func(k string) string { return tc.env[k] })
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%v: got %v, want %q", tc.env, err, tc.err)
