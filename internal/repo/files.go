@@ -2,6 +2,7 @@ package repo
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"fmt"
@@ -22,8 +23,10 @@ type FilesRenderer interface {
 const (
 	// MaxFilesArchive bounds the compressed archive.
 	MaxFilesArchive = 16 << 20
-	// maxFilesExtracted bounds the files it holds, added up.
-	maxFilesExtracted = 256 << 20
+	// DefaultFilesMaxExtracted bounds the files it holds, added up,
+	// unless Options.FilesMaxExtractedBytes says otherwise: Argo CD's
+	// default reposerver.streamed.manifest.max.extracted.size (1G).
+	DefaultFilesMaxExtracted int64 = 1 << 30
 	// maxFilesEntries bounds its entries.
 	maxFilesEntries = 10000
 )
@@ -61,7 +64,7 @@ func (s *Service) RenderFiles(ctx context.Context, req *FilesRequest) (*Response
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	if err := archive.Untar(zr, dir, archive.Options{MaxBytes: maxFilesExtracted, MaxEntries: maxFilesEntries}); err != nil {
+	if err := archive.Untar(zr, dir, archive.Options{MaxBytes: cmp.Or(s.opts.FilesMaxExtractedBytes, DefaultFilesMaxExtracted), MaxEntries: maxFilesEntries}); err != nil {
 		return nil, fmt.Errorf("unpacking the archive: %w", err)
 	}
 	src := req.Source

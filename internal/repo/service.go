@@ -58,6 +58,11 @@ type Options struct {
 	// ChartMaxExtractedBytes bounds an unpacked chart (see
 	// chartrepo.Options.MaxExtractedBytes). Default 1 GiB.
 	ChartMaxExtractedBytes int64
+	// FilesMaxExtractedBytes bounds the files of an uploaded source
+	// (RenderFiles) once unpacked, as Argo CD's
+	// reposerver.streamed.manifest.max.extracted.size. Default
+	// DefaultFilesMaxExtracted.
+	FilesMaxExtractedBytes int64
 	// HelmUserAgent is sent to chart repositories (see
 	// chartrepo.Options.UserAgent). Default Helm's.
 	HelmUserAgent string

@@ -239,6 +239,13 @@ func TestRenderFilesOverGRPC(t *testing.T) {
 		!strings.Contains(err.Error(), "is a link") {
 		t.Errorf("an archive with a link: %v", err)
 	}
+	// reposerver.streamed.manifest.max.extracted.size bounds the files.
+	small := serve(t, repo.NewService(repo.Options{Root: t.TempDir(), FilesMaxExtractedBytes: 100}))
+	if _, err := small.RenderFiles(context.Background(), &repo.FilesRequest{AppName: "web",
+		Archive: archive("cm.yaml", "", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: "+strings.Repeat("b", 200)+"}\n")}); err == nil ||
+		!strings.Contains(err.Error(), "larger than the limit of 100 bytes") {
+		t.Errorf("files over the extracted size bound: %v", err)
+	}
 }
 
 // TestGitListingOverGRPC lists a revision's directories and reads its

@@ -101,6 +101,7 @@ var (
 		"max-combined-directory-manifests-size":    "ARGOCD_REPO_SERVER_MAX_COMBINED_DIRECTORY_MANIFESTS_SIZE",
 		"helm-user-agent":                          "ARGOCD_HELM_USER_AGENT",
 		"git-lsremote-parallelism-limit":           "ARGOCD_GIT_LS_REMOTE_PARALLELISM_LIMIT",
+		"streamed-manifest-max-extracted-size":     "ARGOCD_REPO_SERVER_STREAMED_MANIFEST_MAX_EXTRACTED_SIZE",
 	}
 	// repoServerNoEffect are the repo server's variables in noEffect.
 	repoServerNoEffect = []string{
@@ -109,7 +110,7 @@ var (
 		"ARGOCD_REPO_SERVER_ENABLE_BUILTIN_GIT_CONFIG",
 		"GRPC_ENABLE_TXT_SERVICE_CONFIG", "ARGOCD_GRPC_MAX_SIZE_MB",
 		"ARGOCD_REPO_SERVER_PLUGIN_USE_MANIFEST_GENERATE_PATHS",
-		"ARGOCD_REPO_CACHE_EXPIRATION", "ARGOCD_REVISION_CACHE_LOCK_TIMEOUT", "ARGOCD_REPO_SERVER_STREAMED_MANIFEST_MAX_EXTRACTED_SIZE",
+		"ARGOCD_REPO_CACHE_EXPIRATION", "ARGOCD_REVISION_CACHE_LOCK_TIMEOUT",
 		"ARGOCD_REPO_SERVER_STREAMED_MANIFEST_MAX_TAR_SIZE",
 	}
 	controllerEnv = map[string]string{

@@ -73,6 +73,7 @@ type repoFlags struct {
 	maxDirectory     string
 	helmUserAgent    string
 	lsRemoteLimit    int
+	filesMax         string
 	submodules       bool
 	// askPass serves Git credentials to plugins (the repo server's own).
 	askPass *plugin.AskPass
@@ -101,6 +102,7 @@ func (f *repoFlags) add(cmd *cobra.Command, defaultRoot string) {
 	cmd.Flags().BoolVar(&f.helmNoMax, "disable-helm-manifest-max-extracted-size", false, "unpack Helm charts of any size")
 	cmd.Flags().StringVar(&f.maxDirectory, "max-combined-directory-manifests-size", "10M", "how large the manifest files of one directory source may be in all")
 	cmd.Flags().StringVar(&f.helmUserAgent, "helm-user-agent", "", "User-Agent sent to Helm chart repositories and registries (default: Helm's)")
+	cmd.Flags().StringVar(&f.filesMax, "streamed-manifest-max-extracted-size", "1G", "how large the files of an uploaded source (app diff --local --server-side-generate) may be once unpacked")
 	cmd.Flags().IntVar(&f.lsRemoteLimit, "git-lsremote-parallelism-limit", 0, "Git ls-remotes run at once; the others wait (0: no limit)")
 	cmd.Flags().BoolVar(&f.submodules, "git-submodules", true, "check out the submodules of Git sources, recursively")
 	cmd.Flags().StringArrayVar(&f.pluginExclude, "plugin-tar-exclude", envList("ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS", ";"),
@@ -242,9 +244,13 @@ func newRepoService(ctx context.Context, namespace string, f *repoFlags) (*repo.
 	if err != nil {
 		return nil, nil, err
 	}
+	filesMax, err := quantityFlag("streamed-manifest-max-extracted-size", f.filesMax)
+	if err != nil {
+		return nil, nil, err
+	}
 	opts := repo.Options{Root: f.root, Credentials: creds, ParallelismLimit: f.parallelism, Plugins: plugins, CacheTTL: f.cacheTTL, GitRequestTimeout: f.gitTimeout,
 		Directories: directory.Walk{IncludeHidden: f.hiddenDirs, MaxCombinedBytes: dirMax}, OCI: oci, Submodules: f.submodules,
-		ChartMaxExtractedBytes: chartMax, HelmUserAgent: f.helmUserAgent, GitLsRemoteParallelism: f.lsRemoteLimit}
+		ChartMaxExtractedBytes: chartMax, HelmUserAgent: f.helmUserAgent, GitLsRemoteParallelism: f.lsRemoteLimit, FilesMaxExtractedBytes: filesMax}
 	if f.isolate {
 		self, err := os.Executable()
 		if err != nil {
