@@ -5,6 +5,8 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+
+	"github.com/capstan-cd/capstan/internal/settings"
 )
 
 // uiYAML is the body type of the web UI's "create from YAML" and YAML
@@ -14,9 +16,9 @@ const uiYAML = "application/yaml"
 // contentTypes refuses (415) a REST request under /api/ other than a GET,
 // HEAD or OPTIONS whose body is not of one of opts.APIContentTypes, as
 // Argo CD's server.api.content.types does against cross-site requests.
-// Git webhooks (their providers choose the type) and requests without a
-// body or a type are let through; so is everything when the list is
-// empty.
+// Git webhooks (their providers choose the type), Dex's pages (its login
+// form posts a form) and requests without a body or a type are let
+// through; so is everything when the list is empty.
 func (s *Server) contentTypes(next http.Handler) http.Handler {
 	if len(s.opts.APIContentTypes) == 0 {
 		return next
@@ -28,7 +30,7 @@ func (s *Server) contentTypes(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		path := strings.TrimPrefix(r.URL.Path, s.opts.RootPath)
 		header := r.Header.Get("Content-Type")
-		if !strings.HasPrefix(path, "/api/") || path == webhookPath || !changes(r) || (header == "" && r.ContentLength == 0) {
+		if !strings.HasPrefix(path, "/api/") || path == webhookPath || strings.HasPrefix(path, settings.DexPath+"/") || !changes(r) || (header == "" && r.ContentLength == 0) {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -30,6 +30,7 @@ func TestAPIContentTypes(t *testing.T) {
 		{"a read", "GET", "/api/v1/applications", "text/plain", "", false},
 		{"a bodiless delete", "DELETE", "/api/v1/applications/none", "", "", false},
 		{"a Git webhook", "POST", "/api/webhook", "application/x-www-form-urlencoded", "payload=%7B%7D", false},
+		{"Dex's login form", "POST", "/api/dex/auth/local/login", "application/x-www-form-urlencoded", "login=a&password=b", false},
 	} {
 		req, _ := http.NewRequest(tc.method, f.base+tc.path, strings.NewReader(tc.body))
 		req.Header.Set("Authorization", "Bearer "+token)
