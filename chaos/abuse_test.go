@@ -97,7 +97,7 @@ func TestAbuseKeepsMemoryBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for path, want := range map[string]string{"huge": "more than 1024 MiB of memory", "big": "over 10485760 bytes"} {
+	for path, want := range map[string]string{"huge": "more than 1024 MiB of memory", "big": "over 10000000 bytes"} {
 		waitFor(t, path+"'s ComparisonError", func() error {
 			app := &v1alpha1.Application{}
 			if err := kc.Get(ctx, client.ObjectKey{Namespace: ns, Name: path}, app); err != nil {

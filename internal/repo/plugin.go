@@ -27,7 +27,7 @@ func (s *Service) pluginSource(ctx context.Context, in *sourceInput) (*plugin.So
 	if typ != "" && typ != v1alpha1.SourceTypePlugin {
 		return nil, nil
 	}
-	p := &plugin.Source{Root: in.root, Path: src.Path, Plugin: src.Plugin, Env: buildEnv(in.req, &src, in.revision)}
+	p := &plugin.Source{Root: in.root, Path: src.Path, Plugin: src.Plugin, Env: buildEnv(in.req, &src, in.revision), GeneratePaths: in.req.ManifestGeneratePaths}
 	if typ == v1alpha1.SourceTypePlugin {
 		p.GitCreds, err = s.pluginGitCreds(ctx, src.RepoURL, in.req.Project)
 		return p, err

@@ -478,6 +478,9 @@ func cacheKey(req *Request, sources []resolved) string {
 	h := sha256.New()
 	enc := json.NewEncoder(h)
 	_ = enc.Encode([]any{req.AppName, req.Namespace, req.KubeVersion, req.APIVersions, req.VerifySignature, req.KustomizeBuildOptions, req.Project, req.HelmValuesFileSchemes, req.KustomizeVersions, req.VerifyHistory, req.DisabledTools})
+	if req.ManifestGeneratePaths != "" { // what a plugin is sent may depend on it
+		_ = enc.Encode(req.ManifestGeneratePaths)
+	}
 	for _, s := range sources {
 		_ = enc.Encode([]any{git.NormalizeURL(s.source.RepoURL), s.revision, s.source})
 	}

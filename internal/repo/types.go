@@ -119,6 +119,11 @@ type Request struct {
 	// Helm or Kustomize would render is rendered as a plain directory, and
 	// Jsonnet files are left out, as in Argo CD. Default none.
 	DisabledTools []string
+	// ManifestGeneratePaths is the Application's
+	// argocd.argoproj.io/manifest-generate-paths annotation: with the
+	// plugins' UseManifestGeneratePaths, a plugin is sent only the
+	// directory holding the source and those paths. Default none.
+	ManifestGeneratePaths string
 }
 
 // The tools argocd-cm can turn off, named as its <tool>.enable keys.
@@ -131,7 +136,8 @@ const (
 // RequestFor is the request rendering app's sources at their target
 // revisions: its name, destination namespace and project.
 func RequestFor(app *v1alpha1.Application) *Request {
-	return &Request{AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Project: app.Spec.Project, Sources: app.Spec.GetSources()}
+	return &Request{AppName: app.Name, Namespace: app.Spec.Destination.Namespace, Project: app.Spec.Project, Sources: app.Spec.GetSources(),
+		ManifestGeneratePaths: app.Annotations[v1alpha1.AnnotationManifestGeneratePaths]}
 }
 
 // Response is what rendering produced.

@@ -102,6 +102,7 @@ var (
 		"helm-user-agent":                          "ARGOCD_HELM_USER_AGENT",
 		"git-lsremote-parallelism-limit":           "ARGOCD_GIT_LS_REMOTE_PARALLELISM_LIMIT",
 		"streamed-manifest-max-extracted-size":     "ARGOCD_REPO_SERVER_STREAMED_MANIFEST_MAX_EXTRACTED_SIZE",
+		"plugin-use-manifest-generate-paths":       "ARGOCD_REPO_SERVER_PLUGIN_USE_MANIFEST_GENERATE_PATHS",
 	}
 	// repoServerNoEffect are the repo server's variables in noEffect.
 	repoServerNoEffect = []string{
@@ -109,7 +110,6 @@ var (
 		"REDIS_COMPRESSION", "ARGOCD_REPO_SERVER_ALLOW_OUT_OF_BOUNDS_SYMLINKS",
 		"ARGOCD_REPO_SERVER_ENABLE_BUILTIN_GIT_CONFIG",
 		"GRPC_ENABLE_TXT_SERVICE_CONFIG", "ARGOCD_GRPC_MAX_SIZE_MB",
-		"ARGOCD_REPO_SERVER_PLUGIN_USE_MANIFEST_GENERATE_PATHS",
 		"ARGOCD_REPO_CACHE_EXPIRATION", "ARGOCD_REVISION_CACHE_LOCK_TIMEOUT",
 		"ARGOCD_REPO_SERVER_STREAMED_MANIFEST_MAX_TAR_SIZE",
 	}

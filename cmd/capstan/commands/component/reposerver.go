@@ -74,7 +74,10 @@ type repoFlags struct {
 	helmUserAgent    string
 	lsRemoteLimit    int
 	filesMax         string
-	submodules       bool
+	// pluginGeneratePaths sends plugins only a source's
+	// manifest-generate-paths.
+	pluginGeneratePaths bool
+	submodules          bool
 	// askPass serves Git credentials to plugins (the repo server's own).
 	askPass *plugin.AskPass
 }
@@ -103,6 +106,8 @@ func (f *repoFlags) add(cmd *cobra.Command, defaultRoot string) {
 	cmd.Flags().StringVar(&f.maxDirectory, "max-combined-directory-manifests-size", "10M", "how large the manifest files of one directory source may be in all")
 	cmd.Flags().StringVar(&f.helmUserAgent, "helm-user-agent", "", "User-Agent sent to Helm chart repositories and registries (default: Helm's)")
 	cmd.Flags().StringVar(&f.filesMax, "streamed-manifest-max-extracted-size", "1G", "how large the files of an uploaded source (app diff --local --server-side-generate) may be once unpacked")
+	cmd.Flags().BoolVar(&f.pluginGeneratePaths, "plugin-use-manifest-generate-paths", false,
+		"send a plugin only the directory holding the source and its manifest-generate-paths annotation's paths, not the whole repository")
 	cmd.Flags().IntVar(&f.lsRemoteLimit, "git-lsremote-parallelism-limit", 0, "Git ls-remotes run at once; the others wait (0: no limit)")
 	cmd.Flags().BoolVar(&f.submodules, "git-submodules", true, "check out the submodules of Git sources, recursively")
 	cmd.Flags().StringArrayVar(&f.pluginExclude, "plugin-tar-exclude", envList("ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS", ";"),
@@ -122,7 +127,8 @@ func quantityFlag(name, value string) (int64, error) {
 // variables Argo CD's sidecars and repo server share (the socket directory,
 // the chunk size).
 func (f *repoFlags) pluginOptions() (plugin.Options, error) {
-	opts := plugin.Options{SocketDir: os.Getenv("ARGOCD_PLUGINSOCKFILEPATH"), Exclude: f.pluginExclude, AskPass: f.askPass}
+	opts := plugin.Options{SocketDir: os.Getenv("ARGOCD_PLUGINSOCKFILEPATH"), Exclude: f.pluginExclude, AskPass: f.askPass,
+		UseManifestGeneratePaths: f.pluginGeneratePaths}
 	if v := os.Getenv("ARGOCD_CMP_CHUNK_SIZE"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 || n > 4<<20 {

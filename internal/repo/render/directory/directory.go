@@ -61,8 +61,8 @@ func EvaluatesJsonnet(ctx context.Context, root, path string, opts *v1alpha1.App
 
 // DefaultMaxCombinedBytes bounds the manifest files of one directory
 // source, as Argo CD's reposerver.max.combined.directory.manifests.size
-// does by default (10M).
-const DefaultMaxCombinedBytes int64 = 10 << 20
+// does by default: 10M, a Kubernetes quantity, is 10,000,000 bytes.
+const DefaultMaxCombinedBytes int64 = 10_000_000
 
 // MaxFiles bounds the number of manifest files of one directory source.
 var MaxFiles = 10000

@@ -43,6 +43,12 @@ type Options struct {
 	// AskPass serves a source's Git credentials to the plugins whose
 	// plugin.yaml sets provideGitCreds. Nil: none get them.
 	AskPass *AskPass
+	// UseManifestGeneratePaths sends a plugin rendering a source with
+	// manifest-generate-paths only the directory holding the source and
+	// those paths, rather than the whole checkout, as Argo CD's
+	// reposerver.plugin.use.manifest.generate.paths. Discovery still sees
+	// the whole checkout. Default false.
+	UseManifestGeneratePaths bool
 }
 
 // Client renders sources with the plugins in its socket directory. It
@@ -75,6 +81,9 @@ type Source struct {
 	// GitCreds are the repository's credentials, for a plugin that asks
 	// for them (provideGitCreds). Nil: the repository needs none.
 	GitCreds *GitCreds
+	// GeneratePaths is the Application's manifest-generate-paths
+	// annotation (see Options.UseManifestGeneratePaths). Default none.
+	GeneratePaths string
 }
 
 // ErrNotFound means no plugin renders the source: the one it names does
@@ -111,7 +120,7 @@ func (c *Client) Discover(ctx context.Context, src *Source) (string, error) {
 	if err != nil || len(sockets) == 0 {
 		return "", err
 	}
-	req, err := c.prepare(src)
+	req, err := c.prepare(src, false)
 	if err != nil {
 		return "", err
 	}
@@ -128,7 +137,7 @@ func (c *Client) Discover(ctx context.Context, src *Source) (string, error) {
 // finds, and returns the objects the plugin printed.
 func (c *Client) Render(ctx context.Context, src *Source) ([]*unstructured.Unstructured, error) {
 	var objs []*unstructured.Unstructured
-	err := c.withPlugin(ctx, src, func(socket string, req *request) error {
+	err := c.withPlugin(ctx, src, true, func(socket string, req *request) error {
 		manifests, err := c.generate(ctx, socket, req, src.GitCreds)
 		if err != nil {
 			return err
@@ -150,17 +159,18 @@ func (c *Client) Render(ctx context.Context, src *Source) ([]*unstructured.Unstr
 // Argo CD's ParameterAnnouncement.
 func (c *Client) Parameters(ctx context.Context, src *Source) ([]json.RawMessage, error) {
 	var params []json.RawMessage
-	err := c.withPlugin(ctx, src, func(socket string, req *request) (err error) {
+	err := c.withPlugin(ctx, src, false, func(socket string, req *request) (err error) {
 		params, err = c.announcements(ctx, socket, req)
 		return err
 	})
 	return params, err
 }
 
-// withPlugin packs src, finds the plugin for it and calls do with them;
-// an error of do names the plugin.
-func (c *Client) withPlugin(ctx context.Context, src *Source, do func(socket string, req *request) error) error {
-	req, err := c.prepare(src)
+// withPlugin packs src (narrowed to its manifest-generate-paths when
+// narrow and Options.UseManifestGeneratePaths), finds the plugin for it
+// and calls do with them; an error of do names the plugin.
+func (c *Client) withPlugin(ctx context.Context, src *Source, narrow bool, do func(socket string, req *request) error) error {
+	req, err := c.prepare(src, narrow && c.opts.UseManifestGeneratePaths)
 	if err != nil {
 		return err
 	}

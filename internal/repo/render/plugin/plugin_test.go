@@ -153,6 +153,27 @@ func testRender(t *testing.T, start func(t testing.TB, socketDir, config string)
 		}
 	})
 
+	t.Run("manifest-generate-paths narrow what is sent", func(t *testing.T) {
+		narrow := plugin.New(plugin.Options{SocketDir: dir, Exclude: []string{"secret*"}, UseManifestGeneratePaths: true})
+		for paths, shared := range map[string]string{
+			"":                  "next door", // no annotation: the whole checkout
+			".":                 "",          // the source's directory only
+			"../shared":         "next door", // apps/
+			"/apps/web;/other":  "next door", // the root
+			"../../../../../up": "next door", // out of the checkout: its root
+		} {
+			narrowed := *src
+			narrowed.GeneratePaths = paths
+			objs, err := narrow.Render(ctx, &narrowed)
+			if err != nil {
+				t.Fatalf("%q: %v", paths, err)
+			}
+			data := objs[0].Object["data"].(map[string]any)
+			if data["shared"] != shared || data["file"] != "from the checkout" {
+				t.Errorf("%q: shared %q, file %q; want shared %q", paths, data["shared"], data["file"], shared)
+			}
+		}
+	})
 	t.Run("parameter announcements: dynamic, then static", func(t *testing.T) {
 		params, err := c.Parameters(ctx, src)
 		if err != nil {

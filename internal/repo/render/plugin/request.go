@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 
 	"github.com/capstan-cd/capstan/internal/repo/archive"
 	"github.com/capstan-cd/capstan/internal/repo/pathsafe"
@@ -23,8 +25,9 @@ type request struct {
 	env      []string
 }
 
-// prepare packs src's checkout for sending.
-func (c *Client) prepare(src *Source) (*request, error) {
+// prepare packs src's checkout for sending: all of it, or with narrow
+// only the directory holding the source and its manifest-generate-paths.
+func (c *Client) prepare(src *Source, narrow bool) (*request, error) {
 	if _, err := pathsafe.Join(src.Root, src.Path); err != nil {
 		return nil, err
 	}
@@ -32,13 +35,20 @@ func (c *Client) prepare(src *Source) (*request, error) {
 	if err != nil {
 		return nil, err
 	}
+	root, appPath := ".", filepath.Clean(src.Path)
+	if narrow {
+		root = generateRoot(appPath, src.GeneratePaths)
+		if appPath, err = filepath.Rel(root, appPath); err != nil {
+			return nil, err
+		}
+	}
 	f, err := os.CreateTemp("", "capstan-plugin-*.tgz")
 	if err != nil {
 		return nil, err
 	}
-	req := &request{archive: f, env: env, appPath: filepath.Clean(src.Path)}
+	req := &request{archive: f, env: env, appPath: appPath}
 	req.appName = filepath.Base(filepath.Join(src.Root, src.Path))
-	if err := req.pack(src.Root, c.opts); err != nil {
+	if err := req.pack(filepath.Join(src.Root, root), c.opts); err != nil {
 		req.close()
 		return nil, err
 	}
@@ -57,6 +67,49 @@ func (r *request) pack(root string, opts Options) error {
 	r.checksum = hex.EncodeToString(hash.Sum(nil))
 	r.size, err = r.archive.Seek(0, io.SeekCurrent)
 	return err
+}
+
+// generateRoot is the deepest directory, relative to the checkout's root,
+// holding the source's directory appPath and each path of the
+// manifest-generate-paths annotation paths (";"-separated; relative to
+// appPath, or to the root when they start with "/"), as Argo CD narrows
+// what it sends. A path climbing out of the checkout counts as its root;
+// without paths it is the root (".").
+func generateRoot(appPath, paths string) string {
+	common := splitPath(appPath)
+	seen := false
+	for _, p := range strings.Split(paths, ";") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		seen = true
+		joined := path.Join(filepath.ToSlash(appPath), p)
+		if strings.HasPrefix(p, "/") {
+			joined = path.Clean(p)
+		}
+		parts := splitPath(joined)
+		if len(parts) > 0 && parts[0] == ".." {
+			parts = nil // out of the checkout: all of it
+		}
+		n := 0
+		for n < len(common) && n < len(parts) && common[n] == parts[n] {
+			n++
+		}
+		common = common[:n]
+	}
+	if !seen || len(common) == 0 {
+		return "."
+	}
+	return filepath.Join(common...)
+}
+
+// splitPath is a clean slash path's elements; none for the root.
+func splitPath(p string) []string {
+	p = strings.Trim(path.Clean(filepath.ToSlash(p)), "/")
+	if p == "." || p == "" {
+		return nil
+	}
+	return strings.Split(p, "/")
 }
 
 // body returns a reader of the archive from its start.
