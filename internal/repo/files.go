@@ -21,7 +21,8 @@ type FilesRenderer interface {
 
 // Bounds of a FilesRequest's archive.
 const (
-	// MaxFilesArchive bounds the compressed archive.
+	// MaxFilesArchive bounds the compressed archive the API server takes,
+	// and the repo server unless Options.FilesMaxArchiveBytes says otherwise.
 	MaxFilesArchive = 16 << 20
 	// DefaultFilesMaxExtracted bounds the files it holds, added up,
 	// unless Options.FilesMaxExtractedBytes says otherwise: Argo CD's
@@ -41,7 +42,7 @@ type FilesRequest struct {
 	// the archive is the source's directory).
 	Source v1alpha1.ApplicationSource `json:"source"`
 	// Archive is the gzip-compressed tar of the directory, at most
-	// MaxFilesArchive bytes; links are refused.
+	// Options.FilesMaxArchiveBytes; links are refused.
 	Archive []byte `json:"archive"`
 }
 
@@ -49,8 +50,8 @@ type FilesRequest struct {
 // directory of its own (bounded in size and entries, nothing outside it,
 // no links) and rendered as the source's directory.
 func (s *Service) RenderFiles(ctx context.Context, req *FilesRequest) (*Response, error) {
-	if len(req.Archive) > MaxFilesArchive {
-		return nil, fmt.Errorf("the archive is larger than %d bytes", MaxFilesArchive)
+	if limit := cmp.Or(s.opts.FilesMaxArchiveBytes, MaxFilesArchive); int64(len(req.Archive)) > limit {
+		return nil, fmt.Errorf("the archive is larger than the limit of %d bytes", limit)
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(req.Archive))
 	if err != nil {

@@ -63,6 +63,10 @@ type Options struct {
 	// reposerver.streamed.manifest.max.extracted.size. Default
 	// DefaultFilesMaxExtracted.
 	FilesMaxExtractedBytes int64
+	// FilesMaxArchiveBytes bounds an uploaded source's compressed archive,
+	// as Argo CD's reposerver.streamed.manifest.max.tar.size. Default
+	// MaxFilesArchive, the API server's upload limit.
+	FilesMaxArchiveBytes int64
 	// HelmUserAgent is sent to chart repositories (see
 	// chartrepo.Options.UserAgent). Default Helm's.
 	HelmUserAgent string

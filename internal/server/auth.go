@@ -24,12 +24,7 @@ import (
 // an account with apiKey whose token list still has the id; a project
 // role token needs its role to still list it.
 func (s *Server) authenticate(r *http.Request) (*session.Claims, map[string]any, error) {
-	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok {
-		if c, err := r.Cookie(tokenCookie); err == nil {
-			token = c.Value
-		}
-	}
+	token := s.requestToken(r)
 	if token == "" {
 		return nil, nil, errNoSession
 	}

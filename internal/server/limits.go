@@ -97,12 +97,7 @@ func (s *Server) limit(next http.Handler) http.Handler {
 // hasSession reports whether the request carries a token Capstan signed
 // (checked by its signature only; authentication proper comes later).
 func (s *Server) hasSession(r *http.Request) bool {
-	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok {
-		if c, err := r.Cookie(tokenCookie); err == nil {
-			token = c.Value
-		}
-	}
+	token := s.requestToken(r)
 	if token == "" {
 		return false
 	}

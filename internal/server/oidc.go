@@ -183,7 +183,9 @@ func (s *Server) ssoCallback(w http.ResponseWriter, r *http.Request) error {
 		return unauthorized("invalid ID token: " + err.Error())
 	}
 	http.SetCookie(w, &http.Cookie{Name: stateCookie, Value: "", Path: "/auth", MaxAge: -1})
-	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: raw, Path: "/", HttpOnly: true, Secure: !s.opts.Insecure, SameSite: http.SameSiteLaxMode})
+	if err := s.setSession(w, raw); err != nil {
+		return err
+	}
 	http.Redirect(w, r, parts[2], http.StatusSeeOther)
 	return nil
 }

@@ -151,6 +151,10 @@ type Options struct {
 	// DisableSwaggerUI leaves /swagger-ui and /swagger.json unserved, as
 	// Argo CD's server.disable.swagger.ui. Default false.
 	DisableSwaggerUI bool
+	// MaxCookieNumber is how many cookies a browser session's token may be
+	// cut into, as Argo CD's server.http.cookie.maxnumber; a login whose
+	// token needs more fails. Default DefaultMaxCookieNumber (20).
+	MaxCookieNumber int
 	// Metrics counts logins, proxy extension requests and gRPC calls (a
 	// metrics.Server). Default: nothing is counted.
 	Metrics Metrics
@@ -426,20 +430,22 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: token, Path: "/", HttpOnly: true, Secure: !s.opts.Insecure, SameSite: http.SameSiteLaxMode})
+	if err := s.setSession(w, token); err != nil {
+		return err
+	}
 	writeJSON(w, http.StatusOK, apiwire.SessionToken{Token: token})
 	return nil
 }
 
-func (s *Server) logout(w http.ResponseWriter, _ *http.Request) {
-	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: !s.opts.Insecure})
+func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
+	s.clearSession(w, r)
 	writeJSON(w, http.StatusOK, map[string]string{})
 }
 
 // logoutRedirect answers GET /api/logout, the browser's way out, as Argo
 // CD's: the session cookie is dropped and the browser sent to the login page.
 func (s *Server) logoutRedirect(w http.ResponseWriter, r *http.Request) {
-	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: !s.opts.Insecure})
+	s.clearSession(w, r)
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }
 

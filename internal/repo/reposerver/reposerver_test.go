@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"net"
 	"reflect"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/certs"
@@ -27,9 +29,21 @@ func serve(t *testing.T, r repo.Server) *Client {
 	return dial(t, listen(t, r, t.TempDir()), ClientTLS{})
 }
 
+// serveLimited is serve with messages bounded to mb MiB.
+func serveLimited(t *testing.T, r repo.Server, mb int) *Client {
+	t.Helper()
+	return dial(t, listenWith(t, r, t.TempDir(), MessageLimits(mb)...), ClientTLS{})
+}
+
 // listen serves r with the certificate in certDir (self-signed when it
 // has none) and returns the address.
 func listen(t *testing.T, r repo.Server, certDir string) string {
+	t.Helper()
+	return listenWith(t, r, certDir, MessageLimits(0)...)
+}
+
+// listenWith is listen with more server options.
+func listenWith(t *testing.T, r repo.Server, certDir string, opts ...grpc.ServerOption) string {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -43,7 +57,7 @@ func listen(t *testing.T, r repo.Server, certDir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := grpc.NewServer(grpc.MaxRecvMsgSize(MaxRecvMsgSize), creds)
+	srv := grpc.NewServer(append(opts, creds)...)
 	Register(srv, r)
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)
@@ -239,6 +253,13 @@ func TestRenderFilesOverGRPC(t *testing.T) {
 		!strings.Contains(err.Error(), "is a link") {
 		t.Errorf("an archive with a link: %v", err)
 	}
+	// reposerver.streamed.manifest.max.tar.size bounds the archive.
+	tiny := serve(t, repo.NewService(repo.Options{Root: t.TempDir(), FilesMaxArchiveBytes: 50}))
+	if _, err := tiny.RenderFiles(context.Background(), &repo.FilesRequest{AppName: "web",
+		Archive: archive("cm.yaml", "", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n")}); err == nil ||
+		!strings.Contains(err.Error(), "the archive is larger than the limit of 50 bytes") {
+		t.Errorf("an archive over the tar size bound: %v", err)
+	}
 	// reposerver.streamed.manifest.max.extracted.size bounds the files.
 	small := serve(t, repo.NewService(repo.Options{Root: t.TempDir(), FilesMaxExtractedBytes: 100}))
 	if _, err := small.RenderFiles(context.Background(), &repo.FilesRequest{AppName: "web",
@@ -302,5 +323,41 @@ func TestGitListingOverGRPC(t *testing.T) {
 	remote.Commit(t, "big", map[string]string{"big.json": strings.Repeat("x", repo.MaxGitFile+1)})
 	if _, err := client.GitFiles(ctx, &repo.GitFilesRequest{RepoURL: remote.URL, Revision: "main", Patterns: []string{"big.json"}}); err == nil || !strings.Contains(err.Error(), "over") {
 		t.Errorf("a file over the bound: %v", err)
+	}
+}
+
+// TestMessageLimits: reposerver.grpc.max.size bounds what the repo server
+// takes and what it answers; over it, the call fails with
+// ResourceExhausted and the server stays up.
+func TestMessageLimits(t *testing.T) {
+	remote := gitserver.NewLocalRepo(t)
+	big := strings.Repeat("x", 3<<19) // 1.5 MiB
+	sha := remote.Commit(t, "c", map[string]string{
+		"big/cm.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata: {v: " + big + "}\n",
+		"small/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: small}\n",
+	})
+	client := serveLimited(t, repo.NewService(repo.Options{Root: t.TempDir()}), 1)
+	render := func(path string) error {
+		_, err := client.Render(context.Background(), &repo.Request{AppName: "a", Namespace: "n",
+			Sources: []v1alpha1.ApplicationSource{{RepoURL: remote.URL, Path: path, TargetRevision: sha}}})
+		return err
+	}
+	exhausted := func(err error) bool {
+		var re *RemoteError
+		return errors.As(err, &re) && re.Code == codes.ResourceExhausted.String()
+	}
+	if err := render("big"); !exhausted(err) {
+		t.Errorf("an answer over 1 MiB: %v, want ResourceExhausted", err)
+	}
+	if err := render("small"); err != nil {
+		t.Errorf("an answer under the bound: %v", err)
+	}
+	if _, err := client.RenderFiles(context.Background(), &repo.FilesRequest{AppName: "a", Archive: []byte(big)}); !exhausted(err) {
+		t.Errorf("a request over 1 MiB: %v, want ResourceExhausted", err)
+	}
+	wide := serveLimited(t, repo.NewService(repo.Options{Root: t.TempDir()}), 0)
+	if _, err := wide.Render(context.Background(), &repo.Request{AppName: "a", Namespace: "n",
+		Sources: []v1alpha1.ApplicationSource{{RepoURL: remote.URL, Path: "big", TargetRevision: sha}}}); err != nil {
+		t.Errorf("the default bound (%d MiB): %v", DefaultMaxMessageMB, err)
 	}
 }

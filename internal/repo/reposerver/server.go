@@ -19,9 +19,22 @@ import (
 
 const serviceName = "capstan.repo.v1.RepoService"
 
-// MaxRecvMsgSize is what a repo server must accept in one request: a
-// RenderFiles archive, base64 in JSON, with room to spare.
-const MaxRecvMsgSize = 2*repo.MaxFilesArchive + 1<<20
+// DefaultMaxMessageMB is how large a message, in MiB, a repo server takes
+// or sends unless told otherwise: Argo CD's default
+// reposerver.grpc.max.size. A RenderFiles archive needs twice its size
+// (base64 in JSON).
+const DefaultMaxMessageMB = 100
+
+// MessageLimits are the server options bounding each message, received or
+// sent, to mb MiB (DefaultMaxMessageMB when mb is not positive), as Argo
+// CD's reposerver.grpc.max.size: a larger request or answer fails with
+// ResourceExhausted.
+func MessageLimits(mb int) []grpc.ServerOption {
+	if mb <= 0 {
+		mb = DefaultMaxMessageMB
+	}
+	return []grpc.ServerOption{grpc.MaxRecvMsgSize(mb << 20), grpc.MaxSendMsgSize(mb << 20)}
+}
 
 // method is the full gRPC name of one of the service's methods.
 func method(name string) string { return "/" + serviceName + "/" + name }

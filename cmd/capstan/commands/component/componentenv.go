@@ -55,6 +55,7 @@ var (
 		"enable-proxy-extension":           "ARGOCD_SERVER_ENABLE_PROXY_EXTENSION",
 		"disable-swagger-ui":               "ARGOCD_SERVER_DISABLE_SWAGGER_UI",
 		"api-content-types":                "ARGOCD_API_CONTENT_TYPES",
+		"max-cookie-number":                "ARGOCD_MAX_COOKIE_NUMBER",
 	}
 	// serverNoEffect are the API server's variables in noEffect.
 	serverNoEffect = []string{
@@ -63,7 +64,7 @@ var (
 		"REDIS_COMPRESSION", "REDISDB", "REDIS_SERVER", "ARGOCD_APP_STATE_CACHE_EXPIRATION",
 		"ARGOCD_SERVER_CONNECTION_STATUS_CACHE_EXPIRATION", "ARGOCD_DEFAULT_CACHE_EXPIRATION", "ARGOCD_SERVER_OIDC_CACHE_EXPIRATION",
 		"ARGOCD_SERVER_GLOB_CACHE_SIZE",
-		"GRPC_ENABLE_TXT_SERVICE_CONFIG", "ARGOCD_MAX_COOKIE_NUMBER",
+		"GRPC_ENABLE_TXT_SERVICE_CONFIG",
 
 		"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_GITHUB_API_METRICS", "ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_NEW_GIT_FILE_GLOBBING",
 	}
@@ -103,15 +104,16 @@ var (
 		"git-lsremote-parallelism-limit":           "ARGOCD_GIT_LS_REMOTE_PARALLELISM_LIMIT",
 		"streamed-manifest-max-extracted-size":     "ARGOCD_REPO_SERVER_STREAMED_MANIFEST_MAX_EXTRACTED_SIZE",
 		"plugin-use-manifest-generate-paths":       "ARGOCD_REPO_SERVER_PLUGIN_USE_MANIFEST_GENERATE_PATHS",
+		"grpc-max-size-mb":                         "ARGOCD_GRPC_MAX_SIZE_MB",
+		"streamed-manifest-max-tar-size":           "ARGOCD_REPO_SERVER_STREAMED_MANIFEST_MAX_TAR_SIZE",
 	}
 	// repoServerNoEffect are the repo server's variables in noEffect.
 	repoServerNoEffect = []string{
 
 		"REDIS_COMPRESSION", "ARGOCD_REPO_SERVER_ALLOW_OUT_OF_BOUNDS_SYMLINKS",
 		"ARGOCD_REPO_SERVER_ENABLE_BUILTIN_GIT_CONFIG",
-		"GRPC_ENABLE_TXT_SERVICE_CONFIG", "ARGOCD_GRPC_MAX_SIZE_MB",
+		"GRPC_ENABLE_TXT_SERVICE_CONFIG",
 		"ARGOCD_REPO_CACHE_EXPIRATION", "ARGOCD_REVISION_CACHE_LOCK_TIMEOUT",
-		"ARGOCD_REPO_SERVER_STREAMED_MANIFEST_MAX_TAR_SIZE",
 	}
 	controllerEnv = map[string]string{
 		"commit-signing-key-path":                        "ARGOCD_COMMIT_SERVER_SIGNING_KEY_PATH",

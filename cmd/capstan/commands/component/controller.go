@@ -18,7 +18,6 @@ import (
 
 	"github.com/capstan-cd/capstan/cmd/capstan/commands/cmdutil"
 	"github.com/capstan-cd/capstan/internal/applicationset"
-	"github.com/capstan-cd/capstan/internal/certs"
 	"github.com/capstan-cd/capstan/internal/cluster"
 	"github.com/capstan-cd/capstan/internal/controller"
 	"github.com/capstan-cd/capstan/internal/kube"
@@ -296,7 +295,9 @@ func newRunCommand() *cobra.Command {
 				})
 			})
 			if repoListen != "" {
-				g.Go(func() error { return serveRepo(ctx, log, repoListen, svc, f.namespace, false, certs.TLSPolicy{}, "") })
+				g.Go(func() error {
+					return serveRepo(ctx, log, repoListener{Address: repoListen, Namespace: f.namespace}, svc)
+				})
 			}
 			if withAppSets {
 				opts, err := runAppSetOptions()

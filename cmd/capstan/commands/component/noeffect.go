@@ -53,18 +53,15 @@ var noEffect = map[string]string{
 	"ARGOCD_APPLICATIONSET_CONTROLLER_WEBHOOK_PARALLELISM_LIMIT": "Git webhooks reach the ApplicationSet controller through the API server",
 
 	// The repo server.
-	"ARGOCD_REPO_SERVER_ALLOW_OUT_OF_BOUNDS_SYMLINKS":   "symbolic links out of a repository are always refused",
-	"ARGOCD_REPO_SERVER_STREAMED_MANIFEST_MAX_TAR_SIZE": "an uploaded source's archive is bounded by the API server's upload limit (16 MiB)",
-	"ARGOCD_REPO_SERVER_ENABLE_BUILTIN_GIT_CONFIG":      "git runs with Capstan's own fixed configuration",
-	"ARGOCD_GRPC_MAX_SIZE_MB":                           "gRPC messages are bounded by the manifest limit",
-	"ARGOCD_REPO_CACHE_EXPIRATION":                      "revisions are resolved again after a few seconds, not cached for long",
-	"ARGOCD_REVISION_CACHE_LOCK_TIMEOUT":                "renders of one revision are not serialised by a lock",
+	"ARGOCD_REPO_SERVER_ALLOW_OUT_OF_BOUNDS_SYMLINKS": "symbolic links out of a repository are always refused",
+	"ARGOCD_REPO_SERVER_ENABLE_BUILTIN_GIT_CONFIG":    "git runs with Capstan's own fixed configuration",
+	"ARGOCD_REPO_CACHE_EXPIRATION":                    "revisions are resolved again after a few seconds, not cached for long",
+	"ARGOCD_REVISION_CACHE_LOCK_TIMEOUT":              "renders of one revision are not serialised by a lock",
 
 	// The API server.
 	"ARGOCD_SERVER_CONNECTION_STATUS_CACHE_EXPIRATION":              whyNoRedisCache,
 	"ARGOCD_SERVER_OIDC_CACHE_EXPIRATION":                           whyNoRedisCache,
 	"ARGOCD_SERVER_GLOB_CACHE_SIZE":                                 "RBAC globs are compiled with the policy",
-	"ARGOCD_MAX_COOKIE_NUMBER":                                      "a session is one cookie",
 	"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_NEW_GIT_FILE_GLOBBING": "the API server generates no Applications",
 	"ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_GITHUB_API_METRICS":    "the ApplicationSet controller counts the GitHub API calls of its generators; the API server's previews are not counted",
 }

@@ -74,6 +74,7 @@ type repoFlags struct {
 	helmUserAgent    string
 	lsRemoteLimit    int
 	filesMax         string
+	filesMaxArchive  string
 	// pluginGeneratePaths sends plugins only a source's
 	// manifest-generate-paths.
 	pluginGeneratePaths bool
@@ -106,6 +107,8 @@ func (f *repoFlags) add(cmd *cobra.Command, defaultRoot string) {
 	cmd.Flags().StringVar(&f.maxDirectory, "max-combined-directory-manifests-size", "10M", "how large the manifest files of one directory source may be in all")
 	cmd.Flags().StringVar(&f.helmUserAgent, "helm-user-agent", "", "User-Agent sent to Helm chart repositories and registries (default: Helm's)")
 	cmd.Flags().StringVar(&f.filesMax, "streamed-manifest-max-extracted-size", "1G", "how large the files of an uploaded source (app diff --local --server-side-generate) may be once unpacked")
+	cmd.Flags().StringVar(&f.filesMaxArchive, "streamed-manifest-max-tar-size", "100M",
+		"how large an uploaded source's compressed archive may be (the API server takes uploads of up to 16 MiB)")
 	cmd.Flags().BoolVar(&f.pluginGeneratePaths, "plugin-use-manifest-generate-paths", false,
 		"send a plugin only the directory holding the source and its manifest-generate-paths annotation's paths, not the whole repository")
 	cmd.Flags().IntVar(&f.lsRemoteLimit, "git-lsremote-parallelism-limit", 0, "Git ls-remotes run at once; the others wait (0: no limit)")
@@ -144,6 +147,7 @@ func newRepoServerCommand() *cobra.Command {
 	var port int
 	var disableTLS bool
 	var clientCAPath string
+	var maxMessageMB int
 	var policy *certs.TLSPolicy
 	metrics := &metricsFlags{}
 	rf := &repoFlags{}
@@ -182,11 +186,13 @@ func newRepoServerCommand() *cobra.Command {
 				return err
 			}
 			defer flush()
-			return serveRepo(ctx, log, net.JoinHostPort(address, strconv.Itoa(port)), svc, namespace, disableTLS, *policy, clientCAPath)
+			return serveRepo(ctx, log, repoListener{Address: net.JoinHostPort(address, strconv.Itoa(port)), Namespace: namespace, DisableTLS: disableTLS,
+				TLS: *policy, ClientCAPath: clientCAPath, MaxMessageMB: maxMessageMB}, svc)
 		},
 	}
 	cmd.Flags().StringVar(&address, "address", "", "address to serve gRPC on (default: every address)")
 	cmd.Flags().IntVar(&port, "port", 8081, "port to serve gRPC on")
+	cmd.Flags().IntVar(&maxMessageMB, "grpc-max-size-mb", reposerver.DefaultMaxMessageMB, "largest gRPC message taken or sent, in MiB (a render's manifests, an uploaded source)")
 	cmd.Flags().StringVar(&namespace, "namespace", "argocd", "namespace of the repository Secrets")
 	metrics.add(cmd, 8084)
 	cmd.Flags().BoolVar(&disableTLS, "disable-tls", false,
@@ -254,9 +260,14 @@ func newRepoService(ctx context.Context, namespace string, f *repoFlags) (*repo.
 	if err != nil {
 		return nil, nil, err
 	}
+	filesMaxArchive, err := quantityFlag("streamed-manifest-max-tar-size", f.filesMaxArchive)
+	if err != nil {
+		return nil, nil, err
+	}
 	opts := repo.Options{Root: f.root, Credentials: creds, ParallelismLimit: f.parallelism, Plugins: plugins, CacheTTL: f.cacheTTL, GitRequestTimeout: f.gitTimeout,
 		Directories: directory.Walk{IncludeHidden: f.hiddenDirs, MaxCombinedBytes: dirMax}, OCI: oci, Submodules: f.submodules,
-		ChartMaxExtractedBytes: chartMax, HelmUserAgent: f.helmUserAgent, GitLsRemoteParallelism: f.lsRemoteLimit, FilesMaxExtractedBytes: filesMax}
+		ChartMaxExtractedBytes: chartMax, HelmUserAgent: f.helmUserAgent, GitLsRemoteParallelism: f.lsRemoteLimit, FilesMaxExtractedBytes: filesMax,
+		FilesMaxArchiveBytes: filesMaxArchive}
 	if f.isolate {
 		self, err := os.Executable()
 		if err != nil {
@@ -325,12 +336,30 @@ func secretCredentials(ctx context.Context, namespace string) (repo.Credentials,
 // server, under the configuration path.
 const repoServerTLSDir = "reposerver/tls"
 
-// serveRepo serves r over gRPC on listen, with TLS unless disableTLS.
-func serveRepo(ctx context.Context, log *slog.Logger, listen string, r repo.Server, namespace string, disableTLS bool, policy certs.TLSPolicy, clientCAPath string) error {
-	opts := []grpc.ServerOption{grpc.ChainUnaryInterceptor(reposerver.LogRequests(log)), grpc.MaxRecvMsgSize(reposerver.MaxRecvMsgSize)}
+// repoListener is how a repo server is served.
+type repoListener struct {
+	// Address is host:port to listen on.
+	Address string
+	// Namespace is the install's, for the self-signed certificate's hosts.
+	Namespace string
+	// DisableTLS serves plain gRPC.
+	DisableTLS bool
+	// TLS is the versions and ciphers served.
+	TLS certs.TLSPolicy
+	// ClientCAPath, when set, asks clients for a certificate it signed.
+	ClientCAPath string
+	// MaxMessageMB bounds each message each way (reposerver.MessageLimits).
+	// Default reposerver.DefaultMaxMessageMB.
+	MaxMessageMB int
+}
+
+// serveRepo serves r over gRPC as l says.
+func serveRepo(ctx context.Context, log *slog.Logger, l repoListener, r repo.Server) error {
+	opts := append([]grpc.ServerOption{grpc.ChainUnaryInterceptor(reposerver.LogRequests(log))}, reposerver.MessageLimits(l.MaxMessageMB)...)
 	if tracing.Enabled() {
 		opts = append(opts, grpc.StatsHandler(otelgrpc.NewServerHandler()))
 	}
+	namespace, disableTLS := l.Namespace, l.DisableTLS
 	if !disableTLS {
 		dir := cmdutil.AppConfigDir(repoServerTLSDir)
 		cert, generated, err := certs.Load(dir, "argocd-repo-server", reposerver.Hosts(namespace))
@@ -340,13 +369,13 @@ func serveRepo(ctx context.Context, log *slog.Logger, listen string, r repo.Serv
 		if generated {
 			log.Info("No certificate in "+dir+": serving with a self-signed one", "hosts", reposerver.Hosts(namespace))
 		}
-		creds, err := reposerver.ServerOption(cert, policy, clientCAPath)
+		creds, err := reposerver.ServerOption(cert, l.TLS, l.ClientCAPath)
 		if err != nil {
 			return err
 		}
 		opts = append(opts, creds)
 	}
-	lis, err := net.Listen("tcp", listen)
+	lis, err := net.Listen("tcp", l.Address)
 	if err != nil {
 		return err
 	}

@@ -53,6 +53,7 @@ type serverFlags struct {
 	proxyExt     bool
 	noSwagger    bool
 	contentTypes string
+	cookies      int
 	// recorder counts logins and extension requests for the metrics
 	// port; nil in the controller's in-process API server.
 	recorder *metrics.Server
@@ -81,6 +82,8 @@ func (f *serverFlags) add(cmd *cobra.Command, prefix string) {
 	cmd.Flags().BoolVar(&f.noSwagger, prefix+"disable-swagger-ui", false, "serve neither the Swagger UI (/swagger-ui) nor its document (/swagger.json)")
 	cmd.Flags().StringVar(&f.contentTypes, prefix+"api-content-types", "application/json",
 		"semicolon-separated body types a REST request other than a GET may send (the UI's application/yaml is always taken; empty: any)")
+	cmd.Flags().IntVar(&f.cookies, prefix+"max-cookie-number", server.DefaultMaxCookieNumber,
+		"how many cookies a browser session's token may be cut into; a login whose token needs more fails")
 	cmd.Flags().BoolVar(&f.disableAuth, prefix+"disable-auth", false, "let every caller in as an administrator, without a session or RBAC (only behind something that authenticates)")
 }
 
@@ -219,7 +222,7 @@ func runServer(ctx context.Context, f *serverFlags, namespace string, log *slog.
 	err = kube.Until(ctx, log, "the API server's settings", kube.Backoff{}, func(ctx context.Context) (err error) {
 		srv, err = server.New(ctx, server.Options{Client: c, Informers: informers, Config: cfg, KubeTransport: tuning, Renderer: r, Namespace: namespace, ApplicationNamespaces: f.appNS, Insecure: f.insecure, BaseHref: f.basehref, RootPath: f.rootpath, XFrameOptions: f.xFrame, ContentSecurityPolicy: f.csp, ExtensionsDir: f.extensions, DisableSyncReplace: !f.replace, HydratorEnabled: f.hydrator, TLS: *f.tls,
 			DisableAuth: f.disableAuth, EnableGZip: f.gzip, StaticAssetsDir: f.staticAssets, Log: log,
-			WebhookParallelism: f.hooks, WebhookRefreshWorkers: f.hookWorkers, EnableProxyExtension: f.proxyExt, DisableSwaggerUI: f.noSwagger, APIContentTypes: f.apiContentTypes(), Metrics: f.metricsRecorder(), RepoChanged: repoChanged, Dex: dex,
+			WebhookParallelism: f.hooks, WebhookRefreshWorkers: f.hookWorkers, EnableProxyExtension: f.proxyExt, DisableSwaggerUI: f.noSwagger, APIContentTypes: f.apiContentTypes(), MaxCookieNumber: f.cookies, Metrics: f.metricsRecorder(), RepoChanged: repoChanged, Dex: dex,
 			AppSetPreview: cmdutil.AppSetPreview(r, c, namespace, scm)})
 		return err
 	})
