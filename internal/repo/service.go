@@ -79,6 +79,9 @@ type Options struct {
 	// GitLsRemoteParallelism bounds the ls-remotes running at once (see
 	// git.Options). Default 0: no bound.
 	GitLsRemoteParallelism int
+	// GitNoBuiltinConfig leaves out git's built-in configuration (see
+	// git.Options.NoBuiltinConfig). Default false.
+	GitNoBuiltinConfig bool
 	// ObserveGit, if set, hears of each request to a Git remote (see
 	// git.Options.Observe). Default: none.
 	ObserveGit func(git.Request)
@@ -151,7 +154,8 @@ func NewService(opts Options) *Service {
 	s := &Service{
 		opts: opts,
 		git: git.NewStore(git.Options{Root: filepath.Join(opts.Root, "git"), RefsTTL: opts.RefsTTL, MaxCheckoutBytes: opts.MaxCheckoutBytes,
-			RequestTimeout: opts.GitRequestTimeout, Observe: opts.ObserveGit, Waiting: opts.WaitingGit, LsRemoteParallelism: opts.GitLsRemoteParallelism}),
+			RequestTimeout: opts.GitRequestTimeout, Observe: opts.ObserveGit, Waiting: opts.WaitingGit, LsRemoteParallelism: opts.GitLsRemoteParallelism,
+			NoBuiltinConfig: opts.GitNoBuiltinConfig}),
 		charts: chartrepo.NewClient(chartrepo.Options{Root: filepath.Join(opts.Root, "charts"), IndexTTL: opts.RefsTTL, PlainHTTP: opts.OCIPlainHTTP,
 			MaxExtractedBytes: opts.ChartMaxExtractedBytes, UserAgent: opts.HelmUserAgent}),
 	}

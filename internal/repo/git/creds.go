@@ -94,6 +94,15 @@ var noLFSFilter = [][2]string{
 	{"filter.lfs.required", "false"},
 }
 
+// builtinConfig keeps git's automatic housekeeping in the foreground, so
+// a gc or maintenance run that a fetch starts is over before the next
+// command takes the repository, as Argo CD's built-in git configuration
+// (reposerver.enable.builtin.git.config) does.
+var builtinConfig = [][2]string{
+	{"maintenance.autoDetach", "false"},
+	{"gc.autoDetach", "false"},
+}
+
 var objectChecks = [][2]string{
 	{"fetch.fsckObjects", "true"},
 	{"fetch.fsck.hasDot", "error"},
@@ -115,9 +124,14 @@ var objectChecks = [][2]string{
 }
 
 // env returns the environment that gives git these credentials without
-// putting secrets in command-line arguments, writing key files into dir.
-func (c Creds) env(dir string) ([]string, error) {
+// putting secrets in command-line arguments, writing key files into dir,
+// and the configuration every command gets (builtinConfig too unless
+// noBuiltin).
+func (c Creds) env(dir string, noBuiltin bool) ([]string, error) {
 	config := slices.Concat(objectChecks, noLFSFilter)
+	if !noBuiltin {
+		config = append(config, builtinConfig...)
+	}
 	var env []string
 	switch {
 	case c.BearerToken != "":

@@ -3,6 +3,7 @@ package git
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 
@@ -60,5 +61,35 @@ func TestClientCertificatesBearerTokensAndProxies(t *testing.T) {
 	}
 	if proxy.Carried() != carried {
 		t.Error("a host NoProxy lists was reached through the proxy")
+	}
+}
+
+// TestBuiltinConfig: every git command runs with automatic gc and
+// maintenance kept in the foreground, unless NoBuiltinConfig
+// (reposerver.enable.builtin.git.config false) leaves that out.
+func TestBuiltinConfig(t *testing.T) {
+	ctx := context.Background()
+	get := func(noBuiltin bool, key string) string {
+		t.Helper()
+		var out strings.Builder
+		err := runGit(ctx, command{binary: "git", dir: t.TempDir(), noBuiltin: noBuiltin}, func(r io.Reader) error {
+			_, err := io.Copy(&out, r)
+			return err
+		}, "config", "--get", key)
+		if err != nil {
+			return "unset"
+		}
+		return strings.TrimSpace(out.String())
+	}
+	for _, key := range []string{"gc.autoDetach", "maintenance.autoDetach"} {
+		if got := get(false, key); got != "false" {
+			t.Errorf("%s with the built-in configuration: %s, want false", key, got)
+		}
+		if got := get(true, key); got != "unset" {
+			t.Errorf("%s without it: %s, want unset", key, got)
+		}
+	}
+	if got := get(true, "fetch.fsckObjects"); got != "true" {
+		t.Errorf("the object checks without the built-in configuration: %s, want true", got)
 	}
 }

@@ -84,7 +84,7 @@ func (r *Repo) gitPipe(ctx context.Context, bare bool, stdin io.Reader, consume 
 	if bare {
 		args = append([]string{"--git-dir", r.bareDir()}, args...)
 	}
-	return runGit(ctx, command{binary: r.opts.GitBinary, creds: r.creds, url: r.url, stdin: stdin}, consume, args...)
+	return runGit(ctx, command{binary: r.opts.GitBinary, creds: r.creds, url: r.url, stdin: stdin, noBuiltin: r.opts.NoBuiltinConfig}, consume, args...)
 }
 
 // command is how one git command runs: which binary, in which directory,
@@ -96,6 +96,8 @@ type command struct {
 	url    string
 	env    []string
 	stdin  io.Reader
+	// noBuiltin leaves builtinConfig out (Options.NoBuiltinConfig).
+	noBuiltin bool
 }
 
 // gitEnv is the environment every git command gets besides the process's
@@ -122,7 +124,7 @@ func runGit(ctx context.Context, c command, consume func(io.Reader) error, args 
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	credEnv, err := c.creds.env(tmp)
+	credEnv, err := c.creds.env(tmp, c.noBuiltin)
 	if err != nil {
 		return err
 	}

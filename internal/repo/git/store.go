@@ -39,6 +39,11 @@ type Options struct {
 	// the store, as Argo CD's reposerver.git.lsremote.parallelism.limit;
 	// the others wait their turn. Default 0: no bound.
 	LsRemoteParallelism int
+	// NoBuiltinConfig leaves out the configuration that keeps git's
+	// automatic gc and maintenance in the foreground, as Argo CD's
+	// reposerver.enable.builtin.git.config set to false. Default false:
+	// it is set.
+	NoBuiltinConfig bool
 }
 
 // RequestKind is the kind of a request to a remote, named as Argo CD's

@@ -105,13 +105,13 @@ var (
 		"streamed-manifest-max-extracted-size":     "ARGOCD_REPO_SERVER_STREAMED_MANIFEST_MAX_EXTRACTED_SIZE",
 		"plugin-use-manifest-generate-paths":       "ARGOCD_REPO_SERVER_PLUGIN_USE_MANIFEST_GENERATE_PATHS",
 		"grpc-max-size-mb":                         "ARGOCD_GRPC_MAX_SIZE_MB",
+		"enable-builtin-git-config":                "ARGOCD_REPO_SERVER_ENABLE_BUILTIN_GIT_CONFIG",
 		"streamed-manifest-max-tar-size":           "ARGOCD_REPO_SERVER_STREAMED_MANIFEST_MAX_TAR_SIZE",
 	}
 	// repoServerNoEffect are the repo server's variables in noEffect.
 	repoServerNoEffect = []string{
 
 		"REDIS_COMPRESSION", "ARGOCD_REPO_SERVER_ALLOW_OUT_OF_BOUNDS_SYMLINKS",
-		"ARGOCD_REPO_SERVER_ENABLE_BUILTIN_GIT_CONFIG",
 		"GRPC_ENABLE_TXT_SERVICE_CONFIG",
 		"ARGOCD_REPO_CACHE_EXPIRATION", "ARGOCD_REVISION_CACHE_LOCK_TIMEOUT",
 	}

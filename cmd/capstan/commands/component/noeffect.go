@@ -53,8 +53,7 @@ var noEffect = map[string]string{
 	"ARGOCD_APPLICATIONSET_CONTROLLER_WEBHOOK_PARALLELISM_LIMIT": "Git webhooks reach the ApplicationSet controller through the API server",
 
 	// The repo server.
-	"ARGOCD_REPO_SERVER_ALLOW_OUT_OF_BOUNDS_SYMLINKS": "symbolic links out of a repository are always refused",
-	"ARGOCD_REPO_SERVER_ENABLE_BUILTIN_GIT_CONFIG":    "git runs with Capstan's own fixed configuration",
+	"ARGOCD_REPO_SERVER_ALLOW_OUT_OF_BOUNDS_SYMLINKS": "symbolic links out of a repository are always refused: through one, a repository could read the repo server's own files (its service account token among them) into manifests",
 	"ARGOCD_REPO_CACHE_EXPIRATION":                    "revisions are resolved again after a few seconds, not cached for long",
 	"ARGOCD_REVISION_CACHE_LOCK_TIMEOUT":              "renders of one revision are not serialised by a lock",
 

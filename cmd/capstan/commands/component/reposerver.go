@@ -75,6 +75,7 @@ type repoFlags struct {
 	lsRemoteLimit    int
 	filesMax         string
 	filesMaxArchive  string
+	builtinGitConfig bool
 	// pluginGeneratePaths sends plugins only a source's
 	// manifest-generate-paths.
 	pluginGeneratePaths bool
@@ -112,6 +113,7 @@ func (f *repoFlags) add(cmd *cobra.Command, defaultRoot string) {
 	cmd.Flags().BoolVar(&f.pluginGeneratePaths, "plugin-use-manifest-generate-paths", false,
 		"send a plugin only the directory holding the source and its manifest-generate-paths annotation's paths, not the whole repository")
 	cmd.Flags().IntVar(&f.lsRemoteLimit, "git-lsremote-parallelism-limit", 0, "Git ls-remotes run at once; the others wait (0: no limit)")
+	cmd.Flags().BoolVar(&f.builtinGitConfig, "enable-builtin-git-config", true, "run git's automatic gc and maintenance in the foreground, so they never race the next fetch")
 	cmd.Flags().BoolVar(&f.submodules, "git-submodules", true, "check out the submodules of Git sources, recursively")
 	cmd.Flags().StringArrayVar(&f.pluginExclude, "plugin-tar-exclude", envList("ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS", ";"),
 		"globs of repository paths not sent to config management plugins (repeatable; ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS, ;-separated)")
@@ -267,7 +269,7 @@ func newRepoService(ctx context.Context, namespace string, f *repoFlags) (*repo.
 	opts := repo.Options{Root: f.root, Credentials: creds, ParallelismLimit: f.parallelism, Plugins: plugins, CacheTTL: f.cacheTTL, GitRequestTimeout: f.gitTimeout,
 		Directories: directory.Walk{IncludeHidden: f.hiddenDirs, MaxCombinedBytes: dirMax}, OCI: oci, Submodules: f.submodules,
 		ChartMaxExtractedBytes: chartMax, HelmUserAgent: f.helmUserAgent, GitLsRemoteParallelism: f.lsRemoteLimit, FilesMaxExtractedBytes: filesMax,
-		FilesMaxArchiveBytes: filesMaxArchive}
+		FilesMaxArchiveBytes: filesMaxArchive, GitNoBuiltinConfig: !f.builtinGitConfig}
 	if f.isolate {
 		self, err := os.Executable()
 		if err != nil {
