@@ -79,6 +79,11 @@ type Options struct {
 	// ARGOCD_SYNC_WAVE_DELAY). Default 0: the next wave starts once the
 	// last is healthy; Argo CD waits 2 s.
 	SyncWaveDelay time.Duration
+	// WriteParallelism bounds the objects all syncs write at once, as
+	// Argo CD's --kubectl-parallelism-limit bounds its kubectl runs
+	// (apply.Applier.Limit). Default 0: no bound; `capstan controller`
+	// sets Argo CD's 20.
+	WriteParallelism int
 	// IgnoreJQTimeout bounds each jq path expression of ignoreDifferences
 	// and ignoreResourceUpdates (Argo CD's
 	// --ignore-normalizer-jq-execution-timeout-seconds): one that runs
@@ -285,6 +290,7 @@ func run(ctx context.Context, opts Options, identity string) error {
 		respectRBAC: respectRBAC,
 		namespaces:  namespaces,
 		operations:  make(chan struct{}, opts.OperationWorkers),
+		writes:      writeLimit(opts.WriteParallelism),
 	}
 	defer dests.Stop()
 	err = ctrl.NewControllerManagedBy(mgr).

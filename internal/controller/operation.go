@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/semaphore"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -451,7 +452,7 @@ func (r *reconciler) sync(ctx context.Context, app *v1alpha1.Application, op *v1
 		return &operationResult{Result: &apply.Result{Phase: v1alpha1.OperationFailed, Message: err.Error()}, comp: comp}
 	}
 	applier := &apply.Applier{Client: client, Mapper: comp.dest.Mapper, Health: checker, FieldManager: engine.FieldManager, Tracking: r.tracking,
-		WaveDelay: r.opts.SyncWaveDelay}
+		WaveDelay: r.opts.SyncWaveDelay, Limit: r.writes}
 	var nsMeta *v1alpha1.ManagedNamespaceMetadata
 	if app.Spec.SyncPolicy != nil {
 		nsMeta = app.Spec.SyncPolicy.ManagedNamespaceMetadata
@@ -817,4 +818,13 @@ func keepIgnored(desired []*unstructured.Unstructured, comp *comparison, ignore 
 func deletionApproved(app *v1alpha1.Application, since time.Time) bool {
 	at, err := time.Parse(time.RFC3339, app.Annotations[v1alpha1.AnnotationDeletionApproved])
 	return err == nil && !at.Before(since.Truncate(time.Second))
+}
+
+// writeLimit is the bound Options.WriteParallelism asks for; nil (no
+// bound) when it is not positive.
+func writeLimit(n int) *semaphore.Weighted {
+	if n <= 0 {
+		return nil
+	}
+	return semaphore.NewWeighted(int64(n))
 }

@@ -11,6 +11,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/sync/semaphore"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -56,6 +57,9 @@ type reconciler struct {
 	namespaces appNamespaces
 	// operations holds a slot per running sync (--operation-processors).
 	operations chan struct{}
+	// writes bounds the objects syncs write at once (WriteParallelism);
+	// nil: no bound.
+	writes *semaphore.Weighted
 	// journal records the automated syncs under way.
 	journal *journal
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/semaphore"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -39,8 +40,25 @@ type Applier struct {
 	// controllers to act on what the last one applied (Argo CD's
 	// ARGOCD_SYNC_WAVE_DELAY). Default 0: none.
 	WaveDelay time.Duration
+	// Limit, if set, bounds the objects written at once by the syncs that
+	// share it, as Argo CD's controller.kubectl.parallelism.limit bounds
+	// its kubectl runs: each apply, replace, recreate or delete of one
+	// object holds one unit while it runs. Default: no bound.
+	Limit *semaphore.Weighted
 	// Progress, if set, hears about each step (for events and logs).
 	Progress func(Event)
+}
+
+// limited runs write, one object's write to the cluster, within Limit.
+func (a *Applier) limited(ctx context.Context, write func() error) error {
+	if a.Limit == nil {
+		return write()
+	}
+	if err := a.Limit.Acquire(ctx, 1); err != nil {
+		return err
+	}
+	defer a.Limit.Release(1)
+	return write()
 }
 
 // Action is what a step of a sync did to an object.
@@ -327,7 +345,7 @@ func (a *Applier) apply(ctx context.Context, req *Request, t *Task, res *Result)
 			// creating it. A run resumed after an interruption finds the
 			// record and waits for the hook it created instead.
 			if hasPolicy(t, BeforeHookCreation) {
-				if err := deleteAndWait(ctx, ri, obj.GetName(), a.PollInterval); err != nil {
+				if err := a.limited(ctx, func() error { return deleteAndWait(ctx, ri, obj.GetName(), a.PollInterval) }); err != nil {
 					return failed(rr, err)
 				}
 			}
@@ -362,21 +380,25 @@ func (a *Applier) apply(ctx context.Context, req *Request, t *Task, res *Result)
 		})
 	}
 	ssa := firstSet(t.Options.ServerSideApply, req.Options.ServerSideApply)
-	switch {
-	case replace && force:
-		live, err = a.recreate(ctx, ri, obj, apply)
-	case replace:
-		live, err = a.replace(ctx, ri, obj, dryRun, validation)
-	case ssa != nil && !*ssa:
-		live, err = a.clientSideApply(ctx, ri, obj, dryRun, validation)
-	default:
-		if live, err = apply(); err != nil && force && cannotPatch(err) {
+	migrate := firstSet(t.Options.ClientSideApplyMigration, req.Options.ClientSideApplyMigration)
+	err = a.limited(ctx, func() (err error) {
+		switch {
+		case replace && force:
 			live, err = a.recreate(ctx, ri, obj, apply)
+		case replace:
+			live, err = a.replace(ctx, ri, obj, dryRun, validation)
+		case ssa != nil && !*ssa:
+			live, err = a.clientSideApply(ctx, ri, obj, dryRun, validation)
+		default:
+			if live, err = apply(); err != nil && force && cannotPatch(err) {
+				live, err = a.recreate(ctx, ri, obj, apply)
+			}
+			if err == nil && !req.DryRun && (migrate == nil || *migrate) {
+				live, err = a.migrateClientSideApply(ctx, ri, obj, live, apply)
+			}
 		}
-		if migrate := firstSet(t.Options.ClientSideApplyMigration, req.Options.ClientSideApplyMigration); err == nil && !req.DryRun && (migrate == nil || *migrate) {
-			live, err = a.migrateClientSideApply(ctx, ri, obj, live, apply)
-		}
-	}
+		return err
+	})
 	if err != nil {
 		return failed(rr, fmt.Errorf("applying %s: %w", kube.Ref(obj), err))
 	}
@@ -515,7 +537,9 @@ func (a *Applier) deleteHook(ctx context.Context, ri dynamic.ResourceInterface, 
 		return nil
 	}
 	a.emit(t, ActionDeleteHook)
-	err := ri.Delete(ctx, t.Obj.GetName(), metav1.DeleteOptions{PropagationPolicy: new(metav1.DeletePropagationBackground)})
+	err := a.limited(ctx, func() error {
+		return ri.Delete(ctx, t.Obj.GetName(), metav1.DeleteOptions{PropagationPolicy: new(metav1.DeletePropagationBackground)})
+	})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting hook %s: %w", kube.Ref(t.Obj), err)
 	}
@@ -562,7 +586,9 @@ func (a *Applier) prune(ctx context.Context, req *Request, res *Result) error {
 		if p := cmp.Or(own.PrunePropagation, req.Options.PrunePropagation); p != "" {
 			propagation = map[string]metav1.DeletionPropagation{"foreground": metav1.DeletePropagationForeground, "background": metav1.DeletePropagationBackground, "orphan": metav1.DeletePropagationOrphan}[p]
 		}
-		err = ri.Delete(ctx, obj.GetName(), metav1.DeleteOptions{PropagationPolicy: &propagation})
+		err = a.limited(ctx, func() error {
+			return ri.Delete(ctx, obj.GetName(), metav1.DeleteOptions{PropagationPolicy: &propagation})
+		})
 		if err != nil && !apierrors.IsNotFound(err) {
 			err = fmt.Errorf("pruning %s: %w", kube.Ref(obj), err)
 			rr.Status, rr.Message = v1alpha1.ResultCodeSyncFailed, err.Error()

@@ -53,6 +53,7 @@ type controllerFlags struct {
 	signingKey, signingPass string
 	syncTimeout             int // seconds, as Argo CD's
 	waveDelay               int
+	writeParallelism        int
 	repoErrorGrace          int
 	jqTimeout               time.Duration
 	selfHeal                selfHealFlags
@@ -88,6 +89,7 @@ func (f *controllerFlags) add(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.hydrator, "hydrator-enabled", false, "run the source hydrator: push each spec.sourceHydrator's rendered dry source to its hydrated branch (argocd-cmd-params-cm hydrator.enabled)")
 	cmd.Flags().IntVar(&f.syncTimeout, "sync-timeout", 0, "seconds after which a sync, counted across its retries, is terminated (0: no timeout)")
 	cmd.Flags().IntVar(&f.repoErrorGrace, "repo-error-grace-period-seconds", 180, "seconds a failure to render the sources of an Application that compared fine stays hidden, its last comparison standing (a refresh shows it)")
+	cmd.Flags().IntVar(&f.writeParallelism, "kubectl-parallelism-limit", 20, "objects all syncs apply or delete at once; the others wait their turn (0: no limit)")
 	cmd.Flags().IntVar(&f.waveDelay, "sync-wave-delay", 0, "seconds to pause between two sync waves, for other controllers to act (Argo CD waits 2)")
 	cmd.Flags().DurationVar(&f.jqTimeout, "ignore-normalizer-jq-execution-timeout-seconds", time.Second, "how long each jq path expression of ignoreDifferences or ignoreResourceUpdates may run before the comparison fails (a duration, despite the name)")
 	f.selfHeal.add(cmd)
@@ -232,7 +234,7 @@ func runController(ctx context.Context, f *controllerFlags, r repo.Renderer, cha
 	}
 	return controller.Run(ctx, controller.Options{
 		Config: cfg, KubeTransport: tuning, Namespace: f.namespace, Renderer: r, Workers: f.workers, OperationWorkers: f.opWorkers, Resync: f.resync, ResyncJitter: f.jitter,
-		SyncTimeout: time.Duration(f.syncTimeout) * time.Second, SyncWaveDelay: time.Duration(f.waveDelay) * time.Second, RepoErrorGracePeriod: time.Duration(f.repoErrorGrace) * time.Second, SelfHeal: f.selfHeal.backoff(), IgnoreJQTimeout: f.jqTimeout, HardResync: f.hardResync, RepoPoll: f.repoPoll,
+		SyncTimeout: time.Duration(f.syncTimeout) * time.Second, SyncWaveDelay: time.Duration(f.waveDelay) * time.Second, WriteParallelism: f.writeParallelism, RepoErrorGracePeriod: time.Duration(f.repoErrorGrace) * time.Second, SelfHeal: f.selfHeal.backoff(), IgnoreJQTimeout: f.jqTimeout, HardResync: f.hardResync, RepoPoll: f.repoPoll,
 		Replicas: f.replicas, Shard: shard, Sharding: sharding, LeaderElection: f.elect, MetricsAddr: f.metricsAddr(), Metrics: f.metricsOpts,
 		ApplicationNamespaces: f.appNS, RepoChanges: changes, InstallCRDs: f.crds, Hydrator: hydrator,
 		Log: log, Cache: shared,
