@@ -131,3 +131,45 @@ func TestRedisObserve(t *testing.T) {
 		t.Errorf("commands %q, want %q", strings.Join(seen, ","), want)
 	}
 }
+
+// TestRedisCompression: with gzip (redis.compression's default) values
+// are stored compressed and read back as they were; a value stored the
+// other way is read too, so changing the setting keeps the cache.
+func TestRedisCompression(t *testing.T) {
+	ctx := context.Background()
+	addr := redisserver.Start(t)
+	zipped, err := NewRedis(ctx, RedisOptions{Addr: addr, Compression: CompressionGZip})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zipped.Close()
+	plain, err := NewRedis(ctx, RedisOptions{Addr: addr, Compression: CompressionNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	value := []byte(`{"response":{"objects":[` + strings.Repeat(`{"kind":"ConfigMap"},`, 1000) + `{}]}}`)
+	if err := zipped.Set(ctx, "z", value, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.Set(ctx, "p", value, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := zipped.client.Get(ctx, zipped.prefix+"z").Bytes()
+	if err != nil || len(raw) >= len(value)/10 || raw[0] != 0x1f {
+		t.Errorf("stored with gzip: %d bytes of %d, %v", len(raw), len(value), err)
+	}
+	if raw, _ := plain.client.Get(ctx, plain.prefix+"p").Bytes(); string(raw) != string(value) {
+		t.Errorf("stored as it is: %.40q", raw)
+	}
+	for _, c := range []*Redis{zipped, plain} {
+		for _, key := range []string{"z", "p"} {
+			if v, ok, err := c.Get(ctx, key); !ok || err != nil || string(v) != string(value) {
+				t.Errorf("%s read by the %q cache: %v %v, %d bytes", key, c.compress, ok, err, len(v))
+			}
+		}
+	}
+	if _, err := ParseCompression("lz4"); err == nil || !strings.Contains(err.Error(), "want gzip or none") {
+		t.Errorf("an unknown compression: %v", err)
+	}
+}

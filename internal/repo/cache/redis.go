@@ -1,10 +1,13 @@
 package cache
 
 import (
+	"bytes"
 	"cmp"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -14,9 +17,35 @@ import (
 // Redis is a cache shared by several repo servers. Keys are prefixed so one
 // Redis can serve other uses too.
 type Redis struct {
-	client *redis.Client
-	prefix string
+	client   *redis.Client
+	prefix   string
+	compress Compression
 }
+
+// Compression is how values are stored in Redis, as Argo CD's
+// redis.compression names it.
+type Compression string
+
+// The compressions a Redis cache takes.
+const (
+	// CompressionGZip stores values gzip-compressed: Argo CD's default.
+	CompressionGZip Compression = "gzip"
+	// CompressionNone stores values as they are.
+	CompressionNone Compression = "none"
+)
+
+// ParseCompression reads a compression's name, or says which it takes.
+func ParseCompression(name string) (Compression, error) {
+	switch c := Compression(name); c {
+	case CompressionGZip, CompressionNone:
+		return c, nil
+	}
+	return "", fmt.Errorf("unknown Redis compression %q: want %s or %s", name, CompressionGZip, CompressionNone)
+}
+
+// maxValueBytes bounds a value once decompressed: a compressed value that
+// unpacks to more is refused, not held.
+const maxValueBytes = 1 << 30
 
 // RedisOptions say which Redis to use.
 type RedisOptions struct {
@@ -36,6 +65,10 @@ type RedisOptions struct {
 	// KeyPrefix goes before every key, so installs can share one Redis
 	// (ARGOCD_REDIS_KEY_PREFIX). Default none.
 	KeyPrefix string
+	// Compression is how values are stored; values stored either way are
+	// read back whatever it is now. Default CompressionNone;
+	// `capstan repo-server` takes Argo CD's gzip.
+	Compression Compression
 	// Observe, if set, hears of each command sent, when it ends: its name
 	// ("get", "set"), how long it took and its error (a missing key is
 	// none). Argo CD's argocd_redis_request_* metrics. Default: none.
@@ -85,7 +118,7 @@ func NewRedis(ctx context.Context, opts RedisOptions) (*Redis, error) {
 		_ = c.Close()
 		return nil, fmt.Errorf("redis %s: %w", where, err)
 	}
-	return &Redis{client: c, prefix: opts.KeyPrefix + "capstan|"}, nil
+	return &Redis{client: c, prefix: opts.KeyPrefix + "capstan|", compress: opts.Compression}, nil
 }
 
 // Get implements Cache.
@@ -97,12 +130,46 @@ func (r *Redis) Get(ctx context.Context, key string) ([]byte, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
+	if v, err = decompress(v); err != nil {
+		return nil, false, fmt.Errorf("cache entry %s: %w", key, err)
+	}
 	return v, true, nil
 }
 
 // Set implements Cache.
 func (r *Redis) Set(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	if r.compress == CompressionGZip {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		if _, err := zw.Write(value); err != nil {
+			return err
+		}
+		if err := zw.Close(); err != nil {
+			return err
+		}
+		value = buf.Bytes()
+	}
 	return r.client.Set(ctx, r.prefix+key, value, ttl).Err()
+}
+
+// decompress returns v unpacked if gzip compressed it (its first bytes say
+// so: a value stored as it is is JSON, which never starts so), else as it is.
+func decompress(v []byte) ([]byte, error) {
+	if len(v) < 2 || v[0] != 0x1f || v[1] != 0x8b {
+		return v, nil
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(v))
+	if err != nil {
+		return nil, err
+	}
+	out, err := io.ReadAll(io.LimitReader(zr, maxValueBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(out) > maxValueBytes {
+		return nil, fmt.Errorf("unpacks to more than %d bytes", maxValueBytes)
+	}
+	return out, nil
 }
 
 // Close closes the connection pool.

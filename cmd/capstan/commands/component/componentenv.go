@@ -83,6 +83,7 @@ var (
 		"loglevel":                                "ARGOCD_REPO_SERVER_LOGLEVEL",
 		"logformat":                               "ARGOCD_REPO_SERVER_LOGFORMAT",
 		"redisdb":                                 "REDISDB",
+		"redis-compress":                          "REDIS_COMPRESSION",
 		"sentinel":                                "REDIS_SENTINEL_HOSTS",
 		"sentinelmaster":                          "REDIS_SENTINEL_MASTER",
 		"client-ca-path":                          "ARGOCD_REPO_SERVER_CLIENT_CA_PATH",
@@ -110,8 +111,7 @@ var (
 	}
 	// repoServerNoEffect are the repo server's variables in noEffect.
 	repoServerNoEffect = []string{
-
-		"REDIS_COMPRESSION", "ARGOCD_REPO_SERVER_ALLOW_OUT_OF_BOUNDS_SYMLINKS",
+		"ARGOCD_REPO_SERVER_ALLOW_OUT_OF_BOUNDS_SYMLINKS",
 		"GRPC_ENABLE_TXT_SERVICE_CONFIG",
 		"ARGOCD_REPO_CACHE_EXPIRATION", "ARGOCD_REVISION_CACHE_LOCK_TIMEOUT",
 	}

@@ -25,7 +25,7 @@ const (
 var noEffect = map[string]string{
 	// Every component.
 	"GRPC_ENABLE_TXT_SERVICE_CONFIG":    whyNoTxtConfig,
-	"REDIS_COMPRESSION":                 "cached values are stored as they are",
+	"REDIS_COMPRESSION":                 whyNoRedis,
 	"ARGOCD_DEFAULT_CACHE_EXPIRATION":   whyNoRedisCache,
 	"ARGOCD_APP_STATE_CACHE_EXPIRATION": whyNoRedisCache,
 	"ARGOCD_GIT_MODULES_ENABLED":        whyNoSubmodules,

@@ -57,6 +57,7 @@ type repoFlags struct {
 	// pluginExclude are reposerver.plugin.tar.exclusions.
 	pluginExclude  []string
 	redisDB        int
+	redisCompress  string
 	sentinels      []string
 	sentinelMaster string
 	cacheTTL       time.Duration
@@ -95,6 +96,7 @@ func (f *repoFlags) add(cmd *cobra.Command, defaultRoot string) {
 	cmd.Flags().StringVar(&f.maxMemory, "render-max-memory", "1Gi", "memory limit of each render worker")
 	cmd.Flags().IntVar(&f.parallelism, "parallelismlimit", 0, "sources rendered at once; the others wait (0: no limit beyond the render workers)")
 	cmd.Flags().IntVar(&f.redisDB, "redisdb", 0, "Redis database of the manifest cache")
+	cmd.Flags().StringVar(&f.redisCompress, "redis-compress", string(cache.CompressionGZip), "how the manifest cache's values are stored in Redis: gzip or none")
 	cmd.Flags().StringSliceVar(&f.sentinels, "sentinel", nil, "Redis Sentinels (host:port) that name the manifest cache's Redis master, instead of --redis")
 	cmd.Flags().StringVar(&f.sentinelMaster, "sentinelmaster", "master", "the Redis master's name at the Sentinels")
 	cmd.Flags().BoolVar(&f.hiddenDirs, "include-hidden-directories", false, "recurse into directories whose names start with a dot in directory sources")
@@ -292,7 +294,11 @@ func newRepoService(ctx context.Context, namespace string, f *repoFlags) (*repo.
 	if f.redis != "" || len(f.sentinels) > 0 {
 		// The password comes only from the environment (the argocd-redis
 		// Secret in the install), never from the command line.
-		rc, err := cache.NewRedis(ctx, cache.RedisOptions{Addr: f.redis, Password: os.Getenv("REDIS_PASSWORD"), DB: f.redisDB,
+		compression, err := cache.ParseCompression(f.redisCompress)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--redis-compress: %w", err)
+		}
+		rc, err := cache.NewRedis(ctx, cache.RedisOptions{Addr: f.redis, Compression: compression, Password: os.Getenv("REDIS_PASSWORD"), DB: f.redisDB,
 			SentinelAddrs: f.sentinels, SentinelMaster: f.sentinelMaster, KeyPrefix: os.Getenv(envRedisKeyPrefix), Observe: observeRedis})
 		if err != nil {
 			return nil, nil, err
