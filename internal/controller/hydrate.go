@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"time"
 
+	"golang.org/x/sync/semaphore"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -39,7 +40,23 @@ type HydratorOptions struct {
 	// before it is pushed (Argo CD's commitserver.signing.key.path; see
 	// git.ImportSigningKey). Default: unsigned.
 	Signing *git.Signing
+	// Processors is how many Applications are hydrated at once, as Argo
+	// CD's --hydration-processors; another waits for a turn, tried again
+	// each second, without holding up its status. Default
+	// DefaultHydrationProcessors.
+	Processors int
+
+	// turns holds a unit per hydration under way (Processors).
+	turns *semaphore.Weighted
 }
+
+// DefaultHydrationProcessors is HydratorOptions.Processors' default,
+// Argo CD's.
+const DefaultHydrationProcessors = 5
+
+// hydrateTurnRetry is how soon a hydration that found no free turn is
+// tried again.
+const hydrateTurnRetry = time.Second
 
 // revisionMetadata reads a commit's metadata.
 type revisionMetadata interface {
@@ -61,6 +78,10 @@ func (h HydratorOptions) withDefaults(opts Options, c client.Reader) (*HydratorO
 	if h.Credentials == nil {
 		h.Credentials = &settings.RepoCredentials{Reader: c, Namespace: opts.Namespace, Write: true}
 	}
+	if h.Processors <= 0 {
+		h.Processors = DefaultHydrationProcessors
+	}
+	h.turns = semaphore.NewWeighted(int64(h.Processors))
 	return &h, nil
 }
 
@@ -82,6 +103,10 @@ func (r *reconciler) hydrate(ctx context.Context, app *v1alpha1.Application) (pu
 		reflect.DeepEqual(op.SourceHydrator, *spec) && time.Since(op.StartedAt.Time) < hydrateRetry {
 		return false, hydrateRetry - time.Since(op.StartedAt.Time)
 	}
+	if !h.turns.TryAcquire(1) {
+		return false, hydrateTurnRetry
+	}
+	defer h.turns.Release(1)
 	started := metav1.Now()
 	fail := func(drySHA string, err error) (bool, time.Duration) {
 		st.CurrentOperation = &v1alpha1.HydrateOperation{StartedAt: started, FinishedAt: ptrNow(), Phase: v1alpha1.HydrateOperationPhaseFailed,

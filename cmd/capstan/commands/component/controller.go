@@ -54,6 +54,7 @@ type controllerFlags struct {
 	syncTimeout             int // seconds, as Argo CD's
 	waveDelay               int
 	writeParallelism        int
+	hydrationProcessors     int
 	repoErrorGrace          int
 	jqTimeout               time.Duration
 	selfHeal                selfHealFlags
@@ -89,6 +90,7 @@ func (f *controllerFlags) add(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.hydrator, "hydrator-enabled", false, "run the source hydrator: push each spec.sourceHydrator's rendered dry source to its hydrated branch (argocd-cmd-params-cm hydrator.enabled)")
 	cmd.Flags().IntVar(&f.syncTimeout, "sync-timeout", 0, "seconds after which a sync, counted across its retries, is terminated (0: no timeout)")
 	cmd.Flags().IntVar(&f.repoErrorGrace, "repo-error-grace-period-seconds", 180, "seconds a failure to render the sources of an Application that compared fine stays hidden, its last comparison standing (a refresh shows it)")
+	cmd.Flags().IntVar(&f.hydrationProcessors, "hydration-processors", controller.DefaultHydrationProcessors, "Applications the source hydrator renders and pushes at once")
 	cmd.Flags().IntVar(&f.writeParallelism, "kubectl-parallelism-limit", 20, "objects all syncs apply or delete at once; the others wait their turn (0: no limit)")
 	cmd.Flags().IntVar(&f.waveDelay, "sync-wave-delay", 0, "seconds to pause between two sync waves, for other controllers to act (Argo CD waits 2)")
 	cmd.Flags().DurationVar(&f.jqTimeout, "ignore-normalizer-jq-execution-timeout-seconds", time.Second, "how long each jq path expression of ignoreDifferences or ignoreResourceUpdates may run before the comparison fails (a duration, despite the name)")
@@ -221,7 +223,7 @@ func runController(ctx context.Context, f *controllerFlags, r repo.Renderer, cha
 	}
 	var hydrator *controller.HydratorOptions
 	if f.hydrator {
-		hydrator = &controller.HydratorOptions{}
+		hydrator = &controller.HydratorOptions{Processors: f.hydrationProcessors}
 		if f.signingKey != "" {
 			// Fails at start when the key cannot sign, as Argo CD's commit
 			// server does: no hydrated commit is pushed unsigned.

@@ -35,7 +35,6 @@ var noEffect = map[string]string{
 	"ARGOCD_CLUSTER_CACHE_BATCH_EVENTS_PROCESSING":                     "the live cache applies watch events as they arrive",
 	"ARGOCD_CLUSTER_CACHE_EVENTS_PROCESSING_INTERVAL":                  "the live cache applies watch events as they arrive",
 	"ARGOCD_APPLICATION_CONTROLLER_SERVER_SIDE_DIFF":                   "Capstan always compares against a server-side dry-run apply",
-	"ARGOCD_APPLICATION_CONTROLLER_HYDRATION_PROCESSORS":               "hydration runs within the status processors, one Application at a time",
 	"ARGOCD_APPLICATION_CONTROLLER_METRICS_CACHE_EXPIRATION":           "metrics are computed from the live state, not cached",
 	"ARGOCD_APPLICATION_CONTROLLER_PERSIST_RESOURCE_HEALTH":            "each resource's health is always kept in the Application's status",
 	"ARGOCD_APPLICATION_CONTROLLER_SELF_HEAL_BACKOFF_COOLDOWN_SECONDS": whyCooldown,
