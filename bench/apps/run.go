@@ -68,8 +68,9 @@ func (o controllerRun) measure(ctx context.Context) (*figures, error) {
 	go func() {
 		_ = controller.Run(ctrlCtx, controller.Options{
 			Config: cfg, Namespace: w.ns, Workers: o.workers, OperationWorkers: o.opWorkers, Resync: 10 * time.Minute, RepoPoll: repoPoll, RepoChanges: changes,
-			Renderer: repo.NewService(repo.Options{Root: filepath.Join(s.dir, "repos")}),
-			Log:      slog.New(slog.NewJSONHandler(io.Discard, nil)),
+			WriteParallelism: 20, // as `capstan controller` sets it
+			Renderer:         repo.NewService(repo.Options{Root: filepath.Join(s.dir, "repos")}),
+			Log:              slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		})
 	}()
 
