@@ -41,6 +41,8 @@ func argoCDConfigMapReference() (string, error) {
 // paramUse is one argocd-cmd-params-cm key as a component reads it.
 type paramUse struct {
 	key, variable, command, reason string
+	// use is what the component does with an acted-on key (EnvUse).
+	use string
 }
 
 // cmdParamsReference lists each argocd-cmd-params-cm key the install
@@ -57,7 +59,7 @@ func cmdParamsReference(install []byte) (string, error) {
 		"one with no effect is logged once when the component starts, with the reason below.\n\n")
 	b.WriteString("| Key | Variable | Component | In Capstan |\n|---|---|---|---|\n")
 	for _, u := range uses {
-		what := "acted on"
+		what := "acted on: " + u.use
 		if u.reason != "" {
 			what = "no effect: " + u.reason
 		}
@@ -112,6 +114,8 @@ func paramUses(install []byte) ([]paramUse, error) {
 				u := paramUse{key: ref.ConfigMapKeyRef.Key, variable: e.Name, command: cmd.CommandPath()}
 				if slices.Contains(noEffect, e.Name) {
 					u.reason = component.NoEffectReason(e.Name)
+				} else {
+					u.use = component.EnvUse(cmd, e.Name)
 				}
 				uses = append(uses, u)
 			}
@@ -122,7 +126,8 @@ func paramUses(install []byte) ([]paramUse, error) {
 					continue
 				}
 				for _, item := range v.ConfigMap.Items {
-					uses = append(uses, paramUse{key: item.Key, variable: profiler.DefaultPath, command: cmd.CommandPath()})
+					uses = append(uses, paramUse{key: item.Key, variable: profiler.DefaultPath, command: cmd.CommandPath(),
+						use: "true serves Go's profiles (pprof) on the metrics port"})
 				}
 			}
 			break // the first container is the component

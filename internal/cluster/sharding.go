@@ -67,13 +67,15 @@ func (s Sharding) Assign(clusters []*Cluster, replicas int, appsByServer map[str
 		}
 	}
 	for rank, c := range sorted {
-		switch {
-		case c.Shard != nil:
-			out[c.Server] = c.ShardOf(replicas)
-		case ring == nil:
+		// Every cluster, a pinned one too, takes its place in the order
+		// and its load on the ring, as in Argo CD; a pin then wins.
+		if ring == nil {
 			out[c.Server] = rank % replicas
-		default:
+		} else {
 			out[c.Server] = placeOnRing(ring, loads, c, appsByServer[c.Server])
+		}
+		if c.Shard != nil {
+			out[c.Server] = c.ShardOf(replicas)
 		}
 	}
 	return out

@@ -2,8 +2,13 @@ package cluster
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/argoproj/argo-cd/v3/controller/sharding/consistent"
 )
 
 func TestParseSharding(t *testing.T) {
@@ -87,6 +92,62 @@ func TestConsistentHashing(t *testing.T) {
 		t.Errorf("a fourth replica moved %d of %d clusters", moved, len(clusters))
 	}
 	t.Logf("loads %v; a fourth replica moved %d of %d clusters", load, moved, len(clusters))
+}
+
+// argoConsistentHashing is Argo CD's consistent hashing with bounded
+// loads as its controller places clusters, step by step: every cluster,
+// sorted by UID and pinned or not, takes the least loaded replica near its
+// UID on the ring and adds its Applications to that replica's load; then
+// a pinned cluster goes to its shard if that replica exists, else to 0.
+func argoConsistentHashing(clusters []*Cluster, replicas int, apps map[string]int64) map[string]int {
+	sorted := slices.Clone(clusters)
+	slices.SortFunc(sorted, func(a, b *Cluster) int { return strings.Compare(a.ID, b.ID) })
+	ring := consistent.New()
+	load := map[string]int64{}
+	for i := range replicas {
+		ring.Add(strconv.Itoa(i))
+	}
+	out := map[string]int{}
+	for _, c := range sorted {
+		host, _ := ring.GetLeast(c.ID)
+		load[host] += apps[c.Server]
+		ring.UpdateLoad(host, load[host])
+		out[c.Server], _ = strconv.Atoi(host)
+	}
+	for _, c := range clusters {
+		if c.Shard != nil {
+			out[c.Server] = 0
+			if int(*c.Shard) < replicas && *c.Shard >= 0 {
+				out[c.Server] = int(*c.Shard)
+			}
+		}
+	}
+	return out
+}
+
+// TestConsistentHashingAsArgoCD: random clusters, some pinned (to a
+// replica that exists or not), weighed by random Application counts, are
+// placed exactly as Argo CD's controller places them; a pinned cluster's
+// Applications still weigh on the ring.
+func TestConsistentHashingAsArgoCD(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 50 {
+		clusters := clustersOf(5 + rng.IntN(40))
+		apps := map[string]int64{}
+		for _, c := range clusters {
+			apps[c.Server] = rng.Int64N(30)
+			if rng.IntN(5) == 0 {
+				shard := rng.Int64N(6)
+				c.Shard = &shard
+			}
+		}
+		rng.Shuffle(len(clusters), func(i, j int) { clusters[i], clusters[j] = clusters[j], clusters[i] })
+		replicas := 2 + rng.IntN(4)
+		got := ShardingConsistentHashing.Assign(clusters, replicas, apps)
+		if want := argoConsistentHashing(clusters, replicas, apps); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("round %d, %d replicas:\n got %v\nwant %v", round, replicas, got, want)
+		}
+	}
 }
 
 func ExampleSharding_Assign() {

@@ -29,7 +29,8 @@ var (
 		"application.sync.requireOverridePrivilegeForRevisionSync",
 		"commit.author.name", "commit.author.email", "sourceHydrator.commitMessageTemplate", "sourceHydrator.readmeMessageTemplate",
 		// New in Argo CD 3.6.
-		"dex.auth.connectorId", "resource.manifest.compression.enabled", "resource.selectors",
+		"dex.auth.connectorId", "resource.manifest.compression.enabled", "resource.manifest.storage",
+		"resource.manifest.compression", "resource.selectors",
 		"server.rbac.rollback.enforce.enable", "ui.view.resources.disabled",
 		// Older keys, no longer read by Argo CD 3 either.
 		"repositories", "repository.credentials", "configManagementPlugins",
@@ -52,6 +53,8 @@ var (
 		"ga.trackingid":                         "the settings API passes it on, but Capstan's web UI sends no analytics",
 		"ga.anonymizeusers":                     "the settings API passes it on, but Capstan's web UI sends no analytics",
 		"resource.manifest.compression.enabled": "the live cache holds each object once, decoded; it is not kept serialized or compressed",
+		"resource.manifest.storage":             "the live cache holds each object once, decoded; it is not kept serialized or compressed",
+		"resource.manifest.compression":         "the live cache holds each object once, decoded; it is not kept serialized or compressed",
 		"resource.selectors":                    "every object of a watched kind is cached; watches are not narrowed by label selectors",
 		"ui.view.resources.disabled":            "Capstan's web UI has no managed Resources view to turn off",
 		"repositories":                          "Argo CD 3 no longer reads repositories from argocd-cm; declare them as repository Secrets",

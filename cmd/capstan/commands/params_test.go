@@ -98,7 +98,7 @@ func documentedParams(t *testing.T) map[string]string {
 // argocd-cmd-params-cm is one that component reads, and with every key set
 // to the value Argo CD's documentation shows, each component starts (its
 // flags take the values) and names each setting that changes nothing in
-// Capstan.
+// Capstan; each one it acts on says how (the flag it sets, or what it tunes).
 func TestEveryParamIsRead(t *testing.T) {
 	documented := documentedParams(t)
 	checked := 0
@@ -133,6 +133,8 @@ func TestEveryParamIsRead(t *testing.T) {
 				}
 				if slices.Contains(strings.Split(cmd.Annotations[component.NoEffectAnnotation], ","), e.Name) {
 					accepted = append(accepted, e.Name)
+				} else if component.EnvUse(cmd, e.Name) == "" {
+					t.Errorf("%s (key %s) is acted on by %s, but nothing says how (no flag bound to it, no entry in directEnv)", e.Name, ref.ConfigMapKeyRef.Key, cmd.CommandPath())
 				}
 				if v, ok := documented[ref.ConfigMapKeyRef.Key]; ok {
 					t.Setenv(e.Name, v)

@@ -162,8 +162,12 @@ func isTerminal(w io.Writer) bool {
 // request, so they only have their values checked.
 func serverSideBatches(cmd *cobra.Command) {
 	var concurrency, batchKB int
-	cmd.Flags().IntVar(&concurrency, "server-side-diff-concurrency", -1, "accepted for Argo CD's scripts: Capstan's server diffs an Application in one request (0 is refused)")
-	cmd.Flags().IntVar(&batchKB, "server-side-diff-max-batch-kb", 250, "accepted for Argo CD's scripts: Capstan's server diffs an Application in one request")
+	const why = "Capstan's server diffs an Application in one request"
+	cmd.Flags().IntVar(&concurrency, "server-side-diff-concurrency", -1, "accepted for Argo CD's scripts: "+why+" (0 is refused)")
+	cmd.Flags().IntVar(&batchKB, "server-side-diff-max-batch-kb", 250, "accepted for Argo CD's scripts: "+why)
+	for _, name := range []string{"server-side-diff-concurrency", "server-side-diff-max-batch-kb"} {
+		_ = cmd.Flags().SetAnnotation(name, cmdutil.NoEffectAnnotation, []string{why})
+	}
 	pre := cmd.PreRunE
 	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
 		if concurrency == 0 {

@@ -109,7 +109,7 @@ func newAppSyncCommand(f *clientFlags) *cobra.Command {
 	fl.StringVarP(&selector, "selector", "l", "", "sync the Applications with these labels")
 	fl.StringArrayVar(&projects, "project", nil, "sync the Applications of these projects (repeatable)")
 	fl.StringVarP(&appNamespace, "app-namespace", "N", "", "namespace of the Applications")
-	fl.BoolVar(&serverSide, "server-side", false, "apply server-side (Capstan always does; kept for Argo CD's scripts)")
+	fl.BoolVar(&serverSide, "server-side", false, "apply server-side in this sync (ServerSideApply=true), whatever the Application's own sync options say")
 	fl.BoolVar(&outOfSyncOnly, "apply-out-of-sync-only", false, "apply only the resources that differ")
 	fl.BoolVar(&replace, "replace", false, "replace resources instead of applying them")
 	fl.StringArrayVar(&infos, "info", nil, "note NAME=VALUE kept on the operation (repeatable)")

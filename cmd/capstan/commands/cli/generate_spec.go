@@ -39,6 +39,7 @@ func NewAppGenerateSpecCommand() *cobra.Command {
 	a.add(gen.Flags())
 	out.Add(gen, true)
 	gen.Flags().BoolVar(&validate, "validate", true, "kept for Argo CD's scripts: nothing is sent to a server to validate")
+	_ = gen.Flags().SetAnnotation("validate", cmdutil.NoEffectAnnotation, []string{"nothing is sent to a server to validate"})
 	return gen
 }
 

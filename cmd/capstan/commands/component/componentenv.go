@@ -190,8 +190,11 @@ func readsEnv(cmd *cobra.Command, names ...string) {
 // runs (see above). A value the flag cannot take is an error naming the
 // variable.
 func bindEnv(cmd *cobra.Command, vars map[string]string) {
-	for _, env := range vars {
+	for name, env := range vars {
 		readsEnv(cmd, env)
+		if cmd.Flags().Lookup(name) != nil {
+			_ = cmd.Flags().SetAnnotation(name, EnvAnnotation, []string{env}) // for EnvUse
+		}
 	}
 	pre := cmd.PreRunE
 	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
