@@ -111,6 +111,9 @@ const (
 	AnnotationCompareOptions = "argocd.argoproj.io/compare-options"
 	// AnnotationTrackingID links a live resource to its Application.
 	AnnotationTrackingID = "argocd.argoproj.io/tracking-id"
+	// AnnotationInstallationID names the installation (argocd-cm's
+	// installationID) whose Application the tracking id means.
+	AnnotationInstallationID = "argocd.argoproj.io/installation-id"
 	// AnnotationRefresh asks the controller to refresh an Application ("normal" or "hard").
 	AnnotationRefresh = "argocd.argoproj.io/refresh"
 	// AnnotationApplicationSetRefresh asks the ApplicationSet controller to

@@ -24,7 +24,7 @@ func (r *Reader) orphanedNodes(ctx context.Context, app *v1alpha1.Application, d
 	if err != nil || !project.MonitorsOrphans(proj) || ns == "" {
 		return nil, nil // an unreadable project is the controller's to report
 	}
-	method, err := tracking.FromSettings(cm.TrackingMethod(), cm.InstanceLabelKey())
+	method, err := tracking.FromSettings(cm.TrackingMethod(), cm.InstanceLabelKey(), cm.InstallationID())
 	if err != nil {
 		return nil, err
 	}

@@ -124,7 +124,7 @@ func (r *Reader) comparison(ctx context.Context, app *v1alpha1.Application, desi
 	if err != nil {
 		return nil, nil, err
 	}
-	method, err := tracking.FromSettings(cm.TrackingMethod(), cm.InstanceLabelKey())
+	method, err := tracking.FromSettings(cm.TrackingMethod(), cm.InstanceLabelKey(), cm.InstallationID())
 	if err != nil {
 		return nil, nil, err
 	}

@@ -368,7 +368,7 @@ func trackingMethod(ctx context.Context, cfg *rest.Config, namespace string) (tr
 	if err != nil {
 		return tracking.Method{}, err
 	}
-	return tracking.FromSettings(cm.TrackingMethod(), cm.InstanceLabelKey())
+	return tracking.FromSettings(cm.TrackingMethod(), cm.InstanceLabelKey(), cm.InstallationID())
 }
 
 // applicationLister lists the Applications argocd_app_info describes.

@@ -53,6 +53,11 @@ func (a *ArgoCD) TrackingMethod() string { return a.Data["application.resourceTr
 // tracking methods use; "" means Argo CD's app.kubernetes.io/instance.
 func (a *ArgoCD) InstanceLabelKey() string { return a.Data["application.instanceLabelKey"] }
 
+// InstallationID is installationID: the name this installation marks the
+// objects it tracks by annotation with, so that several installations can
+// share a cluster. "" when unset.
+func (a *ArgoCD) InstallationID() string { return a.Data["installationID"] }
+
 // LoadArgoCD reads argocd-cm from namespace.
 func LoadArgoCD(ctx context.Context, r client.Reader, namespace string) (*ArgoCD, error) {
 	cm, err := ReadConfigMap(ctx, r, namespace, CMName)

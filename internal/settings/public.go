@@ -56,7 +56,7 @@ func (a *ArgoCD) Public(otherLogins bool) PublicSettings {
 		UIBannerPermanent: d["ui.bannerpermanent"] == "true", UIBannerPosition: d["ui.bannerposition"],
 		PasswordPattern: cmp.Or(d[PasswordPatternKey], DefaultPasswordPattern), ExecEnabled: (&ArgoCD{Data: d}).ExecEnabled(),
 		ImpersonationEnabled: a.SyncImpersonationEnabled(),
-		InstallationID:       d["installationID"],
+		InstallationID:       a.InstallationID(),
 	}
 	if id := d["ga.trackingid"]; id != "" {
 		p.GoogleAnalytics = &GoogleAnalytics{TrackingID: id, AnonymizeUsers: d["ga.anonymizeusers"] != "false"}

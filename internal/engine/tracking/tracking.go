@@ -2,7 +2,9 @@
 // as Argo CD does: by the argocd.argoproj.io/tracking-id annotation
 // (`<app>:<group>/<kind>:<namespace>/<name>`, the default) or by the
 // app.kubernetes.io/instance label (or the one application.instanceLabelKey
-// names).
+// names). With argocd-cm's installationID set, the annotation also names
+// the installation (argocd.argoproj.io/installation-id), so several
+// installations can share a cluster without taking each other's objects.
 package tracking
 
 import (
@@ -21,6 +23,8 @@ type Method struct {
 	kind string
 	// labelKey is the instance label; "" is app.kubernetes.io/instance.
 	labelKey string
+	// installation is argocd-cm's installationID; "" when unset.
+	installation string
 }
 
 // Tracking methods.
@@ -43,13 +47,19 @@ func ParseMethod(s string) (Method, error) {
 	return Method{}, fmt.Errorf("application.resourceTrackingMethod %q: want annotation, label or annotation+label", s)
 }
 
-// FromSettings is the method argocd-cm's application.resourceTrackingMethod
-// and application.instanceLabelKey ("" for the default label) describe.
-func FromSettings(method, labelKey string) (Method, error) {
+// FromSettings is the method argocd-cm's application.resourceTrackingMethod,
+// application.instanceLabelKey ("" for the default label) and
+// installationID ("" for none) describe.
+func FromSettings(method, labelKey, installationID string) (Method, error) {
 	m, err := ParseMethod(method)
 	m.labelKey = strings.TrimSpace(labelKey)
+	m.installation = strings.TrimSpace(installationID)
 	return m, err
 }
+
+// InstallationID is argocd-cm's installationID the method marks objects
+// with; "" when unset.
+func (m Method) InstallationID() string { return m.installation }
 
 // IsZero reports whether m is unset.
 func (m Method) IsZero() bool { return m.kind == "" }
@@ -88,7 +98,9 @@ func ID(app string, obj *unstructured.Unstructured) string {
 	return fmt.Sprintf("%s:%s/%s:%s/%s", app, gvk.Group, gvk.Kind, obj.GetNamespace(), obj.GetName())
 }
 
-// Set marks obj as managed by app with the method's annotation and/or label.
+// Set marks obj as managed by app with the method's annotation and/or
+// label, and with the annotation, as this installation's (or no
+// installation's when installationID is unset).
 func Set(m Method, app string, obj *unstructured.Unstructured) {
 	if m.annotates() {
 		a := obj.GetAnnotations()
@@ -96,6 +108,11 @@ func Set(m Method, app string, obj *unstructured.Unstructured) {
 			a = map[string]string{}
 		}
 		a[v1alpha1.AnnotationTrackingID] = ID(app, obj)
+		if m.installation != "" {
+			a[v1alpha1.AnnotationInstallationID] = m.installation
+		} else {
+			delete(a, v1alpha1.AnnotationInstallationID)
+		}
 		obj.SetAnnotations(a)
 	}
 	if m.labels() {
@@ -110,12 +127,17 @@ func Set(m Method, app string, obj *unstructured.Unstructured) {
 
 // App returns the Application that manages obj, or "". With the
 // annotation, the id must name obj itself: an annotation copied onto
-// another object (by a controller cloning a template) does not count.
+// another object (by a controller cloning a template) does not count;
+// and with installationID set, obj must be marked as this installation's.
 func App(m Method, obj *unstructured.Unstructured) string {
 	if !m.annotates() {
 		return obj.GetLabels()[m.LabelKey()]
 	}
-	id := obj.GetAnnotations()[v1alpha1.AnnotationTrackingID]
+	annotations := obj.GetAnnotations()
+	if m.installation != "" && annotations[v1alpha1.AnnotationInstallationID] != m.installation {
+		return ""
+	}
+	id := annotations[v1alpha1.AnnotationTrackingID]
 	if id == "" {
 		return ""
 	}

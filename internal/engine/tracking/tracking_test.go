@@ -62,7 +62,7 @@ func TestLabelTrackingAndMethods(t *testing.T) {
 }
 
 func TestInstanceLabelKey(t *testing.T) {
-	m, err := FromSettings("label", "example.com/owner")
+	m, err := FromSettings("label", "example.com/owner", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,45 @@ func TestInstanceLabelKey(t *testing.T) {
 	if obj.GetLabels()["example.com/owner"] != "shop" || obj.GetLabels()["app.kubernetes.io/instance"] != "" || App(m, obj) != "shop" {
 		t.Errorf("labels %v, app %q", obj.GetLabels(), App(m, obj))
 	}
-	if def, _ := FromSettings("annotation+label", ""); def.LabelKey() != "app.kubernetes.io/instance" || def.String() != "annotation+label" {
+	if def, _ := FromSettings("annotation+label", "", ""); def.LabelKey() != "app.kubernetes.io/instance" || def.String() != "annotation+label" {
 		t.Errorf("default label key %q, name %q", def.LabelKey(), def.String())
+	}
+}
+
+// TestInstallationID: with installationID set, the annotation names the
+// installation too, and an object of another installation (or of none) is
+// not the Application's; without it, the installation is not looked at
+// and a stale mark is dropped on the next apply.
+func TestInstallationID(t *testing.T) {
+	blue, err := FromSettings("annotation", "", "blue")
+	if err != nil || blue.InstallationID() != "blue" {
+		t.Fatalf("FromSettings: %v %v", blue, err)
+	}
+	d := deploy("web", "frontend")
+	Set(blue, "shop", d)
+	if got := d.GetAnnotations()[v1alpha1.AnnotationInstallationID]; got != "blue" || App(blue, d) != "shop" {
+		t.Errorf("blue's object: installation %q, app %q", got, App(blue, d))
+	}
+	green, _ := FromSettings("annotation+label", "", "green")
+	if app := App(green, d); app != "" {
+		t.Errorf("green reads blue's object as %q's", app)
+	}
+	unmarked := deploy("web", "legacy")
+	Set(Annotation, "shop", unmarked)
+	if app := App(blue, unmarked); app != "" {
+		t.Errorf("blue reads an object of no installation as %q's", app)
+	}
+	if App(Annotation, d) != "shop" {
+		t.Error("without installationID, an installation's mark stops the object being read")
+	}
+	Set(Annotation, "shop", d)
+	if _, has := d.GetAnnotations()[v1alpha1.AnnotationInstallationID]; has {
+		t.Error("applying without installationID kept the installation's mark")
+	}
+	label, _ := FromSettings("label", "", "blue")
+	l := deploy("web", "labelled")
+	Set(label, "shop", l)
+	if _, has := l.GetAnnotations()[v1alpha1.AnnotationInstallationID]; has || App(label, l) != "shop" {
+		t.Errorf("label tracking: annotations %v", l.GetAnnotations())
 	}
 }
