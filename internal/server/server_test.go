@@ -735,7 +735,8 @@ func TestPublicSettings(t *testing.T) {
 	if err := testobj.Put(context.Background(), f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns}, Data: map[string]string{
 		"statusbadge.enabled": "true", "statusbadge.url": "https://badges.example.com/", "ui.bannercontent": "Maintenance at noon",
 		"ui.bannerpermanent": "true", "ga.trackingid": "UA-1", "help.chatUrl": "https://chat.example.com", "help.download.linux-amd64": "https://dl.example.com/argocd",
-		"admin.enabled": "false", "exec.enabled": "true",
+		"admin.enabled": "false", "exec.enabled": "true", "help.chatText": "Ask the platform team", "ui.bannerposition": "bottom",
+		"installationID": "blue",
 	}}); err != nil {
 		t.Fatal(err)
 	}
@@ -745,7 +746,8 @@ func TestPublicSettings(t *testing.T) {
 	ga, _ := got["googleAnalytics"].(map[string]any)
 	if got["statusBadgeEnabled"] != true || got["statusBadgeRootUrl"] != "https://badges.example.com/" || got["uiBannerContent"] != "Maintenance at noon" ||
 		got["uiBannerPermanent"] != true || got["userLoginsDisabled"] != true || got["execEnabled"] != true ||
-		ga["trackingID"] != "UA-1" || ga["anonymizeUsers"] != true || help["chatUrl"] != "https://chat.example.com" {
+		ga["trackingID"] != "UA-1" || ga["anonymizeUsers"] != true || help["chatUrl"] != "https://chat.example.com" ||
+		help["chatText"] != "Ask the platform team" || got["uiBannerPosition"] != "bottom" || got["installationID"] != "blue" {
 		t.Errorf("configured: %v", got)
 	}
 }

@@ -69,10 +69,7 @@ func (s *Server) terminal(w http.ResponseWriter, r *http.Request, c *caller) err
 	if _, err := s.state.Pods(r.Context(), app, ref); err != nil {
 		return badRequest("Pod doesn't belong to specified app")
 	}
-	shells := cm.ExecShells()
-	if shell := q.Get("shell"); slices.Contains(shells, shell) {
-		shells = []string{shell}
-	}
+	shells := terminalShells(cm.ExecShells(), q.Get("shell"))
 	upgrader := websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 4096, CheckOrigin: s.sameOrigin}
 	conn, err := upgrader.Upgrade(w, r, nil)
 	if err != nil {
@@ -213,4 +210,14 @@ func (t *terminalSession) Next() *remotecommand.TerminalSize {
 		return nil
 	}
 	return &size
+}
+
+// terminalShells are the shells a terminal tries, in turn, until one
+// starts: the one asked for when exec.shells (allowed) lists it, else
+// every allowed one.
+func terminalShells(allowed []string, asked string) []string {
+	if slices.Contains(allowed, asked) {
+		return []string{asked}
+	}
+	return allowed
 }

@@ -186,3 +186,27 @@ func TestTerminalSessionEnds(t *testing.T) {
 	}
 	ended("policy changed", withdrawn, "withdrawn")
 }
+
+// TestTerminalShells: exec.shells are the shells a terminal may start,
+// tried in turn (Argo CD's default list without it); a shell asked for is
+// the only one tried when the list has it, and ignored when it does not.
+func TestTerminalShells(t *testing.T) {
+	for _, tc := range []struct {
+		shells, asked, want string
+	}{
+		{"", "", "bash,sh,powershell,cmd"},
+		{"", "sh", "sh"},
+		{"zsh, ash", "", "zsh,ash"},
+		{"zsh, ash", "ash", "ash"},
+		{"zsh, ash", "bash", "zsh,ash"},
+		{"zsh", "/bin/rm", "zsh"},
+	} {
+		cm := &settings.ArgoCD{Data: map[string]string{}}
+		if tc.shells != "" {
+			cm.Data["exec.shells"] = tc.shells
+		}
+		if got := strings.Join(terminalShells(cm.ExecShells(), tc.asked), ","); got != tc.want {
+			t.Errorf("exec.shells %q, asked %q: %s, want %s", tc.shells, tc.asked, got, tc.want)
+		}
+	}
+}

@@ -59,6 +59,8 @@ var (
 		"ui.view.resources.disabled":            "Capstan's web UI has no managed Resources view to turn off",
 		"repositories":                          "Argo CD 3 no longer reads repositories from argocd-cm; declare them as repository Secrets",
 		"repository.credentials":                "Argo CD 3 no longer reads credential templates from argocd-cm; declare them as repo-creds Secrets",
+		"resource.customizations.knownTypeFields.": "comparisons are against a server-side dry-run apply, so a custom resource's " +
+			"desired fields come back in the form its live ones are stored in; no field needs a Kubernetes type named to be normalized",
 		"resource.customizations.useOpenLibs.": "Lua scripts always have the base, table, string, math and safe os libraries, " +
 			"and never the io or full os ones: no script reaches files or programs",
 	}
