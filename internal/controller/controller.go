@@ -334,6 +334,9 @@ func run(ctx context.Context, opts Options, identity string) error {
 	if err != nil {
 		return err
 	}
+	if err := r.followSettings(ctx, mgr.GetCache()); err != nil {
+		return err
+	}
 	// The journal's ended syncs are written out by the elected controller.
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error { r.journal.run(ctx); return nil })); err != nil {
 		return err

@@ -187,15 +187,28 @@ spec:
 }
 
 // TestExcludedKindIsNeitherSyncedNorPruned: with ConfigMaps excluded in
-// argocd-cm, a rendered ConfigMap is not synced (a warning names it) and a
+// argocd-cm (by resource.exclusions, or left out of resource.inclusions),
+// a rendered ConfigMap is not synced (a warning names it) and a
 // live one the app tracks is not pruned, while the app's other objects
 // sync.
 func TestExcludedKindIsNeitherSyncedNorPruned(t *testing.T) {
 	localcluster.Need(t)
+	for name, data := range map[string]map[string]string{
+		"exclusions": {settings.ResourceExclusionsKey: "- apiGroups: ['']\n  kinds: [ConfigMap]\n"},
+		// Only what resource.inclusions lists is managed: ConfigMaps are not.
+		"inclusions": {"resource.inclusions": "- apiGroups: ['']\n  kinds: [ServiceAccount]\n"},
+	} {
+		t.Run(name, func(t *testing.T) { excludedKind(t, data) })
+	}
+}
+
+// excludedKind runs TestExcludedKindIsNeitherSyncedNorPruned with the
+// argocd-cm data that leaves ConfigMaps out.
+func excludedKind(t *testing.T, data map[string]string) {
 	e := start(t)
 	ctx := context.Background()
 	if err := e.client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: e.ns},
-		Data: map[string]string{settings.ResourceExclusionsKey: "- apiGroups: ['']\n  kinds: [ConfigMap]\n"}}); err != nil {
+		Data: data}); err != nil {
 		t.Fatal(err)
 	}
 	dest := testCluster.NewNamespace(t)
@@ -538,7 +551,8 @@ func TestUnknownArgoCDKeyLoggedOnce(t *testing.T) {
 // TestIgnoreResourceUpdates: with resource.customizations.ignoreResourceUpdates
 // naming a field, a change of only that field in the cluster does not
 // refresh the Application (it stays Synced though the object drifted); a
-// change of another field does, and then the drift shows.
+// change of another field does, and then the drift shows. With
+// resource.ignoreResourceUpdatesEnabled "false", no change is ignored.
 func TestIgnoreResourceUpdates(t *testing.T) {
 	localcluster.Need(t)
 	if err := kube.InstallCRDs(context.Background(), testCluster.Config); err != nil {
@@ -573,6 +587,32 @@ func TestIgnoreResourceUpdates(t *testing.T) {
 	}
 	change(func(cm *corev1.ConfigMap) { cm.Labels = map[string]string{"touched": "yes"} })
 	e.eventually("OutOfSync after a change that is not ignored", func() string {
+		if st := e.app("quiet").Status.Sync.Status; st != v1alpha1.SyncStatusCodeOutOfSync {
+			return string(st)
+		}
+		return ""
+	})
+
+	// resource.ignoreResourceUpdatesEnabled "false" turns the rules off:
+	// once the object is back as Git has it, a change of the same field
+	// refreshes the app and shows the drift.
+	settingsCM, err := e.kube.CoreV1().ConfigMaps(ns).Get(ctx, settings.CMName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	settingsCM.Data["resource.ignoreResourceUpdatesEnabled"] = "false"
+	if _, err := e.kube.CoreV1().ConfigMaps(ns).Update(ctx, settingsCM, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	change(func(cm *corev1.ConfigMap) { cm.Labels, cm.Data["k"] = nil, "v" })
+	e.eventually("Synced again", func() string {
+		if st := e.app("quiet").Status.Sync.Status; st != v1alpha1.SyncStatusCodeSynced {
+			return string(st)
+		}
+		return ""
+	})
+	change(func(cm *corev1.ConfigMap) { cm.Data["k"] = "drifted again" })
+	e.eventually("OutOfSync once the rules are off", func() string {
 		if st := e.app("quiet").Status.Sync.Status; st != v1alpha1.SyncStatusCodeOutOfSync {
 			return string(st)
 		}

@@ -20,6 +20,9 @@ func TestDisabledTools(t *testing.T) {
 		"k/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n",
 		"j/plain.yaml":         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain}\n",
 		"j/gen.jsonnet":        "{apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'generated'}}\n",
+		"h/Chart.yaml":         "apiVersion: v2\nname: h\nversion: 0.1.0\n",
+		"h/templates/cm.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: '{{ .Release.Name }}-templated'}\n",
+		"h/plain.yaml":         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: beside-the-chart}\n",
 	})
 	svc := NewService(Options{Root: t.TempDir()})
 	for _, tt := range []struct {
@@ -32,6 +35,8 @@ func TestDisabledTools(t *testing.T) {
 		{"j", nil, "ConfigMap/generated ConfigMap/plain"},
 		{"j", []string{ToolJsonnet}, "ConfigMap/plain"},
 		{"k", []string{ToolHelm, ToolJsonnet}, "ConfigMap/p-cm"},
+		{"h", nil, "ConfigMap/tools-templated"},
+		{"h", []string{ToolHelm}, "ConfigMap/beside-the-chart"},
 	} {
 		resp, err := svc.Render(context.Background(), &Request{AppName: "tools", DisabledTools: tt.off,
 			Sources: []v1alpha1.ApplicationSource{{RepoURL: remote.URL, Path: tt.path}}})

@@ -16,6 +16,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/metrics"
 	"github.com/capstan-cd/capstan/internal/settings"
+	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 	"github.com/capstan-cd/capstan/internal/testing/testobj"
 )
@@ -99,7 +100,8 @@ func TestProxyExtensions(t *testing.T) {
 	}
 	h := seen.Headers
 	if seen.Path != "/api/v1/query" || h["Argocd-Namespace"] != f.ns || h["Argocd-Target-Cluster-Url"] != "https://kubernetes.default.svc" ||
-		h["Argocd-Username"] != "invoker" || h["X-Backend-Token"] != "backend-secret" {
+		h["Argocd-Username"] != "invoker" || h["X-Backend-Token"] != "backend-secret" ||
+		h["X-Forwarded-For"] != "127.0.0.1" || h["X-Forwarded-Proto"] != "http" || h["X-Forwarded-Host"] == "" {
 		t.Errorf("the backend saw %+v", seen)
 	}
 	if h["Authorization"] != "" || h["Cookie"] != "" {
@@ -137,6 +139,21 @@ func TestProxyExtensions(t *testing.T) {
 			t.Errorf("the metrics lack %s:\n%s", want, grepLines(page, "argocd_proxy"))
 		}
 	}
+
+	// extension.config, Argo CD's list of extensions under one key, is
+	// served beside the per-extension keys.
+	if err := testobj.Put(ctx, f.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: settings.CMName, Namespace: f.ns}, Data: map[string]string{
+		"accounts.viewer": "apiKey", "accounts.invoker": "apiKey",
+		"extension.config.metrics": "services:\n- url: " + backend.URL + "\n",
+		"extension.config":         "extensions:\n- name: logs\n  backend:\n    services:\n    - url: " + backend.URL + "/logs\n",
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually.True(t, "the extension.config extension served", func() bool {
+		code, body := call("/extensions/logs/tail", invoker, appHeader, "default")
+		// As in Argo CD, the service URL's path is not prefixed.
+		return code == 200 && strings.Contains(body, `"Path":"/tail"`)
+	})
 }
 
 // TestProxyExtensionsOff: without server.enable.proxy.extension nothing is

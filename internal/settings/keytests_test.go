@@ -40,7 +40,7 @@ var keyTests = map[string][]string{
 	"kustomize.buildOptions.":                                  {"TestKustomizeVersionsAndHelmCharts", "TestKustomizeVersions"},
 	"kustomize.enable":                                         {"TestDisabledTools"},
 	"kustomize.path.":                                          {"TestKustomizeVersionsAndHelmCharts", "TestKustomizeVersions"},
-	"kustomize.version.":                                       {"TestKustomizeVersions"},
+	"kustomize.version.":                                       {"TestKustomizeVersions", "TestKustomizeVersionsAndHelmCharts"},
 	"oidc.config":                                              {"TestSSOLoginThroughDex", "TestOIDCInsecureSkipVerify", "TestLoginWithSSO"},
 	"oidc.tls.insecure.skip.verify":                            {"TestOIDCInsecureSkipVerify"},
 	"passwordPattern":                                          {"TestPasswordPattern"},
@@ -56,7 +56,7 @@ var keyTests = map[string][]string{
 	"resource.exclusions":                                      {"TestExcludedKindIsNeitherSyncedNorPruned", "TestResourceFilter"},
 	"resource.ignoreResourceUpdatesEnabled":                    {"TestIgnoreResourceUpdates"},
 	"resource.includeEventLabelKeys":                           {"TestEventLabels", "TestDeepLinksGlobalProjectsAndEvents"},
-	"resource.inclusions":                                      {"TestResourceFilter"},
+	"resource.inclusions":                                      {"TestExcludedKindIsNeitherSyncedNorPruned", "TestResourceFilter"},
 	"resource.links":                                           {"TestDeepLinksGlobalProjectsAndEvents"},
 	"resource.respectRBAC":                                     {"TestRespectRBAC", "TestRestrictedKindIsComparedObjectByObject"},
 	"resource.sensitive.mask.annotations":                      {"TestManifestsMaskSecrets"},
@@ -85,12 +85,7 @@ var keyTests = map[string][]string{
 // keysTestedForWiring are the keys of keyTests whose tests show the
 // value read, but not yet what it changes. The list only shrinks.
 var keysTestedForWiring = []string{
-	"extension.config",
-	"helm.enable",
-	"kustomize.version.",
 	"resource.compareoptions",
-	"resource.ignoreResourceUpdatesEnabled",
-	"resource.inclusions",
 }
 
 // TestEveryActedOnKeyHasTests: every documented argocd-cm key Capstan acts

@@ -43,6 +43,9 @@ func TestClientTLS(t *testing.T) {
 		{"default TLS, not verified", ClientTLS{}, ""},
 		{"strict TLS with the mounted Secret", ClientTLS{Strict: true, CADir: mounted}, ""},
 		{"strict TLS with another certificate", ClientTLS{Strict: true, CADir: other}, "certificate"},
+		// *.repo.server.ca.cert.path: a CA file verifies without Strict.
+		{"a CA file the certificate chains to", ClientTLS{CACertPath: filepath.Join(mounted, certs.CertFile)}, ""},
+		{"a CA file of another certificate", ClientTLS{CACertPath: filepath.Join(other, certs.CertFile)}, "certificate"},
 		{"plaintext to a TLS server", ClientTLS{Plaintext: true}, "connection error"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -176,6 +176,7 @@ func newProxy(svc settings.ProxyService, transport http.RoundTripper) (*httputil
 	return &httputil.ReverseProxy{
 		Transport: transport,
 		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetXForwarded() // the caller's address, host and scheme, as Argo CD sends them
 			pr.Out.URL.Scheme, pr.Out.URL.Host = target.Scheme, target.Host
 			pr.Out.Host = target.Host
 			for _, hd := range headers {
