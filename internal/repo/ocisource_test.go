@@ -80,6 +80,11 @@ func TestOCISources(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "reposerver.oci.manifest.max.extracted.size") {
 		t.Errorf("an artifact over the extraction bound: %v", err)
 	}
+	// reposerver.disable.oci.manifest.max.extracted.size: no bound at all.
+	unbounded := NewService(Options{Root: t.TempDir(), OCIPlainHTTP: true, Credentials: creds, OCI: ocisource.Options{MaxExtractedBytes: -1}})
+	if _, err := unbounded.Render(ctx, &Request{AppName: "oci", Sources: []v1alpha1.ApplicationSource{{RepoURL: repoURL, TargetRevision: "1.0.0", Path: "."}}}); err != nil {
+		t.Errorf("the artifact without an extraction bound: %v", err)
+	}
 	if _, err := render("2.0.0", "."); err == nil {
 		t.Error("a tag that does not exist rendered")
 	}

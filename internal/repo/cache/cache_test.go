@@ -173,3 +173,29 @@ func TestRedisCompression(t *testing.T) {
 		t.Errorf("an unknown compression: %v", err)
 	}
 }
+
+// TestRedisDB: redis.db picks the database the cache keeps its values in;
+// another database of the same server does not see them.
+func TestRedisDB(t *testing.T) {
+	ctx := context.Background()
+	addr := redisserver.Start(t)
+	third, err := NewRedis(ctx, RedisOptions{Addr: addr, DB: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer third.Close()
+	first, err := NewRedis(ctx, RedisOptions{Addr: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	if err := third.Set(ctx, "k", []byte("v"), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := first.Get(ctx, "k"); ok || err != nil {
+		t.Errorf("database 0 sees database 3's value: %v %v", ok, err)
+	}
+	if v, ok, err := third.Get(ctx, "k"); !ok || err != nil || string(v) != "v" {
+		t.Errorf("database 3: %q %v %v", v, ok, err)
+	}
+}

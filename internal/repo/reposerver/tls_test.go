@@ -2,10 +2,13 @@ package reposerver
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"google.golang.org/grpc"
 
 	"github.com/capstan-cd/capstan/internal/certs"
 	"github.com/capstan-cd/capstan/internal/repo"
@@ -66,5 +69,26 @@ func TestClientTLS(t *testing.T) {
 func TestStrictTLSWithoutCertificates(t *testing.T) {
 	if _, err := Dial("127.0.0.1:1", ClientTLS{Strict: true, CADir: t.TempDir()}); err == nil {
 		t.Fatal("strict TLS with no certificate to trust: no error")
+	}
+}
+
+// TestPlaintext: a repo server serving plain gRPC (reposerver.disable.tls)
+// is reached by a client told so (*.repo.server.plaintext), not by one
+// speaking TLS.
+func TestPlaintext(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer(MessageLimits(0)...)
+	Register(srv, repo.NewService(repo.Options{Root: t.TempDir()}))
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	req := &repo.RefsRequest{RepoURL: "https://127.0.0.1:1/none.git"}
+	if _, err := dial(t, lis.Addr().String(), ClientTLS{Plaintext: true}).Refs(context.Background(), req); err == nil || IsCode(err, "Unavailable") {
+		t.Errorf("a plaintext client did not reach the repo server: %v", err)
+	}
+	if _, err := dial(t, lis.Addr().String(), ClientTLS{}).Refs(context.Background(), req); err == nil || !IsCode(err, "Unavailable") {
+		t.Errorf("a TLS client reached a plaintext repo server: %v", err)
 	}
 }
