@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -96,25 +98,11 @@ func TestSCMPolicy(t *testing.T) {
 func TestProviderCA(t *testing.T) {
 	e := start(t, nil)
 	ctx := context.Background()
-	group := scmserver.GitLabGroup(t, "gl-token", "shop",
-		scmserver.Repo{Name: "web", DefaultBranch: "main", Branches: map[string]string{"main": "0123456789ab"}})
-	target, err := url.Parse(group.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tlsSrv := httptest.NewTLSServer(httputil.NewSingleHostReverseProxy(target))
-	defer tlsSrv.Close()
-	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tlsSrv.Certificate().Raw})
-	for _, obj := range []*corev1.Secret{{ObjectMeta: metav1.ObjectMeta{Name: "gl", Namespace: e.ns}, StringData: map[string]string{"token": "gl-token"}}} {
-		if err := e.client.Create(ctx, obj); err != nil {
-			t.Fatal(err)
-		}
-	}
+	gitlab, caPEM := gitlabBehindTLS(t, e)
 	if err := e.client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "gl-ca", Namespace: e.ns},
 		Data: map[string]string{"ca.crt": string(caPEM)}}); err != nil {
 		t.Fatal(err)
 	}
-	gitlab := &v1alpha1.SCMProviderGeneratorGitlab{Group: "shop", API: tlsSrv.URL, TokenRef: &v1alpha1.SecretRef{SecretName: "gl", Key: "token"}}
 	if err := e.client.Create(ctx, scmAppSet(e.ns, "untrusted", v1alpha1.SCMProviderGenerator{Gitlab: gitlab})); err != nil {
 		t.Fatal(err)
 	}
@@ -129,4 +117,39 @@ func TestProviderCA(t *testing.T) {
 		}
 	}
 	e.waitApps("ca-web", "insecure-web")
+}
+
+// TestProviderRootCAPath: the CA file applicationsetcontroller.scm.root.ca.path
+// names is trusted by every SCM provider generator, without a caRef.
+func TestProviderRootCAPath(t *testing.T) {
+	caFile := filepath.Join(t.TempDir(), "roots.pem")
+	e := start(t, func(o *applicationset.Options) { o.SCM.RootCAPath = caFile })
+	gitlab, caPEM := gitlabBehindTLS(t, e)
+	if err := os.WriteFile(caFile, caPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.client.Create(context.Background(), scmAppSet(e.ns, "rooted", v1alpha1.SCMProviderGenerator{Gitlab: gitlab})); err != nil {
+		t.Fatal(err)
+	}
+	e.waitApps("rooted-web")
+}
+
+// gitlabBehindTLS serves a GitLab group with one repository over TLS, with
+// its token in a Secret of e's namespace, and returns the generator that
+// reads it and the PEM of the server's certificate.
+func gitlabBehindTLS(t *testing.T, e *env) (*v1alpha1.SCMProviderGeneratorGitlab, []byte) {
+	group := scmserver.GitLabGroup(t, "gl-token", "shop",
+		scmserver.Repo{Name: "web", DefaultBranch: "main", Branches: map[string]string{"main": "0123456789ab"}})
+	target, err := url.Parse(group.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsSrv := httptest.NewTLSServer(httputil.NewSingleHostReverseProxy(target))
+	t.Cleanup(tlsSrv.Close)
+	if err := e.client.Create(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "gl", Namespace: e.ns},
+		StringData: map[string]string{"token": "gl-token"}}); err != nil {
+		t.Fatal(err)
+	}
+	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tlsSrv.Certificate().Raw})
+	return &v1alpha1.SCMProviderGeneratorGitlab{Group: "shop", API: tlsSrv.URL, TokenRef: &v1alpha1.SecretRef{SecretName: "gl", Key: "token"}}, caPEM
 }

@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"crypto/x509"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -10,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/capstan-cd/capstan/internal/apiwire"
+	"github.com/capstan-cd/capstan/internal/certs"
 	"github.com/capstan-cd/capstan/internal/settings"
 	"github.com/capstan-cd/capstan/internal/testing/dexserver"
 	"github.com/capstan-cd/capstan/internal/testing/localcluster"
@@ -70,5 +73,39 @@ func TestSSOThroughBundledDex(t *testing.T) {
 	}
 	if code := f.call("POST", "/api/v1/projects", `{"project":{"metadata":{"name":"dex-made"}}}`, token, nil); code != 200 {
 		t.Errorf("the Dex group's admin role: create project %d, want 200", code)
+	}
+}
+
+// TestDexStrictTLS: with server.dex.server.strict.tls (RootCAs set), Dex
+// is reached only when its certificate chains to them; without, its
+// certificate is not checked, as in Argo CD.
+func TestDexStrictTLS(t *testing.T) {
+	dex := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("dex")) }))
+	defer dex.Close()
+	trusted := x509.NewCertPool()
+	trusted.AddCert(dex.Certificate())
+	otherPEM, _, err := certs.SelfSigned("argocd-dex-server", []string{"127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := x509.NewCertPool()
+	other.AppendCertsFromPEM(otherPEM)
+	for _, tc := range []struct {
+		name  string
+		roots *x509.CertPool
+		ok    bool
+	}{
+		{"not strict", nil, true},
+		{"strict, Dex's certificate trusted", trusted, true},
+		{"strict, another certificate trusted", other, false},
+	} {
+		d := DexServer{Address: strings.TrimPrefix(dex.URL, "https://"), RootCAs: tc.roots}
+		resp, err := (&http.Client{Transport: d.transport()}).Get(d.base().String() + "/api/dex/keys")
+		if err == nil {
+			resp.Body.Close()
+		}
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: %v", tc.name, err)
+		}
 	}
 }
