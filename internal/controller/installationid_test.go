@@ -20,6 +20,9 @@ import (
 func TestInstallationID(t *testing.T) {
 	localcluster.Need(t)
 	ctx := context.Background()
+	if err := kube.InstallCRDs(ctx, testCluster.Config); err != nil {
+		t.Fatal(err)
+	}
 	ns := testCluster.NewNamespace(t)
 	c, err := kube.NewClient(testCluster.Config)
 	if err != nil {
@@ -37,18 +40,9 @@ func TestInstallationID(t *testing.T) {
 	e := startIn(t, ns)
 	remote := gitserver.NewLocalRepo(t)
 	remote.Commit(t, "c", map[string]string{"app/ours.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ours}\n"})
-	app := &v1alpha1.Application{
-		ObjectMeta: metav1.ObjectMeta{Name: "shared", Namespace: ns},
-		Spec: v1alpha1.ApplicationSpec{
-			Project:     "default",
-			Source:      &v1alpha1.ApplicationSource{RepoURL: remote.URL, Path: "app"},
-			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: ns},
-			SyncPolicy:  &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Prune: true}},
-		},
-	}
-	if err := e.client.Create(ctx, app); err != nil {
-		t.Fatal(err)
-	}
+	app := newApp(e, "shared", "default", remote.URL, "app", v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: ns})
+	app.Spec.SyncPolicy.Automated.Prune = true
+	e.create(app)
 	e.waitSyncedHealthy("shared")
 	ours, err := e.kube.CoreV1().ConfigMaps(ns).Get(ctx, "ours", metav1.GetOptions{})
 	if err != nil || ours.Annotations[v1alpha1.AnnotationInstallationID] != "blue" {
