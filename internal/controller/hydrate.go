@@ -88,31 +88,41 @@ func (h HydratorOptions) withDefaults(opts Options, c client.Reader) (*HydratorO
 // hydrateRetry is how soon a failed hydration is tried again.
 const hydrateRetry = 30 * time.Second
 
+// hydration is what one reconcile's hydrate did.
+type hydration struct {
+	// pushed: the hydrated branch moved (the sync source changed).
+	pushed bool
+	// retry, when set, is how soon to try again (after a failure, or for
+	// a turn).
+	retry time.Duration
+	// putOff: every hydration processor was busy; nothing was done, and a
+	// refresh asked for is still to come.
+	putOff bool
+}
+
 // hydrate brings the hydrated branch to the rendering of the dry source's
-// current commit, recording the operation in status.sourceHydrator. It
-// reports whether it pushed (the sync source then changed) and, when it
-// failed, how soon to try again.
-func (r *reconciler) hydrate(ctx context.Context, app *v1alpha1.Application) (pushed bool, retry time.Duration) {
+// current commit, recording the operation in status.sourceHydrator.
+func (r *reconciler) hydrate(ctx context.Context, app *v1alpha1.Application) hydration {
 	h := r.opts.Hydrator
 	spec := app.Spec.SourceHydrator
 	if h == nil || spec == nil || app.DeletionTimestamp != nil {
-		return false, 0
+		return hydration{}
 	}
 	st := &app.Status.SourceHydrator
 	if op := st.CurrentOperation; op != nil && op.Phase == v1alpha1.HydrateOperationPhaseFailed &&
 		reflect.DeepEqual(op.SourceHydrator, *spec) && time.Since(op.StartedAt.Time) < hydrateRetry {
-		return false, hydrateRetry - time.Since(op.StartedAt.Time)
+		return hydration{retry: hydrateRetry - time.Since(op.StartedAt.Time)}
 	}
 	if !h.turns.TryAcquire(1) {
-		return false, hydrateTurnRetry
+		return hydration{retry: hydrateTurnRetry, putOff: true}
 	}
 	defer h.turns.Release(1)
 	started := metav1.Now()
-	fail := func(drySHA string, err error) (bool, time.Duration) {
+	fail := func(drySHA string, err error) hydration {
 		st.CurrentOperation = &v1alpha1.HydrateOperation{StartedAt: started, FinishedAt: ptrNow(), Phase: v1alpha1.HydrateOperationPhaseFailed,
 			Message: err.Error(), DrySHA: drySHA, SourceHydrator: *spec}
 		r.opts.Log.Warn("hydration failed", "application", app.Namespace+"/"+app.Name, "error", err.Error())
-		return false, hydrateRetry
+		return hydration{retry: hydrateRetry}
 	}
 	// What the project does not permit is neither rendered nor pushed.
 	c, err := r.clusters.Get(ctx, app.Spec.Destination)
@@ -127,7 +137,7 @@ func (r *reconciler) hydrate(ctx context.Context, app *v1alpha1.Application) (pu
 		return fail("", err)
 	}
 	if last := st.LastSuccessfulOperation; last != nil && last.DrySHA == commit.DrySHA && reflect.DeepEqual(last.SourceHydrator, *spec) {
-		return false, 0 // hydrated already
+		return hydration{} // hydrated already
 	}
 	if err := r.describeDry(ctx, app.Spec.Project, commit); err != nil {
 		return fail(commit.DrySHA, err)
@@ -140,7 +150,7 @@ func (r *reconciler) hydrate(ctx context.Context, app *v1alpha1.Application) (pu
 		DrySHA: commit.DrySHA, HydratedSHA: hydratedSHA, SourceHydrator: *spec}
 	st.LastSuccessfulOperation = &v1alpha1.SuccessfulHydrateOperation{DrySHA: commit.DrySHA, HydratedSHA: hydratedSHA, SourceHydrator: *spec}
 	r.opts.Log.Info("hydrated", "application", app.Namespace+"/"+app.Name, "drySHA", commit.DrySHA, "hydratedSHA", hydratedSHA)
-	return true, 0
+	return hydration{pushed: true}
 }
 
 // renderDry renders the dry source at its target revision.

@@ -11,7 +11,7 @@ import (
 
 // TestHydrationWaitsForATurn: with every hydration processor busy
 // (--hydration-processors), an Application's hydration is put off and
-// tried again soon, recording nothing; the turn is never held after.
+// tried again soon, recording nothing (and a refresh asked for is kept).
 func TestHydrationWaitsForATurn(t *testing.T) {
 	turns := semaphore.NewWeighted(1)
 	r := &reconciler{opts: Options{Hydrator: &HydratorOptions{Processors: 1, turns: turns}}}
@@ -20,12 +20,8 @@ func TestHydrationWaitsForATurn(t *testing.T) {
 	if !turns.TryAcquire(1) {
 		t.Fatal("the only turn is taken already")
 	}
-	pushed, retry := r.hydrate(context.Background(), app)
-	if pushed || retry != hydrateTurnRetry || app.Status.SourceHydrator.CurrentOperation != nil {
-		t.Errorf("without a turn: pushed %v, retry %v, operation %+v", pushed, retry, app.Status.SourceHydrator.CurrentOperation)
-	}
-	turns.Release(1)
-	if !turns.TryAcquire(1) {
-		t.Error("a put-off hydration kept the turn")
+	h := r.hydrate(context.Background(), app)
+	if h.pushed || !h.putOff || h.retry != hydrateTurnRetry || app.Status.SourceHydrator.CurrentOperation != nil {
+		t.Errorf("without a turn: %+v, operation %+v", h, app.Status.SourceHydrator.CurrentOperation)
 	}
 }

@@ -564,38 +564,46 @@ func TestIgnoreResourceUpdates(t *testing.T) {
 		Data: map[string]string{"resource.customizations.ignoreResourceUpdates.ConfigMap": "jsonPointers:\n- /data\n"}})
 	remote := gitserver.NewLocalRepo(t)
 	remote.Commit(t, "one", map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {k: v}\n"})
-	dest := testCluster.NewNamespace(t)
-	e.create(newApp(e, "quiet", "default", remote.URL, "app", v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest}))
+	dests := map[string]string{}
+	for _, name := range []string{"quiet", "later"} {
+		dests[name] = testCluster.NewNamespace(t)
+		e.create(newApp(e, name, "default", remote.URL, "app", v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dests[name]}))
+	}
 	e.waitSyncedHealthy("quiet")
-	e.settle("quiet") // the test asks whether the change below causes a reconcile
+	e.waitSyncedHealthy("later")
+	e.settle("quiet", "later") // the test asks whether the changes below cause a reconcile
 	settled := e.app("quiet").Status.ReconciledAt
 	ctx := context.Background()
-	change := func(f func(cm *corev1.ConfigMap)) {
-		cm, err := e.kube.CoreV1().ConfigMaps(dest).Get(ctx, "cm", metav1.GetOptions{})
+	change := func(app string, f func(cm *corev1.ConfigMap)) {
+		cm, err := e.kube.CoreV1().ConfigMaps(dests[app]).Get(ctx, "cm", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		f(cm)
-		if _, err := e.kube.CoreV1().ConfigMaps(dest).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		if _, err := e.kube.CoreV1().ConfigMaps(dests[app]).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	change(func(cm *corev1.ConfigMap) { cm.Data["k"] = "drifted" })
+	outOfSync := func(app string) {
+		e.eventually(app+" OutOfSync", func() string {
+			if st := e.app(app).Status.Sync.Status; st != v1alpha1.SyncStatusCodeOutOfSync {
+				return string(st)
+			}
+			return ""
+		})
+	}
+	change("quiet", func(cm *corev1.ConfigMap) { cm.Data["k"] = "drifted" })
 	time.Sleep(3 * time.Second) // room for a refresh that should not happen
 	if a := e.app("quiet"); a.Status.Sync.Status != v1alpha1.SyncStatusCodeSynced || !a.Status.ReconciledAt.Equal(settled) {
 		t.Fatalf("a change of an ignored field refreshed the app: %s, reconciled at %v (before: %v)", a.Status.Sync.Status, a.Status.ReconciledAt, settled)
 	}
-	change(func(cm *corev1.ConfigMap) { cm.Labels = map[string]string{"touched": "yes"} })
-	e.eventually("OutOfSync after a change that is not ignored", func() string {
-		if st := e.app("quiet").Status.Sync.Status; st != v1alpha1.SyncStatusCodeOutOfSync {
-			return string(st)
-		}
-		return ""
-	})
+	change("quiet", func(cm *corev1.ConfigMap) { cm.Labels = map[string]string{"touched": "yes"} })
+	outOfSync("quiet")
 
-	// resource.ignoreResourceUpdatesEnabled "false" turns the rules off:
-	// once the object is back as Git has it, a change of the same field
-	// refreshes the app and shows the drift.
+	// resource.ignoreResourceUpdatesEnabled "false" turns the rules off,
+	// from the moment argocd-cm changes (no reconcile runs in between): a
+	// change of the same field then refreshes the other app.
+	e.settle("quiet", "later")
 	settingsCM, err := e.kube.CoreV1().ConfigMaps(ns).Get(ctx, settings.CMName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -604,20 +612,9 @@ func TestIgnoreResourceUpdates(t *testing.T) {
 	if _, err := e.kube.CoreV1().ConfigMaps(ns).Update(ctx, settingsCM, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	change(func(cm *corev1.ConfigMap) { cm.Labels, cm.Data["k"] = nil, "v" })
-	e.eventually("Synced again", func() string {
-		if st := e.app("quiet").Status.Sync.Status; st != v1alpha1.SyncStatusCodeSynced {
-			return string(st)
-		}
-		return ""
-	})
-	change(func(cm *corev1.ConfigMap) { cm.Data["k"] = "drifted again" })
-	e.eventually("OutOfSync once the rules are off", func() string {
-		if st := e.app("quiet").Status.Sync.Status; st != v1alpha1.SyncStatusCodeOutOfSync {
-			return string(st)
-		}
-		return ""
-	})
+	time.Sleep(2 * time.Second) // for the controller to read argocd-cm again
+	change("later", func(cm *corev1.ConfigMap) { cm.Data["k"] = "drifted" })
+	outOfSync("later")
 }
 
 // TestIgnoreJQTimeout: Options.IgnoreJQTimeout

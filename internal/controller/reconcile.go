@@ -157,8 +157,8 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	var at *target
-	pushed, hydrateAgain := r.hydrate(ctx, app)
-	if pushed {
+	hydrated := r.hydrate(ctx, app)
+	if hydrated.pushed {
 		at = &target{fresh: true} // the sync source just moved
 	}
 	comp, condition, renderFailed := r.compareRendering(ctx, app, checker, at, nil)
@@ -168,9 +168,10 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: min(conditionRetry, r.opts.Resync)}, nil
 	}
 	r.writeComparison(app, comp, condition)
-	if _, refresh := app.Annotations[v1alpha1.AnnotationRefresh]; refresh {
+	if _, refresh := app.Annotations[v1alpha1.AnnotationRefresh]; refresh && !hydrated.putOff {
 		// Cleared in the same write as the refresh's status, as Argo CD
-		// does: whoever waits for the annotation to go sees the result.
+		// does: whoever waits for the annotation to go sees the result
+		// (after the hydration it asks for, when that waits for a turn).
 		delete(app.Annotations, v1alpha1.AnnotationRefresh)
 		orig.Status.ReconciledAt = nil // a refresh always records its reconcile
 	}
@@ -178,8 +179,8 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if condition != nil && requeue > conditionRetry {
 		requeue = conditionRetry // a failed comparison is retried soon, not at the next resync
 	}
-	if hydrateAgain > 0 {
-		requeue = min(requeue, hydrateAgain)
+	if hydrated.retry > 0 {
+		requeue = min(requeue, hydrated.retry)
 	}
 	status := &statusWriter{client: r.client, base: orig, written: &r.written}
 	var op *v1alpha1.Operation
@@ -277,12 +278,14 @@ type derived struct {
 
 // settings returns what argocd-cm's current version makes.
 func (r *reconciler) settings(ctx context.Context) (*derived, error) {
+	// Read under the lock: a reader that read an older argocd-cm never
+	// puts it back over a newer one (followSettings reads it too).
+	r.derivedMu.Lock()
+	defer r.derivedMu.Unlock()
 	cm, err := settings.LoadArgoCD(ctx, r.client, r.opts.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	r.derivedMu.Lock()
-	defer r.derivedMu.Unlock()
 	r.checkCmdParams(ctx)
 	if r.derived != nil && r.derived.version == cm.Version {
 		return r.derived, nil

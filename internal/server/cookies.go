@@ -102,15 +102,21 @@ func isChunkName(name string) bool {
 
 // cookieToken is the session token r's cookies carry, put together from
 // its chunks; empty when there is none or its chunks are not all there.
-// It reads no more chunks than maxNumber.
+// It takes no more chunks than maxNumber, and reads the Cookie header once.
 func cookieToken(r *http.Request, maxNumber int) string {
-	first, err := r.Cookie(tokenCookie)
-	if err != nil {
+	jar := map[string]string{}
+	for _, c := range r.Cookies() {
+		if c.Name == tokenCookie || isChunkName(c.Name) {
+			jar[c.Name] = c.Value
+		}
+	}
+	first, ok := jar[tokenCookie]
+	if !ok {
 		return ""
 	}
-	count, rest, chunked := strings.Cut(first.Value, ":")
+	count, rest, chunked := strings.Cut(first, ":")
 	if !chunked {
-		return first.Value
+		return first
 	}
 	chunks, err := strconv.Atoi(count)
 	if err != nil || chunks < 1 || chunks > maxNumber {
@@ -119,11 +125,11 @@ func cookieToken(r *http.Request, maxNumber int) string {
 	var b strings.Builder
 	b.WriteString(rest)
 	for i := 1; i < chunks; i++ {
-		c, err := r.Cookie(tokenCookie + "-" + strconv.Itoa(i))
-		if err != nil {
+		part, ok := jar[tokenCookie+"-"+strconv.Itoa(i)]
+		if !ok {
 			return ""
 		}
-		b.WriteString(c.Value)
+		b.WriteString(part)
 	}
 	return b.String()
 }

@@ -345,7 +345,10 @@ func (a *Applier) apply(ctx context.Context, req *Request, t *Task, res *Result)
 			// creating it. A run resumed after an interruption finds the
 			// record and waits for the hook it created instead.
 			if hasPolicy(t, BeforeHookCreation) {
-				if err := a.limited(ctx, func() error { return deleteAndWait(ctx, ri, obj.GetName(), a.PollInterval) }); err != nil {
+				// Only the delete request holds a write unit, not the wait
+				// for the old hook (its pods, its finalizers) to go.
+				write := func(f func() error) error { return a.limited(ctx, f) }
+				if err := deleteThenWait(ctx, ri, obj.GetName(), a.PollInterval, write); err != nil {
 					return failed(rr, err)
 				}
 			}
@@ -629,7 +632,15 @@ func (a *Applier) emit(t *Task, action Action) {
 // deleteAndWait deletes an object (a hook about to be recreated) and waits
 // until it is gone.
 func deleteAndWait(ctx context.Context, ri dynamic.ResourceInterface, name string, poll time.Duration) error {
-	err := ri.Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: new(metav1.DeletePropagationForeground)})
+	return deleteThenWait(ctx, ri, name, poll, func(delete func() error) error { return delete() })
+}
+
+// deleteThenWait is deleteAndWait with the delete request made through
+// write (Applier.limited, say), and the wait outside it.
+func deleteThenWait(ctx context.Context, ri dynamic.ResourceInterface, name string, poll time.Duration, write func(func() error) error) error {
+	err := write(func() error {
+		return ri.Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: new(metav1.DeletePropagationForeground)})
+	})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}

@@ -44,8 +44,9 @@ func ParseCompression(name string) (Compression, error) {
 }
 
 // maxValueBytes bounds a value once decompressed: a compressed value that
-// unpacks to more is refused, not held.
-const maxValueBytes = 1 << 30
+// unpacks to more is refused, not held. Four times the repo server's
+// default bound on one render's manifests (64 MiB).
+const maxValueBytes = 256 << 20
 
 // RedisOptions say which Redis to use.
 type RedisOptions struct {

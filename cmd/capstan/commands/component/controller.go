@@ -224,6 +224,10 @@ func runController(ctx context.Context, f *controllerFlags, r repo.Renderer, cha
 	var hydrator *controller.HydratorOptions
 	if f.hydrator {
 		hydrator = &controller.HydratorOptions{Processors: f.hydrationProcessors}
+		if f.hydrationProcessors < 1 {
+			log.Warn("hydration needs at least one processor; using 1", "hydration-processors", f.hydrationProcessors)
+			hydrator.Processors = 1 // as Argo CD clamps it
+		}
 		if f.signingKey != "" {
 			// Fails at start when the key cannot sign, as Argo CD's commit
 			// server does: no hydrated commit is pushed unsigned.
