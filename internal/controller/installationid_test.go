@@ -8,9 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
-	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
-	"github.com/capstan-cd/capstan/internal/testing/localcluster"
 )
 
 // TestInstallationID: with argocd-cm's installationID set, what a sync
@@ -18,16 +16,8 @@ import (
 // installation tracks for an Application of the same name is neither
 // shown nor pruned.
 func TestInstallationID(t *testing.T) {
-	localcluster.Need(t)
 	ctx := context.Background()
-	if err := kube.InstallCRDs(ctx, testCluster.Config); err != nil {
-		t.Fatal(err)
-	}
-	ns := testCluster.NewNamespace(t)
-	c, err := kube.NewClient(testCluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, ns := controlNamespace(t)
 	for _, obj := range []*corev1.ConfigMap{
 		{ObjectMeta: metav1.ObjectMeta{Name: "argocd-cm", Namespace: ns}, Data: map[string]string{"installationID": "blue"}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "theirs", Namespace: ns, Annotations: map[string]string{
