@@ -61,8 +61,9 @@ func TestLimitBoundsWrites(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		sync := *a // an Applier per sync, sharing the Limit, as the controller makes them
 		wg.Go(func() {
-			if res := a.Run(ctx, &Request{App: fmt.Sprintf("app%d", app), Namespace: ns, Plan: p}); res.Phase != v1alpha1.OperationSucceeded {
+			if res := sync.Run(ctx, &Request{App: fmt.Sprintf("app%d", app), Namespace: ns, Plan: p}); res.Phase != v1alpha1.OperationSucceeded {
 				t.Errorf("app%d: %s %s", app, res.Phase, res.Message)
 			}
 		})
