@@ -104,7 +104,7 @@ func TestUIWithController(t *testing.T) {
 	base := "http://" + l.Addr().String()
 	status := `(document.querySelector('#app-status') ? document.querySelector('#app-status').innerText : '')`
 
-	p := browser.Open(t, 5*time.Minute)
+	p := browser.Open(t, 10*time.Minute) // the whole walk; under -race beside other packages it has taken 5
 	p.Do("opening the app", chromedp.Navigate(base+"/applications/"+ns+"/guestbook"))
 	p.Login("admin", string(initial.Data["password"]))
 	p.Until("the app compared", status+`.includes('OutOfSync')`, time.Minute)
