@@ -87,9 +87,14 @@ type Previewer struct {
 }
 
 // Preview runs the ApplicationSet's generators and renders their
-// Applications, as the controller would create them.
+// Applications, as the controller would create them. A preview always
+// reads tokens in strict mode, as Argo CD's does: whoever may preview in
+// a project could otherwise send any Secret of the namespace to an API
+// of their choosing while creating nothing.
 func (p Previewer) Preview(ctx context.Context, as *v1alpha1.ApplicationSet) ([]*v1alpha1.Application, error) {
-	results, _, err := Generate(ctx, as, p.Sources)
+	src := p.Sources
+	src.SCM.TokenRefStrict = true
+	results, _, err := Generate(ctx, as, src)
 	if err != nil {
 		return nil, err
 	}

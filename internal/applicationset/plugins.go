@@ -118,7 +118,7 @@ func (g *generation) pluginToken(ref string) (string, error) {
 	if name, k, ok := strings.Cut(ref[1:], ":"); ok {
 		secret, key = name, k
 	}
-	v, err := g.secretKey(g.src.Namespace, secret, key, false)
+	v, err := g.secretKey(g.src.Namespace, secret, key)
 	if err == nil && v == "" {
 		err = fmt.Errorf("key %q of Secret %s/%s is empty", key, g.src.Namespace, secret)
 	}

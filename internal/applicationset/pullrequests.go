@@ -13,6 +13,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/applicationset/pullrequest"
+	"github.com/capstan-cd/capstan/internal/settings"
 )
 
 // DefaultPullRequestRequeueAfter is how often the pull request generator
@@ -128,7 +129,10 @@ func (g *generation) pullRequestService(gen *v1alpha1.PullRequestGenerator) (pul
 }
 
 // secretRef reads a token a generator names from a Secret of the
-// ApplicationSet's namespace ("" when none is named).
+// ApplicationSet's namespace ("" when none is named), as a tenant's field
+// may (settings.SecretScope): never argocd-secret nor a repository or
+// cluster Secret, and in token reference strict mode only a Secret
+// labelled as SCM credentials.
 func (g *generation) secretRef(ref *v1alpha1.SecretRef, field string) (string, error) {
 	if ref == nil {
 		return "", nil
@@ -136,28 +140,33 @@ func (g *generation) secretRef(ref *v1alpha1.SecretRef, field string) (string, e
 	if g.src.Reader == nil {
 		return "", fmt.Errorf("%s: no client to read Secrets", field)
 	}
-	v, err := g.secretKey(g.appset.Namespace, ref.SecretName, ref.Key, g.src.SCM.TokenRefStrict)
+	scope := settings.SecretScope{Namespace: g.appset.Namespace, Field: field}
+	s, err := scope.Read(g.ctx, g.src.Reader, g.appset.Namespace, ref.SecretName)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", field, err)
+		return "", err
 	}
-	return v, nil
+	if g.src.SCM.TokenRefStrict && s.Labels[v1alpha1.LabelSecretType] != v1alpha1.SecretTypeSCMCreds {
+		return "", fmt.Errorf("%s: secret %s/%s is not a valid SCM creds secret: it lacks the label %s=%s (token reference strict mode)",
+			field, s.Namespace, s.Name, v1alpha1.LabelSecretType, v1alpha1.SecretTypeSCMCreds)
+	}
+	return secretValue(s, ref.Key)
 }
 
-// secretKey reads one key of a Secret; with scmCreds, only of a Secret
-// labelled as SCM credentials. Errors name the Secret and key, never the
+// secretKey reads one key of a Secret the settings name (a plugin's token
+// in the control namespace). Errors name the Secret and key, never the
 // value.
-func (g *generation) secretKey(namespace, name, key string, scmCreds bool) (string, error) {
+func (g *generation) secretKey(namespace, name, key string) (string, error) {
 	var s corev1.Secret
 	if err := g.src.Reader.Get(g.ctx, client.ObjectKey{Namespace: namespace, Name: name}, &s); err != nil {
 		return "", fmt.Errorf("reading Secret %s/%s: %w", namespace, name, err)
 	}
-	if scmCreds && s.Labels[v1alpha1.LabelSecretType] != v1alpha1.SecretTypeSCMCreds {
-		return "", fmt.Errorf("secret %s/%s is not a valid SCM creds secret: it lacks the label %s=%s (token reference strict mode)",
-			namespace, name, v1alpha1.LabelSecretType, v1alpha1.SecretTypeSCMCreds)
-	}
+	return secretValue(&s, key)
+}
+
+func secretValue(s *corev1.Secret, key string) (string, error) {
 	v, ok := s.Data[key]
 	if !ok {
-		return "", fmt.Errorf("key %q missing from Secret %s/%s", key, namespace, name)
+		return "", fmt.Errorf("key %q missing from Secret %s/%s", key, s.Namespace, s.Name)
 	}
 	return string(v), nil
 }

@@ -1,7 +1,6 @@
 package applicationset
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +8,7 @@ import (
 	"strings"
 	"text/template"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/valyala/fasttemplate"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"sigs.k8s.io/yaml"
@@ -30,17 +30,33 @@ func rendererOf(as *v1alpha1.ApplicationSet) renderer {
 	return renderer{goTemplate: as.Spec.GoTemplate, options: as.Spec.GoTemplateOptions}
 }
 
-// funcs are Sprig's functions without those that read the controller's
-// environment or the network, plus Argo CD's additions.
-var funcs = func() template.FuncMap {
-	m := safetext.Funcs()
-	m["normalize"] = normalize
-	m["slugify"] = slugifyFunc
-	m["toYaml"] = toYAML
-	m["fromYaml"] = fromYAML
-	m["fromYamlArray"] = fromYAMLArray
-	return m
-}()
+// funcs are Argo CD's additions to the functions templates run with
+// (safetext's: Sprig's, without those that read the controller's
+// environment or the network).
+var funcs = template.FuncMap{"normalize": normalize, "slugify": slugifyFunc, "toYaml": toYAML, "fromYaml": fromYAML, "fromYamlArray": fromYAMLArray}
+
+// maxRendered bounds one rendered string of a template (and, as
+// safetext's budget, 16 times that of what its functions build).
+const maxRendered = 1 << 20
+
+// parsed keeps the templates parsed lately, by options and text: sets
+// render the same strings for every element their generators make.
+var parsed, _ = lru.New[string, *safetext.Template](1024)
+
+// parse returns the template of s with the renderer's options, parsed
+// once.
+func (r renderer) parse(s string) (*safetext.Template, error) {
+	key := strings.Join(r.options, ",") + "\x00" + s
+	if t, ok := parsed.Get(key); ok {
+		return t, nil
+	}
+	t, err := safetext.Parse("", s, funcs, r.options...)
+	if err != nil {
+		return nil, err
+	}
+	parsed.Add(key, t)
+	return t, nil
+}
 
 // slugifyFunc is slugify as templates call it: `slugify .x`, or with a
 // maximum size and the smart-truncate switch first: `slugify 20 false .x`.
@@ -100,15 +116,15 @@ func (r renderer) str(s string, params Params, flat map[string]string) (string, 
 			return io.WriteString(w, "{{"+tag+"}}")
 		})
 	}
-	t, err := template.New("").Option(r.options...).Funcs(funcs).Parse(s)
+	t, err := r.parse(s)
 	if err != nil {
-		return "", fmt.Errorf("parsing template %q: %w", s, err)
+		return "", fmt.Errorf("parsing template %q: %w", safetext.Truncate(s, 256), err)
 	}
-	var buf bytes.Buffer
-	if err := t.Execute(&buf, map[string]any(params)); err != nil {
-		return "", fmt.Errorf("executing template %q: %w", s, err)
+	out, err := t.Execute(map[string]any(params), maxRendered, "the rendered string")
+	if err != nil {
+		return "", fmt.Errorf("executing template %q: %w", safetext.Truncate(s, 256), err)
 	}
-	return buf.String(), nil
+	return out, nil
 }
 
 // value renders every string of a decoded JSON value, map keys included,

@@ -28,6 +28,11 @@ type Options struct {
 	HTTPClient *http.Client
 	// Timeout bounds one token request. Default DefaultTimeout.
 	Timeout time.Duration
+	// AzureIdentityHosts are host names, beyond Azure DevOps' and the
+	// Azure Container Registries', that may receive tokens bought with
+	// the process's own Azure identity (an Azure DevOps Server taking
+	// Entra ID tokens). Default none.
+	AzureIdentityHosts []string
 }
 
 // Source buys tokens and keeps them, and the credentials that bought

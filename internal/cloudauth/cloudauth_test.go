@@ -3,6 +3,7 @@ package cloudauth_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,6 +100,43 @@ func TestAzureWorkloadIdentity(t *testing.T) {
 	}
 	if got := ts.Scope(token); got != cloudauth.AzureDevOpsScope {
 		t.Errorf("token for %q, want %q", got, cloudauth.AzureDevOpsScope)
+	}
+}
+
+// TestWorkloadIdentityOnlyForAzureHosts is finding N8 of the second
+// tenant review: a repository Secret asking for the workload identity
+// buys the process's Azure DevOps token only for an Azure DevOps host (a
+// Helm repository: only for an Azure Container Registry) or a host the
+// options list; elsewhere nothing is bought, so nothing can be sent.
+func TestWorkloadIdentityOnlyForAzureHosts(t *testing.T) {
+	ts := tokenserver.New(t)
+	ts.UseWorkloadIdentity(t)
+	src := cloudauth.New(cloudauth.Options{HTTPClient: ts.Client(), AzureIdentityHosts: []string{"devops.corp.example"}})
+	identity := cloudauth.Credentials{AzureWorkloadIdentity: true}
+	ctx := context.Background()
+	for _, c := range []struct {
+		url  string
+		helm bool
+	}{
+		{"https://collector.example/org/_git/repo", false},
+		{"https://dev.azure.com.collector.example/org/_git/repo", false},
+		{"git@collector.example:v3/org/p/r", false},
+		{"https://dev.azure.com/org/p/_git/r", true}, // a Helm repository must be a registry
+		{"oci://collector.example/charts", true},
+		{"registry.azurecr.io.collector.example/charts", true},
+	} {
+		if _, err := src.Buy(ctx, identity, c.url, c.helm); !errors.Is(err, cloudauth.ErrIdentityHost) {
+			t.Errorf("%s (helm %v): %v, want %v", c.url, c.helm, err, cloudauth.ErrIdentityHost)
+		}
+	}
+	if n := ts.Requests("entra"); n != 0 {
+		t.Fatalf("%d token requests for hosts that are not Azure's", n)
+	}
+	for _, url := range []string{"https://dev.azure.com/org/p/_git/r", "https://org.visualstudio.com/p/_git/r", "https://devops.corp.example/org/r"} {
+		b, err := src.Buy(ctx, identity, url, false)
+		if err != nil || ts.Scope(b.BearerToken) != cloudauth.AzureDevOpsScope {
+			t.Errorf("%s: %+v %v, want an Azure DevOps token", url, b, err)
+		}
 	}
 }
 

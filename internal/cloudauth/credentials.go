@@ -1,6 +1,9 @@
 package cloudauth
 
-import "context"
+import (
+	"context"
+	"strings"
+)
 
 // Credentials are the cloud credentials of one repository, as its Secret
 // gives them.
@@ -27,14 +30,24 @@ type Bought struct {
 	Identity                        string
 }
 
-// Buy buys a repository's credentials, in Argo CD's order: a Google
-// service account's, then the Azure workload identity's, then an Azure
-// service principal's. helmRegistry, for a Helm repository, is its host:
-// the workload identity's token is then exchanged for the Azure Container
-// Registry's. Credentials that buy nothing give a zero Bought.
-func (s *Source) Buy(ctx context.Context, c Credentials, helmRegistry string) (Bought, error) {
+// Buy buys the credentials of the repository at repoURL, in Argo CD's
+// order: a Google service account's, then the Azure workload identity's,
+// then an Azure service principal's. For a Helm repository (helm), the
+// workload identity's token is exchanged for its Azure Container
+// Registry's. The workload identity buys only for Azure's hosts (see
+// ErrIdentityHost). Credentials that buy nothing give a zero Bought.
+func (s *Source) Buy(ctx context.Context, c Credentials, repoURL string, helm bool) (Bought, error) {
 	var b Bought
 	var err error
+	helmRegistry := ""
+	if helm {
+		helmRegistry = registryHost(repoURL)
+	}
+	if c.GoogleKey == "" && c.AzureWorkloadIdentity {
+		if err := s.identityHostAllowed(repoURL, helm); err != nil {
+			return Bought{}, err
+		}
+	}
 	switch sp := c.ServicePrincipal; {
 	case c.GoogleKey != "":
 		b.Username, b.Password, err = s.Google(ctx, c.GoogleKey)
@@ -53,4 +66,15 @@ func (s *Source) Buy(ctx context.Context, c Credentials, helmRegistry string) (B
 		return Bought{}, err
 	}
 	return b, nil
+}
+
+// registryHost is the host[:port] of a Helm repository's URL, with or
+// without its scheme (oci://registry/charts, https://registry/helm/v1/repo,
+// registry/charts).
+func registryHost(repoURL string) string {
+	if _, rest, ok := strings.Cut(repoURL, "://"); ok {
+		repoURL = rest
+	}
+	host, _, _ := strings.Cut(repoURL, "/")
+	return host
 }

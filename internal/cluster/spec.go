@@ -3,7 +3,6 @@ package cluster
 import (
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"net/url"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/settings"
 )
 
 // Spec is a cluster as Argo CD's API describes it, and as its cluster
@@ -32,16 +32,22 @@ type Spec struct {
 	RefreshRequestedAt *metav1.Time `json:"refreshRequestedAt,omitempty"`
 }
 
-// SecretName is the name Argo CD gives a cluster's Secret:
-// cluster-<host>-<FNV-32a of the server URL>.
+// maxSecretName is the longest name the API server takes.
+const maxSecretName = 253
+
+// SecretName is the name of a new cluster's Secret, shaped as Argo CD
+// shapes it: cluster-<host>-<hash of the server URL>, the hash
+// settings.SecretNameHash (Argo CD's 32-bit one can be aimed at another
+// cluster's name). Clusters are found by their server, never by name.
 func SecretName(server string) string {
 	host := server
 	if u, err := url.Parse(server); err == nil && u.Hostname() != "" {
 		host = u.Hostname()
 	}
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(server))
-	return fmt.Sprintf("cluster-%s-%d", strings.ToLower(host), h.Sum32())
+	hash := settings.SecretNameHash(server)
+	host = strings.ToLower(host)
+	host = host[:min(len(host), maxSecretName-len("cluster--")-len(hash))]
+	return "cluster-" + host + "-" + hash
 }
 
 // ErrLastAppliedAnnotation refuses a cluster whose annotations would set

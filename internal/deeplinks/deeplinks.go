@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"text/template"
 
 	"github.com/expr-lang/expr"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -62,10 +61,6 @@ func (d Data) Set(key string, obj any) error {
 	return nil
 }
 
-// funcs are sprig's functions without those that read the server's
-// environment or resolve names.
-var funcs = safetext.Funcs()
-
 // Evaluate returns the links whose condition holds for data, with their
 // URLs rendered, in their order; name (the object's) is put in errors.
 func Evaluate(links []settings.DeepLink, data Data, name string) ([]Link, error) {
@@ -106,11 +101,11 @@ func condition(cond string, env map[string]any, name string) (bool, error) {
 }
 
 func render(url string, data Data, name string) (string, error) {
-	t, err := template.New("deep-link").Funcs(funcs).Parse(url)
+	t, err := safetext.Parse("deep-link", url, nil)
 	if err != nil {
 		return "", fmt.Errorf("failed to parse link template '%s': %w", url, err)
 	}
-	out, err := safetext.Execute(t, map[string]any(data), maxURL, "the link")
+	out, err := t.Execute(map[string]any(data), maxURL, "the link")
 	if err != nil {
 		return "", fmt.Errorf("failed to evaluate link template '%s' with resource %s: %w", url, name, err)
 	}

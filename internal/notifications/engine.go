@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/argoproj/notifications-engine/pkg/services"
+
+	"github.com/capstan-cd/capstan/internal/safetext"
 )
 
 // engineTypes are the service types delivered through Argo's
@@ -82,7 +84,7 @@ func (cfg *Config) engineNotification(names []string, vars map[string]any) (serv
 		if err := json.Unmarshal(data, &n); err != nil {
 			return out, fmt.Errorf("template %s: %w", name, err)
 		}
-		templater, err := n.GetTemplater(name, funcs)
+		templater, err := n.GetTemplater(name, safetext.Funcs())
 		if err != nil {
 			return out, fmt.Errorf("template %s: %w", name, err)
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"text/template"
 
 	"sigs.k8s.io/yaml"
 
@@ -23,7 +22,7 @@ type Template struct {
 	// raw is the template as written; fields holds a parsed text/template
 	// for each string in it, by its path.
 	raw    map[string]any
-	fields map[string]*template.Template
+	fields map[string]*safetext.Template
 }
 
 // Notification is a rendered template: what Capstan's own services send
@@ -51,7 +50,7 @@ type WebhookNotification struct {
 }
 
 func parseTemplate(name, v string) (*Template, error) {
-	t := &Template{Name: name, raw: map[string]any{}, fields: map[string]*template.Template{}}
+	t := &Template{Name: name, raw: map[string]any{}, fields: map[string]*safetext.Template{}}
 	if err := yaml.Unmarshal([]byte(v), &t.raw); err != nil {
 		return nil, err
 	}
@@ -60,7 +59,7 @@ func parseTemplate(name, v string) (*Template, error) {
 		if err != nil {
 			return s
 		}
-		tt, perr := template.New(name + path).Funcs(funcs).Parse(s)
+		tt, perr := safetext.Parse(name+path, s, nil)
 		if perr != nil {
 			err = fmt.Errorf("%s: %w", path, perr)
 		}
@@ -69,9 +68,6 @@ func parseTemplate(name, v string) (*Template, error) {
 	})
 	return t, err
 }
-
-// funcs are the template functions: Sprig's safe set.
-var funcs = safetext.Funcs()
 
 // walkStrings calls fn with each string of v and its path
 // (".email.subject", ".slack.blocks"), replacing the string with fn's
@@ -101,7 +97,7 @@ func (t *Template) render(vars map[string]any, out map[string]any) error {
 		if err != nil {
 			return s
 		}
-		r, rerr := safetext.Execute(t.fields[path], vars, maxField, "template "+t.Name+path)
+		r, rerr := t.fields[path].Execute(vars, maxField, "template "+t.Name+path)
 		if rerr != nil {
 			err = fmt.Errorf("template %s%s: %w", t.Name, path, rerr)
 		}

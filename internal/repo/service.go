@@ -275,7 +275,7 @@ func (s *Service) Resolve(ctx context.Context, req *ResolveRequest) (*ResolveRes
 		return nil, fmt.Errorf("credentials for %s: %w", git.RedactURL(req.RepoURL), err)
 	}
 	if c := req.Credentials; c != nil {
-		if err := c.apply(ctx, &creds); err != nil {
+		if err := c.apply(ctx, &creds, req.RepoURL); err != nil {
 			return nil, fmt.Errorf("credentials for %s: %w", git.RedactURL(req.RepoURL), err)
 		}
 	}

@@ -56,8 +56,8 @@ type TestCredentials struct {
 
 // apply puts the credentials in place of creds', keeping the trusted
 // certificates and SSH host keys settings give; cloud credentials buy
-// their token.
-func (c *TestCredentials) apply(ctx context.Context, creds *git.Creds) error {
+// their token for the repository at repoURL.
+func (c *TestCredentials) apply(ctx context.Context, creds *git.Creds, repoURL string) error {
 	ca, known := creds.CAData, creds.KnownHosts
 	*creds = git.Creds{Username: c.Username, Password: c.Password, SSHPrivateKey: c.SSHPrivateKey, Insecure: c.Insecure,
 		TLSClientCert: c.TLSClientCert, TLSClientKey: c.TLSClientKey, BearerToken: c.BearerToken, Proxy: c.Proxy, NoProxy: c.NoProxy,
@@ -65,7 +65,7 @@ func (c *TestCredentials) apply(ctx context.Context, creds *git.Creds) error {
 	if c.Cloud == nil {
 		return nil
 	}
-	bought, err := cloudauth.Default.Buy(ctx, *c.Cloud, "")
+	bought, err := cloudauth.Default.Buy(ctx, *c.Cloud, repoURL, false)
 	creds.Username, creds.Password, creds.BearerToken, creds.Identity = bought.Username, bought.Password, bought.BearerToken, bought.Identity
 	return err
 }

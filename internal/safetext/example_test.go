@@ -3,24 +3,29 @@ package safetext_test
 import (
 	"fmt"
 	"strings"
-	"text/template"
 
 	"github.com/capstan-cd/capstan/internal/safetext"
 )
 
-func ExampleExecute() {
-	t := template.Must(template.New("greeting").Funcs(safetext.Funcs()).Parse(`{{ .name | upper }}{{ repeat 3 "!" }}`))
-	out, err := safetext.Execute(t, map[string]string{"name": "guestbook"}, 64, "the greeting")
+func ExampleTemplate_Execute() {
+	t := safetext.Must(safetext.Parse("greeting", `{{ .name | upper }}{{ repeat 3 "!" }}`, nil))
+	out, err := t.Execute(map[string]string{"name": "guestbook"}, 64, "the greeting")
 	fmt.Println(out, err)
 
-	long := template.Must(template.New("long").Funcs(safetext.Funcs()).Parse(`{{ repeat 100 "x" }}`))
-	_, err = safetext.Execute(long, nil, 64, "the greeting")
+	long := safetext.Must(safetext.Parse("long", `{{ repeat 100 "x" }}`, nil))
+	_, err = long.Execute(nil, 64, "the greeting")
 	fmt.Println(err != nil && strings.Contains(err.Error(), "longer than 64 bytes"))
+
+	// What a template builds counts, not only what it writes.
+	doubling := safetext.Must(safetext.Parse("doubling", `{{ $x := "ab" }}{{ range until 40 }}{{ $x = print $x $x }}{{ end }}{{ len $x }}`, nil))
+	_, err = doubling.Execute(nil, 64, "the greeting")
+	fmt.Println(err != nil && strings.Contains(err.Error(), "builds too much"))
 
 	_, hasEnv := safetext.Funcs()["env"]
 	fmt.Println(hasEnv)
 	// Output:
 	// GUESTBOOK!!! <nil>
+	// true
 	// true
 	// false
 }

@@ -1,17 +1,22 @@
-// Package safetext holds what the templates users write in settings and
-// resources run with: Sprig's functions without those that read the
-// process's environment, resolve host names or cost seconds of CPU, with
-// bounds on those that allocate what their arguments ask, and a buffer
-// that bounds what one template may write. Deep links, ApplicationSet templates and
-// notification templates all render with it, so a hostile template can
-// neither read the server's secrets from its environment nor fill its
-// memory.
+// Package safetext runs the templates users write in settings and
+// resources: ApplicationSet templates, notification templates, deep links,
+// the hydrator's and the image updater's commit messages and branches.
+// They run with Sprig's functions, without those that read the process's
+// environment, resolve host names or cost seconds of CPU a call, and every
+// call of a function that builds something (a string, a list, a map) is
+// metered: what it would build is reckoned from its arguments before it
+// runs, and one execution may build at most a fixed multiple of its output
+// bound (see Budget). A hostile template can thus neither read the
+// server's secrets from its environment nor fill its memory, whether it
+// writes what it builds or keeps it in variables.
+//
+//	t, err := safetext.Parse("greeting", `{{ .name | upper }}`, nil)
+//	out, err := t.Execute(map[string]string{"name": "guestbook"}, 1024, "the greeting")
 package safetext
 
 import (
 	"bytes"
 	"fmt"
-	"strings"
 	"text/template"
 
 	"github.com/Masterminds/sprig/v3"
@@ -25,134 +30,33 @@ var unsafeFuncs = []string{"env", "expandenv", "getHostByName",
 	"genPrivateKey", "derivePassword", "buildCustomCert", "genCA", "genCAWithKey", "genSelfSignedCert", "genSelfSignedCertWithKey",
 	"genSignedCert", "genSignedCertWithKey", "bcrypt", "htpasswd"}
 
-// Bounds of Sprig's functions that allocate what their arguments ask
-// before anything is written: a call asking for more fails.
+// Bounds of what one function call may build, whatever the output bound.
 const (
-	// MaxString bounds a string a function makes (repeat, indent,
-	// randAlphaNum and the like).
+	// MaxString bounds a string a function makes (repeat, printf, join,
+	// replace and the like).
 	MaxString = 1 << 20
 	// MaxList bounds a list a function makes (until, untilStep, seq).
 	MaxList = 100000
 )
 
-// Funcs returns a new copy of Sprig's text functions without the unsafe
-// ones and with bounds on those that allocate; callers may add their own
-// to it.
-func Funcs() template.FuncMap {
+// sprigFuncs are Sprig's text functions without the unsafe ones.
+var sprigFuncs = func() template.FuncMap {
 	f := sprig.TxtFuncMap()
 	for _, name := range unsafeFuncs {
 		delete(f, name)
 	}
-	for name, fn := range bounded(f) {
+	return f
+}()
+
+// Funcs returns a new copy of the functions templates run with: Sprig's
+// safe ones. (Parse adds the metering; a template parsed with these alone
+// and run by text/template itself is not metered.)
+func Funcs() template.FuncMap {
+	f := make(template.FuncMap, len(sprigFuncs))
+	for name, fn := range sprigFuncs {
 		f[name] = fn
 	}
 	return f
-}
-
-// bounded wraps the allocating functions of f with their bounds.
-func bounded(f template.FuncMap) template.FuncMap {
-	repeat := f["repeat"].(func(int, string) string)
-	until := f["until"].(func(int) []int)
-	untilStep := f["untilStep"].(func(int, int, int) []int)
-	seq := f["seq"].(func(...int) string)
-	indent := f["indent"].(func(int, string) string)
-	nindent := f["nindent"].(func(int, string) string)
-	out := template.FuncMap{
-		"repeat": func(count int, s string) (string, error) {
-			if err := checkString("repeat", count, len(s)); err != nil {
-				return "", err
-			}
-			return repeat(count, s), nil
-		},
-		"until": func(count int) ([]int, error) {
-			if err := checkList("until", count); err != nil {
-				return nil, err
-			}
-			return until(count), nil
-		},
-		"untilStep": func(start, stop, step int) ([]int, error) {
-			if err := checkList("untilStep", steps(start, stop, step)); err != nil {
-				return nil, err
-			}
-			return untilStep(start, stop, step), nil
-		},
-		"seq": func(params ...int) (string, error) {
-			n := 0
-			switch len(params) {
-			case 1:
-				n = params[0]
-			case 2:
-				n = steps(params[0], params[1], 1)
-			case 3:
-				n = steps(params[0], params[2], params[1])
-			}
-			if err := checkList("seq", n); err != nil {
-				return "", err
-			}
-			return seq(params...), nil
-		},
-		"indent": func(spaces int, s string) (string, error) {
-			if err := checkString("indent", spaces, strings.Count(s, "\n")+1); err != nil {
-				return "", err
-			}
-			return indent(spaces, s), nil
-		},
-		"nindent": func(spaces int, s string) (string, error) {
-			if err := checkString("nindent", spaces, strings.Count(s, "\n")+1); err != nil {
-				return "", err
-			}
-			return nindent(spaces, s), nil
-		},
-	}
-	for _, name := range []string{"randAlphaNum", "randAlpha", "randNumeric", "randAscii"} {
-		rnd := f[name].(func(int) string)
-		out[name] = func(count int) (string, error) {
-			if err := checkString(name, count, 1); err != nil {
-				return "", err
-			}
-			return rnd(count), nil
-		}
-	}
-	randBytes := f["randBytes"].(func(int) (string, error))
-	out["randBytes"] = func(count int) (string, error) {
-		if err := checkString("randBytes", count, 2); err != nil {
-			return "", err
-		}
-		return randBytes(count)
-	}
-	return out
-}
-
-// checkString refuses a string of count pieces of size bytes over MaxString.
-func checkString(fn string, count, size int) error {
-	if count > 0 && size > 0 && count > MaxString/size {
-		return fmt.Errorf("%s: the result would be over %d bytes", fn, MaxString)
-	}
-	return nil
-}
-
-// checkList refuses a list of more than MaxList items.
-func checkList(fn string, n int) error {
-	if n > MaxList {
-		return fmt.Errorf("%s: the result would have over %d items", fn, MaxList)
-	}
-	return nil
-}
-
-// steps is how many items counting from start to stop by step makes, in
-// floating point so that no difference overflows.
-func steps(start, stop, step int) int {
-	if step == 0 {
-		return 0
-	}
-	n := (float64(stop) - float64(start)) / float64(step)
-	switch {
-	case n < 0:
-		return 0
-	case n >= MaxList:
-		return MaxList + 1
-	}
-	return int(n) + 1
 }
 
 // Buffer is a bytes.Buffer that refuses writes past Max bytes, so a
@@ -175,13 +79,4 @@ func (b *Buffer) Write(p []byte) (int, error) {
 		return 0, fmt.Errorf("%s is longer than %d bytes", what, b.Max)
 	}
 	return b.Buffer.Write(p)
-}
-
-// Execute runs t over data into a Buffer of at most max bytes.
-func Execute(t *template.Template, data any, max int, what string) (string, error) {
-	buf := &Buffer{Max: max, What: what}
-	if err := t.Execute(buf, data); err != nil {
-		return "", err
-	}
-	return buf.String(), nil
 }

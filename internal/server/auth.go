@@ -28,6 +28,9 @@ func (s *Server) authenticate(r *http.Request) (*session.Claims, map[string]any,
 	if token == "" {
 		return nil, nil, errNoSession
 	}
+	if revoked, err := s.revocations.revoked(r.Context(), token); err != nil || revoked {
+		return nil, nil, cmp.Or(err, session.ErrRevokedToken)
+	}
 	if claims, raw, isSSO, err := s.authenticateSSO(r.Context(), token); isSSO {
 		return claims, raw, err
 	}

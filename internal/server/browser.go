@@ -22,10 +22,15 @@ import (
 // have: none of them can be sent cross-site without the server's consent.
 var cookieContentTypes = map[string]bool{"application/json": true, "application/yaml": true}
 
+// logoutPath is Argo CD's logout endpoint, which its CLI POSTs the token
+// to as a cookie, with no body. Another site can at worst end a session
+// there, as Argo CD lets it.
+const logoutPath = "/auth/logout"
+
 // browserSafe refuses cross-site requests riding on the session cookie.
 func (s *Server) browserSafe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !cookieAuthenticated(r) || !(changes(r) || isWebSocket(r)) {
+		if !cookieAuthenticated(r) || !(changes(r) || isWebSocket(r)) || r.URL.Path == s.opts.RootPath+logoutPath {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -45,9 +50,11 @@ func (s *Server) browserSafe(next http.Handler) http.Handler {
 }
 
 // cookieAuthenticated reports whether the request's credentials are the
-// session cookie rather than an Authorization header.
+// session cookie rather than a bearer token: as requestToken reads them,
+// so a request the cookie authenticates is always checked (an
+// Authorization header of another scheme does not exempt it).
 func cookieAuthenticated(r *http.Request) bool {
-	if r.Header.Get("Authorization") != "" {
+	if _, ok := bearerToken(r); ok {
 		return false
 	}
 	c, err := r.Cookie(tokenCookie)

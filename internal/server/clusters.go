@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -145,10 +146,34 @@ func (s *Server) createCluster(r *http.Request, c *caller) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.storeSecret(r.Context(), sec, "cluster", r.URL.Query().Get("upsert") == "true"); err != nil {
+	m := managedSecret{secret: sec, what: "cluster",
+		stored: func(context.Context) (*corev1.Secret, error) { return s.storedCluster(r, spec.Server) },
+		mayReplace: func(stored *corev1.Secret) error {
+			old, err := cluster.SpecOf(stored)
+			if err != nil {
+				return err
+			}
+			return c.may(rbac.ResourceClusters, rbac.ActionUpdate, clusterObject(old))
+		}}
+	if err := s.storeSecret(r.Context(), m, r.URL.Query().Get("upsert") == "true"); err != nil {
 		return nil, err
 	}
 	return spec.Redacted(), nil
+}
+
+// storedCluster returns the stored Secret of the cluster at server,
+// whatever its name, or nil.
+func (s *Server) storedCluster(r *http.Request, server string) (*corev1.Secret, error) {
+	specs, secrets, err := s.clusters(r)
+	if err != nil {
+		return nil, err
+	}
+	for i, spec := range specs {
+		if spec.Server == server && secrets[i] != nil {
+			return secrets[i], nil
+		}
+	}
+	return nil, nil
 }
 
 func (s *Server) deleteCluster(r *http.Request, c *caller) (any, error) {

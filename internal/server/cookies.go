@@ -135,10 +135,15 @@ func cookieToken(r *http.Request, maxNumber int) string {
 }
 
 // requestToken is the token r presents: its Authorization header's bearer
-// token, or else its session cookies'.
+// token, or else its session cookies' (see cookieAuthenticated).
 func (s *Server) requestToken(r *http.Request) string {
-	if token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+	if token, ok := bearerToken(r); ok {
 		return token
 	}
 	return cookieToken(r, s.maxCookieNumber())
+}
+
+// bearerToken is r's Authorization header's bearer token, if it has one.
+func bearerToken(r *http.Request) (string, bool) {
+	return strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 }

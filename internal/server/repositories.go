@@ -12,8 +12,11 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/capstan-cd/capstan/internal/rbac"
 	reposvc "github.com/capstan-cd/capstan/internal/repo"
+	"github.com/capstan-cd/capstan/internal/repo/git"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
 
@@ -206,10 +209,28 @@ func (rr *repositoryRoutes) create(r *http.Request, c *caller) (any, error) {
 			return nil, withStatus(http.StatusBadRequest, err)
 		}
 	}
-	if err := rr.s.storeSecret(r.Context(), repo.Secret(rr.s.opts.Namespace), rr.what, r.URL.Query().Get("upsert") == "true"); err != nil {
+	m := managedSecret{secret: repo.Secret(rr.s.opts.Namespace), what: rr.what,
+		stored:     func(ctx context.Context) (*corev1.Secret, error) { return rr.stored(ctx, repo) },
+		mayReplace: func(*corev1.Secret) error { return c.may(rr.resource, rbac.ActionUpdate, repoObject(repo)) }}
+	if err := rr.s.storeSecret(r.Context(), m, r.URL.Query().Get("upsert") == "true"); err != nil {
 		return nil, err
 	}
 	return rr.view(repo), nil
+}
+
+// stored returns the stored Secret of the same kind that holds repo: the
+// same URL and project, whatever its name.
+func (rr *repositoryRoutes) stored(ctx context.Context, repo *settings.Repository) (*corev1.Secret, error) {
+	all, err := settings.RepositorySecrets(ctx, rr.s.opts.Client, rr.s.opts.Namespace, settings.RepoSecretType(rr.templates, rr.write))
+	if err != nil {
+		return nil, err
+	}
+	for _, other := range all {
+		if git.NormalizeURL(other.URL) == git.NormalizeURL(repo.URL) && other.Project == repo.Project {
+			return rr.s.secretNamed(ctx, other.SecretName)
+		}
+	}
+	return nil, nil
 }
 
 // update answers PUT <prefix>/{url}: the stored repository (or credential
@@ -233,9 +254,11 @@ func (rr *repositoryRoutes) update(r *http.Request, c *caller) (any, error) {
 			return nil, withStatus(http.StatusBadRequest, err)
 		}
 	}
-	sec := repo.Secret(rr.s.opts.Namespace)
-	sec.Name = found.SecretName
-	if err := rr.s.storeSecret(r.Context(), sec, rr.what, true); err != nil {
+	stored, err := rr.s.secretNamed(r.Context(), found.SecretName)
+	if err != nil {
+		return nil, err
+	}
+	if err := rr.s.replaceSecret(r.Context(), stored, repo.Secret(rr.s.opts.Namespace)); err != nil {
 		return nil, err
 	}
 	return rr.view(repo), nil

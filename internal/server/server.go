@@ -192,7 +192,9 @@ type Server struct {
 	state    *appstate.Reader
 	secret   *settings.ServerSecret
 	sessions *session.Manager
-	mux      *routeMux
+	// revocations are the sessions logged out before they expire.
+	revocations *revocations
+	mux         *routeMux
 
 	ui       http.Handler
 	gzip     gzipper // nil: responses as they are
@@ -268,6 +270,10 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
+	s.revocations = &revocations{s: s}
+	if err := s.revocations.follow(ctx); err != nil {
+		return nil, err
+	}
 	s.routes()
 	if err := s.argoRoutes(); err != nil {
 		return nil, err
@@ -282,6 +288,8 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /api/v1/session", s.public(s.login))
 	s.mux.HandleFunc("DELETE /api/v1/session", s.logout)
 	s.mux.HandleFunc("GET /api/logout", s.logoutRedirect)
+	s.mux.HandleFunc("GET "+logoutPath, s.logoutRedirect)
+	s.mux.HandleFunc("POST "+logoutPath, s.logoutRedirect)
 	s.mux.HandleFunc("GET /healthz", healthz)
 	s.mux.HandleFunc("GET /api/badge", s.badge)
 	if !s.opts.DisableSwaggerUI {
@@ -437,15 +445,19 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// logout answers DELETE /api/v1/session: the session is revoked and its
+// cookies dropped.
 func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
-	s.clearSession(w, r)
+	s.logoutToken(w, r)
 	writeJSON(w, http.StatusOK, map[string]string{})
 }
 
-// logoutRedirect answers GET /api/logout, the browser's way out, as Argo
-// CD's: the session cookie is dropped and the browser sent to the login page.
+// logoutRedirect answers GET /api/logout, and /auth/logout (Argo CD's
+// logout endpoint, which its CLI's logout POSTs the token to as a
+// cookie): the session is revoked, its cookies dropped and the browser
+// sent to the login page.
 func (s *Server) logoutRedirect(w http.ResponseWriter, r *http.Request) {
-	s.clearSession(w, r)
+	s.logoutToken(w, r)
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }
 

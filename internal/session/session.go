@@ -54,6 +54,9 @@ var (
 	ErrTooManyLogins  = errors.New("too many failed login attempts, try again later")
 	ErrInvalidToken   = errors.New("invalid session token")
 	ErrExpiredSession = errors.New("session expired")
+	// ErrRevokedToken refuses a token logged out before it expired,
+	// with Argo CD's message.
+	ErrRevokedToken = errors.New("token is revoked, please re-login")
 )
 
 // ErrUsernameTooLong refuses a login whose user name is longer than

@@ -3,7 +3,6 @@ package settings
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"net/url"
 	"strconv"
 	"strings"
@@ -173,27 +172,12 @@ func (r *Repository) Resolve(ctx context.Context) (git.Creds, error) {
 		creds.Identity = fmt.Sprintf("github-app/%d/%d", app.ID, app.InstallationID)
 		return creds, nil
 	}
-	helmRegistry := ""
-	if r.Type == "helm" {
-		helmRegistry = registryHost(r.URL)
-	}
-	bought, err := cloudauth.Default.Buy(ctx, r.Cloud(), helmRegistry)
+	bought, err := cloudauth.Default.Buy(ctx, r.Cloud(), r.URL, r.Type == "helm")
 	if err != nil {
 		return git.Creds{}, fmt.Errorf("repository %s: %w", git.RedactURL(r.URL), err)
 	}
 	creds.Username, creds.Password, creds.BearerToken, creds.Identity = bought.Username, bought.Password, bought.BearerToken, bought.Identity
 	return creds, nil
-}
-
-// registryHost is the host of a Helm repository's URL, with or without
-// its scheme (oci://registry/charts, https://registry/helm/v1/repo,
-// registry/charts).
-func registryHost(repoURL string) string {
-	if _, rest, ok := strings.Cut(repoURL, "://"); ok {
-		repoURL = rest
-	}
-	host, _, _ := strings.Cut(repoURL, "/")
-	return host
 }
 
 // Creds are the credentials and options git is given for the repository.
@@ -393,6 +377,13 @@ func (r *RepoCredentials) URLByName(ctx context.Context, name, project string) (
 	return found.URL, nil
 }
 
+// URLCovers reports whether a credential's URL covers a repository URL,
+// as a credential template's does: after normalizing both, a prefix of it
+// on the same host.
+func URLCovers(credentialURL, repoURL string) bool {
+	return templateCovers(git.NormalizeURL(credentialURL), git.NormalizeURL(repoURL))
+}
+
 // templateCovers reports whether a credential template's normalized URL
 // prefix covers a normalized repository URL: a prefix of it on the same
 // host, so https://git.example.com never covers
@@ -478,8 +469,10 @@ func hostOf(repoURL string) string {
 
 // Secret returns the Secret Argo CD would write for the repository (or,
 // with Template, the credential template; with Write, push credentials):
-// repo-<hash> or creds-<hash> (write-repo-, write-creds-), the hash an
-// FNV-32a of the URL and project.
+// repo-<hash> or creds-<hash> (write-repo-, write-creds-), the hash
+// SecretNameHash of the URL and project. (Argo CD's 32-bit hash lets a
+// URL be found that names another's Secret in a second; this one cannot
+// be aimed at a name.)
 func (r *Repository) Secret(namespace string) *corev1.Secret {
 	prefix, kind := "repo", RepoSecretType(r.Template, r.Write)
 	if r.Template {
@@ -488,9 +481,6 @@ func (r *Repository) Secret(namespace string) *corev1.Secret {
 	if r.Write {
 		prefix = "write-" + prefix
 	}
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(r.URL))
-	_, _ = h.Write([]byte(r.Project))
 	data := map[string][]byte{repositorySecretURLKey: []byte(r.URL)}
 	for k, v := range map[string]string{"type": r.Type, "name": r.Name, "username": r.Username, "password": r.Password,
 		"sshPrivateKey": r.SSHPrivateKey, "project": r.Project, "tlsClientCertData": r.TLSClientCertData, "tlsClientCertKey": r.TLSClientCertKey,
@@ -525,7 +515,7 @@ func (r *Repository) Secret(namespace string) *corev1.Secret {
 		data["depth"] = []byte(strconv.FormatInt(int64(r.Depth), 10))
 	}
 	return &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", prefix, h.Sum32()), Namespace: namespace,
+		ObjectMeta: metav1.ObjectMeta{Name: prefix + "-" + SecretNameHash(r.URL, r.Project), Namespace: namespace,
 			Labels: map[string]string{v1alpha1.LabelSecretType: kind}, Annotations: map[string]string{v1alpha1.AnnotationManagedBy: v1alpha1.ManagedByArgoCD}},
 		Type: corev1.SecretTypeOpaque,
 		Data: data,

@@ -87,7 +87,9 @@ func useTokenServer(t *testing.T) *tokenserver.Server {
 	t.Helper()
 	ts := tokenserver.New(t)
 	old := cloudauth.Default
-	cloudauth.Default = cloudauth.New(cloudauth.Options{HTTPClient: ts.Client()})
+	// The local stand-ins for Azure DevOps and the registry are on
+	// loopback, which the identity's tokens may reach only when listed.
+	cloudauth.Default = cloudauth.New(cloudauth.Options{HTTPClient: ts.Client(), AzureIdentityHosts: []string{"127.0.0.1"}})
 	t.Cleanup(func() { cloudauth.Default = old })
 	ts.UseWorkloadIdentity(t)
 	return ts

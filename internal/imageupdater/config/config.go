@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"text/template"
 
 	"github.com/capstan-cd/capstan/internal/imageupdater/tags"
+	"github.com/capstan-cd/capstan/internal/safetext"
 )
 
 // Prefix starts every annotation the image updater reads.
@@ -310,7 +310,7 @@ func parseWriteBack(get func(string) (string, bool)) (WriteBack, error) {
 		wb.Branch, _ = get(annotation)
 	}
 	wb.BaseBranch, wb.TargetBranch, _ = strings.Cut(wb.Branch, ":")
-	if _, err := template.New("branch").Option("missingkey=error").Parse(wb.TargetBranch); err != nil {
+	if _, err := safetext.Parse("branch", wb.TargetBranch, nil, "missingkey=error"); err != nil {
 		return wb, &Error{Annotation: annotation, Err: fmt.Errorf("%q: the target branch is not a valid template: %w", wb.Branch, err)}
 	}
 	wb.Repository, _ = get("git-repository")

@@ -4,6 +4,11 @@
 // env:<VARIABLE> (user:password) and ext:<script> (a program printing
 // user:password, such as an ECR login). Credentials are reused until
 // they expire; errors name the source, never the secret.
+//
+// A source an object's author wrote (an Application annotation, an
+// ImageUpdater) is a tenant's: it may name only Secrets its scope reaches
+// (see settings.SecretScope), and never env: or ext:, which only an
+// administrator's registries.conf may use.
 package creds
 
 import (
@@ -11,6 +16,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -25,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/internal/imageupdater/registry"
+	"github.com/capstan-cd/capstan/internal/settings"
 )
 
 // DefaultScriptTimeout bounds an ext: script.
@@ -47,10 +54,29 @@ type entry struct {
 	until time.Time // zero: no expiry
 }
 
+// Source is a credential source and who wrote it.
+type Source struct {
+	// Ref is pullsecret:<ns>/<name>, secret:<ns>/<name>#<field>,
+	// env:<VARIABLE> or ext:<path>; empty is anonymous access.
+	Ref string
+	// Tenant, when set, is the scope of the object whose author wrote Ref
+	// (an Application annotation, an ImageUpdater): env: and ext: are
+	// refused, and Secrets are read only as the scope allows. Nil: an
+	// administrator's setting (registries.conf), read as written.
+	Tenant *settings.SecretScope
+}
+
+// Admin is a source from an administrator's settings.
+func Admin(ref string) Source { return Source{Ref: ref} }
+
+// ErrTenantSource refuses an env: or ext: source an object's author wrote.
+var ErrTenantSource = errors.New("env: and ext: credentials may only be set in registries.conf")
+
 // Resolve returns the credentials source names for a registry host,
 // reusing them for expire (0: until the process ends). An empty source
 // is anonymous access.
-func (r *Resolver) Resolve(ctx context.Context, source, host string, expire time.Duration) (registry.Credentials, error) {
+func (r *Resolver) Resolve(ctx context.Context, src Source, host string, expire time.Duration) (registry.Credentials, error) {
+	source := src.Ref
 	if source == "" {
 		return registry.Credentials{}, nil
 	}
@@ -59,13 +85,16 @@ func (r *Resolver) Resolve(ctx context.Context, source, host string, expire time
 		now = r.now
 	}
 	key := source + "|" + host
+	if src.Tenant != nil {
+		key += "|tenant of " + src.Tenant.Namespace
+	}
 	r.mu.Lock()
 	e, ok := r.cache[key]
 	r.mu.Unlock()
 	if ok && (e.until.IsZero() || now().Before(e.until)) {
 		return e.creds, nil
 	}
-	creds, err := r.read(ctx, source, host)
+	creds, err := r.read(ctx, src, host)
 	if err != nil {
 		return registry.Credentials{}, err
 	}
@@ -82,11 +111,15 @@ func (r *Resolver) Resolve(ctx context.Context, source, host string, expire time
 	return creds, nil
 }
 
-func (r *Resolver) read(ctx context.Context, source, host string) (registry.Credentials, error) {
+func (r *Resolver) read(ctx context.Context, src Source, host string) (registry.Credentials, error) {
+	source := src.Ref
 	kind, ref, _ := strings.Cut(source, ":")
+	if src.Tenant != nil && (kind == "env" || kind == "ext") {
+		return registry.Credentials{}, fmt.Errorf("credentials %s: %w", source, ErrTenantSource)
+	}
 	switch kind {
 	case "pullsecret":
-		s, err := r.secret(ctx, source, ref)
+		s, err := r.secret(ctx, src, ref)
 		if err != nil {
 			return registry.Credentials{}, err
 		}
@@ -96,7 +129,7 @@ func (r *Resolver) read(ctx context.Context, source, host string) (registry.Cred
 		if !ok || field == "" {
 			return registry.Credentials{}, fmt.Errorf("credentials %s: want secret:<namespace>/<name>#<field>", source)
 		}
-		s, err := r.secret(ctx, source, ref)
+		s, err := r.secret(ctx, src, ref)
 		if err != nil {
 			return registry.Credentials{}, err
 		}
@@ -117,10 +150,20 @@ func (r *Resolver) read(ctx context.Context, source, host string) (registry.Cred
 	return registry.Credentials{}, fmt.Errorf("credentials %q: the source must start with pullsecret, secret, env or ext", source)
 }
 
-func (r *Resolver) secret(ctx context.Context, source, ref string) (*corev1.Secret, error) {
+// secret reads the Secret a source names: as its tenant scope allows, or
+// (an administrator's source) as written.
+func (r *Resolver) secret(ctx context.Context, src Source, ref string) (*corev1.Secret, error) {
+	source := src.Ref
 	ns, name, ok := strings.Cut(ref, "/")
 	if !ok || ns == "" || name == "" {
 		return nil, fmt.Errorf("credentials %s: the Secret must be <namespace>/<name>", source)
+	}
+	if src.Tenant != nil {
+		s, err := src.Tenant.Read(ctx, r.Client, ns, name)
+		if err != nil {
+			return nil, fmt.Errorf("credentials %s: %w", source, err)
+		}
+		return s, nil
 	}
 	s := &corev1.Secret{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, s); err != nil {

@@ -53,7 +53,7 @@ func TestSources(t *testing.T) {
 		{"env:REGISTRY_CREDS", "any", "env-user", "env-pass"},
 		{"ext:" + script, "ecr", "AWS", "ecr-token"},
 	} {
-		got, err := r.Resolve(ctx, tc.source, tc.host, 0)
+		got, err := r.Resolve(ctx, Admin(tc.source), tc.host, 0)
 		if err != nil || got.Username != tc.user || got.Password != tc.password {
 			t.Errorf("%s for %s: %+v %v", tc.source, tc.host, got, err)
 		}
@@ -63,12 +63,12 @@ func TestSources(t *testing.T) {
 	now := time.Now()
 	r = &Resolver{Client: c, now: func() time.Time { return now }}
 	for range 3 {
-		if _, err := r.Resolve(ctx, "ext:"+script, "ecr", 10*time.Hour); err != nil {
+		if _, err := r.Resolve(ctx, Admin("ext:"+script), "ecr", 10*time.Hour); err != nil {
 			t.Fatal(err)
 		}
 	}
 	now = now.Add(11 * time.Hour)
-	if _, err := r.Resolve(ctx, "ext:"+script, "ecr", 10*time.Hour); err != nil {
+	if _, err := r.Resolve(ctx, Admin("ext:"+script), "ecr", 10*time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	if runs, _ := os.ReadFile(count); strings.Count(string(runs), "run") != 3 { // 1 above, then 1 + 1 after expiry
@@ -116,7 +116,7 @@ func TestBadSourcesAreNamed(t *testing.T) {
 		"ext:$(touch " + marker + ")",
 		"vault:x",
 	} {
-		_, err := r.Resolve(context.Background(), source, "host", 0)
+		_, err := r.Resolve(context.Background(), Admin(source), "host", 0)
 		if err == nil || !strings.Contains(err.Error(), strings.SplitN(source, "/", 2)[0]) {
 			t.Errorf("%s: %v", source, err)
 		}

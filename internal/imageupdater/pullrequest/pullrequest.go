@@ -104,10 +104,12 @@ func cut(s string, runes int) string {
 	return string([]rune(s)[:runes])
 }
 
-// sameHost refuses an API address on another host than the repository's
-// (or, for github.com, api.github.com): the token of the repository's
-// credentials goes there, and an ImageUpdater's author must not be able
-// to send it elsewhere.
+// sameHost refuses an API address that is not where the repository is:
+// another host than the repository's (or, for github.com,
+// api.github.com), another port, or plain HTTP where the repository is
+// reached over HTTPS. The token of the repository's credentials goes
+// there, and an ImageUpdater's author must not be able to send it
+// elsewhere, or in the clear.
 func sameHost(api string, repo *url.URL) error {
 	if api == "" {
 		return nil
@@ -119,7 +121,24 @@ func sameHost(api string, repo *url.URL) error {
 	if h := u.Hostname(); h != repo.Hostname() && h != "api."+repo.Hostname() {
 		return fmt.Errorf("pull request API %s is not on the repository's host %s: the repository's token is only sent there", u.Host, repo.Hostname())
 	}
+	if u.Scheme != repo.Scheme {
+		return fmt.Errorf("pull request API %s is reached over %s, the repository %s over %s: the repository's token is only sent the way its repository is reached", u.Host, u.Scheme, repo.Host, repo.Scheme)
+	}
+	if port(u) != port(repo) {
+		return fmt.Errorf("pull request API %s is not on the repository's port %s: the repository's token is only sent there", u.Host, port(repo))
+	}
 	return nil
+}
+
+// port is an HTTP(S) address's port, explicit or implied by its scheme.
+func port(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if u.Scheme == "http" {
+		return "80"
+	}
+	return "443"
 }
 
 // apiBase is the API address: the one configured, else the repository's

@@ -21,8 +21,8 @@ func TestEnsureOpensThenUpdates(t *testing.T) {
 		token  string
 		server *scmserver.Server
 	}{
-		{"github", config.PullRequest{Provider: config.ProviderGitHub, API: gh.URL}, "http://127.0.0.1/org/deploy.git", "gh-token", gh},
-		{"gitlab", config.PullRequest{Provider: config.ProviderGitLab, API: gl.URL + "/api/v4"}, "http://127.0.0.1/group/sub/deploy.git", "gl-token", gl},
+		{"github", config.PullRequest{Provider: config.ProviderGitHub, API: gh.URL}, gh.URL + "/org/deploy.git", "gh-token", gh},
+		{"gitlab", config.PullRequest{Provider: config.ProviderGitLab, API: gl.URL + "/api/v4"}, gl.URL + "/group/sub/deploy.git", "gl-token", gl},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, err := New(c.pr, c.repo, Options{Token: c.token})
@@ -47,6 +47,8 @@ func TestEnsureOpensThenUpdates(t *testing.T) {
 	}
 }
 
+// TestNewRefuses covers the refusals, among them a token sent over
+// plain HTTP or to another port than its repository's.
 func TestNewRefuses(t *testing.T) {
 	gh := config.PullRequest{Provider: config.ProviderGitHub}
 	for _, c := range []struct {
@@ -61,6 +63,10 @@ func TestNewRefuses(t *testing.T) {
 		{config.PullRequest{Provider: "bitbucket"}, "https://bitbucket.org/o/r.git", "t", "want github or gitlab"},
 		{config.PullRequest{Provider: config.ProviderGitHub, API: "https://collector.example/api/v3"}, "https://github.com/org/deploy.git", "t", "not on the repository's host github.com"},
 		{config.PullRequest{Provider: config.ProviderGitLab, API: "file:///etc"}, "https://gitlab.com/g/p.git", "t", "not an HTTP(S) address"},
+		// The token never goes in the clear, nor to another port of the host.
+		{config.PullRequest{Provider: config.ProviderGitHub, API: "http://github.com/api/v3"}, "https://github.com/org/deploy.git", "t", "reached over http"},
+		{config.PullRequest{Provider: config.ProviderGitLab, API: "https://gitlab.example:8443/api/v4"}, "https://gitlab.example/g/p.git", "t", "not on the repository's port 443"},
+		{config.PullRequest{Provider: config.ProviderGitLab, API: "https://gitlab.example/api/v4"}, "https://gitlab.example:8443/g/p.git", "t", "not on the repository's port 8443"},
 	} {
 		if _, err := New(c.pr, c.repo, Options{Token: c.token}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %s: %v, want %q", c.pr.Provider, c.repo, err, c.want)
@@ -71,7 +77,7 @@ func TestNewRefuses(t *testing.T) {
 // A bad token is refused by the provider, and the error says where.
 func TestEnsureBadToken(t *testing.T) {
 	gh := scmserver.GitHub(t, "right", "org", "deploy")
-	p, err := New(config.PullRequest{Provider: config.ProviderGitHub, API: gh.URL}, "http://127.0.0.1/org/deploy", Options{Token: "wrong"})
+	p, err := New(config.PullRequest{Provider: config.ProviderGitHub, API: gh.URL}, gh.URL+"/org/deploy", Options{Token: "wrong"})
 	if err != nil {
 		t.Fatal(err)
 	}

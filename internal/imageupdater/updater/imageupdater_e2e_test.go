@@ -6,6 +6,10 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -307,14 +311,15 @@ func TestImageUpdaterPullRequest(t *testing.T) {
 		"web/deployment.yaml":    deploymentYAML("web", image+":1.0.0"),
 	})
 	base := repo.Head(t, "main")
+	host := r.providerHost(gh.URL)
 	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "pr", Namespace: r.ns},
-		Spec: v1alpha1.ApplicationSpec{Project: "default", Source: &v1alpha1.ApplicationSource{RepoURL: repo.URL, Path: "web", TargetRevision: "main",
+		Spec: v1alpha1.ApplicationSpec{Project: "default", Source: &v1alpha1.ApplicationSource{RepoURL: host + "/org/deploy.git", Path: "web", TargetRevision: "main",
 			Kustomize: &v1alpha1.ApplicationSourceKustomize{Images: v1alpha1.KustomizeImages{v1alpha1.KustomizeImage(image + ":1.0.0")}}},
 			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "pr"}}}
 	r.create(app)
 	r.imageUpdater("pr", iuv1.ImageUpdaterSpec{
 		WriteBackConfig: &iuv1.WriteBackConfig{Method: str("git"), GitConfig: &iuv1.GitConfig{
-			PullRequest: &iuv1.PullRequest{GitHub: &iuv1.PullRequestGitHub{API: gh.URL}, Labels: []string{"automated", "images"}}}},
+			PullRequest: &iuv1.PullRequest{GitHub: &iuv1.PullRequestGitHub{API: host}, Labels: []string{"automated", "images"}}}},
 		ApplicationRefs: []iuv1.ApplicationRef{{NamePattern: "pr", Images: []iuv1.ImageConfig{{Alias: "web", ImageName: image}}}},
 	})
 	head := "image-updater/" + r.ns + "/pr"
@@ -358,6 +363,31 @@ func TestImageUpdaterPullRequest(t *testing.T) {
 	if s := r.status("pr"); len(s.RecentUpdates) != 1 || s.RecentUpdates[0].NewVersion != "1.2.0" {
 		t.Errorf("recent updates %+v", s.RecentUpdates)
 	}
+}
+
+// providerHost serves the rig's Git server and a provider's API (at
+// /api/) on one host and port, as GitHub Enterprise and GitLab do: a
+// repository's token is only ever sent to its own host. The rig's
+// credentials cover it.
+func (r *rig) providerHost(api string) string {
+	r.t.Helper()
+	to := func(target string) http.Handler {
+		u, err := url.Parse(target)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		return httputil.NewSingleHostReverseProxy(u)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/api/", to(api))
+	mux.Handle("/", to(r.git.URL))
+	front := httptest.NewServer(mux)
+	r.t.Cleanup(front.Close)
+	r.create(&corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "front-creds", Namespace: r.ns, Labels: map[string]string{v1alpha1.LabelSecretType: v1alpha1.SecretTypeRepoCredentials}},
+		StringData: map[string]string{"url": front.URL, "username": r.git.Username, "password": r.git.Password},
+	})
+	return front.URL
 }
 
 // An updater leaves alone the ImageUpdaters of namespaces it does not

@@ -15,9 +15,8 @@ import (
 // TestPullSecretOnlyFromAllowedNamespaces is a finding of the tenant
 // review: an Application's pull-secret annotation naming a Secret of
 // another tenant's namespace is refused before the Secret is read, and
-// the registry hears nothing; the updater's own namespace and the
-// Application's destination namespace work, and pullsecret.namespaces
-// widens the choice.
+// the registry hears nothing; the Application's own namespace works, and
+// pullsecret.namespaces widens the choice.
 func TestPullSecretOnlyFromAllowedNamespaces(t *testing.T) {
 	localcluster.Need(t)
 	r := newBareRig(t, "", "", nil)

@@ -26,7 +26,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
@@ -36,6 +35,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/imageupdater/tags"
 	"github.com/capstan-cd/capstan/internal/imageupdater/webhook"
 	"github.com/capstan-cd/capstan/internal/imageupdater/writeback"
+	"github.com/capstan-cd/capstan/internal/project"
 	"github.com/capstan-cd/capstan/internal/repo/git"
 	"github.com/capstan-cd/capstan/internal/settings"
 )
@@ -190,24 +190,24 @@ type watched struct {
 	owner *owner
 }
 
-// pullSecretRefused says why an Application's pull-secret annotation may
-// not name its Secret: only the updater's namespace, the Application's
-// destination namespace and those pullsecret.namespaces lists are read,
-// so an Application's author cannot send another tenant's Secret to a
-// registry of their choosing. Other sources (env:, ext:) and none pass.
-func pullSecretRefused(source string, app *v1alpha1.Application, own string, allowed []string) error {
-	ref, ok := strings.CutPrefix(source, "pullsecret:")
-	if !ok {
-		if ref, ok = strings.CutPrefix(source, "secret:"); !ok {
-			return nil
-		}
+// tenantScope is where the Secrets an Application's image updater
+// settings name (its annotations, or the ImageUpdater of its namespace)
+// may be read: the Application's own namespace, and those
+// pullsecret.namespaces lists for pull secrets. An Application's author
+// can thus never send the install's or another tenant's Secret to a
+// registry or repository of their choosing.
+func tenantScope(app *v1alpha1.Application, field string, also []string) *settings.SecretScope {
+	return &settings.SecretScope{Namespace: app.Namespace, Also: also,
+		Field: fmt.Sprintf("%s of Application/%s/%s", field, app.Namespace, app.Name)}
+}
+
+// pullSource is the credential source of an image: its own pull-secret
+// (a tenant's), else its registry's (the administrator's).
+func pullSource(img config.Image, reg config.Registry, app *v1alpha1.Application, st config.Settings) creds.Source {
+	if img.PullSecret == "" {
+		return creds.Admin(reg.Credentials)
 	}
-	ns, _, _ := strings.Cut(ref, "/")
-	if ns == own || ns == app.Spec.Destination.Namespace || slices.Contains(allowed, ns) || slices.Contains(allowed, "*") {
-		return nil
-	}
-	return fmt.Errorf("pull secret %s: Secrets of namespace %s may not be named by Application %s/%s (only %s, its destination namespace, or those %s lists)",
-		source, ns, app.Namespace, app.Name, own, config.PullSecretNamespacesKey)
+	return creds.Source{Ref: img.PullSecret, Tenant: tenantScope(app, "pull-secret", st.PullSecretNamespaces)}
 }
 
 // image is one distinct image of a cycle: its tags are listed once.
@@ -217,7 +217,7 @@ type image struct {
 	// its api_url: where its tags and manifests are read.
 	addr        string
 	reg         config.Registry
-	credentials string
+	credentials creds.Source
 
 	once  sync.Once
 	tags  []string
@@ -278,20 +278,13 @@ func (u *Updater) RunOnce(ctx context.Context, images ...string) (Result, error)
 		j := job{w: w}
 		for _, img := range w.conf.Images {
 			reg, full := config.RegistryFor(st.Registries, img.Name)
-			source := img.PullSecret
-			refused := pullSecretRefused(source, w.app, u.opts.Namespace, st.PullSecretNamespaces)
-			if source == "" {
-				source = reg.Credentials
-			}
-			key := full + "|" + source
-			if refused != nil {
-				key += "|refused for " + w.app.Namespace + "/" + w.app.Name
+			source := pullSource(img, reg, w.app, st)
+			key := full + "|" + source.Ref
+			if source.Tenant != nil { // read as that namespace may
+				key += "|" + source.Tenant.Namespace
 			}
 			if distinct[key] == nil {
 				distinct[key] = &image{full: full, addr: config.APIAddress(reg, full), reg: reg, credentials: source}
-				if refused != nil {
-					distinct[key].once.Do(func() { distinct[key].err = refused })
-				}
 			}
 			j.images = append(j.images, distinct[key])
 		}
@@ -605,7 +598,7 @@ func (u *Updater) decide(ctx context.Context, app *v1alpha1.Application, img con
 			}
 			digest = m.Digest
 		}
-		if err := u.verifySignature(ctx, img.Verify, listing, digest); err != nil {
+		if err := u.verifySignature(ctx, app, img.Verify, listing, digest); err != nil {
 			return nil, newest, fmt.Errorf("%s:%s: %w", img.Name, res.Tag.Name, err)
 		}
 	}
@@ -763,7 +756,10 @@ func (u *Updater) commit(ctx context.Context, st config.Settings, app *v1alpha1.
 	if err != nil {
 		return false, err
 	}
-	creds, err := u.gitCredentials(ctx, wb, repoURL, app.Spec.Project)
+	if err := u.checkRepository(ctx, app, repoURL); err != nil {
+		return false, err
+	}
+	creds, err := u.gitCredentials(ctx, app, wb, repoURL)
 	if err != nil {
 		return false, err
 	}
@@ -788,19 +784,43 @@ func (u *Updater) commit(ctx context.Context, st config.Settings, app *v1alpha1.
 }
 
 // gitCredentials are a Git write-back's credentials: the Secret
-// git:secret:ns/name names (username and password, or sshPrivateKey), or
-// the repository's credentials from the repository Secrets, as the
-// Application's project reaches it.
-func (u *Updater) gitCredentials(ctx context.Context, wb config.WriteBack, repoURL, project string) (git.Creds, error) {
+// git:secret:ns/name names (username and password, or sshPrivateKey), read
+// as the Application's tenant scope allows and only for a repository its
+// url (if it has one) covers; or the repository's credentials from the
+// repository Secrets, as the Application's project reaches it.
+func (u *Updater) gitCredentials(ctx context.Context, app *v1alpha1.Application, wb config.WriteBack, repoURL string) (git.Creds, error) {
 	if wb.Secret == "" {
-		return (&settings.RepoCredentials{Reader: u.opts.Client, Namespace: u.opts.Namespace}).ForRepo(ctx, repoURL, project)
+		return (&settings.RepoCredentials{Reader: u.opts.Client, Namespace: u.opts.Namespace}).ForRepo(ctx, repoURL, app.Spec.Project)
 	}
 	ns, name, _ := strings.Cut(wb.Secret, "/")
-	var s corev1.Secret
-	if err := u.opts.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &s); err != nil {
-		return git.Creds{}, fmt.Errorf("git write-back credentials Secret %s: %w", wb.Secret, err)
+	s, err := tenantScope(app, "write-back-method git:secret", nil).Read(ctx, u.opts.Client, ns, name)
+	if err != nil {
+		return git.Creds{}, fmt.Errorf("git write-back credentials: %w", err)
+	}
+	if url := string(s.Data["url"]); url != "" && !settings.URLCovers(url, repoURL) {
+		return git.Creds{}, fmt.Errorf("git write-back credentials: %w: Secret/%s/%s is for %s, not %s",
+			settings.ErrSecretRefused, s.Namespace, s.Name, git.RedactURL(url), git.RedactURL(repoURL))
 	}
 	return git.Creds{Username: string(s.Data["username"]), Password: string(s.Data["password"]), SSHPrivateKey: string(s.Data["sshPrivateKey"])}, nil
+}
+
+// ErrRepositoryNotPermitted refuses a write-back to a repository the
+// Application's project does not list in sourceRepos.
+var ErrRepositoryNotPermitted = errors.New("repository not permitted in project")
+
+// checkRepository refuses a write-back repository (git-repository, or the
+// source's) that the Application's project does not permit: credentials
+// the project reaches, unscoped templates among them, never push into
+// another team's repository.
+func (u *Updater) checkRepository(ctx context.Context, app *v1alpha1.Application, repoURL string) error {
+	proj, err := project.Load(ctx, u.opts.Client, u.opts.Namespace, app.Spec.Project)
+	if err != nil {
+		return fmt.Errorf("git write-back to %s: %w", git.RedactURL(repoURL), err)
+	}
+	if !project.SourcePermitted(proj, repoURL) {
+		return fmt.Errorf("git write-back: %w: %s is not in the sourceRepos of project %s", ErrRepositoryNotPermitted, git.RedactURL(repoURL), app.Spec.Project)
+	}
+	return nil
 }
 
 // Run runs a cycle every interval, and a cycle limited to the pushed

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
-
+	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/imageupdater/config"
 	"github.com/capstan-cd/capstan/internal/imageupdater/verify"
 )
@@ -20,10 +18,11 @@ const maxKeySize = 64 << 10
 
 // verifySignature checks that an image digest carries a cosign signature
 // made with the key v names. Nothing is written back otherwise.
-func (u *Updater) verifySignature(ctx context.Context, v *config.Verification, listing *image, digest string) error {
-	var s corev1.Secret
-	if err := u.opts.Client.Get(ctx, types.NamespacedName{Namespace: v.Namespace, Name: v.Secret}, &s); err != nil {
-		return fmt.Errorf("%w: cosign key Secret %s/%s: %w", errVerification, v.Namespace, v.Secret, err)
+// The key's Secret is read as the Application's tenant scope allows.
+func (u *Updater) verifySignature(ctx context.Context, app *v1alpha1.Application, v *config.Verification, listing *image, digest string) error {
+	s, err := tenantScope(app, "cosign key", nil).Read(ctx, u.opts.Client, v.Namespace, v.Secret)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errVerification, err)
 	}
 	data, ok := s.Data[v.Key]
 	switch {

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/template"
 
 	"sigs.k8s.io/yaml"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/capstan-cd/capstan/internal/imageupdater/config"
 	"github.com/capstan-cd/capstan/internal/repo/pathsafe"
 	"github.com/capstan-cd/capstan/internal/repo/render/directory"
+	"github.com/capstan-cd/capstan/internal/safetext"
 )
 
 // DefaultCommitMessage is Argo CD Image Updater's commit message.
@@ -51,18 +51,23 @@ func messageData(app string, changes []Change) map[string]any {
 	return data
 }
 
+// maxMessage bounds a rendered commit message or branch (and, as
+// safetext's budget, 16 times that of what its functions build).
+const maxMessage = 64 << 10
+
 // Render expands a commit message or branch template for an
-// Application's changes.
+// Application's changes, through the bounded template helper (with
+// Sprig's safe functions, as Argo CD Image Updater's templates have).
 func Render(text, app string, changes []Change) (string, error) {
-	tmpl, err := template.New("message").Option("missingkey=zero").Parse(text)
+	tmpl, err := safetext.Parse("message", text, nil, "missingkey=zero")
 	if err != nil {
-		return "", fmt.Errorf("template %q: %w", text, err)
+		return "", fmt.Errorf("template %q: %w", safetext.Truncate(text, 256), err)
 	}
-	var buf bytes.Buffer
-	if err := tmpl.Execute(&buf, messageData(app, changes)); err != nil {
-		return "", fmt.Errorf("template %q: %w", text, err)
+	out, err := tmpl.Execute(messageData(app, changes), maxMessage, "the commit message")
+	if err != nil {
+		return "", fmt.Errorf("template %q: %w", safetext.Truncate(text, 256), err)
 	}
-	return buf.String(), nil
+	return out, nil
 }
 
 // Branch renders the target of git-branch base:target. An empty result

@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/template"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -216,9 +215,9 @@ var readmeTemplate = "# Manifest Hydration\n\nTo hydrate the manifests in this r
 const maxMessage = 64 << 10
 
 func render(tmpl string, data any) (string, error) {
-	t, err := template.New("hydrator").Funcs(safetext.Funcs()).Option("missingkey=zero").Parse(tmpl)
+	t, err := safetext.Parse("hydrator", tmpl, nil, "missingkey=zero")
 	if err != nil {
 		return "", err
 	}
-	return safetext.Execute(t, data, maxMessage, "the hydrator's message")
+	return t.Execute(data, maxMessage, "the hydrator's message")
 }

@@ -67,7 +67,7 @@ func newImageUpdaterTestCommand() *cobra.Command {
 				}
 			}
 			host := strings.SplitN(image, "/", 2)[0]
-			cred, err := resolver.Resolve(cmd.Context(), credentials, host, 0)
+			cred, err := resolver.Resolve(cmd.Context(), creds.Admin(credentials), host, 0)
 			if err != nil {
 				return err
 			}
