@@ -236,7 +236,7 @@ func listCost(n int) (int, error) {
 	if n > MaxList {
 		return 0, fmt.Errorf("%w: the list would have over %d items", errBudget, MaxList)
 	}
-	return times(max(n, 0), 16), nil
+	return times(max(n, 0), 8), nil
 }
 
 func seqCost(a []any) (int, error) {

@@ -24,6 +24,22 @@ type applicationSetGenerateResponse struct {
 	Applications []*v1alpha1.Application `json:"applications"`
 }
 
+// servedAppSetNamespace gives an ApplicationSet without a namespace the
+// control namespace, and refuses one in a namespace this server does not
+// serve, for create and generate alike.
+func (s *Server) servedAppSetNamespace(as *v1alpha1.ApplicationSet) error {
+	if as.Namespace == "" {
+		as.Namespace = s.opts.Namespace
+	}
+	if err := checkName("namespace", as.Namespace); err != nil {
+		return err
+	}
+	if !s.namespaceEnabled(as.Namespace) {
+		return withStatus(http.StatusForbidden, errors.New(namespaceNotPermitted(as.Namespace)))
+	}
+	return nil
+}
+
 // generateApplicationSet answers POST /api/v1/applicationsets/generate
 // with the Applications the ApplicationSet in the body would make,
 // writing nothing (`argocd appset generate`). As in Argo CD, the caller
@@ -39,14 +55,8 @@ func (s *Server) generateApplicationSet(r *http.Request, c *caller) (any, error)
 	if as == nil {
 		return nil, badRequest("error creating ApplicationSets: ApplicationSets is nil in request")
 	}
-	if as.Namespace == "" {
-		as.Namespace = s.opts.Namespace
-	}
-	if err := checkName("namespace", as.Namespace); err != nil {
+	if err := s.servedAppSetNamespace(as); err != nil {
 		return nil, err
-	}
-	if !s.namespaceEnabled(as.Namespace) {
-		return nil, withStatus(http.StatusForbidden, errors.New(namespaceNotPermitted(as.Namespace)))
 	}
 	project := as.Spec.Template.Spec.Project
 	if strings.Contains(project, "{{") {

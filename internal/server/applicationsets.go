@@ -128,10 +128,7 @@ func (s *Server) createApplicationSet(r *http.Request, c *caller) (any, error) {
 	if err := checkName("applicationset", as.Name); err != nil {
 		return nil, err
 	}
-	if as.Namespace == "" {
-		as.Namespace = s.opts.Namespace
-	}
-	if err := checkName("namespace", as.Namespace); err != nil {
+	if err := s.servedAppSetNamespace(as); err != nil {
 		return nil, err
 	}
 	if strings.Contains(as.Spec.Template.Spec.Project, "{{") {

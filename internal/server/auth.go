@@ -2,9 +2,11 @@ package server
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,36 +40,53 @@ func (s *Server) authenticate(r *http.Request) (*session.Claims, map[string]any,
 	if err != nil {
 		return nil, nil, err
 	}
-	raw := map[string]any{"sub": claims.Subject}
 	if strings.HasPrefix(claims.Subject, projectSubjectPrefix) {
 		if _, err := s.authenticateProjectToken(r.Context(), claims); err != nil {
 			return nil, nil, err
 		}
-		return claims, raw, nil
+		return claims, map[string]any{"sub": claims.Subject}, nil
 	}
-	accounts, err := settings.Accounts(r.Context(), s.opts.Client, s.opts.Namespace)
+	local, err := s.authenticateAccount(r.Context(), claims)
 	if err != nil {
 		return nil, nil, err
 	}
-	a := accounts[claims.Subject]
-	if a == nil || !a.Enabled {
-		return nil, nil, fmt.Errorf("account %s does not exist or is disabled", claims.Subject)
-	}
-	if claims.ID != "" {
-		for _, t := range a.Tokens {
-			if t.ID == claims.ID && a.Can(settings.CapabilityAPIKey) {
-				return claims, raw, nil
-			}
+	return local, map[string]any{"sub": local.Subject}, nil
+}
+
+// authenticateAccount checks a local account's token as Argo CD does,
+// and returns its claims with the account as the subject. A session's
+// subject is "<account>:login" (with a jti naming the session); an API
+// key's is the account (with a jti naming the key, which must still be
+// the account's). A token of an older Capstan — the account alone, with
+// no jti — is a session.
+func (s *Server) authenticateAccount(ctx context.Context, claims *session.Claims) (*session.Claims, error) {
+	name, capability, hasCapability := strings.Cut(claims.Subject, ":")
+	if !hasCapability {
+		capability = settings.CapabilityAPIKey
+		if claims.ID == "" {
+			capability = settings.CapabilityLogin
 		}
-		return nil, nil, fmt.Errorf("account %s has no token with id %s", claims.Subject, claims.ID)
 	}
-	if !a.Can(settings.CapabilityLogin) {
-		return nil, nil, fmt.Errorf("account %s cannot log in", claims.Subject)
+	accounts, err := settings.Accounts(ctx, s.opts.Client, s.opts.Namespace)
+	if err != nil {
+		return nil, err
 	}
-	if a.PasswordMtime != nil && claims.IssuedAt != nil && claims.IssuedAt.Before(a.PasswordMtime.Truncate(time.Second)) {
-		return nil, nil, errors.New("session was issued before the password last changed")
+	a := accounts[name]
+	switch {
+	case a == nil || !a.Enabled:
+		return nil, fmt.Errorf("account %s does not exist or is disabled", name)
+	case capability != settings.CapabilityLogin && capability != settings.CapabilityAPIKey:
+		return nil, fmt.Errorf("token subject %q names no capability of account %s", claims.Subject, name)
+	case !a.Can(capability):
+		return nil, fmt.Errorf("account %s does not have '%s' capability", name, capability)
+	case capability == settings.CapabilityAPIKey && !slices.ContainsFunc(a.Tokens, func(t settings.Token) bool { return t.ID == claims.ID }):
+		return nil, fmt.Errorf("account %s has no token with id %s", name, claims.ID)
+	case capability == settings.CapabilityLogin && a.PasswordMtime != nil && claims.IssuedAt != nil && claims.IssuedAt.Before(a.PasswordMtime.Truncate(time.Second)):
+		return nil, errors.New("session was issued before the password last changed")
 	}
-	return claims, raw, nil
+	local := *claims
+	local.Subject = name
+	return &local, nil
 }
 
 // caller is an authenticated request's identity and the policy to judge

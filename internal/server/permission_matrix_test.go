@@ -238,6 +238,10 @@ func (m *matrix) rows() []matrixRow {
 		{method: "GET", path: "/auth/login", want: everyone(400)},
 		{method: "GET", path: "/auth/callback?code=x&state=y", want: everyone(400)},
 		{method: "GET", path: "/api/logout", want: everyone(http.StatusSeeOther)},
+		// Argo CD's logout: it ends the session its cookie carries
+		// (TestLogoutRevokesEverywhere), never one sent as a bearer token.
+		{method: "GET", path: "/auth/logout", want: everyone(http.StatusSeeOther)},
+		{method: "POST", path: "/auth/logout", want: everyone(http.StatusSeeOther)},
 		{method: "POST", path: "/api/webhook", body: `{}`, want: everyone(400)},
 		{method: "POST", path: "/api/v1/session", body: `{"username":"nobody","password":"x"}`, want: everyone(401)},
 		{method: "DELETE", path: "/api/v1/session", want: everyone(200)},

@@ -120,20 +120,29 @@ func expiry(token string) (time.Time, bool) {
 	return exp.Time, true
 }
 
-// logoutToken revokes the session r presents, if it authenticates, and
-// drops its cookies: the browser's logout, Argo CD's CLI's
-// (POST /auth/logout with the token as its cookie) and the session
-// service's Delete alike.
+// logoutToken revokes the session r's cookies carry, if it
+// authenticates, and drops the cookies: the browser's logout, Argo CD's
+// CLI's (POST /auth/logout with the token as its cookie) and the session
+// service's Delete alike. As in Argo CD, a token sent in the
+// Authorization header is not the session being ended.
 func (s *Server) logoutToken(w http.ResponseWriter, r *http.Request) {
 	defer s.clearSession(w, r)
-	token := s.requestToken(r)
+	token := cookieToken(r, s.maxCookieNumber())
 	if token == "" {
 		return
 	}
-	if _, _, err := s.authenticate(r); err != nil {
+	if _, _, err := s.authenticate(cookieOnly(r)); err != nil {
 		return // nothing a caller can use
 	}
 	if err := s.revocations.revoke(r.Context(), token); err != nil {
 		s.opts.Log.Error("could not revoke a session token on logout", "error", err.Error())
 	}
+}
+
+// cookieOnly is r without its Authorization header, so that it is
+// authenticated by its cookies.
+func cookieOnly(r *http.Request) *http.Request {
+	c := r.Clone(r.Context())
+	c.Header.Del("Authorization")
+	return c
 }

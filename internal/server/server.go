@@ -434,7 +434,8 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		s.opts.Log.Warn("using the default session duration", "error", err)
 	}
-	token, err := s.sessions.Create(req.Username, ttl, "")
+	// As Argo CD's: the subject names the capability, the jti the session.
+	token, err := s.sessions.Create(req.Username+":"+settings.CapabilityLogin, ttl, rand.Text())
 	if err != nil {
 		return err
 	}

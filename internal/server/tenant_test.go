@@ -362,8 +362,19 @@ func TestCookieRequestsMustComeFromThisServer(t *testing.T) {
 			t.Errorf("%s: %d, want %d: %s", tc.name, resp.StatusCode, tc.want, body)
 		}
 	}
+	// An Authorization header of another scheme does not make the cookie's
+	// request a bearer-token one: the cookie authenticates it, so it is
+	// checked.
+	req, _ := http.NewRequest("POST", tn.base+"/api/v1/applications", strings.NewReader(newApp("basic")))
+	req.AddCookie(&http.Cookie{Name: tokenCookie, Value: tn.admin})
+	req.Header.Set("Authorization", "Basic YWRtaW46eA==")
+	req.Header.Set("Content-Type", "text/plain")
+	req.Header.Set("Origin", "https://evil.example")
+	if resp, err := tn.client.Do(req); err != nil || resp.StatusCode != http.StatusUnsupportedMediaType {
+		t.Errorf("a cookie request with a Basic Authorization header: %v %v, want 415", resp, err)
+	}
 	// A bearer token is not sent by browsers on their own: no such checks.
-	req, _ := http.NewRequest("POST", tn.base+"/api/v1/applications", strings.NewReader(newApp("bearer")))
+	req, _ = http.NewRequest("POST", tn.base+"/api/v1/applications", strings.NewReader(newApp("bearer")))
 	req.Header.Set("Authorization", "Bearer "+tn.admin)
 	req.Header.Set("Content-Type", "text/plain")
 	if resp, err := tn.client.Do(req); err != nil || resp.StatusCode != 200 {

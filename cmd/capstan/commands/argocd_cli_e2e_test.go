@@ -2,8 +2,10 @@ package commands
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -247,4 +249,51 @@ func waitRunning(t *testing.T, f *capstanFixture, namespace, selector string) {
 		}
 		return fmt.Sprintf("%d pods, none running", len(pods.Items))
 	})
+}
+
+// TestArgoCDLogoutRevokesToken is finding N9 of the second tenant review,
+// as Argo CD's own e2e logout tests check it: after a logout, the
+// session's token is refused with Argo CD's message by every service,
+// over gRPC, gRPC-Web and REST, while another session of the same user
+// goes on. The logout is made as Argo CD 3.5's `argocd logout` makes it
+// (POST /auth/logout with the token as the session cookie); the CLI built
+// for these tests is older and only forgets the token locally.
+func TestArgoCDLogoutRevokesToken(t *testing.T) {
+	localcluster.Need(t)
+	f := startCapstan(t, false)
+	one, two := argocdcli.New(t), argocdcli.New(t)
+	for _, cli := range []*argocdcli.CLI{one, two} {
+		cli.Expect(0, "login", f.addr, "--username", "admin", "--password", f.password, "--insecure")
+	}
+	token := one.Token()
+	as := func(cli *argocdcli.CLI, tok string, args ...string) (int, string) {
+		code, out, errOut := cli.Run(append(args, "--server", f.addr, "--auth-token", tok, "--insecure")...)
+		return code, out + errOut
+	}
+	if code, out := as(one, token, "account", "list"); code != 0 {
+		t.Fatalf("before logout: exit %d\n%s", code, out)
+	}
+	req, err := http.NewRequest(http.MethodPost, "https://"+f.addr+"/auth/logout", http.NoBody)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.AddCookie(&http.Cookie{Name: "argocd.token", Value: token})
+	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, //nolint:gosec // the test server's own certificate
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := insecure.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("POST /auth/logout: %d, want Argo CD's 303", resp.StatusCode)
+	}
+	for _, args := range [][]string{{"account", "list"}, {"proj", "list"}, {"app", "list", "--grpc-web"}, {"repo", "list"}} {
+		if code, out := as(one, token, args...); code == 0 || !strings.Contains(out, "token is revoked") {
+			t.Errorf("argocd %s with the logged-out token: exit %d\n%s", strings.Join(args, " "), code, out)
+		}
+	}
+	if code, out := as(two, two.Token(), "app", "list"); code != 0 {
+		t.Errorf("the other session after the logout: exit %d\n%s", code, out)
+	}
 }

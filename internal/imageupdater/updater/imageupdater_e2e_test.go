@@ -312,6 +312,7 @@ func TestImageUpdaterPullRequest(t *testing.T) {
 	})
 	base := repo.Head(t, "main")
 	host := r.providerHost(gh.URL)
+	api := host + "/api/v3/"
 	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "pr", Namespace: r.ns},
 		Spec: v1alpha1.ApplicationSpec{Project: "default", Source: &v1alpha1.ApplicationSource{RepoURL: host + "/org/deploy.git", Path: "web", TargetRevision: "main",
 			Kustomize: &v1alpha1.ApplicationSourceKustomize{Images: v1alpha1.KustomizeImages{v1alpha1.KustomizeImage(image + ":1.0.0")}}},
@@ -319,7 +320,7 @@ func TestImageUpdaterPullRequest(t *testing.T) {
 	r.create(app)
 	r.imageUpdater("pr", iuv1.ImageUpdaterSpec{
 		WriteBackConfig: &iuv1.WriteBackConfig{Method: str("git"), GitConfig: &iuv1.GitConfig{
-			PullRequest: &iuv1.PullRequest{GitHub: &iuv1.PullRequestGitHub{API: host}, Labels: []string{"automated", "images"}}}},
+			PullRequest: &iuv1.PullRequest{GitHub: &iuv1.PullRequestGitHub{API: api}, Labels: []string{"automated", "images"}}}},
 		ApplicationRefs: []iuv1.ApplicationRef{{NamePattern: "pr", Images: []iuv1.ImageConfig{{Alias: "web", ImageName: image}}}},
 	})
 	head := "image-updater/" + r.ns + "/pr"
@@ -366,9 +367,9 @@ func TestImageUpdaterPullRequest(t *testing.T) {
 }
 
 // providerHost serves the rig's Git server and a provider's API (at
-// /api/) on one host and port, as GitHub Enterprise and GitLab do: a
-// repository's token is only ever sent to its own host. The rig's
-// credentials cover it.
+// /api/, api being its address) on one host and port, as GitHub
+// Enterprise and GitLab do: a repository's token is only ever sent to its
+// own host. The rig's credentials cover it.
 func (r *rig) providerHost(api string) string {
 	r.t.Helper()
 	to := func(target string) http.Handler {
@@ -376,6 +377,7 @@ func (r *rig) providerHost(api string) string {
 		if err != nil {
 			r.t.Fatal(err)
 		}
+		u.Path = ""
 		return httputil.NewSingleHostReverseProxy(u)
 	}
 	mux := http.NewServeMux()

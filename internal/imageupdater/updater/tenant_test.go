@@ -38,7 +38,8 @@ type tenantRig struct {
 }
 
 func newTenantRig(t *testing.T) *tenantRig {
-	r := &tenantRig{rig: newBareRig(t, "", "", nil), other: cluster.NewNamespace(t), trap: trap.Start(t)}
+	r := &tenantRig{rig: newBareRig(t, "pullsecret:$NS/pull", "", nil), other: cluster.NewNamespace(t), trap: trap.Start(t)}
+	r.dockerConfigSecret("pull", r.reg.Password) // the administrator's, in registries.conf
 	loot := map[string]string{"token": "u:p", "username": "u", "password": "p", "config": `{"bearerToken":"cluster-token"}`, "server.secretkey": "k:k"}
 	r.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "loot", Namespace: r.other}, StringData: loot})
 	r.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "argocd-secret", Namespace: r.ns}, StringData: loot})
@@ -58,6 +59,7 @@ func newTenantRig(t *testing.T) *tenantRig {
 	})
 	r.reg.PushImage(t, "team/app", t0, "1.0.0")
 	r.reg.PushImage(t, "team/app", t0.Add(1), "1.1.0")
+	r.repo.Commit(t, "app", map[string]string{"x/kustomization.yaml": "resources: []\n"})
 	return r
 }
 

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -92,7 +91,8 @@ func Branch(text, app string, changes []Change) (string, error) {
 // Application's repository: the write-back target edited in place, or
 // .argocd-source-<app>.yaml or the override file the target names
 // (Kustomize, Helm and plugin sources), or the manifests' image fields
-// (plain directories).
+// (plain directories). Every read and write goes through a
+// pathsafe.Tree: no link the repository holds leads one elsewhere.
 func GitEdit(app *v1alpha1.Application, wb config.WriteBack, changes []Change) func(root string) error {
 	return func(root string) error {
 		src, typ := MainSource(app, wb)
@@ -102,9 +102,14 @@ func GitEdit(app *v1alpha1.Application, wb config.WriteBack, changes []Change) f
 		if _, err := pathsafe.Join(root, src.Path); err != nil {
 			return fmt.Errorf("source path %q: %w", src.Path, err)
 		}
+		tree, err := pathsafe.OpenTree(root)
+		if err != nil {
+			return err
+		}
+		defer tree.Close()
 		switch wb.Target {
 		case config.TargetHelmValues:
-			return editFile(root, targetPath(src.Path, wb.TargetPath, "values.yaml"), func(data []byte) ([]byte, error) {
+			return editFile(tree, targetPath(src.Path, wb.TargetPath, "values.yaml"), func(data []byte) ([]byte, error) {
 				var values [][2]string
 				for _, c := range changes {
 					values = append(values, HelmValues(c)...)
@@ -112,11 +117,11 @@ func GitEdit(app *v1alpha1.Application, wb config.WriteBack, changes []Change) f
 				return SetValues(data, values)
 			})
 		case config.TargetKustomization:
-			name, err := kustomizationFile(root, targetPath(src.Path, wb.TargetPath, "."))
+			name, err := kustomizationFile(tree, targetPath(src.Path, wb.TargetPath, "."))
 			if err != nil {
 				return err
 			}
-			return editFile(root, name, func(data []byte) ([]byte, error) {
+			return editFile(tree, name, func(data []byte) ([]byte, error) {
 				for _, c := range changes {
 					if data, err = SetKustomizationImage(data, c); err != nil {
 						return nil, err
@@ -127,14 +132,17 @@ func GitEdit(app *v1alpha1.Application, wb config.WriteBack, changes []Change) f
 		}
 		switch typ {
 		case v1alpha1.SourceTypeKustomize, v1alpha1.SourceTypeHelm, v1alpha1.SourceTypePlugin:
-			return writeOverrideFile(root, targetPath(src.Path, wb.TargetPath, ".argocd-source-"+app.Name+".yaml"), src, typ, changes)
+			return writeOverrideFile(tree, targetPath(src.Path, wb.TargetPath, ".argocd-source-"+app.Name+".yaml"), src, typ, changes)
 		case v1alpha1.SourceTypeDirectory:
-			return editManifests(root, src, changes)
+			return editManifests(tree, root, src, changes)
 		default:
 			return fmt.Errorf("git write-back does not support %s sources", typ)
 		}
 	}
 }
+
+// maxEdited bounds a file the write-back reads to edit.
+const maxEdited = 16 << 20
 
 // targetPath is a write-back target's file: relative to the source path,
 // or to the repository's root when it starts with a slash.
@@ -148,13 +156,9 @@ func targetPath(srcPath, target, def string) string {
 	return filepath.Join(srcPath, target)
 }
 
-// editFile rewrites a file of the checkout at root (never one outside it).
-func editFile(root, name string, change func([]byte) ([]byte, error)) error {
-	path, err := pathsafe.Join(root, name)
-	if err != nil {
-		return fmt.Errorf("write-back target %q: %w", name, err)
-	}
-	data, err := os.ReadFile(path)
+// editFile rewrites a file of the checkout (never one outside it).
+func editFile(tree *pathsafe.Tree, name string, change func([]byte) ([]byte, error)) error {
+	data, err := tree.ReadFile(name, maxEdited)
 	if err != nil {
 		return fmt.Errorf("write-back target %q: %w", name, err)
 	}
@@ -162,18 +166,17 @@ func editFile(root, name string, change func([]byte) ([]byte, error)) error {
 	if err != nil {
 		return fmt.Errorf("write-back target %q: %w", name, err)
 	}
-	return os.WriteFile(path, out, 0o644)
+	if err := tree.WriteFile(name, out, 0o644); err != nil {
+		return fmt.Errorf("write-back target %q: %w", name, err)
+	}
+	return nil
 }
 
 // kustomizationFile finds the kustomization a kustomization target names:
 // the file itself, or the kustomization.yaml (.yml, Kustomization) of a
 // directory.
-func kustomizationFile(root, target string) (string, error) {
-	path, err := pathsafe.Join(root, target)
-	if err != nil {
-		return "", fmt.Errorf("write-back target %q: %w", target, err)
-	}
-	info, err := os.Stat(path)
+func kustomizationFile(tree *pathsafe.Tree, target string) (string, error) {
+	info, err := tree.Stat(target)
 	if err != nil {
 		return "", fmt.Errorf("write-back target %q: %w", target, err)
 	}
@@ -181,7 +184,7 @@ func kustomizationFile(root, target string) (string, error) {
 		return target, nil
 	}
 	for _, name := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
-		if _, err := os.Stat(filepath.Join(path, name)); err == nil {
+		if _, err := tree.Stat(filepath.Join(target, name)); err == nil {
 			return filepath.Join(target, name), nil
 		}
 	}
@@ -189,28 +192,24 @@ func kustomizationFile(root, target string) (string, error) {
 }
 
 // writeOverrideFile records the changes in .argocd-source-<app>.yaml
-// (name, inside the checkout at root), keeping what the file already says
-// about other images and settings. A plugin's variables start from the
+// (name, inside the checkout), keeping what the file already says about
+// other images and settings. A plugin's variables start from the
 // Application's own (base) when the file has none, since the file's list
 // replaces the Application's whole.
-func writeOverrideFile(root, name string, base *v1alpha1.ApplicationSource, typ v1alpha1.ApplicationSourceType, changes []Change) error {
-	path, err := pathsafe.Join(root, name)
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
+func writeOverrideFile(tree *pathsafe.Tree, name string, base *v1alpha1.ApplicationSource, typ v1alpha1.ApplicationSourceType, changes []Change) error {
 	doc := map[string]any{}
 	var src v1alpha1.ApplicationSource
-	data, err := os.ReadFile(path)
+	data, err := tree.ReadFile(name, maxEdited)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return err
+		return fmt.Errorf("%s: %w", name, err)
 	default:
 		if err := yaml.Unmarshal(data, &doc); err != nil {
-			return fmt.Errorf("%s: %w", filepath.Base(path), err)
+			return fmt.Errorf("%s: %w", filepath.Base(name), err)
 		}
 		if err := yaml.Unmarshal(data, &src); err != nil {
-			return fmt.Errorf("%s: %w", filepath.Base(path), err)
+			return fmt.Errorf("%s: %w", filepath.Base(name), err)
 		}
 	}
 	if doc == nil { // an empty file, or null
@@ -233,17 +232,21 @@ func writeOverrideFile(root, name string, base *v1alpha1.ApplicationSource, typ 
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
+	if err := tree.WriteFile(name, out, 0o644); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
 	}
-	return os.WriteFile(path, out, 0o644)
+	return nil
 }
 
 // editManifests rewrites the image fields of the YAML manifests a
 // directory source renders (its recurse, include and exclude settings
 // apply) that use the changed images.
-func editManifests(root string, src *v1alpha1.ApplicationSource, changes []Change) error {
+func editManifests(tree *pathsafe.Tree, root string, src *v1alpha1.ApplicationSource, changes []Change) error {
 	files, err := directory.Files(context.Background(), root, src.Path, src.Directory, directory.Walk{})
+	if err != nil {
+		return err
+	}
+	realRoot, err := pathsafe.Root(root)
 	if err != nil {
 		return err
 	}
@@ -252,9 +255,13 @@ func editManifests(root string, src *v1alpha1.ApplicationSource, changes []Chang
 		if ext := strings.ToLower(filepath.Ext(f.Path)); ext != ".yaml" && ext != ".yml" {
 			continue // JSON and Jsonnet are not edited
 		}
-		data, err := os.ReadFile(f.Path)
+		name, err := filepath.Rel(realRoot, f.Path)
 		if err != nil {
 			return err
+		}
+		data, err := tree.ReadFile(name, maxEdited)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.Rel, err)
 		}
 		out := data
 		for _, c := range changes {
@@ -265,8 +272,8 @@ func editManifests(root string, src *v1alpha1.ApplicationSource, changes []Chang
 			used[c.Name] = used[c.Name] || found
 		}
 		if !bytes.Equal(out, data) {
-			if err := os.WriteFile(f.Path, out, 0o644); err != nil {
-				return err
+			if err := tree.WriteFile(name, out, 0o644); err != nil {
+				return fmt.Errorf("%s: %w", f.Rel, err)
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package writeback
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,8 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/imageupdater/config"
+	"github.com/capstan-cd/capstan/internal/repo/pathsafe"
+	"github.com/capstan-cd/capstan/internal/testing/hostiletree"
 )
 
 // checkout writes files into a directory standing for a repository's
@@ -63,7 +66,7 @@ func TestOverrideFileSymlinkOutsideIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := GitEdit(app("shop", v1alpha1.SourceTypeKustomize, nil), config.WriteBack{Method: "git"}, []Change{{Name: "reg/shop", NewTag: "1.1.0"}})(root)
-	if err == nil || !strings.Contains(err.Error(), "outside the repository") {
+	if !errors.Is(err, pathsafe.ErrLink) {
 		t.Errorf("a symlink out of the checkout: %v", err)
 	}
 	if got := read(t, outside, ""); got != "keep: me\n" {
@@ -124,4 +127,47 @@ func TestBranchTemplates(t *testing.T) {
 	if got, _ := Branch(strings.Repeat("b", 300), "shop", changes); len(got) != 255 {
 		t.Errorf("a %d-character branch name", len(got))
 	}
+}
+
+// TestOverrideFileDanglingLinkIsRefused is finding N4 of the second
+// tenant review: a dangling link at .argocd-source-<app>.yaml made the
+// updater create its target outside the checkout (under `capstan run`,
+// in another Application's cached checkout). It is refused, and nothing
+// is created.
+func TestOverrideFileDanglingLinkIsRefused(t *testing.T) {
+	g := hostiletree.New(t)
+	g.Build("shop/\nshop/kustomization.yaml\nshop/.argocd-source-shop.yaml -> $OUT/dir/injected.yaml\n")
+	err := GitEdit(app("shop", v1alpha1.SourceTypeKustomize, nil), config.WriteBack{Method: "git"}, []Change{{Name: "reg/shop", NewTag: "1.1.0"}})(g.Root)
+	if !errors.Is(err, pathsafe.ErrLink) {
+		t.Errorf("a dangling link out of the checkout: %v", err)
+	}
+	g.Check(t)
+}
+
+// FuzzGitEdit runs a write-back on hostile checkouts, with any target
+// the annotations may name: nothing outside the checkout may change.
+func FuzzGitEdit(f *testing.F) {
+	for _, seed := range []struct{ spec, target, path string }{
+		{"shop/\nshop/.argocd-source-shop.yaml -> $OUT/victim", "", "shop"},
+		{"shop -> $OUT", "", "shop"},
+		{"shop/\nshop/values.yaml -> $OUT/victim", "helmvalues:values.yaml", "shop"},
+		{"shop/\nshop/kustomization.yaml -> $OUT/dir", "kustomization:.", "shop"},
+		{"shop/\nshop/k -> ../../outside/victim", "kustomization:k", "shop"},
+		{"shop/\nshop/d.yaml -> $OUT/victim", "", "shop"},
+		{"x/\nx/y -> $OUT/dir", "/x/y/new.yaml", "shop"},
+	} {
+		f.Add(seed.spec, seed.target, seed.path)
+	}
+	f.Fuzz(func(t *testing.T, spec, target, path string) {
+		g := hostiletree.New(t)
+		g.Build(spec)
+		for _, typ := range []v1alpha1.ApplicationSourceType{v1alpha1.SourceTypeKustomize, v1alpha1.SourceTypeHelm, v1alpha1.SourceTypeDirectory} {
+			wb := config.WriteBack{Method: "git", TargetPath: target}
+			if kind, p, ok := strings.Cut(target, ":"); ok && (kind == "helmvalues" || kind == "kustomization") {
+				wb.Target, wb.TargetPath = config.WriteBackTarget(kind), p
+			}
+			_ = GitEdit(app(path, typ, nil), wb, []Change{{Name: "reg/shop", NewTag: "1.1.0"}})(g.Root)
+		}
+		g.Check(t)
+	})
 }

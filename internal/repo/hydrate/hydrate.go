@@ -11,8 +11,9 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"os"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -133,26 +134,25 @@ func (c *Commit) Files() (map[string][]byte, error) {
 }
 
 // Edit empties the path in the work tree at root (the hydration's files
-// only: the rest of the branch stays) and writes Files.
+// only: the rest of the branch stays) and writes Files, through a
+// pathsafe.Tree: a link the hydrated branch holds never leads a write
+// elsewhere.
 func (c *Commit) Edit(root string) error {
 	files, err := c.Files()
 	if err != nil {
 		return err
 	}
-	dir, err := pathsafe.Join(root, c.Path)
+	tree, err := pathsafe.OpenTree(root)
 	if err != nil {
 		return err
 	}
-	if err := os.RemoveAll(dir); err != nil {
-		return err
+	defer tree.Close()
+	if err := tree.RemoveAll(c.Path); err != nil {
+		return fmt.Errorf("syncSource.path %q: %w", c.Path, err)
 	}
-	for name, data := range files {
-		full := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(full, data, 0o644); err != nil {
-			return err
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		if err := tree.WriteFile(name, files[name], 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w", name, err)
 		}
 	}
 	return nil

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/capstan-cd/capstan/internal/testing/hostiletree"
 )
 
 func sample() *Commit {
@@ -70,7 +72,7 @@ func TestMessage(t *testing.T) {
 		{"", "0123456: bump web\n\nto 1.2.3\n\nCo-authored-by: Dev <dev@example.com>\n", ""},
 		{"{{ .metadata.repoURL }}@{{ .metadata.drySha | trunc 12 }}", "https://git.example.com/gitops@0123456789ab", ""},
 		{`{{ env "HOME" }}`, "", "function \"env\" not defined"},
-		{`{{ range until 100000 }}xxxxxxxxxx{{ end }}`, "", "longer than"},
+		{`{{ range until 10000 }}xxxxxxxxxx{{ end }}`, "", "longer than"},
 	} {
 		got, err := sample().Message(tc.tmpl)
 		if got != tc.want || (tc.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.err)) {
@@ -143,4 +145,47 @@ func TestReferences(t *testing.T) {
 	if err != nil || !strings.Contains(msg, "Co-authored-by: Ann Author <ann@example.com>") {
 		t.Errorf("message %q, %v", msg, err)
 	}
+}
+
+// TestEditWritesThroughNoLink is finding N3 of the second tenant review:
+// a link committed on the hydrated branch (hydrator.metadata -> a file
+// anywhere) made the hydrator truncate and write that file. The edit is
+// refused and nothing outside the work tree changes; links inside the
+// hydrated path are removed with it, not followed.
+func TestEditWritesThroughNoLink(t *testing.T) {
+	for _, spec := range []string{
+		"hydrator.metadata -> $OUT/victim",
+		".gitattributes -> $OUT/victim",
+		"envs -> $OUT/dir",
+		"envs/\nenvs/dev -> $OUT/dir",
+		"envs/\nenvs/dev/\nenvs/dev/README.md -> $OUT/victim",
+	} {
+		g := hostiletree.New(t)
+		g.Build(spec)
+		if err := sample().Edit(g.Root); err == nil && !strings.Contains(spec, "envs/dev/") {
+			t.Errorf("%q: the edit went through", spec)
+		}
+		g.Check(t)
+	}
+}
+
+// FuzzEdit hydrates into hostile branches, to any path: nothing outside
+// the work tree may change.
+func FuzzEdit(f *testing.F) {
+	for _, seed := range []struct{ spec, path string }{
+		{"hydrator.metadata -> $OUT/victim", "envs/dev"},
+		{"envs -> $OUT", "envs/dev"},
+		{"a/\na/b -> ../..", "a/b/outside"},
+		{"envs/\nenvs/dev -> $OUT/dir", "envs/dev"},
+	} {
+		f.Add(seed.spec, seed.path)
+	}
+	f.Fuzz(func(t *testing.T, spec, path string) {
+		g := hostiletree.New(t)
+		g.Build(spec)
+		c := sample()
+		c.Path = path
+		_ = c.Edit(g.Root)
+		g.Check(t)
+	})
 }

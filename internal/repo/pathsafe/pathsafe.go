@@ -1,7 +1,9 @@
 // Package pathsafe keeps file access inside a repository checkout. Every path
 // that comes from an Application (source path, value files, Kustomize and
 // Jsonnet references) goes through it: `..` traversal, absolute paths and
-// symbolic links that lead outside the checkout are refused.
+// symbolic links that lead outside the checkout are refused. Every write
+// into a work tree goes through a Tree, an os.Root that writes through no
+// symbolic link at all.
 package pathsafe
 
 import (

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/capstan-cd/capstan/internal/testing/toolbin"
 )
 
@@ -63,4 +65,36 @@ func (c *CLI) Expect(want int, args ...string) string {
 		c.t.Fatalf("argocd %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, want, out, errOut)
 	}
 	return out
+}
+
+// Token is the session token the config holds for its current context
+// ("" when logged out).
+func (c *CLI) Token() string {
+	c.t.Helper()
+	data, err := os.ReadFile(c.config)
+	if err != nil {
+		return ""
+	}
+	var cfg struct {
+		CurrentContext string `json:"current-context"`
+		Contexts       []struct{ Name, User string }
+		Users          []struct {
+			Name      string
+			AuthToken string `json:"auth-token"`
+		}
+	}
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		c.t.Fatalf("argocd config %s: %v", c.config, err)
+	}
+	for _, ctx := range cfg.Contexts {
+		if ctx.Name != cfg.CurrentContext {
+			continue
+		}
+		for _, u := range cfg.Users {
+			if u.Name == ctx.User {
+				return u.AuthToken
+			}
+		}
+	}
+	return ""
 }

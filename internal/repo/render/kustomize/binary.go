@@ -11,6 +11,7 @@ import (
 
 	"github.com/capstan-cd/capstan/internal/repo/archive"
 	"github.com/capstan-cd/capstan/internal/repo/manifest"
+	"github.com/capstan-cd/capstan/internal/repo/pathsafe"
 	"github.com/capstan-cd/capstan/internal/repo/render/program"
 )
 
@@ -52,8 +53,8 @@ func buildWith(ctx context.Context, b *Binary, root, appDir, kfile string, edite
 	}
 	dir := filepath.Join(work, rel)
 	if edited != nil {
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(kfile)), edited, 0o644); err != nil {
-			return nil, err
+		if err := writeInto(work, filepath.Join(rel, filepath.Base(kfile)), edited); err != nil {
+			return nil, fmt.Errorf("writing the source's overrides into the copy: %w", err)
 		}
 	}
 	// The directory is absolute: no repository's path reads as a flag.
@@ -63,6 +64,21 @@ func buildWith(ctx context.Context, b *Binary, root, appDir, kfile string, edite
 		return nil, err
 	}
 	return manifest.Parse("kustomize build output", out)
+}
+
+// writeInto writes a file of the private copy at dir, in place of the
+// file or link there (a kustomization linked from elsewhere is edited
+// for this build only), through no link.
+func writeInto(dir, name string, data []byte) error {
+	tree, err := pathsafe.OpenTree(dir)
+	if err != nil {
+		return err
+	}
+	defer tree.Close()
+	if err := tree.Unlink(name); err != nil {
+		return err
+	}
+	return tree.WriteFile(name, data, 0o644)
 }
 
 // environ is env as NAME=value lines, sorted.
