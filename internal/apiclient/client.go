@@ -171,3 +171,30 @@ func (c *Client) Stream(ctx context.Context, path Path, each func(data []byte) b
 	}
 	return sc.Err()
 }
+
+// Logout ends the client's session on the server, as Argo CD's CLI does:
+// POST /auth/logout with the token as the session cookie, so every
+// replica refuses it from then on. A token the server does not know as a
+// session (an API key) is left as it is.
+func (c *Client) Logout(ctx context.Context) error {
+	if c.token == "" {
+		return nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/auth/logout", http.NoBody)
+	if err != nil {
+		return err
+	}
+	req.AddCookie(&http.Cookie{Name: "argocd.token", Value: c.token})
+	hc := *c.http
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusSeeOther && resp.StatusCode != http.StatusOK {
+		return &Error{Status: resp.StatusCode, Message: "the server did not end the session"}
+	}
+	return nil
+}

@@ -3,6 +3,7 @@ package applicationset_test
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/testing/scmserver"
+	"github.com/capstan-cd/capstan/internal/testing/trap"
 )
 
 // TestGitHubApp: the GitHub SCM provider and pull request generators
@@ -29,15 +31,16 @@ func TestGitHubApp(t *testing.T) {
 	prs.InstallApp(app)
 	prs.Add(scmserver.PullRequest{Head: "feature", Base: "main", Title: "F", HeadSHA: "abcdef0123456789", Author: "ana"})
 
-	creds := func(name string, labels map[string]string, installation bool) *corev1.Secret {
-		data := map[string]string{"githubAppID": strconv.FormatInt(app.ID, 10), "githubAppPrivateKey": string(app.PrivateKeyPEM), "url": "https://github.com/shop"}
+	creds := func(name string, labels map[string]string, installation bool, api string) *corev1.Secret {
+		data := map[string]string{"githubAppID": strconv.FormatInt(app.ID, 10), "githubAppPrivateKey": string(app.PrivateKeyPEM), "url": "https://github.com/shop",
+			"githubAppEnterpriseBaseUrl": api}
 		if installation {
 			data["githubAppInstallationID"] = strconv.FormatInt(app.InstallationID, 10)
 		}
 		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns, Labels: labels}, StringData: data}
 	}
 	template := map[string]string{v1alpha1.LabelSecretType: v1alpha1.SecretTypeRepoCredentials}
-	for _, s := range []*corev1.Secret{creds("app-lookup", template, false), creds("app-given", template, true), creds("not-creds", nil, true)} {
+	for _, s := range []*corev1.Secret{creds("app-lookup", template, false, org.URL), creds("app-given", template, true, prs.URL), creds("not-creds", nil, true, org.URL)} {
 		if err := e.client.Create(ctx, s); err != nil {
 			t.Fatal(err)
 		}
@@ -63,4 +66,17 @@ func TestGitHubApp(t *testing.T) {
 	}
 	e.waitApps("lookup-web", "preview-1")
 	e.errorOf("refused", "is not a repository credential template")
+
+	// The App's signed token goes only to the API its credentials are for
+	// (second tenant review): a generator naming another hears nothing.
+	chosen := trap.Start(t)
+	elsewhere := github("app-lookup")
+	elsewhere.Github.API = chosen.URL
+	if err := e.client.Create(ctx, scmAppSet(e.ns, "elsewhere", elsewhere)); err != nil {
+		t.Fatal(err)
+	}
+	e.errorOf("elsewhere", "the GitHub App's credentials are for "+strings.TrimSuffix(org.URL, "/"))
+	if heard := chosen.Heard(); len(heard) > 0 {
+		t.Errorf("the API the generator named heard %d requests", len(heard))
+	}
 }

@@ -1,9 +1,11 @@
 package applicationset
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -53,9 +55,27 @@ func (g *generation) githubAppClient(field, secretName, api, owner string, hc *h
 		}
 		*into = n
 	}
+	if err := appAPIAllowed(api, app.EnterpriseBaseURL); err != nil {
+		return nil, fmt.Errorf("%s.appSecretName: Secret %s/%s: %w", field, g.src.Namespace, secretName, err)
+	}
 	c, err := githubapp.Client(g.ctx, app, api, owner, hc)
 	if err != nil {
 		return nil, fmt.Errorf("%s.appSecretName: Secret %s/%s: %w", field, g.src.Namespace, secretName, err)
 	}
 	return c, nil
+}
+
+// appAPIAllowed refuses a generator's api that is not the API the GitHub
+// App's credentials are for (githubAppEnterpriseBaseUrl, else GitHub's):
+// the App's signed token goes there, and a generator's author must not be
+// able to send it elsewhere.
+func appAPIAllowed(api, enterprise string) error {
+	if api == "" {
+		return nil
+	}
+	own := strings.TrimSuffix(cmp.Or(enterprise, "https://api.github.com"), "/")
+	if strings.TrimSuffix(api, "/") != own {
+		return fmt.Errorf("the GitHub App's credentials are for %s, not %s", own, api)
+	}
+	return nil
 }

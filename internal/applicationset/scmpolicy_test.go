@@ -19,6 +19,7 @@ import (
 	"github.com/capstan-cd/capstan/api/v1alpha1"
 	"github.com/capstan-cd/capstan/internal/applicationset"
 	"github.com/capstan-cd/capstan/internal/testing/scmserver"
+	"github.com/capstan-cd/capstan/internal/testing/trap"
 )
 
 // scmAppSet is an ApplicationSet of one SCM provider generator making
@@ -89,6 +90,34 @@ func TestSCMPolicy(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.waitApps("strict-web")
+	})
+	// Outside strict mode too, a tokenRef is a tenant's field: never
+	// argocd-secret nor a repository or cluster Secret of the namespace,
+	// and the API it names hears nothing (second tenant review).
+	t.Run("never the install's Secrets", func(t *testing.T) {
+		chosen := trap.Start(t)
+		e := start(t, nil)
+		for name, labels := range map[string]map[string]string{
+			"argocd-secret": nil, "org-repo": {v1alpha1.LabelSecretType: v1alpha1.SecretTypeRepository},
+			"prod-cluster": {v1alpha1.LabelSecretType: v1alpha1.SecretTypeCluster},
+		} {
+			s := secret(e.ns, labels)
+			s.Name = name
+			if err := e.client.Create(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for name, says := range map[string]string{"argocd-secret": "holds the install's own keys", "org-repo": "is a repository Secret", "prod-cluster": "is a cluster Secret"} {
+			g := v1alpha1.SCMProviderGenerator{Github: &v1alpha1.SCMProviderGeneratorGithub{Organization: "shop", API: chosen.URL,
+				TokenRef: &v1alpha1.SecretRef{SecretName: name, Key: "token"}}}
+			if err := e.client.Create(ctx, scmAppSet(e.ns, "loot-"+name, g)); err != nil {
+				t.Fatal(err)
+			}
+			e.errorOf("loot-"+name, says)
+		}
+		if heard := chosen.Heard(); len(heard) > 0 {
+			t.Errorf("the API the generator named heard %d requests: %+v", len(heard), heard)
+		}
 	})
 }
 

@@ -33,6 +33,10 @@ type Config struct {
 	Context map[string]string
 	// Secrets are the Secret's values, for templates' .secrets.
 	Secrets map[string]string
+	// Tenant is set for self-service settings, an Application
+	// namespace's own: their services are held to tenantRefusal and a
+	// webhook's failures never quote what it answered.
+	Tenant bool
 }
 
 // DefaultSubscription is one entry of the subscriptions key.

@@ -304,6 +304,7 @@ func (r *reconciler) processorOf(ctx context.Context, reader client.Reader, name
 		// The rest of the settings still works; said once per version.
 		r.opts.Log.Error("invalid notifications settings", "configmap", namespace+"/"+r.opts.ConfigMapName, "error", err.Error())
 	}
+	cfg.Tenant = scope != ""
 	p := NewProcessor(cfg, r.opts.Commits, r.opts.Metrics)
 	p.namespace = scope
 	if r.processors == nil {

@@ -32,7 +32,7 @@ type Processor struct {
 func NewProcessor(cfg *Config, commits RepoReader, m *Metrics) *Processor {
 	p := &Processor{cfg: cfg, senders: map[string]Sender{}, broken: map[string]error{}, commits: commits, metrics: m, now: time.Now, pacing: &pacing{}}
 	for name, svc := range cfg.Services {
-		s, err := newSender(svc)
+		s, err := newSender(svc, cfg.Tenant)
 		if err != nil {
 			p.broken[name] = err
 			continue

@@ -18,8 +18,15 @@ type Sender interface {
 }
 
 // newSender makes the Sender of svc, refusing a type Capstan does not
-// deliver to by name.
-func newSender(svc Service) (Sender, error) {
+// deliver to by name. A tenant's service (self-service settings of an
+// Application's namespace) is held to tenantRefusal, and a webhook of
+// theirs reports failures without the answer's body.
+func newSender(svc Service, tenant bool) (Sender, error) {
+	if tenant {
+		if err := tenantRefusal(svc); err != nil {
+			return nil, err
+		}
+	}
 	if engineTypes[svc.Type] {
 		return newEngineSender(svc)
 	}
@@ -29,7 +36,12 @@ func newSender(svc Service) (Sender, error) {
 		if err := yaml.Unmarshal(svc.Options, &o); err != nil {
 			return nil, err
 		}
-		return newWebhook(svc.Name, o)
+		w, err := newWebhook(svc.Name, o)
+		if err != nil {
+			return nil, err
+		}
+		w.quiet = tenant
+		return w, nil
 	case "email":
 		var o emailOptions
 		if err := yaml.Unmarshal(svc.Options, &o); err != nil {
@@ -38,6 +50,27 @@ func newSender(svc Service) (Sender, error) {
 		return newEmail(o)
 	}
 	return nil, fmt.Errorf("notification service type '%s' is not supported by Capstan yet", svc.Type)
+}
+
+// tenantRefusal says why an Application namespace's own notification
+// settings may not have a service: one that would act as the
+// controller's cloud identity. awssqs needs its own key and secret (else
+// the controller's AWS credentials sign the request); gcppubsub reads a
+// key file of the controller's or the controller's default credentials.
+func tenantRefusal(svc Service) error {
+	switch svc.Type {
+	case "awssqs":
+		var o struct{ Key, Secret string }
+		if err := yaml.Unmarshal(svc.Options, &o); err != nil {
+			return err
+		}
+		if o.Key == "" || o.Secret == "" {
+			return fmt.Errorf("service %s: self-service awssqs needs its own key and secret; the controller's AWS identity is not lent to an Application's namespace", svc.Name)
+		}
+	case "gcppubsub":
+		return fmt.Errorf("service %s: gcppubsub is not available to self-service settings: it acts with a key file or the default credentials of the controller", svc.Name)
+	}
+	return nil
 }
 
 // checkHTTPURL accepts only http and https URLs with a host.

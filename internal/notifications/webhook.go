@@ -72,6 +72,10 @@ type webhook struct {
 	client           *http.Client
 	retries          int
 	waitMin, waitMax time.Duration
+	// quiet leaves the answer's body out of errors: a tenant's webhook
+	// may point at an internal service, whose answers the tenant would
+	// otherwise read in the Application's Events.
+	quiet bool
 }
 
 func newWebhook(name string, o webhookOptions) (*webhook, error) {
@@ -140,6 +144,9 @@ func (w *webhook) do(ctx context.Context, method, target, body string) (bool, er
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return false, nil
 	}
-	err = fmt.Errorf("%s %s: %s: %s", method, shownURL(req.URL), resp.Status, strings.TrimSpace(safetext.Truncate(string(answer), 512)))
+	err = fmt.Errorf("%s %s: %s", method, shownURL(req.URL), resp.Status)
+	if !w.quiet {
+		err = fmt.Errorf("%w: %s", err, strings.TrimSpace(safetext.Truncate(string(answer), 512)))
+	}
 	return resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500, err
 }

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/apiclient"
 	"github.com/capstan-cd/capstan/internal/testing/argocdcli"
 	"github.com/capstan-cd/capstan/internal/testing/eventually"
 	"github.com/capstan-cd/capstan/internal/testing/gitserver"
@@ -295,5 +296,20 @@ func TestArgoCDLogoutRevokesToken(t *testing.T) {
 	}
 	if code, out := as(two, two.Token(), "app", "list"); code != 0 {
 		t.Errorf("the other session after the logout: exit %d\n%s", code, out)
+	}
+
+	// Capstan's own CLI ends the session on the server the same way.
+	f.login()
+	cfg, err := apiclient.Load(f.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, own, err := cfg.Context("")
+	if err != nil || own == "" {
+		t.Fatalf("capstan's session: %q %v", own, err)
+	}
+	f.expect(0, "logout")
+	if code, out := as(two, own, "account", "list"); code == 0 || !strings.Contains(out, "token is revoked") {
+		t.Errorf("argocd account list with the token capstan logged out: exit %d\n%s", code, out)
 	}
 }

@@ -87,7 +87,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("webhooks of type %s need a secret, and none is configured", kind), http.StatusUnauthorized)
 		return
 	}
-	if !authorized(r, body, secret) {
+	if !authorized(r, body, secret) || !h.guardedAlike(r, body, p, kind) {
 		http.Error(w, "the webhook secret does not match", http.StatusUnauthorized)
 		return
 	}
@@ -103,6 +103,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.OnPush(pushes)
 	}
 	w.WriteHeader(http.StatusAccepted)
+}
+
+// guardedAlike checks a payload against the secrets of the other formats
+// it looks like: a caller's ?type naming a format with no secret must not
+// let a payload of a guarded format in without that format's secret.
+func (h *Handler) guardedAlike(r *http.Request, body []byte, p *payload, kind Kind) bool {
+	for _, k := range Kinds {
+		if k != kind && p.looksLike(k) && !authorized(r, body, h.secretOf(k)) {
+			return false
+		}
+	}
+	return true
 }
 
 // secretOf is the secret a format's requests must carry; empty: none.

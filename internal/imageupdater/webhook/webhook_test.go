@@ -136,3 +136,30 @@ func post(h http.Handler, target, body string, header map[string]string) int {
 	h.ServeHTTP(rec, req)
 	return rec.Code
 }
+
+// TestTypeDoesNotChooseTheSecret is a finding of the second tenant
+// review: the secret a request must carry followed the caller's ?type,
+// so a Docker Hub push (whose format has a secret) sent as an open
+// format's got in without it. A payload that looks like a guarded format
+// needs that format's secret, whatever ?type says.
+func TestTypeDoesNotChooseTheSecret(t *testing.T) {
+	pushed := 0
+	h := &Handler{Secrets: map[Kind]string{DockerHub: "docker-s3cret"}, OnPush: func(p []Push) { pushed += len(p) }}
+	docker := `{"push_data":{"tag":"1"},"repository":{"repo_name":"org/app","name":"app","namespace":"org","region":"cn-hangzhou"}}`
+	for _, tc := range []struct {
+		target string
+		want   int
+	}{
+		{"/webhook?type=aliyun-acr", http.StatusUnauthorized},
+		{"/webhook?type=aliyun-acr&registry_url=reg.example.com", http.StatusUnauthorized},
+		{"/webhook?type=aliyun-acr&secret=docker-s3cret", http.StatusAccepted},
+		{"/webhook?secret=docker-s3cret", http.StatusAccepted},
+	} {
+		if code := post(h, tc.target, docker, nil); code != tc.want {
+			t.Errorf("%s: HTTP %d, want %d", tc.target, code, tc.want)
+		}
+	}
+	if pushed != 2 {
+		t.Errorf("%d pushes, want 2", pushed)
+	}
+}

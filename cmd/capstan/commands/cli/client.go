@@ -260,11 +260,21 @@ func newLogoutCommand(f *clientFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:     "logout [CONTEXT]",
 		Example: "  capstan logout\n  capstan logout staging",
-		Short:   "Forget the session token of a context (default: the current one)",
+		Short:   "End the session of a context on its server and forget its token (default: the current one)",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return editConfig(f, func(cfg *apiclient.Config) error {
-				return cfg.Logout(append(args, "")[0])
+				name := append(args, "")[0]
+				// As Argo CD's CLI: the server revokes the session first;
+				// if it cannot be reached the token is forgotten anyway.
+				if saved, token, err := cfg.Context(name); err == nil && token != "" && !saved.Core && saved.Server != apiclient.PortForwardServer {
+					if c, err := apiclient.Connect(saved, token, f.conn); err == nil {
+						if err := c.Logout(cmd.Context()); err != nil {
+							fmt.Fprintf(cmd.ErrOrStderr(), "warning: the server did not end the session: %v\n", err)
+						}
+					}
+				}
+				return cfg.Logout(name)
 			})
 		},
 	}
