@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-cd/capstan/api/v1alpha1"
+	"github.com/capstan-cd/capstan/internal/apiclient"
 	"github.com/capstan-cd/capstan/internal/applicationset"
 	"github.com/capstan-cd/capstan/internal/kube"
 	"github.com/capstan-cd/capstan/internal/repo"
@@ -225,17 +226,9 @@ func TestLogoutRevokesEverywhere(t *testing.T) {
 // token as the session cookie, no body and no Origin.
 func logout(t *testing.T, f *fixture, token string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, f.base+"/auth/logout", http.NoBody)
-	req.AddCookie(&http.Cookie{Name: tokenCookie, Value: token})
-	c := *f.client
-	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusSeeOther {
-		t.Fatalf("POST /auth/logout: %d, want 303", resp.StatusCode)
+	c := apiclient.New(apiclient.Server{Server: f.base}, token)
+	if err := c.Logout(context.Background()); err != nil {
+		t.Fatalf("POST /auth/logout: %v", err)
 	}
 }
 
