@@ -2,6 +2,7 @@ package pullrequest
 
 import (
 	"context"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -21,8 +22,8 @@ func TestEnsureOpensThenUpdates(t *testing.T) {
 		token  string
 		server *scmserver.Server
 	}{
-		{"github", config.PullRequest{Provider: config.ProviderGitHub, API: gh.URL}, gh.URL + "/org/deploy.git", "gh-token", gh},
-		{"gitlab", config.PullRequest{Provider: config.ProviderGitLab, API: gl.URL + "/api/v4"}, gl.URL + "/group/sub/deploy.git", "gl-token", gl},
+		{"github", config.PullRequest{Provider: config.ProviderGitHub, API: gh.URL}, origin(gh.URL) + "/org/deploy.git", "gh-token", gh},
+		{"gitlab", config.PullRequest{Provider: config.ProviderGitLab, API: gl.URL + "/api/v4"}, origin(gl.URL) + "/group/sub/deploy.git", "gl-token", gl},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, err := New(c.pr, c.repo, Options{Token: c.token})
@@ -77,11 +78,21 @@ func TestNewRefuses(t *testing.T) {
 // A bad token is refused by the provider, and the error says where.
 func TestEnsureBadToken(t *testing.T) {
 	gh := scmserver.GitHub(t, "right", "org", "deploy")
-	p, err := New(config.PullRequest{Provider: config.ProviderGitHub, API: gh.URL}, gh.URL+"/org/deploy", Options{Token: "wrong"})
+	p, err := New(config.PullRequest{Provider: config.ProviderGitHub, API: gh.URL}, origin(gh.URL)+"/org/deploy", Options{Token: "wrong"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.Ensure(context.Background(), Request{Head: "h", Base: "main", Title: "t"}); err == nil || !strings.Contains(err.Error(), "GitHub repository org/deploy: listing pull requests") {
 		t.Errorf("bad token: %v", err)
 	}
+}
+
+// origin is an address's scheme and host: where a provider's repositories
+// are, beside its API.
+func origin(address string) string {
+	u, err := url.Parse(address)
+	if err != nil {
+		panic(err)
+	}
+	return u.Scheme + "://" + u.Host
 }

@@ -88,7 +88,7 @@ func newBareRig(tb testing.TB, registryCreds, expire string, configure func(*Opt
 		tb.Fatal(err)
 	}
 	r.create(&corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "git-creds", Namespace: r.ns, Labels: map[string]string{v1alpha1.LabelSecretType: v1alpha1.SecretTypeRepoCredentials}},
+		ObjectMeta: metav1.ObjectMeta{Name: "repo-template", Namespace: r.ns, Labels: map[string]string{v1alpha1.LabelSecretType: v1alpha1.SecretTypeRepoCredentials}},
 		StringData: map[string]string{"url": r.git.URL, "username": r.git.Username, "password": r.git.Password},
 	})
 	conf := fmt.Sprintf("registries:\n- name: test registry\n  api_url: http://%s\n  prefix: %s\n  insecure: yes\n  ping: yes\n", r.reg.Host, r.reg.Host)

@@ -180,7 +180,7 @@ func TestImageUpdaterSamples(t *testing.T) {
 func TestImageUpdaterSamplesWithPlaceholders(t *testing.T) {
 	localcluster.Need(t)
 	for _, c := range []struct{ file, name, want string }{
-		{"", "argocd-image-updater-sample", "pull secret secret:<namespace>/<secret_name>#<field>"},
+		{"", "argocd-image-updater-sample", "credentials secret:<namespace>/<secret_name>#<field>"},
 		{"-pull-request", "argocd-image-updater-github", "github.com"},
 	} {
 		t.Run(strings.TrimPrefix(c.file, "-"), func(t *testing.T) {
@@ -191,6 +191,10 @@ func TestImageUpdaterSamplesWithPlaceholders(t *testing.T) {
 			r.reg.PushImage(t, "library/test", t0, "1.0.0", "1.1.0")
 			r.kustomizeApp("app-001", nil, nil, "nginx:1.17.9", "test:1.0.0")
 			r.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "git-creds-ssh", Namespace: r.ns}})
+			// The samples' git:secret:git-creds, as Image Updater's
+			// documentation sets it up.
+			r.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "git-creds", Namespace: r.ns},
+				StringData: map[string]string{"username": r.git.Username, "password": r.git.Password}})
 			r.sample(c.file)
 			r.runOnce()
 			s := r.status(c.name)

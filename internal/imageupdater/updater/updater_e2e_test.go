@@ -182,10 +182,11 @@ image:
 
 // A kustomization edited in place (credentials from secret:), argocd
 // write-back through the Kubernetes API for Kustomize (credentials from
-// env:) and Helm, and a malformed annotation that stops only its image.
+// env:, which only registries.conf may name) and Helm, and a malformed
+// annotation that stops only its image.
 func TestKustomizationTargetAndArgoCDWriteBack(t *testing.T) {
 	localcluster.Need(t)
-	r := newRig(t, "", "", nil)
+	r := newRig(t, "env:CAPSTAN_TEST_REGISTRY_CREDS", "", nil)
 	t.Setenv("CAPSTAN_TEST_REGISTRY_CREDS", r.reg.Username+":"+r.reg.Password)
 	r.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "registry-robot", Namespace: r.ns},
 		StringData: map[string]string{"creds": r.reg.Username + ":" + r.reg.Password}})
@@ -220,16 +221,13 @@ func TestKustomizationTargetAndArgoCDWriteBack(t *testing.T) {
 	kd := r.app("kd", "kd", map[string]string{
 		p + "image-list":          "api=" + api + ":latest",
 		p + "api.update-strategy": "digest",
-		p + "pull-secret":         "env:CAPSTAN_TEST_REGISTRY_CREDS",
 	}, nil)
 	ka := r.app("ka", "ka", map[string]string{
 		p + "image-list":          "api=" + api + ",web=" + web,
-		p + "pull-secret":         "env:CAPSTAN_TEST_REGISTRY_CREDS",
 		p + "web.update-strategy": "newest",
 	}, func(s *v1alpha1.ApplicationSource) { s.Kustomize = &v1alpha1.ApplicationSourceKustomize{} })
 	ha := r.app("ha", "ha", map[string]string{
-		p + "image-list":  "web=" + web,
-		p + "pull-secret": "env:CAPSTAN_TEST_REGISTRY_CREDS",
+		p + "image-list": "web=" + web,
 	}, nil)
 
 	var cm corev1.ConfigMap
